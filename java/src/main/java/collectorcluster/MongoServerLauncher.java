@@ -1,0 +1,142 @@
+package collectorcluster;
+
+import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.MongoVersion;
+import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.util.List;
+
+import sun.misc.Signal;
+
+/**
+ * Starts mongo-java-server (memory backend) for collector-cluster's tests and
+ * local runs.
+ *
+ * Usage: java -jar mongo-server-launcher.jar [--host 127.0.0.1] [--port N] [--watch-stdin]
+ *
+ * Prints exactly one line, "listening HOST:PORT", once the socket is bound.
+ * Exits with status 0 on SIGTERM or SIGINT. With --watch-stdin it also exits
+ * when stdin reaches EOF, so a parent that dies (even by SIGKILL) never
+ * leaves an orphan behind: its end of the pipe closes with it.
+ */
+public final class MongoServerLauncher {
+
+  /**
+   * The backend's default version reports wire version 7 (MongoDB 4.0);
+   * MongoDB driver 7 refuses servers below wire version 8. Wire 17 is
+   * MongoDB 6.0.
+   */
+  static final class Mongo60 implements MongoVersion {
+    @Override
+    public List<Integer> getVersionArray() {
+      return List.of(6, 0, 0);
+    }
+
+    @Override
+    public int getWireVersion() {
+      return 17;
+    }
+  }
+
+  private static final class Options {
+    String host = "127.0.0.1";
+    int port = 0;
+    boolean watchStdin = false;
+  }
+
+  private MongoServerLauncher() {
+  }
+
+  public static void main(String[] args) {
+    Options options;
+    try {
+      options = parse(args);
+    } catch (IllegalArgumentException e) {
+      System.err.println("mongo-server-launcher: " + e.getMessage());
+      System.exit(2);
+      return;
+    }
+
+    MongoServer server = new MongoServer(new MemoryBackend().version(new Mongo60()));
+    try {
+      server.bind(options.host, options.port);
+    } catch (RuntimeException e) {
+      System.err.println("mongo-server-launcher: cannot listen on " + options.host + ":" + options.port + ": " + e.getMessage());
+      System.exit(1);
+      return;
+    }
+
+    Runnable stop = () -> {
+      server.shutdownNow();
+      System.exit(0);
+    };
+    Signal.handle(new Signal("TERM"), signal -> stop.run());
+    Signal.handle(new Signal("INT"), signal -> stop.run());
+    if (options.watchStdin) {
+      watchStdin(stop);
+    }
+
+    InetSocketAddress address = server.getLocalAddress();
+    System.out.println("listening " + options.host + ":" + address.getPort());
+    System.out.flush();
+  }
+
+  private static Options parse(String[] args) {
+    Options options = new Options();
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--host":
+          options.host = value(args, ++i, "--host");
+          break;
+        case "--port":
+          options.port = port(value(args, ++i, "--port"));
+          break;
+        case "--watch-stdin":
+          options.watchStdin = true;
+          break;
+        default:
+          throw new IllegalArgumentException("unknown argument " + args[i]);
+      }
+    }
+    return options;
+  }
+
+  private static String value(String[] args, int i, String flag) {
+    if (i >= args.length) {
+      throw new IllegalArgumentException(flag + " needs a value");
+    }
+    return args[i];
+  }
+
+  private static int port(String text) {
+    try {
+      int port = Integer.parseInt(text);
+      if (port >= 0 && port <= 65535) {
+        return port;
+      }
+    } catch (NumberFormatException ignored) {
+      // reported below
+    }
+    throw new IllegalArgumentException("--port must be an integer 0-65535, got " + text);
+  }
+
+  private static void watchStdin(Runnable stop) {
+    Thread watcher = new Thread(() -> {
+      byte[] buffer = new byte[256];
+      InputStream in = System.in;
+      try {
+        while (in.read(buffer) >= 0) {
+          // input is ignored; only EOF matters
+        }
+      } catch (IOException ignored) {
+        // a broken pipe means the parent is gone too
+      }
+      stop.run();
+    }, "stdin-watcher");
+    watcher.setDaemon(true);
+    watcher.start();
+  }
+}
