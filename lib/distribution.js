@@ -1,0 +1,64 @@
+'use strict'
+
+// Built-in distribution strategies. Each is called as `strategy.call(lb,
+// workers, message)` with the workers in rotation (never empty) and returns
+// one of them. `lb.key(message)` gives the flow key used by `hash`.
+
+/** Each worker in turn: N·k messages give each of N workers exactly k. */
+function roundRobin (workers) {
+  const index = this._rrNext++ % workers.length
+  if (this._rrNext >= 0x3fffffff) this._rrNext = 0
+  return workers[index]
+}
+
+/**
+ * Flow affinity: one key always lands on one worker slot. The slot is the
+ * key's hash modulo the configured instance count, so affinity survives the
+ * respawn of any worker (respawns keep their slot). When the key's slot is
+ * not in the list (its worker is down or saturated) the key falls back to
+ * the highest-scoring remaining worker (rendezvous hashing), which moves no
+ * other key.
+ */
+function hash (workers, message) {
+  const h = fnv1a(String(this.key(message)))
+  const slot = h % this.options.instances
+  for (let i = 0; i < workers.length; i++) if (workers[i].slot === slot) return workers[i]
+  let best = workers[0]
+  let bestScore = -1
+  for (const worker of workers) {
+    const score = mix(h ^ Math.imul(worker.slot + 1, 0x9e3779b1))
+    if (score > bestScore) { best = worker; bestScore = score }
+  }
+  return best
+}
+
+/** The worker with the fewest messages in flight (dispatched, not yet acked). */
+function leastLoaded (workers) {
+  let best = workers[0]
+  for (let i = 1; i < workers.length; i++) if (workers[i].inFlight < best.inFlight) best = workers[i]
+  return best
+}
+
+/** 32-bit FNV-1a of a string's UTF-16 code units. */
+function fnv1a (text) {
+  let h = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  return h >>> 0
+}
+
+function mix (x) {
+  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b)
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35)
+  return (x ^ (x >>> 16)) >>> 0
+}
+
+const strategies = Object.freeze({
+  'round-robin': roundRobin,
+  hash,
+  'least-loaded': leastLoaded
+})
+
+module.exports = { strategies, fnv1a }

@@ -1,0 +1,242 @@
+'use strict'
+
+const InvalidOptionError = require('../exceptions/invalid-option-error')
+
+// A framer turns a TCP byte stream into messages. `push(chunk)` calls
+// `sink.frame(buffer)` per complete message and `sink.drop(reason)` for a
+// frame it discards ('oversize' over maxFrameBytes, 'badFrame' for a broken
+// octet-count header); the connection always survives. `end()` handles the
+// bytes left when the peer closes.
+
+const NEWLINE = 0x0a
+const MAX_HEADER_DIGITS = 10
+
+class Framer {
+  constructor (maxFrameBytes, sink) {
+    this.max = maxFrameBytes
+    this.sink = sink
+    this.rest = null
+    this.skip = 0 // bytes of an oversize counted frame still to discard
+    this.discardLine = false // inside an oversize line: drop up to newline
+  }
+
+  push (chunk) {
+    let buf = this.rest ? Buffer.concat([this.rest, chunk]) : chunk
+    this.rest = null
+    if (this.skip > 0) {
+      const n = Math.min(this.skip, buf.length)
+      this.skip -= n
+      buf = buf.subarray(n)
+    }
+    const used = this.parse(buf)
+    if (used < buf.length) this.rest = Buffer.from(buf.subarray(used))
+  }
+
+  /** Bytes left at end of stream: a final frame for newline framing, else partial. */
+  end () {
+    const rest = this.rest
+    this.rest = null
+    if (!rest || rest.length === 0 || this.discardLine) return
+    if (this.finalFrameOnEnd(rest)) this.emit(rest)
+    else this.sink.drop('partial')
+  }
+
+  finalFrameOnEnd () { return false }
+
+  emit (frame) {
+    if (frame.length > this.max) this.sink.drop('oversize')
+    else if (frame.length > 0) this.sink.frame(frame)
+  }
+
+  /** Newline-terminated frames from `offset`; returns bytes consumed. */
+  parseLines (buf, offset) {
+    while (offset < buf.length) {
+      const nl = buf.indexOf(NEWLINE, offset)
+      if (nl === -1) return this.holdLine(buf, offset)
+      if (this.discardLine) this.discardLine = false
+      else this.emit(trimCR(buf.subarray(offset, nl)))
+      offset = nl + 1
+      if (this.perFrame) return offset
+    }
+    return offset
+  }
+
+  holdLine (buf, offset) {
+    if (!this.discardLine && buf.length - offset > this.max) {
+      this.sink.drop('oversize')
+      this.discardLine = true
+    }
+    return this.discardLine ? buf.length : offset
+  }
+
+  /** One octet-counted frame `LEN SP MSG` at `offset`; returns the new offset or -1 (need more). */
+  parseCounted (buf, offset) {
+    let i = offset
+    let len = 0
+    while (i < buf.length && buf[i] >= 0x30 && buf[i] <= 0x39 && i - offset < MAX_HEADER_DIGITS) {
+      len = len * 10 + buf[i] - 0x30
+      i++
+    }
+    if (i === buf.length) return -1
+    if (i === offset || buf[i] !== 0x20) return this.badHeader(buf, offset)
+    const start = i + 1
+    if (len > this.max) return this.skipFrame(buf, start, len)
+    if (buf.length - start < len) return -1
+    this.emit(buf.subarray(start, start + len))
+    return start + len
+  }
+
+  skipFrame (buf, start, len) {
+    this.sink.drop('oversize')
+    const available = buf.length - start
+    if (available >= len) return start + len
+    this.skip = len - available
+    return buf.length
+  }
+
+  // A broken header: count it and resynchronise after the next newline.
+  badHeader (buf, offset) {
+    this.sink.drop('badFrame')
+    this.discardLine = true
+    return offset
+  }
+
+  /** Discards up to and including the next newline; returns the new offset. */
+  skipLine (buf, offset) {
+    const nl = buf.indexOf(NEWLINE, offset)
+    if (nl === -1) return buf.length
+    this.discardLine = false
+    return nl + 1
+  }
+}
+
+class NewlineFramer extends Framer {
+  parse (buf) { return this.parseLines(buf, 0) }
+  finalFrameOnEnd () { return true }
+}
+
+class OctetCountingFramer extends Framer {
+  parse (buf) {
+    let offset = 0
+    while (offset < buf.length) {
+      if (this.discardLine) {
+        offset = this.skipLine(buf, offset)
+        continue
+      }
+      const next = this.parseCounted(buf, offset)
+      if (next === -1) break
+      offset = next
+    }
+    return offset
+  }
+}
+
+// RFC 6587 §3.4: a frame starting with a digit is octet-counted, anything
+// else (normally '<') is newline-terminated. Decided per frame, so a sender
+// may even mix them.
+class AutoFramer extends Framer {
+  constructor (max, sink) {
+    super(max, sink)
+    this.perFrame = true
+  }
+
+  parse (buf) {
+    let offset = 0
+    while (offset < buf.length) {
+      if (this.discardLine) {
+        offset = this.skipLine(buf, offset)
+        continue
+      }
+      const isCounted = buf[offset] >= 0x30 && buf[offset] <= 0x39
+      const next = isCounted ? this.parseCounted(buf, offset) : this.parseLines(buf, offset)
+      if (next === -1 || (next === offset && !this.discardLine)) break
+      offset = next
+    }
+    return offset
+  }
+
+  finalFrameOnEnd (rest) { return !(rest[0] >= 0x30 && rest[0] <= 0x39) }
+}
+
+class LengthPrefixedFramer extends Framer {
+  constructor (max, sink, bytes) {
+    super(max, sink)
+    this.bytes = bytes
+  }
+
+  parse (buf) {
+    let offset = 0
+    while (buf.length - offset >= this.bytes) {
+      const len = this.bytes === 2 ? buf.readUInt16BE(offset) : buf.readUInt32BE(offset)
+      const start = offset + this.bytes
+      if (len > this.max) {
+        offset = this.skipFrame(buf, start, len)
+        continue
+      }
+      if (buf.length - start < len) break
+      this.emit(buf.subarray(start, start + len))
+      offset = start + len
+    }
+    return offset
+  }
+}
+
+// A user function `(buffer) => ({ frame, consumed }) | null` (null: need more bytes).
+class FunctionFramer extends Framer {
+  constructor (max, sink, fn) {
+    super(max, sink)
+    this.fn = fn
+  }
+
+  parse (buf) {
+    let offset = 0
+    while (offset < buf.length) {
+      const result = this.fn(buf.subarray(offset))
+      if (!result || !(result.consumed > 0)) break
+      offset += result.consumed
+      if (result.frame) this.emit(result.frame)
+    }
+    return offset
+  }
+
+  holdLimit (rest) {
+    if (rest.length > this.max) {
+      this.sink.drop('oversize')
+      return null
+    }
+    return rest
+  }
+
+  push (chunk) {
+    super.push(chunk)
+    if (this.rest) this.rest = this.holdLimit(this.rest)
+  }
+}
+
+function trimCR (line) {
+  return line.length > 0 && line[line.length - 1] === 0x0d ? line.subarray(0, line.length - 1) : line
+}
+
+const NAMED = ['newline', 'octet-counting', 'auto', 'length-prefixed', 'length-prefixed:16', 'length-prefixed:32']
+
+/** Checks a framing option early, with the bad value in the error. */
+function validateFraming (framing) {
+  if (typeof framing === 'function' || NAMED.includes(framing)) return
+  throw new InvalidOptionError('framing', framing, `must be one of ${NAMED.join(', ')} or a function`)
+}
+
+/** A framer for one connection. */
+function createFramer (framing, maxFrameBytes, sink) {
+  if (typeof framing === 'function') return new FunctionFramer(maxFrameBytes, sink, framing)
+  switch (framing) {
+    case 'newline': return new NewlineFramer(maxFrameBytes, sink)
+    case 'octet-counting': return new OctetCountingFramer(maxFrameBytes, sink)
+    case 'auto': return new AutoFramer(maxFrameBytes, sink)
+    case 'length-prefixed:16': return new LengthPrefixedFramer(maxFrameBytes, sink, 2)
+    case 'length-prefixed':
+    case 'length-prefixed:32': return new LengthPrefixedFramer(maxFrameBytes, sink, 4)
+  }
+  validateFraming(framing)
+}
+
+module.exports = { createFramer, validateFraming, FRAMINGS: NAMED }

@@ -1,0 +1,284 @@
+'use strict'
+
+const EventEmitter = require('node:events')
+const protocols = require('./protocols')
+const Backoff = require('./backoff')
+const WorkerPool = require('./worker-pool')
+const { strategies } = require('./distribution')
+const { normalizeOptions } = require('./options')
+const { remoteOf } = require('./batch-codec')
+const { createCounters, totalDropped } = require('./counters')
+
+/**
+ * The master of a collector: receives on one socket (a registered protocol),
+ * distributes every message to forked workers in batches, and supervises
+ * them. Subclass it to override `distribute(workers, message)` or
+ * `key(message)`.
+ *
+ * Events: 'listening' (address), 'listenerError' (error, delay), 'error'
+ * (only when retry is off or every worker is down), 'workerExit' (info),
+ * 'workerRespawned' ({ id, slot, pid }), 'stopped'.
+ */
+class LoadBalancer extends EventEmitter {
+  /** @param {object} options see README "Options"; a parsed config object works too */
+  constructor (options = {}) {
+    super()
+    this.options = normalizeOptions(options)
+    this.logger = this.options.logger
+    this.protocol = protocols.get(this.options.protocol)
+    this.strategy = typeof this.options.distribution === 'function' ? this.options.distribution : strategies[this.options.distribution]
+    this.counters = createCounters()
+    this.backoff = new Backoff({ initial: this.options.retryDelay })
+    this.pool = null
+    this.listener = null
+    this.state = 'idle' // → starting → running → stopping → stopped
+    this.startedAt = 0
+    this.restartTimer = null
+    this.capacityWaiters = []
+    this._rrNext = 0
+    this.ctx = this.createContext()
+  }
+
+  /** Picks the worker for a message. Round-robin unless `distribution` says otherwise; override freely. */
+  distribute (workers, message) {
+    return this.strategy.call(this, workers, message)
+  }
+
+  /** Flow key for `hash` distribution: the source address and port. */
+  key (message) {
+    const remote = remoteOf(message)
+    return remote ? `${remote.address}:${remote.port}` : ''
+  }
+
+  /** Binds (or connects) once every worker is online. */
+  start (cb) {
+    return withCallback(this.startOnce(), cb)
+  }
+
+  startOnce () {
+    if (this.starting) return this.starting
+    this.starting = this.doStart()
+    return this.starting
+  }
+
+  async doStart () {
+    if (this.state !== 'idle') throw new Error(`cannot start a balancer that is ${this.state}`)
+    this.state = 'starting'
+    this.startedAt = Date.now()
+    this.pool = this.createPool()
+    await this.pool.start()
+    try {
+      await this.openListener()
+    } catch (err) {
+      await this.pool.stop()
+      this.state = 'stopped'
+      throw err
+    }
+    this.state = 'running'
+    this.logger.info({ name: this.options.name, protocol: this.options.protocol, address: this.address(), instances: this.options.instances }, 'collector started')
+  }
+
+  createPool () {
+    const pool = new WorkerPool(this.options, this.logger)
+    pool.on('capacity', () => this.notifyCapacity())
+    pool.on('orphans', (messages) => this.redispatch(messages))
+    pool.on('workerExit', (info) => {
+      this.logger.warn(info, 'worker exited; out of rotation')
+      this.emit('workerExit', info)
+    })
+    pool.on('workerRespawned', (h) => this.emit('workerRespawned', { id: h.id, slot: h.slot, pid: h.pid }))
+    pool.on('error', (err) => this.emit('error', err))
+    return pool
+  }
+
+  // With retry on, a failed bind is retried with backoff until it works.
+  async openListener () {
+    for (;;) {
+      try {
+        this.listener = await this.protocol.start(this.ctx)
+        this.backoff.reset()
+        this.emit('listening', this.address())
+        return
+      } catch (err) {
+        if (!this.options.retry || this.state === 'stopping') throw err
+        await this.waitRetry(err)
+        if (this.state === 'stopping') throw err
+      }
+    }
+  }
+
+  waitRetry (err) {
+    const delay = this.backoff.next()
+    this.counters.restarts.listener++
+    this.logger.warn({ err, delay }, 'listener failed; retrying')
+    this.emit('listenerError', err, delay)
+    return new Promise((resolve) => { this.restartTimer = setTimeout(resolve, delay) })
+  }
+
+  // A running listener broke: close it and open a new one after backoff.
+  onListenerFailure (err) {
+    if (this.state !== 'running' || this.restarting) return
+    if (!this.options.retry) {
+      this.logger.error({ err }, 'listener failed')
+      return this.emit('error', err)
+    }
+    this.restarting = this.reopenListener(err).finally(() => { this.restarting = null })
+  }
+
+  async reopenListener (err) {
+    await this.closeListener()
+    await this.waitRetry(err)
+    if (this.state !== 'running') return
+    await this.openListener().catch((e) => this.logger.error({ err: e }, 'listener could not be reopened'))
+  }
+
+  async closeListener () {
+    const listener = this.listener
+    this.listener = null
+    if (listener) await listener.close().catch(() => {})
+  }
+
+  createContext () {
+    const { options, logger } = this
+    return {
+      host: options.host,
+      port: options.port,
+      options,
+      logger,
+      dispatch: (message) => this.dispatch(message),
+      drop: (reason) => this.drop(reason),
+      count: (event) => { this.counters.events[event] = (this.counters.events[event] || 0) + 1 },
+      onCapacity: (fn) => this.capacityWaiters.push(fn),
+      fail: (err) => this.onListenerFailure(err)
+    }
+  }
+
+  /**
+   * The hot path: count, pick a worker, append to its batch. Returns false
+   * when no worker can take the message (the caller drops or pauses).
+   */
+  dispatch (message) {
+    const counters = this.counters
+    counters.received++
+    counters.bytes += message.data.length
+    const worker = this.pick(message)
+    if (worker === null) {
+      counters.received--
+      counters.bytes -= message.data.length
+      return false
+    }
+    worker.push(message)
+    counters.dispatched++
+    return true
+  }
+
+  pick (message) {
+    const workers = this.pool.rotation
+    if (workers.length === 0) return null
+    const worker = this.distribute(workers, message)
+    if (worker && !worker.saturated && worker.state === 'ready') return worker
+    const open = workers.filter((w) => !w.saturated)
+    return open.length === 0 ? null : this.distribute(open, message)
+  }
+
+  /** Counts a received message that was thrown away, by reason. */
+  drop (reason) {
+    this.counters.received++
+    this.counters.dropped[reason] = (this.counters.dropped[reason] || 0) + 1
+  }
+
+  // Messages batched for a worker that died before they were sent.
+  redispatch (messages) {
+    for (const message of messages) {
+      this.counters.received--
+      this.counters.dispatched--
+      this.counters.bytes -= message.data.length
+      if (!this.dispatch(message)) this.drop('queueFull')
+    }
+  }
+
+  notifyCapacity () {
+    if (this.capacityWaiters.length === 0) return
+    if (!this.pool.rotation.some((w) => !w.saturated)) return
+    for (const fn of this.capacityWaiters.splice(0)) fn()
+  }
+
+  /** Rolling restart: one worker at a time, the new one online before the old one leaves. */
+  restart (cb) {
+    const run = async () => {
+      if (this.state !== 'running') throw new Error(`cannot restart a balancer that is ${this.state}`)
+      this.logger.info({ instances: this.options.instances }, 'rolling restart')
+      await this.pool.restart()
+    }
+    return withCallback(run(), cb)
+  }
+
+  /** Stop receiving, deliver and process everything received, then stop the workers. Idempotent. */
+  stop (cb) {
+    if (!this.stopping) this.stopping = this.doStop()
+    return withCallback(this.stopping, cb)
+  }
+
+  async doStop () {
+    if (this.starting) await this.starting.catch(() => {})
+    this.state = 'stopping'
+    clearTimeout(this.restartTimer)
+    if (this.restarting) await this.restarting
+    await this.closeListener()
+    for (const fn of this.capacityWaiters.splice(0)) fn()
+    if (this.pool) await this.pool.stop()
+    this.state = 'stopped'
+    this.logger.info(this.summary(), 'collector stopped')
+    this.emit('stopped')
+  }
+
+  /** The bound (or connected) address, or null. */
+  address () {
+    return this.listener ? this.listener.address() : null
+  }
+
+  /** Counters, including per-worker ones and each worker's own stats(). */
+  async stats () {
+    const workers = this.pool ? await this.pool.collectStats() : []
+    return { ...this.summary(), workers }
+  }
+
+  summary () {
+    const c = this.counters
+    const pool = this.pool
+    const totals = pool ? pool.totals() : { processed: 0, failed: 0, inFlight: 0 }
+    const lost = pool ? pool.lost : 0
+    return {
+      name: this.options.name,
+      protocol: this.options.protocol,
+      state: this.state,
+      address: this.address(),
+      uptime: this.startedAt ? Date.now() - this.startedAt : 0,
+      instances: this.options.instances,
+      received: c.received,
+      bytes: c.bytes,
+      dispatched: c.dispatched,
+      processed: totals.processed,
+      failed: totals.failed,
+      inFlight: totals.inFlight,
+      lost,
+      dropped: { ...c.dropped, workerLost: lost, total: totalDropped(c.dropped) + lost },
+      events: { ...c.events },
+      restarts: {
+        listener: c.restarts.listener,
+        workers: pool ? pool.respawns : 0,
+        rolling: pool ? pool.rollingRestarts : 0
+      }
+    }
+  }
+}
+
+function withCallback (promise, cb) {
+  if (typeof cb === 'function') promise.then((value) => cb(null, value), cb)
+  return promise
+}
+
+LoadBalancer.protocols = protocols
+LoadBalancer.strategies = strategies
+
+module.exports = LoadBalancer

@@ -1,0 +1,40 @@
+'use strict'
+
+const net = require('node:net')
+const TcpConnection = require('./tcp-connection')
+
+/**
+ * Connects out to `host:port` and frames what the peer sends. When the
+ * connection drops the balancer's retry logic reconnects with backoff.
+ */
+async function start (ctx) {
+  const socket = await connect(ctx)
+  const connection = new TcpConnection(socket, ctx)
+  let closing = false
+  socket.on('close', () => {
+    connection.abandon()
+    if (!closing) ctx.fail(new Error(`connection to ${ctx.host}:${ctx.port} closed`))
+  })
+  return {
+    socket,
+    address: () => ({ address: socket.localAddress, port: socket.localPort, remoteAddress: ctx.host, remotePort: ctx.port }),
+    close: () => {
+      closing = true
+      connection.framer.end()
+      return new Promise((resolve) => socket.end(resolve)).then(() => socket.destroy())
+    }
+  }
+}
+
+function connect (ctx) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: ctx.host, port: ctx.port })
+    socket.once('error', reject)
+    socket.once('connect', () => {
+      socket.removeListener('error', reject)
+      resolve(socket)
+    })
+  })
+}
+
+module.exports = { start }

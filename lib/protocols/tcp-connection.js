@@ -1,0 +1,52 @@
+'use strict'
+
+const { createFramer } = require('../framing')
+
+/**
+ * Reads frames from one TCP socket and dispatches them as `{ data, remote }`.
+ * When every worker is saturated the socket is paused and the frame waits,
+ * so TCP backpressure reaches the sender instead of dropping data.
+ */
+class TcpConnection {
+  constructor (socket, ctx) {
+    this.socket = socket
+    this.ctx = ctx
+    this.remote = { address: socket.remoteAddress, port: socket.remotePort }
+    this.waiting = []
+    this.framer = createFramer(ctx.options.framing, ctx.options.maxFrameBytes, {
+      frame: (data) => this.onFrame(data),
+      drop: (reason) => ctx.drop(reason)
+    })
+    socket.on('data', (chunk) => this.framer.push(chunk))
+    socket.on('end', () => this.framer.end())
+    socket.on('error', (err) => ctx.logger.debug({ err, remote: this.remote }, 'tcp connection error'))
+  }
+
+  onFrame (data) {
+    const message = { data, remote: this.remote }
+    if (this.waiting.length === 0 && this.ctx.dispatch(message)) return
+    this.waiting.push(message)
+    if (this.waiting.length === 1) this.pause()
+  }
+
+  pause () {
+    this.socket.pause()
+    this.ctx.onCapacity(() => this.resume())
+  }
+
+  resume () {
+    while (this.waiting.length > 0) {
+      if (!this.ctx.dispatch(this.waiting[0])) return this.ctx.onCapacity(() => this.resume())
+      this.waiting.shift()
+    }
+    if (!this.socket.destroyed) this.socket.resume()
+  }
+
+  /** Frames still waiting for a worker when the connection is torn down. */
+  abandon () {
+    for (let i = 0; i < this.waiting.length; i++) this.ctx.drop('queueFull')
+    this.waiting = []
+  }
+}
+
+module.exports = TcpConnection
