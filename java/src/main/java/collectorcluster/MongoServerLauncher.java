@@ -3,6 +3,8 @@ package collectorcluster;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import de.bwaldvogel.mongo.bson.Document;
+import io.netty.channel.Channel;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -41,6 +43,23 @@ public final class MongoServerLauncher {
     }
   }
 
+  /**
+   * The memory backend answers only the legacy isMaster; MongoDB 5.0+ tools
+   * and health checks send hello, which is the same reply plus
+   * isWritablePrimary.
+   */
+  static final class Backend extends MemoryBackend {
+    @Override
+    public Document handleCommand(Channel channel, String database, String command, Document query) {
+      if ("hello".equalsIgnoreCase(command)) {
+        Document reply = super.handleCommand(channel, database, "isMaster", query);
+        reply.put("isWritablePrimary", Boolean.TRUE);
+        return reply;
+      }
+      return super.handleCommand(channel, database, command, query);
+    }
+  }
+
   private static final class Options {
     String host = "127.0.0.1";
     int port = 0;
@@ -60,7 +79,7 @@ public final class MongoServerLauncher {
       return;
     }
 
-    MongoServer server = new MongoServer(new MemoryBackend().version(new Mongo60()));
+    MongoServer server = new MongoServer(new Backend().version(new Mongo60()));
     try {
       server.bind(options.host, options.port);
     } catch (RuntimeException e) {

@@ -1,0 +1,52 @@
+'use strict'
+
+const { spawn } = require('node:child_process')
+const { InvalidOptionError } = require('../../exceptions')
+const { createNoopLogger } = require('../logger')
+const { ensureJavaServerBuilt, requireExecutable } = require('./java-build')
+const { tailOf, waitForReadyLine, createServerHandle, unrefChild } = require('./child-server')
+
+// Two cores shared with everything else: the serial collector keeps the
+// JVM to one GC thread.
+const DEFAULT_JVM_ARGS = Object.freeze(['-XX:+UseSerialGC', '-Xss512k'])
+const READY_LINE = /^listening (\S+):(\d+)\s*$/
+
+/**
+ * Starts mongo-java-server (memory backend, reporting wire version 17),
+ * building it with Maven first if java/target has no jar yet.
+ *
+ * The child dies with its parent: it exits when its stdin pipe closes,
+ * which the OS does however the parent ends.
+ *
+ * @param {object} [options]
+ * @param {string} [options.host='127.0.0.1']
+ * @param {number} [options.port=0] 0 picks a free port
+ * @param {object} [options.logger] pino-like; default no-op
+ * @param {boolean} [options.unref=false] once ready, do not keep the parent's event loop alive
+ * @param {number} [options.startTimeoutMs=60000]
+ * @param {string[]} [options.jvmArgs]
+ * @param {NodeJS.ProcessEnv} [options.env=process.env]
+ * @returns {Promise<import('./child-server').EmbeddedServer>} kind 'java'
+ */
+async function startJavaServer (options = {}) {
+  const { host = '127.0.0.1', port = 0, logger = createNoopLogger(), unref = false, startTimeoutMs = 60000, jvmArgs = DEFAULT_JVM_ARGS, env = process.env } = options
+  validatePort(port)
+  const { jar } = await ensureJavaServerBuilt({ logger, env })
+  const java = requireExecutable('java', env)
+  const args = [...jvmArgs, '-jar', jar, '--host', host, '--port', String(port), '--watch-stdin']
+  logger.debug({ java, args }, 'starting Java MongoDB-compatible server')
+  const child = spawn(java, args, { env, stdio: ['pipe', 'pipe', 'pipe'] })
+  const output = tailOf(child.stderr)
+  const match = await waitForReadyLine(child, { pattern: READY_LINE, timeoutMs: startTimeoutMs, what: `Java MongoDB server on ${host}:${port}`, output })
+  child.stdout.resume()
+  if (unref) unrefChild(child)
+  return createServerHandle(child, { kind: 'java', host, port: Number(match[2]), logger })
+}
+
+function validatePort (port) {
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new InvalidOptionError('port', port, 'must be an integer from 0 to 65535')
+  }
+}
+
+module.exports = { startJavaServer, validatePort, DEFAULT_JVM_ARGS }
