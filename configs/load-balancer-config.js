@@ -420,7 +420,9 @@ class LoadBalancerConfig {
    * The parsed, validated, deep-frozen config (computed once).
    * Has a key per flag, plus `worker` (= `workername`).
    * @returns {Readonly<object>}
-   * @throws {InvalidConfigError} listing every problem found
+   * @throws {InvalidConfigError} listing every problem found; each problem
+   *   is `{ flag, option, message }` (flag as typed in kebab-case, option the
+   *   config key; positional-argument problems have no flag)
    */
   getConfig () {
     if (!this._result) this._result = this._parse()
