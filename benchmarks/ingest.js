@@ -1,0 +1,102 @@
+'use strict'
+// Highest loss-free UDP rate: a bare Node receiver vs a LoadBalancer with 2
+// workers, measured alternately in the same run (this machine is noisy).
+// Usage: node benchmarks/ingest.js [--duration ms] [--rates 50000,100000,...]
+const path = require('node:path')
+const { fork, execFile } = require('node:child_process')
+const minimist = require('minimist')
+const { LoadBalancer } = require('..')
+
+const args = minimist(process.argv.slice(2), { string: ['rates'], default: { duration: 2000, instances: 2 } })
+const RATES = (args.rates || '25000,50000,75000,100000,125000,150000,175000,200000,225000,250000,275000,300000,350000,400000').split(',').map(Number)
+const SETTLE_MS = 400
+
+function send (port, rate) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [path.join(__dirname, 'udp-sender.js'), port, rate, args.duration], (err, stdout) => {
+      if (err) return reject(err)
+      resolve(JSON.parse(stdout).sent)
+    })
+  })
+}
+
+async function settle (read) {
+  let last = -1
+  let value = await read()
+  while (value !== last) {
+    last = value
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
+    value = await read()
+  }
+  return value
+}
+
+function startBare () {
+  const child = fork(path.join(__dirname, 'bare-receiver.js'))
+  const ask = (m) => new Promise((resolve) => { child.once('message', resolve); child.send(m) })
+  return new Promise((resolve) => child.once('message', ({ port }) => resolve({
+    port,
+    count: async () => (await ask('count')).received,
+    rss: async () => (await ask('count')).rss,
+    reset: () => child.send('reset'),
+    close: () => child.send('exit')
+  })))
+}
+
+async function startBalancer () {
+  const lb = new LoadBalancer({ worker: path.join(__dirname, 'count-worker.js'), instances: args.instances, port: 0, maxInFlight: 200000 })
+  await lb.start()
+  let base = 0
+  let masterPeak = 0
+  const timer = setInterval(() => { masterPeak = Math.max(masterPeak, process.memoryUsage().rss) }, 100)
+  const processed = async () => (await lb.stats()).processed
+  return {
+    port: lb.address().port,
+    count: async () => (await processed()) - base,
+    reset: async () => { base = await processed() },
+    peaks: async () => ({ master: masterPeak, workers: (await lb.stats()).workers.map((w) => w.custom.peakRss) }),
+    close: async () => { clearInterval(timer); await lb.stop() }
+  }
+}
+
+async function trial (target, rate) {
+  await target.reset()
+  const sent = await send(target.port, rate)
+  const got = await settle(target.count)
+  return { sent, got, lossFree: got >= sent }
+}
+
+async function main () {
+  const bare = await startBare()
+  const lb = await startBalancer()
+  const rows = []
+  const best = { bare: 0, lb: 0 }
+  const alive = { bare: true, lb: true }
+  for (const rate of RATES) {
+    const row = { rate }
+    for (const [name, target] of [['bare', bare], ['lb', lb]]) {
+      if (!alive[name]) continue
+      const r = await trial(target, rate)
+      row[name] = `${r.got}/${r.sent}`
+      if (r.lossFree) best[name] = rate
+      else alive[name] = false // a rate that loses ends that side's climb
+    }
+    rows.push(row)
+    if (!alive.bare && !alive.lb) break
+  }
+  const peaks = await lb.peaks()
+  const bareRss = await bare.rss()
+  await lb.close()
+  bare.close()
+  console.table(rows)
+  const ratio = best.bare ? best.lb / best.bare : 0
+  const mb = (b) => Math.round(b / 1048576)
+  console.log(`highest loss-free rate: bare ${best.bare}/s, LoadBalancer(${args.instances} workers) ${best.lb}/s, ratio ${ratio.toFixed(2)} (target ≥ 0.80)`)
+  console.log(`peak RSS: master ${mb(peaks.master)} MiB, workers ${peaks.workers.map(mb).join(', ')} MiB, bare receiver ${mb(bareRss)} MiB`)
+  console.log(JSON.stringify({ bench: 'ingest', bareLossFree: best.bare, lbLossFree: best.lb, ratio: Number(ratio.toFixed(3)), masterPeakRssMiB: mb(peaks.master), workerPeakRssMiB: peaks.workers.map(mb), rows }))
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

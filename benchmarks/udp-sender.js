@@ -1,0 +1,31 @@
+'use strict'
+// Sends 200-byte datagrams to 127.0.0.1:<port> at <rate>/s for <ms>, paced
+// per millisecond, then prints {"sent":N,"ms":M}. Bounded in count and time.
+const dgram = require('node:dgram')
+
+const [port, rate, durationMs, size = 200] = process.argv.slice(2).map(Number)
+const socket = dgram.createSocket('udp4')
+const payload = Buffer.alloc(size, 0x61)
+const total = Math.round(rate * durationMs / 1000)
+let sent = 0
+const t0 = process.hrtime.bigint()
+
+function elapsedMs () {
+  return Number(process.hrtime.bigint() - t0) / 1e6
+}
+
+function tick () {
+  const due = Math.min(total, Math.floor(elapsedMs() * rate / 1000))
+  while (sent < due) {
+    payload.writeUInt32BE(sent, 0)
+    socket.send(payload)
+    sent++
+  }
+  if (sent < total && elapsedMs() < durationMs * 3) setImmediate(tick)
+  else socket.close(() => process.stdout.write(JSON.stringify({ sent, ms: Math.round(elapsedMs()) }) + '\n'))
+}
+
+socket.connect(port, '127.0.0.1', () => {
+  // connected sockets skip the per-send address lookup
+  port && setImmediate(() => tick())
+})
