@@ -1,0 +1,107 @@
+'use strict'
+
+const net = require('node:net')
+const { createNoopLogger } = require('../logger')
+const { formatHost } = require('./child-server')
+const { startEmbeddedServer } = require('./embedded-server')
+const { redactUri, assertNoPassword } = require('./redact-uri')
+
+const PROBE_TIMEOUT_MS = 1000
+
+/**
+ * Decides which MongoDB to use, in this order:
+ * 1. `uri` (a command-line flag: must not hold a password, see assertNoPassword),
+ * 2. `env.MONGODB_URI`,
+ * 3. a MongoDB already answering a ping on host:port,
+ * 4. an embedded server started here (on `port` if free, else an ephemeral
+ *    port); the caller owns it and must `stop()` it.
+ *
+ * @param {object} [options]
+ * @param {string} [options.uri] explicit connection string
+ * @param {NodeJS.ProcessEnv} [options.env=process.env]
+ * @param {object} [options.logger] pino-like; default no-op. Only redacted URIs are logged.
+ * @param {number} [options.port=27017]
+ * @param {string} [options.host='127.0.0.1']
+ * @param {number} [options.probeTimeoutMs=1000] for the existing-server check
+ * @param {boolean} [options.unref=false] passed to the embedded server
+ * @returns {Promise<{ uri: string, server: import('./child-server').EmbeddedServer|null }>}
+ */
+async function resolveMongo ({ uri, env = process.env, logger = createNoopLogger(), port = 27017, host = '127.0.0.1', probeTimeoutMs = PROBE_TIMEOUT_MS, unref = false } = {}) {
+  if (uri) {
+    assertNoPassword(uri)
+    logger.info({ uri: redactUri(uri) }, 'using MongoDB from the explicit URI')
+    return { uri, server: null }
+  }
+  if (env.MONGODB_URI) {
+    logger.info({ uri: redactUri(env.MONGODB_URI) }, 'using MongoDB from MONGODB_URI')
+    return { uri: env.MONGODB_URI, server: null }
+  }
+  const localUri = `mongodb://${formatHost(host)}:${port}`
+  const local = await probeLocal(localUri, host, port, probeTimeoutMs)
+  if (local === 'mongodb') {
+    logger.info({ uri: localUri }, 'using the MongoDB already listening at ' + localUri)
+    return { uri: localUri, server: null }
+  }
+  const server = await startOnPreferredPort({ host, port: local === 'free' ? port : 0, env, logger, unref })
+  return { uri: server.uri, server }
+}
+
+/**
+ * @returns {Promise<'mongodb'|'free'|'taken'>}
+ */
+async function probeLocal (uri, host, port, timeoutMs) {
+  if (!await isListening(host, port, timeoutMs)) return 'free'
+  return await pingMongo(uri, timeoutMs) ? 'mongodb' : 'taken'
+}
+
+/**
+ * True when a TCP connection to host:port succeeds within `timeoutMs`.
+ * @param {string} host
+ * @param {number} port
+ * @param {number} timeoutMs
+ * @returns {Promise<boolean>}
+ */
+function isListening (host, port, timeoutMs) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port })
+    const done = (result) => {
+      socket.destroy()
+      resolve(result)
+    }
+    socket.setTimeout(timeoutMs, () => done(false))
+    socket.once('connect', () => done(true))
+    socket.once('error', () => done(false))
+  })
+}
+
+/**
+ * True when a MongoDB at `uri` answers `ping` within about `timeoutMs`.
+ * @param {string} uri
+ * @param {number} [timeoutMs=1000]
+ * @returns {Promise<boolean>}
+ */
+async function pingMongo (uri, timeoutMs = PROBE_TIMEOUT_MS) {
+  const { MongoClient } = require('mongodb')
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: timeoutMs, connectTimeoutMS: timeoutMs, socketTimeoutMS: timeoutMs, directConnection: true })
+  try {
+    await client.db('admin').command({ ping: 1 })
+    return true
+  } catch {
+    return false
+  } finally {
+    await client.close().catch(() => {})
+  }
+}
+
+// Between the probe and the bind another process may take the port.
+async function startOnPreferredPort ({ host, port, env, logger, unref }) {
+  try {
+    return await startEmbeddedServer({ host, port, env, logger, unref })
+  } catch (err) {
+    if (port === 0) throw err
+    logger.warn({ port, err: err.message }, 'could not start the embedded server on its usual port; trying an ephemeral one')
+    return startEmbeddedServer({ host, port: 0, env, logger, unref })
+  }
+}
+
+module.exports = { resolveMongo, pingMongo, isListening, redactUri, assertNoPassword }
