@@ -61,8 +61,10 @@ class Framer {
     return offset
   }
 
+  // A held line may end in the CR of a CRLF still to come: not part of the frame.
   holdLine (buf, offset) {
-    if (!this.discardLine && buf.length - offset > this.max) {
+    const limit = buf[buf.length - 1] === 0x0d ? this.max + 1 : this.max
+    if (!this.discardLine && buf.length - offset > limit) {
       this.sink.drop('oversize')
       this.discardLine = true
     }
