@@ -1,0 +1,206 @@
+'use strict'
+
+// The process entry of one collector, run under PM2 by the launcher and in
+// the foreground by `collector run`:
+//   node lib/collector-entry.js <collector name|path> [flags]
+// It owns the process: signals (SIGINT/SIGTERM drain and exit 0, a second
+// one forces exit 1; SIGUSR2 rolls the workers), the stats file `status`
+// and `top` read, PM2 metrics, and uncaught errors (logged, never a stack
+// on the terminal).
+
+const pino = require('pino')
+const { loadCollector } = require('./collector-registry')
+const { createMetrics } = require('./metrics')
+const stats = require('./stats-file')
+
+const STATS_INTERVAL_MS = 1000
+const EXIT_BAD_USAGE = 2
+
+/**
+ * Parses argv, starts the collector and keeps it running until a signal.
+ * Resolves once started (or with the exit code already set on failure).
+ * @param {string[]} argv `[collector, ...flags]`
+ * @param {object} [io] `{ env, stdout, stderr, exit }`, for embedding (the CLI)
+ * @returns {Promise<object|null>} the running entry `{ collector, shutdown(signal) }`, or null
+ */
+async function main (argv, io = {}) {
+  const ctx = { env: process.env, stdout: process.stdout, stderr: process.stderr, exit: (code) => process.exit(code), ...io }
+  const parsed = parseArgs(argv, ctx)
+  if (!parsed) return null
+  const { mod, config, target } = parsed
+  const logger = createLogger(config)
+  const entry = new Entry({ mod, config, target, logger, ctx })
+  await entry.start()
+  return entry
+}
+
+function parseArgs (argv, ctx) {
+  const [target, ...flags] = argv
+  if (!target || target === '--help' || target === '-h') {
+    ctx.stderr.write('usage: collector-entry <rtcp|syslog|path of a collector module> [flags]\n')
+    ctx.exit(target ? 0 : EXIT_BAD_USAGE)
+    return null
+  }
+  try {
+    const mod = loadCollector(target)
+    const config = new mod.Config(flags, ctx.env).getConfig()
+    if (config.help) {
+      ctx.stdout.write(new mod.Config(flags, ctx.env).help())
+      ctx.exit(0)
+      return null
+    }
+    return { mod, config, target: mod.target }
+  } catch (err) {
+    if (!err || !err.code) throw err
+    ctx.stderr.write(`collector: ${err.message}\n`)
+    ctx.exit(EXIT_BAD_USAGE)
+    return null
+  }
+}
+
+function createLogger (config) {
+  const base = { pid: process.pid, hostname: require('node:os').hostname(), collector: config.name }
+  return pino({ level: config.logLevel, base }, pino.destination({ dest: 1, sync: true }))
+}
+
+class Entry {
+  constructor ({ mod, config, target, logger, ctx }) {
+    this.config = config
+    this.target = target
+    this.logger = logger
+    this.ctx = ctx
+    this.collector = new mod.Collector({ ...config, logger })
+    this.dir = stats.statsDir({ env: ctx.env })
+    this.previous = null
+    this.previousAt = 0
+    this.timer = null
+    this.publishing = null
+    this.signals = 0
+    this.rolling = null
+    this.metrics = createMetrics({ restartWorkers: () => this.restartWorkers(), env: ctx.env })
+  }
+
+  async start () {
+    this.installHandlers()
+    try {
+      await this.collector.start()
+    } catch (err) {
+      this.logger.fatal({ err: brief(err) }, `collector failed to start: ${err.message}`)
+      return this.ctx.exit(1)
+    }
+    await this.publish()
+    this.schedule()
+    if (typeof process.send === 'function' && process.connected) process.send('ready')
+  }
+
+  installHandlers () {
+    this.onSignal = (signal) => this.shutdown(signal)
+    this.onRestart = () => this.restartWorkers().catch(() => {})
+    this.onMessage = (message) => { if (message === 'shutdown') this.shutdown('shutdown message') }
+    this.onUncaught = (err) => this.crash(err, 'uncaught exception')
+    this.onRejection = (err) => this.crash(err, 'unhandled rejection')
+    process.on('SIGINT', this.onSignal)
+    process.on('SIGTERM', this.onSignal)
+    process.on('SIGUSR2', this.onRestart)
+    process.on('message', this.onMessage)
+    process.on('uncaughtException', this.onUncaught)
+    process.on('unhandledRejection', this.onRejection)
+  }
+
+  /** First signal: drain and exit 0. Second: exit 1 at once. */
+  async shutdown (signal) {
+    if (++this.signals > 1) {
+      this.logger.warn({ signal }, 'second signal: exiting without draining')
+      return this.ctx.exit(1)
+    }
+    this.logger.info({ signal }, 'stopping: draining workers')
+    const code = await this.stop()
+    this.ctx.exit(code)
+  }
+
+  async stop () {
+    clearTimeout(this.timer)
+    this.timer = null
+    try {
+      await this.collector.stop()
+      if (this.publishing) await this.publishing
+      await this.publish()
+      return 0
+    } catch (err) {
+      this.logger.error({ err: brief(err) }, `stop failed: ${err.message}`)
+      return 1
+    }
+  }
+
+  crash (err, what) {
+    this.logger.fatal({ err: brief(err) }, `${what}: ${err && err.message}`)
+    this.logger.debug({ stack: err && err.stack }, what)
+    if (this.signals++ > 0) return this.ctx.exit(1)
+    this.stop().then(() => this.ctx.exit(1))
+  }
+
+  /** Rolling restart of the workers (SIGUSR2, the PM2 action); one at a time. */
+  restartWorkers () {
+    if (this.rolling) return this.rolling
+    this.logger.info('rolling restart requested')
+    this.rolling = this.collector.restart()
+      .then(() => this.logger.info('rolling restart done'))
+      .then(() => this.publish())
+      .catch((err) => {
+        this.logger.error({ err: brief(err) }, `rolling restart failed: ${err.message}`)
+        throw err
+      })
+      .finally(() => { this.rolling = null })
+    return this.rolling
+  }
+
+  schedule () {
+    this.timer = setTimeout(async () => {
+      await this.publish()
+      if (this.timer) this.schedule()
+    }, STATS_INTERVAL_MS)
+    this.timer.unref()
+  }
+
+  /** Samples stats(), writes the stats file, updates PM2 metrics. Never throws. */
+  publish () {
+    if (!this.publishing) {
+      this.publishing = this.publishOnce()
+        .catch((err) => this.logger.warn({ err: brief(err) }, `could not publish stats: ${err.message}`))
+        .finally(() => { this.publishing = null })
+    }
+    return this.publishing
+  }
+
+  async publishOnce () {
+    const current = await this.collector.stats()
+    const now = Date.now()
+    const rates = stats.computeRates(current, this.previous, now - this.previousAt)
+    this.previous = current
+    this.previousAt = now
+    const meta = { name: this.config.name, collector: this.target, pid: process.pid, interval: STATS_INTERVAL_MS }
+    const snapshot = stats.buildSnapshot(meta, current, rates)
+    await stats.writeStats(this.dir, snapshot)
+    this.metrics.update(snapshot)
+  }
+}
+
+// An error for the log: type, message and code; no stack trace.
+function brief (err) {
+  if (!(err instanceof Error)) return { message: String(err) }
+  return { type: err.name, message: err.message, code: err.code }
+}
+
+// Under PM2 the script is loaded by PM2's container; show our flags in `ps`.
+function runAsScript () {
+  const argv = process.argv.slice(2)
+  if (process.env.pm_exec_path === __filename) process.title = `node ${__filename} ${argv.join(' ')}`
+  main(argv).catch((err) => {
+    process.stderr.write(`collector: ${err && err.message ? err.message : err}\n`)
+    process.exit(1)
+  })
+}
+
+if (require.main === module || process.env.pm_exec_path === __filename) runAsScript()
+
+module.exports = { main }

@@ -1,0 +1,175 @@
+'use strict'
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+/** Version of the stats-file layout; bumped on incompatible changes. */
+const FORMAT = 1
+
+/**
+ * The directory stats files live in: $COLLECTOR_STATS_DIR, else
+ * <PM2 home>/collector-stats (pm2Home, then $PM2_HOME, then ~/.pm2).
+ * @param {{ env?: object, pm2Home?: string }} [options]
+ * @returns {string}
+ */
+function statsDir ({ env = process.env, pm2Home } = {}) {
+  if (env.COLLECTOR_STATS_DIR) return path.resolve(env.COLLECTOR_STATS_DIR)
+  const home = pm2Home || env.PM2_HOME || path.join(os.homedir(), '.pm2')
+  return path.join(path.resolve(home), 'collector-stats')
+}
+
+/**
+ * @param {string} name collector name
+ * @param {string} dir
+ * @returns {string} `<dir>/<name>.json`
+ */
+function statsPath (name, dir) {
+  return path.join(dir, `${name}.json`)
+}
+
+/**
+ * Writes a snapshot atomically (a temporary file renamed over the old one),
+ * so a reader never sees half a file.
+ * @param {string} dir
+ * @param {object} snapshot with a `name`
+ * @returns {Promise<string>} the path written
+ */
+async function writeStats (dir, snapshot) {
+  await fs.promises.mkdir(dir, { recursive: true })
+  const file = statsPath(snapshot.name, dir)
+  const tmp = `${file}.${process.pid}.tmp`
+  await fs.promises.writeFile(tmp, JSON.stringify(snapshot) + '\n')
+  await fs.promises.rename(tmp, file)
+  return file
+}
+
+/**
+ * Reads one collector's snapshot, with `age` (ms since written) added.
+ * @param {string} name
+ * @param {string} dir
+ * @returns {Promise<object|null>} null when there is none (or it is unreadable)
+ */
+async function readStats (name, dir) {
+  try {
+    const snapshot = JSON.parse(await fs.promises.readFile(statsPath(name, dir), 'utf8'))
+    return { ...snapshot, age: Date.now() - snapshot.timestamp }
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Every snapshot in `dir`, by name.
+ * @param {string} dir
+ * @returns {Promise<object[]>}
+ */
+async function readAllStats (dir) {
+  let files
+  try {
+    files = await fs.promises.readdir(dir)
+  } catch {
+    return []
+  }
+  const names = files.filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)).sort()
+  const snapshots = await Promise.all(names.map((name) => readStats(name, dir)))
+  return snapshots.filter(Boolean)
+}
+
+/**
+ * Removes a collector's stats file (after `delete`); no error if absent.
+ * @param {string} name
+ * @param {string} dir
+ */
+async function removeStats (name, dir) {
+  await fs.promises.rm(statsPath(name, dir), { force: true })
+}
+
+const RATE_KEYS = ['received', 'processed', 'failed', 'bytes']
+
+/**
+ * Per-second rates between two stats() results taken `ms` apart; totals
+ * and per worker (matched by slot and pid, so a replaced worker starts
+ * afresh). Rates are null when there is no previous sample.
+ * @param {object} stats current LoadBalancer#stats() result
+ * @param {object|null} previous the one before
+ * @param {number} ms time between them
+ * @returns {object}
+ */
+function computeRates (stats, previous, ms) {
+  const per = (now, before) => (before === undefined || !(ms > 0) ? null : round(Math.max(0, now - before) * 1000 / ms))
+  const rates = {}
+  for (const key of RATE_KEYS) rates[key] = per(stats[key], previous ? previous[key] : undefined)
+  rates.dropped = per(stats.dropped.total, previous ? previous.dropped.total : undefined)
+  rates.workers = stats.workers.map((w) => workerRates(w, findWorker(previous, w), per))
+  return rates
+}
+
+function findWorker (previous, worker) {
+  if (!previous) return undefined
+  return previous.workers.find((w) => w.slot === worker.slot && w.pid === worker.pid)
+}
+
+function workerRates (worker, before, per) {
+  const writes = writesOf(worker)
+  return {
+    slot: worker.slot,
+    pid: worker.pid,
+    processed: per(worker.processed, before && before.processed),
+    failed: per(worker.failed, before && before.failed),
+    writes: writes === undefined ? null : per(writes, before && writesOf(before))
+  }
+}
+
+/**
+ * Database writes a worker reports through its own stats() (`writes`,
+ * `dbWrites` or `upserts`), or undefined.
+ * @param {object} worker one entry of stats().workers
+ * @returns {number|undefined}
+ */
+function writesOf (worker) {
+  const custom = worker && worker.custom
+  if (!custom) return undefined
+  for (const key of ['writes', 'dbWrites', 'upserts']) if (typeof custom[key] === 'number') return custom[key]
+  return undefined
+}
+
+function round (value) {
+  return Math.round(value * 10) / 10
+}
+
+/**
+ * The stats-file document (format 1).
+ * @param {object} meta `{ name, collector, pid, interval }`
+ * @param {object} stats LoadBalancer#stats()
+ * @param {object} rates computeRates()
+ * @returns {object}
+ */
+function buildSnapshot (meta, stats, rates) {
+  const now = Date.now()
+  return {
+    format: FORMAT,
+    name: meta.name,
+    collector: meta.collector,
+    pid: meta.pid,
+    timestamp: now,
+    time: new Date(now).toISOString(),
+    interval: meta.interval,
+    state: stats.state,
+    stats,
+    rates
+  }
+}
+
+module.exports = {
+  FORMAT,
+  statsDir,
+  statsPath,
+  writeStats,
+  readStats,
+  readAllStats,
+  removeStats,
+  computeRates,
+  buildSnapshot,
+  writesOf
+}
