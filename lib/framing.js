@@ -193,12 +193,24 @@ class FunctionFramer extends Framer {
   parse (buf) {
     let offset = 0
     while (offset < buf.length) {
-      const result = this.fn(buf.subarray(offset))
+      const result = this.call(buf.subarray(offset))
+      if (result === THREW) return buf.length
       if (!result || !(result.consumed > 0)) break
       offset += result.consumed
       if (result.frame) this.emit(result.frame)
     }
     return offset
+  }
+
+  // A throwing user function must not take the process down: the bytes it
+  // choked on are dropped as one badFrame and the connection goes on.
+  call (bytes) {
+    try {
+      return this.fn(bytes)
+    } catch {
+      this.sink.drop('badFrame')
+      return THREW
+    }
   }
 
   holdLimit (rest) {
@@ -214,6 +226,8 @@ class FunctionFramer extends Framer {
     if (this.rest) this.rest = this.holdLimit(this.rest)
   }
 }
+
+const THREW = Symbol('threw')
 
 function trimCR (line) {
   return line.length > 0 && line[line.length - 1] === 0x0d ? line.subarray(0, line.length - 1) : line
