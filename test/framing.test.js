@@ -109,3 +109,12 @@ test('validateFraming names the bad value', () => {
   assert.doesNotThrow(() => validateFraming('auto'))
   assert.doesNotThrow(() => validateFraming(() => null))
 })
+
+test('a user framing function that throws costs its buffered bytes (badFrame), not the process', () => {
+  const picky = (buf) => {
+    if (buf[0] === 0x21) throw new Error('no bangs')
+    const i = buf.indexOf(0x7c)
+    return i === -1 ? null : { frame: buf.subarray(0, i), consumed: i + 1 }
+  }
+  assert.deepEqual(frame(picky, ['a|', '!oops|', 'b|']), { frames: ['a', 'b'], drops: ['badFrame'] })
+})
