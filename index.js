@@ -16,8 +16,15 @@ module.exports = {
   ...exceptions
 }
 
-// Loaded lazily so that a worker process does not pay for what it does not use.
-Object.defineProperty(module.exports, 'LoadBalancerConfig', {
-  enumerable: true,
-  get: () => require('./configs/load-balancer-config')
-})
+// Loaded lazily so that a process does not pay for what it does not use
+// (mongoose, the config parser, the launcher).
+const lazy = {
+  LoadBalancerConfig: () => require('./configs/load-balancer-config'),
+  StreamWorker: () => require('./workers/stream-worker'),
+  CounterStore: () => require('./workers/storage/counter-store').CounterStore,
+  StreamSweeper: () => require('./workers/storage/stream-sweeper'),
+  resolveMongo: () => require('./lib/mongo/resolve-mongo').resolveMongo
+}
+for (const [name, load] of Object.entries(lazy)) {
+  Object.defineProperty(module.exports, name, { enumerable: true, get: load })
+}

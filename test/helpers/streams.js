@@ -1,0 +1,44 @@
+'use strict'
+// Helpers for the stream tests: send JSON packets over UDP, paced, and
+// read back the stream documents.
+const dgram = require('node:dgram')
+
+/** Sends each payload (object → JSON) as one datagram, `perTick` at a time. */
+async function sendAll (port, payloads, { perTick = 200, pauseMs = 2 } = {}) {
+  const socket = dgram.createSocket('udp4')
+  await new Promise((resolve) => socket.connect(port, '127.0.0.1', resolve))
+  for (let i = 0; i < payloads.length; i++) {
+    socket.send(Buffer.from(JSON.stringify(payloads[i])))
+    if (i % perTick === perTick - 1) await new Promise((resolve) => setTimeout(resolve, pauseMs))
+  }
+  await new Promise((resolve) => socket.close(resolve))
+}
+
+/** A shuffled copy (seeded), so runs are reproducible. */
+function shuffle (items, seed = 42) {
+  const out = items.slice()
+  let s = seed
+  for (let i = out.length - 1; i > 0; i--) {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0
+    const j = s % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]]
+  }
+  return out
+}
+
+/** Stream documents (not the never-insert sentinel). */
+function streamDocs (db, filter = {}) {
+  return db.collection('streams').find({ openKey: { $exists: true }, ...filter }).toArray()
+}
+
+async function waitFor (fn, { timeout = 20000, interval = 50 } = {}) {
+  const deadline = Date.now() + timeout
+  for (;;) {
+    const value = await fn()
+    if (value) return value
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((resolve) => setTimeout(resolve, interval))
+  }
+}
+
+module.exports = { sendAll, shuffle, streamDocs, waitFor }

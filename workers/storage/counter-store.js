@@ -1,0 +1,109 @@
+'use strict'
+
+const pad = (n) => String(n).padStart(2, '0')
+
+/**
+ * Time-series counters in the style of MMS: one document per metric per UTC
+ * day, `_id: 'YYYYMMDD/metric'`, with `daily`, `hourly.HH` and
+ * `minute.HH.MM`, updated by `$inc` upserts. Increments are coalesced in
+ * memory and written by `flush()` in one unordered bulkWrite. With
+ * probability `preallocateRate` per flushed document the next day's document
+ * is created with zeroed fields ahead of time (a `$setOnInsert` upsert, so
+ * running it any number of times is harmless).
+ */
+class CounterStore {
+  constructor (collection, { preallocateRate = 0, random = Math.random } = {}) {
+    this.collection = collection
+    this.preallocateRate = preallocateRate
+    this.random = random
+    this.pending = new Map() // _id → { metric, day, inc: { path: n } }
+    this.stats = { ops: 0, preallocations: 0 }
+  }
+
+  /** Counts `n` events of `metric` at `date` (a Date or epoch ms). */
+  increment (metric, date, n = 1) {
+    const d = date instanceof Date ? date : new Date(date)
+    const day = dayOf(d)
+    const id = `${day}/${metric}`
+    let doc = this.pending.get(id)
+    if (!doc) {
+      doc = { metric, day, inc: {} }
+      this.pending.set(id, doc)
+    }
+    const hh = pad(d.getUTCHours())
+    add(doc.inc, 'daily', n)
+    add(doc.inc, `hourly.${hh}`, n)
+    add(doc.inc, `minute.${hh}.${pad(d.getUTCMinutes())}`, n)
+  }
+
+  get size () {
+    return this.pending.size
+  }
+
+  /** Writes the pending increments; on failure they stay pending (merged with newer ones). */
+  async flush () {
+    if (this.pending.size === 0) return
+    const docs = this.pending
+    this.pending = new Map()
+    const ops = []
+    for (const [id, doc] of docs) {
+      ops.push({ updateOne: { filter: { _id: id }, update: { $inc: doc.inc, $setOnInsert: { metric: doc.metric, day: doc.day } }, upsert: true } })
+      if (this.random() < this.preallocateRate) {
+        ops.push(preallocateOp(doc))
+        this.stats.preallocations++
+      }
+    }
+    try {
+      await this.collection.bulkWrite(ops, { ordered: false })
+      this.stats.ops += ops.length
+    } catch (err) {
+      this.restore(docs)
+      throw err
+    }
+  }
+
+  restore (docs) {
+    for (const [id, doc] of docs) {
+      const current = this.pending.get(id)
+      if (!current) this.pending.set(id, doc)
+      else for (const [path, n] of Object.entries(doc.inc)) add(current.inc, path, n)
+    }
+  }
+
+  /** The next day's document with every counter at zero, unless it exists. */
+  preallocate (metric, date) {
+    const day = dayOf(new Date(date))
+    return this.collection.bulkWrite([preallocateOp({ metric, day })], { ordered: false })
+  }
+}
+
+function preallocateOp ({ metric, day }) {
+  const next = nextDay(day)
+  return { updateOne: { filter: { _id: `${next}/${metric}` }, update: { $setOnInsert: zeroed(metric, next) }, upsert: true } }
+}
+
+function zeroed (metric, day) {
+  const doc = { metric, day, daily: 0, hourly: {}, minute: {} }
+  for (let h = 0; h < 24; h++) {
+    const hh = pad(h)
+    doc.hourly[hh] = 0
+    doc.minute[hh] = {}
+    for (let m = 0; m < 60; m++) doc.minute[hh][pad(m)] = 0
+  }
+  return doc
+}
+
+function dayOf (d) {
+  return `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}`
+}
+
+function nextDay (day) {
+  const d = new Date(Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)) + 1))
+  return dayOf(d)
+}
+
+function add (inc, path, n) {
+  inc[path] = (inc[path] || 0) + n
+}
+
+module.exports = { CounterStore, dayOf }

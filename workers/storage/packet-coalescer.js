@@ -1,0 +1,105 @@
+'use strict'
+
+const { pairKey } = require('./stream-key')
+
+/**
+ * Folds the updates of one flush window: all packets of one direction of a
+ * stream become one entry (max/min sequence numbers, packet count, time
+ * range, latest side fields), side updates and ends merge per endpoint.
+ * Bounded: past `maxEntries` distinct entries a packet that would need a new
+ * entry is refused (the caller counts it as dropped).
+ */
+class PacketCoalescer {
+  constructor (maxEntries) {
+    this.maxEntries = maxEntries
+    this.entries = new Map()
+  }
+
+  get size () {
+    return this.entries.size
+  }
+
+  /** Adds one item; false when it would exceed the bound. `reserved` counts entries held elsewhere (in flight). */
+  add (item, reserved = 0) {
+    const entry = toEntry(item)
+    const existing = this.entries.get(entry.key)
+    if (existing) {
+      merge(existing, entry)
+      return true
+    }
+    if (this.entries.size + reserved >= this.maxEntries) return false
+    this.entries.set(entry.key, entry)
+    return true
+  }
+
+  /** Puts back entries whose write failed, merging with newer ones; never refused. */
+  restore (entries) {
+    for (const entry of entries) {
+      const existing = this.entries.get(entry.key)
+      if (existing) merge(existing, entry)
+      else this.entries.set(entry.key, entry)
+    }
+  }
+
+  /** Takes every entry, leaving the coalescer empty. */
+  take () {
+    const entries = [...this.entries.values()]
+    this.entries = new Map()
+    return entries
+  }
+}
+
+function toEntry (item) {
+  const ts = toDate(item.timestamp)
+  if (item.endID !== undefined) return { kind: 'end', key: `e\0${item.endID}`, endID: String(item.endID), maxTs: ts, count: 0 }
+  if (item.sideID !== undefined) {
+    return { kind: 'side', key: `s\0${item.sideID}`, sideID: String(item.sideID), IP: item.IP, fields: { ...item.fields }, maxTs: ts, count: 0 }
+  }
+  const fromID = String(item.fromID)
+  const toID = String(item.toID)
+  const hpn = item.highestPacketNum
+  return {
+    kind: 'packet',
+    key: `p\0${fromID}\0${toID}`,
+    fromID,
+    toID,
+    pair: pairKey(fromID, toID),
+    IP: item.IP,
+    maxHpn: hpn,
+    minHpn: hpn,
+    count: 1,
+    minTs: ts,
+    maxTs: ts,
+    fields: item.fields ? { ...item.fields } : null
+  }
+}
+
+function merge (into, entry) {
+  into.count += entry.count
+  if (entry.maxTs > into.maxTs) {
+    into.maxTs = entry.maxTs
+    if (entry.IP !== undefined) into.IP = entry.IP
+    if (entry.fields) into.fields = { ...into.fields, ...entry.fields }
+  }
+  if (into.kind !== 'packet') return
+  if (entry.maxHpn > into.maxHpn) into.maxHpn = entry.maxHpn
+  if (entry.minHpn < into.minHpn) into.minHpn = entry.minHpn
+  if (entry.minTs < into.minTs) into.minTs = entry.minTs
+}
+
+function toDate (value) {
+  if (value instanceof Date) return value
+  return new Date(value === undefined ? Date.now() : value)
+}
+
+/** Checks a decoded item; returns a reason token when it is unusable. */
+function invalidReason (item) {
+  if (!item || typeof item !== 'object') return 'invalid-item'
+  if (item.endID !== undefined || item.sideID !== undefined) return null
+  if (item.fromID === undefined || item.fromID === null || item.toID === undefined || item.toID === null) return 'missing-endpoint'
+  if (!Number.isFinite(item.highestPacketNum)) return 'bad-packet-number'
+  if (item.timestamp !== undefined && Number.isNaN(toDate(item.timestamp).getTime())) return 'bad-timestamp'
+  return null
+}
+
+module.exports = { PacketCoalescer, invalidReason }

@@ -1,0 +1,104 @@
+'use strict'
+
+const AdaptiveBatch = require('./adaptive-batch')
+const { closedKey } = require('./stream-key')
+const { streamAnalytics } = require('./stream-analytics')
+
+/**
+ * Ends streams: idle for `streamTimeout`, ended by both sides, or ended by
+ * one side (BYE) and quiet for `byeGrace`. Ending sets `stream_ended`,
+ * `active: false`, the analytics, and releases the pair's `openKey` so the
+ * next packet starts a new stream. Each close is conditional on the
+ * `metadata.lastUpdated` it read, so a stream that just got a packet is
+ * left open. Run by exactly one process per collector (the leader worker).
+ */
+class StreamSweeper {
+  constructor (collection, { streamTimeout = 60000, byeGrace = 5000, interval = 1000, logger, batch } = {}) {
+    this.collection = collection
+    this.streamTimeout = streamTimeout
+    this.byeGrace = byeGrace
+    this.interval = interval
+    this.logger = logger
+    this.batch = new AdaptiveBatch(batch)
+    this.timer = null
+    this.running = null
+    this.stats = { sweeps: 0, ended: 0, skipped: 0, errors: 0, batchSize: this.batch.size }
+  }
+
+  start () {
+    if (this.timer) return
+    this.timer = setInterval(() => this.tick(), this.interval)
+    this.timer.unref()
+  }
+
+  async stop () {
+    clearInterval(this.timer)
+    this.timer = null
+    if (this.running) await this.running
+  }
+
+  tick () {
+    if (this.running) return
+    this.running = this.sweep().catch((err) => {
+      this.stats.errors++
+      this.logger && this.logger.warn({ err: { message: err.message } }, 'stream sweep failed; will retry')
+    }).finally(() => { this.running = null })
+  }
+
+  /** Ends every stream due now, batch by batch; resolves with how many ended. */
+  async sweep (now = Date.now()) {
+    this.stats.sweeps++
+    let total = 0
+    for (;;) {
+      const limit = this.batch.size
+      const docs = await this.collection.find(this.dueFilter(now)).limit(limit).toArray()
+      if (docs.length === 0) return total
+      const started = process.hrtime.bigint()
+      total += await this.endBatch(docs, now)
+      this.stats.batchSize = this.batch.record(docs.length, Number(process.hrtime.bigint() - started) / 1e6)
+      await new Promise((resolve) => setImmediate(resolve))
+      if (docs.length < limit) return total
+    }
+  }
+
+  dueFilter (now) {
+    return {
+      active: true,
+      $or: [
+        { 'metadata.lastUpdated': { $lt: new Date(now - this.streamTimeout) } },
+        { 'stream_ended.from': true, 'stream_ended.to': true },
+        { endedAt: { $lt: new Date(now - this.byeGrace) }, 'metadata.lastUpdated': { $lt: new Date(now - this.byeGrace) } }
+      ]
+    }
+  }
+
+  async endBatch (docs, now) {
+    const endedAt = new Date(now)
+    const ops = docs.map((doc) => ({
+      updateOne: {
+        filter: { _id: doc._id, active: true, 'metadata.lastUpdated': doc.metadata.lastUpdated },
+        update: {
+          $set: {
+            active: false,
+            openKey: closedKey(doc.openKey, doc._id),
+            'stream_ended.from': true,
+            'stream_ended.to': true,
+            endReason: endReason(doc),
+            analytics: streamAnalytics(doc, endedAt)
+          }
+        }
+      }
+    }))
+    const result = await this.collection.bulkWrite(ops, { ordered: false })
+    this.stats.ended += result.modifiedCount
+    this.stats.skipped += docs.length - result.modifiedCount
+    return result.modifiedCount
+  }
+}
+
+function endReason (doc) {
+  const ended = doc.stream_ended || {}
+  return ended.from || ended.to ? 'bye' : 'timeout'
+}
+
+module.exports = StreamSweeper

@@ -1,0 +1,112 @@
+'use strict'
+
+const { NEVER_INSERT_ID, packetOp, sideOps, endOps } = require('./stream-ops')
+
+const DUPLICATE_KEY = 11000
+const MAX_ROUNDS = 6
+const SIDE_CACHE_LIMIT = 200000
+
+/**
+ * Writes coalesced entries with unordered bulkWrites. Remembers which side
+ * of its stream each sender holds, so a steady stream costs one upsert per
+ * flush. A wrong or stale belief costs an E11000 and one more round, never
+ * a duplicate: the unique `openKey` index arbitrates between writers in
+ * any process on any host.
+ *
+ * `write(entries)` resolves with `{ failed, unresolved }`: entries the
+ * server refused for a reason other than a duplicate key, and entries still
+ * bouncing after MAX_ROUNDS (retry them next flush). On a database error it
+ * throws with `err.unwritten`: the entries not known to be written (the
+ * failing chunk counts as unwritten; see README on at-least-once `$inc`).
+ */
+class StreamWriter {
+  constructor (collection, { maxBatchOps = 1000 } = {}) {
+    this.collection = collection
+    this.maxBatchOps = maxBatchOps
+    this.sides = new Map() // `${pair}\0${senderID}` → 'from' | 'to'
+    this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0, rejected: 0 }
+  }
+
+  async write (entries, now = new Date()) {
+    let pending = entries
+    const failed = []
+    for (let round = 0; round < MAX_ROUNDS && pending.length > 0; round++) {
+      const next = []
+      for (let i = 0; i < pending.length; i += this.maxBatchOps) {
+        try {
+          await this.writeChunk(pending.slice(i, i + this.maxBatchOps), now, next, failed)
+        } catch (err) {
+          err.unwritten = pending.slice(i).concat(next)
+          throw err
+        }
+      }
+      pending = next
+    }
+    return { failed, unresolved: pending }
+  }
+
+  async writeChunk (entries, now, retry, failed) {
+    const ops = []
+    const owners = []
+    for (const entry of entries) {
+      for (const op of this.opsOf(entry, now)) {
+        ops.push(op)
+        owners.push(entry)
+      }
+    }
+    const writeErrors = await this.bulkWrite(ops)
+    for (const error of writeErrors) {
+      const entry = owners[error.index]
+      if (error.code === DUPLICATE_KEY && entry.kind === 'packet') {
+        this.flip(entry)
+        this.stats.duplicateRetries++
+        retry.push(entry)
+      } else {
+        this.stats.rejected++
+        failed.push({ entry, error: error.errmsg || String(error.code) })
+      }
+    }
+  }
+
+  opsOf (entry, now) {
+    if (entry.kind === 'packet') return [packetOp(entry, this.sideOf(entry), now)]
+    if (entry.kind === 'side') return sideOps(entry, now)
+    return endOps(entry)
+  }
+
+  sideOf (entry) {
+    return this.sides.get(`${entry.pair}\0${entry.fromID}`) || 'from'
+  }
+
+  // E11000 means the sender is not on the side we tried: as 'from' another
+  // writer created the stream the other way round; as 'to' the stream is gone
+  // (a new one must start, with this sender as 'from').
+  flip (entry) {
+    const key = `${entry.pair}\0${entry.fromID}`
+    const side = this.sideOf(entry) === 'from' ? 'to' : 'from'
+    if (this.sides.size >= SIDE_CACHE_LIMIT) this.sides.clear()
+    if (side === 'from') this.sides.delete(key)
+    else this.sides.set(key, side)
+  }
+
+  /** Runs one unordered bulkWrite; returns its per-op write errors, throws on anything else. */
+  async bulkWrite (ops) {
+    if (ops.length === 0) return []
+    this.stats.bulkWrites++
+    this.stats.ops += ops.length
+    try {
+      await this.collection.bulkWrite(ops, { ordered: false })
+      return []
+    } catch (err) {
+      if (Array.isArray(err.writeErrors) && err.writeErrors.length > 0) return err.writeErrors
+      throw err
+    }
+  }
+
+  /** The document every never-insert upsert collides with; create it once, idempotently. */
+  static async prepare (collection) {
+    await collection.updateOne({ _id: NEVER_INSERT_ID }, { $setOnInsert: { note: 'collector-cluster: do not delete' } }, { upsert: true })
+  }
+}
+
+module.exports = StreamWriter
