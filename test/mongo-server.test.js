@@ -32,9 +32,11 @@ let isJava
 
 before(async () => {
   ({ uri, server } = await getTestMongo())
-  isJava = server !== null && server.kind === 'java'
   client = new MongoClient(uri, { serverSelectionTimeoutMS: 5000 })
   await client.connect()
+  // MONGODB_URI may point at `npm run db`; real mongod reports a gitVersion
+  const buildInfo = await client.db('admin').command({ buildInfo: 1 })
+  isJava = server ? server.kind === 'java' : !('gitVersion' in buildInfo)
 })
 
 after(() => client && client.close())
