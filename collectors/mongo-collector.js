@@ -1,0 +1,51 @@
+'use strict'
+
+const LoadBalancer = require('../lib/load-balancer')
+const { resolveMongo } = require('../lib/mongo/resolve-mongo')
+
+/**
+ * A LoadBalancer whose workers write to MongoDB. Before the workers start
+ * it settles which database to use (an explicit password-less URI,
+ * MONGODB_URI, a server on the default local port, or an embedded server it
+ * starts and owns) and hands the URI to the workers through their
+ * environment, never their command line. The embedded server is stopped
+ * last, after the workers have drained.
+ */
+class MongoCollector extends LoadBalancer {
+  /**
+   * @param {object} options LoadBalancer options (or a parsed config); the
+   *   config keys named by `workerKeys` are forwarded to the workers
+   * @param {string[]} workerKeys
+   */
+  constructor (options, workerKeys = []) {
+    const workerOptions = { ...options.workerOptions }
+    for (const key of workerKeys) if (options[key] !== undefined) workerOptions[key] = options[key]
+    super({ ...options, workerOptions })
+    this.dbServer = null
+  }
+
+  async doStart () {
+    const { uri, server } = await resolveMongo({ uri: this.options.workerOptions.mongoUri, logger: this.logger, port: this.options.mongoPort })
+    this.dbServer = server
+    this.options.workerOptions.mongoUri = uri
+    try {
+      await super.doStart()
+    } catch (err) {
+      await this.stopDatabase()
+      throw err
+    }
+  }
+
+  async doStop () {
+    await super.doStop()
+    await this.stopDatabase()
+  }
+
+  async stopDatabase () {
+    const server = this.dbServer
+    this.dbServer = null
+    if (server) await server.stop()
+  }
+}
+
+module.exports = MongoCollector

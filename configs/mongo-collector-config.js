@@ -1,0 +1,29 @@
+'use strict'
+
+const LoadBalancerConfig = require('./load-balancer-config')
+const { hasPassword } = require('../lib/mongo/redact-uri')
+
+/**
+ * Flags shared by the collectors that store into MongoDB. The connection
+ * string comes from MONGODB_URI; `--mongo-uri` exists for password-less
+ * URIs only, since flags are visible to everyone in `ps`.
+ */
+class MongoCollectorConfig extends LoadBalancerConfig {
+  static flags = LoadBalancerConfig.extendFlags({
+    mongoUri: {
+      type: 'string',
+      secret: true,
+      group: 'Storage',
+      description: 'MongoDB URI without a password (else MONGODB_URI; else a local or embedded server)',
+      validate: (uri) => hasPassword(uri) ? 'must not contain a password (it would show in ps and logs): put the URI in the MONGODB_URI environment variable instead' : undefined
+    },
+    database: { type: 'string', default: 'collector', group: 'Storage', description: 'database name (unless the URI names one)' },
+    flushInterval: { type: 'duration', default: 250, group: 'Storage', description: 'how long updates are coalesced before one bulk write' },
+    maxPending: { type: 'integer', min: 1, default: 100000, group: 'Storage', description: 'pending updates kept per worker while the database is away; more are dropped and counted' }
+  })
+}
+
+/** Worker options a MongoDB-backed collector forwards from its config. */
+MongoCollectorConfig.WORKER_KEYS = ['mongoUri', 'database', 'flushInterval', 'maxPending']
+
+module.exports = MongoCollectorConfig
