@@ -129,7 +129,12 @@ function createServerHandle (child, { kind, host, port, logger, cleanup }) {
     })
   })
   const signal = (name) => {
-    if (!hasExited(child)) process.kill(child.pid, name)
+    if (hasExited(child)) return
+    try {
+      process.kill(child.pid, name)
+    } catch (err) {
+      if (err.code !== 'ESRCH') throw err
+    }
   }
   return {
     uri: `mongodb://${formatHost(host)}:${port}`,

@@ -35,7 +35,8 @@ async function startJavaServer (options = {}) {
   const java = requireExecutable('java', env)
   const args = [...jvmArgs, '-jar', jar, '--host', host, '--port', String(port), '--watch-stdin']
   logger.debug({ java, args }, 'starting Java MongoDB-compatible server')
-  const child = spawn(java, args, { env, stdio: ['pipe', 'pipe', 'pipe'] })
+  // detached: a terminal's Ctrl-C reaches only the parent, which stops the child in order
+  const child = spawn(java, args, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
   const output = tailOf(child.stderr)
   const match = await waitForReadyLine(child, { pattern: READY_LINE, timeoutMs: startTimeoutMs, what: `Java MongoDB server on ${host}:${port}`, output })
   child.stdout.resume()

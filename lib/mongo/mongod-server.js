@@ -35,7 +35,8 @@ async function startMongod ({ mongod, host = '127.0.0.1', port = 0, logger = cre
   const cleanup = () => fs.rmSync(dbpath, { recursive: true, force: true })
   const [command, args] = withParentDeathSignal(mongod, ['--dbpath', dbpath, '--bind_ip', host, '--port', String(listenPort)], env)
   logger.debug({ command, args }, 'starting mongod')
-  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  // detached: a terminal's Ctrl-C reaches only the parent, which stops the child in order
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
   const output = tailOf(child.stderr)
   try {
     await waitForReadyLine(child, { pattern: READY_LINE, timeoutMs: startTimeoutMs, what: `mongod on ${host}:${listenPort}`, output })
