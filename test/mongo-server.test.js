@@ -438,6 +438,8 @@ describe('resolveMongo', () => {
       assert.doesNotMatch(err.message + JSON.stringify(err), /s3cret/)
       return true
     })
+    const fromEnv = 'mongodb://u:s3cret@h/db'
+    assert.deepEqual(await resolveMongo({ uri: fromEnv, env: { MONGODB_URI: fromEnv } }), { uri: fromEnv, server: null }, 'the URI MONGODB_URI resolved to may be passed back')
     assert.doesNotThrow(() => assertNoPassword('mongodb://user@h/db'))
     assert.throws(() => assertNoPassword('mongodb://u:p@h', 'mongo-uri'), /option "mongo-uri"/)
   })

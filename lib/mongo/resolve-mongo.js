@@ -10,7 +10,8 @@ const PROBE_TIMEOUT_MS = 1000
 
 /**
  * Decides which MongoDB to use, in this order:
- * 1. `uri` (a command-line flag: must not hold a password, see assertNoPassword),
+ * 1. `uri` (a command-line flag: must not hold a password, see assertNoPassword,
+ *    unless it is the value of MONGODB_URI itself),
  * 2. `env.MONGODB_URI`,
  * 3. a MongoDB already answering a ping on host:port,
  * 4. an embedded server started here (on `port` if free, else an ephemeral
@@ -28,7 +29,8 @@ const PROBE_TIMEOUT_MS = 1000
  */
 async function resolveMongo ({ uri, env = process.env, logger = createNoopLogger(), port = 27017, host = '127.0.0.1', probeTimeoutMs = PROBE_TIMEOUT_MS, unref = false } = {}) {
   if (uri) {
-    assertNoPassword(uri)
+    // a URI read back from MONGODB_URI (e.g. on a restart) is allowed its password
+    if (uri !== env.MONGODB_URI) assertNoPassword(uri)
     logger.info({ uri: redactUri(uri) }, 'using MongoDB from the explicit URI')
     return { uri, server: null }
   }
