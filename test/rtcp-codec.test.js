@@ -177,7 +177,7 @@ test('more validation: the second packet and the inner structures', async (t) =>
   }
 })
 
-test('toStreamUpdates: SR blocks carry sender counters, CNAME merges, BYE ends', () => {
+test('toStreamUpdates: SR blocks carry sender counters and the reporter CNAME, BYE ends', () => {
   const now = Date.UTC(2024, 0, 2)
   const decoded = decodeRtcp(encodeRtcp([
     sr([block(11, { fractionLost: 64 })]),
@@ -187,9 +187,8 @@ test('toStreamUpdates: SR blocks carry sender counters, CNAME merges, BYE ends',
   ]))
   const ts = new Date(now)
   assert.deepEqual(toStreamUpdates(decoded, { address: '127.0.0.1', port: 5 }, now), [
-    { fromID: '4275878552', toID: '11', IP: '127.0.0.1', highestPacketNum: 0x1fffe, timestamp: ts, fields: { fractionLost: 0.25, cumulativeLost: 3, jitter: 120, lsr: 0x12345678, dlsr: 65536, packetCount: 164, octetCount: 24000 } },
+    { fromID: '4275878552', toID: '11', IP: '127.0.0.1', highestPacketNum: 0x1fffe, timestamp: ts, fields: { cname: 'ffmpeg@host', fractionLost: 0.25, cumulativeLost: 3, jitter: 120, lsr: 0x12345678, dlsr: 65536, packetCount: 164, octetCount: 24000 } },
     { fromID: String(0x5846c8fc), toID: '12', IP: '127.0.0.1', highestPacketNum: 0x1fffe, timestamp: ts, fields: { fractionLost: 26 / 256, cumulativeLost: -2, jitter: 120, lsr: 0x12345678, dlsr: 65536 } },
-    { sideID: '4275878552', IP: '127.0.0.1', timestamp: ts, fields: { cname: 'ffmpeg@host' } },
     { endID: '4275878552', timestamp: ts },
     { endID: '5', timestamp: ts }
   ])
