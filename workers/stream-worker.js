@@ -1,37 +1,25 @@
 'use strict'
 
-const mongoose = require('mongoose')
-const Worker = require('./worker')
-const Backoff = require('../lib/backoff')
-const DatabaseError = require('../exceptions/database-error')
-const { redactUri } = require('../lib/mongo/redact-uri')
+const MongoWorker = require('./mongo-worker')
 const { PacketCoalescer, invalidReason } = require('./storage/packet-coalescer')
 const StreamWriter = require('./storage/stream-writer')
 const { CounterStore } = require('./storage/counter-store')
 const StreamSweeper = require('./storage/stream-sweeper')
 const { defineModels } = require('./storage/schemas')
 
-/** Defaults of the StreamWorker's options (the collector's `workerOptions`). */
+/** Defaults of the StreamWorker's options (the collector's `workerOptions`), beyond MongoWorker's. */
 const STREAM_DEFAULTS = Object.freeze({
-  mongoUri: undefined, // else MONGODB_URI
-  database: undefined, // else the URI's database, else 'collector'
+  ...MongoWorker.DEFAULTS,
   streamsCollection: 'streams',
   countersCollection: 'counters',
-  flushInterval: 250,
   maxStreamsPerFlush: 5000, // distinct pending streams that trigger an early flush
-  maxPending: 100000, // distinct pending streams held while the database is away
-  flushTimeout: 20000, // how long flush() on stop keeps retrying
   streamTimeout: 60000,
   byeGrace: 5000,
   sweepInterval: 1000,
   sweep: true,
   preallocateRate: 0.001,
-  counterMetric: undefined, // default `${collector name}.packets`
-  serverSelectionTimeoutMS: 5000,
-  retryDelay: 200
+  counterMetric: undefined // default `${collector name}.packets`
 })
-
-const LOG_INTERVAL_MS = 5000
 
 /**
  * A Worker that turns decoded packets into race-free stream upserts.
@@ -41,18 +29,13 @@ const LOG_INTERVAL_MS = 5000
  * - end `{ endID, timestamp }` (the endpoint said goodbye)
  * and may throw a DecodeError (counted by its `reason`, skipped).
  */
-class StreamWorker extends Worker {
+class StreamWorker extends MongoWorker {
   constructor (options = {}) {
-    super(options)
-    this.settings = { ...STREAM_DEFAULTS, ...options }
+    super(options, STREAM_DEFAULTS)
     this.coalescer = new PacketCoalescer(this.settings.maxPending)
-    this.backoff = new Backoff({ initial: this.settings.retryDelay, factor: 2, max: 5000 })
-    this.counts = { packets: 0, items: 0, malformed: {}, droppedPending: 0, rejected: 0, dbErrors: 0, flushes: 0 }
+    this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate })
+    this.counts = { packets: 0, items: 0, malformed: {}, droppedPending: 0, rejected: 0 }
     this.inFlightEntries = 0
-    this.flushing = null
-    this.retryAt = 0
-    this.prepared = false
-    this.lastLog = {}
   }
 
   decode () {
@@ -60,19 +43,8 @@ class StreamWorker extends Worker {
   }
 
   async init () {
-    const uri = this.settings.mongoUri || process.env.MONGODB_URI
-    if (!uri) throw new DatabaseError('no MongoDB configured: set the MONGODB_URI environment variable')
-    this.uri = redactUri(uri)
-    this.connection = mongoose.createConnection(uri, {
-      dbName: this.settings.database,
-      serverSelectionTimeoutMS: this.settings.serverSelectionTimeoutMS,
-      maxPoolSize: 4
-    })
-    this.connection.on('error', () => {}) // reported through write failures
     this.metric = this.settings.counterMetric || `${this.collectorName || 'streams'}.packets`
-    this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate })
-    this.timer = setInterval(() => this.flushSoon(), this.settings.flushInterval)
-    await this.prepare().catch((err) => this.onDbError(err, 'prepare'))
+    await super.init()
   }
 
   // Indexes first: no stream is written before the unique index exists.
@@ -90,8 +62,7 @@ class StreamWorker extends Worker {
       interval: this.settings.sweepInterval,
       logger: this.logger
     })
-    this.prepared = true
-    if (this.leader) this.onLeader(true)
+    if (this.leader) this.startSweeper()
   }
 
   doWork (message) {
@@ -127,33 +98,15 @@ class StreamWorker extends Worker {
       'pending stream updates reached maxPending while the database is unavailable; dropping packets')
   }
 
-  flushSoon () {
-    if (this.flushing || Date.now() < this.retryAt) return this.flushing
-    this.flushing = this.flushOnce().finally(() => { this.flushing = null })
-    return this.flushing
-  }
-
-  async flushOnce () {
-    if (!this.prepared) {
-      try {
-        await this.prepare()
-      } catch (err) {
-        return this.onDbError(err, 'prepare')
-      }
-    }
+  async writePending () {
     const entries = this.coalescer.take()
     this.inFlightEntries = entries.length
     try {
       await this.writeEntries(entries)
-      await this.counterStore.flush()
-      this.counts.flushes++
-      this.backoff.reset()
-      this.dbDown = false
-    } catch (err) {
-      this.onDbError(err, 'write')
     } finally {
       this.inFlightEntries = 0
     }
+    await this.counterStore.flush()
   }
 
   async writeEntries (entries) {
@@ -172,38 +125,8 @@ class StreamWorker extends Worker {
     }
   }
 
-  onDbError (err, stage) {
-    this.counts.dbErrors++
-    this.dbDown = true
-    const delay = this.backoff.next()
-    this.retryAt = Date.now() + delay
-    this.logAtMost('db', 'warn', { stage, uri: this.uri, error: redactMessage(err), retryInMs: delay, pending: this.coalescer.size },
-      'database unavailable; keeping updates and retrying')
-  }
-
-  logAtMost (key, level, fields, msg) {
-    const now = Date.now()
-    if (now - (this.lastLog[key] || 0) < LOG_INTERVAL_MS) return
-    this.lastLog[key] = now
-    this.logger[level](fields, msg)
-  }
-
-  /** On stop: write everything pending, retrying for up to flushTimeout. */
-  async flush () {
-    clearInterval(this.timer)
-    const deadline = Date.now() + this.settings.flushTimeout
-    while (this.hasPending() && Date.now() < deadline) {
-      if (this.flushing) await this.flushing
-      const wait = Math.min(this.retryAt - Date.now(), deadline - Date.now())
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-      this.retryAt = 0
-      await this.flushSoon()
-    }
-    if (this.hasPending()) this.abandonPending()
-  }
-
   hasPending () {
-    return this.coalescer.size > 0 || Boolean(this.counterStore && this.counterStore.size > 0)
+    return this.coalescer.size > 0 || this.counterStore.size > 0
   }
 
   abandonPending () {
@@ -213,15 +136,17 @@ class StreamWorker extends Worker {
   }
 
   async close () {
-    clearInterval(this.timer)
     if (this.sweeper) await this.sweeper.stop()
-    if (this.connection) await this.connection.close().catch(() => {})
+    await super.close()
   }
 
   onLeader (isLeader) {
-    if (!this.sweeper || !this.settings.sweep) return
-    if (isLeader) this.sweeper.start()
-    else this.sweeper.stop()
+    if (isLeader) this.startSweeper()
+    else if (this.sweeper) this.sweeper.stop()
+  }
+
+  startSweeper () {
+    if (this.sweeper && this.settings.sweep) this.sweeper.start()
   }
 
   stats () {
@@ -232,21 +157,14 @@ class StreamWorker extends Worker {
       droppedPending: this.counts.droppedPending,
       rejected: this.counts.rejected,
       pendingStreams: this.coalescer.size,
-      dbWrites: streamOps + (this.counterStore ? this.counterStore.stats.ops : 0),
+      dbWrites: streamOps + this.counterStore.stats.ops,
       streamWrites: streamOps,
       writesPerPacket: this.counts.packets ? streamOps / this.counts.packets : 0,
       duplicateRetries: this.writer ? this.writer.stats.duplicateRetries : 0,
-      dbErrors: this.counts.dbErrors,
-      dbDown: Boolean(this.dbDown),
-      flushes: this.counts.flushes,
+      ...this.dbStats(),
       sweeper: this.leader && this.sweeper ? { ...this.sweeper.stats } : null
     }
   }
-}
-
-// Driver messages may quote a connection string; never let credentials out.
-function redactMessage (err) {
-  return String((err && err.message) || err).replace(/mongodb(\+srv)?:\/\/\S+/g, (uri) => redactUri(uri))
 }
 
 StreamWorker.DEFAULTS = STREAM_DEFAULTS
