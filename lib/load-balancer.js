@@ -34,6 +34,8 @@ class LoadBalancer extends EventEmitter {
     this.state = 'idle' // → starting → running → stopping → stopped
     this.startedAt = 0
     this.restartTimer = null
+    this.wakeRetry = null
+    this.stopRequested = false
     this.capacityWaiters = []
     this._rrNext = 0
     this.ctx = this.createContext()
@@ -96,13 +98,14 @@ class LoadBalancer extends EventEmitter {
     for (;;) {
       try {
         this.listener = await this.protocol.start(this.ctx)
+        this.keepPort()
         this.backoff.reset()
         this.emit('listening', this.address())
         return
       } catch (err) {
-        if (!this.options.retry || this.state === 'stopping') throw err
+        if (!this.options.retry || this.stopRequested) throw err
         await this.waitRetry(err)
-        if (this.state === 'stopping') throw err
+        if (this.stopRequested) throw err
       }
     }
   }
@@ -112,7 +115,24 @@ class LoadBalancer extends EventEmitter {
     this.counters.restarts.listener++
     this.logger.warn({ err, delay }, 'listener failed; retrying')
     this.emit('listenerError', err, delay)
-    return new Promise((resolve) => { this.restartTimer = setTimeout(resolve, delay) })
+    return new Promise((resolve) => {
+      this.wakeRetry = resolve
+      this.restartTimer = setTimeout(resolve, delay)
+    })
+  }
+
+  // stop() must not wait out (or forever repeat) a retry delay.
+  cancelRetry () {
+    clearTimeout(this.restartTimer)
+    if (this.wakeRetry) this.wakeRetry()
+    this.wakeRetry = null
+  }
+
+  // Port 0 means "any port" only the first time: a listener reopened after
+  // an error must come back where senders already send.
+  keepPort () {
+    const address = this.ctx.port === 0 && this.address()
+    if (address && address.port) this.ctx.port = address.port
   }
 
   // A running listener broke: close it and open a new one after backoff.
@@ -128,7 +148,7 @@ class LoadBalancer extends EventEmitter {
   async reopenListener (err) {
     await this.closeListener()
     await this.waitRetry(err)
-    if (this.state !== 'running') return
+    if (this.state !== 'running' || this.stopRequested) return
     await this.openListener().catch((e) => this.logger.error({ err: e }, 'listener could not be reopened'))
   }
 
@@ -220,9 +240,10 @@ class LoadBalancer extends EventEmitter {
   }
 
   async doStop () {
+    this.stopRequested = true
+    this.cancelRetry()
     if (this.starting) await this.starting.catch(() => {})
     this.state = 'stopping'
-    clearTimeout(this.restartTimer)
     if (this.restarting) await this.restarting
     await this.closeListener()
     for (const fn of this.capacityWaiters.splice(0)) fn()
