@@ -1,0 +1,16 @@
+'use strict'
+
+const path = require('node:path')
+const MongoCollector = require('../mongo-collector')
+const SyslogConfig = require('./syslog-config')
+
+const DEFAULTS = { name: 'syslog', protocol: 'udp', port: 5514, framing: 'auto', worker: path.join(__dirname, 'syslog-worker.js') }
+
+/** The syslog collector: UDP or TCP (auto-detected RFC 6587 framing) into MongoDB. */
+class SyslogCollector extends MongoCollector {
+  constructor (options = {}) {
+    super({ ...DEFAULTS, ...options }, SyslogConfig.WORKER_KEYS)
+  }
+}
+
+module.exports = SyslogCollector

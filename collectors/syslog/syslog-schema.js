@@ -1,0 +1,39 @@
+'use strict'
+
+const mongoose = require('mongoose')
+const { counterSchema } = require('../../workers/storage/schemas')
+
+const { Schema } = mongoose
+
+/** One stored syslog message; `raw` ones keep their text and the parse error. */
+const messageSchema = new Schema({
+  format: String,
+  facility: Number,
+  severity: Number,
+  facilityName: String,
+  severityName: String,
+  timestamp: Date,
+  receivedAt: Date,
+  host: String,
+  app: String,
+  procid: String,
+  msgid: String,
+  structuredData: Schema.Types.Mixed,
+  message: String,
+  source: String,
+  error: String
+}, { strict: false, versionKey: false, autoIndex: false })
+
+messageSchema.index({ receivedAt: 1 })
+messageSchema.index({ host: 1, timestamp: 1 })
+messageSchema.index({ severity: 1, timestamp: 1 })
+
+async function defineSyslogModels (connection, { collection = 'syslog', countersCollection = 'counters' } = {}) {
+  const Message = connection.model('SyslogMessage', messageSchema, collection)
+  const Counter = connection.model('Counter', counterSchema, countersCollection)
+  await Message.createIndexes()
+  await Counter.createIndexes()
+  return { Message, Counter }
+}
+
+module.exports = { messageSchema, defineSyslogModels }

@@ -1,0 +1,109 @@
+'use strict'
+
+const MongoWorker = require('../../workers/mongo-worker')
+const { CounterStore } = require('../../workers/storage/counter-store')
+const { defineSyslogModels } = require('./syslog-schema')
+const { parseSyslog } = require('./parser')
+
+const DUPLICATE_KEY = 11000
+
+const SYSLOG_DEFAULTS = Object.freeze({
+  collection: 'syslog',
+  countersCollection: 'counters',
+  maxBatch: 1000, // messages that trigger an early insertMany
+  maxPending: 100000, // messages held while the database is away
+  preallocateRate: 0.001
+})
+
+/**
+ * Parses syslog (RFC 5424, RFC 3164; anything else is kept raw and counted)
+ * and stores messages with batched insertMany, counting messages per minute
+ * per host and severity in the counter store (`syslog.<host>.<severity>`).
+ */
+class SyslogWorker extends MongoWorker {
+  constructor (options = {}) {
+    super(options, SYSLOG_DEFAULTS)
+    this.buffer = []
+    this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate })
+    this.counts = { messages: 0, stored: 0, unparsed: {}, dropped: 0 }
+  }
+
+  async prepare () {
+    const { Message, Counter } = await defineSyslogModels(this.connection, this.settings)
+    this.messages = Message.collection
+    this.counterStore.collection = Counter.collection
+  }
+
+  doWork (message) {
+    const receivedAt = new Date()
+    const record = parseSyslog(message.data, { receivedAt })
+    const remote = message.rinfo || message.remote
+    record.source = remote.address
+    this.counts.messages++
+    if (record.format === 'raw') this.countUnparsed(record.error || 'unparsed')
+    if (this.buffer.length >= this.settings.maxPending) return this.drop()
+    this.buffer.push(record)
+    const severity = record.severityName || 'unknown'
+    this.counterStore.increment(`syslog.${record.host || remote.address}.${severity}`, record.timestamp || receivedAt)
+    if (this.buffer.length >= this.settings.maxBatch) this.flushSoon()
+  }
+
+  countUnparsed (reason) {
+    this.counts.unparsed[reason] = (this.counts.unparsed[reason] || 0) + 1
+  }
+
+  drop () {
+    this.counts.dropped++
+    this.logAtMost('drop', 'error', { maxPending: this.settings.maxPending, dropped: this.counts.dropped },
+      'pending syslog messages reached maxPending while the database is unavailable; dropping messages')
+  }
+
+  // The driver gives each document its _id before sending, so a batch sent
+  // again after a failure collides (E11000) where it had landed: inserts are
+  // idempotent across retries.
+  async writePending () {
+    while (this.buffer.length > 0) {
+      const docs = this.buffer.splice(0, this.settings.maxBatch)
+      try {
+        await this.messages.insertMany(docs, { ordered: false })
+      } catch (err) {
+        if (!onlyDuplicates(err)) {
+          this.buffer.unshift(...docs)
+          throw err
+        }
+      }
+      this.counts.stored += docs.length
+    }
+    await this.counterStore.flush()
+  }
+
+  hasPending () {
+    return this.buffer.length > 0 || this.counterStore.size > 0
+  }
+
+  abandonPending () {
+    this.counts.dropped += this.buffer.length
+    this.logger.error({ messages: this.buffer.length, uri: this.uri }, 'database still unavailable at shutdown; pending syslog messages dropped')
+    this.buffer = []
+  }
+
+  stats () {
+    return {
+      messages: this.counts.messages,
+      stored: this.counts.stored,
+      unparsed: { ...this.counts.unparsed },
+      dropped: this.counts.dropped,
+      pending: this.buffer.length,
+      dbWrites: this.counterStore.stats.ops,
+      ...this.dbStats()
+    }
+  }
+}
+
+function onlyDuplicates (err) {
+  return Array.isArray(err.writeErrors) && err.writeErrors.length > 0 && err.writeErrors.every((e) => e.code === DUPLICATE_KEY)
+}
+
+SyslogWorker.DEFAULTS = SYSLOG_DEFAULTS
+
+module.exports = SyslogWorker
