@@ -19,7 +19,8 @@ class AdaptiveBatch {
   record (count, elapsedMs) {
     if (count === 0) return this.size
     const perUpdate = elapsedMs / count
-    if (perUpdate < this.fastMs) this.size = Math.ceil(this.size * 1.1)
+    // ×11/10 in integers: ceil(100 * 1.1) is 111, since 100 * 1.1 = 110.00000000000001
+    if (perUpdate < this.fastMs) this.size = Math.ceil(this.size * 11 / 10)
     else if (perUpdate > this.slowMs) this.size = Math.floor(this.size * 2 / 3)
     this.size = Math.min(this.ceiling, Math.max(this.floor, this.size))
     return this.size
