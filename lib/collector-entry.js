@@ -8,6 +8,7 @@
 // and `top` read, PM2 metrics, and uncaught errors (logged, never a stack
 // on the terminal).
 
+const os = require('node:os')
 const pino = require('pino')
 const { loadCollector } = require('./collector-registry')
 const { createMetrics } = require('./metrics')
@@ -59,7 +60,7 @@ function parseArgs (argv, ctx) {
 }
 
 function createLogger (config) {
-  const base = { pid: process.pid, hostname: require('node:os').hostname(), collector: config.name }
+  const base = { pid: process.pid, hostname: os.hostname(), collector: config.name }
   return pino({ level: config.logLevel, base }, pino.destination({ dest: 1, sync: true }))
 }
 

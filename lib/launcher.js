@@ -1,0 +1,287 @@
+'use strict'
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const pm2 = require('pm2')
+const CollectorError = require('../exceptions/collector-error')
+const { loadCollector } = require('./collector-registry')
+const stats = require('./stats-file')
+
+/** The script PM2 runs for every collector. */
+const ENTRY = path.join(__dirname, 'collector-entry.js')
+
+/*
+ * PM2 app settings. kill_timeout: the entry drains its workers on SIGINT
+ * (LoadBalancer drainTimeout is 30 s), so PM2 waits longer than that before
+ * SIGKILL. treekill stays on: PM2 signals the whole tree, the workers
+ * ignore SIGINT/SIGTERM on purpose (the master drains them), PM2 waits for
+ * every pid of the tree to leave, and its SIGKILL after kill_timeout takes
+ * the workers too, so no worker is orphaned. Exit code 2 is a config error:
+ * restarting cannot fix it.
+ */
+const APP_DEFAULTS = Object.freeze({
+  exec_mode: 'fork',
+  instances: 1,
+  wait_ready: true,
+  listen_timeout: 30000,
+  kill_timeout: 35000,
+  treekill: true,
+  autorestart: true,
+  max_restarts: 15,
+  min_uptime: 5000,
+  exp_backoff_restart_delay: 200,
+  stop_exit_codes: [2],
+  merge_logs: true
+})
+
+/**
+ * Starts a collector under PM2 and resolves once it is online (the entry
+ * sends 'ready' when its socket is bound and every worker is up).
+ * Flags are checked here first, so a typo fails now, not in a PM2 log.
+ * Secret flags (e.g. --mongodb-uri) are moved into the environment: the
+ * process arguments, visible in `ps`, never carry credentials.
+ *
+ * @param {string} collector built-in name or path of a collector module
+ * @param {string[]} [argv] the collector's flags
+ * @param {object} [options]
+ * @param {string} [options.name] PM2 app name (default: the config's --name)
+ * @param {string} [options.pm2Home] PM2 home (default $PM2_HOME, ~/.pm2)
+ * @param {string} [options.cwd] working directory of the collector (default process.cwd())
+ * @param {object} [options.env] extra environment for the collector
+ * @returns {Promise<CollectorProcess>}
+ * @throws {InvalidConfigError|CollectorError}
+ */
+async function start (collector, argv = [], options = {}) {
+  const cwd = path.resolve(options.cwd || process.cwd())
+  const mod = loadCollector(collector, cwd)
+  const config = new mod.Config(argv, { ...process.env, ...options.env }).getConfig()
+  const name = options.name || config.name
+  const { args, env: secretEnv } = splitSecrets(mod.Config.flags, argv)
+  if (name !== config.name) args.push('--name', name)
+  const app = {
+    ...APP_DEFAULTS,
+    name,
+    script: ENTRY,
+    args: [mod.target, ...args],
+    cwd,
+    env: { ...options.env, ...secretEnv, COLLECTOR_STATS_DIR: statsDirOf(options) }
+  }
+  return withPm2(options, async (api) => {
+    if (await find(api, name)) throw new CollectorError(`a collector named ${name} already exists; use restart, or delete it first`, 'ERR_COLLECTOR_EXISTS', { name })
+    await call(api, 'start', app)
+    const proc = await find(api, name)
+    if (!proc || proc.status !== 'online') throw notOnline(name, proc)
+    return proc
+  })
+}
+
+function notOnline (name, proc) {
+  const status = proc ? proc.status : 'missing'
+  return new CollectorError(`collector ${name} did not come online (status: ${status}); see its log with \`pm2 logs ${name}\``, 'ERR_COLLECTOR_START', { name, status })
+}
+
+/**
+ * Stops a collector: PM2 sends SIGINT, the collector drains and exits.
+ * @param {string} name
+ * @param {{ pm2Home?: string }} [options]
+ * @returns {Promise<CollectorProcess>}
+ */
+function stop (name, options = {}) {
+  return withPm2(options, async (api) => {
+    await mustFind(api, name)
+    await call(api, 'stop', name)
+    return find(api, name)
+  })
+}
+
+/**
+ * Rolling restart inside the collector (SIGUSR2: one worker at a time,
+ * nothing lost); the PM2 process itself keeps running. With `wait`, resolves
+ * once the stats file shows the restart finished.
+ * @param {string} name
+ * @param {{ pm2Home?: string, wait?: boolean, timeout?: number }} [options]
+ * @returns {Promise<CollectorProcess>}
+ */
+function restart (name, options = {}) {
+  const { wait = true, timeout = 120000 } = options
+  const dir = statsDirOf(options)
+  return withPm2(options, async (api) => {
+    const proc = await mustFind(api, name)
+    if (proc.status !== 'online') throw new CollectorError(`collector ${name} is ${proc.status}, not online; use start`, 'ERR_COLLECTOR_NOT_RUNNING', { name })
+    const before = await stats.readStats(name, dir)
+    await call(api, 'sendSignalToProcessName', 'SIGUSR2', name)
+    if (wait && before) await waitRolled(name, dir, before, timeout)
+    return proc
+  })
+}
+
+// Each slot replaced adds one to restarts.rolling.
+async function waitRolled (name, dir, before, timeout) {
+  const target = before.stats.restarts.rolling + before.stats.instances
+  const deadline = Date.now() + timeout
+  while (Date.now() < deadline) {
+    const current = await stats.readStats(name, dir)
+    if (current && current.pid !== before.pid) return
+    if (current && current.stats.restarts.rolling >= target) return
+    await sleep(200)
+  }
+  throw new CollectorError(`collector ${name}: rolling restart not finished after ${timeout} ms`, 'ERR_RESTART_TIMEOUT', { name })
+}
+
+/**
+ * Stops (draining) and removes a collector from PM2, and its stats file.
+ * @param {string} name
+ * @param {{ pm2Home?: string }} [options]
+ * @returns {Promise<void>}
+ */
+function remove (name, options = {}) {
+  return withPm2(options, async (api) => {
+    await mustFind(api, name)
+    await call(api, 'delete', name)
+    await stats.removeStats(name, statsDirOf(options))
+  })
+}
+
+/**
+ * The collectors PM2 runs (apps whose script is the collector entry).
+ * @param {{ pm2Home?: string }} [options]
+ * @returns {Promise<CollectorProcess[]>}
+ */
+function list (options = {}) {
+  return withPm2(options, (api) => listCollectors(api))
+}
+
+/**
+ * Stops the PM2 daemon of `pm2Home` and every app it runs (tests, cleanup).
+ * @param {{ pm2Home?: string }} [options]
+ * @returns {Promise<void>}
+ */
+async function killDaemon (options = {}) {
+  const home = path.resolve(options.pm2Home || process.env.PM2_HOME || path.join(os.homedir(), '.pm2'))
+  if (!fs.existsSync(path.join(home, 'pm2.pid'))) return // no daemon: do not spawn one to kill it
+  await withPm2({ pm2Home: home }, (api) => call(api, 'killDaemon'))
+}
+
+/**
+ * @typedef {object} CollectorProcess
+ * @property {string} name
+ * @property {number} pmId
+ * @property {number} pid 0 when not running
+ * @property {string} status PM2 status: online, stopped, errored, launching…
+ * @property {number} uptime ms since (re)started, 0 when not running
+ * @property {number} restarts PM2 restarts (crashes), not rolling restarts
+ * @property {string} collector built-in name or module path
+ * @property {string[]} args the collector's flags
+ * @property {string} statsDir where its stats file is written
+ */
+
+async function listCollectors (api) {
+  const all = await call(api, 'list')
+  return all.filter((p) => p.pm2_env && p.pm2_env.pm_exec_path === ENTRY).map(describe)
+}
+
+function describe (p) {
+  const env = p.pm2_env
+  const args = [].concat(env.args || [])
+  const online = env.status === 'online'
+  return {
+    name: p.name,
+    pmId: p.pm_id,
+    pid: online ? p.pid : 0,
+    status: env.status,
+    uptime: online ? Date.now() - env.pm_uptime : 0,
+    restarts: env.restart_time || 0,
+    collector: args[0],
+    args: args.slice(1),
+    statsDir: (env.env && env.env.COLLECTOR_STATS_DIR) || env.COLLECTOR_STATS_DIR
+  }
+}
+
+async function find (api, name) {
+  const all = await listCollectors(api)
+  return all.find((p) => p.name === name) || null
+}
+
+async function mustFind (api, name) {
+  const proc = await find(api, name)
+  if (!proc) throw new CollectorError(`no collector named ${name} (see \`collector ls\`)`, 'ERR_UNKNOWN_COLLECTOR', { name })
+  return proc
+}
+
+/**
+ * Flags the Config marks `secret` go to the environment variable the flag
+ * reads (`env`), never into args. A secret flag without one is refused.
+ */
+function splitSecrets (flags, argv) {
+  const secrets = secretNames(flags)
+  const args = []
+  const env = {}
+  for (let i = 0; i < argv.length; i++) {
+    const token = String(argv[i])
+    const match = /^--?([^=]+)(?:=(.*))?$/s.exec(token)
+    const def = match && secrets.get(match[1])
+    if (!def) {
+      args.push(token)
+      continue
+    }
+    if (!def.env) throw new CollectorError(`--${match[1]} is secret; it cannot be passed to a PM2 process on the command line`, 'ERR_SECRET_IN_ARGS')
+    env[def.env] = match[2] !== undefined ? match[2] : String(argv[++i])
+  }
+  return { args, env }
+}
+
+function secretNames (flags) {
+  const names = new Map()
+  for (const [name, def] of Object.entries(flags)) {
+    if (!def.secret) continue
+    const kebab = name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
+    for (const alias of [name, kebab, ...[].concat(def.alias || [])]) names.set(alias, def)
+  }
+  return names
+}
+
+function statsDirOf (options) {
+  return stats.statsDir({ pm2Home: options.pm2Home })
+}
+
+// One PM2 connection per call, always closed, so the caller's process can exit.
+async function withPm2 (options, fn) {
+  const home = options.pm2Home || process.env.PM2_HOME
+  const api = new pm2.custom(home ? { pm2_home: path.resolve(home) } : {}) // eslint-disable-line new-cap
+  await call(api, 'connect')
+  try {
+    return await fn(api)
+  } finally {
+    await new Promise((resolve) => api.disconnect(() => resolve()))
+    markClosed(api)
+  }
+}
+
+// When the daemon goes away first (killDaemon), PM2's disconnect gives up
+// on a socket that is no longer connected without marking it closing, and
+// axon then retries the connection forever, keeping this process alive.
+function markClosed (api) {
+  const client = api.Client || {}
+  for (const sock of [client.client_sock, client.sub_sock]) {
+    if (sock && typeof sock.close === 'function') sock.close()
+  }
+}
+
+function call (api, method, ...args) {
+  return new Promise((resolve, reject) => {
+    api[method](...args, (err, result) => (err ? reject(pm2Error(err, method)) : resolve(result)))
+  })
+}
+
+function pm2Error (err, method) {
+  if (err instanceof Error) return err
+  const message = (err && (err.message || err.msg)) || JSON.stringify(err)
+  return new CollectorError(`pm2 ${method} failed: ${message}`, 'ERR_PM2', { cause: err })
+}
+
+function sleep (ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+module.exports = { ENTRY, APP_DEFAULTS, start, stop, restart, delete: remove, list, killDaemon }
