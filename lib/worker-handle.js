@@ -36,6 +36,10 @@ class WorkerHandle extends EventEmitter {
     this.flushScheduled = false
     this.flushNow = () => this.flush()
     clusterWorker.on('message', (message) => this.onMessage(message))
+    // A send to a worker that just died fails later with EPIPE as an 'error'
+    // event; unhandled it would kill the master. The exit handler accounts
+    // for the messages (lost), so the error is only worth a debug line.
+    clusterWorker.on('error', (err) => this.emit('log', 'debug', { err }, 'worker channel error'))
   }
 
   get saturated () {
