@@ -1,0 +1,87 @@
+'use strict'
+
+// Helpers shared by the command files (not a command itself).
+
+const LoadBalancerConfig = require('../../configs/load-balancer-config')
+const CollectorError = require('../../exceptions/collector-error')
+const { statsDir } = require('../../lib/stats-file')
+
+const NO_BASE_FLAGS = Object.fromEntries(Object.keys(LoadBalancerConfig.flags).map((name) => [name, null]))
+
+/**
+ * A config class for a command's own flags: the same parsing, error
+ * messages (one InvalidConfigError naming each bad flag) and help text as
+ * collector configs, without the collector flags.
+ * @param {string} usage
+ * @param {object} flags flag definitions
+ * @returns {typeof LoadBalancerConfig}
+ */
+function commandConfig (usage, flags) {
+  const Base = class extends LoadBalancerConfig {
+    static flags = LoadBalancerConfig.extendFlags(NO_BASE_FLAGS)
+  }
+  return class extends Base {
+    static usage = usage
+    static flags = Base.extendFlags({ help: { alias: 'h', type: 'boolean', default: false, description: 'show this help' }, ...flags })
+  }
+}
+
+/** A user mistake on the command line: printed without a stack, exit 2. */
+function usageError (message) {
+  return new CollectorError(message, 'ERR_USAGE')
+}
+
+/**
+ * Takes the leading positional arguments a command needs (`stop <name>`).
+ * @param {string[]} argv
+ * @param {string[]} names what each positional is, for the error message
+ * @param {string} usage
+ * @returns {{ values: string[], rest: string[] }}
+ */
+function takePositionals (argv, names, usage) {
+  const values = []
+  let i = 0
+  for (; i < names.length; i++) {
+    const token = argv[i]
+    if (token === undefined || token.startsWith('-')) throw usageError(`missing <${names[i]}>\nusage: ${usage}`)
+    values.push(token)
+  }
+  return { values, rest: argv.slice(i) }
+}
+
+/** Launcher options from the environment ($PM2_HOME). */
+function launcherOptions (env = process.env) {
+  return env.PM2_HOME ? { pm2Home: env.PM2_HOME } : {}
+}
+
+function defaultStatsDir (env = process.env) {
+  return statsDir({ env })
+}
+
+/**
+ * Text table: columns `{ key, title, align? }` over row objects.
+ * @returns {string}
+ */
+function formatTable (columns, rows) {
+  const cells = rows.map((row) => columns.map((c) => cellText(row[c.key])))
+  const widths = columns.map((c, i) => Math.max(c.title.length, ...cells.map((r) => r[i].length)))
+  const line = (values) => values.map((v, i) => (columns[i].align === 'left' ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ').trimEnd()
+  return [line(columns.map((c) => c.title)), ...cells.map(line)].join('\n') + '\n'
+}
+
+function cellText (value) {
+  if (value === null || value === undefined) return '-'
+  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : value.toFixed(1)
+  return String(value)
+}
+
+/** 90061000 → "1d1h1m", 5300 → "5s". */
+function formatUptime (ms) {
+  if (!(ms > 0)) return '-'
+  const s = Math.floor(ms / 1000)
+  const parts = [[Math.floor(s / 86400), 'd'], [Math.floor(s / 3600) % 24, 'h'], [Math.floor(s / 60) % 60, 'm'], [s % 60, 's']]
+  const shown = parts.filter(([n]) => n > 0).slice(0, 2).map(([n, u]) => `${n}${u}`).join('')
+  return shown || '0s'
+}
+
+module.exports = { commandConfig, usageError, takePositionals, launcherOptions, defaultStatsDir, formatTable, formatUptime }

@@ -1,0 +1,42 @@
+'use strict'
+
+const { builtIns } = require('../../lib/collector-registry')
+
+const LINES = [
+  ['run <collector> [flags]', 'run a collector in the foreground (Ctrl-C drains and exits)'],
+  ['start <collector> [flags]', 'start a collector under PM2 (returns once it is ready)'],
+  ['stop <name>', 'stop a collector; it drains its workers first'],
+  ['restart <name>', 'rolling restart of its workers, one at a time, nothing lost'],
+  ['delete <name>', 'stop a collector and remove it from PM2'],
+  ['ls', 'list collectors: status, pid, uptime, restarts, rates'],
+  ['status <name> [--json]', 'counters of one collector'],
+  ['top [--once] [--interval 1s]', 'live per-collector, per-worker rates, drops and DB writes'],
+  ['simulate rtcp|syslog --target host:port', 'send test traffic (see collector simulate --help)'],
+  ['demo', 'a demonstration (not yet)'],
+  ['help', 'this text']
+]
+
+/** The CLI's usage text. */
+function text () {
+  const width = Math.max(...LINES.map(([left]) => left.length))
+  const collectors = builtIns().map((c) => (c.available ? c.name : `${c.name} (not installed)`)).join(', ')
+  return [
+    'Usage: collector <command> [arguments]',
+    '',
+    'Commands:',
+    ...LINES.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`),
+    '',
+    `<collector> is a built-in collector (${collectors}) or the path of a`,
+    'collector module. `collector run <collector> --help` lists its flags.',
+    'PM2_HOME selects the PM2 instance; COLLECTOR_STATS_DIR where counters are kept.',
+    ''
+  ].join('\n')
+}
+
+/** `collector help`: prints usage, exit 0. */
+async function run () {
+  process.stdout.write(text())
+  return 0
+}
+
+module.exports = { run, text }

@@ -1,0 +1,63 @@
+'use strict'
+
+const launcher = require('../../lib/launcher')
+const { readStats } = require('../../lib/stats-file')
+const { commandConfig, launcherOptions, defaultStatsDir, formatTable, formatUptime } = require('./common')
+
+const Config = commandConfig('collector ls [--json]', {
+  json: { type: 'boolean', default: false, description: 'print JSON' }
+})
+
+const COLUMNS = [
+  { key: 'name', title: 'NAME', align: 'left' },
+  { key: 'status', title: 'STATUS', align: 'left' },
+  { key: 'pid', title: 'PID' },
+  { key: 'uptime', title: 'UPTIME' },
+  { key: 'restarts', title: 'RESTARTS' },
+  { key: 'workers', title: 'WORKERS' },
+  { key: 'received', title: 'RECEIVED/S' },
+  { key: 'processed', title: 'PROCESSED/S' },
+  { key: 'dropped', title: 'DROPPED' },
+  { key: 'collector', title: 'COLLECTOR', align: 'left' }
+]
+
+/** `collector ls`: the collectors PM2 runs, with rates from their stats files. */
+async function run (argv) {
+  const config = Config.parse(argv)
+  if (config.help) return printHelp()
+  const procs = await launcher.list(launcherOptions())
+  const rows = await Promise.all(procs.map(withStats))
+  if (config.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n')
+  else if (rows.length === 0) process.stdout.write('no collectors (start one with `collector start <collector>`)\n')
+  else process.stdout.write(formatTable(COLUMNS, rows.map(toRow)))
+  return 0
+}
+
+async function withStats (proc) {
+  const snapshot = await readStats(proc.name.replace(/[/\\]/g, '_'), proc.statsDir || defaultStatsDir())
+  const fresh = snapshot && proc.status === 'online' && snapshot.pid === proc.pid
+  return { ...proc, stats: fresh ? snapshot : null }
+}
+
+function toRow (proc) {
+  const s = proc.stats
+  return {
+    name: proc.name,
+    status: proc.status,
+    pid: proc.pid || null,
+    uptime: formatUptime(proc.uptime),
+    restarts: proc.restarts,
+    workers: s ? s.stats.workers.length : null,
+    received: s ? s.rates.received : null,
+    processed: s ? s.rates.processed : null,
+    dropped: s ? s.stats.dropped.total : null,
+    collector: proc.collector
+  }
+}
+
+function printHelp () {
+  process.stdout.write(new Config([]).help())
+  return 0
+}
+
+module.exports = { run }

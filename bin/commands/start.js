@@ -1,0 +1,22 @@
+'use strict'
+
+const launcher = require('../../lib/launcher')
+const { loadCollector } = require('../../lib/collector-registry')
+const { takePositionals, launcherOptions } = require('./common')
+
+const USAGE = 'collector start <collector> [flags]'
+
+/** `collector start <collector> [flags]`: under PM2, returns once ready. */
+async function run (argv) {
+  const { values: [collector], rest } = takePositionals(argv, ['collector'], USAGE)
+  if (rest.includes('--help') || rest.includes('-h')) {
+    const { Config } = loadCollector(collector)
+    process.stdout.write(new Config(rest).help())
+    return 0
+  }
+  const proc = await launcher.start(collector, rest, launcherOptions())
+  process.stdout.write(`started ${proc.name} (pid ${proc.pid}); see \`collector status ${proc.name}\`\n`)
+  return 0
+}
+
+module.exports = { run, USAGE }

@@ -1,0 +1,81 @@
+'use strict'
+
+const { readStats } = require('../../lib/stats-file')
+const { commandConfig, takePositionals, defaultStatsDir, formatTable, formatUptime } = require('./common')
+
+const USAGE = 'collector status <name> [--json]'
+const Config = commandConfig(USAGE, {
+  json: { type: 'boolean', default: false, description: 'print the stats file (JSON)' }
+})
+
+const WORKER_COLUMNS = [
+  { key: 'slot', title: 'SLOT' },
+  { key: 'pid', title: 'PID' },
+  { key: 'state', title: 'STATE', align: 'left' },
+  { key: 'processed', title: 'PROCESSED' },
+  { key: 'rate', title: 'PROCESSED/S' },
+  { key: 'inFlight', title: 'IN-FLIGHT' },
+  { key: 'failed', title: 'FAILED' },
+  { key: 'writes', title: 'DB WRITES' }
+]
+
+/** `collector status <name> [--json]`: counters from the collector's stats file. */
+async function run (argv) {
+  if (argv[0] === '--help' || argv[0] === '-h') return printHelp()
+  const { values: [name], rest } = takePositionals(argv, ['name'], USAGE)
+  const config = Config.parse(rest)
+  if (config.help) return printHelp()
+  const dir = defaultStatsDir()
+  const snapshot = await readStats(name, dir)
+  if (!snapshot) {
+    process.stderr.write(`collector: no stats for ${name} in ${dir} (is it running? see \`collector ls\`)\n`)
+    return 1
+  }
+  process.stdout.write(config.json ? JSON.stringify(snapshot, null, 2) + '\n' : render(snapshot))
+  return 0
+}
+
+function render (snap) {
+  const { stats: s, rates: r } = snap
+  const address = s.address ? `${s.address.address}:${s.address.port}` : '-'
+  const stale = snap.age > 3 * snap.interval ? `  (last update ${Math.round(snap.age / 1000)} s ago)` : ''
+  const dropped = Object.entries(s.dropped).filter(([k, v]) => k !== 'total' && v > 0).map(([k, v]) => `${k} ${v}`).join(', ')
+  const lines = [
+    `${snap.name}  ${s.state}  pid ${snap.pid}  ${s.protocol} ${address}  up ${formatUptime(s.uptime)}${stale}`,
+    `collector  ${snap.collector}`,
+    '',
+    formatTable(COUNTER_COLUMNS, [
+      { what: 'total', received: s.received, processed: s.processed, failed: s.failed, dropped: s.dropped.total, lost: s.lost, inFlight: s.inFlight },
+      { what: 'per second', received: r.received, processed: r.processed, failed: r.failed, dropped: r.dropped, lost: null, inFlight: null }
+    ]).trimEnd(),
+    `dropped by reason: ${dropped || 'none'}`,
+    `restarts: listener ${s.restarts.listener}, worker respawns ${s.restarts.workers}, rolling ${s.restarts.rolling}`,
+    '',
+    formatTable(WORKER_COLUMNS, s.workers.map((w) => workerRow(w, r))).trimEnd(),
+    ''
+  ]
+  return lines.join('\n')
+}
+
+const COUNTER_COLUMNS = [
+  { key: 'what', title: '', align: 'left' },
+  { key: 'received', title: 'RECEIVED' },
+  { key: 'processed', title: 'PROCESSED' },
+  { key: 'failed', title: 'FAILED' },
+  { key: 'dropped', title: 'DROPPED' },
+  { key: 'lost', title: 'LOST' },
+  { key: 'inFlight', title: 'IN-FLIGHT' }
+]
+
+function workerRow (w, rates) {
+  const rate = rates.workers.find((x) => x.slot === w.slot && x.pid === w.pid)
+  const writes = w.custom && typeof w.custom.writes === 'number' ? w.custom.writes : null
+  return { ...w, rate: rate ? rate.processed : null, writes }
+}
+
+function printHelp () {
+  process.stdout.write(new Config([]).help())
+  return 0
+}
+
+module.exports = { run, render }

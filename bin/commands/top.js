@@ -1,0 +1,99 @@
+'use strict'
+
+const { readAllStats, writesOf } = require('../../lib/stats-file')
+const { commandConfig, defaultStatsDir, formatTable } = require('./common')
+
+const Config = commandConfig('collector top [--once] [--interval 1s] [--all]', {
+  once: { type: 'boolean', default: false, description: 'print one frame and exit' },
+  interval: { type: 'duration', min: 100, default: 1000, description: 'time between frames' },
+  all: { type: 'boolean', default: false, description: 'also show collectors that stopped updating' }
+})
+
+const STALE_AFTER_MS = 10000
+const CLEAR = '\x1b[H\x1b[2J'
+
+const COLUMNS = [
+  { key: 'name', title: 'COLLECTOR / WORKER', align: 'left' },
+  { key: 'pid', title: 'PID' },
+  { key: 'state', title: 'STATE', align: 'left' },
+  { key: 'received', title: 'RECV/S' },
+  { key: 'processed', title: 'PROC/S' },
+  { key: 'dropped', title: 'DROP/S' },
+  { key: 'droppedTotal', title: 'DROPPED' },
+  { key: 'lost', title: 'LOST' },
+  { key: 'inFlight', title: 'IN-FLIGHT' },
+  { key: 'failed', title: 'FAILED' },
+  { key: 'writes', title: 'WRITES/S' },
+  { key: 'writesTotal', title: 'WRITES' }
+]
+
+/** `collector top`: refreshes every --interval like mongotop; --once for one frame. */
+async function run (argv) {
+  const config = Config.parse(argv)
+  if (config.help) {
+    process.stdout.write(new Config([]).help())
+    return 0
+  }
+  const dir = defaultStatsDir()
+  if (config.once) {
+    process.stdout.write(await frame(dir, config))
+    return 0
+  }
+  const tty = process.stdout.isTTY
+  const draw = async () => process.stdout.write((tty ? CLEAR : '\n') + await frame(dir, config))
+  await draw()
+  const timer = setInterval(draw, config.interval)
+  process.once('SIGINT', () => { clearInterval(timer); process.exit(0) })
+  return null
+}
+
+/** One screen: a line per collector and one per worker. */
+async function frame (dir, config) {
+  const snapshots = (await readAllStats(dir)).filter((s) => config.all || (s.state !== 'stopped' && s.age < STALE_AFTER_MS))
+  const header = `collector top — ${new Date().toISOString()} — ${dir}\n\n`
+  if (snapshots.length === 0) return header + 'no running collectors\n'
+  return header + formatTable(COLUMNS, snapshots.flatMap(rows))
+}
+
+function rows (snap) {
+  const { stats: s, rates: r } = snap
+  const workers = s.workers.map((w) => workerRow(w, r))
+  const writes = sum(workers.map((w) => w.writes))
+  const writesTotal = sum(workers.map((w) => w.writesTotal))
+  const collector = {
+    name: snap.name,
+    pid: snap.pid,
+    state: s.state,
+    received: r.received,
+    processed: r.processed,
+    dropped: r.dropped,
+    droppedTotal: s.dropped.total,
+    lost: s.lost,
+    inFlight: s.inFlight,
+    failed: s.failed,
+    writes,
+    writesTotal
+  }
+  return [collector, ...workers]
+}
+
+function workerRow (w, rates) {
+  const rate = rates.workers.find((x) => x.slot === w.slot && x.pid === w.pid) || {}
+  return {
+    name: `  worker ${w.slot}`,
+    pid: w.pid,
+    state: w.state,
+    processed: rate.processed,
+    inFlight: w.inFlight,
+    failed: w.failed,
+    writes: rate.writes,
+    writesTotal: writesOf(w)
+  }
+}
+
+function sum (values) {
+  const numbers = values.filter((v) => typeof v === 'number')
+  return numbers.length ? numbers.reduce((a, b) => a + b, 0) : null
+}
+
+module.exports = { run, frame }
