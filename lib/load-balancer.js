@@ -165,7 +165,7 @@ class LoadBalancer extends EventEmitter {
       port: options.port,
       options,
       logger,
-      dispatch: (message) => this.dispatch(message),
+      dispatch: (message, force) => this.dispatch(message, force),
       drop: (reason) => this.drop(reason),
       count: (event) => { this.counters.events[event] = (this.counters.events[event] || 0) + 1 },
       onCapacity: (fn) => this.capacityWaiters.push(fn),
@@ -175,13 +175,14 @@ class LoadBalancer extends EventEmitter {
 
   /**
    * The hot path: count, pick a worker, append to its batch. Returns false
-   * when no worker can take the message (the caller drops or pauses).
+   * when no worker can take the message (the caller drops or pauses);
+   * `force` goes past maxInFlight rather than refuse (data already accepted).
    */
-  dispatch (message) {
+  dispatch (message, force) {
     const counters = this.counters
     counters.received++
     counters.bytes += message.data.length
-    const worker = this.pick(message)
+    const worker = this.pick(message, force)
     if (worker === null) {
       counters.received--
       counters.bytes -= message.data.length
@@ -192,13 +193,14 @@ class LoadBalancer extends EventEmitter {
     return true
   }
 
-  pick (message) {
+  pick (message, force) {
     const workers = this.pool.rotation
     if (workers.length === 0) return null
     const worker = this.distribute(workers, message)
-    if (worker && !worker.saturated && worker.state === 'ready') return worker
+    if (worker && worker.state === 'ready' && (force || !worker.saturated)) return worker
     const open = workers.filter((w) => !w.saturated)
-    return open.length === 0 ? null : this.distribute(open, message)
+    if (open.length > 0) return this.distribute(open, message)
+    return force ? workers[0] : null
   }
 
   /** Counts a received message that was thrown away, by reason. */

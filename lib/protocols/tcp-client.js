@@ -21,6 +21,7 @@ async function start (ctx) {
     close: () => {
       closing = true
       connection.framer.end()
+      connection.abandon()
       return new Promise((resolve) => socket.end(resolve)).then(() => socket.destroy())
     }
   }

@@ -42,9 +42,15 @@ class TcpConnection {
     if (!this.socket.destroyed) this.socket.resume()
   }
 
-  /** Frames still waiting for a worker when the connection is torn down. */
+  /**
+   * The connection is torn down (peer gone or stop()): frames still waiting
+   * were already read, so TCP told the sender they arrived. Deliver them,
+   * past maxInFlight if need be; only with no worker at all are they dropped.
+   */
   abandon () {
-    for (let i = 0; i < this.waiting.length; i++) this.ctx.drop('queueFull')
+    for (const message of this.waiting) {
+      if (!this.ctx.dispatch(message, true)) this.ctx.drop('queueFull')
+    }
     this.waiting = []
   }
 }

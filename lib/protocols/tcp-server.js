@@ -46,13 +46,16 @@ function listen (server, ctx) {
 }
 
 // Stop accepting, then end every connection after the frames it already
-// delivered; bytes of an unfinished frame are counted as 'partial'.
+// delivered; bytes of an unfinished frame are counted as 'partial'. Frames
+// waiting for capacity are handed over now: the server may report closed
+// before the sockets' own 'close' events, when the workers are leaving.
 function close (server, connections) {
   const closed = new Promise((resolve) => server.close(resolve))
-  for (const { socket, framer } of connections) {
-    socket.pause()
-    framer.end()
-    socket.destroy()
+  for (const connection of connections) {
+    connection.socket.pause()
+    connection.framer.end()
+    connection.abandon()
+    connection.socket.destroy()
   }
   return closed
 }
