@@ -55,3 +55,15 @@ test('tcp: a burst past maxInFlight pauses the sockets instead of dropping; orde
   }
   assert.deepEqual([...seen.values()], clients.map(() => perConnection))
 })
+
+test('tcp: stop() while sockets are paused still delivers the frames already read', async (t) => {
+  const lb = await startLb(t, { protocol: 'tcp_server', instances: 1, maxInFlight: 2, batchSize: 1, workerOptions: { delayMs: 5 } })
+  const socket = await tcpClient(t, lb.address().port)
+  await write(socket, lines(100).map((l) => `${l}\n`).join(''))
+  await waitFor(() => lb.summary().received >= 2, { what: 'the first frames' })
+  await lb.stop()
+  const s = lb.summary()
+  assert.ok(s.received > 0)
+  assert.equal(s.dropped.total, 0, `dropped ${JSON.stringify(s.dropped)}`)
+  assert.equal(s.processed, s.received)
+})
