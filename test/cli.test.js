@@ -1,0 +1,196 @@
+'use strict'
+// The `collector` CLI as a user runs it: a child process per command.
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const { spawn } = require('node:child_process')
+const dgram = require('node:dgram')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { decodeRtcp } = require('../collectors/rtcp/decoder')
+const { readStats } = require('../lib/stats-file')
+
+const CLI = path.join(__dirname, '..', 'bin', 'collector.js')
+const ECHO = path.join(__dirname, 'fixtures', 'echo-collector.js')
+
+function tempEnv (t) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-cli-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return { dir, env: { ...process.env, COLLECTOR_STATS_DIR: dir, PM2_HOME: path.join(dir, 'pm2') } }
+}
+
+function cli (args, env = process.env) {
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => { stdout += d })
+  child.stderr.on('data', (d) => { stderr += d })
+  const done = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })))
+  return { child, done }
+}
+
+async function waitFor (what, fn, timeout = 30000) {
+  const deadline = Date.now() + timeout
+  while (Date.now() < deadline) {
+    const value = await fn()
+    if (value) return value
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  assert.fail(`timed out waiting for ${what}`)
+}
+
+function assertNoStack (text) {
+  assert.doesNotMatch(text, /\n\s+at .+:\d+:\d+/, 'no stack trace')
+}
+
+test('help lists the commands, exit 0', async () => {
+  const r = await cli(['help']).done
+  assert.equal(r.code, 0)
+  for (const command of ['run', 'start', 'stop', 'restart', 'delete', 'ls', 'status', 'top', 'simulate', 'demo']) {
+    assert.match(r.stdout, new RegExp(`^  ${command}\\b`, 'm'))
+  }
+})
+
+test('an unknown command prints help, exit 2', async () => {
+  const r = await cli(['frobnicate']).done
+  assert.equal(r.code, 2)
+  assert.match(r.stderr, /unknown command "frobnicate"/)
+  assert.match(r.stderr, /Usage: collector/)
+})
+
+test('bad flags exit 2 with the message naming each flag, no stack', async () => {
+  const r = await cli(['run', ECHO, '--instances', 'lots', '--prot', 'udp']).done
+  assert.equal(r.code, 2)
+  assert.match(r.stderr, /--instances: expected an integer/)
+  assert.match(r.stderr, /--prot: unknown flag; did you mean --port\?/)
+  assertNoStack(r.stderr)
+  const sim = await cli(['simulate', 'rtcp', '--rate', 'fast']).done
+  assert.equal(sim.code, 2)
+  assert.match(sim.stderr, /--rate: expected a number/)
+  assert.match(sim.stderr, /--target: is required/)
+  const unknown = await cli(['run', 'no-such-collector']).done
+  assert.equal(unknown.code, 2)
+  assert.match(unknown.stderr, /unknown collector "no-such-collector"/)
+  assertNoStack(unknown.stderr)
+})
+
+test('run in the foreground: status --json, top --once, then SIGINT drains and exits 0', { timeout: 60000 }, async (t) => {
+  const { dir, env } = tempEnv(t)
+  const name = 'cli-run'
+  const run = cli(['run', ECHO, '--port', '0', '--instances', '2', '--delay', '30ms', '--name', name], env)
+  t.after(() => run.child.kill('SIGKILL'))
+  const ready = await waitFor('the collector to start', async () => {
+    const snap = await readStats(name, dir)
+    return snap && snap.state === 'running' ? snap : null
+  })
+
+  const socket = dgram.createSocket('udp4')
+  await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
+  for (let i = 0; i < 200; i++) socket.send(`m${i}`, ready.stats.address.port, '127.0.0.1')
+  await waitFor('200 received', async () => {
+    const snap = await readStats(name, dir)
+    return snap && snap.stats.received === 200
+  })
+  socket.close()
+
+  const status = await cli(['status', name, '--json'], env).done
+  assert.equal(status.code, 0, status.stderr)
+  const json = JSON.parse(status.stdout)
+  assert.equal(json.name, name)
+  assert.equal(json.stats.received, 200)
+  assert.equal(json.stats.workers.length, 2)
+  assert.ok(json.stats.processed < 200, 'slow workers still have messages in flight')
+  assert.equal(typeof json.rates.received, 'number')
+
+  const table = await cli(['status', name], env).done
+  assert.equal(table.code, 0)
+  assert.match(table.stdout, /RECEIVED\s+PROCESSED/)
+  assert.match(table.stdout, /DB WRITES/)
+
+  const top = await cli(['top', '--once'], env).done
+  assert.equal(top.code, 0, top.stderr)
+  assert.match(top.stdout, new RegExp(`^${name}\\s+${ready.pid}\\s+running`, 'm'))
+  assert.match(top.stdout, /^ {2}worker 0 /m)
+  assert.match(top.stdout, /^ {2}worker 1 /m)
+
+  // 200 messages x 30 ms over 2 workers: still in flight when the signal lands.
+  run.child.kill('SIGINT')
+  const exit = await run.done
+  assert.equal(exit.code, 0, exit.stderr)
+  assertNoStack(exit.stderr)
+  const final = await readStats(name, dir)
+  assert.equal(final.state, 'stopped')
+  assert.equal(final.stats.processed, 200, 'everything received was processed before exit')
+  assert.equal(final.stats.lost, 0)
+})
+
+test('a second SIGINT forces exit 1 without waiting for the drain', { timeout: 60000 }, async (t) => {
+  const { dir, env } = tempEnv(t)
+  const name = 'cli-force'
+  const run = cli(['run', ECHO, '--port', '0', '--instances', '1', '--delay', '1s', '--name', name], env)
+  t.after(() => run.child.kill('SIGKILL'))
+  const ready = await waitFor('the collector to start', async () => {
+    const snap = await readStats(name, dir)
+    return snap && snap.state === 'running' ? snap : null
+  })
+  const socket = dgram.createSocket('udp4')
+  await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
+  for (let i = 0; i < 20; i++) socket.send(`m${i}`, ready.stats.address.port, '127.0.0.1')
+  await waitFor('20 received', async () => {
+    const snap = await readStats(name, dir)
+    return snap && snap.stats.received === 20
+  })
+  socket.close()
+  run.child.kill('SIGINT')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  run.child.kill('SIGINT')
+  const exit = await run.done
+  assert.equal(exit.code, 1)
+  assert.match(exit.stdout, /second signal/)
+})
+
+test('simulate rtcp sends exactly the streams and packets its summary claims', { timeout: 60000 }, async (t) => {
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const datagrams = []
+  socket.on('message', (msg) => datagrams.push(msg))
+  await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
+  const target = `127.0.0.1:${socket.address().port}`
+  const r = await cli(['simulate', 'rtcp', '--target', target, '--streams', '3', '--rate', '300', '--duration', '1', '--json']).done
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stderr, /sent 300\/300 packets/)
+  const summary = JSON.parse(r.stdout)
+  assert.equal(summary.packets, 300)
+  assert.equal(summary.streams, 3)
+  assert.equal(summary.errors, 0)
+  await waitFor('every datagram', () => datagrams.length >= summary.packets, 5000)
+  assert.equal(datagrams.length, summary.packets)
+
+  const seen = new Map() // "reporter>peer" → { packets, highestSeq }
+  for (const datagram of datagrams) {
+    const rr = decodeRtcp(datagram).packets.filter((p) => p.type === 'RR')
+    assert.equal(rr.length, 1)
+    assert.equal(rr[0].reports.length, 1)
+    const key = `${rr[0].ssrc}>${rr[0].reports[0].ssrc}`
+    const entry = seen.get(key) || { packets: 0, highestSeq: -1 }
+    assert.ok(rr[0].reports[0].highestSeq > entry.highestSeq, 'extended highest sequence numbers increase')
+    seen.set(key, { packets: entry.packets + 1, highestSeq: rr[0].reports[0].highestSeq })
+  }
+  assert.equal(seen.size, 2 * summary.streams, 'each stream is a pair of SSRCs reporting on each other')
+  let total = 0
+  for (const stream of summary.perStream) {
+    const forward = seen.get(`${stream.from.ssrc}>${stream.to.ssrc}`)
+    const backward = seen.get(`${stream.to.ssrc}>${stream.from.ssrc}`)
+    assert.deepEqual(forward, { packets: stream.from.packets, highestSeq: stream.from.highestSeq })
+    assert.deepEqual(backward, { packets: stream.to.packets, highestSeq: stream.to.highestSeq })
+    assert.equal(stream.packets, forward.packets + backward.packets)
+    total += stream.packets
+  }
+  assert.equal(total, summary.packets)
+})
+
+test('demo is a stub for now', async () => {
+  const r = await cli(['demo']).done
+  assert.equal(r.code, 0)
+  assert.match(r.stdout, /not yet/)
+})
