@@ -205,7 +205,7 @@ async function find (api, name) {
 
 async function mustFind (api, name) {
   const proc = await find(api, name)
-  if (!proc) throw new CollectorError(`no collector named ${name} (see \`collector ls\`)`, 'ERR_UNKNOWN_COLLECTOR', { name })
+  if (!proc) throw new CollectorError(`no collector named ${name} (see \`collector ls\`)`, 'ERR_NO_SUCH_COLLECTOR', { name })
   return proc
 }
 

@@ -34,7 +34,7 @@ async function run (argv) {
 }
 
 async function withStats (proc) {
-  const snapshot = await readStats(proc.name.replace(/[/\\]/g, '_'), proc.statsDir || defaultStatsDir())
+  const snapshot = await readStats(proc.name, proc.statsDir || defaultStatsDir())
   const fresh = snapshot && proc.status === 'online' && snapshot.pid === proc.pid
   return { ...proc, stats: fresh ? snapshot : null }
 }
