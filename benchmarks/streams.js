@@ -1,0 +1,241 @@
+'use strict'
+// Stream storage under load: a separate sender process → LoadBalancer (2
+// workers, hash distribution on the stream) → MongoDB, then an exact check of
+// every document. First measures the server's raw bulkWrite upsert ceiling in
+// the same run, since these machines are noisy.
+// Usage: node benchmarks/streams.js [--scale 0.1] [--only hot,hot-bidi,wide]
+const path = require('node:path')
+const { execFile } = require('node:child_process')
+const minimist = require('minimist')
+const { MongoClient } = require('mongodb')
+const { LoadBalancer } = require('..')
+const { startJavaServer } = require('../lib/mongo/java-server')
+const { packetOp } = require('../workers/storage/stream-ops')
+const { pairKey } = require('../workers/storage/stream-key')
+const { packetOf } = require('./stream-sender')
+
+const args = minimist(process.argv.slice(2), { string: ['only'], default: { scale: 1, instances: 2, only: 'hot,hot-bidi,wide' } })
+const WORKER = path.join(__dirname, '../test/fixtures/binary-stream-worker.js')
+const POLL_MS = 250
+const DRAIN_LIMIT_MS = 600000
+
+const SCENARIOS = {
+  hot: { streams: 1000, rate: 50000, ms: 10000, bidirectional: 0 },
+  'hot-bidi': { streams: 1000, rate: 50000, ms: 10000, bidirectional: 1 },
+  wide: { streams: 100000, rate: 20000, ms: 15000, bidirectional: 0 }
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Flow affinity on the stream number, so both directions of a stream meet in one worker. */
+class StreamBalancer extends LoadBalancer {
+  key (message) {
+    return message.data.length >= 4 ? message.data.readUInt32BE(0) : 0
+  }
+}
+
+async function mongo () {
+  if (process.env.MONGODB_URI) return { uri: process.env.MONGODB_URI, stop: () => {} }
+  const server = await startJavaServer({ port: 0 })
+  return { uri: server.uri, stop: () => server.stop() }
+}
+
+async function streamIndexes (collection) {
+  await collection.createIndex({ openKey: 1 }, { unique: true })
+  await collection.createIndex({ active: 1, 'metadata.lastUpdated': 1 })
+  await collection.createIndex({ 'from.ID': 1, active: 1 })
+  await collection.createIndex({ 'to.ID': 1, active: 1 })
+}
+
+function ceilingOps (client, count, pass, now) {
+  const ops = []
+  for (let s = 0; s < count; s++) {
+    const fromID = `c${client}a${s}`
+    const toID = `c${client}b${s}`
+    const entry = { fromID, toID, pair: pairKey(fromID, toID), IP: '10.0.0.1', maxHpn: pass + 1, minHpn: pass + 1, count: 1, minTs: now, maxTs: now, fields: null }
+    ops.push(packetOp(entry, 'from', now))
+  }
+  return ops
+}
+
+// Raw ceiling: 2 clients, each unordered bulkWrites of 1,000 upserts of the
+// document shape the workers write, one insert pass then one update pass.
+async function measureCeiling (uri, streamsPerClient) {
+  const client = await new MongoClient(uri).connect()
+  const collection = client.db(`bench_ceiling_${process.pid}`).collection('streams')
+  await streamIndexes(collection)
+  const started = process.hrtime.bigint()
+  let upserts = 0
+  await Promise.all([0, 1].map(async (c) => {
+    for (let pass = 0; pass < 2; pass++) {
+      const ops = ceilingOps(c, streamsPerClient, pass, new Date())
+      for (let i = 0; i < ops.length; i += 1000) {
+        const batch = ops.slice(i, i + 1000)
+        await collection.bulkWrite(batch, { ordered: false })
+        upserts += batch.length
+      }
+    }
+  }))
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9
+  await collection.db.dropDatabase().catch(() => {})
+  await client.close()
+  return { upserts, seconds, perSecond: upserts / seconds }
+}
+
+function send (port, s) {
+  return new Promise((resolve, reject) => {
+    const argv = [path.join(__dirname, 'stream-sender.js'), port, s.streams, s.rate, s.ms, s.bidirectional]
+    execFile(process.execPath, argv, { timeout: s.ms * 4 + 10000 }, (err, stdout) => {
+      if (err) return reject(err)
+      resolve(JSON.parse(stdout))
+    })
+  })
+}
+
+function sumWorkers (stats, key) {
+  return stats.workers.reduce((sum, w) => sum + ((w.custom && w.custom[key]) || 0), 0)
+}
+
+/** Polls until every received packet is processed and written; returns the write timeline. */
+async function drain (lb, sender) {
+  const samples = []
+  const deadline = Date.now() + DRAIN_LIMIT_MS
+  let senderDone = false
+  let stable = 0
+  sender.then(() => { senderDone = true }, () => { senderDone = true })
+  while (Date.now() < deadline) {
+    await sleep(POLL_MS)
+    const stats = await lb.stats()
+    const sample = { t: Date.now(), received: stats.received, processed: stats.processed, writes: sumWorkers(stats, 'streamWrites'), pending: sumWorkers(stats, 'pendingStreams') }
+    const last = samples[samples.length - 1]
+    samples.push(sample)
+    // ops are counted when a bulkWrite starts: the real end of the writes is lb.stop()
+    const idle = senderDone && sample.processed === sample.received && last && last.processed === sample.processed
+    stable = idle ? stable + 1 : 0
+    if (stable >= 2) return samples
+  }
+  throw new Error(`not drained within ${DRAIN_LIMIT_MS} ms`)
+}
+
+function expectedDocs (s, sent) {
+  const want = new Map()
+  for (let i = 0; i < sent; i++) {
+    const { stream, direction, number } = packetOf(i, s.streams, s.bidirectional)
+    let w = want.get(stream)
+    if (!w) want.set(stream, (w = { a: 0, b: 0, packets: 0 }))
+    if (direction === 0) w.a = Math.max(w.a, number)
+    else w.b = Math.max(w.b, number)
+    w.packets++
+  }
+  return want
+}
+
+/** One doc per pair, exact max per side, exact packet count. Returns the number of mismatches. */
+async function checkDocs (db, s, sent) {
+  const want = expectedDocs(s, sent)
+  const docs = await db.collection('streams').find({ openKey: { $exists: true } }, { projection: { from: 1, to: 1, metadata: 1 } }).toArray()
+  let bad = 0
+  const seen = new Set()
+  for (const doc of docs) {
+    const stream = Number(doc.from.ID.slice(1))
+    const w = want.get(stream)
+    const [a, b] = doc.from.ID[0] === 'a' ? [doc.from, doc.to] : [doc.to, doc.from]
+    const ok = w && !seen.has(stream) && a.highestPacketNum === (w.a || undefined) && b.highestPacketNum === (w.b || undefined) && doc.metadata.packets === w.packets
+    if (!ok && ++bad <= 3 && process.env.BENCH_DEBUG) console.error('mismatch', JSON.stringify({ want: w, doc }))
+    seen.add(stream)
+  }
+  return { docs: docs.length, expected: want.size, mismatches: bad + (want.size - seen.size) }
+}
+
+function scaled (s) {
+  const f = Number(args.scale)
+  return { ...s, streams: Math.max(1, Math.round(s.streams * f)), rate: Math.max(1, Math.round(s.rate * f)) }
+}
+
+async function runScenario (name, uri, client) {
+  const s = scaled(SCENARIOS[name])
+  const database = `bench_${name.replace(/\W/g, '_')}_${process.pid}`
+  const lb = new StreamBalancer({
+    worker: WORKER,
+    instances: args.instances,
+    distribution: 'hash',
+    maxInFlight: 200000,
+    drainTimeout: DRAIN_LIMIT_MS, // the master SIGKILLs a worker still flushing after this
+    workerOptions: { mongoUri: uri, database, sweep: false, streamTimeout: 3600000, preallocateRate: 0, flushTimeout: DRAIN_LIMIT_MS - 10000 }
+  })
+  await lb.start()
+  const started = Date.now()
+  const sender = send(lb.address().port, s)
+  await drain(lb, sender)
+  const { sent } = await sender
+  await sleep(2 * POLL_MS) // let the last flush start so its ops show in the stats
+  const stats = await lb.stats()
+  await lb.stop()
+  const stoppedAt = Date.now()
+  const summary = lb.summary()
+  const writes = sumWorkers(stats, 'streamWrites')
+  const packets = sumWorkers(stats, 'packets')
+  const check = await checkDocs(client.db(database), s, sent)
+  await client.db(database).dropDatabase().catch(() => {})
+  const writeSeconds = (stoppedAt - started) / 1000
+  return {
+    scenario: name,
+    streams: s.streams,
+    offeredPerSec: s.rate,
+    sent,
+    received: summary.received,
+    processed: summary.processed,
+    dropped: summary.dropped.total,
+    packets,
+    streamWrites: writes,
+    writesPerPacket: +(writes / Math.max(1, packets)).toFixed(4),
+    upsertsPerSec: Math.round(writes / Math.max(0.001, writeSeconds)),
+    drainAfterSendMs: Math.max(0, stoppedAt - started - s.ms),
+    duplicateRetries: sumWorkers(stats, 'duplicateRetries'),
+    dbErrors: sumWorkers(stats, 'dbErrors'),
+    droppedPending: sumWorkers(stats, 'droppedPending'),
+    rejected: sumWorkers(stats, 'rejected'),
+    docs: check.docs,
+    expectedDocs: check.expected,
+    mismatches: check.mismatches,
+    lostUpdates: sent - packets + check.mismatches
+  }
+}
+
+function table (rows) {
+  const keys = Object.keys(rows[0])
+  const width = keys.map((k) => Math.max(k.length, ...rows.map((r) => String(r[k]).length)))
+  const line = (cells) => cells.map((c, i) => String(c).padStart(width[i])).join('  ')
+  return [line(keys), ...rows.map((r) => line(keys.map((k) => r[k])))].join('\n')
+}
+
+async function main () {
+  const { uri, stop } = await mongo()
+  const client = await new MongoClient(uri).connect()
+  try {
+    const ceiling = await measureCeiling(uri, Math.max(1000, Math.round(50000 * Number(args.scale))))
+    console.log(`raw bulkWrite upsert ceiling (2 clients × unordered 1,000): ${Math.round(ceiling.perSecond)} upserts/s (${ceiling.upserts} in ${ceiling.seconds.toFixed(2)} s)`)
+    const rows = []
+    for (const name of args.only.split(',')) {
+      rows.push(await runScenario(name, uri, client))
+      console.log(table(rows.slice(-1)))
+    }
+    const wide = rows.find((r) => r.scenario === 'wide')
+    const result = {
+      ceilingUpsertsPerSec: Math.round(ceiling.perSecond),
+      wideVsCeiling: wide ? +(wide.upsertsPerSec / ceiling.perSecond).toFixed(3) : null,
+      scale: Number(args.scale),
+      scenarios: rows
+    }
+    console.log('\n' + table(rows))
+    console.log(JSON.stringify(result))
+  } finally {
+    await client.close()
+    await stop()
+  }
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exitCode = 1
+})
