@@ -189,8 +189,12 @@ test('simulate rtcp sends exactly the streams and packets its summary claims', {
   assert.equal(total, summary.packets)
 })
 
-test('demo is a stub for now', async () => {
-  const r = await cli(['demo']).done
-  assert.equal(r.code, 0)
-  assert.match(r.stdout, /not yet/)
+test('demo (the main job) starts its own database when none is configured and stores every simulated call exactly', { timeout: 120000 }, async () => {
+  const env = { ...process.env }
+  delete env.MONGODB_URI
+  const r = await cli(['demo', '--duration', '4', '--streams', '50', '--rate', '200', '--port', '0', '--log-level', 'warn'], env).done
+  assert.equal(r.code, 0, r.stdout + r.stderr)
+  assert.match(r.stdout, /streams stored: 50 \(expected 50\); reporting sides exact: 100\/100/)
+  assert.match(r.stdout, /dropped 0/)
+  assertNoStack(r.stderr)
 })

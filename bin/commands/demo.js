@@ -1,9 +1,16 @@
 'use strict'
 
-/** `collector demo`: placeholder. */
-async function run () {
-  process.stdout.write('collector demo: not yet\n')
-  return 0
+const { spawn } = require('node:child_process')
+const path = require('node:path')
+
+/**
+ * `collector demo [--streams N] [--rate R] [--duration S]`: the main job
+ * (also `npm start`), run as a child with the terminal so Ctrl-C reaches it.
+ */
+function run (argv) {
+  const child = spawn(process.execPath, [path.join(__dirname, '..', 'demo.js'), ...argv], { stdio: 'inherit' })
+  process.on('SIGINT', () => {}) // the child drains and reports; we wait for it
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code === null ? 1 : code)))
 }
 
 module.exports = { run }

@@ -12,7 +12,7 @@ const LINES = [
   ['status <name> [--json]', 'counters of one collector'],
   ['top [--once] [--interval 1s]', 'live per-collector, per-worker rates, drops and DB writes'],
   ['simulate rtcp|syslog --target host:port', 'send test traffic (see collector simulate --help)'],
-  ['demo', 'a demonstration (not yet)'],
+  ['demo [--streams N] [--rate R] [--duration S]', 'RTCP collector + embedded database + simulated calls (npm start)'],
   ['help', 'this text']
 ]
 
