@@ -38,7 +38,7 @@ const SD_NAME = /^[!#-<>-\\^-~]{1,32}$/ // PRINTUSASCII except '=', SP, ']', '"'
  *   a trailing CR/LF/NUL run is stripped; invalid UTF-8 becomes U+FFFD
  * @param {object} [options]
  * @param {Date} [options.receivedAt=new Date()] copied into the record; also
- *   picks the year of RFC 3164 timestamps (the one closest to it)
+ *   picks the year of RFC 3164 timestamps (the latest not a day past it)
  * @param {number} [options.defaultYear] year for RFC 3164 timestamps instead
  * @param {boolean} [options.keepRaw=false] add `raw`, the text as received
  * @returns {object} `{ format: '5424'|'3164', facility, severity, facilityName,
