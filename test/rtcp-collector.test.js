@@ -9,24 +9,15 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
 const { once } = require('node:events')
-const { MongoClient } = require('mongodb')
 const rtcp = require('../collectors/rtcp')
 const { decodeRtcp } = require('../collectors/rtcp/decoder')
 const { encodeReport } = require('../collectors/rtcp/encoder')
-const { getTestMongo, uniqueDbName } = require('./helpers/mongo')
+const { startTestCollector } = require('./helpers/collector')
 const { waitFor } = require('./helpers/streams')
 const peers = require('./helpers/rtp-peers')
 
-async function startCollector (t, extra = []) {
-  const { uri } = await getTestMongo()
-  const database = uniqueDbName('rtcp')
-  const config = new rtcp.Config(['--port', '0', '-i', '2', '--database', database, '--flush-interval', '50ms', ...extra]).getConfig()
-  const collector = new rtcp.Collector({ ...config, workerOptions: { mongoUri: uri } })
-  t.after(() => collector.stop())
-  await collector.start()
-  const client = await new MongoClient(uri).connect()
-  t.after(() => client.close())
-  return { collector, db: client.db(database), port: collector.address().port }
+function startCollector (t, extra = []) {
+  return startTestCollector(t, rtcp, extra)
 }
 
 async function startRelay (t, targetPort) {

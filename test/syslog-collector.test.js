@@ -8,25 +8,16 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { execFile } = require('node:child_process')
 const { promisify } = require('node:util')
-const { MongoClient } = require('mongodb')
 const syslog = require('../collectors/syslog')
 const { parseSyslog } = require('../collectors/syslog/parser')
 const { generateSyslog } = require('../collectors/syslog/generator')
-const { getTestMongo, uniqueDbName } = require('./helpers/mongo')
+const { startTestCollector } = require('./helpers/collector')
 const { waitFor } = require('./helpers/streams')
 
 const run = promisify(execFile)
 
-async function startCollector (t, extra = []) {
-  const { uri } = await getTestMongo()
-  const database = uniqueDbName('syslog')
-  const config = new syslog.Config(['--port', '0', '-i', '2', '--database', database, '--flush-interval', '50ms', ...extra]).getConfig()
-  const collector = new syslog.Collector({ ...config, workerOptions: { mongoUri: uri } })
-  t.after(() => collector.stop())
-  await collector.start()
-  const client = await new MongoClient(uri).connect()
-  t.after(() => client.close())
-  return { collector, db: client.db(database), port: collector.address().port }
+function startCollector (t, extra = []) {
+  return startTestCollector(t, syslog, extra)
 }
 
 function logger (port, args) {

@@ -1,7 +1,7 @@
 'use strict'
 
 const mongoose = require('mongoose')
-const { counterSchema } = require('../../workers/storage/schemas')
+const { counterSchema, defineModel } = require('../../workers/storage/schemas')
 
 const { Schema } = mongoose
 
@@ -29,11 +29,10 @@ messageSchema.index({ host: 1, timestamp: 1 })
 messageSchema.index({ severity: 1, timestamp: 1 })
 
 async function defineSyslogModels (connection, { collection = 'syslog', countersCollection = 'counters' } = {}) {
-  const Message = connection.model('SyslogMessage', messageSchema, collection)
-  const Counter = connection.model('Counter', counterSchema, countersCollection)
-  await Message.createIndexes()
-  await Counter.createIndexes()
-  return { Message, Counter }
+  return {
+    Message: await defineModel(connection, 'SyslogMessage', messageSchema, collection),
+    Counter: await defineModel(connection, 'Counter', counterSchema, countersCollection)
+  }
 }
 
 module.exports = { messageSchema, defineSyslogModels }

@@ -50,13 +50,19 @@ const counterSchema = new Schema({
 
 counterSchema.index({ metric: 1, day: 1 })
 
-/** Binds the models to a connection and creates their indexes. */
-async function defineModels (connection, { streams = 'streams', counters = 'counters' } = {}) {
-  const Stream = connection.model('Stream', streamSchema, streams)
-  const Counter = connection.model('Counter', counterSchema, counters)
-  await Stream.createIndexes()
-  await Counter.createIndexes()
-  return { Stream, Counter }
+/** Binds a schema to a connection under a collection name and creates its indexes. */
+async function defineModel (connection, name, schema, collection) {
+  const model = connection.model(name, schema, collection)
+  await model.createIndexes()
+  return model
 }
 
-module.exports = { streamSchema, counterSchema, defineModels }
+/** The stream worker's models, indexes created. */
+async function defineModels (connection, { streams = 'streams', counters = 'counters' } = {}) {
+  return {
+    Stream: await defineModel(connection, 'Stream', streamSchema, streams),
+    Counter: await defineModel(connection, 'Counter', counterSchema, counters)
+  }
+}
+
+module.exports = { streamSchema, counterSchema, defineModel, defineModels }

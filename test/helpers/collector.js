@@ -1,0 +1,19 @@
+'use strict'
+// Starts a ready collector (rtcp, syslog) on an ephemeral port with its
+// own database on the test server, and a client to read that database.
+const { MongoClient } = require('mongodb')
+const { getTestMongo, uniqueDbName } = require('./mongo')
+
+async function startTestCollector (t, collectorModule, argv = []) {
+  const { uri } = await getTestMongo()
+  const database = uniqueDbName('collector')
+  const config = new collectorModule.Config(['--port', '0', '-i', '2', '--database', database, '--flush-interval', '50ms', ...argv]).getConfig()
+  const collector = new collectorModule.Collector({ ...config, workerOptions: { mongoUri: uri } })
+  t.after(() => collector.stop())
+  await collector.start()
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  return { collector, db: client.db(database), port: collector.address().port }
+}
+
+module.exports = { startTestCollector }
