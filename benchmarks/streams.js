@@ -213,7 +213,7 @@ async function main () {
   const { uri, stop } = await mongo()
   const client = await new MongoClient(uri).connect()
   try {
-    const ceiling = await measureCeiling(uri, Math.max(1000, Math.round(50000 * Number(args.scale))))
+    const ceiling = await measureCeiling(uri, Math.max(1000, Math.round(Number(args['ceiling-streams'] || 5000) * Math.min(1, Number(args.scale) * 10))))
     console.log(`raw bulkWrite upsert ceiling (2 clients × unordered 1,000): ${Math.round(ceiling.perSecond)} upserts/s (${ceiling.upserts} in ${ceiling.seconds.toFixed(2)} s)`)
     const rows = []
     for (const name of args.only.split(',')) {
