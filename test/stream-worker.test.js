@@ -73,3 +73,26 @@ test('concurrent out-of-order packets from both ends give exactly one stream per
     assert.strictEqual(doc.endTime.getTime(), t0 + 10)
   }
 })
+
+test('stop with a database that hangs: the worker gives up at flushTimeout and reports every abandoned update', { timeout: 60000 }, async (t) => {
+  const { server } = await getTestMongo()
+  if (!server) return t.diagnostic('MONGODB_URI given: cannot pause that server') // nothing to pause here
+  const records = []
+  const capture = { trace () {}, debug () {}, info () {}, warn () {}, fatal () {}, error: (fields, msg) => records.push({ fields, msg }), child () { return capture } }
+  const { lb, db, port } = await setup(t, { flushTimeout: 1500, serverSelectionTimeoutMS: 60000 }, { instances: 1, logger: capture, drainTimeout: 20000 })
+  const packets = Array.from({ length: 40 }, (_, i) => ({ fromID: `H${i}`, toID: 'X', highestPacketNum: i, timestamp: Date.now() }))
+  await sendAll(port, packets.slice(0, 1))
+  await waitFor(async () => (await streamDocs(db)).length === 1) // the first update has landed
+  server.pause()
+  t.after(() => server.resume())
+  await sendAll(port, packets.slice(1))
+  await waitFor(() => lb.summary().processed === packets.length)
+  const started = Date.now()
+  await lb.stop()
+  const elapsed = Date.now() - started
+  server.resume()
+  assert.ok(elapsed < 15000, `the worker left on its own deadline, not the master's kill (${elapsed} ms)`)
+  const report = records.find((r) => /stream updates dropped/.test(r.msg))
+  assert.ok(report, 'the abandonment is logged at error level')
+  assert.strictEqual(report.fields.pending + report.fields.unconfirmed, packets.length - 1, 'every update not known to be written is counted')
+})

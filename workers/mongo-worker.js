@@ -103,18 +103,26 @@ class MongoWorker extends Worker {
     this.logger[level](fields, msg)
   }
 
-  /** On stop: write everything pending, retrying for up to flushTimeout. */
+  /**
+   * On stop: write everything pending, retrying for up to flushTimeout, and
+   * never past it, not even for a write in progress: the master kills a
+   * worker that outlives its drainTimeout, and whatever is abandoned must be
+   * counted and logged here first, not lost without a word.
+   */
   async flush () {
     clearInterval(this.timer)
     const deadline = Date.now() + this.settings.flushTimeout
-    while (this.hasPending() && Date.now() < deadline) {
-      if (this.flushing) await this.flushing
+    while ((this.hasPending() || this.flushing) && Date.now() < deadline) {
+      if (this.flushing) {
+        await raceDeadline(this.flushing, deadline)
+        continue
+      }
       const wait = Math.min(this.retryAt - Date.now(), deadline - Date.now())
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
       this.retryAt = 0
-      await this.flushSoon()
+      await raceDeadline(this.flushSoon(), deadline)
     }
-    if (this.hasPending()) this.abandonPending()
+    if (this.hasPending() || this.flushing) this.abandonPending()
   }
 
   async close () {
@@ -125,6 +133,12 @@ class MongoWorker extends Worker {
   dbStats () {
     return { dbErrors: this.dbCounts.dbErrors, dbDown: this.dbDown, flushes: this.dbCounts.flushes }
   }
+}
+
+function raceDeadline (promise, deadline) {
+  let timer
+  const expired = new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, deadline - Date.now())) })
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer))
 }
 
 // Driver messages may quote a connection string; never let credentials out.

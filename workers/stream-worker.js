@@ -36,6 +36,7 @@ class StreamWorker extends MongoWorker {
     this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate })
     this.counts = { packets: 0, items: 0, malformed: {}, droppedPending: 0, rejected: 0 }
     this.inFlightEntries = 0
+    this.writing = [] // entries of the write in progress
   }
 
   decode () {
@@ -101,10 +102,12 @@ class StreamWorker extends MongoWorker {
   async writePending () {
     const entries = this.coalescer.take()
     this.inFlightEntries = entries.length
+    this.writing = entries
     try {
       await this.writeEntries(entries)
     } finally {
       this.inFlightEntries = 0
+      this.writing = []
     }
     await this.counterStore.flush()
   }
@@ -129,10 +132,15 @@ class StreamWorker extends MongoWorker {
     return this.coalescer.size > 0 || this.counterStore.size > 0
   }
 
+  // Entries of a write still in progress may or may not land: they are
+  // counted here too, since this worker will not hear the answer.
   abandonPending () {
-    const packets = this.coalescer.take().reduce((sum, entry) => sum + entry.count, 0)
-    this.counts.droppedPending += packets
-    this.logger.error({ packets, uri: this.uri }, 'database still unavailable at shutdown; pending stream updates dropped')
+    const count = (entries) => entries.reduce((sum, entry) => sum + entry.count, 0)
+    const pending = count(this.coalescer.take())
+    const unconfirmed = count(this.writing)
+    this.counts.droppedPending += pending + unconfirmed
+    this.logger.error({ pending, unconfirmed, flushTimeout: this.settings.flushTimeout, uri: this.uri },
+      'database too slow or unavailable at shutdown: stream updates dropped (unconfirmed ones may still land)')
   }
 
   async close () {

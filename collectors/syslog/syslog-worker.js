@@ -64,6 +64,7 @@ class SyslogWorker extends MongoWorker {
   async writePending () {
     while (this.buffer.length > 0) {
       const docs = this.buffer.splice(0, this.settings.maxBatch)
+      this.writing = docs
       try {
         await this.messages.insertMany(docs, { ordered: false })
       } catch (err) {
@@ -71,6 +72,8 @@ class SyslogWorker extends MongoWorker {
           this.buffer.unshift(...docs)
           throw err
         }
+      } finally {
+        this.writing = null
       }
       this.counts.stored += docs.length
     }
@@ -82,8 +85,10 @@ class SyslogWorker extends MongoWorker {
   }
 
   abandonPending () {
-    this.counts.dropped += this.buffer.length
-    this.logger.error({ messages: this.buffer.length, uri: this.uri }, 'database still unavailable at shutdown; pending syslog messages dropped')
+    const unconfirmed = this.writing ? this.writing.length : 0
+    this.counts.dropped += this.buffer.length + unconfirmed
+    this.logger.error({ pending: this.buffer.length, unconfirmed, uri: this.uri },
+      'database too slow or unavailable at shutdown: syslog messages dropped (unconfirmed ones may still land)')
     this.buffer = []
   }
 
