@@ -7,7 +7,7 @@ const { fork, execFile } = require('node:child_process')
 const minimist = require('minimist')
 const { LoadBalancer } = require('..')
 
-const args = minimist(process.argv.slice(2), { string: ['rates'], default: { duration: 2000, instances: 2 } })
+const args = minimist(process.argv.slice(2), { string: ['rates'], default: { duration: 2000, instances: 2, 'batch-size': 64 } })
 const RATES = (args.rates || '25000,50000,75000,100000,125000,150000,175000,200000,225000,250000,275000,300000,350000,400000').split(',').map(Number)
 const SETTLE_MS = 400
 
@@ -44,7 +44,7 @@ function startBare () {
 }
 
 async function startBalancer () {
-  const lb = new LoadBalancer({ worker: path.join(__dirname, 'count-worker.js'), instances: args.instances, port: 0, maxInFlight: 200000 })
+  const lb = new LoadBalancer({ worker: path.join(__dirname, 'count-worker.js'), instances: args.instances, port: 0, maxInFlight: 200000, batchSize: args['batch-size'] })
   await lb.start()
   let base = 0
   let masterPeak = 0
