@@ -5,7 +5,7 @@
 // An entry point, so it prints and owns its signal handlers.
 
 const minimist = require('minimist')
-const { startEmbeddedServer } = require('./embedded-server')
+const { startEmbeddedServer } = require('../lib/mongo/embedded-server')
 
 const USAGE = `usage: npm run db -- [--port 27017] [--host 127.0.0.1]
 
