@@ -39,6 +39,25 @@ async function waitFor (what, fn, timeout = 30000) {
   assert.fail(`timed out waiting for ${what}`)
 }
 
+/** `collector run` of the echo collector in the foreground, fed `count` datagrams, all received; its child and first stats snapshot. */
+async function runAndFeed (t, { dir, env, name, count, flags }) {
+  const run = cli(['run', ECHO, '--port', '0', ...flags, '--name', name], env)
+  t.after(() => run.child.kill('SIGKILL'))
+  const ready = await waitFor('the collector to start', async () => {
+    const snap = await readStats(name, dir)
+    return snap && snap.state === 'running' ? snap : null
+  })
+  const socket = dgram.createSocket('udp4')
+  await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
+  for (let i = 0; i < count; i++) socket.send(`m${i}`, ready.stats.address.port, '127.0.0.1')
+  await waitFor(`${count} received`, async () => {
+    const snap = await readStats(name, dir)
+    return snap && snap.stats.received === count
+  })
+  socket.close()
+  return { run, ready }
+}
+
 function assertNoStack (text) {
   assert.doesNotMatch(text, /\n\s+at .+:\d+:\d+/, 'no stack trace')
 }
@@ -77,21 +96,7 @@ test('bad flags exit 2 with the message naming each flag, no stack', async () =>
 test('run in the foreground: status --json, top --once, then SIGINT drains and exits 0', { timeout: 60000 }, async (t) => {
   const { dir, env } = tempEnv(t)
   const name = 'cli-run'
-  const run = cli(['run', ECHO, '--port', '0', '--instances', '2', '--delay', '30ms', '--name', name], env)
-  t.after(() => run.child.kill('SIGKILL'))
-  const ready = await waitFor('the collector to start', async () => {
-    const snap = await readStats(name, dir)
-    return snap && snap.state === 'running' ? snap : null
-  })
-
-  const socket = dgram.createSocket('udp4')
-  await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
-  for (let i = 0; i < 200; i++) socket.send(`m${i}`, ready.stats.address.port, '127.0.0.1')
-  await waitFor('200 received', async () => {
-    const snap = await readStats(name, dir)
-    return snap && snap.stats.received === 200
-  })
-  socket.close()
+  const { run, ready } = await runAndFeed(t, { dir, env, name, count: 200, flags: ['--instances', '2', '--delay', '30ms'] })
 
   const status = await cli(['status', name, '--json'], env).done
   assert.equal(status.code, 0, status.stderr)
@@ -127,20 +132,7 @@ test('run in the foreground: status --json, top --once, then SIGINT drains and e
 test('a second SIGINT forces exit 1 without waiting for the drain', { timeout: 60000 }, async (t) => {
   const { dir, env } = tempEnv(t)
   const name = 'cli-force'
-  const run = cli(['run', ECHO, '--port', '0', '--instances', '1', '--delay', '1s', '--name', name], env)
-  t.after(() => run.child.kill('SIGKILL'))
-  const ready = await waitFor('the collector to start', async () => {
-    const snap = await readStats(name, dir)
-    return snap && snap.state === 'running' ? snap : null
-  })
-  const socket = dgram.createSocket('udp4')
-  await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
-  for (let i = 0; i < 20; i++) socket.send(`m${i}`, ready.stats.address.port, '127.0.0.1')
-  await waitFor('20 received', async () => {
-    const snap = await readStats(name, dir)
-    return snap && snap.stats.received === 20
-  })
-  socket.close()
+  const { run } = await runAndFeed(t, { dir, env, name, count: 20, flags: ['--instances', '1', '--delay', '1s'] })
   run.child.kill('SIGINT')
   await new Promise((resolve) => setTimeout(resolve, 300))
   run.child.kill('SIGINT')

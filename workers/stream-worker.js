@@ -35,8 +35,7 @@ class StreamWorker extends MongoWorker {
     this.coalescer = new PacketCoalescer(this.settings.maxPending)
     this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate })
     this.counts = { packets: 0, items: 0, malformed: {}, droppedPending: 0, rejected: 0 }
-    this.inFlightEntries = 0
-    this.writing = [] // entries of the write in progress
+    this.writing = [] // entries of the write in progress (they count against maxPending)
   }
 
   decode () {
@@ -82,7 +81,7 @@ class StreamWorker extends MongoWorker {
     const reason = invalidReason(item)
     if (reason) return this.countMalformed(reason)
     this.counts.items++
-    if (!this.coalescer.add(item, this.inFlightEntries)) return this.dropPending()
+    if (!this.coalescer.add(item, this.writing.length)) return this.dropPending()
     if (item.fromID === undefined) return
     this.counts.packets++
     this.counterStore.increment(this.metric, item.timestamp === undefined ? Date.now() : item.timestamp)
@@ -101,12 +100,10 @@ class StreamWorker extends MongoWorker {
 
   async writePending () {
     const entries = this.coalescer.take()
-    this.inFlightEntries = entries.length
     this.writing = entries
     try {
       await this.writeEntries(entries)
     } finally {
-      this.inFlightEntries = 0
       this.writing = []
     }
     await this.counterStore.flush()
