@@ -48,6 +48,7 @@ export interface LoadBalancerOptions {
   maxConnections?: number
   idleTimeout?: number
   batchSize?: number
+  batchDelay?: number
   maxInFlight?: number
   recvBufferSize?: number
   respawnDelay?: number

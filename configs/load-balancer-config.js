@@ -353,7 +353,8 @@ const BASE_FLAGS = deepFreeze({
     type: 'string', choices: ['round-robin', 'hash', 'least-loaded'], default: 'round-robin', group: 'Workers',
     description: 'how messages are assigned to workers'
   },
-  batchSize: { type: 'integer', min: 1, max: 4096, default: 64, group: 'Workers', description: 'messages per IPC batch to a worker' },
+  batchSize: { type: 'integer', min: 1, max: 4096, default: 256, group: 'Workers', description: 'messages per IPC batch to a worker' },
+  batchDelay: { type: 'integer', min: 0, max: 1000, default: 2, group: 'Workers', description: 'ms a batch waits to fill before it is sent (0 = end of the event-loop turn)' },
   maxInFlight: { type: 'integer', min: 1, default: 20000, group: 'Workers', description: 'messages handed to workers and not yet processed' },
   name: {
     alias: 'n', type: 'string', default: 'collector', group: 'General', description: 'collector name (process and log name)',

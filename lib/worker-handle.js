@@ -15,7 +15,7 @@ const BATCH_BYTES = 256 * 1024
  * 'ready', 'initFailed' (message), 'closed', 'log', 'stats'.
  */
 class WorkerHandle extends EventEmitter {
-  constructor (clusterWorker, slot, { batchSize, maxInFlight }) {
+  constructor (clusterWorker, slot, { batchSize, batchDelay = 0, maxInFlight }) {
     super()
     this.worker = clusterWorker
     this.id = clusterWorker.id
@@ -24,6 +24,7 @@ class WorkerHandle extends EventEmitter {
     this.state = 'starting' // → ready → closing → gone
     this.startedAt = Date.now()
     this.batchSize = batchSize
+    this.batchDelay = batchDelay
     this.maxInFlight = maxInFlight
     this.dispatched = 0
     this.processed = 0
@@ -33,7 +34,7 @@ class WorkerHandle extends EventEmitter {
     this.offset = 0
     this.count = 0
     this.kind = KIND_UDP
-    this.flushScheduled = false
+    this.flushTimer = null
     this.flushNow = () => this.flush()
     clusterWorker.on('message', (message) => this.onMessage(message))
     // A send to a worker that just died fails later with EPIPE as an 'error'
@@ -46,7 +47,13 @@ class WorkerHandle extends EventEmitter {
     return this.inFlight >= this.maxInFlight
   }
 
-  /** Appends a message to the batch; sends when full, else on the next tick of the loop. */
+  /**
+   * Appends a message to the batch; sends it when full, else `batchDelay` ms
+   * after its first message (0: at the end of this turn of the event loop).
+   * One loop turn reads only a few datagrams, so waiting a millisecond turns
+   * many small IPC messages into a few large ones, and IPC per message is
+   * most of the master's work.
+   */
   push (message) {
     const remote = remoteOf(message) || NO_REMOTE
     const kind = message.rinfo ? KIND_UDP : KIND_TCP
@@ -59,9 +66,8 @@ class WorkerHandle extends EventEmitter {
     this.dispatched++
     this.inFlight++
     if (this.count >= this.batchSize) this.flush()
-    else if (!this.flushScheduled) {
-      this.flushScheduled = true
-      setImmediate(this.flushNow)
+    else if (this.flushTimer === null) {
+      this.flushTimer = this.batchDelay > 0 ? setTimeout(this.flushNow, this.batchDelay) : setImmediate(this.flushNow)
     }
   }
 
@@ -75,7 +81,11 @@ class WorkerHandle extends EventEmitter {
 
   /** Sends the pending batch. Advanced serialization copies the bytes, so the buffer is reused. */
   flush () {
-    this.flushScheduled = false
+    if (this.flushTimer !== null) {
+      if (this.batchDelay > 0) clearTimeout(this.flushTimer)
+      else clearImmediate(this.flushTimer)
+      this.flushTimer = null
+    }
     if (this.count === 0) return
     const count = this.count
     const bytes = this.buffer.subarray(0, this.offset)
