@@ -12,29 +12,83 @@ function entrySize (data, address) {
   return HEADER + address.length + data.length
 }
 
-/** Writes one message at `offset`; returns the next offset. */
+/**
+ * Writes one message at `offset`; returns the next offset. This runs once
+ * per datagram in the master, so it writes bytes directly: no bounds-checked
+ * write helpers, no call into C++ for a short address.
+ */
 function writeEntry (buf, offset, data, address, port) {
-  buf.writeUInt32BE(data.length, offset)
-  buf.writeUInt16BE(port, offset + 4)
-  buf[offset + 6] = address.length
+  const length = data.length
+  const addressLength = address.length
+  buf[offset] = length >>> 24
+  buf[offset + 1] = length >>> 16
+  buf[offset + 2] = length >>> 8
+  buf[offset + 3] = length
+  buf[offset + 4] = port >>> 8
+  buf[offset + 5] = port
+  buf[offset + 6] = addressLength
   offset += HEADER
-  offset += buf.latin1Write(address, offset)
-  return offset + data.copy(buf, offset)
+  for (let i = 0; i < addressLength; i++) buf[offset + i] = address.charCodeAt(i)
+  offset += addressLength
+  buf.set(data, offset)
+  return offset + length
 }
 
-/** Calls `fn(message)` for every message in a batch, rebuilt per kind. */
-function forEachMessage (bytes, kind, fn) {
-  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
-  let offset = 0
-  while (offset < buf.length) {
-    const length = buf.readUInt32BE(offset)
-    const port = buf.readUInt16BE(offset + 4)
-    const addressEnd = offset + HEADER + buf[offset + 6]
-    const address = buf.latin1Slice(offset + HEADER, addressEnd)
-    const data = buf.subarray(addressEnd, addressEnd + length)
-    offset = addressEnd + length
-    fn(kind === KIND_UDP ? udpMessage(data, address, port) : { data, remote: { address, port } })
+/**
+ * Reads a batch one message at a time, rebuilt per kind. A worker runs this
+ * once per message, so consecutive messages from the same address share one
+ * address string instead of decoding it again.
+ */
+class BatchReader {
+  constructor (bytes, kind) {
+    this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
+    this.kind = kind
+    this.offset = 0
+    this.address = ''
+    this.addressStart = -1
+    this.addressLength = -1
   }
+
+  /** The next message, or null at the end of the batch. */
+  next () {
+    const buf = this.buf
+    let offset = this.offset
+    if (offset >= buf.length) return null
+    const length = (buf[offset] * 0x1000000) + (buf[offset + 1] << 16 | buf[offset + 2] << 8 | buf[offset + 3])
+    const port = buf[offset + 4] << 8 | buf[offset + 5]
+    const addressLength = buf[offset + 6]
+    offset += HEADER
+    const address = this.readAddress(offset, addressLength)
+    offset += addressLength
+    const data = buf.subarray(offset, offset + length)
+    this.offset = offset + length
+    return this.kind === KIND_UDP ? udpMessage(data, address, port) : { data, remote: { address, port } }
+  }
+
+  readAddress (start, length) {
+    const buf = this.buf
+    if (length === this.addressLength) {
+      const previous = this.addressStart
+      let same = true
+      for (let i = 0; i < length; i++) {
+        if (buf[start + i] !== buf[previous + i]) { same = false; break }
+      }
+      if (same) {
+        this.addressStart = start
+        return this.address
+      }
+    }
+    this.address = buf.latin1Slice(start, start + length)
+    this.addressStart = start
+    this.addressLength = length
+    return this.address
+  }
+}
+
+/** Calls `fn(message)` for every message in a batch. */
+function forEachMessage (bytes, kind, fn) {
+  const reader = new BatchReader(bytes, kind)
+  for (let message = reader.next(); message !== null; message = reader.next()) fn(message)
 }
 
 function udpMessage (data, address, port) {
@@ -47,4 +101,4 @@ function remoteOf (message) {
   return message.rinfo || message.remote
 }
 
-module.exports = { KIND_UDP, KIND_TCP, entrySize, writeEntry, forEachMessage, remoteOf }
+module.exports = { KIND_UDP, KIND_TCP, entrySize, writeEntry, BatchReader, forEachMessage, remoteOf }

@@ -1,7 +1,7 @@
 'use strict'
 
 const ipc = require('./ipc')
-const { forEachMessage } = require('./batch-codec')
+const { BatchReader } = require('./batch-codec')
 const { LEVELS } = require('./logger')
 
 const FAILURE_LOG_INTERVAL_MS = 1000
@@ -64,9 +64,8 @@ class WorkerRuntime {
       const [, kind, bytes] = this.queue.shift()
       const processedBefore = this.processed
       const failedBefore = this.failed
-      const messages = []
-      forEachMessage(bytes, kind, (message) => messages.push(message))
-      for (const message of messages) {
+      const reader = new BatchReader(bytes, kind)
+      for (let message = reader.next(); message !== null; message = reader.next()) {
         const pending = this.process(message)
         if (pending) await pending
       }
