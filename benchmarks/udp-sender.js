@@ -1,6 +1,9 @@
 'use strict'
 // Sends 200-byte datagrams to 127.0.0.1:<port> at <rate>/s for <ms>, paced
 // per millisecond, then prints {"sent":N,"ms":M}. Bounded in count and time.
+// Between bursts it sleeps (a 1 ms timer) rather than spin on setImmediate:
+// a spinning sender holds one of the two cores whole, and that starves a
+// receiver made of several processes far more than a single bare one.
 const dgram = require('node:dgram')
 
 const [port, rate, durationMs, size = 200] = process.argv.slice(2).map(Number)
@@ -21,7 +24,7 @@ function tick () {
     socket.send(payload)
     sent++
   }
-  if (sent < total && elapsedMs() < durationMs * 3) setImmediate(tick)
+  if (sent < total && elapsedMs() < durationMs * 3) setTimeout(tick, 1)
   else socket.close(() => process.stdout.write(JSON.stringify({ sent, ms: Math.round(elapsedMs()) }) + '\n'))
 }
 
