@@ -42,6 +42,7 @@ async function mongo () {
 
 async function streamIndexes (collection) {
   await collection.createIndex({ openKey: 1 }, { unique: true })
+  await collection.createIndex({ flowKey: 1 }, { unique: true })
   await collection.createIndex({ active: 1, 'metadata.lastUpdated': 1 })
   await collection.createIndex({ 'from.ID': 1, active: 1 })
   await collection.createIndex({ 'to.ID': 1, active: 1 })

@@ -9,7 +9,7 @@ const StreamSweeper = require('../workers/storage/stream-sweeper')
 const StreamWriter = require('../workers/storage/stream-writer')
 const AdaptiveBatch = require('../workers/storage/adaptive-batch')
 const { PacketCoalescer } = require('../workers/storage/packet-coalescer')
-const { pairKey } = require('../workers/storage/stream-key')
+const { pairKey, flowKey } = require('../workers/storage/stream-key')
 const { getTestMongo, uniqueDbName } = require('./helpers/mongo')
 const { sendAll, streamDocs, waitFor } = require('./helpers/streams')
 
@@ -26,6 +26,7 @@ async function streams () {
   const db = client.db(database)
   const collection = db.collection('streams')
   await collection.createIndex({ openKey: 1 }, { unique: true })
+  await collection.createIndex({ flowKey: 1 }, { unique: true })
   await StreamWriter.prepare(collection)
   return { uri, database, db, collection }
 }
@@ -58,6 +59,7 @@ test('idle streams are ended with analytics; active ones are untouched', async (
   assert.deepStrictEqual(idle.stream_ended, { from: true, to: true })
   assert.strictEqual(idle.endReason, 'timeout')
   assert.strictEqual(idle.openKey, `${pairKey('I1', 'I2')}#${idle._id}`, 'the open key is released')
+  assert.strictEqual(idle.flowKey, `${flowKey('I1', 'I2')}#${idle._id}`, 'the flow key is released')
   const a = idle.analytics
   assert.strictEqual(a.durationMs, 104 * 20 - 20, 'first to last packet of the stream')
   assert.strictEqual(a.packets, 12)
@@ -67,6 +69,7 @@ test('idle streams are ended with analytics; active ones are untouched', async (
   assert.strictEqual(live.active, true)
   assert.strictEqual(live.analytics, undefined)
   assert.strictEqual(live.openKey, pairKey('L1', 'L2'))
+  assert.strictEqual(live.flowKey, flowKey('L1', 'L2'))
   assert.strictEqual(sweeper.stats.ended, 1)
 })
 
@@ -134,6 +137,7 @@ function idleDoc (i, lastUpdated) {
   const [a, b] = [`K${i}`, `Q${i}`]
   return {
     openKey: pairKey(a, b),
+    flowKey: flowKey(a, b),
     active: true,
     from: { ID: a, highestPacketNum: 10, firstPacketNum: 1, packets: 10 },
     to: { ID: b, highestPacketNum: 20, firstPacketNum: 11, packets: 9 },

@@ -19,6 +19,7 @@ const side = {
  */
 const streamSchema = new Schema({
   openKey: { type: String, required: true },
+  flowKey: { type: String, required: true },
   active: Boolean,
   from: side,
   to: side,
@@ -33,6 +34,8 @@ const streamSchema = new Schema({
 
 // One open stream per endpoint pair: the guarantee against duplicates.
 streamSchema.index({ openKey: 1 }, { unique: true })
+// The packet upserts' only filter (stream-key.js explains why only this).
+streamSchema.index({ flowKey: 1 }, { unique: true })
 // The sweeper's scan, and side updates / BYE by endpoint.
 streamSchema.index({ active: 1, 'metadata.lastUpdated': 1 })
 streamSchema.index({ 'from.ID': 1, active: 1 })

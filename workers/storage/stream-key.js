@@ -11,9 +11,21 @@ function pairKey (a, b) {
   return `${low.length}:${low}|${high}`
 }
 
-/** The `openKey` a stream keeps once closed, unique per document. */
-function closedKey (openKey, id) {
-  return `${openKey}#${id}`
+/**
+ * The key of an open stream seen from its first sender: `from` then `to`.
+ * Every packet upsert filters on this one field, under a unique index, and
+ * on nothing else. A filter of exactly the unique index's keys is what a
+ * server can answer from that index alone (mongo-java-server scans the
+ * whole collection for any other filter shape), and what lets MongoDB retry
+ * by itself two concurrent upserts that race to insert the same stream.
+ */
+function flowKey (fromID, toID) {
+  return `${fromID.length}:${fromID}>${toID}`
 }
 
-module.exports = { pairKey, closedKey }
+/** The `openKey` / `flowKey` a stream keeps once closed, unique per document. */
+function closedKey (key, id) {
+  return `${key}#${id}`
+}
+
+module.exports = { pairKey, flowKey, closedKey }

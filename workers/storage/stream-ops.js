@@ -2,7 +2,9 @@
 
 // Builds the native update operations of coalesced entries. One open
 // stream per endpoint pair is guaranteed by the unique index on `openKey`;
-// every write is an upsert or a plain update, never a read.
+// a packet's upsert finds its stream by `flowKey` alone (see stream-key.js).
+// Every write is an upsert or a plain update, never a read.
+const { flowKey } = require('./stream-key')
 
 /** `_id` of a document that always exists: an upsert that must not insert sets it, so a miss fails with E11000. */
 const NEVER_INSERT_ID = '__collector_cluster_never_insert__'
@@ -24,11 +26,14 @@ function packetOp (entry, side, now) {
     $setOnInsert: side === 'from' ? newStreamFields(entry) : { _id: NEVER_INSERT_ID }
   }
   if (Object.keys(set).length > 0) update.$set = set
-  return { updateOne: { filter: { openKey: entry.pair, [`${side}.ID`]: entry.fromID }, update, upsert: true } }
+  const filter = { flowKey: side === 'from' ? flowKey(entry.fromID, entry.toID) : flowKey(entry.toID, entry.fromID) }
+  return { updateOne: { filter, update, upsert: true } }
 }
 
+// The insert of a new stream also takes `openKey`: if the pair already has an
+// open stream the other way round, that unique index refuses it (E11000).
 function newStreamFields (entry) {
-  return { 'to.ID': entry.toID, active: true, stream_ended: { from: false, to: false } }
+  return { openKey: entry.pair, 'from.ID': entry.fromID, 'to.ID': entry.toID, active: true, stream_ended: { from: false, to: false } }
 }
 
 /** Side fields (e.g. an SR's counters, a CNAME) on every open stream of an endpoint. */

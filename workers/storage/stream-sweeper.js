@@ -81,6 +81,7 @@ class StreamSweeper {
           $set: {
             active: false,
             openKey: closedKey(doc.openKey, doc._id),
+            flowKey: closedKey(doc.flowKey, doc._id),
             'stream_ended.from': true,
             'stream_ended.to': true,
             endReason: endReason(doc),
