@@ -11,7 +11,10 @@ try { socket.bind(0, '127.0.0.1', () => {
   process.send({ port: socket.address().port })
 }) } catch (err) { process.send({ error: err.message }) }
 process.on('message', (m) => {
-  if (m === 'count') process.send({ received, rss: process.memoryUsage().rss })
+  if (m === 'count') {
+    const { user, system } = process.cpuUsage()
+    process.send({ received, rss: process.memoryUsage().rss, cpuMs: (user + system) / 1000 })
+  }
   if (m === 'reset') received = 0
   if (m === 'exit') socket.close(() => process.exit(0))
 })

@@ -19,7 +19,8 @@ class CountWorker extends Worker {
 
   stats () {
     this.sampleRss()
-    return { count: this.count, peakRss: this.peakRss }
+    const { user, system } = process.cpuUsage()
+    return { count: this.count, peakRss: this.peakRss, cpuMs: (user + system) / 1000 }
   }
 }
 

@@ -16,10 +16,12 @@ function send (port, rate) {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [path.join(__dirname, 'udp-sender.js'), port, rate, args.duration], (err, stdout) => {
       if (err) return reject(err)
-      resolve(JSON.parse(stdout).sent)
+      resolve(JSON.parse(stdout))
     })
   })
 }
+
+const cpuMs = (usage) => (usage.user + usage.system) / 1000
 
 async function settle (read) {
   let last = -1
@@ -39,6 +41,7 @@ function startBare () {
     port,
     count: async () => (await ask('count')).received,
     rss: async () => (await ask('count')).rss,
+    cpu: async () => ({ receiver: (await ask('count')).cpuMs }),
     reset: () => child.send('reset'),
     close: () => child.send('exit')
   })))
@@ -56,15 +59,22 @@ async function startBalancer () {
     count: async () => (await processed()) - base,
     reset: async () => { base = await processed() },
     peaks: async () => ({ master: masterPeak, workers: (await lb.stats()).workers.map((w) => w.custom.peakRss) }),
+    cpu: async () => ({ master: cpuMs(process.cpuUsage()), workers: (await lb.stats()).workers.reduce((sum, w) => sum + w.custom.cpuMs, 0) }),
     close: async () => { clearInterval(timer); await lb.stop() }
   }
 }
 
+// CPU per datagram of each process, from CPU time consumed during the trial
+// (sending and settling): where the receiving side's time goes.
 async function trial (target, rate) {
   await target.reset()
-  const sent = await send(target.port, rate)
+  const before = await target.cpu()
+  const { sent, cpuMs: senderMs } = await send(target.port, rate)
   const got = await settle(target.count)
-  return { sent, got, lossFree: got >= sent }
+  const after = await target.cpu()
+  const usPerDatagram = { sender: +(1000 * senderMs / sent).toFixed(2) }
+  for (const key of Object.keys(after)) usPerDatagram[key] = +(1000 * (after[key] - before[key]) / sent).toFixed(2)
+  return { sent, got, lossFree: got >= sent, usPerDatagram }
 }
 
 async function main () {
@@ -74,6 +84,7 @@ async function main () {
   // loses datagrams at rates it sustains once warm.
   for (const target of [bare, lb]) await trial(target, RATES[0])
   const rows = []
+  const cpu = {}
   const best = { bare: 0, lb: 0 }
   const alive = { bare: true, lb: true }
   for (const rate of RATES) {
@@ -82,7 +93,10 @@ async function main () {
       if (!alive[name]) continue
       const r = await trial(target, rate)
       row[name] = `${r.got}/${r.sent}`
-      if (r.lossFree) best[name] = rate
+      if (r.lossFree) {
+        best[name] = rate
+        cpu[name] = { rate, ...r.usPerDatagram }
+      }
       else alive[name] = false // a rate that loses ends that side's climb
     }
     rows.push(row)
@@ -96,8 +110,13 @@ async function main () {
   const ratio = best.bare ? best.lb / best.bare : 0
   const mb = (b) => Math.round(b / 1048576)
   console.log(`highest loss-free rate: bare ${best.bare}/s, LoadBalancer(${args.instances} workers) ${best.lb}/s, ratio ${ratio.toFixed(2)} (target ≥ 0.80)`)
+  if (cpu.bare && cpu.lb) {
+    const bareSide = cpu.bare.receiver
+    const lbSide = cpu.lb.master + cpu.lb.workers
+    console.log(`CPU µs per datagram at the highest loss-free rate of each: bare receiver ${bareSide} (+ sender ${cpu.bare.sender}) at ${cpu.bare.rate}/s; LoadBalancer master ${cpu.lb.master} + workers ${cpu.lb.workers} = ${lbSide.toFixed(2)} (+ sender ${cpu.lb.sender}) at ${cpu.lb.rate}/s`)
+  }
   console.log(`peak RSS: master ${mb(peaks.master)} MiB, workers ${peaks.workers.map(mb).join(', ')} MiB, bare receiver ${mb(bareRss)} MiB`)
-  console.log(JSON.stringify({ bench: 'ingest', bareLossFree: best.bare, lbLossFree: best.lb, ratio: Number(ratio.toFixed(3)), masterPeakRssMiB: mb(peaks.master), workerPeakRssMiB: peaks.workers.map(mb), rows }))
+  console.log(JSON.stringify({ bench: 'ingest', bareLossFree: best.bare, lbLossFree: best.lb, ratio: Number(ratio.toFixed(3)), masterPeakRssMiB: mb(peaks.master), workerPeakRssMiB: peaks.workers.map(mb), cpuUsPerDatagram: cpu, rows }))
 }
 
 main().catch((err) => {
