@@ -60,7 +60,7 @@ function toEntry (item) {
   const hpn = item.highestPacketNum
   return {
     kind: 'packet',
-    key: `p\0${fromID}\0${toID}`,
+    key: directionKey(fromID, toID),
     fromID,
     toID,
     pair: pairKey(fromID, toID),
@@ -72,6 +72,11 @@ function toEntry (item) {
     maxTs: ts,
     fields: item.fields ? { ...item.fields } : null
   }
+}
+
+/** The key of a packet entry: one direction of a stream. */
+function directionKey (fromID, toID) {
+  return `p\0${fromID}\0${toID}`
 }
 
 function merge (into, entry) {
@@ -102,4 +107,4 @@ function invalidReason (item) {
   return null
 }
 
-module.exports = { PacketCoalescer, invalidReason }
+module.exports = { PacketCoalescer, directionKey, invalidReason }

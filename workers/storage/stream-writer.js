@@ -1,6 +1,7 @@
 'use strict'
 
-const { NEVER_INSERT_ID, packetOp, sideOps, endOps } = require('./stream-ops')
+const { NEVER_INSERT_ID, packetOp, pairOp, sideOps, endOps } = require('./stream-ops')
+const { directionKey } = require('./packet-coalescer')
 
 const DUPLICATE_KEY = 11000
 const MAX_ROUNDS = 6
@@ -45,33 +46,55 @@ class StreamWriter {
     return { failed, unresolved: pending }
   }
 
+  // owners[i] lists the entries op i writes: one, or both directions of a stream.
   async writeChunk (entries, now, retry, failed) {
     const ops = []
     const owners = []
+    const add = (op, entryList) => {
+      ops.push(op)
+      owners.push(entryList)
+    }
+    const partners = this.partnersOf(entries)
     for (const entry of entries) {
-      for (const op of this.opsOf(entry, now)) {
-        ops.push(op)
-        owners.push(entry)
-      }
+      const partner = partners.get(entry)
+      if (partner === null) continue // written by its partner's op
+      if (partner) add(pairOp(entry, partner, now), [entry, partner])
+      else if (entry.kind === 'packet') add(packetOp(entry, this.sideOf(entry), now), [entry])
+      else for (const op of entry.kind === 'side' ? sideOps(entry, now) : endOps(entry)) add(op, [entry])
     }
     const writeErrors = await this.bulkWrite(ops)
     for (const error of writeErrors) {
-      const entry = owners[error.index]
-      if (error.code === DUPLICATE_KEY && entry.kind === 'packet') {
-        this.flip(entry)
-        this.stats.duplicateRetries++
-        retry.push(entry)
-      } else {
-        this.stats.rejected++
-        failed.push({ entry, error: error.errmsg || String(error.code) })
+      for (const entry of owners[error.index]) {
+        if (error.code === DUPLICATE_KEY && entry.kind === 'packet') {
+          this.flip(entry)
+          this.stats.duplicateRetries++
+          retry.push(entry)
+        } else {
+          this.stats.rejected++
+          failed.push({ entry, error: error.errmsg || String(error.code) })
+        }
       }
     }
   }
 
-  opsOf (entry, now) {
-    if (entry.kind === 'packet') return [packetOp(entry, this.sideOf(entry), now)]
-    if (entry.kind === 'side') return sideOps(entry, now)
-    return endOps(entry)
+  /**
+   * Pairs the two directions of a stream when this writer believes one
+   * sender is `from` and the other `to`: the 'from' entry maps to its
+   * partner, the partner to null. Directions with any other belief (both
+   * unknown yet, say) are written apart, as before.
+   */
+  partnersOf (entries) {
+    const partners = new Map()
+    const byDirection = new Map()
+    for (const entry of entries) if (entry.kind === 'packet') byDirection.set(entry.key, entry)
+    for (const entry of entries) {
+      if (entry.kind !== 'packet' || partners.has(entry) || this.sideOf(entry) !== 'from') continue
+      const peer = byDirection.get(directionKey(entry.toID, entry.fromID))
+      if (!peer || peer === entry || this.sideOf(peer) !== 'to') continue
+      partners.set(entry, peer)
+      partners.set(peer, null)
+    }
+    return partners
   }
 
   sideOf (entry) {
