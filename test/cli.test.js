@@ -5,9 +5,11 @@ const assert = require('node:assert/strict')
 const { spawn } = require('node:child_process')
 const dgram = require('node:dgram')
 const fs = require('node:fs')
+const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const { decodeRtcp } = require('../collectors/rtcp/decoder')
+const { parseSyslog } = require('../collectors/syslog/parser')
 const { readStats } = require('../lib/stats-file')
 
 const CLI = path.join(__dirname, '..', 'bin', 'collector.js')
@@ -179,6 +181,94 @@ test('simulate rtcp sends exactly the streams and packets its summary claims', {
     total += stream.packets
   }
   assert.equal(total, summary.packets)
+})
+
+/**
+ * Every message parses as the RFC 5424 record simulate writes (host
+ * sim-host-<stream>, its pid as PROCID, seq counting from 1 per host
+ * without gaps), and the hosts' counts are exactly the summary's.
+ */
+function assertSyslogMatchesSummary (messages, summary, pid) {
+  assert.equal(messages.length, summary.packets)
+  const seen = new Map() // host → { packets, highestSeq }
+  for (const message of messages) {
+    const record = parseSyslog(message)
+    assert.equal(record.format, '5424', `parsed: ${message}`)
+    const { host, app, procid, msgid, facilityName, severityName, structuredData } = record
+    const [, stream, seq] = /^stream=(\d+) seq=(\d+)$/.exec(record.message) || assert.fail(`message text: ${record.message}`)
+    assert.deepEqual({ host, app, procid, msgid, facilityName, severityName, structuredData },
+      { host: `sim-host-${stream}`, app: 'collector-simulate', procid: String(pid), msgid: 'SIM', facilityName: 'local0', severityName: 'info', structuredData: null })
+    assert.ok(record.timestamp instanceof Date && !Number.isNaN(record.timestamp.getTime()), 'a valid timestamp')
+    const entry = seen.get(host) || { packets: 0, highestSeq: 0 }
+    assert.equal(Number(seq), entry.highestSeq + 1, `${host}: seq counts up from 1 without gaps`)
+    seen.set(host, { packets: entry.packets + 1, highestSeq: Number(seq) })
+  }
+  assert.equal(seen.size, summary.streams, 'one host per stream')
+  let total = 0
+  for (const stream of summary.perStream) {
+    assert.equal(stream.host, `sim-host-${stream.stream}`)
+    assert.deepEqual(seen.get(stream.host), { packets: stream.packets, highestSeq: stream.highestSeq })
+    total += stream.packets
+  }
+  assert.equal(total, summary.packets)
+}
+
+test('simulate syslog over UDP sends exactly the hosts and messages its summary claims, each parsing as RFC 5424', { timeout: 60000 }, async (t) => {
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const datagrams = []
+  socket.on('message', (msg) => datagrams.push(msg))
+  await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
+  const target = `127.0.0.1:${socket.address().port}`
+  const run = cli(['simulate', 'syslog', '--target', target, '--streams', '4', '--rate', '500', '--count', '250', '--json'])
+  const r = await run.done
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stderr, /sent 250\/250 packets/)
+  const summary = JSON.parse(r.stdout)
+  assert.deepEqual({ kind: summary.kind, protocol: summary.protocol, target: summary.target, packets: summary.packets, streams: summary.streams, errors: summary.errors },
+    { kind: 'syslog', protocol: 'udp', target, packets: 250, streams: 4, errors: 0 })
+  await waitFor('every datagram', () => datagrams.length >= summary.packets, 5000)
+  await new Promise((resolve) => setTimeout(resolve, 200)) // no more than claimed arrives late
+  assertSyslogMatchesSummary(datagrams, summary, run.child.pid)
+})
+
+test('simulate syslog --protocol tcp sends exactly the messages its summary claims as RFC 6587 octet-counted frames on one connection', { timeout: 60000 }, async (t) => {
+  const connections = []
+  const server = net.createServer((conn) => {
+    const entry = { chunks: [], ended: false }
+    connections.push(entry)
+    conn.on('data', (chunk) => entry.chunks.push(chunk))
+    conn.on('end', () => { entry.ended = true })
+  })
+  t.after(() => new Promise((resolve) => server.close(resolve)))
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const target = `127.0.0.1:${server.address().port}`
+  const run = cli(['simulate', 'syslog', '--protocol', 'tcp', '--target', target, '--streams', '3', '--rate', '500', '--count', '200', '--json', '--quiet'])
+  const r = await run.done
+  assert.equal(r.code, 0, r.stderr)
+  assert.equal(r.stderr, '', '--quiet: no progress line')
+  const summary = JSON.parse(r.stdout)
+  assert.deepEqual({ kind: summary.kind, protocol: summary.protocol, target: summary.target, packets: summary.packets, streams: summary.streams, errors: summary.errors },
+    { kind: 'syslog', protocol: 'tcp', target, packets: 200, streams: 3, errors: 0 })
+  await waitFor('the connection to end', () => connections.length === 1 && connections[0].ended, 5000)
+  assert.equal(connections.length, 1)
+
+  // "<octet count> <message>", back to back, nothing left over.
+  const stream = Buffer.concat(connections[0].chunks)
+  const frames = []
+  let offset = 0
+  while (offset < stream.length) {
+    const space = stream.indexOf(0x20, offset)
+    assert.ok(space > offset, `octet count and space at byte ${offset}`)
+    const header = stream.subarray(offset, space).toString('latin1')
+    assert.match(header, /^[1-9]\d*$/, `octet count at byte ${offset}`)
+    const end = space + 1 + Number(header)
+    assert.ok(end <= stream.length, `frame at byte ${offset} is complete`)
+    frames.push(stream.subarray(space + 1, end))
+    offset = end
+  }
+  for (const frame of frames) assert.equal(frame.includes(0x0a), false, 'no newline inside a frame')
+  assertSyslogMatchesSummary(frames, summary, run.child.pid)
 })
 
 test('demo (the main job) starts its own database when none is configured and stores every simulated call exactly', { timeout: 120000 }, async () => {

@@ -6,6 +6,7 @@ const dgram = require('node:dgram')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
+const pm2 = require('pm2')
 const launcher = require('../lib/launcher')
 const { readStats, statsDir } = require('../lib/stats-file')
 
@@ -38,6 +39,23 @@ function udpSender (port) {
     async close () {
       while (pending > 0) await new Promise((resolve) => setImmediate(resolve))
       await new Promise((resolve) => socket.close(resolve))
+    }
+  }
+}
+
+// A PM2 API connection to the daemon of `pm2Home`; `call(method, ...args)`
+// runs one API method. close() also closes the bus a trigger opened.
+async function pm2Api (pm2Home) {
+  const api = new pm2.custom({ pm2_home: pm2Home }) // eslint-disable-line new-cap
+  const call = (method, ...args) => new Promise((resolve, reject) => {
+    api[method](...args, (err, result) => (err ? reject(err instanceof Error ? err : new Error(JSON.stringify(err))) : resolve(result)))
+  })
+  await call('connect')
+  return {
+    call,
+    async close () {
+      await new Promise((resolve) => api.disconnect(() => resolve()))
+      for (const sock of [api.Client.client_sock, api.Client.sub_sock]) if (sock) sock.close()
     }
   }
 }
@@ -127,4 +145,116 @@ test('bad flags fail before PM2 is involved; unknown names are reported', { time
   assert.equal(fs.existsSync(path.join(pm2Home, 'pm2.pid')), false, 'no daemon was spawned')
   await assert.rejects(launcher.start('no-such-collector', [], { pm2Home }), { code: 'ERR_UNKNOWN_COLLECTOR' })
   await assert.rejects(launcher.stop('nobody', { pm2Home }), { code: 'ERR_NO_SUCH_COLLECTOR' })
+})
+
+test('under PM2 the counters are @pm2/io metrics, and the restart-workers action rolls the workers under UDP load, losing nothing', { timeout: 90000 }, async (t) => {
+  const pm2Home = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-pm2-'))
+  const options = { pm2Home }
+  const saved = process.env.COLLECTOR_STATS_DIR
+  delete process.env.COLLECTOR_STATS_DIR
+  let api = null
+  t.after(async () => {
+    if (api) await api.close() // before the daemon goes, or its sockets retry forever
+    await launcher.killDaemon(options)
+    fs.rmSync(pm2Home, { recursive: true, force: true })
+    if (saved !== undefined) process.env.COLLECTOR_STATS_DIR = saved
+  })
+  const dir = statsDir({ pm2Home, env: {} })
+  const name = 'echo-metrics'
+
+  const proc = await launcher.start(ECHO, ['--port', '0', '--instances', '2', '--name', name], options)
+  const first = await waitFor('the stats file', async () => {
+    const snap = await readStats(name, dir)
+    return snap && snap.state === 'running' && snap.stats.workers.length === 2 ? snap : null
+  })
+  const port = first.stats.address.port
+  const oldPids = first.stats.workers.map((w) => w.pid)
+
+  api = await pm2Api(pm2Home)
+  const env = async () => {
+    const [described] = await api.call('describe', name)
+    return described.pm2_env
+  }
+  const metrics = async () => (await env()).axm_monitor || {}
+
+  // Idle: every gauge is reported, with nothing received yet.
+  const idle = await waitFor('the metrics in PM2', async () => {
+    const m = await metrics()
+    return m.workers && m.workers.value === 2 && m['received/s'] && m['db writes/s'] ? m : null
+  })
+  assert.deepEqual({ value: idle['received/s'].value, unit: idle['received/s'].unit }, { value: 0, unit: 'msg/s' })
+  for (const gauge of ['processed/s', 'dropped', 'lost', 'failed', 'inFlight', 'db writes/s']) assert.equal(idle[gauge].value, 0, gauge)
+  const actions = (await env()).axm_actions.map((a) => a.action_name)
+  assert.ok(actions.includes('restart-workers'), `actions: ${actions}`)
+
+  // A burst of 600 datagrams: the received/s gauge PM2 shows is a rate the
+  // collector computed from its counters (one of the stats file's rates),
+  // over at least a second, so above 0 and at most the 600 sent; the
+  // processed/s and db writes/s gauges move too.
+  const rates = new Set()
+  const peak = { 'received/s': 0, 'processed/s': 0, 'db writes/s': 0 }
+  const sender = udpSender(port)
+  t.after(() => sender.close().catch(() => {})) // closed already unless an assertion failed
+  sender.send(600)
+  await waitFor('received/s, processed/s and db writes/s above 0 in PM2', async () => {
+    const m = await metrics()
+    const snap = await readStats(name, dir)
+    if (snap && snap.rates.received !== null) rates.add(snap.rates.received)
+    for (const gauge of Object.keys(peak)) {
+      const value = m[gauge].value
+      if (gauge === 'received/s' && value > 0) assert.ok(rates.has(value), `received/s ${value} is one of the collector's rates ${[...rates]}`)
+      peak[gauge] = Math.max(peak[gauge], value)
+    }
+    return Object.values(peak).every((value) => value > 0)
+  }, 15000)
+  assert.ok(peak['received/s'] <= 600, `received/s ${peak['received/s']} is at most the 600 sent`)
+  assert.ok(peak['processed/s'] <= 600, `processed/s ${peak['processed/s']} is at most the 600 sent`)
+  await waitFor('600 processed', async () => {
+    const snap = await readStats(name, dir)
+    return snap && snap.stats.received === 600 && snap.stats.processed === 600 ? snap : null
+  })
+  // Quiet again: the rates fall back to 0 and nothing was dropped or lost.
+  const quiet = await waitFor('received/s back to 0', async () => {
+    const m = await metrics()
+    return m['received/s'].value === 0 && m['processed/s'].value === 0 ? m : null
+  }, 15000)
+  for (const gauge of ['dropped', 'lost', 'failed', 'inFlight']) assert.equal(quiet[gauge].value, 0, gauge)
+  assert.equal(quiet.workers.value, 2)
+
+  // The action, triggered through PM2 under ~1000 datagrams/s, replies once
+  // the rolling restart is done.
+  const load = setInterval(() => sender.send(10), 10)
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  let replies
+  try {
+    replies = await api.call('trigger', name, 'restart-workers')
+  } finally {
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    clearInterval(load)
+  }
+  await sender.close()
+  assert.equal(replies.length, 1)
+  assert.deepEqual(replies[0].data.return, { success: true })
+
+  const after = await waitFor('every datagram processed', async () => {
+    const snap = await readStats(name, dir)
+    const s = snap && snap.stats
+    return s && s.received === sender.sent && s.processed === s.received && s.inFlight === 0 ? snap : null
+  })
+  const s = after.stats
+  assert.ok(sender.sent > 600, 'datagrams were sent during the restart')
+  assert.equal(s.dropped.total, 0)
+  assert.equal(s.lost, 0)
+  assert.equal(s.restarts.rolling, 2)
+  const newPids = s.workers.map((w) => w.pid)
+  assert.equal(newPids.length, 2)
+  for (const pid of newPids) assert.ok(!oldPids.includes(pid), `worker ${pid} was replaced`)
+  assert.equal(after.pid, proc.pid, 'the master itself was not restarted')
+  const [listed] = await launcher.list(options)
+  assert.equal(listed.restarts, 0, 'PM2 did not restart the process')
+  const settled = await waitFor('PM2 to see both new workers', async () => {
+    const m = await metrics()
+    return m.workers.value === 2 && m.lost.value === 0 && m.dropped.value === 0 ? m : null
+  })
+  assert.equal(settled.failed.value, 0)
 })
