@@ -131,21 +131,30 @@ function expectedDocs (s, sent) {
   return want
 }
 
-/** One doc per pair, exact max per side, exact packet count. Returns the number of mismatches. */
-async function checkDocs (db, s, sent) {
+/**
+ * One doc per pair, exact max per side, exact packet count, and the sum of
+ * stored packet counts. When the kernel dropped datagrams before the master
+ * (sent > received) which ones is unknown, so each doc is then only checked
+ * not to exceed what was sent; the sum still has to match what was received.
+ */
+async function checkDocs (db, s, sent, received) {
   const want = expectedDocs(s, sent)
+  const exact = received === sent
   const docs = await db.collection('streams').find({ openKey: { $exists: true } }, { projection: { from: 1, to: 1, metadata: 1 } }).toArray()
   let bad = 0
+  let storedPackets = 0
   const seen = new Set()
+  const fits = (got, max) => exact ? got === (max || undefined) : (got === undefined || got <= max)
   for (const doc of docs) {
+    storedPackets += doc.metadata.packets
     const stream = Number(doc.from.ID.slice(1))
     const w = want.get(stream)
     const [a, b] = doc.from.ID[0] === 'a' ? [doc.from, doc.to] : [doc.to, doc.from]
-    const ok = w && !seen.has(stream) && a.highestPacketNum === (w.a || undefined) && b.highestPacketNum === (w.b || undefined) && doc.metadata.packets === w.packets
+    const ok = w && !seen.has(stream) && fits(a.highestPacketNum, w.a) && fits(b.highestPacketNum, w.b) && fits(doc.metadata.packets, w.packets)
     if (!ok && ++bad <= 3 && process.env.BENCH_DEBUG) console.error('mismatch', JSON.stringify({ want: w, doc }))
     seen.add(stream)
   }
-  return { docs: docs.length, expected: want.size, mismatches: bad + (want.size - seen.size) }
+  return { docs: docs.length, expected: want.size, mismatches: bad + (exact ? want.size - seen.size : 0), storedPackets, exact }
 }
 
 function scaled (s) {
@@ -176,7 +185,7 @@ async function runScenario (name, uri, client) {
   const summary = lb.summary()
   const writes = sumWorkers(stats, 'streamWrites')
   const packets = sumWorkers(stats, 'packets')
-  const check = await checkDocs(client.db(database), s, sent)
+  const check = await checkDocs(client.db(database), s, sent, summary.received)
   await client.db(database).dropDatabase().catch(() => {})
   const writeSeconds = (stoppedAt - started) / 1000
   return {
@@ -185,6 +194,7 @@ async function runScenario (name, uri, client) {
     offeredPerSec: s.rate,
     sent,
     received: summary.received,
+    kernelDropped: sent - summary.received, // never reached the master: the UDP socket's buffer overflowed
     processed: summary.processed,
     dropped: summary.dropped.total,
     packets,
@@ -198,8 +208,10 @@ async function runScenario (name, uri, client) {
     rejected: sumWorkers(stats, 'rejected'),
     docs: check.docs,
     expectedDocs: check.expected,
+    check: check.exact ? 'exact' : 'bounded',
     mismatches: check.mismatches,
-    lostUpdates: sent - packets + check.mismatches
+    storedPackets: check.storedPackets,
+    lostUpdates: summary.received - check.storedPackets + check.mismatches // reached the collector, not the database
   }
 }
 
