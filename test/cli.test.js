@@ -143,13 +143,18 @@ test('a second SIGINT forces exit 1 without waiting for the drain', { timeout: 6
   assert.match(exit.stdout, /second signal/)
 })
 
-test('simulate rtcp sends exactly the streams and packets its summary claims', { timeout: 60000 }, async (t) => {
+/** A UDP socket on 127.0.0.1:0 keeping every datagram it gets; closed after the test. */
+async function udpSink (t) {
   const socket = dgram.createSocket('udp4')
   t.after(() => socket.close())
   const datagrams = []
   socket.on('message', (msg) => datagrams.push(msg))
   await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
-  const target = `127.0.0.1:${socket.address().port}`
+  return { datagrams, target: `127.0.0.1:${socket.address().port}` }
+}
+
+test('simulate rtcp sends exactly the streams and packets its summary claims', { timeout: 60000 }, async (t) => {
+  const { datagrams, target } = await udpSink(t)
   const r = await cli(['simulate', 'rtcp', '--target', target, '--streams', '3', '--rate', '300', '--duration', '1', '--json']).done
   assert.equal(r.code, 0, r.stderr)
   assert.match(r.stderr, /sent 300\/300 packets/)
@@ -214,12 +219,7 @@ function assertSyslogMatchesSummary (messages, summary, pid) {
 }
 
 test('simulate syslog over UDP sends exactly the hosts and messages its summary claims, each parsing as RFC 5424', { timeout: 60000 }, async (t) => {
-  const socket = dgram.createSocket('udp4')
-  t.after(() => socket.close())
-  const datagrams = []
-  socket.on('message', (msg) => datagrams.push(msg))
-  await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
-  const target = `127.0.0.1:${socket.address().port}`
+  const { datagrams, target } = await udpSink(t)
   const run = cli(['simulate', 'syslog', '--target', target, '--streams', '4', '--rate', '500', '--count', '250', '--json'])
   const r = await run.done
   assert.equal(r.code, 0, r.stderr)

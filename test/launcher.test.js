@@ -45,6 +45,15 @@ function udpSender (port) {
 
 // A PM2 API connection to the daemon of `pm2Home`; `call(method, ...args)`
 // runs one API method. close() also closes the bus a trigger opened.
+/** After a rolling restart: two workers, none of them an old one, the same master. */
+function assertRolled (snapshot, oldPids, masterPid) {
+  assert.equal(snapshot.stats.restarts.rolling, 2)
+  const newPids = snapshot.stats.workers.map((w) => w.pid)
+  assert.equal(newPids.length, 2)
+  for (const pid of newPids) assert.ok(!oldPids.includes(pid), `worker ${pid} was replaced`)
+  assert.equal(snapshot.pid, masterPid, 'the master itself was not restarted')
+}
+
 async function pm2Api (pm2Home) {
   const api = new pm2.custom({ pm2_home: pm2Home }) // eslint-disable-line new-cap
   const call = (method, ...args) => new Promise((resolve, reject) => {
@@ -113,11 +122,7 @@ test('start under PM2 → ready → status → rolling restart under UDP load lo
   assert.equal(s.processed, s.received)
   assert.equal(s.dropped.total, 0)
   assert.equal(s.lost, 0)
-  assert.equal(s.restarts.rolling, 2)
-  const newPids = s.workers.map((w) => w.pid)
-  assert.equal(newPids.length, 2)
-  for (const pid of newPids) assert.ok(!oldPids.includes(pid), `worker ${pid} was replaced`)
-  assert.equal(after.pid, proc.pid, 'the master itself was not restarted')
+  assertRolled(after, oldPids, proc.pid)
 
   const [listed] = await launcher.list(options)
   assert.equal(listed.name, NAME)
@@ -245,11 +250,7 @@ test('under PM2 the counters are @pm2/io metrics, and the restart-workers action
   assert.ok(sender.sent > 600, 'datagrams were sent during the restart')
   assert.equal(s.dropped.total, 0)
   assert.equal(s.lost, 0)
-  assert.equal(s.restarts.rolling, 2)
-  const newPids = s.workers.map((w) => w.pid)
-  assert.equal(newPids.length, 2)
-  for (const pid of newPids) assert.ok(!oldPids.includes(pid), `worker ${pid} was replaced`)
-  assert.equal(after.pid, proc.pid, 'the master itself was not restarted')
+  assertRolled(after, oldPids, proc.pid)
   const [listed] = await launcher.list(options)
   assert.equal(listed.restarts, 0, 'PM2 did not restart the process')
   const settled = await waitFor('PM2 to see both new workers', async () => {
