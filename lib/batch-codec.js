@@ -37,7 +37,7 @@ function writeEntry (buf, offset, data, address, port) {
 /**
  * Reads a batch one message at a time, rebuilt per kind. A worker runs this
  * once per message, so consecutive messages from the same address share one
- * address string instead of decoding it again.
+ * address string (and its family) instead of decoding it again.
  */
 class BatchReader {
   constructor (bytes, kind) {
@@ -45,6 +45,7 @@ class BatchReader {
     this.kind = kind
     this.offset = 0
     this.address = ''
+    this.family = 'IPv4'
     this.addressStart = -1
     this.addressLength = -1
   }
@@ -62,7 +63,8 @@ class BatchReader {
     offset += addressLength
     const data = buf.subarray(offset, offset + length)
     this.offset = offset + length
-    return this.kind === KIND_UDP ? udpMessage(data, address, port) : { data, remote: { address, port } }
+    if (this.kind === KIND_TCP) return { data, remote: { address, port } }
+    return { data, rinfo: { address, family: this.family, port, size: length } }
   }
 
   readAddress (start, length) {
@@ -79,6 +81,7 @@ class BatchReader {
       }
     }
     this.address = buf.latin1Slice(start, start + length)
+    this.family = this.address.includes(':') ? 'IPv6' : 'IPv4'
     this.addressStart = start
     this.addressLength = length
     return this.address
@@ -89,11 +92,6 @@ class BatchReader {
 function forEachMessage (bytes, kind, fn) {
   const reader = new BatchReader(bytes, kind)
   for (let message = reader.next(); message !== null; message = reader.next()) fn(message)
-}
-
-function udpMessage (data, address, port) {
-  const family = address.includes(':') ? 'IPv6' : 'IPv4'
-  return { data, rinfo: { address, family, port, size: data.length } }
 }
 
 /** The remote endpoint of a message of either kind. */

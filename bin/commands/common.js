@@ -23,6 +23,12 @@ function commandConfig (usage, flags) {
   return class extends Base {
     static usage = usage
     static flags = Base.extendFlags({ help: { alias: 'h', type: 'boolean', default: false, description: 'show this help' }, ...flags })
+
+    /** Prints the usage text; returns exit code 0. */
+    static printHelp () {
+      process.stdout.write(new this([]).help())
+      return 0
+    }
   }
 }
 

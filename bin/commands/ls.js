@@ -24,7 +24,7 @@ const COLUMNS = [
 /** `collector ls`: the collectors PM2 runs, with rates from their stats files. */
 async function run (argv) {
   const config = Config.parse(argv)
-  if (config.help) return printHelp()
+  if (config.help) return Config.printHelp()
   const procs = await launcher.list(launcherOptions())
   const rows = await Promise.all(procs.map(withStats))
   if (config.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n')
@@ -53,11 +53,6 @@ function toRow (proc) {
     dropped: s ? s.stats.dropped.total : null,
     collector: proc.collector
   }
-}
-
-function printHelp () {
-  process.stdout.write(new Config([]).help())
-  return 0
 }
 
 module.exports = { run }

@@ -45,11 +45,11 @@ function parseTarget (text) {
  * the final highest sequence number) on stdout.
  */
 async function run (argv) {
-  if (argv[0] === '--help' || argv[0] === '-h') return printHelp()
+  if (argv[0] === '--help' || argv[0] === '-h') return Config.printHelp()
   const { values: [kind], rest } = takePositionals(argv, ['rtcp|syslog'], USAGE)
   if (!GENERATORS[kind]) throw usageError(`cannot simulate ${JSON.stringify(kind)}: choose rtcp or syslog\nusage: ${USAGE}`)
   const config = Config.parse(rest)
-  if (config.help) return printHelp()
+  if (config.help) return Config.printHelp()
   if (kind === 'rtcp' && config.protocol !== 'udp') throw usageError('--protocol: RTCP is sent over UDP only')
   const target = parseTarget(config.target)
   const generator = GENERATORS[kind](config)
@@ -212,11 +212,6 @@ function formatSummary (s) {
     ? s.perStream.map((c) => `  stream ${c.stream}: ${c.packets} packets; ssrc ${c.from.ssrc} highest seq ${c.from.highestSeq} (${c.from.packets} reports), ssrc ${c.to.ssrc} highest seq ${c.to.highestSeq} (${c.to.packets} reports)`)
     : s.perStream.map((h) => `  stream ${h.stream}: host ${h.host}, ${h.packets} messages, highest seq ${h.highestSeq}`)
   return head + lines.join('\n') + '\n'
-}
-
-function printHelp () {
-  process.stdout.write(new Config([]).help())
-  return 0
 }
 
 module.exports = { run, USAGE }

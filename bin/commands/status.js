@@ -21,10 +21,10 @@ const WORKER_COLUMNS = [
 
 /** `collector status <name> [--json]`: counters from the collector's stats file. */
 async function run (argv) {
-  if (argv[0] === '--help' || argv[0] === '-h') return printHelp()
+  if (argv[0] === '--help' || argv[0] === '-h') return Config.printHelp()
   const { values: [name], rest } = takePositionals(argv, ['name'], USAGE)
   const config = Config.parse(rest)
-  if (config.help) return printHelp()
+  if (config.help) return Config.printHelp()
   const dir = defaultStatsDir()
   const snapshot = await readStats(name, dir)
   if (!snapshot) {
@@ -71,11 +71,6 @@ function workerRow (w, rates) {
   const rate = rates.workers.find((x) => x.slot === w.slot && x.pid === w.pid)
   const writes = w.custom && typeof w.custom.writes === 'number' ? w.custom.writes : null
   return { ...w, rate: rate ? rate.processed : null, writes }
-}
-
-function printHelp () {
-  process.stdout.write(new Config([]).help())
-  return 0
 }
 
 module.exports = { run, render }

@@ -30,10 +30,7 @@ const COLUMNS = [
 /** `collector top`: refreshes every --interval like mongotop; --once for one frame. */
 async function run (argv) {
   const config = Config.parse(argv)
-  if (config.help) {
-    process.stdout.write(new Config([]).help())
-    return 0
-  }
+  if (config.help) return Config.printHelp()
   const dir = defaultStatsDir()
   if (config.once) {
     process.stdout.write(await frame(dir, config))

@@ -1,7 +1,5 @@
 'use strict'
 
-const { pairKey } = require('./stream-key')
-
 /**
  * Folds the updates of one flush window: all packets of one direction of a
  * stream become one entry (max/min sequence numbers, packet count, time
@@ -63,7 +61,6 @@ function toEntry (item) {
     key: directionKey(fromID, toID),
     fromID,
     toID,
-    pair: pairKey(fromID, toID),
     IP: item.IP,
     maxHpn: hpn,
     minHpn: hpn,

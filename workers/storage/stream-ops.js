@@ -4,7 +4,7 @@
 // stream per endpoint pair is guaranteed by the unique index on `openKey`;
 // a packet's upsert finds its stream by `flowKey` alone (see stream-key.js).
 // Every write is an upsert or a plain update, never a read.
-const { flowKey } = require('./stream-key')
+const { pairKey, flowKey } = require('./stream-key')
 
 /** `_id` of a document that always exists: an upsert that must not insert sets it, so a miss fails with E11000. */
 const NEVER_INSERT_ID = '__collector_cluster_never_insert__'
@@ -16,11 +16,10 @@ const NEVER_INSERT_ID = '__collector_cluster_never_insert__'
  * or the belief was wrong) comes back as E11000 for the caller to retry.
  */
 function packetOp (entry, side, now) {
-  const update = emptyUpdate(now)
-  addSide(update, entry, side)
+  const update = streamUpdate([[entry, side]], now)
   update.$setOnInsert = side === 'from' ? newStreamFields(entry) : { _id: NEVER_INSERT_ID }
   const filter = { flowKey: side === 'from' ? flowKey(entry.fromID, entry.toID) : flowKey(entry.toID, entry.fromID) }
-  return finish({ filter, update })
+  return { updateOne: { filter, update, upsert: true } }
 }
 
 /**
@@ -31,41 +30,34 @@ function packetOp (entry, side, now) {
  * is open the other way round.
  */
 function pairOp (fromEntry, toEntry, now) {
-  const update = emptyUpdate(now)
-  addSide(update, fromEntry, 'from')
-  addSide(update, toEntry, 'to')
-  update.$inc['metadata.packets'] = fromEntry.count + toEntry.count
-  update.$max.endTime = fromEntry.maxTs > toEntry.maxTs ? fromEntry.maxTs : toEntry.maxTs
-  update.$min.startTime = fromEntry.minTs < toEntry.minTs ? fromEntry.minTs : toEntry.minTs
+  const update = streamUpdate([[fromEntry, 'from'], [toEntry, 'to']], now)
   update.$setOnInsert = newStreamFields(fromEntry)
-  return finish({ filter: { flowKey: flowKey(fromEntry.fromID, fromEntry.toID) }, update })
+  return { updateOne: { filter: { flowKey: flowKey(fromEntry.fromID, fromEntry.toID) }, update, upsert: true } }
 }
 
-function emptyUpdate (now) {
-  return { $max: { 'metadata.lastUpdated': now }, $min: {}, $inc: {}, $set: {} }
-}
-
-// The sender's side of the stream: sequence range, counts, IP and fields.
-function addSide (update, entry, side) {
-  update.$max[`${side}.highestPacketNum`] = entry.maxHpn
-  update.$max.endTime = entry.maxTs
-  update.$min[`${side}.firstPacketNum`] = entry.minHpn
-  update.$min.startTime = entry.minTs
-  update.$inc['metadata.packets'] = entry.count
-  update.$inc[`${side}.packets`] = entry.count
-  if (entry.IP !== undefined) update.$set[`${side}.IP_ADDRESS`] = entry.IP
-  if (entry.fields) for (const key of Object.keys(entry.fields)) update.$set[`${side}.${key}`] = entry.fields[key]
-}
-
-function finish ({ filter, update }) {
-  if (Object.keys(update.$set).length === 0) delete update.$set
-  return { updateOne: { filter, update, upsert: true } }
+// The update of one or both sides: each side's sequence range, counts, IP
+// and fields; the stream's time range and packet count over all of them.
+function streamUpdate (sides, now) {
+  const update = { $max: { 'metadata.lastUpdated': now }, $min: {}, $inc: { 'metadata.packets': 0 } }
+  const set = {}
+  for (const [entry, side] of sides) {
+    update.$max[`${side}.highestPacketNum`] = entry.maxHpn
+    update.$min[`${side}.firstPacketNum`] = entry.minHpn
+    update.$inc[`${side}.packets`] = entry.count
+    update.$inc['metadata.packets'] += entry.count
+    if (!(update.$max.endTime >= entry.maxTs)) update.$max.endTime = entry.maxTs
+    if (!(update.$min.startTime <= entry.minTs)) update.$min.startTime = entry.minTs
+    if (entry.IP !== undefined) set[`${side}.IP_ADDRESS`] = entry.IP
+    if (entry.fields) for (const key of Object.keys(entry.fields)) set[`${side}.${key}`] = entry.fields[key]
+  }
+  if (Object.keys(set).length > 0) update.$set = set
+  return update
 }
 
 // The insert of a new stream also takes `openKey`: if the pair already has an
 // open stream the other way round, that unique index refuses it (E11000).
 function newStreamFields (entry) {
-  return { openKey: entry.pair, 'from.ID': entry.fromID, 'to.ID': entry.toID, active: true, stream_ended: { from: false, to: false } }
+  return { openKey: pairKey(entry.fromID, entry.toID), 'from.ID': entry.fromID, 'to.ID': entry.toID, active: true, stream_ended: { from: false, to: false } }
 }
 
 /** Side fields (e.g. an SR's counters, a CNAME) on every open stream of an endpoint. */

@@ -24,7 +24,7 @@ class StreamWriter {
   constructor (collection, { maxBatchOps = 1000 } = {}) {
     this.collection = collection
     this.maxBatchOps = maxBatchOps
-    this.sides = new Map() // `${pair}\0${senderID}` → 'from' | 'to'
+    this.sides = new Map() // an entry's key (sender → peer) → 'to'; absent: 'from'
     this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0, rejected: 0 }
   }
 
@@ -98,18 +98,17 @@ class StreamWriter {
   }
 
   sideOf (entry) {
-    return this.sides.get(`${entry.pair}\0${entry.fromID}`) || 'from'
+    return this.sides.get(entry.key) || 'from'
   }
 
   // E11000 means the sender is not on the side we tried: as 'from' another
   // writer created the stream the other way round; as 'to' the stream is gone
   // (a new one must start, with this sender as 'from').
   flip (entry) {
-    const key = `${entry.pair}\0${entry.fromID}`
     const side = this.sideOf(entry) === 'from' ? 'to' : 'from'
     if (this.sides.size >= SIDE_CACHE_LIMIT) this.sides.clear()
-    if (side === 'from') this.sides.delete(key)
-    else this.sides.set(key, side)
+    if (side === 'from') this.sides.delete(entry.key)
+    else this.sides.set(entry.key, side)
   }
 
   /** Runs one unordered bulkWrite; returns its per-op write errors, throws on anything else. */
