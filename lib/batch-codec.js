@@ -88,6 +88,19 @@ class BatchReader {
   }
 }
 
+/** Where the entry at `offset` ends (the next one starts). */
+function entryEnd (buf, offset) {
+  const length = (buf[offset] * 0x1000000) + (buf[offset + 1] << 16 | buf[offset + 2] << 8 | buf[offset + 3])
+  return offset + HEADER + buf[offset + 6] + length
+}
+
+/** The UDP message of the entry at `offset`, with its own copy of the bytes. */
+function datagramAt (buf, offset) {
+  const message = new BatchReader(buf.subarray(offset, entryEnd(buf, offset)), KIND_UDP).next()
+  message.data = Buffer.from(message.data)
+  return message
+}
+
 /** Calls `fn(message)` for every message in a batch. */
 function forEachMessage (bytes, kind, fn) {
   const reader = new BatchReader(bytes, kind)
@@ -99,4 +112,4 @@ function remoteOf (message) {
   return message.rinfo || message.remote
 }
 
-module.exports = { KIND_UDP, KIND_TCP, entrySize, writeEntry, BatchReader, forEachMessage, remoteOf }
+module.exports = { KIND_UDP, KIND_TCP, HEADER, entrySize, writeEntry, entryEnd, datagramAt, BatchReader, forEachMessage, remoteOf }

@@ -20,8 +20,11 @@ function roundRobin (workers) {
  * other key.
  */
 function hash (workers, message) {
-  const h = fnv1a(String(this.key(message)))
-  const slot = h % this.options.instances
+  return workerForHash(workers, fnv1a(String(this.key(message))), this.options.instances)
+}
+
+function workerForHash (workers, h, instances) {
+  const slot = h % instances
   for (let i = 0; i < workers.length; i++) if (workers[i].slot === slot) return workers[i]
   let best = workers[0]
   let bestScore = -1
@@ -55,10 +58,46 @@ function mix (x) {
   return (x ^ (x >>> 16)) >>> 0
 }
 
+/**
+ * `fnv1a(\`${address}:${port}\`)` of a batch entry (see batch-codec), read
+ * from its bytes: the default `key(message)` hashed without building the
+ * message or its strings.
+ */
+function entryKeyHash (buf, offset) {
+  const addressLength = buf[offset + 6]
+  const port = buf[offset + 4] << 8 | buf[offset + 5]
+  let h = 0x811c9dc5
+  const start = offset + 7
+  for (let i = start; i < start + addressLength; i++) {
+    h ^= buf[i]
+    h = Math.imul(h, 0x01000193)
+  }
+  h ^= 58 // ':'
+  h = Math.imul(h, 0x01000193)
+  const digits = port < 10 ? 1 : port < 100 ? 10 : port < 1000 ? 100 : port < 10000 ? 1000 : 10000
+  for (let unit = digits; unit >= 1; unit = unit / 10 | 0) {
+    h ^= 48 + ((port / unit | 0) % 10)
+    h = Math.imul(h, 0x01000193)
+  }
+  return h >>> 0
+}
+
+/**
+ * The strategy as a function of a batch entry instead of a message, for the
+ * native UDP path, when the answer does not need the message: round-robin
+ * and least-loaded never look at it, hash only through the default key.
+ * Null when a message must be built (a custom function or key).
+ */
+function entryStrategy (strategy, lb, defaultKey) {
+  if (strategy === roundRobin || strategy === leastLoaded) return (workers) => strategy.call(lb, workers)
+  if (strategy === hash && defaultKey) return (workers, buf, offset) => workerForHash(workers, entryKeyHash(buf, offset), lb.options.instances)
+  return null
+}
+
 const strategies = Object.freeze({
   'round-robin': roundRobin,
   hash,
   'least-loaded': leastLoaded
 })
 
-module.exports = { strategies, fnv1a }
+module.exports = { strategies, fnv1a, entryKeyHash, entryStrategy }

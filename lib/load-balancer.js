@@ -4,9 +4,9 @@ const EventEmitter = require('node:events')
 const protocols = require('./protocols')
 const Backoff = require('./backoff')
 const WorkerPool = require('./worker-pool')
-const { strategies } = require('./distribution')
+const { strategies, entryStrategy } = require('./distribution')
 const { normalizeOptions } = require('./options')
-const { remoteOf } = require('./batch-codec')
+const { remoteOf, entryEnd, datagramAt, HEADER } = require('./batch-codec')
 const { createCounters, totalDropped } = require('./counters')
 
 /**
@@ -38,6 +38,7 @@ class LoadBalancer extends EventEmitter {
     this.stopRequested = false
     this.capacityWaiters = []
     this._rrNext = 0
+    this.entryStrategy = null
     this.ctx = this.createContext()
   }
 
@@ -67,6 +68,7 @@ class LoadBalancer extends EventEmitter {
     if (this.state !== 'idle') throw new Error(`cannot start a balancer that is ${this.state}`)
     this.state = 'starting'
     this.startedAt = Date.now()
+    this.entryStrategy = this.resolveEntryStrategy()
     this.pool = this.createPool()
     await this.pool.start()
     try {
@@ -166,6 +168,7 @@ class LoadBalancer extends EventEmitter {
       options,
       logger,
       dispatch: (message, force) => this.dispatch(message, force),
+      dispatchEntries: (buf, end) => this.dispatchEntries(buf, end),
       drop: (reason) => this.drop(reason),
       count: (event) => { this.counters.events[event] = (this.counters.events[event] || 0) + 1 },
       onCapacity: (fn) => this.capacityWaiters.push(fn),
@@ -191,6 +194,46 @@ class LoadBalancer extends EventEmitter {
     worker.push(message)
     counters.dispatched++
     return true
+  }
+
+  /**
+   * The hot path of the native UDP receiver: `buf[0, end)` holds datagrams
+   * in batch format. Each goes to its worker as bytes; a message object is
+   * built only for a `distribute` or `key` of the user's.
+   */
+  dispatchEntries (buf, end) {
+    const counters = this.counters
+    const strategy = this.entryStrategy
+    let offset = 0
+    while (offset < end) {
+      const next = entryEnd(buf, offset)
+      const worker = strategy === null ? this.pick(datagramAt(buf, offset), false) : this.pickEntry(strategy, buf, offset)
+      if (worker === null) {
+        this.drop('queueFull')
+      } else {
+        worker.pushEntry(buf, offset, next)
+        counters.received++
+        counters.bytes += next - offset - HEADER - buf[offset + 6]
+        counters.dispatched++
+      }
+      offset = next
+    }
+  }
+
+  pickEntry (strategy, buf, offset) {
+    const workers = this.pool.rotation
+    if (workers.length === 0) return null
+    const worker = strategy(workers, buf, offset)
+    if (worker.state === 'ready' && !worker.saturated) return worker
+    const open = workers.filter((w) => !w.saturated)
+    return open.length > 0 ? strategy(open, buf, offset) : null
+  }
+
+  // distribute() and key() as this instance has them: built-ins that can
+  // choose from a batch entry, or null (build a message per datagram).
+  resolveEntryStrategy () {
+    if (this.distribute !== LoadBalancer.prototype.distribute) return null
+    return entryStrategy(this.strategy, this, this.key === LoadBalancer.prototype.key)
   }
 
   pick (message, force) {

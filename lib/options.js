@@ -7,6 +7,9 @@ const { strategies } = require('./distribution')
 const { validateFraming } = require('./framing')
 const { resolveWorkerModule } = require('./load-worker')
 const { createNoopLogger, isLogger } = require('./logger')
+const NativeUdpSocket = require('./native-udp-socket')
+
+const UDP_RECEIVERS = ['auto', 'native', 'dgram']
 
 /** Defaults of every LoadBalancer option (see README "Options"). */
 const DEFAULTS = Object.freeze({
@@ -28,6 +31,7 @@ const DEFAULTS = Object.freeze({
   batchDelay: 2,
   maxInFlight: 20000,
   recvBufferSize: 8 * 1024 * 1024,
+  udpReceiver: 'auto',
   respawnDelay: 100,
   maxCrashes: 10,
   crashWindow: 60000,
@@ -81,6 +85,10 @@ function checkChoices (options) {
     throw new InvalidOptionError('distribution', options.distribution, `must be one of ${Object.keys(strategies).join(', ')} or a function`)
   }
   validateFraming(options.framing)
+  if (!UDP_RECEIVERS.includes(options.udpReceiver)) throw new InvalidOptionError('udpReceiver', options.udpReceiver, `must be one of ${UDP_RECEIVERS.join(', ')}`)
+  if (options.udpReceiver === 'native' && !NativeUdpSocket.available) {
+    throw new InvalidOptionError('udpReceiver', options.udpReceiver, `needs the native receiver, which is not built (${NativeUdpSocket.unavailableReason()}); run \`node native/build.js\` or use 'auto'`)
+  }
   if (typeof options.name !== 'string' || options.name.length === 0) throw new InvalidOptionError('name', options.name, 'must be a non-empty string')
   if (typeof options.host !== 'string' || options.host.length === 0) throw new InvalidOptionError('host', options.host, 'must be a host name or address')
 }

@@ -62,6 +62,23 @@ class WorkerHandle extends EventEmitter {
     if (size > this.buffer.length) return this.sendAlone(message, remote, kind, size)
     this.kind = kind
     this.offset = writeEntry(this.buffer, this.offset, message.data, remote.address, remote.port)
+    this.appended()
+  }
+
+  /**
+   * Appends a datagram already in batch format (`buf[start, end)`, from the
+   * native receive path): one copy, nothing decoded.
+   */
+  pushEntry (buf, start, end) {
+    const size = end - start
+    if (this.count > 0 && (this.kind !== KIND_UDP || this.offset + size > this.buffer.length)) this.flush()
+    this.kind = KIND_UDP
+    buf.copy(this.buffer, this.offset, start, end)
+    this.offset += size
+    this.appended()
+  }
+
+  appended () {
     this.count++
     this.dispatched++
     this.inFlight++

@@ -6,7 +6,10 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * The protocol registry. A protocol is `{ start(ctx) → Promise<listener> }`
  * where the listener is `{ address(), close() → Promise }`. `ctx` gives
  * `host`, `port`, `options`, `logger`, `dispatch(message, force) → boolean`
- * (false: every worker is saturated; `force`: take it past maxInFlight), `drop(reason)` (a received message
+ * (false: every worker is saturated; `force`: take it past maxInFlight),
+ * `dispatchEntries(buffer, end)` (datagrams already packed in the batch
+ * format of lib/batch-codec.js; each that no worker can take is dropped
+ * and counted), `drop(reason)` (a received message
  * thrown away), `count(event)` (e.g. 'connections'), `onCapacity(fn)`
  * (fn runs once when workers have room again) and `fail(error)` (the
  * listener broke after start; the balancer restarts it with backoff).

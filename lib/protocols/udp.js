@@ -1,10 +1,42 @@
 'use strict'
 
 const dgram = require('node:dgram')
+const dns = require('node:dns/promises')
 const net = require('node:net')
+const NativeUdpSocket = require('../native-udp-socket')
 
-/** One UDP socket in the master; every datagram is dispatched as `{ data, rinfo }`. */
+/**
+ * One UDP socket in the master. Two receive paths with one behaviour:
+ * - native (`udpReceiver` 'native', or 'auto' when the addon is built):
+ *   recvmmsg() batches straight into the master's batch format, handed to
+ *   `ctx.dispatchEntries` once per wake-up;
+ * - dgram: node:dgram, each datagram dispatched as `{ data, rinfo }`.
+ */
 async function start (ctx) {
+  return useNative(ctx.options.udpReceiver) ? startNative(ctx) : startDgram(ctx)
+}
+
+function useNative (mode) {
+  return mode === 'native' || (mode === 'auto' && NativeUdpSocket.available)
+}
+
+// A host name resolves as dgram resolves it: IPv4 unless the host is an
+// IPv6 address.
+async function startNative (ctx) {
+  const ipv6 = net.isIPv6(ctx.host)
+  const host = net.isIP(ctx.host) ? ctx.host : (await dns.lookup(ctx.host, { family: 4 })).address
+  const socket = new NativeUdpSocket({
+    host,
+    port: ctx.port,
+    ipv6,
+    recvBufferSize: ctx.options.recvBufferSize
+  })
+  socket.on('error', (err) => ctx.fail(err))
+  socket.start((buffer, count, bytes) => ctx.dispatchEntries(buffer, bytes))
+  return listenerOf(socket, 'native')
+}
+
+async function startDgram (ctx) {
   const socket = dgram.createSocket({ type: net.isIPv6(ctx.host) ? 'udp6' : 'udp4' })
   socket.on('message', (data, rinfo) => {
     if (!ctx.dispatch({ data, rinfo })) ctx.drop('queueFull')
@@ -12,8 +44,13 @@ async function start (ctx) {
   await bind(socket, ctx)
   socket.on('error', (err) => ctx.fail(err))
   setBufferSize(socket, ctx.options.recvBufferSize, ctx.logger)
+  return listenerOf(socket, 'dgram')
+}
+
+function listenerOf (socket, receiver) {
   return {
     socket,
+    receiver,
     address: () => socket.address(),
     close: () => new Promise((resolve) => socket.close(resolve))
   }

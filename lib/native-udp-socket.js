@@ -1,0 +1,74 @@
+'use strict'
+
+const EventEmitter = require('node:events')
+const { OUTPUT } = require('../native/build')
+
+// Datagrams handed over per call into JavaScript are packed in here; 1 MiB
+// holds about 4,000 datagrams of 200 bytes and always one of 64 KiB.
+const OUT_BYTES = 1024 * 1024
+
+let addon = null
+let loadError = null
+try {
+  addon = require(OUTPUT)
+} catch (err) {
+  loadError = err
+}
+
+/**
+ * The master's UDP socket on the native receive path (native/udp_receiver.c):
+ * recvmmsg() reads up to 64 datagrams per system call and hands them to
+ * JavaScript packed in the batch format, one call per wake-up instead of one
+ * per datagram. Same contract as a dgram socket where the master uses one:
+ * `address()`, `close(cb)`, an 'error' event when receiving fails.
+ */
+class NativeUdpSocket extends EventEmitter {
+  /** Whether the addon is built and loads; see `unavailableReason()`. */
+  static get available () {
+    return addon !== null
+  }
+
+  static unavailableReason () {
+    return loadError ? loadError.message.split('\n')[0] : null
+  }
+
+  /** Binds at once (throws EADDRINUSE and the like, like dgram's bind error). */
+  constructor ({ host, port, ipv6, recvBufferSize }) {
+    super()
+    if (addon === null) throw new Error(`the native UDP receiver is not built: ${NativeUdpSocket.unavailableReason()}`)
+    this.handle = addon.bind(host, port, ipv6, recvBufferSize)
+    this.out = null
+    this.closed = false
+  }
+
+  /** Starts receiving: `onEntries(buffer, count, bytes)` gets every datagram, in batch entries from offset 0. */
+  start (onEntries) {
+    const out = Buffer.allocUnsafe(OUT_BYTES)
+    this.out = out
+    addon.start(this.handle, out, (count, bytes) => onEntries(out, count, bytes), (err) => this.emit('error', err))
+  }
+
+  address () {
+    return addon.address(this.handle)
+  }
+
+  /** The receive buffer the kernel granted (twice the requested size, capped by net.core.rmem_max). */
+  getRecvBufferSize () {
+    return addon.recvBufferSize(this.handle)
+  }
+
+  /** Wake-ups, recvmmsg calls and truncated datagrams so far. */
+  counters () {
+    return addon.stats(this.handle)
+  }
+
+  close (cb) {
+    if (!this.closed) {
+      this.closed = true
+      addon.close(this.handle)
+    }
+    if (cb) process.nextTick(cb)
+  }
+}
+
+module.exports = NativeUdpSocket

@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+'use strict'
+// Builds the native UDP receive path (native/udp_receiver.c) with the C
+// compiler and the headers that ship with Node itself, so it needs neither
+// node-gyp nor a download. Runs on `npm install`. Without a compiler or the
+// headers the build is skipped with a note and the master receives with
+// node:dgram instead (slower per datagram, same behaviour); `--required`
+// makes that a failure (CI uses it).
+const fs = require('node:fs')
+const path = require('node:path')
+const { execFileSync } = require('node:child_process')
+
+const SOURCE = path.join(__dirname, 'udp_receiver.c')
+const OUTPUT = path.join(__dirname, 'build', 'udp_receiver.node')
+
+function headerDirs () {
+  const prefix = path.resolve(path.dirname(process.execPath), '..')
+  const candidates = [
+    process.env.npm_config_nodedir && path.join(process.env.npm_config_nodedir, 'include', 'node'),
+    path.join(prefix, 'include', 'node'),
+    '/usr/include/node',
+    '/usr/local/include/node'
+  ].filter(Boolean)
+  return candidates.filter((dir) => fs.existsSync(path.join(dir, 'node_api.h')) && fs.existsSync(path.join(dir, 'uv.h')))
+}
+
+function build () {
+  if (process.platform !== 'linux') throw new Error(`the native receiver uses recvmmsg(2), which ${process.platform} does not have`)
+  const [include] = headerDirs()
+  if (!include) throw new Error('Node\'s C headers (node_api.h, uv.h) were not found next to the node binary')
+  const compiler = process.env.CC || 'cc'
+  fs.mkdirSync(path.dirname(OUTPUT), { recursive: true })
+  const temporary = `${OUTPUT}.${process.pid}.tmp`
+  execFileSync(compiler, [
+    '-O2', '-shared', '-fPIC', '-std=gnu11', '-Wall', '-Wextra', '-Werror',
+    '-fvisibility=hidden', '-DNODE_GYP_MODULE_NAME=udp_receiver',
+    '-I', include, '-o', temporary, SOURCE
+  ], { stdio: ['ignore', 'inherit', 'inherit'] })
+  fs.renameSync(temporary, OUTPUT)
+  return { output: OUTPUT, include, compiler }
+}
+
+if (require.main === module) {
+  const required = process.argv.includes('--required')
+  try {
+    const { output, include } = build()
+    process.stdout.write(`collector-cluster: built the native UDP receiver (${path.relative(process.cwd(), output) || output}, headers ${include})\n`)
+  } catch (err) {
+    process.stderr.write(`collector-cluster: native UDP receiver not built: ${err.message.split('\n')[0]}\n` +
+      'collector-cluster: UDP collectors will receive with node:dgram (udpReceiver "auto" falls back).\n')
+    if (required) process.exit(1)
+  }
+}
+
+module.exports = { build, OUTPUT }

@@ -1,0 +1,429 @@
+// A UDP receive path for the LoadBalancer master that is cheaper per
+// datagram than node:dgram. dgram makes one recvmsg() call, one Buffer and
+// one call into JavaScript per datagram; here a libuv poll handle wakes on
+// readable, recvmmsg() takes up to VLEN datagrams per system call, and they
+// are packed into one caller-owned buffer in the master's batch format
+//   u32 dataLength | u16 port | u8 addressLength | address (text) | data
+// (big-endian), handed to JavaScript once per buffer, not once per datagram.
+//
+// Exports:
+//   bind(host, port, ipv6, recvBufferSize) -> handle (throws an Error with
+//     code/errno/syscall on failure)
+//   start(handle, out: Buffer, onBatch(count, bytes), onError(err))
+//   address(handle) -> { address, family, port }
+//   recvBufferSize(handle) -> bytes the kernel granted
+//   stats(handle) -> { truncated, wakeups, syscalls }
+//   close(handle)
+#define _GNU_SOURCE
+#define NAPI_VERSION 8
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <node_api.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#define VLEN 64
+#define SLOT_BYTES 65536
+#define HEADER 7
+#define ADDRESS_MAX INET6_ADDRSTRLEN
+// Datagrams handed over per wake-up at most, so acknowledgements from the
+// workers and timers still get their turn under a flood.
+#define BUDGET 8192
+
+typedef struct {
+  napi_env env;
+  int fd;
+  int ipv6;
+  int started;
+  int closing;
+  int poll_closed;
+  int finalized;
+  uv_poll_t poll;
+  napi_ref out_ref;
+  uint8_t *out;
+  size_t out_cap;
+  size_t out_len;
+  uint32_t out_count;
+  napi_ref on_batch;
+  napi_ref on_error;
+  napi_async_context async;
+  uint8_t *slots;
+  struct mmsghdr msgs[VLEN];
+  struct iovec iov[VLEN];
+  struct sockaddr_storage from[VLEN];
+  // The last sender's address, formatted once for a run of its datagrams.
+  struct sockaddr_storage last_from;
+  socklen_t last_from_len;
+  char last_text[ADDRESS_MAX];
+  uint8_t last_text_len;
+  double truncated;
+  double wakeups;
+  double syscalls;
+} receiver_t;
+
+#define CHECK(call) do { if ((call) != napi_ok) { napi_throw_error(env, NULL, #call " failed"); return NULL; } } while (0)
+
+static napi_value make_errno_error (napi_env env, int err, const char *syscall) {
+  napi_value code, message, error, value;
+  const char *name = uv_err_name(-err);
+  char text[160];
+  snprintf(text, sizeof text, "%s %s: %s", syscall, name, strerror(err));
+  napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &code);
+  napi_create_string_utf8(env, text, NAPI_AUTO_LENGTH, &message);
+  napi_create_error(env, code, message, &error);
+  napi_create_int32(env, -err, &value);
+  napi_set_named_property(env, error, "errno", value);
+  napi_create_string_utf8(env, syscall, NAPI_AUTO_LENGTH, &value);
+  napi_set_named_property(env, error, "syscall", value);
+  return error;
+}
+
+static receiver_t *unwrap (napi_env env, napi_value value) {
+  receiver_t *r = NULL;
+  if (napi_get_value_external(env, value, (void **)&r) != napi_ok || r == NULL) {
+    napi_throw_type_error(env, NULL, "not a UDP receiver handle");
+    return NULL;
+  }
+  return r;
+}
+
+// The receiver's memory lives until both libuv has closed the poll handle
+// and the JavaScript handle is garbage: whichever comes last frees it.
+static void on_closed (uv_handle_t *handle) {
+  receiver_t *r = (receiver_t *)handle->data;
+  free(r->slots);
+  r->slots = NULL;
+  r->poll_closed = 1;
+  if (r->finalized) free(r);
+}
+
+static void on_finalize (napi_env env, void *data, void *hint) {
+  receiver_t *r = (receiver_t *)data;
+  (void)env; (void)hint;
+  r->finalized = 1;
+  if (!r->closing) {
+    // Never closed (the process is ending): release the socket only.
+    r->closing = 1;
+    if (r->started) uv_poll_stop(&r->poll);
+    close(r->fd);
+    if (r->started) return;
+    r->poll_closed = 1;
+  }
+  if (r->poll_closed) {
+    free(r->slots);
+    free(r);
+  }
+}
+
+// Releases the socket and JavaScript references; the memory goes when libuv
+// has closed the poll handle.
+static void close_receiver (receiver_t *r) {
+  if (r->closing) return;
+  r->closing = 1;
+  napi_env env = r->env;
+  if (r->out_ref) napi_delete_reference(env, r->out_ref);
+  if (r->on_batch) napi_delete_reference(env, r->on_batch);
+  if (r->on_error) napi_delete_reference(env, r->on_error);
+  if (r->async) napi_async_destroy(env, r->async);
+  r->out_ref = r->on_batch = r->on_error = NULL;
+  r->async = NULL;
+  if (r->started) {
+    uv_poll_stop(&r->poll);
+    uv_close((uv_handle_t *)&r->poll, on_closed);
+  }
+  close(r->fd);
+  r->fd = -1;
+  if (!r->started) {
+    free(r->slots);
+    r->slots = NULL;
+    r->poll_closed = 1;
+  }
+}
+
+static void call_js (receiver_t *r, napi_ref ref, size_t argc, napi_value *argv) {
+  napi_env env = r->env;
+  napi_handle_scope scope;
+  napi_value fn, global, result;
+  napi_open_handle_scope(env, &scope);
+  napi_get_reference_value(env, ref, &fn);
+  napi_get_global(env, &global);
+  if (napi_make_callback(env, r->async, global, fn, argc, argv, &result) == napi_pending_exception) {
+    napi_value exception;
+    napi_get_and_clear_last_exception(env, &exception);
+    napi_fatal_exception(env, exception);
+  }
+  napi_close_handle_scope(env, scope);
+}
+
+static void hand_over (receiver_t *r) {
+  if (r->out_count == 0) return;
+  napi_env env = r->env;
+  napi_handle_scope scope;
+  napi_value argv[2];
+  napi_open_handle_scope(env, &scope);
+  napi_create_uint32(env, r->out_count, &argv[0]);
+  napi_create_uint32(env, (uint32_t)r->out_len, &argv[1]);
+  r->out_len = 0;
+  r->out_count = 0;
+  call_js(r, r->on_batch, 2, argv);
+  napi_close_handle_scope(env, scope);
+}
+
+static void report_error (receiver_t *r, int err, const char *syscall) {
+  napi_env env = r->env;
+  napi_handle_scope scope;
+  napi_open_handle_scope(env, &scope);
+  napi_value error = make_errno_error(env, err, syscall);
+  uv_poll_stop(&r->poll);
+  call_js(r, r->on_error, 1, &error);
+  napi_close_handle_scope(env, scope);
+}
+
+static int same_sender (receiver_t *r, const struct sockaddr_storage *from, socklen_t len) {
+  return len == r->last_from_len && memcmp(from, &r->last_from, len) == 0;
+}
+
+// Formats the sender's address (cached across a run from one sender).
+static void remember_sender (receiver_t *r, const struct sockaddr_storage *from, socklen_t len) {
+  const void *addr = from->ss_family == AF_INET6
+    ? (const void *)&((const struct sockaddr_in6 *)from)->sin6_addr
+    : (const void *)&((const struct sockaddr_in *)from)->sin_addr;
+  if (inet_ntop(from->ss_family, addr, r->last_text, sizeof r->last_text) == NULL) r->last_text[0] = 0;
+  r->last_text_len = (uint8_t)strlen(r->last_text);
+  memcpy(&r->last_from, from, len);
+  r->last_from_len = len;
+}
+
+static uint16_t port_of (const struct sockaddr_storage *from) {
+  return ntohs(from->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)from)->sin6_port : ((const struct sockaddr_in *)from)->sin_port);
+}
+
+static void pack (receiver_t *r, const struct sockaddr_storage *from, socklen_t from_len, const uint8_t *data, uint32_t length) {
+  if (!same_sender(r, from, from_len)) remember_sender(r, from, from_len);
+  size_t size = HEADER + r->last_text_len + length;
+  if (r->out_len + size > r->out_cap) {
+    hand_over(r);
+    if (r->closing) return;
+  }
+  uint8_t *p = r->out + r->out_len;
+  uint16_t port = port_of(from);
+  p[0] = length >> 24; p[1] = length >> 16; p[2] = length >> 8; p[3] = length;
+  p[4] = port >> 8; p[5] = port;
+  p[6] = r->last_text_len;
+  memcpy(p + HEADER, r->last_text, r->last_text_len);
+  memcpy(p + HEADER + r->last_text_len, data, length);
+  r->out_len += size;
+  r->out_count++;
+}
+
+static void on_readable (uv_poll_t *handle, int status, int events) {
+  receiver_t *r = (receiver_t *)handle->data;
+  (void)events;
+  if (r->closing) return;
+  if (status < 0) return report_error(r, -status, "poll");
+  r->wakeups++;
+  int taken = 0;
+  while (taken < BUDGET && !r->closing) {
+    for (int i = 0; i < VLEN; i++) {
+      r->iov[i].iov_base = r->slots + (size_t)i * SLOT_BYTES;
+      r->iov[i].iov_len = SLOT_BYTES;
+      memset(&r->msgs[i].msg_hdr, 0, sizeof r->msgs[i].msg_hdr);
+      r->msgs[i].msg_hdr.msg_iov = &r->iov[i];
+      r->msgs[i].msg_hdr.msg_iovlen = 1;
+      r->msgs[i].msg_hdr.msg_name = &r->from[i];
+      r->msgs[i].msg_hdr.msg_namelen = sizeof r->from[i];
+    }
+    int n = recvmmsg(r->fd, r->msgs, VLEN, MSG_DONTWAIT, NULL);
+    r->syscalls++;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      // ICMP errors of earlier sends surface on a UDP socket; they do not
+      // stop it receiving.
+      if (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == ENETUNREACH) continue;
+      hand_over(r);
+      if (!r->closing) report_error(r, errno, "recvmmsg");
+      return;
+    }
+    for (int i = 0; i < n; i++) {
+      if (r->msgs[i].msg_hdr.msg_flags & MSG_TRUNC) { r->truncated++; continue; }
+      pack(r, &r->from[i], r->msgs[i].msg_hdr.msg_namelen, r->iov[i].iov_base, r->msgs[i].msg_len);
+      if (r->closing) return;
+    }
+    taken += n;
+    if (n < VLEN) break;
+  }
+  if (!r->closing) hand_over(r);
+}
+
+static napi_value js_bind (napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  char host[256];
+  size_t host_len;
+  uint32_t port;
+  bool ipv6;
+  int32_t rcvbuf;
+  CHECK(napi_get_value_string_utf8(env, argv[0], host, sizeof host, &host_len));
+  CHECK(napi_get_value_uint32(env, argv[1], &port));
+  CHECK(napi_get_value_bool(env, argv[2], &ipv6));
+  CHECK(napi_get_value_int32(env, argv[3], &rcvbuf));
+
+  struct sockaddr_storage addr;
+  socklen_t addr_len;
+  memset(&addr, 0, sizeof addr);
+  if (ipv6) {
+    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&addr;
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1) { napi_throw(env, make_errno_error(env, EINVAL, "inet_pton")); return NULL; }
+    addr_len = sizeof *a;
+  } else {
+    struct sockaddr_in *a = (struct sockaddr_in *)&addr;
+    a->sin_family = AF_INET;
+    a->sin_port = htons((uint16_t)port);
+    if (inet_pton(AF_INET, host, &a->sin_addr) != 1) { napi_throw(env, make_errno_error(env, EINVAL, "inet_pton")); return NULL; }
+    addr_len = sizeof *a;
+  }
+
+  int fd = socket(ipv6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) { napi_throw(env, make_errno_error(env, errno, "socket")); return NULL; }
+  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  if (bind(fd, (struct sockaddr *)&addr, addr_len) != 0) {
+    int err = errno;
+    close(fd);
+    napi_throw(env, make_errno_error(env, err, "bind"));
+    return NULL;
+  }
+
+  receiver_t *r = calloc(1, sizeof *r);
+  uint8_t *slots = malloc((size_t)VLEN * SLOT_BYTES);
+  if (r == NULL || slots == NULL) {
+    free(r);
+    free(slots);
+    close(fd);
+    napi_throw(env, make_errno_error(env, ENOMEM, "malloc"));
+    return NULL;
+  }
+  r->env = env;
+  r->fd = fd;
+  r->ipv6 = ipv6;
+  r->slots = slots;
+  r->poll.data = r;
+  napi_value handle;
+  CHECK(napi_create_external(env, r, on_finalize, NULL, &handle));
+  return handle;
+}
+
+static napi_value js_start (napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  receiver_t *r = unwrap(env, argv[0]);
+  if (r == NULL) return NULL;
+  if (r->started || r->closing) { napi_throw_error(env, "ERR_RECEIVER_STATE", "the receiver is already started or closed"); return NULL; }
+  void *data;
+  size_t length;
+  CHECK(napi_get_buffer_info(env, argv[1], &data, &length));
+  if (length < HEADER + ADDRESS_MAX + SLOT_BYTES) { napi_throw_range_error(env, NULL, "the output buffer must hold at least one largest datagram"); return NULL; }
+  CHECK(napi_create_reference(env, argv[1], 1, &r->out_ref));
+  CHECK(napi_create_reference(env, argv[2], 1, &r->on_batch));
+  CHECK(napi_create_reference(env, argv[3], 1, &r->on_error));
+  napi_value name;
+  CHECK(napi_create_string_utf8(env, "collector-cluster:udp", NAPI_AUTO_LENGTH, &name));
+  CHECK(napi_async_init(env, NULL, name, &r->async));
+  r->out = data;
+  r->out_cap = length;
+  uv_loop_t *loop;
+  CHECK(napi_get_uv_event_loop(env, (struct uv_loop_s **)&loop));
+  int err = uv_poll_init(loop, &r->poll, r->fd);
+  if (err == 0) {
+    r->started = 1;
+    err = uv_poll_start(&r->poll, UV_READABLE, on_readable);
+  }
+  if (err != 0) { napi_throw(env, make_errno_error(env, -err, "uv_poll_start")); return NULL; }
+  return NULL;
+}
+
+static napi_value js_address (napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result, value;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  receiver_t *r = unwrap(env, argv[0]);
+  if (r == NULL) return NULL;
+  if (r->fd < 0) { napi_throw_error(env, "ERR_SOCKET_DGRAM_NOT_RUNNING", "the receiver is closed"); return NULL; }
+  struct sockaddr_storage addr;
+  socklen_t len = sizeof addr;
+  if (getsockname(r->fd, (struct sockaddr *)&addr, &len) != 0) { napi_throw(env, make_errno_error(env, errno, "getsockname")); return NULL; }
+  char text[ADDRESS_MAX];
+  const void *a = addr.ss_family == AF_INET6 ? (const void *)&((struct sockaddr_in6 *)&addr)->sin6_addr : (const void *)&((struct sockaddr_in *)&addr)->sin_addr;
+  inet_ntop(addr.ss_family, a, text, sizeof text);
+  CHECK(napi_create_object(env, &result));
+  CHECK(napi_create_string_utf8(env, text, NAPI_AUTO_LENGTH, &value));
+  CHECK(napi_set_named_property(env, result, "address", value));
+  CHECK(napi_create_string_utf8(env, addr.ss_family == AF_INET6 ? "IPv6" : "IPv4", NAPI_AUTO_LENGTH, &value));
+  CHECK(napi_set_named_property(env, result, "family", value));
+  CHECK(napi_create_uint32(env, port_of(&addr), &value));
+  CHECK(napi_set_named_property(env, result, "port", value));
+  return result;
+}
+
+static napi_value js_recv_buffer_size (napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  receiver_t *r = unwrap(env, argv[0]);
+  if (r == NULL) return NULL;
+  int size = 0;
+  socklen_t len = sizeof size;
+  if (r->fd < 0 || getsockopt(r->fd, SOL_SOCKET, SO_RCVBUF, &size, &len) != 0) size = 0;
+  CHECK(napi_create_int32(env, size, &result));
+  return result;
+}
+
+static napi_value js_stats (napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1], result, value;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  receiver_t *r = unwrap(env, argv[0]);
+  if (r == NULL) return NULL;
+  CHECK(napi_create_object(env, &result));
+  CHECK(napi_create_double(env, r->truncated, &value));
+  CHECK(napi_set_named_property(env, result, "truncated", value));
+  CHECK(napi_create_double(env, r->wakeups, &value));
+  CHECK(napi_set_named_property(env, result, "wakeups", value));
+  CHECK(napi_create_double(env, r->syscalls, &value));
+  CHECK(napi_set_named_property(env, result, "syscalls", value));
+  return result;
+}
+
+static napi_value js_close (napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  receiver_t *r = unwrap(env, argv[0]);
+  if (r == NULL) return NULL;
+  close_receiver(r);
+  return NULL;
+}
+
+static napi_value init (napi_env env, napi_value exports) {
+  napi_property_descriptor props[] = {
+    { "bind", NULL, js_bind, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "start", NULL, js_start, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "address", NULL, js_address, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "recvBufferSize", NULL, js_recv_buffer_size, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "stats", NULL, js_stats, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "close", NULL, js_close, NULL, NULL, NULL, napi_enumerable, NULL }
+  };
+  if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init)
