@@ -51,6 +51,8 @@ export interface LoadBalancerOptions {
   batchDelay?: number
   maxInFlight?: number
   recvBufferSize?: number
+  /** UDP receive path: native recvmmsg (built on install), node:dgram, or auto (native when built) */
+  udpReceiver?: 'auto' | 'native' | 'dgram'
   respawnDelay?: number
   maxCrashes?: number
   crashWindow?: number
@@ -74,6 +76,8 @@ export interface WorkerStats {
 export interface Summary {
   name: string
   protocol: string
+  /** the UDP receive path in use; null for TCP or when not listening */
+  receiver: 'native' | 'dgram' | null
   state: 'idle' | 'starting' | 'running' | 'stopping' | 'stopped'
   address: object | null
   uptime: number
@@ -103,6 +107,8 @@ export class LoadBalancer extends EventEmitter {
   stop (cb?: Callback<void>): Promise<void>
   restart (cb?: Callback<void>): Promise<void>
   address (): object | null
+  /** 'native' or 'dgram' for a UDP listener, else null */
+  receiver (): 'native' | 'dgram' | null
   stats (): Promise<Stats>
   summary (): Summary
   static protocols: typeof protocols
@@ -166,7 +172,9 @@ export interface ProtocolContext {
   port: number
   options: Required<LoadBalancerOptions>
   logger: Logger
-  dispatch (message: Message): boolean
+  dispatch (message: Message, force?: boolean): boolean
+  /** datagrams packed in the batch format (u32 length, u16 port, u8 address length, address, data) in buffer[0, end) */
+  dispatchEntries (buffer: Buffer, end: number): void
   drop (reason: string): void
   count (event: string): void
   onCapacity (fn: () => void): void

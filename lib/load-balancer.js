@@ -79,7 +79,7 @@ class LoadBalancer extends EventEmitter {
       throw err
     }
     this.state = 'running'
-    this.logger.info({ name: this.options.name, protocol: this.options.protocol, address: this.address(), instances: this.options.instances }, 'collector started')
+    this.logger.info({ name: this.options.name, protocol: this.options.protocol, receiver: this.receiver(), address: this.address(), instances: this.options.instances }, 'collector started')
   }
 
   createPool () {
@@ -298,6 +298,11 @@ class LoadBalancer extends EventEmitter {
     this.emit('stopped')
   }
 
+  /** The UDP receive path in use ('native' or 'dgram'); null for other protocols or when not listening. */
+  receiver () {
+    return (this.listener && this.listener.receiver) || null
+  }
+
   /** The bound (or connected) address, or null. */
   address () {
     return this.listener ? this.listener.address() : null
@@ -317,6 +322,7 @@ class LoadBalancer extends EventEmitter {
     return {
       name: this.options.name,
       protocol: this.options.protocol,
+      receiver: this.receiver(),
       state: this.state,
       address: this.address(),
       uptime: this.startedAt ? Date.now() - this.startedAt : 0,

@@ -32,9 +32,15 @@ class NativeUdpSocket extends EventEmitter {
     return loadError ? loadError.message.split('\n')[0] : null
   }
 
-  /** Binds at once (throws EADDRINUSE and the like, like dgram's bind error). */
-  constructor ({ host, port, ipv6, recvBufferSize }) {
+  /**
+   * Binds at once (throws EADDRINUSE and the like, like dgram's bind error).
+   * `holdoffMs`: after a wake-up that found few datagrams, wait this long
+   * before polling again when the kernel buffer can safely hold what
+   * arrives meanwhile (see native/udp_receiver.c); 0 never waits.
+   */
+  constructor ({ host, port, ipv6, recvBufferSize, holdoffMs = 0 }) {
     super()
+    this.holdoffMs = holdoffMs
     if (addon === null) throw new Error(`the native UDP receiver is not built: ${NativeUdpSocket.unavailableReason()}`)
     this.handle = addon.bind(host, port, ipv6, recvBufferSize)
     this.out = null
@@ -45,7 +51,7 @@ class NativeUdpSocket extends EventEmitter {
   start (onEntries) {
     const out = Buffer.allocUnsafe(OUT_BYTES)
     this.out = out
-    addon.start(this.handle, out, (count, bytes) => onEntries(out, count, bytes), (err) => this.emit('error', err))
+    addon.start(this.handle, out, (count, bytes) => onEntries(out, count, bytes), (err) => this.emit('error', err), this.holdoffMs)
   }
 
   address () {
@@ -57,7 +63,7 @@ class NativeUdpSocket extends EventEmitter {
     return addon.recvBufferSize(this.handle)
   }
 
-  /** Wake-ups, recvmmsg calls and truncated datagrams so far. */
+  /** Wake-ups, recvmmsg calls, hold-offs and truncated datagrams so far. */
   counters () {
     return addon.stats(this.handle)
   }

@@ -28,16 +28,17 @@ function build () {
   if (process.platform !== 'linux') throw new Error(`the native receiver uses recvmmsg(2), which ${process.platform} does not have`)
   const [include] = headerDirs()
   if (!include) throw new Error('Node\'s C headers (node_api.h, uv.h) were not found next to the node binary')
+  compile(SOURCE, OUTPUT, ['-shared', '-fPIC', '-fvisibility=hidden', '-DNODE_GYP_MODULE_NAME=udp_receiver', '-I', include])
+  return { output: OUTPUT, include }
+}
+
+/** Compiles one C file to `output` (written whole or not at all). */
+function compile (source, output, flags = []) {
   const compiler = process.env.CC || 'cc'
-  fs.mkdirSync(path.dirname(OUTPUT), { recursive: true })
-  const temporary = `${OUTPUT}.${process.pid}.tmp`
-  execFileSync(compiler, [
-    '-O2', '-shared', '-fPIC', '-std=gnu11', '-Wall', '-Wextra', '-Werror',
-    '-fvisibility=hidden', '-DNODE_GYP_MODULE_NAME=udp_receiver',
-    '-I', include, '-o', temporary, SOURCE
-  ], { stdio: ['ignore', 'inherit', 'inherit'] })
-  fs.renameSync(temporary, OUTPUT)
-  return { output: OUTPUT, include, compiler }
+  fs.mkdirSync(path.dirname(output), { recursive: true })
+  const temporary = `${output}.${process.pid}.tmp`
+  execFileSync(compiler, ['-O2', '-std=gnu11', '-Wall', '-Wextra', '-Werror', ...flags, '-o', temporary, source], { stdio: ['ignore', 'inherit', 'inherit'] })
+  fs.renameSync(temporary, output)
 }
 
 if (require.main === module) {
@@ -52,4 +53,4 @@ if (require.main === module) {
   }
 }
 
-module.exports = { build, OUTPUT }
+module.exports = { build, compile, OUTPUT }

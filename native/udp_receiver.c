@@ -9,10 +9,19 @@
 // Exports:
 //   bind(host, port, ipv6, recvBufferSize) -> handle (throws an Error with
 //     code/errno/syscall on failure)
-//   start(handle, out: Buffer, onBatch(count, bytes), onError(err))
+//   start(handle, out: Buffer, onBatch(count, bytes), onError(err), holdoffMs)
 //   address(handle) -> { address, family, port }
 //   recvBufferSize(handle) -> bytes the kernel granted
-//   stats(handle) -> { truncated, wakeups, syscalls }
+//   stats(handle) -> { truncated, wakeups, syscalls, holdoffs }
+//
+// Hold-off: a receiver faster than its traffic wakes for every second
+// datagram, and each wake-up (epoll, recvmmsg, a call into JavaScript)
+// costs more than the datagrams it brings. So after a wake-up that found
+// the queue short (fewer than VLEN), polling pauses for holdoffMs and the
+// kernel buffer collects the next datagrams, provided what is expected to
+// arrive meanwhile at the measured rate fills at most a quarter of the
+// receive buffer the kernel granted, and that buffer is at least 1 MiB.
+// holdoffMs 0 turns it off.
 //   close(handle)
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
@@ -34,6 +43,14 @@
 // Datagrams handed over per wake-up at most, so acknowledgements from the
 // workers and timers still get their turn under a flood.
 #define BUDGET 8192
+// The arrival rate is measured over windows of this length.
+#define RATE_WINDOW_NS 10000000ULL
+// Kernel memory a queued datagram costs beyond its payload (skb overhead).
+#define SKB_OVERHEAD 1024
+// Below this receive buffer (the kernel's stock net.core.rmem_max grants
+// about 416 KiB) a flood that starts during a hold-off could overflow it
+// before the rate is measured: no hold-off then.
+#define MIN_HOLDOFF_RCVBUF (1024 * 1024)
 
 typedef struct {
   napi_env env;
@@ -43,7 +60,16 @@ typedef struct {
   int closing;
   int poll_closed;
   int finalized;
+  int open_handles;
   uv_poll_t poll;
+  uv_timer_t timer;
+  uint64_t holdoff_ms;
+  int rcvbuf;
+  uint64_t window_start;
+  double window_count;
+  double window_bytes;
+  double rate;
+  double mean_size;
   napi_ref out_ref;
   uint8_t *out;
   size_t out_cap;
@@ -64,6 +90,7 @@ typedef struct {
   double truncated;
   double wakeups;
   double syscalls;
+  double holdoffs;
 } receiver_t;
 
 #define CHECK(call) do { if ((call) != napi_ok) { napi_throw_error(env, NULL, #call " failed"); return NULL; } } while (0)
@@ -96,6 +123,7 @@ static receiver_t *unwrap (napi_env env, napi_value value) {
 // and the JavaScript handle is garbage: whichever comes last frees it.
 static void on_closed (uv_handle_t *handle) {
   receiver_t *r = (receiver_t *)handle->data;
+  if (--r->open_handles > 0) return;
   free(r->slots);
   r->slots = NULL;
   r->poll_closed = 1;
@@ -109,7 +137,10 @@ static void on_finalize (napi_env env, void *data, void *hint) {
   if (!r->closing) {
     // Never closed (the process is ending): release the socket only.
     r->closing = 1;
-    if (r->started) uv_poll_stop(&r->poll);
+    if (r->started) {
+      uv_poll_stop(&r->poll);
+      uv_timer_stop(&r->timer);
+    }
     close(r->fd);
     if (r->started) return;
     r->poll_closed = 1;
@@ -134,7 +165,9 @@ static void close_receiver (receiver_t *r) {
   r->async = NULL;
   if (r->started) {
     uv_poll_stop(&r->poll);
+    uv_timer_stop(&r->timer);
     uv_close((uv_handle_t *)&r->poll, on_closed);
+    uv_close((uv_handle_t *)&r->timer, on_closed);
   }
   close(r->fd);
   r->fd = -1;
@@ -180,6 +213,7 @@ static void report_error (receiver_t *r, int err, const char *syscall) {
   napi_open_handle_scope(env, &scope);
   napi_value error = make_errno_error(env, err, syscall);
   uv_poll_stop(&r->poll);
+  uv_timer_stop(&r->timer);
   call_js(r, r->on_error, 1, &error);
   napi_close_handle_scope(env, scope);
 }
@@ -221,6 +255,44 @@ static void pack (receiver_t *r, const struct sockaddr_storage *from, socklen_t 
   r->out_count++;
 }
 
+static void on_readable (uv_poll_t *handle, int status, int events);
+
+static void on_holdoff_end (uv_timer_t *timer) {
+  receiver_t *r = (receiver_t *)timer->data;
+  if (r->closing) return;
+  int err = uv_poll_start(&r->poll, UV_READABLE, on_readable);
+  if (err != 0) report_error(r, -err, "uv_poll_start");
+}
+
+// Counts a wake-up's datagrams into the rate window; the rate (datagrams
+// per ns) is the last full window's, or the current one's once it is higher.
+static void measure (receiver_t *r, int taken, double bytes) {
+  uint64_t now = uv_hrtime();
+  r->window_count += taken;
+  r->window_bytes += bytes;
+  uint64_t elapsed = now - r->window_start;
+  double current = elapsed > 0 ? r->window_count / (double)elapsed : 0;
+  if (elapsed >= RATE_WINDOW_NS) {
+    r->rate = current;
+    if (r->window_count > 0) r->mean_size = r->window_bytes / r->window_count;
+    r->window_start = now;
+    r->window_count = 0;
+    r->window_bytes = 0;
+  } else if (current > r->rate) {
+    r->rate = current;
+  }
+}
+
+static void maybe_hold_off (receiver_t *r, int taken) {
+  if (r->holdoff_ms == 0 || taken >= VLEN || r->closing) return;
+  // A libuv timer of n ms can take up to n + 1 ms.
+  double expected = r->rate * (double)(r->holdoff_ms + 1) * 1e6 * (r->mean_size + SKB_OVERHEAD);
+  if (r->rcvbuf < MIN_HOLDOFF_RCVBUF || expected * 4 > r->rcvbuf) return;
+  uv_poll_stop(&r->poll);
+  uv_timer_start(&r->timer, on_holdoff_end, r->holdoff_ms, 0);
+  r->holdoffs++;
+}
+
 static void on_readable (uv_poll_t *handle, int status, int events) {
   receiver_t *r = (receiver_t *)handle->data;
   (void)events;
@@ -228,6 +300,7 @@ static void on_readable (uv_poll_t *handle, int status, int events) {
   if (status < 0) return report_error(r, -status, "poll");
   r->wakeups++;
   int taken = 0;
+  double bytes = 0;
   while (taken < BUDGET && !r->closing) {
     for (int i = 0; i < VLEN; i++) {
       r->iov[i].iov_base = r->slots + (size_t)i * SLOT_BYTES;
@@ -253,12 +326,15 @@ static void on_readable (uv_poll_t *handle, int status, int events) {
     for (int i = 0; i < n; i++) {
       if (r->msgs[i].msg_hdr.msg_flags & MSG_TRUNC) { r->truncated++; continue; }
       pack(r, &r->from[i], r->msgs[i].msg_hdr.msg_namelen, r->iov[i].iov_base, r->msgs[i].msg_len);
+      bytes += r->msgs[i].msg_len;
       if (r->closing) return;
     }
     taken += n;
     if (n < VLEN) break;
   }
   if (!r->closing) hand_over(r);
+  measure(r, taken, bytes);
+  maybe_hold_off(r, taken);
 }
 
 static napi_value js_bind (napi_env env, napi_callback_info info) {
@@ -322,8 +398,8 @@ static napi_value js_bind (napi_env env, napi_callback_info info) {
 }
 
 static napi_value js_start (napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
+  size_t argc = 5;
+  napi_value argv[5];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   receiver_t *r = unwrap(env, argv[0]);
   if (r == NULL) return NULL;
@@ -338,12 +414,22 @@ static napi_value js_start (napi_env env, napi_callback_info info) {
   napi_value name;
   CHECK(napi_create_string_utf8(env, "collector-cluster:udp", NAPI_AUTO_LENGTH, &name));
   CHECK(napi_async_init(env, NULL, name, &r->async));
+  uint32_t holdoff_ms;
+  CHECK(napi_get_value_uint32(env, argv[4], &holdoff_ms));
+  r->holdoff_ms = holdoff_ms;
+  socklen_t size_len = sizeof r->rcvbuf;
+  if (getsockopt(r->fd, SOL_SOCKET, SO_RCVBUF, &r->rcvbuf, &size_len) != 0) r->rcvbuf = 0;
+  r->window_start = uv_hrtime();
+  r->mean_size = 200;
   r->out = data;
   r->out_cap = length;
   uv_loop_t *loop;
   CHECK(napi_get_uv_event_loop(env, (struct uv_loop_s **)&loop));
   int err = uv_poll_init(loop, &r->poll, r->fd);
   if (err == 0) {
+    uv_timer_init(loop, &r->timer);
+    r->timer.data = r;
+    r->open_handles = 2;
     r->started = 1;
     err = uv_poll_start(&r->poll, UV_READABLE, on_readable);
   }
@@ -400,6 +486,8 @@ static napi_value js_stats (napi_env env, napi_callback_info info) {
   CHECK(napi_set_named_property(env, result, "wakeups", value));
   CHECK(napi_create_double(env, r->syscalls, &value));
   CHECK(napi_set_named_property(env, result, "syscalls", value));
+  CHECK(napi_create_double(env, r->holdoffs, &value));
+  CHECK(napi_set_named_property(env, result, "holdoffs", value));
   return result;
 }
 
