@@ -68,6 +68,11 @@ class NativeUdpSocket extends EventEmitter {
     return addon.stats(this.handle)
   }
 
+  /** Reads what the kernel has queued for the socket now (at most `limit` datagrams), synchronously. */
+  drain (limit) {
+    return this.closed ? 0 : addon.drain(this.handle, limit)
+  }
+
   close (cb) {
     if (!this.closed) {
       this.closed = true

@@ -13,6 +13,7 @@
 //   address(handle) -> { address, family, port }
 //   recvBufferSize(handle) -> bytes the kernel granted
 //   stats(handle) -> { truncated, wakeups, syscalls, holdoffs }
+//   drain(handle, limit) -> datagrams read from the queue now (before close)
 //
 // Hold-off: a receiver faster than its traffic wakes for every second
 // datagram, and each wake-up (epoll, recvmmsg, a call into JavaScript)
@@ -293,15 +294,12 @@ static void maybe_hold_off (receiver_t *r, int taken) {
   r->holdoffs++;
 }
 
-static void on_readable (uv_poll_t *handle, int status, int events) {
-  receiver_t *r = (receiver_t *)handle->data;
-  (void)events;
-  if (r->closing) return;
-  if (status < 0) return report_error(r, -status, "poll");
-  r->wakeups++;
+// Reads until the queue is empty or about `budget` datagrams are taken,
+// handing them to JavaScript. Returns how many, or -1 when the receiver
+// closed meanwhile or failed (the error is reported).
+static int receive (receiver_t *r, int budget, double *bytes) {
   int taken = 0;
-  double bytes = 0;
-  while (taken < BUDGET && !r->closing) {
+  while (taken < budget && !r->closing) {
     for (int i = 0; i < VLEN; i++) {
       r->iov[i].iov_base = r->slots + (size_t)i * SLOT_BYTES;
       r->iov[i].iov_len = SLOT_BYTES;
@@ -319,20 +317,34 @@ static void on_readable (uv_poll_t *handle, int status, int events) {
       // ICMP errors of earlier sends surface on a UDP socket; they do not
       // stop it receiving.
       if (errno == ECONNREFUSED || errno == EHOSTUNREACH || errno == ENETUNREACH) continue;
+      int err = errno;
       hand_over(r);
-      if (!r->closing) report_error(r, errno, "recvmmsg");
-      return;
+      if (!r->closing) report_error(r, err, "recvmmsg");
+      return -1;
     }
     for (int i = 0; i < n; i++) {
       if (r->msgs[i].msg_hdr.msg_flags & MSG_TRUNC) { r->truncated++; continue; }
       pack(r, &r->from[i], r->msgs[i].msg_hdr.msg_namelen, r->iov[i].iov_base, r->msgs[i].msg_len);
-      bytes += r->msgs[i].msg_len;
-      if (r->closing) return;
+      *bytes += r->msgs[i].msg_len;
+      if (r->closing) return -1;
     }
     taken += n;
     if (n < VLEN) break;
   }
-  if (!r->closing) hand_over(r);
+  if (r->closing) return -1;
+  hand_over(r);
+  return r->closing ? -1 : taken;
+}
+
+static void on_readable (uv_poll_t *handle, int status, int events) {
+  receiver_t *r = (receiver_t *)handle->data;
+  (void)events;
+  if (r->closing) return;
+  if (status < 0) return report_error(r, -status, "poll");
+  r->wakeups++;
+  double bytes = 0;
+  int taken = receive(r, BUDGET, &bytes);
+  if (taken < 0) return;
   measure(r, taken, bytes);
   maybe_hold_off(r, taken);
 }
@@ -491,6 +503,23 @@ static napi_value js_stats (napi_env env, napi_callback_info info) {
   return result;
 }
 
+// Reads what the kernel holds for the socket now, up to `limit` datagrams,
+// handing it over before returning: a stop must not close a socket with
+// received datagrams still queued in it.
+static napi_value js_drain (napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2], result;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  receiver_t *r = unwrap(env, argv[0]);
+  if (r == NULL) return NULL;
+  uint32_t limit;
+  CHECK(napi_get_value_uint32(env, argv[1], &limit));
+  double bytes = 0;
+  int taken = r->started && !r->closing ? receive(r, (int)(limit > 0x7fffffff ? 0x7fffffff : limit), &bytes) : 0;
+  CHECK(napi_create_int32(env, taken < 0 ? 0 : taken, &result));
+  return result;
+}
+
 static napi_value js_close (napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
@@ -508,6 +537,7 @@ static napi_value init (napi_env env, napi_value exports) {
     { "address", NULL, js_address, NULL, NULL, NULL, napi_enumerable, NULL },
     { "recvBufferSize", NULL, js_recv_buffer_size, NULL, NULL, NULL, napi_enumerable, NULL },
     { "stats", NULL, js_stats, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "drain", NULL, js_drain, NULL, NULL, NULL, napi_enumerable, NULL },
     { "close", NULL, js_close, NULL, NULL, NULL, napi_enumerable, NULL }
   };
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;

@@ -3,7 +3,15 @@
 const dgram = require('node:dgram')
 const dns = require('node:dns/promises')
 const net = require('node:net')
+const { setImmediate: nextTurn } = require('node:timers/promises')
 const NativeUdpSocket = require('../native-udp-socket')
+
+// Closing a UDP socket discards what the kernel still holds for it, which
+// was received (the sender is done with it) but not yet read. A listener
+// reads its queue empty before it closes, within these bounds in case the
+// traffic never pauses.
+const CLOSE_DRAIN_DATAGRAMS = 1 << 20
+const CLOSE_DRAIN_MS = 1000
 
 /**
  * One UDP socket in the master. Two receive paths with one behaviour:
@@ -37,26 +45,42 @@ async function startNative (ctx) {
   })
   socket.on('error', (err) => ctx.fail(err))
   socket.start((buffer, count, bytes) => ctx.dispatchEntries(buffer, bytes))
-  return listenerOf(socket, 'native')
+  return listenerOf(socket, 'native', async () => { socket.drain(CLOSE_DRAIN_DATAGRAMS) })
 }
 
 async function startDgram (ctx) {
   const socket = dgram.createSocket({ type: net.isIPv6(ctx.host) ? 'udp6' : 'udp4' })
+  let seen = 0
   socket.on('message', (data, rinfo) => {
+    seen++
     if (!ctx.dispatch({ data, rinfo })) ctx.drop('queueFull')
   })
   await bind(socket, ctx)
   socket.on('error', (err) => ctx.fail(err))
   setBufferSize(socket, ctx.options.recvBufferSize, ctx.logger)
-  return listenerOf(socket, 'dgram')
+  // dgram cannot read on demand, but each turn of the event loop polls the
+  // socket and reads what is queued: a turn that brings nothing new means
+  // the queue is empty.
+  const drain = async () => {
+    const deadline = Date.now() + CLOSE_DRAIN_MS
+    let before = -1
+    while (seen !== before && Date.now() < deadline) {
+      before = seen
+      await nextTurn()
+    }
+  }
+  return listenerOf(socket, 'dgram', drain)
 }
 
-function listenerOf (socket, receiver) {
+function listenerOf (socket, receiver, drain) {
   return {
     socket,
     receiver,
     address: () => socket.address(),
-    close: () => new Promise((resolve) => socket.close(resolve))
+    close: async () => {
+      await drain().catch(() => {})
+      await new Promise((resolve) => socket.close(resolve))
+    }
   }
 }
 
