@@ -239,11 +239,33 @@ class LoadBalancer extends EventEmitter {
   pick (message, force) {
     const workers = this.pool.rotation
     if (workers.length === 0) return null
-    const worker = this.distribute(workers, message)
-    if (worker && worker.state === 'ready' && (force || !worker.saturated)) return worker
+    const worker = this.choose(workers, message)
+    if (worker.state === 'ready' && (force || !worker.saturated)) return worker
     const open = workers.filter((w) => !w.saturated)
-    if (open.length > 0) return this.distribute(open, message)
+    if (open.length > 0) return this.choose(open, message)
     return force ? workers[0] : null
+  }
+
+  // distribute() may be the user's: one that throws or answers with
+  // something other than one of the workers it was given must not take the
+  // master down or lose the message. It is counted and logged (once), and
+  // the message goes round-robin.
+  choose (workers, message) {
+    let worker
+    try {
+      worker = this.distribute(workers, message)
+    } catch (err) {
+      return this.distributeFailed(workers, err)
+    }
+    if (workers.includes(worker)) return worker
+    return this.distributeFailed(workers, new TypeError(`distribute() returned ${worker === null ? 'null' : typeof worker}, not one of the workers it was given`))
+  }
+
+  distributeFailed (workers, err) {
+    const events = this.counters.events
+    events.distributeErrors = (events.distributeErrors || 0) + 1
+    if (events.distributeErrors === 1) this.logger.error({ err }, 'distribute() failed; messages go round-robin when it does (counted in events.distributeErrors)')
+    return strategies['round-robin'].call(this, workers)
   }
 
   /** Counts a received message that was thrown away, by reason. */

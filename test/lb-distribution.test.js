@@ -52,6 +52,34 @@ test('distribution as a function picks the worker, called with the balancer as t
   assert.equal(self, lb)
 })
 
+for (const udpReceiver of ['native', 'dgram']) {
+  test(`${udpReceiver}: a distribute() that throws or returns no worker is counted and logged once; its messages go round-robin, none lost`, async (t) => {
+    const errors = []
+    const logger = { trace () {}, debug () {}, info () {}, warn () {}, fatal () {}, error: (obj, msg) => errors.push({ obj, msg }) }
+    class Buggy extends LoadBalancer {
+      distribute (workers, message) {
+        const text = message.data.toString()
+        if (text.startsWith('throw')) throw new Error('no route')
+        if (text.startsWith('none')) return workers.find((w) => w.slot === 99)
+        return workers[0]
+      }
+    }
+    const lb = await startLb(t, { instances: 2, udpReceiver, logger }, Buggy)
+    const socket = await udpSocket(t)
+    await sendPaced(lb, socket, [...lines(10, 'ok'), ...lines(6, 'throw'), ...lines(4, 'none')])
+    await settled(lb)
+    const stats = await lb.stats()
+    assert.equal(stats.received, 20)
+    assert.equal(stats.processed, 20)
+    assert.equal(stats.dropped.total, 0)
+    assert.equal(stats.events.distributeErrors, 10)
+    // the 10 failed choices went round-robin over both workers
+    assert.deepEqual(processedBySlot(stats), [15, 5])
+    assert.equal(errors.length, 1)
+    assert.match(errors[0].msg, /distribute\(\) failed/)
+  })
+}
+
 async function sourcesBySlot (lb) {
   const map = new Map()
   for (const w of (await lb.stats()).workers) {
