@@ -338,6 +338,10 @@ const BASE_FLAGS = deepFreeze({
     type: 'string', choices: ['newline', 'octet-counting', 'length-prefixed', 'auto'], default: 'newline', group: 'Listener',
     description: 'how TCP streams are split into messages'
   },
+  udpReceiver: {
+    type: 'string', choices: ['auto', 'native', 'dgram'], default: 'auto', group: 'Listener',
+    description: 'udp receive path: native recvmmsg (built on install), node:dgram, or auto = native when built'
+  },
   maxFrameBytes: { type: 'integer', min: 1, default: 65536, group: 'Listener', description: 'largest TCP frame accepted' },
   maxConnections: { type: 'integer', min: 1, default: 1024, group: 'Listener', description: 'tcp_server: concurrent connections accepted' },
   idleTimeout: { type: 'duration', default: 0, group: 'Listener', description: 'close TCP connections idle this long; 0 = never' },

@@ -30,6 +30,7 @@ test('defaults fill in every base flag', () => {
     protocol: 'udp',
     host: '127.0.0.1',
     port: 0,
+    udpReceiver: 'auto',
     framing: 'newline',
     maxFrameBytes: 65536,
     maxConnections: 1024,
@@ -357,4 +358,11 @@ test('bad declarations fail where the subclass is declared', () => {
   assert.throws(() => LoadBalancerConfig.extendFlags({ x: { alias: 'p' } }), /both use the name p/)
   assert.throws(() => LoadBalancerConfig.extendFlags({ x: { type: 'port', default: 99999 } }), /default must be between/)
   assert.throws(() => LoadBalancerConfig.extendFlags({ x: { defualt: 1 } }), /unknown definition key/)
+})
+
+test('--udp-receiver picks the UDP receive path; an unknown one is refused by name', () => {
+  const config = new LoadBalancerConfig(['-w', WORKER, '--udp-receiver', 'dgram'], {}).getConfig()
+  assert.equal(config.udpReceiver, 'dgram')
+  assert.throws(() => new LoadBalancerConfig(['-w', WORKER, '--udp-receiver', 'kernel'], {}).getConfig(),
+    (err) => err.code === 'ERR_INVALID_CONFIG' && /--udp-receiver: must be one of auto, native, dgram/.test(err.message))
 })
