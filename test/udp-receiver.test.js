@@ -441,7 +441,6 @@ for (const receiver of RECEIVERS) {
 // hits the same: whatever the kernel holds at stop() time was received).
 for (const receiver of RECEIVERS) {
   test(`${receiver}: stop() right after the last send processes every datagram already queued for the socket`, async (t) => {
-  }, async (t) => {
     const total = 300
     const lb = await startLb(t, { instances: 2, workerOptions: { delayMs: 1 }, udpReceiver: receiver })
     assert.equal(lb.summary().receiver, receiver)

@@ -59,14 +59,17 @@ async function startDgram (ctx) {
   socket.on('error', (err) => ctx.fail(err))
   setBufferSize(socket, ctx.options.recvBufferSize, ctx.logger)
   // dgram cannot read on demand, but each turn of the event loop polls the
-  // socket and reads what is queued: a turn that brings nothing new means
-  // the queue is empty.
+  // socket and reads what is queued. The first immediate may run in the turn
+  // already under way, before its poll; between two immediates there is
+  // always one poll. So two turns that bring nothing new mean the queue is
+  // empty.
   const drain = async () => {
     const deadline = Date.now() + CLOSE_DRAIN_MS
-    let before = -1
-    while (seen !== before && Date.now() < deadline) {
-      before = seen
+    let quiet = 0
+    while (quiet < 2 && Date.now() < deadline) {
+      const before = seen
       await nextTurn()
+      quiet = seen === before ? quiet + 1 : 0
     }
   }
   return listenerOf(socket, 'dgram', drain)
