@@ -122,6 +122,24 @@ static receiver_t *unwrap (napi_env env, napi_value value) {
 
 // The receiver's memory lives until both libuv has closed the poll handle
 // and the JavaScript handle is garbage: whichever comes last frees it.
+// The arguments of a call whose first argument is a receiver handle: fills
+// `argv` (missing ones are undefined) and returns the receiver, or NULL with
+// a JavaScript exception pending.
+static receiver_t *receiver_args (napi_env env, napi_callback_info info, size_t count, napi_value *argv) {
+  size_t argc = count;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) {
+    napi_throw_error(env, NULL, "napi_get_cb_info failed");
+    return NULL;
+  }
+  return unwrap(env, argv[0]);
+}
+
+static napi_status set_number (napi_env env, napi_value object, const char *name, double number) {
+  napi_value value;
+  napi_status status = napi_create_double(env, number, &value);
+  return status == napi_ok ? napi_set_named_property(env, object, name, value) : status;
+}
+
 static void on_closed (uv_handle_t *handle) {
   receiver_t *r = (receiver_t *)handle->data;
   if (--r->open_handles > 0) return;
@@ -410,10 +428,8 @@ static napi_value js_bind (napi_env env, napi_callback_info info) {
 }
 
 static napi_value js_start (napi_env env, napi_callback_info info) {
-  size_t argc = 5;
   napi_value argv[5];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  receiver_t *r = unwrap(env, argv[0]);
+  receiver_t *r = receiver_args(env, info, 5, argv);
   if (r == NULL) return NULL;
   if (r->started || r->closing) { napi_throw_error(env, "ERR_RECEIVER_STATE", "the receiver is already started or closed"); return NULL; }
   void *data;
@@ -450,10 +466,8 @@ static napi_value js_start (napi_env env, napi_callback_info info) {
 }
 
 static napi_value js_address (napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1], result, value;
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  receiver_t *r = unwrap(env, argv[0]);
+  receiver_t *r = receiver_args(env, info, 1, argv);
   if (r == NULL) return NULL;
   if (r->fd < 0) { napi_throw_error(env, "ERR_SOCKET_DGRAM_NOT_RUNNING", "the receiver is closed"); return NULL; }
   struct sockaddr_storage addr;
@@ -467,16 +481,13 @@ static napi_value js_address (napi_env env, napi_callback_info info) {
   CHECK(napi_set_named_property(env, result, "address", value));
   CHECK(napi_create_string_utf8(env, addr.ss_family == AF_INET6 ? "IPv6" : "IPv4", NAPI_AUTO_LENGTH, &value));
   CHECK(napi_set_named_property(env, result, "family", value));
-  CHECK(napi_create_uint32(env, port_of(&addr), &value));
-  CHECK(napi_set_named_property(env, result, "port", value));
+  CHECK(set_number(env, result, "port", port_of(&addr)));
   return result;
 }
 
 static napi_value js_recv_buffer_size (napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1], result;
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  receiver_t *r = unwrap(env, argv[0]);
+  receiver_t *r = receiver_args(env, info, 1, argv);
   if (r == NULL) return NULL;
   int size = 0;
   socklen_t len = sizeof size;
@@ -486,20 +497,14 @@ static napi_value js_recv_buffer_size (napi_env env, napi_callback_info info) {
 }
 
 static napi_value js_stats (napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1], result, value;
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  receiver_t *r = unwrap(env, argv[0]);
+  napi_value argv[1], result;
+  receiver_t *r = receiver_args(env, info, 1, argv);
   if (r == NULL) return NULL;
   CHECK(napi_create_object(env, &result));
-  CHECK(napi_create_double(env, r->truncated, &value));
-  CHECK(napi_set_named_property(env, result, "truncated", value));
-  CHECK(napi_create_double(env, r->wakeups, &value));
-  CHECK(napi_set_named_property(env, result, "wakeups", value));
-  CHECK(napi_create_double(env, r->syscalls, &value));
-  CHECK(napi_set_named_property(env, result, "syscalls", value));
-  CHECK(napi_create_double(env, r->holdoffs, &value));
-  CHECK(napi_set_named_property(env, result, "holdoffs", value));
+  CHECK(set_number(env, result, "truncated", r->truncated));
+  CHECK(set_number(env, result, "wakeups", r->wakeups));
+  CHECK(set_number(env, result, "syscalls", r->syscalls));
+  CHECK(set_number(env, result, "holdoffs", r->holdoffs));
   return result;
 }
 
@@ -507,10 +512,8 @@ static napi_value js_stats (napi_env env, napi_callback_info info) {
 // handing it over before returning: a stop must not close a socket with
 // received datagrams still queued in it.
 static napi_value js_drain (napi_env env, napi_callback_info info) {
-  size_t argc = 2;
   napi_value argv[2], result;
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  receiver_t *r = unwrap(env, argv[0]);
+  receiver_t *r = receiver_args(env, info, 2, argv);
   if (r == NULL) return NULL;
   uint32_t limit;
   CHECK(napi_get_value_uint32(env, argv[1], &limit));
@@ -521,10 +524,8 @@ static napi_value js_drain (napi_env env, napi_callback_info info) {
 }
 
 static napi_value js_close (napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  receiver_t *r = unwrap(env, argv[0]);
+  receiver_t *r = receiver_args(env, info, 1, argv);
   if (r == NULL) return NULL;
   close_receiver(r);
   return NULL;
