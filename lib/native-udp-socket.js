@@ -7,12 +7,20 @@ const { OUTPUT } = require('../native/build')
 // holds about 4,000 datagrams of 200 bytes and always one of 64 KiB.
 const OUT_BYTES = 1024 * 1024
 
-let addon = null
+// Loaded on first use: workers and TCP collectors never load it.
+let addon
 let loadError = null
-try {
-  addon = require(OUTPUT)
-} catch (err) {
-  loadError = err
+
+function load () {
+  if (addon === undefined) {
+    try {
+      addon = require(OUTPUT)
+    } catch (err) {
+      addon = null
+      loadError = err
+    }
+  }
+  return addon
 }
 
 /**
@@ -25,10 +33,11 @@ try {
 class NativeUdpSocket extends EventEmitter {
   /** Whether the addon is built and loads; see `unavailableReason()`. */
   static get available () {
-    return addon !== null
+    return load() !== null
   }
 
   static unavailableReason () {
+    load()
     return loadError ? loadError.message.split('\n')[0] : null
   }
 
@@ -41,7 +50,7 @@ class NativeUdpSocket extends EventEmitter {
   constructor ({ host, port, ipv6, recvBufferSize, holdoffMs = 0 }) {
     super()
     this.holdoffMs = holdoffMs
-    if (addon === null) throw new Error(`the native UDP receiver is not built: ${NativeUdpSocket.unavailableReason()}`)
+    if (load() === null) throw new Error(`the native UDP receiver is not built: ${NativeUdpSocket.unavailableReason()}`)
     this.handle = addon.bind(host, port, ipv6, recvBufferSize)
     this.out = null
     this.closed = false

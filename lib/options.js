@@ -86,7 +86,7 @@ function checkChoices (options) {
   }
   validateFraming(options.framing)
   if (!UDP_RECEIVERS.includes(options.udpReceiver)) throw new InvalidOptionError('udpReceiver', options.udpReceiver, `must be one of ${UDP_RECEIVERS.join(', ')}`)
-  if (options.udpReceiver === 'native' && !NativeUdpSocket.available) {
+  if (options.udpReceiver === 'native' && options.protocol === 'udp' && !NativeUdpSocket.available) {
     throw new InvalidOptionError('udpReceiver', options.udpReceiver, `needs the native receiver, which is not built (${NativeUdpSocket.unavailableReason()}); run \`node native/build.js\` or use 'auto'`)
   }
   if (typeof options.name !== 'string' || options.name.length === 0) throw new InvalidOptionError('name', options.name, 'must be a non-empty string')

@@ -5,6 +5,10 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const crypto = require('node:crypto')
+const { execFile } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
 const dgram = require('node:dgram')
 const { once } = require('node:events')
 const { LoadBalancer, InvalidOptionError } = require('..')
@@ -456,3 +460,39 @@ for (const receiver of RECEIVERS) {
     assertStoppedWithAll(lb, total)
   })
 }
+
+// A machine without a C compiler has no addon. Mocked the one way that
+// cannot happen here: a child process whose loader refuses the addon file.
+test('without the addon, udpReceiver auto falls back to dgram and native is refused with the reason', async (t) => {
+  const root = path.join(__dirname, '..')
+  // A file, not \`node -e\`: forked workers inherit execArgv, -e included.
+  const scriptFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'no-addon-')), 'no-addon.js')
+  t.after(() => fs.rmSync(path.dirname(scriptFile), { recursive: true, force: true }))
+  const script = `
+    const Module = require('node:module')
+    const { OUTPUT } = require(${JSON.stringify(path.join(root, 'native', 'build'))})
+    const resolve = Module._resolveFilename
+    Module._resolveFilename = function (request, ...rest) {
+      if (request === OUTPUT) throw Object.assign(new Error('Cannot find module ' + OUTPUT), { code: 'MODULE_NOT_FOUND' })
+      return resolve.call(this, request, ...rest)
+    }
+    const { LoadBalancer } = require(${JSON.stringify(root)})
+    const worker = ${JSON.stringify(COUNTING)}
+    let refused = null
+    try { new LoadBalancer({ worker, instances: 1, udpReceiver: 'native' }) } catch (err) { refused = { code: err.code, message: err.message } }
+    const lb = new LoadBalancer({ worker, instances: 1, udpReceiver: 'auto' })
+    lb.start().then(async () => {
+      const receiver = lb.summary().receiver
+      await lb.stop()
+      process.stdout.write(JSON.stringify({ refused, receiver }))
+    })
+  `
+  fs.writeFileSync(scriptFile, script)
+  const stdout = await new Promise((resolve, reject) => {
+    execFile(process.execPath, [scriptFile], (err, out) => err ? reject(err) : resolve(out))
+  })
+  const { refused, receiver } = JSON.parse(stdout)
+  assert.equal(receiver, 'dgram')
+  assert.equal(refused.code, 'ERR_INVALID_OPTION')
+  assert.match(refused.message, /needs the native receiver, which is not built \(Cannot find module .*udp_receiver\.node\)/)
+})
