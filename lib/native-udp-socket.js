@@ -52,24 +52,17 @@ class NativeUdpSocket extends EventEmitter {
     this.holdoffMs = holdoffMs
     if (load() === null) throw new Error(`the native UDP receiver is not built: ${NativeUdpSocket.unavailableReason()}`)
     this.handle = addon.bind(host, port, ipv6, recvBufferSize)
-    this.out = null
     this.closed = false
   }
 
   /** Starts receiving: `onEntries(buffer, count, bytes)` gets every datagram, in batch entries from offset 0. */
   start (onEntries) {
     const out = Buffer.allocUnsafe(OUT_BYTES)
-    this.out = out
     addon.start(this.handle, out, (count, bytes) => onEntries(out, count, bytes), (err) => this.emit('error', err), this.holdoffMs)
   }
 
   address () {
     return addon.address(this.handle)
-  }
-
-  /** The receive buffer the kernel granted (twice the requested size, capped by net.core.rmem_max). */
-  getRecvBufferSize () {
-    return addon.recvBufferSize(this.handle)
   }
 
   /** Wake-ups, recvmmsg calls, hold-offs and truncated datagrams so far. */

@@ -11,7 +11,6 @@
 //     code/errno/syscall on failure)
 //   start(handle, out: Buffer, onBatch(count, bytes), onError(err), holdoffMs)
 //   address(handle) -> { address, family, port }
-//   recvBufferSize(handle) -> bytes the kernel granted
 //   stats(handle) -> { truncated, wakeups, syscalls, holdoffs }
 //   drain(handle, limit) -> datagrams read from the queue now (before close)
 //
@@ -56,7 +55,6 @@
 typedef struct {
   napi_env env;
   int fd;
-  int ipv6;
   int started;
   int closing;
   int poll_closed;
@@ -419,7 +417,6 @@ static napi_value js_bind (napi_env env, napi_callback_info info) {
   }
   r->env = env;
   r->fd = fd;
-  r->ipv6 = ipv6;
   r->slots = slots;
   r->poll.data = r;
   napi_value handle;
@@ -485,17 +482,6 @@ static napi_value js_address (napi_env env, napi_callback_info info) {
   return result;
 }
 
-static napi_value js_recv_buffer_size (napi_env env, napi_callback_info info) {
-  napi_value argv[1], result;
-  receiver_t *r = receiver_args(env, info, 1, argv);
-  if (r == NULL) return NULL;
-  int size = 0;
-  socklen_t len = sizeof size;
-  if (r->fd < 0 || getsockopt(r->fd, SOL_SOCKET, SO_RCVBUF, &size, &len) != 0) size = 0;
-  CHECK(napi_create_int32(env, size, &result));
-  return result;
-}
-
 static napi_value js_stats (napi_env env, napi_callback_info info) {
   napi_value argv[1], result;
   receiver_t *r = receiver_args(env, info, 1, argv);
@@ -536,7 +522,6 @@ static napi_value init (napi_env env, napi_value exports) {
     { "bind", NULL, js_bind, NULL, NULL, NULL, napi_enumerable, NULL },
     { "start", NULL, js_start, NULL, NULL, NULL, napi_enumerable, NULL },
     { "address", NULL, js_address, NULL, NULL, NULL, napi_enumerable, NULL },
-    { "recvBufferSize", NULL, js_recv_buffer_size, NULL, NULL, NULL, napi_enumerable, NULL },
     { "stats", NULL, js_stats, NULL, NULL, NULL, napi_enumerable, NULL },
     { "drain", NULL, js_drain, NULL, NULL, NULL, napi_enumerable, NULL },
     { "close", NULL, js_close, NULL, NULL, NULL, napi_enumerable, NULL }
