@@ -6,7 +6,7 @@ function createCounters () {
     received: 0,
     bytes: 0,
     dispatched: 0,
-    dropped: { queueFull: 0, oversize: 0, badFrame: 0, partial: 0 },
+    dropped: { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0 },
     events: {},
     restarts: { listener: 0 }
   }

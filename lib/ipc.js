@@ -3,8 +3,14 @@
 // Tags of the arrays exchanged between the master and its workers over the
 // cluster IPC channel (advanced serialization, so Buffers travel as bytes).
 module.exports = Object.freeze({
-  BATCH: 1, // master → worker: [BATCH, kind, buffer, count]
-  ACK: 2, // worker → master: [ACK, processed, failed]
+  // master → worker: [BATCH, kind, buffer, count, batchId, origin, redelivered]
+  // batchId: unique in this master run (see batch-ids.js); origin: the key of
+  // the worker it was first sent to; redelivered: a worker holding it died.
+  BATCH: 1,
+  // worker → master: [ACK, batches, processed, failed, dropped | null]
+  // acknowledges the oldest `batches` unacknowledged batches, in order;
+  // dropped: { reason: n } for messages the worker refused by name.
+  ACK: 2,
   READY: 3, // worker → master: [READY]
   INIT_FAILED: 4, // worker → master: [INIT_FAILED, message]
   SHUTDOWN: 5, // master → worker: [SHUTDOWN]

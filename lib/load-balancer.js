@@ -85,7 +85,7 @@ class LoadBalancer extends EventEmitter {
   createPool () {
     const pool = new WorkerPool(this.options, this.logger)
     pool.on('capacity', () => this.notifyCapacity())
-    pool.on('orphans', (messages) => this.redispatch(messages))
+    pool.on('dropped', (reason, n) => { this.counters.dropped[reason] = (this.counters.dropped[reason] || 0) + n })
     pool.on('workerExit', (info) => {
       this.logger.warn(info, 'worker exited; out of rotation')
       this.emit('workerExit', info)
@@ -274,16 +274,6 @@ class LoadBalancer extends EventEmitter {
     this.counters.dropped[reason] = (this.counters.dropped[reason] || 0) + 1
   }
 
-  // Messages batched for a worker that died before they were sent.
-  redispatch (messages) {
-    for (const message of messages) {
-      this.counters.received--
-      this.counters.dispatched--
-      this.counters.bytes -= message.data.length
-      if (!this.dispatch(message)) this.drop('queueFull')
-    }
-  }
-
   notifyCapacity () {
     if (this.capacityWaiters.length === 0) return
     if (!this.pool.rotation.some((w) => !w.saturated)) return
@@ -339,8 +329,7 @@ class LoadBalancer extends EventEmitter {
   summary () {
     const c = this.counters
     const pool = this.pool
-    const totals = pool ? pool.totals() : { processed: 0, failed: 0, inFlight: 0 }
-    const lost = pool ? pool.lost : 0
+    const totals = pool ? pool.totals() : { processed: 0, failed: 0, inFlight: 0, oldestUnackedMs: 0 }
     return {
       name: this.options.name,
       protocol: this.options.protocol,
@@ -355,8 +344,9 @@ class LoadBalancer extends EventEmitter {
       processed: totals.processed,
       failed: totals.failed,
       inFlight: totals.inFlight,
-      lost,
-      dropped: { ...c.dropped, workerLost: lost, total: totalDropped(c.dropped) + lost },
+      oldestUnackedMs: totals.oldestUnackedMs,
+      lost: c.dropped.workerLost,
+      dropped: { ...c.dropped, total: totalDropped(c.dropped) },
       events: { ...c.events },
       restarts: {
         listener: c.restarts.listener,

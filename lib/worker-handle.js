@@ -2,34 +2,48 @@
 
 const EventEmitter = require('node:events')
 const ipc = require('./ipc')
-const { KIND_UDP, KIND_TCP, entrySize, writeEntry, forEachMessage, remoteOf } = require('./batch-codec')
+const { KIND_UDP, KIND_TCP, entrySize, writeEntry, remoteOf } = require('./batch-codec')
 
 const BATCH_BYTES = 256 * 1024
 
 /**
  * The master's view of one forked worker: its counters, the batch being
- * filled for it, and the in-flight count (dispatched, not yet acknowledged)
- * that bounds how much it may hold.
+ * filled for it, and every batch it was sent and has not acknowledged yet.
+ * Those batches stay here, bytes and all, until the worker says their
+ * messages are done (for a storing worker: stored), so a worker that dies
+ * loses nothing: the pool hands them to another worker. The messages they
+ * hold, plus the batch being filled, are its in-flight count, which
+ * `maxInFlight` bounds.
  *
  * Events: 'ack' (after an acknowledgement), 'idle' (in-flight reached 0),
- * 'ready', 'initFailed' (message), 'closed', 'log', 'stats'.
+ * 'dropped' (reason, n: messages the worker refused by name), 'ready',
+ * 'initFailed' (message), 'closed', 'log', 'stats'.
  */
 class WorkerHandle extends EventEmitter {
-  constructor (clusterWorker, slot, { batchSize, batchDelay = 0, maxInFlight }) {
+  /**
+   * @param {object} clusterWorker
+   * @param {number} slot
+   * @param {object} options the balancer's options
+   * @param {{ runId: string, next(): number }} batchIds the master's batch identities
+   */
+  constructor (clusterWorker, slot, { batchSize, batchDelay = 0, maxInFlight }, batchIds) {
     super()
     this.worker = clusterWorker
     this.id = clusterWorker.id
     this.pid = clusterWorker.process.pid
+    this.key = `${batchIds.runId}_${clusterWorker.id}`
     this.slot = slot
     this.state = 'starting' // → ready → closing → gone
     this.startedAt = Date.now()
     this.batchSize = batchSize
     this.batchDelay = batchDelay
     this.maxInFlight = maxInFlight
+    this.batchIds = batchIds
     this.dispatched = 0
     this.processed = 0
     this.failed = 0
     this.inFlight = 0
+    this.unacked = [] // batch records sent, oldest first: { id, kind, bytes, count, origin, redelivered, sentAt }
     this.buffer = Buffer.allocUnsafe(BATCH_BYTES)
     this.offset = 0
     this.count = 0
@@ -38,8 +52,8 @@ class WorkerHandle extends EventEmitter {
     this.flushNow = () => this.flush()
     clusterWorker.on('message', (message) => this.onMessage(message))
     // A send to a worker that just died fails later with EPIPE as an 'error'
-    // event; unhandled it would kill the master. The exit handler accounts
-    // for the messages (lost), so the error is only worth a debug line.
+    // event; unhandled it would kill the master. The exit handler takes the
+    // batches back, so the error is only worth a debug line.
     clusterWorker.on('error', (err) => this.emit('log', 'debug', { err }, 'worker channel error'))
   }
 
@@ -89,37 +103,64 @@ class WorkerHandle extends EventEmitter {
   }
 
   sendAlone (message, remote, kind, size) {
-    const buf = Buffer.allocUnsafe(size)
-    writeEntry(buf, 0, message.data, remote.address, remote.port)
+    const bytes = Buffer.allocUnsafe(size)
+    writeEntry(bytes, 0, message.data, remote.address, remote.port)
     this.dispatched++
     this.inFlight++
-    this.send([ipc.BATCH, kind, buf, 1])
+    this.sendBatch(this.newBatch(kind, bytes, 1))
   }
 
-  /** Sends the pending batch. Advanced serialization copies the bytes, so the buffer is reused. */
+  /** Sends the pending batch, keeping its own copy of the bytes until it is acknowledged. */
   flush () {
     if (this.flushTimer !== null) {
       if (this.batchDelay > 0) clearTimeout(this.flushTimer)
       else clearImmediate(this.flushTimer)
       this.flushTimer = null
     }
-    if (this.count === 0) return
-    const count = this.count
-    const bytes = this.buffer.subarray(0, this.offset)
-    this.offset = 0
-    this.count = 0
-    this.send([ipc.BATCH, this.kind, bytes, count])
+    const batch = this.takeBatch()
+    if (batch) this.sendBatch(batch)
   }
 
-  /** Messages batched but not yet sent, taken back (the worker is gone). */
-  takeUnsent () {
-    const messages = []
-    if (this.count > 0) forEachMessage(Buffer.from(this.buffer.subarray(0, this.offset)), this.kind, (m) => messages.push(m))
-    this.inFlight -= this.count
-    this.dispatched -= this.count
+  takeBatch () {
+    if (this.count === 0) return null
+    const bytes = Buffer.allocUnsafeSlow(this.offset)
+    this.buffer.copy(bytes, 0, 0, this.offset)
+    const batch = this.newBatch(this.kind, bytes, this.count)
     this.offset = 0
     this.count = 0
-    return messages
+    return batch
+  }
+
+  newBatch (kind, bytes, count) {
+    return { id: this.batchIds.next(), kind, bytes, count, origin: this.key, redelivered: false, sentAt: 0, deliveries: 0 }
+  }
+
+  sendBatch (batch) {
+    batch.sentAt = Date.now()
+    this.unacked.push(batch)
+    this.send([ipc.BATCH, batch.kind, batch.bytes, batch.count, batch.id, batch.origin, batch.redelivered])
+  }
+
+  /** Sends a batch another worker held when it died; it keeps its id and origin. */
+  redeliver (batch) {
+    batch.redelivered = true
+    this.inFlight += batch.count
+    this.sendBatch(batch)
+  }
+
+  /** Every batch this worker holds, sent or not, taken back (the worker is gone); oldest first. */
+  takeUndelivered () {
+    const pending = this.takeBatch()
+    const batches = this.unacked
+    if (pending) batches.push(pending)
+    this.unacked = []
+    this.inFlight = 0
+    return batches
+  }
+
+  /** When the oldest batch still waiting for this worker's acknowledgement was sent; 0 if none. */
+  oldestSentAt () {
+    return this.unacked.length > 0 ? this.unacked[0].sentAt : 0
   }
 
   send (message) {
@@ -135,7 +176,7 @@ class WorkerHandle extends EventEmitter {
   onMessage (message) {
     if (!Array.isArray(message)) return
     switch (message[0]) {
-      case ipc.ACK: return this.onAck(message[1], message[2])
+      case ipc.ACK: return this.onAck(message[1], message[2], message[3], message[4])
       case ipc.READY: return this.emit('ready')
       case ipc.INIT_FAILED: return this.emit('initFailed', message[1])
       case ipc.CLOSED: return this.emit('closed')
@@ -144,10 +185,13 @@ class WorkerHandle extends EventEmitter {
     }
   }
 
-  onAck (processed, failed) {
+  onAck (batches, processed, failed, dropped) {
+    let messages = 0
+    for (const batch of this.unacked.splice(0, batches)) messages += batch.count
     this.processed += processed
     this.failed += failed
-    this.inFlight -= processed + failed
+    this.inFlight -= messages
+    if (dropped) for (const reason of Object.keys(dropped)) this.emit('dropped', reason, dropped[reason])
     this.emit('ack')
     if (this.inFlight === 0) this.emit('idle')
   }
@@ -169,6 +213,7 @@ class WorkerHandle extends EventEmitter {
 
   /** Counters for stats(). */
   snapshot () {
+    const oldest = this.oldestSentAt()
     return {
       id: this.id,
       slot: this.slot,
@@ -177,7 +222,8 @@ class WorkerHandle extends EventEmitter {
       dispatched: this.dispatched,
       processed: this.processed,
       failed: this.failed,
-      inFlight: this.inFlight
+      inFlight: this.inFlight,
+      oldestUnackedMs: oldest ? Date.now() - oldest : 0
     }
   }
 }

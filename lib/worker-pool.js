@@ -6,9 +6,14 @@ const EventEmitter = require('node:events')
 const ipc = require('./ipc')
 const WorkerHandle = require('./worker-handle')
 const WorkerDownError = require('../exceptions/worker-down-error')
+const { BatchIds } = require('./batch-ids')
 
 const WORKER_ENTRY = path.join(__dirname, 'worker-entry.js')
 const STATS_TIMEOUT_MS = 1000
+// A batch whose worker died this many times in a row is given up (counted
+// `workerLost`): a message that kills every worker it reaches must not take
+// the whole collector down with it.
+const MAX_DELIVERIES = 3
 
 /**
  * Forks and supervises the workers of one balancer. Each worker owns a
@@ -16,8 +21,14 @@ const STATS_TIMEOUT_MS = 1000
  * survives respawns and rolling restarts. `rotation` lists the ready
  * workers by slot: the list handed to `distribute()`.
  *
- * Events: 'workerExit' (info), 'workerRespawned' (handle), 'orphans'
- * (unsent messages of a dead worker, to dispatch again), 'capacity',
+ * A worker that dies leaves its unacknowledged batches behind; they go to
+ * its slot's replacement first thing (so hash affinity holds), or, when the
+ * slot is given up, to one other worker, all of them to the same one and in
+ * order (a storing worker's idempotence relies on that, see README
+ * "Delivery").
+ *
+ * Events: 'workerExit' (info), 'workerRespawned' (handle), 'capacity',
+ * 'dropped' (reason, n: messages given up, already counted as received),
  * 'slotFailed' (slot), 'error' (WorkerDownError: no worker left).
  */
 class WorkerPool extends EventEmitter {
@@ -32,7 +43,8 @@ class WorkerPool extends EventEmitter {
     this.crashes = this.current.map(() => [])
     this.respawnTimers = new Set()
     this.failedSlots = new Set()
-    this.lost = 0
+    this.orphans = this.current.map(() => []) // batches waiting for the slot's next worker
+    this.batchIds = new BatchIds()
     this.respawns = 0
     this.rollingRestarts = 0
     this.statsRequests = 0
@@ -40,14 +52,28 @@ class WorkerPool extends EventEmitter {
     this.retired = { processed: 0, failed: 0 }
   }
 
-  /** processed/failed/inFlight over every worker this pool ever ran. */
+  /**
+   * processed/failed over every worker this pool ever ran; inFlight: what is
+   * held for a worker (unacknowledged, or waiting for a slot's replacement);
+   * oldestUnackedMs: how long the oldest of it has waited.
+   */
   totals () {
-    const totals = { ...this.retired, inFlight: 0 }
+    const totals = { ...this.retired, inFlight: 0, oldestUnackedMs: 0 }
+    let oldest = Infinity
     for (const h of this.live) {
       totals.processed += h.processed
       totals.failed += h.failed
       totals.inFlight += h.inFlight
+      const sentAt = h.oldestSentAt()
+      if (sentAt && sentAt < oldest) oldest = sentAt
     }
+    for (const batches of this.orphans) {
+      for (const batch of batches) {
+        totals.inFlight += batch.count
+        if (batch.sentAt < oldest) oldest = batch.sentAt
+      }
+    }
+    if (oldest !== Infinity) totals.oldestUnackedMs = Date.now() - oldest
     return totals
   }
 
@@ -74,6 +100,7 @@ class WorkerPool extends EventEmitter {
     const previous = this.current[slot]
     this.current[slot] = handle
     handle.state = 'ready'
+    for (const batch of this.orphans[slot].splice(0)) handle.redeliver(batch)
     this.putInRotation(handle, previous)
     return handle
   }
@@ -90,12 +117,14 @@ class WorkerPool extends EventEmitter {
       COLLECTOR_WORKER_MODULE: options.worker,
       COLLECTOR_WORKER_OPTIONS: JSON.stringify(options.workerOptions || {}),
       COLLECTOR_NAME: options.name,
-      COLLECTOR_SLOT: String(slot)
+      COLLECTOR_SLOT: String(slot),
+      COLLECTOR_RUN_ID: this.batchIds.runId
     })
-    const handle = new WorkerHandle(worker, slot, options)
+    const handle = new WorkerHandle(worker, slot, options, this.batchIds)
     this.live.add(handle)
     handle.on('log', (level, fields, msg) => this.logWorker(handle, level, fields, msg))
     handle.on('ack', () => this.emit('capacity'))
+    handle.on('dropped', (reason, n) => this.emit('dropped', reason, n))
     worker.on('exit', (code, signal) => this.onExit(handle, code, signal))
     return handle
   }
@@ -133,18 +162,47 @@ class WorkerPool extends EventEmitter {
     const expected = handle.state === 'closing'
     handle.state = 'gone'
     this.takeOutOfRotation(handle)
-    const orphans = handle.takeUnsent()
-    const lost = handle.inFlight
-    handle.inFlight = 0
-    this.lost += lost
+    const batches = handle.takeUndelivered()
+    const held = batches.reduce((sum, batch) => sum + batch.count, 0)
     this.live.delete(handle)
     this.retired.processed += handle.processed
     this.retired.failed += handle.failed
     handle.emit('gone')
-    if (expected && lost === 0) return
-    this.emit('workerExit', { id: handle.id, slot: handle.slot, pid: handle.pid, code, signal, lost })
-    if (orphans.length > 0) this.emit('orphans', orphans)
-    if (!expected && this.state === 'running' && this.current[handle.slot] === handle) this.scheduleRespawn(handle.slot)
+    if (expected && held === 0) return
+    this.emit('workerExit', { id: handle.id, slot: handle.slot, pid: handle.pid, code, signal, held })
+    const respawn = !expected && this.state === 'running' && this.current[handle.slot] === handle
+    if (held > 0) this.rehome(handle.slot, batches, expected)
+    if (respawn) this.scheduleRespawn(handle.slot)
+  }
+
+  /**
+   * Batches of a worker that is gone: to the slot's current worker if a
+   * rolling restart already put one there, else to the slot's next worker.
+   * While the pool stops, what a worker could not finish (it was killed at
+   * drainTimeout, or gave up writing at its flushTimeout) is dropped as
+   * `shutdown`; a crash while stopping as `workerLost`.
+   */
+  rehome (slot, batches, expected) {
+    const keep = []
+    for (const batch of batches) {
+      if (this.state !== 'running') this.emit('dropped', expected ? 'shutdown' : 'workerLost', batch.count)
+      else if (++batch.deliveries >= MAX_DELIVERIES) this.emit('dropped', 'workerLost', batch.count)
+      else keep.push(batch)
+    }
+    if (keep.length === 0) return
+    const current = this.current[slot]
+    if (current && current.state === 'ready') for (const batch of keep) current.redeliver(batch)
+    else if (this.failedSlots.has(slot)) this.adoptOrphans(keep)
+    else this.orphans[slot].push(...keep)
+  }
+
+  // All to one worker, in order: see the class comment.
+  adoptOrphans (batches) {
+    const heir = this.rotation[0]
+    for (const batch of batches) {
+      if (heir) heir.redeliver(batch)
+      else this.emit('dropped', 'workerLost', batch.count)
+    }
   }
 
   // Crash-loop protection: the delay doubles per crash within the window;
@@ -175,6 +233,7 @@ class WorkerPool extends EventEmitter {
 
   giveUp (slot, crashes) {
     this.failedSlots.add(slot)
+    this.adoptOrphans(this.orphans[slot].splice(0))
     this.emit('slotFailed', slot)
     this.logger.error({ slot, crashes }, 'worker is crash-looping; slot given up')
     if (this.rotation.length === 0 && this.respawnTimers.size === 0) {
@@ -219,6 +278,7 @@ class WorkerPool extends EventEmitter {
     this.state = 'stopping'
     for (const timer of this.respawnTimers) clearTimeout(timer)
     this.respawnTimers.clear()
+    for (const batches of this.orphans) this.adoptOrphans(batches.splice(0))
     const handles = this.current.filter(Boolean)
     await Promise.all(handles.map((h) => this.retire(h)))
     this.state = 'stopped'

@@ -2,19 +2,30 @@
 
 const ipc = require('./ipc')
 const { BatchReader } = require('./batch-codec')
+const { messageKey } = require('./batch-ids')
 const { LEVELS } = require('./logger')
 
 const FAILURE_LOG_INTERVAL_MS = 1000
+/** Where a Worker finds the runtime that drives it (see workers/worker.js). */
+const RUNTIME = Symbol.for('collector-cluster.worker-runtime')
 
 /**
  * Runs a Worker instance inside a forked process: processes batches in
- * arrival order, acknowledges each batch, answers stats requests, and on
- * SHUTDOWN finishes the queue, flushes, closes and reports CLOSED.
+ * arrival order, acknowledges them in that order, answers stats requests,
+ * and on SHUTDOWN finishes the queue, flushes, closes and reports CLOSED.
+ *
+ * Acknowledgement: a worker whose `acknowledge` is 'processed' (the
+ * default) has a batch acknowledged once doWork returned (or settled) for
+ * each of its messages. A worker that buffers sets it to 'stored' and
+ * reports `stored(checkpoint)` when everything up to a checkpoint is
+ * durable; until then the master keeps the batches (and hands them to
+ * another worker if this one dies).
  */
 class WorkerRuntime {
-  constructor (worker, channel = process) {
+  constructor (worker, channel = process, runId = process.env.COLLECTOR_RUN_ID || '00000000') {
     this.worker = worker
     this.channel = channel
+    this.runIdBytes = Buffer.from(runId, 'hex')
     this.queue = []
     this.running = false
     this.shuttingDown = false
@@ -23,6 +34,14 @@ class WorkerRuntime {
     this.failuresSinceLog = 0
     this.lastFailureLog = 0
     this.idleWaiters = []
+    this.seq = 0 // batches received; the checkpoint of a message is its batch's seq
+    this.completed = 0 // every batch up to this seq has been through doWork
+    this.storedThrough = 0
+    this.unacked = [] // { seq, processed, failed, dropped } of batches done but not yet acknowledged
+    this.batch = null // the batch being processed: { seq, id, origin, redelivered }
+    this.index = 0 // of the message being processed, in its batch
+    this.dropReason = null
+    worker[RUNTIME] = this
   }
 
   /** A pino-like logger whose records go to the master's logger. */
@@ -61,15 +80,19 @@ class WorkerRuntime {
   async run () {
     this.running = true
     while (this.queue.length > 0) {
-      const [, kind, bytes] = this.queue.shift()
-      const processedBefore = this.processed
-      const failedBefore = this.failed
+      const [, kind, bytes, , id, origin, redelivered] = this.queue.shift()
+      const batch = { seq: ++this.seq, id, origin, redelivered: Boolean(redelivered), processed: 0, failed: 0, dropped: null }
+      this.batch = batch
       const reader = new BatchReader(bytes, kind)
-      for (let message = reader.next(); message !== null; message = reader.next()) {
-        const pending = this.process(message)
+      this.index = 0
+      for (let message = reader.next(); message !== null; message = reader.next(), this.index++) {
+        const pending = this.process(message, batch)
         if (pending) await pending
       }
-      this.send([ipc.ACK, this.processed - processedBefore, this.failed - failedBefore])
+      this.completed = batch.seq
+      this.unacked.push(batch)
+      if (this.worker.acknowledge !== 'stored') this.storedThrough = batch.seq
+      this.acknowledge()
     }
     this.running = false
     for (const resolve of this.idleWaiters.splice(0)) resolve()
@@ -77,23 +100,84 @@ class WorkerRuntime {
 
   // A synchronous doWork stays synchronous; a returned promise is awaited
   // before the next message, so messages are processed one at a time, in order.
-  process (message) {
+  process (message, batch) {
     let result
+    this.dropReason = null
     try {
       result = this.worker.doWork(message)
     } catch (err) {
-      this.fail(err)
+      this.fail(err, batch)
       return null
     }
     if (result && typeof result.then === 'function') {
-      return result.then(() => { this.processed++ }, (err) => this.fail(err))
+      return result.then(() => this.done(batch), (err) => this.fail(err, batch))
     }
-    this.processed++
+    this.done(batch)
     return null
   }
 
-  fail (err) {
+  done (batch) {
+    if (this.dropReason === null) {
+      this.processed++
+      batch.processed++
+      return
+    }
+    const dropped = batch.dropped || (batch.dropped = {})
+    dropped[this.dropReason] = (dropped[this.dropReason] || 0) + 1
+  }
+
+  /** The worker refused the message it is processing, by name (counted as dropped, not processed). */
+  dropMessage (reason) {
+    this.dropReason = String(reason)
+  }
+
+  /** The checkpoint of the message being processed (its batch's seq). */
+  checkpoint () {
+    return this.batch ? this.batch.seq : 0
+  }
+
+  /** Everything up to `checkpoint` is stored (Infinity: everything doWork has seen). */
+  stored (checkpoint) {
+    if (checkpoint > this.storedThrough) this.storedThrough = checkpoint
+    this.acknowledge()
+  }
+
+  // One ACK for every finished batch up to the stored checkpoint, oldest first.
+  acknowledge () {
+    const through = Math.min(this.storedThrough, this.completed)
+    let n = 0
+    let processed = 0
+    let failed = 0
+    let dropped = null
+    while (n < this.unacked.length && this.unacked[n].seq <= through) {
+      const batch = this.unacked[n++]
+      processed += batch.processed
+      failed += batch.failed
+      if (batch.dropped) dropped = mergeCounts(dropped || {}, batch.dropped)
+    }
+    if (n === 0) return
+    this.unacked.splice(0, n)
+    this.send([ipc.ACK, n, processed, failed, dropped])
+  }
+
+  /**
+   * Identity of the message being processed, stable across redelivery: 12
+   * bytes (an ObjectId's worth) from the master's run, the batch and the
+   * message's place in it.
+   */
+  messageKey () {
+    return messageKey(this.batch.id, this.runIdBytes, this.index)
+  }
+
+  /** For a message redelivered after a worker died: `{ origin, batchId }`, else null. */
+  redelivery () {
+    const batch = this.batch
+    return batch && batch.redelivered ? { origin: batch.origin, batchId: batch.id } : null
+  }
+
+  fail (err, batch) {
     this.failed++
+    if (batch) batch.failed++
     this.failuresSinceLog++
     const now = Date.now()
     if (now - this.lastFailureLog < FAILURE_LOG_INTERVAL_MS) return
@@ -145,5 +229,12 @@ class WorkerRuntime {
     }
   }
 }
+
+function mergeCounts (into, counts) {
+  for (const key of Object.keys(counts)) into[key] = (into[key] || 0) + counts[key]
+  return into
+}
+
+WorkerRuntime.RUNTIME = RUNTIME
 
 module.exports = WorkerRuntime

@@ -2,6 +2,8 @@
 
 const { createNoopLogger } = require('../lib/logger')
 
+const RUNTIME = Symbol.for('collector-cluster.worker-runtime')
+
 /**
  * Base class of a collector's worker. Extend it and override what you need;
  * every hook may return a Promise.
@@ -19,6 +21,18 @@ const { createNoopLogger } = require('../lib/logger')
  *
  * The runtime sets `this.logger` (forwarded to the master's logger),
  * `this.slot`, `this.collectorName` and `this.leader`.
+ *
+ * Acknowledgement (README "Delivery"): the master keeps every message until
+ * its worker acknowledges it, and hands what a dead worker held to another.
+ * By default a message is acknowledged when `doWork` returns (or its
+ * promise settles). A worker that buffers and writes later sets
+ * `this.acknowledge = 'stored'`, takes `this.checkpoint()` while it holds a
+ * message, and calls `this.stored(checkpoint)` once everything up to that
+ * checkpoint is durable (`this.stored(Infinity)`: everything it was given).
+ * `messageKey()` names the message being processed (12 bytes, the same
+ * when it is redelivered), `redelivery()` says whether it may have been
+ * partly stored by a worker that died, and `dropMessage(reason)` refuses it
+ * by name (counted in the master's `dropped`).
  */
 class Worker {
   constructor (options = {}) {
@@ -27,6 +41,33 @@ class Worker {
     this.slot = 0
     this.collectorName = ''
     this.leader = false
+    /** 'processed' (acknowledge when doWork returns) or 'stored' (when you call stored()). */
+    this.acknowledge = 'processed'
+  }
+
+  /** The checkpoint of the message being processed: pass it to stored() once that message is durable. */
+  checkpoint () {
+    return this[RUNTIME] ? this[RUNTIME].checkpoint() : 0
+  }
+
+  /** Everything up to and including `checkpoint` is durable (acknowledges it to the master). */
+  stored (checkpoint) {
+    if (this[RUNTIME]) this[RUNTIME].stored(checkpoint)
+  }
+
+  /** 12 bytes naming the message being processed, for good: use it as an idempotent `_id`. */
+  messageKey () {
+    return this[RUNTIME] ? this[RUNTIME].messageKey() : null
+  }
+
+  /** `{ origin, batchId }` when the message being processed is a redelivery, else null. */
+  redelivery () {
+    return this[RUNTIME] ? this[RUNTIME].redelivery() : null
+  }
+
+  /** Refuses the message being processed: counted in the master's `dropped[reason]`, not processed. */
+  dropMessage (reason) {
+    if (this[RUNTIME]) this[RUNTIME].dropMessage(reason)
   }
 
   async init () {}
