@@ -82,6 +82,7 @@ class WorkerRuntime {
     while (this.queue.length > 0) {
       const [, kind, bytes, , id, origin, redelivered] = this.queue.shift()
       const batch = { seq: ++this.seq, id, origin, redelivered: Boolean(redelivered), processed: 0, failed: 0, dropped: null }
+      batch.delivery = Object.freeze({ seq: batch.seq, batchId: id, origin, redelivered: batch.redelivered })
       this.batch = batch
       const reader = new BatchReader(bytes, kind)
       this.index = 0
@@ -136,9 +137,10 @@ class WorkerRuntime {
     return this.batch ? this.batch.seq : 0
   }
 
-  /** Everything up to `checkpoint` is stored (Infinity: everything doWork has seen). */
+  /** Everything up to `checkpoint` is stored (Infinity: every batch doWork has finished so far). */
   stored (checkpoint) {
-    if (checkpoint > this.storedThrough) this.storedThrough = checkpoint
+    const through = Math.min(checkpoint, this.completed)
+    if (through > this.storedThrough) this.storedThrough = through
     this.acknowledge()
   }
 
@@ -169,10 +171,9 @@ class WorkerRuntime {
     return messageKey(this.batch.id, this.runIdBytes, this.index)
   }
 
-  /** For a message redelivered after a worker died: `{ origin, batchId }`, else null. */
-  redelivery () {
-    const batch = this.batch
-    return batch && batch.redelivered ? { origin: batch.origin, batchId: batch.id } : null
+  /** The batch of the message being processed: `{ seq, batchId, origin, redelivered }` (one object per batch). */
+  delivery () {
+    return this.batch ? this.batch.delivery : null
   }
 
   fail (err, batch) {

@@ -18,27 +18,41 @@ const MONGO_DEFAULTS = Object.freeze({
 })
 
 const LOG_INTERVAL_MS = 5000
+// A flush that leaves this many items behind, or takes this long, means
+// the database is slower than the input (not down): said so in the log.
+const SLOW_FLUSH_MS = 1000
 
 /**
  * A worker that buffers in memory and writes to MongoDB on a timer. It owns
  * one mongoose connection (closed last), retries with backoff while the
- * database is away (nothing is lost within the subclass's pending bound),
- * and on stop keeps flushing for up to `flushTimeout`.
+ * database is away, and on stop keeps flushing for up to `flushTimeout`.
+ *
+ * It acknowledges on store: every buffered item carries the checkpoint of
+ * the message it came from (`item.seq`, from `this.checkpoint()`), and after
+ * each flush the worker acknowledges everything older than the oldest item
+ * still held. What it holds is bounded by the master's `maxInFlight`.
+ * `init()` does not wait for the database: the collector listens at once
+ * and the first flushes connect (and prepare) when the server answers.
  *
  * Subclasses implement `prepare()` (models, indexes; set up writers),
  * `writePending()` (one flush; throw on a database error after putting back
- * what was not written), `hasPending()` and `abandonPending()`.
+ * what was not written), `hasPending()`, `oldestPending()` (the smallest
+ * checkpoint held, Infinity if none) and `abandonPending()`.
  */
 class MongoWorker extends Worker {
   constructor (options = {}, defaults = {}) {
     super(options)
+    this.acknowledge = 'stored'
     this.settings = { ...MONGO_DEFAULTS, ...defaults, ...options }
     this.backoff = new Backoff({ initial: this.settings.retryDelay, factor: 2, max: 5000 })
-    this.dbCounts = { dbErrors: 0, flushes: 0 }
+    this.dbCounts = { dbErrors: 0, flushes: 0, abandoned: 0 }
     this.flushing = null
+    this.writeStartedAt = 0
     this.retryAt = 0
     this.prepared = false
     this.dbDown = false
+    this.dbError = null
+    this.abandoned = false
     this.lastLog = {}
   }
 
@@ -46,25 +60,30 @@ class MongoWorker extends Worker {
     const uri = this.settings.mongoUri || process.env.MONGODB_URI
     if (!uri) throw new DatabaseError('no MongoDB configured: set the MONGODB_URI environment variable')
     this.uri = redactUri(uri)
-    this.connection = mongoose.createConnection(uri, {
+    this.connection = mongoose.createConnection()
+    this.connection.on('error', () => {}) // reported through connect and write failures
+    this.connectOptions = {
       dbName: this.settings.database,
       serverSelectionTimeoutMS: this.settings.serverSelectionTimeoutMS,
-      maxPoolSize: 4
-    })
-    this.connection.on('error', () => {}) // reported through write failures
+      maxPoolSize: 4,
+      bufferCommands: false
+    }
+    this.rawUri = uri
     this.timer = setInterval(() => this.flushSoon(), this.settings.flushInterval)
-    await this.ensurePrepared()
+    this.flushSoon()
   }
 
-  // Nothing is written before prepare() succeeded (indexes first).
+  // Nothing is written before prepare() succeeded (indexes first). A first
+  // connection that failed is not retried by the driver: open it again.
   async ensurePrepared () {
     if (this.prepared) return true
     try {
+      if (this.connection.readyState !== 1) await this.connection.openUri(this.rawUri, this.connectOptions)
       await this.prepare()
       this.prepared = true
       return true
     } catch (err) {
-      this.onDbError(err, 'prepare')
+      this.onDbError(err, 'connect')
       return false
     }
   }
@@ -77,23 +96,49 @@ class MongoWorker extends Worker {
 
   async flushOnce () {
     if (!await this.ensurePrepared()) return
+    const started = Date.now()
+    this.writeStartedAt = started
     try {
       await this.writePending()
       this.dbCounts.flushes++
       this.backoff.reset()
       this.dbDown = false
+      this.dbError = null
+      this.noteSlowFlush(Date.now() - started)
     } catch (err) {
       this.onDbError(err, 'write')
+    } finally {
+      this.writeStartedAt = 0
+      this.acknowledgeStored()
     }
+  }
+
+  // Everything older than the oldest item still held is stored.
+  acknowledgeStored () {
+    if (this.abandoned) return
+    this.stored(this.oldestPending() - 1)
+  }
+
+  noteSlowFlush (ms) {
+    if (ms < SLOW_FLUSH_MS && !this.hasBacklog()) return
+    this.logAtMost('slow', 'warn', { flushMs: ms, uri: this.uri },
+      'database slower than input: a flush took long or left a backlog; the master holds what is not stored (bounded by maxInFlight)')
+  }
+
+  /** More is waiting than one flush writes (override with the subclass's measure). */
+  hasBacklog () {
+    return false
   }
 
   onDbError (err, stage) {
     this.dbCounts.dbErrors++
     this.dbDown = true
+    this.dbError = redactMessage(err)
     const delay = this.backoff.next()
     this.retryAt = Date.now() + delay
-    this.logAtMost('db', 'warn', { stage, uri: this.uri, error: redactMessage(err), retryInMs: delay },
-      'database unavailable; keeping updates and retrying')
+    const unreachable = isUnreachable(err)
+    this.logAtMost(unreachable ? 'down' : 'error', 'warn', { stage, uri: this.uri, error: this.dbError, retryInMs: delay },
+      unreachable ? `database unreachable (${this.dbError}); holding messages and retrying` : `database ${stage} failed (${this.dbError}); holding messages and retrying`)
   }
 
   logAtMost (key, level, fields, msg) {
@@ -106,8 +151,9 @@ class MongoWorker extends Worker {
   /**
    * On stop: write everything pending, retrying for up to flushTimeout, and
    * never past it, not even for a write in progress: the master kills a
-   * worker that outlives its drainTimeout, and whatever is abandoned must be
-   * counted and logged here first, not lost without a word.
+   * worker that outlives its drainTimeout. What is abandoned stays
+   * unacknowledged, so the master counts it (`dropped.shutdown`), or hands
+   * it to this slot's next worker in a rolling restart.
    */
   async flush () {
     clearInterval(this.timer)
@@ -122,7 +168,11 @@ class MongoWorker extends Worker {
       this.retryAt = 0
       await raceDeadline(this.flushSoon(), deadline)
     }
-    if (this.hasPending() || this.flushing) this.abandonPending()
+    if (this.hasPending() || this.flushing) {
+      this.abandoned = true
+      this.dbCounts.abandoned++
+      this.abandonPending()
+    }
   }
 
   async close () {
@@ -131,8 +181,24 @@ class MongoWorker extends Worker {
   }
 
   dbStats () {
-    return { dbErrors: this.dbCounts.dbErrors, dbDown: this.dbDown, flushes: this.dbCounts.flushes }
+    const writeMs = this.writeStartedAt ? Date.now() - this.writeStartedAt : 0
+    return {
+      dbErrors: this.dbCounts.dbErrors,
+      dbDown: this.dbDown,
+      dbError: this.dbError,
+      dbStalled: writeMs > this.settings.serverSelectionTimeoutMS,
+      writeInProgressMs: writeMs,
+      flushes: this.dbCounts.flushes
+    }
   }
+}
+
+// Connection-level failures (no server, refused, reset, timed out) as
+// opposed to the server refusing a write.
+function isUnreachable (err) {
+  if (!err) return false
+  const name = String(err.name || '')
+  return /ServerSelection|Network|Timeout|PoolCleared/.test(name) || /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND/.test(String(err.message))
 }
 
 function raceDeadline (promise, deadline) {

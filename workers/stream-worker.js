@@ -73,18 +73,38 @@ class StreamWorker extends MongoWorker {
       return this.countMalformed(err.reason || 'decode-error')
     }
     if (items === null || items === undefined) return
-    if (!Array.isArray(items)) return this.accept(items)
-    for (let i = 0; i < items.length; i++) this.accept(items[i])
+    if (!Array.isArray(items)) items = [items]
+    const delivery = this.delivery()
+    if (delivery.redelivered) return this.acceptRedelivered(items, delivery)
+    for (let i = 0; i < items.length; i++) this.accept(items[i], delivery, true)
   }
 
-  accept (item) {
+  /**
+   * A batch redelivered after its worker died may be partly stored: per
+   * stream side and counter document, the watermark of the batch's origin
+   * says whether this batch is in it (one read each, on this rare path only).
+   */
+  async acceptRedelivered (items, delivery) {
+    if (!await this.ensurePrepared()) throw new Error('database unavailable for a redelivered message')
+    for (const item of items) {
+      if (invalidReason(item) || item.fromID === undefined) {
+        this.accept(item, delivery, false)
+        continue
+      }
+      if (await this.writer.applied(item, delivery)) continue
+      const at = item.timestamp === undefined ? Date.now() : item.timestamp
+      this.accept(item, delivery, !await this.counterStore.applied(this.metric, at, delivery))
+    }
+  }
+
+  accept (item, delivery, count) {
     const reason = invalidReason(item)
     if (reason) return this.countMalformed(reason)
     this.counts.items++
-    if (!this.coalescer.add(item, this.writing.length)) return this.dropPending()
+    if (!this.coalescer.add(item, this.writing.length, delivery)) return this.dropPending()
     if (item.fromID === undefined) return
     this.counts.packets++
-    this.counterStore.increment(this.metric, item.timestamp === undefined ? Date.now() : item.timestamp)
+    if (count) this.counterStore.increment(this.metric, item.timestamp === undefined ? Date.now() : item.timestamp, 1, delivery)
     if (this.coalescer.size >= this.settings.maxStreamsPerFlush) this.flushSoon()
   }
 
@@ -94,6 +114,7 @@ class StreamWorker extends MongoWorker {
 
   dropPending () {
     this.counts.droppedPending++
+    this.dropMessage('workerFull')
     this.logAtMost('dropPending', 'error', { maxPending: this.settings.maxPending, dropped: this.counts.droppedPending },
       'pending stream updates reached maxPending while the database is unavailable; dropping packets')
   }
@@ -129,6 +150,16 @@ class StreamWorker extends MongoWorker {
     return this.coalescer.size > 0 || this.counterStore.size > 0
   }
 
+  hasBacklog () {
+    return this.coalescer.size >= this.settings.maxStreamsPerFlush
+  }
+
+  oldestPending () {
+    let min = Math.min(this.coalescer.oldestPending(), this.counterStore.oldestPending())
+    for (const entry of this.writing) if (entry.minSeq < min) min = entry.minSeq
+    return min
+  }
+
   // Entries of a write still in progress may or may not land: they are
   // counted here too, since this worker will not hear the answer.
   abandonPending () {
@@ -136,8 +167,9 @@ class StreamWorker extends MongoWorker {
     const pending = count(this.coalescer.take())
     const unconfirmed = count(this.writing)
     this.counts.droppedPending += pending + unconfirmed
+    this.counterStore.clear()
     this.logger.error({ pending, unconfirmed, flushTimeout: this.settings.flushTimeout, uri: this.uri },
-      'database too slow or unavailable at shutdown: stream updates dropped (unconfirmed ones may still land)')
+      'database too slow or unavailable at shutdown: stream updates not stored (their messages are counted by the master as dropped.shutdown; unconfirmed ones may still land)')
   }
 
   async close () {

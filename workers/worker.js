@@ -30,9 +30,11 @@ const RUNTIME = Symbol.for('collector-cluster.worker-runtime')
  * message, and calls `this.stored(checkpoint)` once everything up to that
  * checkpoint is durable (`this.stored(Infinity)`: everything it was given).
  * `messageKey()` names the message being processed (12 bytes, the same
- * when it is redelivered), `redelivery()` says whether it may have been
- * partly stored by a worker that died, and `dropMessage(reason)` refuses it
- * by name (counted in the master's `dropped`).
+ * when it is redelivered); `delivery()` tells its batch: `{ seq, batchId,
+ * origin, redelivered }` (redelivered: a worker holding it died, so part of
+ * its effects may be stored already; `origin` names the worker it was first
+ * given to); `dropMessage(reason)` refuses it by name (counted in the
+ * master's `dropped`).
  */
 class Worker {
   constructor (options = {}) {
@@ -60,9 +62,9 @@ class Worker {
     return this[RUNTIME] ? this[RUNTIME].messageKey() : null
   }
 
-  /** `{ origin, batchId }` when the message being processed is a redelivery, else null. */
-  redelivery () {
-    return this[RUNTIME] ? this[RUNTIME].redelivery() : null
+  /** The batch of the message being processed: `{ seq, batchId, origin, redelivered }`, or null outside doWork. */
+  delivery () {
+    return this[RUNTIME] ? this[RUNTIME].delivery() : null
   }
 
   /** Refuses the message being processed: counted in the master's `dropped[reason]`, not processed. */

@@ -1,11 +1,13 @@
 'use strict'
 
+const { ObjectId } = require('mongodb')
 const MongoWorker = require('../../workers/mongo-worker')
 const { CounterStore } = require('../../workers/storage/counter-store')
 const { defineSyslogModels } = require('./syslog-schema')
 const { parseSyslog } = require('./parser')
 
 const DUPLICATE_KEY = 11000
+const SEQ = Symbol('checkpoint') // a record's checkpoint; symbol keys are not serialized
 
 const SYSLOG_DEFAULTS = Object.freeze({
   collection: 'syslog',
@@ -34,18 +36,32 @@ class SyslogWorker extends MongoWorker {
     this.counterStore.collection = Counter.collection
   }
 
+  // Each message's `_id` is its messageKey(): the same when a batch is
+  // redelivered after a worker died, so its insert collides (E11000) where
+  // the first one landed. Its counter increment is skipped where the
+  // counter document already covers its batch (see CounterStore).
   doWork (message) {
     const receivedAt = new Date()
     const record = parseSyslog(message.data, { receivedAt })
     const remote = message.rinfo || message.remote
+    record._id = new ObjectId(this.messageKey())
     record.source = remote.address
     this.counts.messages++
     if (record.format === 'raw') this.countUnparsed(record.error || 'unparsed')
     if (this.buffer.length >= this.settings.maxPending) return this.drop()
+    const delivery = this.delivery()
+    record[SEQ] = delivery.seq
     this.buffer.push(record)
-    const severity = record.severityName || 'unknown'
-    this.counterStore.increment(`syslog.${record.host || remote.address}.${severity}`, record.timestamp || receivedAt)
+    const counter = `syslog.${record.host || remote.address}.${record.severityName || 'unknown'}`
+    const at = record.timestamp || receivedAt
     if (this.buffer.length >= this.settings.maxBatch) this.flushSoon()
+    if (!delivery.redelivered) return this.counterStore.increment(counter, at, 1, delivery)
+    return this.countRedelivered(counter, at, delivery)
+  }
+
+  async countRedelivered (counter, at, delivery) {
+    if (!await this.ensurePrepared()) throw new Error('database unavailable for a redelivered message')
+    if (!await this.counterStore.applied(counter, at, delivery)) this.counterStore.increment(counter, at, 1, delivery)
   }
 
   countUnparsed (reason) {
@@ -54,6 +70,7 @@ class SyslogWorker extends MongoWorker {
 
   drop () {
     this.counts.dropped++
+    this.dropMessage('workerFull')
     this.logAtMost('drop', 'error', { maxPending: this.settings.maxPending, dropped: this.counts.dropped },
       'pending syslog messages reached maxPending while the database is unavailable; dropping messages')
   }
@@ -84,12 +101,24 @@ class SyslogWorker extends MongoWorker {
     return this.buffer.length > 0 || this.counterStore.size > 0
   }
 
+  hasBacklog () {
+    return this.buffer.length >= this.settings.maxBatch
+  }
+
+  oldestPending () {
+    let min = this.counterStore.oldestPending()
+    if (this.writing && this.writing.length > 0 && this.writing[0][SEQ] < min) min = this.writing[0][SEQ]
+    if (this.buffer.length > 0 && this.buffer[0][SEQ] < min) min = this.buffer[0][SEQ]
+    return min
+  }
+
   abandonPending () {
     const unconfirmed = this.writing ? this.writing.length : 0
     this.counts.dropped += this.buffer.length + unconfirmed
     this.logger.error({ pending: this.buffer.length, unconfirmed, uri: this.uri },
-      'database too slow or unavailable at shutdown: syslog messages dropped (unconfirmed ones may still land)')
+      'database too slow or unavailable at shutdown: syslog messages not stored (counted by the master as dropped.shutdown; unconfirmed ones may still land)')
     this.buffer = []
+    this.counterStore.clear()
   }
 
   stats () {

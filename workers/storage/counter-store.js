@@ -10,26 +10,36 @@ const pad = (n) => String(n).padStart(2, '0')
  * probability `preallocateRate` per flushed document the next day's document
  * is created with zeroed fields ahead of time (a `$setOnInsert` upsert, so
  * running it any number of times is harmless).
+ *
+ * Redelivery without double counting: each increment names its batch
+ * (`mark`: `{ origin, batchId, seq }`, the worker's `delivery()`), and each
+ * write records per origin the highest batch it covers
+ * (`watermarks.<origin>`, `$max`). An origin's batches are processed in
+ * order, so a batch at or below a document's watermark for its origin is
+ * already counted there: `applied()` tells, with one read, on the rare
+ * redelivery path.
  */
 class CounterStore {
   constructor (collection, { preallocateRate = 0, random = Math.random } = {}) {
     this.collection = collection
     this.preallocateRate = preallocateRate
     this.random = random
-    this.pending = new Map() // _id → { metric, day, inc: { path: n } }
+    this.pending = new Map() // _id → { metric, day, inc: { path: n }, marks: { origin: batchId }, minSeq }
+    this.writing = null // the docs of the write in progress
     this.stats = { ops: 0, preallocations: 0 }
   }
 
-  /** Counts `n` events of `metric` at `date` (a Date or epoch ms). */
-  increment (metric, date, n = 1) {
+  /** Counts `n` events of `metric` at `date` (a Date or epoch ms); `mark` names the batch they came from. */
+  increment (metric, date, n = 1, mark = null) {
     const d = date instanceof Date ? date : new Date(date)
     const day = dayOf(d)
     const id = `${day}/${metric}`
     let doc = this.pending.get(id)
     if (!doc) {
-      doc = { metric, day, inc: {} }
+      doc = { metric, day, inc: {}, marks: {}, minSeq: Infinity }
       this.pending.set(id, doc)
     }
+    if (mark) addMark(doc, mark)
     const hh = pad(d.getUTCHours())
     add(doc.inc, 'daily', n)
     add(doc.inc, `hourly.${hh}`, n)
@@ -40,14 +50,39 @@ class CounterStore {
     return this.pending.size
   }
 
+  /** The smallest checkpoint (`mark.seq`) of the increments held, pending or being written; Infinity if none. */
+  oldestPending () {
+    let min = Infinity
+    for (const docs of [this.pending, this.writing]) {
+      if (docs) for (const doc of docs.values()) if (doc.minSeq < min) min = doc.minSeq
+    }
+    return min
+  }
+
+  /** Whether the increments of `mark`'s batch to `metric` at `date` are already stored (read: redelivery only). */
+  async applied (metric, date, mark) {
+    const d = date instanceof Date ? date : new Date(date)
+    const field = `watermarks.${mark.origin}`
+    const doc = await this.collection.findOne({ _id: `${dayOf(d)}/${metric}` }, { projection: { [field]: 1 } })
+    const watermark = doc && doc.watermarks && doc.watermarks[mark.origin]
+    return typeof watermark === 'number' && watermark >= mark.batchId
+  }
+
   /** Writes the pending increments; on failure they stay pending (merged with newer ones). */
   async flush () {
     if (this.pending.size === 0) return
     const docs = this.pending
     this.pending = new Map()
+    this.writing = docs
     const ops = []
     for (const [id, doc] of docs) {
-      ops.push({ updateOne: { filter: { _id: id }, update: { $inc: doc.inc, $setOnInsert: { metric: doc.metric, day: doc.day } }, upsert: true } })
+      const update = { $inc: doc.inc, $setOnInsert: { metric: doc.metric, day: doc.day } }
+      const marks = Object.keys(doc.marks)
+      if (marks.length > 0) {
+        update.$max = {}
+        for (const origin of marks) update.$max[`watermarks.${origin}`] = doc.marks[origin]
+      }
+      ops.push({ updateOne: { filter: { _id: id }, update, upsert: true } })
       if (this.random() < this.preallocateRate) {
         ops.push(preallocateOp(doc))
         this.stats.preallocations++
@@ -59,15 +94,26 @@ class CounterStore {
     } catch (err) {
       this.restore(docs)
       throw err
+    } finally {
+      this.writing = null
     }
   }
 
   restore (docs) {
     for (const [id, doc] of docs) {
       const current = this.pending.get(id)
-      if (!current) this.pending.set(id, doc)
-      else for (const [path, n] of Object.entries(doc.inc)) add(current.inc, path, n)
+      if (!current) {
+        this.pending.set(id, doc)
+        continue
+      }
+      for (const [path, n] of Object.entries(doc.inc)) add(current.inc, path, n)
+      for (const origin of Object.keys(doc.marks)) addMark(current, { origin, batchId: doc.marks[origin], seq: doc.minSeq })
     }
+  }
+
+  /** Drops everything held (the worker gives up at shutdown). */
+  clear () {
+    this.pending = new Map()
   }
 
   /** The next day's document with every counter at zero, unless it exists. */
@@ -100,6 +146,11 @@ function dayOf (d) {
 function nextDay (day) {
   const d = new Date(Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)) + 1))
   return dayOf(d)
+}
+
+function addMark (doc, { origin, batchId, seq }) {
+  if (!(doc.marks[origin] >= batchId)) doc.marks[origin] = batchId
+  if (seq < doc.minSeq) doc.minSeq = seq
 }
 
 function add (inc, path, n) {

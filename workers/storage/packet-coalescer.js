@@ -17,9 +17,15 @@ class PacketCoalescer {
     return this.entries.size
   }
 
-  /** Adds one item; false when it would exceed the bound. `reserved` counts entries held elsewhere (in flight). */
-  add (item, reserved = 0) {
+  /**
+   * Adds one item; false when it would exceed the bound. `reserved` counts
+   * entries held elsewhere (in flight). `mark` (the worker's `delivery()`)
+   * names the batch it came from: an entry keeps the smallest checkpoint
+   * (`minSeq`) and, per origin, the highest batch id it covers (`marks`).
+   */
+  add (item, reserved = 0, mark = null) {
     const entry = toEntry(item)
+    if (mark) addMark(entry, mark)
     const existing = this.entries.get(entry.key)
     if (existing) {
       merge(existing, entry)
@@ -39,6 +45,13 @@ class PacketCoalescer {
     }
   }
 
+  /** The smallest checkpoint of the entries held; Infinity if none. */
+  oldestPending () {
+    let min = Infinity
+    for (const entry of this.entries.values()) if (entry.minSeq < min) min = entry.minSeq
+    return min
+  }
+
   /** Takes every entry, leaving the coalescer empty. */
   take () {
     const entries = [...this.entries.values()]
@@ -49,9 +62,9 @@ class PacketCoalescer {
 
 function toEntry (item) {
   const ts = toDate(item.timestamp)
-  if (item.endID !== undefined) return { kind: 'end', key: `e\0${item.endID}`, endID: String(item.endID), maxTs: ts, count: 0 }
+  if (item.endID !== undefined) return { kind: 'end', key: `e\0${item.endID}`, endID: String(item.endID), maxTs: ts, count: 0, minSeq: Infinity, marks: null }
   if (item.sideID !== undefined) {
-    return { kind: 'side', key: `s\0${item.sideID}`, sideID: String(item.sideID), IP: item.IP, fields: { ...item.fields }, maxTs: ts, count: 0 }
+    return { kind: 'side', key: `s\0${item.sideID}`, sideID: String(item.sideID), IP: item.IP, fields: { ...item.fields }, maxTs: ts, count: 0, minSeq: Infinity, marks: null }
   }
   const fromID = String(item.fromID)
   const toID = String(item.toID)
@@ -67,8 +80,16 @@ function toEntry (item) {
     count: 1,
     minTs: ts,
     maxTs: ts,
-    fields: item.fields ? { ...item.fields } : null
+    fields: item.fields ? { ...item.fields } : null,
+    minSeq: Infinity,
+    marks: null
   }
+}
+
+function addMark (entry, { origin, batchId, seq }) {
+  if (seq < entry.minSeq) entry.minSeq = seq
+  const marks = entry.marks || (entry.marks = {})
+  if (!(marks[origin] >= batchId)) marks[origin] = batchId
 }
 
 /** The key of a packet entry: one direction of a stream. */
@@ -78,6 +99,7 @@ function directionKey (fromID, toID) {
 
 function merge (into, entry) {
   into.count += entry.count
+  if (entry.marks) for (const origin of Object.keys(entry.marks)) addMark(into, { origin, batchId: entry.marks[origin], seq: entry.minSeq })
   if (entry.maxTs > into.maxTs) {
     into.maxTs = entry.maxTs
     if (entry.IP !== undefined) into.IP = entry.IP

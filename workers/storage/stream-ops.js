@@ -47,6 +47,7 @@ function streamUpdate (sides, now) {
     update.$inc['metadata.packets'] += entry.count
     if (!(update.$max.endTime >= entry.maxTs)) update.$max.endTime = entry.maxTs
     if (!(update.$min.startTime <= entry.minTs)) update.$min.startTime = entry.minTs
+    if (entry.marks) for (const origin of Object.keys(entry.marks)) update.$max[`${side}.watermarks.${origin}`] = entry.marks[origin]
     if (entry.IP !== undefined) set[`${side}.IP_ADDRESS`] = entry.IP
     if (entry.fields) for (const key of Object.keys(entry.fields)) set[`${side}.${key}`] = entry.fields[key]
   }

@@ -2,6 +2,7 @@
 
 const { NEVER_INSERT_ID, packetOp, pairOp, sideOps, endOps } = require('./stream-ops')
 const { directionKey } = require('./packet-coalescer')
+const { flowKey } = require('./stream-key')
 
 const DUPLICATE_KEY = 11000
 const MAX_ROUNDS = 6
@@ -95,6 +96,26 @@ class StreamWriter {
       partners.set(peer, null)
     }
     return partners
+  }
+
+  /**
+   * Whether the packet `item` of the batch `mark` is already stored: the
+   * side its sender holds carries, per origin, the highest batch written
+   * there (`<side>.watermarks.<origin>`), and an origin's batches are
+   * processed in order. A read: for redelivered batches only.
+   */
+  async applied (item, { origin, batchId }) {
+    const fromID = String(item.fromID)
+    const toID = String(item.toID)
+    const projection = { 'from.ID': 1, [`from.watermarks.${origin}`]: 1, [`to.watermarks.${origin}`]: 1 }
+    for (const key of [flowKey(fromID, toID), flowKey(toID, fromID)]) {
+      const doc = await this.collection.findOne({ flowKey: key }, { projection })
+      if (!doc) continue
+      const side = doc.from && doc.from.ID === fromID ? doc.from : doc.to
+      const watermark = side && side.watermarks && side.watermarks[origin]
+      return typeof watermark === 'number' && watermark >= batchId
+    }
+    return false
   }
 
   sideOf (entry) {
