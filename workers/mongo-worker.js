@@ -50,6 +50,7 @@ class MongoWorker extends Worker {
     this.writeStartedAt = 0
     this.retryAt = 0
     this.prepared = false
+    this.preparing = null
     this.dbDown = false
     this.dbError = null
     this.abandoned = false
@@ -75,8 +76,13 @@ class MongoWorker extends Worker {
 
   // Nothing is written before prepare() succeeded (indexes first). A first
   // connection that failed is not retried by the driver: open it again.
-  async ensurePrepared () {
-    if (this.prepared) return true
+  ensurePrepared () {
+    if (this.prepared) return Promise.resolve(true)
+    if (!this.preparing) this.preparing = this.prepareOnce().finally(() => { this.preparing = null })
+    return this.preparing
+  }
+
+  async prepareOnce () {
     try {
       if (this.connection.readyState !== 1) await this.connection.openUri(this.rawUri, this.connectOptions)
       await this.prepare()
@@ -85,6 +91,27 @@ class MongoWorker extends Worker {
     } catch (err) {
       this.onDbError(err, 'connect')
       return false
+    }
+  }
+
+  /**
+   * Whether the effects of the redelivered batch `delivery` on one document
+   * (`key`) are stored already; `check()` reads it once per batch and
+   * document. Asked again for the same batch the answer must not change:
+   * this worker's own flushes raise the watermark while the batch is being
+   * processed, and its later messages would otherwise look stored.
+   */
+  async redeliveredApplied (delivery, key, check) {
+    let memo = this.redeliveryMemo
+    if (!memo || memo.seq !== delivery.seq) memo = this.redeliveryMemo = { seq: delivery.seq, answers: new Map() }
+    if (!memo.answers.has(key)) memo.answers.set(key, await check())
+    return memo.answers.get(key)
+  }
+
+  /** Resolves once the database is connected and prepared, retrying with the flush backoff (for reads on the redelivery path). */
+  async whenPrepared () {
+    while (!await this.ensurePrepared()) {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(50, this.retryAt - Date.now())))
     }
   }
 

@@ -3,7 +3,7 @@
 const MongoWorker = require('./mongo-worker')
 const { PacketCoalescer, invalidReason } = require('./storage/packet-coalescer')
 const StreamWriter = require('./storage/stream-writer')
-const { CounterStore } = require('./storage/counter-store')
+const { CounterStore, dayOf } = require('./storage/counter-store')
 const StreamSweeper = require('./storage/stream-sweeper')
 const { defineModels } = require('./storage/schemas')
 
@@ -85,15 +85,17 @@ class StreamWorker extends MongoWorker {
    * says whether this batch is in it (one read each, on this rare path only).
    */
   async acceptRedelivered (items, delivery) {
-    if (!await this.ensurePrepared()) throw new Error('database unavailable for a redelivered message')
+    await this.whenPrepared()
     for (const item of items) {
       if (invalidReason(item) || item.fromID === undefined) {
         this.accept(item, delivery, false)
         continue
       }
-      if (await this.writer.applied(item, delivery)) continue
+      // The stream and the counter are written apart: each has its own answer.
       const at = item.timestamp === undefined ? Date.now() : item.timestamp
-      this.accept(item, delivery, !await this.counterStore.applied(this.metric, at, delivery))
+      const counted = await this.redeliveredApplied(delivery, `${this.metric}@${dayOf(new Date(at))}`, () => this.counterStore.applied(this.metric, at, delivery))
+      if (!await this.redeliveredApplied(delivery, `${item.fromID}>${item.toID}`, () => this.writer.applied(item, delivery))) this.accept(item, delivery, !counted)
+      else if (!counted) this.counterStore.increment(this.metric, at, 1, delivery)
     }
   }
 

@@ -2,7 +2,7 @@
 
 const { ObjectId } = require('mongodb')
 const MongoWorker = require('../../workers/mongo-worker')
-const { CounterStore } = require('../../workers/storage/counter-store')
+const { CounterStore, dayOf } = require('../../workers/storage/counter-store')
 const { defineSyslogModels } = require('./syslog-schema')
 const { parseSyslog } = require('./parser')
 
@@ -60,8 +60,9 @@ class SyslogWorker extends MongoWorker {
   }
 
   async countRedelivered (counter, at, delivery) {
-    if (!await this.ensurePrepared()) throw new Error('database unavailable for a redelivered message')
-    if (!await this.counterStore.applied(counter, at, delivery)) this.counterStore.increment(counter, at, 1, delivery)
+    await this.whenPrepared()
+    const applied = await this.redeliveredApplied(delivery, `${counter}@${dayOf(new Date(at))}`, () => this.counterStore.applied(counter, at, delivery))
+    if (!applied) this.counterStore.increment(counter, at, 1, delivery)
   }
 
   countUnparsed (reason) {
