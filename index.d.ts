@@ -70,6 +70,8 @@ export interface WorkerStats {
   processed: number
   failed: number
   inFlight: number
+  /** how long the oldest batch this worker has not acknowledged has waited */
+  oldestUnackedMs: number
   custom: Record<string, any> | null
 }
 
@@ -88,8 +90,10 @@ export interface Summary {
   processed: number
   failed: number
   inFlight: number
+  /** how long the oldest unacknowledged batch has waited (a stalled database shows here) */
+  oldestUnackedMs: number
   lost: number
-  dropped: { queueFull: number, oversize: number, badFrame: number, partial: number, workerLost: number, total: number, [reason: string]: number }
+  dropped: { queueFull: number, oversize: number, badFrame: number, partial: number, workerLost: number, shutdown: number, total: number, [reason: string]: number }
   events: Record<string, number>
   restarts: { listener: number, workers: number, rolling: number }
 }
@@ -122,6 +126,18 @@ export class Worker {
   slot: number
   collectorName: string
   leader: boolean
+  /** 'processed' (default): acknowledged when doWork returns; 'stored': when you call stored() */
+  acknowledge: 'processed' | 'stored'
+  /** the checkpoint of the message being processed; pass it to stored() once it is durable */
+  checkpoint (): number
+  /** everything up to and including `checkpoint` is durable (Infinity: all doWork has finished) */
+  stored (checkpoint: number): void
+  /** 12 bytes naming the message being processed, the same when redelivered (an idempotent _id) */
+  messageKey (): Buffer | null
+  /** the batch of the message being processed; `redelivered`: a worker holding it died */
+  delivery (): { seq: number, batchId: number, origin: string, redelivered: boolean } | null
+  /** refuse the message being processed: counted in the master's dropped[reason] */
+  dropMessage (reason: string): void
   init (): void | Promise<void>
   doWork (message: Message): void | Promise<void>
   flush (): void | Promise<void>

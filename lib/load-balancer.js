@@ -9,6 +9,10 @@ const { normalizeOptions } = require('./options')
 const { remoteOf, entryEnd, datagramAt, HEADER } = require('./batch-codec')
 const { createCounters, totalDropped } = require('./counters')
 
+// Unacknowledged messages older than this are worth a warning (at most one
+// per interval): the workers' database has stalled or falls behind.
+const STALL_WARN_MS = 5000
+
 /**
  * The master of a collector: receives on one socket (a registered protocol),
  * distributes every message to forked workers in batches, and supervises
@@ -79,6 +83,8 @@ class LoadBalancer extends EventEmitter {
       throw err
     }
     this.state = 'running'
+    this.stallTimer = setInterval(() => this.checkStall(), STALL_WARN_MS)
+    this.stallTimer.unref()
     this.logger.info({ name: this.options.name, protocol: this.options.protocol, receiver: this.receiver(), address: this.address(), instances: this.options.instances }, 'collector started')
   }
 
@@ -296,8 +302,16 @@ class LoadBalancer extends EventEmitter {
     return withCallback(this.stopping, cb)
   }
 
+  checkStall () {
+    const { oldestUnackedMs, inFlight } = this.pool.totals()
+    if (oldestUnackedMs < STALL_WARN_MS) return
+    this.logger.warn({ oldestUnackedMs, inFlight, maxInFlight: this.options.maxInFlight },
+      `workers have not acknowledged messages for ${Math.round(oldestUnackedMs / 1000)} s (database stalled or slower than input); the master holds them`)
+  }
+
   async doStop () {
     this.stopRequested = true
+    clearInterval(this.stallTimer)
     this.cancelRetry()
     if (this.starting) await this.starting.catch(() => {})
     this.state = 'stopping'
