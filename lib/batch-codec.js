@@ -3,6 +3,8 @@
 // Many messages travel to a worker in one IPC message. Layout of one entry:
 //   u32 dataLength | u16 port | u8 addressLength | address (latin1) | data
 // The remote address is kept so workers see UDP `rinfo` / TCP `remote`.
+// This module is the layout's one JavaScript owner: everything else reads
+// entries through it. native/udp_receiver.c writes the same layout.
 const HEADER = 7
 const KIND_UDP = 0
 const KIND_TCP = 1
@@ -55,7 +57,7 @@ class BatchReader {
     const buf = this.buf
     let offset = this.offset
     if (offset >= buf.length) return null
-    const length = (buf[offset] * 0x1000000) + (buf[offset + 1] << 16 | buf[offset + 2] << 8 | buf[offset + 3])
+    const length = entryDataLength(buf, offset)
     const port = buf[offset + 4] << 8 | buf[offset + 5]
     const addressLength = buf[offset + 6]
     offset += HEADER
@@ -88,10 +90,38 @@ class BatchReader {
   }
 }
 
+/** Bytes of message data in the entry at `offset`. */
+function entryDataLength (buf, offset) {
+  return (buf[offset] * 0x1000000) + (buf[offset + 1] << 16 | buf[offset + 2] << 8 | buf[offset + 3])
+}
+
+/**
+ * `fnv1a(\`${address}:${port}\`)` (distribution.js) of the entry at
+ * `offset`, read from its bytes: the default `key(message)` hashed without
+ * building the message or its strings.
+ */
+function entryKeyHash (buf, offset) {
+  const addressLength = buf[offset + 6]
+  const port = buf[offset + 4] << 8 | buf[offset + 5]
+  let h = 0x811c9dc5
+  const start = offset + HEADER
+  for (let i = start; i < start + addressLength; i++) {
+    h ^= buf[i]
+    h = Math.imul(h, 0x01000193)
+  }
+  h ^= 58 // ':'
+  h = Math.imul(h, 0x01000193)
+  const digits = port < 10 ? 1 : port < 100 ? 10 : port < 1000 ? 100 : port < 10000 ? 1000 : 10000
+  for (let unit = digits; unit >= 1; unit = unit / 10 | 0) {
+    h ^= 48 + ((port / unit | 0) % 10)
+    h = Math.imul(h, 0x01000193)
+  }
+  return h >>> 0
+}
+
 /** Where the entry at `offset` ends (the next one starts). */
 function entryEnd (buf, offset) {
-  const length = (buf[offset] * 0x1000000) + (buf[offset + 1] << 16 | buf[offset + 2] << 8 | buf[offset + 3])
-  return offset + HEADER + buf[offset + 6] + length
+  return offset + HEADER + buf[offset + 6] + entryDataLength(buf, offset)
 }
 
 /** The UDP message of the entry at `offset`, with its own copy of the bytes. */
@@ -112,4 +142,4 @@ function remoteOf (message) {
   return message.rinfo || message.remote
 }
 
-module.exports = { KIND_UDP, KIND_TCP, HEADER, entrySize, writeEntry, entryEnd, datagramAt, BatchReader, forEachMessage, remoteOf }
+module.exports = { KIND_UDP, KIND_TCP, entrySize, writeEntry, entryEnd, entryDataLength, entryKeyHash, datagramAt, BatchReader, forEachMessage, remoteOf }

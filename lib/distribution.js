@@ -1,5 +1,7 @@
 'use strict'
 
+const { entryKeyHash } = require('./batch-codec')
+
 // Built-in distribution strategies. Each is called as `strategy.call(lb,
 // workers, message)` with the workers in rotation (never empty) and returns
 // one of them. `lb.key(message)` gives the flow key used by `hash`.
@@ -42,7 +44,7 @@ function leastLoaded (workers) {
   return best
 }
 
-/** 32-bit FNV-1a of a string's UTF-16 code units. */
+/** 32-bit FNV-1a of a string's UTF-16 code units (batch-codec's entryKeyHash is the same over an entry's bytes). */
 function fnv1a (text) {
   let h = 0x811c9dc5
   for (let i = 0; i < text.length; i++) {
@@ -56,30 +58,6 @@ function mix (x) {
   x = Math.imul(x ^ (x >>> 16), 0x85ebca6b)
   x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35)
   return (x ^ (x >>> 16)) >>> 0
-}
-
-/**
- * `fnv1a(\`${address}:${port}\`)` of a batch entry (see batch-codec), read
- * from its bytes: the default `key(message)` hashed without building the
- * message or its strings.
- */
-function entryKeyHash (buf, offset) {
-  const addressLength = buf[offset + 6]
-  const port = buf[offset + 4] << 8 | buf[offset + 5]
-  let h = 0x811c9dc5
-  const start = offset + 7
-  for (let i = start; i < start + addressLength; i++) {
-    h ^= buf[i]
-    h = Math.imul(h, 0x01000193)
-  }
-  h ^= 58 // ':'
-  h = Math.imul(h, 0x01000193)
-  const digits = port < 10 ? 1 : port < 100 ? 10 : port < 1000 ? 100 : port < 10000 ? 1000 : 10000
-  for (let unit = digits; unit >= 1; unit = unit / 10 | 0) {
-    h ^= 48 + ((port / unit | 0) % 10)
-    h = Math.imul(h, 0x01000193)
-  }
-  return h >>> 0
 }
 
 /**
@@ -100,4 +78,4 @@ const strategies = Object.freeze({
   'least-loaded': leastLoaded
 })
 
-module.exports = { strategies, fnv1a, entryKeyHash, entryStrategy }
+module.exports = { strategies, fnv1a, entryStrategy }

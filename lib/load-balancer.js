@@ -6,7 +6,7 @@ const Backoff = require('./backoff')
 const WorkerPool = require('./worker-pool')
 const { strategies, entryStrategy } = require('./distribution')
 const { normalizeOptions } = require('./options')
-const { remoteOf, entryEnd, datagramAt, HEADER } = require('./batch-codec')
+const { remoteOf, entryEnd, entryDataLength, datagramAt } = require('./batch-codec')
 const { createCounters, totalDropped } = require('./counters')
 
 // Unacknowledged messages older than this are worth a warning (at most one
@@ -219,7 +219,7 @@ class LoadBalancer extends EventEmitter {
       } else {
         worker.pushEntry(buf, offset, next)
         counters.received++
-        counters.bytes += next - offset - HEADER - buf[offset + 6]
+        counters.bytes += entryDataLength(buf, offset)
         counters.dispatched++
       }
       offset = next
