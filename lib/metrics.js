@@ -31,6 +31,7 @@ const GAUGES = [
   ['lost', 'lost', 'msg'],
   ['failed', 'failed', 'msg'],
   ['inFlight', 'inFlight', 'msg'],
+  ['oldestUnacked', 'oldest unacked', 'ms'],
   ['workers', 'workers', ''],
   ['writes', 'db writes/s', 'op/s']
 ]
@@ -56,6 +57,7 @@ function update (gauges, snapshot) {
     lost: stats.lost,
     failed: stats.failed,
     inFlight: stats.inFlight,
+    oldestUnacked: stats.oldestUnackedMs || 0,
     workers: stats.workers.filter((w) => w.state === 'ready').length,
     writes: rates.workers.reduce((sum, w) => sum + (w.writes || 0), 0)
   }
