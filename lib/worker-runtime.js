@@ -137,6 +137,11 @@ class WorkerRuntime {
     return this.batch ? this.batch.seq : 0
   }
 
+  /** Whether every message of `checkpoint`'s batch has been through doWork. */
+  finished (checkpoint) {
+    return checkpoint <= this.completed
+  }
+
   /** Everything up to `checkpoint` is stored (Infinity: every batch doWork has finished so far). */
   stored (checkpoint) {
     const through = Math.min(checkpoint, this.completed)

@@ -51,6 +51,7 @@ class MongoWorker extends Worker {
     this.retryAt = 0
     this.prepared = false
     this.preparing = null
+    this.staged = null // effects of a redelivered batch still in doWork: { seq, applies }
     this.dbDown = false
     this.dbError = null
     this.abandoned = false
@@ -98,14 +99,39 @@ class MongoWorker extends Worker {
    * Whether the effects of the redelivered batch `delivery` on one document
    * (`key`) are stored already; `check()` reads it once per batch and
    * document. Asked again for the same batch the answer must not change:
-   * this worker's own flushes raise the watermark while the batch is being
-   * processed, and its later messages would otherwise look stored.
+   * this worker's own flushes raise the watermark, and its later messages
+   * would otherwise look stored.
    */
   async redeliveredApplied (delivery, key, check) {
     let memo = this.redeliveryMemo
     if (!memo || memo.seq !== delivery.seq) memo = this.redeliveryMemo = { seq: delivery.seq, answers: new Map() }
     if (!memo.answers.has(key)) memo.answers.set(key, await check())
     return memo.answers.get(key)
+  }
+
+  /**
+   * Holds the effects of a redelivered message until its whole batch has
+   * been through doWork. Its messages are processed one at a time around
+   * reads, and a flush in between would write part of the batch under the
+   * batch's watermark: should this worker die too, the next one would take
+   * the rest as stored.
+   */
+  stage (delivery, apply) {
+    if (this.staged && this.staged.seq !== delivery.seq) this.commitStaged()
+    if (!this.staged) this.staged = { seq: delivery.seq, applies: [] }
+    this.staged.applies.push(apply)
+  }
+
+  commitStaged () {
+    const staged = this.staged
+    this.staged = null
+    for (const apply of staged.applies) apply()
+  }
+
+  // The oldest checkpoint held, staged effects included.
+  oldestHeld () {
+    const oldest = this.oldestPending()
+    return this.staged && this.staged.seq < oldest ? this.staged.seq : oldest
   }
 
   /** Resolves once the database is connected and prepared, retrying with the flush backoff (for reads on the redelivery path). */
@@ -122,6 +148,7 @@ class MongoWorker extends Worker {
   }
 
   async flushOnce () {
+    if (this.staged && this.finished(this.staged.seq)) this.commitStaged()
     if (!await this.ensurePrepared()) return
     const started = Date.now()
     this.writeStartedAt = started
@@ -143,7 +170,7 @@ class MongoWorker extends Worker {
   // Everything older than the oldest item still held is stored.
   acknowledgeStored () {
     if (this.abandoned) return
-    this.stored(this.oldestPending() - 1)
+    this.stored(this.oldestHeld() - 1)
   }
 
   noteSlowFlush (ms) {
@@ -185,7 +212,7 @@ class MongoWorker extends Worker {
   async flush () {
     clearInterval(this.timer)
     const deadline = Date.now() + this.settings.flushTimeout
-    while ((this.hasPending() || this.flushing) && Date.now() < deadline) {
+    while ((this.hasPending() || this.staged || this.flushing) && Date.now() < deadline) {
       if (this.flushing) {
         await raceDeadline(this.flushing, deadline)
         continue
@@ -195,7 +222,8 @@ class MongoWorker extends Worker {
       this.retryAt = 0
       await raceDeadline(this.flushSoon(), deadline)
     }
-    if (this.hasPending() || this.flushing) {
+    if (this.hasPending() || this.staged || this.flushing) {
+      this.staged = null
       this.abandoned = true
       this.dbCounts.abandoned++
       this.abandonPending()

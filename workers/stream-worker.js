@@ -88,22 +88,25 @@ class StreamWorker extends MongoWorker {
     await this.whenPrepared()
     for (const item of items) {
       if (invalidReason(item) || item.fromID === undefined) {
-        this.accept(item, delivery, false)
+        this.stage(delivery, () => this.accept(item, delivery, false, true))
         continue
       }
       // The stream and the counter are written apart: each has its own answer.
       const at = item.timestamp === undefined ? Date.now() : item.timestamp
       const counted = await this.redeliveredApplied(delivery, `${this.metric}@${dayOf(new Date(at))}`, () => this.counterStore.applied(this.metric, at, delivery))
-      if (!await this.redeliveredApplied(delivery, `${item.fromID}>${item.toID}`, () => this.writer.applied(item, delivery))) this.accept(item, delivery, !counted)
-      else if (!counted) this.counterStore.increment(this.metric, at, 1, delivery)
+      const written = await this.redeliveredApplied(delivery, `${item.fromID}>${item.toID}`, () => this.writer.applied(item, delivery))
+      if (!written) this.stage(delivery, () => this.accept(item, delivery, !counted, true))
+      else if (!counted) this.stage(delivery, () => this.counterStore.increment(this.metric, at, 1, delivery))
     }
   }
 
-  accept (item, delivery, count) {
+  // A redelivered item committed after its batch (staged) is past the bound
+  // check: the master already holds its message, and it is one batch's worth.
+  accept (item, delivery, count, staged = false) {
     const reason = invalidReason(item)
     if (reason) return this.countMalformed(reason)
     this.counts.items++
-    if (!this.coalescer.add(item, this.writing.length, delivery)) return this.dropPending()
+    if (!this.coalescer.add(item, staged ? -Infinity : this.writing.length, delivery)) return this.dropPending()
     if (item.fromID === undefined) return
     this.counts.packets++
     if (count) this.counterStore.increment(this.metric, item.timestamp === undefined ? Date.now() : item.timestamp, 1, delivery)

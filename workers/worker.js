@@ -52,6 +52,11 @@ class Worker {
     return this[RUNTIME] ? this[RUNTIME].checkpoint() : 0
   }
 
+  /** Whether every message of `checkpoint`'s batch has been through doWork (its batch is complete). */
+  finished (checkpoint) {
+    return this[RUNTIME] ? this[RUNTIME].finished(checkpoint) : true
+  }
+
   /** Everything up to and including `checkpoint` is durable (acknowledges it to the master). */
   stored (checkpoint) {
     if (this[RUNTIME]) this[RUNTIME].stored(checkpoint)

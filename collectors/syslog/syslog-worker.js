@@ -62,7 +62,7 @@ class SyslogWorker extends MongoWorker {
   async countRedelivered (counter, at, delivery) {
     await this.whenPrepared()
     const applied = await this.redeliveredApplied(delivery, `${counter}@${dayOf(new Date(at))}`, () => this.counterStore.applied(counter, at, delivery))
-    if (!applied) this.counterStore.increment(counter, at, 1, delivery)
+    if (!applied) this.stage(delivery, () => this.counterStore.increment(counter, at, 1, delivery))
   }
 
   countUnparsed (reason) {
