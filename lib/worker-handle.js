@@ -35,6 +35,7 @@ class WorkerHandle extends EventEmitter {
     this.slot = slot
     this.state = 'starting' // → ready → closing → gone
     this.startedAt = Date.now()
+    this.readyAt = 0
     this.batchSize = batchSize
     this.batchDelay = batchDelay
     this.maxInFlight = maxInFlight
@@ -152,7 +153,10 @@ class WorkerHandle extends EventEmitter {
   takeUndelivered () {
     const pending = this.takeBatch()
     const batches = this.unacked
-    if (pending) batches.push(pending)
+    if (pending) {
+      pending.sentAt = Date.now()
+      batches.push(pending)
+    }
     this.unacked = []
     this.inFlight = 0
     return batches

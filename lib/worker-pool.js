@@ -14,6 +14,10 @@ const STATS_TIMEOUT_MS = 1000
 // `workerLost`): a message that kills every worker it reaches must not take
 // the whole collector down with it.
 const MAX_DELIVERIES = 3
+// A worker that ran this long before it died was not crash-looping (an
+// operator's kill, the OOM killer): it is respawned at once and its slot's
+// crash history starts over. Only shorter lives count toward maxCrashes.
+const STABLE_UPTIME_MS = 1000
 
 /**
  * Forks and supervises the workers of one balancer. Each worker owns a
@@ -100,6 +104,7 @@ class WorkerPool extends EventEmitter {
     const previous = this.current[slot]
     this.current[slot] = handle
     handle.state = 'ready'
+    handle.readyAt = Date.now()
     for (const batch of this.orphans[slot].splice(0)) handle.redeliver(batch)
     this.putInRotation(handle, previous)
     return handle
@@ -172,7 +177,9 @@ class WorkerPool extends EventEmitter {
     this.emit('workerExit', { id: handle.id, slot: handle.slot, pid: handle.pid, code, signal, held })
     const respawn = !expected && this.state === 'running' && this.current[handle.slot] === handle
     if (held > 0) this.rehome(handle.slot, batches, expected)
-    if (respawn) this.scheduleRespawn(handle.slot)
+    if (!respawn) return
+    if (handle.readyAt && Date.now() - handle.readyAt >= STABLE_UPTIME_MS) this.crashes[handle.slot] = []
+    this.scheduleRespawn(handle.slot)
   }
 
   /**

@@ -79,9 +79,13 @@ class SyslogWorker extends MongoWorker {
   // The driver gives each document its _id before sending, so a batch sent
   // again after a failure collides (E11000) where it had landed: inserts are
   // idempotent across retries.
+  // Writes what is buffered now, not what arrives meanwhile: under steady
+  // input the loop would otherwise never end, and neither the counters nor
+  // the acknowledgement after it would come.
   async writePending () {
-    while (this.buffer.length > 0) {
-      const docs = this.buffer.splice(0, this.settings.maxBatch)
+    for (let remaining = this.buffer.length; remaining > 0 && this.buffer.length > 0;) {
+      const docs = this.buffer.splice(0, Math.min(remaining, this.settings.maxBatch))
+      remaining -= docs.length
       this.writing = docs
       try {
         await this.messages.insertMany(docs, { ordered: false })
