@@ -16,6 +16,10 @@ const stats = require('./stats-file')
 
 const STATS_INTERVAL_MS = 1000
 const EXIT_BAD_USAGE = 2
+// One signal sent to a process and to its process group (`timeout -s INT`,
+// a terminal's Ctrl-C reaching a wrapper too) arrives twice within
+// milliseconds: the same signal again within this window is the same one.
+const SAME_SIGNAL_MS = 1000
 
 /**
  * Parses argv, starts the collector and keeps it running until a signal.
@@ -77,6 +81,8 @@ class Entry {
     this.timer = null
     this.publishing = null
     this.signals = 0
+    this.lastSignal = null
+    this.lastSignalAt = 0
     this.rolling = null
     this.metrics = createMetrics({ restartWorkers: () => this.restartWorkers(), env: ctx.env })
   }
@@ -108,8 +114,16 @@ class Entry {
     process.on('unhandledRejection', this.onRejection)
   }
 
-  /** First signal: drain and exit 0. Second: exit 1 at once. */
+  /**
+   * First signal: drain and exit (0, or 1 if anything was dropped at
+   * shutdown). A second one exits 1 at once, unless it is the same signal
+   * within SAME_SIGNAL_MS (one signal delivered to the process and its group).
+   */
   async shutdown (signal) {
+    const now = Date.now()
+    if (this.signals > 0 && signal === this.lastSignal && now - this.lastSignalAt < SAME_SIGNAL_MS) return
+    this.lastSignal = signal
+    this.lastSignalAt = now
     if (++this.signals > 1) {
       this.logger.warn({ signal }, 'second signal: exiting without draining')
       return this.ctx.exit(1)
@@ -126,7 +140,10 @@ class Entry {
       await this.collector.stop()
       if (this.publishing) await this.publishing
       await this.publish()
-      return 0
+      const lost = this.collector.summary().dropped.shutdown || 0
+      if (lost === 0) return 0
+      this.logger.error({ droppedShutdown: lost }, `${lost} messages could not be stored before the workers' flushTimeout and were dropped at shutdown`)
+      return 1
     } catch (err) {
       this.logger.error({ err: brief(err) }, `stop failed: ${err.message}`)
       return 1

@@ -9,7 +9,7 @@ const { redactUri } = require('../lib/mongo/redact-uri')
 /** Options every MongoDB-writing worker understands. */
 const MONGO_DEFAULTS = Object.freeze({
   mongoUri: undefined, // else MONGODB_URI
-  database: undefined, // else the URI's database
+  database: undefined, // else the URI's database, else 'collector'
   flushInterval: 250,
   maxPending: 100000,
   flushTimeout: 20000, // how long flush() on stop keeps retrying
@@ -18,6 +18,7 @@ const MONGO_DEFAULTS = Object.freeze({
 })
 
 const LOG_INTERVAL_MS = 5000
+const DEFAULT_DATABASE = 'collector'
 // A flush that leaves this many items behind, or takes this long, means
 // the database is slower than the input (not down): said so in the log.
 const SLOW_FLUSH_MS = 1000
@@ -65,7 +66,7 @@ class MongoWorker extends Worker {
     this.connection = mongoose.createConnection()
     this.connection.on('error', () => {}) // reported through connect and write failures
     this.connectOptions = {
-      dbName: this.settings.database,
+      dbName: this.settings.database || uriDatabase(uri) || DEFAULT_DATABASE,
       serverSelectionTimeoutMS: this.settings.serverSelectionTimeoutMS,
       maxPoolSize: 4,
       bufferCommands: false
@@ -246,6 +247,12 @@ class MongoWorker extends Worker {
       flushes: this.dbCounts.flushes
     }
   }
+}
+
+/** The database a MongoDB URI names (`mongodb://hosts/<db>?options`), or undefined. */
+function uriDatabase (uri) {
+  const match = /^mongodb(?:\+srv)?:\/\/[^/]+\/([^?]+)/.exec(uri)
+  return match ? decodeURIComponent(match[1]) : undefined
 }
 
 // Connection-level failures (no server, refused, reset, timed out) as
