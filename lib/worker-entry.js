@@ -23,6 +23,11 @@ async function main () {
     const detail = err && err.message ? err.message : String(err)
     return process.send([ipc.INIT_FAILED, detail], () => process.exit(1))
   }
+  // Node's cluster child exits at once on 'disconnect' (the master died)
+  // unless the master asked for it; that would throw away everything this
+  // worker holds. Its listener goes: ours finishes the queue, flushes (to
+  // the database, which needs no master) and exits.
+  process.removeAllListeners('disconnect')
   process.on('disconnect', () => runtime.shutdown())
   process.send([ipc.READY])
 }
