@@ -46,6 +46,7 @@ export interface LoadBalancerOptions {
   framing?: 'newline' | 'octet-counting' | 'auto' | 'length-prefixed' | 'length-prefixed:16' | 'length-prefixed:32' | FramingFn
   maxFrameBytes?: number
   maxConnections?: number
+  maxConnectionsPerSource?: number
   idleTimeout?: number
   batchSize?: number
   batchDelay?: number

@@ -11,15 +11,28 @@ class TcpConnection {
   constructor (socket, ctx) {
     this.socket = socket
     this.ctx = ctx
-    this.remote = { address: socket.remoteAddress, port: socket.remotePort }
+    // A peer that reset the connection before it was accepted has no
+    // address any more; its frames were read all the same.
+    this.remote = { address: socket.remoteAddress || '', port: socket.remotePort || 0 }
     this.waiting = []
+    this.ended = false
     this.framer = createFramer(ctx.options.framing, ctx.options.maxFrameBytes, {
       frame: (data) => this.onFrame(data),
       drop: (reason) => ctx.drop(reason)
     })
     socket.on('data', (chunk) => this.framer.push(chunk))
-    socket.on('end', () => this.framer.end())
+    // FIN ('end') and reset ('close' without 'end') both end the byte
+    // stream: a frame cut off either way is counted as partial.
+    socket.on('end', () => this.end())
+    socket.on('close', () => this.end())
     socket.on('error', (err) => ctx.logger.debug({ err, remote: this.remote }, 'tcp connection error'))
+  }
+
+  /** The byte stream is over: what remains of an unfinished frame is settled once. */
+  end () {
+    if (this.ended) return
+    this.ended = true
+    this.framer.end()
   }
 
   onFrame (data) {

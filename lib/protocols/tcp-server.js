@@ -3,10 +3,17 @@
 const net = require('node:net')
 const TcpConnection = require('./tcp-connection')
 
-/** Accepts TCP connections and frames each byte stream into messages. */
+/**
+ * Accepts TCP connections and frames each byte stream into messages. At
+ * most `maxConnections` in all and `maxConnectionsPerSource` per remote
+ * address (more are refused and counted in `events.connectionsRejected`);
+ * connections idle for `idleTimeout` are closed (`events.idleTimeouts`), so
+ * a few idle or hostile peers cannot lock legitimate senders out.
+ */
 async function start (ctx) {
   const connections = new Set()
-  const server = net.createServer((socket) => accept(socket, ctx, connections))
+  const perSource = new Map() // remote address → open connections
+  const server = net.createServer((socket) => accept(socket, ctx, connections, perSource))
   server.maxConnections = ctx.options.maxConnections
   server.on('drop', () => ctx.count('connectionsRejected'))
   await listen(server, ctx)
@@ -19,7 +26,19 @@ async function start (ctx) {
   }
 }
 
-function accept (socket, ctx, connections) {
+function accept (socket, ctx, connections, perSource) {
+  const source = socket.remoteAddress || ''
+  const open = perSource.get(source) || 0
+  if (open >= ctx.options.maxConnectionsPerSource) {
+    ctx.count('connectionsRejected')
+    return socket.destroy()
+  }
+  perSource.set(source, open + 1)
+  socket.once('close', () => {
+    const left = perSource.get(source) - 1
+    if (left > 0) perSource.set(source, left)
+    else perSource.delete(source)
+  })
   const connection = new TcpConnection(socket, ctx)
   connections.add(connection)
   ctx.count('connections')
@@ -53,7 +72,7 @@ function close (server, connections) {
   const closed = new Promise((resolve) => server.close(resolve))
   for (const connection of connections) {
     connection.socket.pause()
-    connection.framer.end()
+    connection.end()
     connection.abandon()
     connection.socket.destroy()
   }
