@@ -205,3 +205,38 @@ test('writesPerPacket is reported and well under 0.5 when a stream has many pack
   const [doc] = await streamDocs(db)
   assert.strictEqual(doc.metadata.packets, 400)
 })
+
+test('no document of ours in streams: after traffic the collection holds exactly the streams', async (t) => {
+  const { uri, name, db } = await database()
+  const { lb, port } = await startCollector(t, uri, name)
+  const packets = []
+  for (let c = 0; c < 30; c++) for (let n = 1; n <= 3; n++) packets.push(packet(`na${c}`, `nb${c}`, n), packet(`nb${c}`, `na${c}`, n))
+  await sendAll(port, shuffle(packets))
+  await waitFor(() => lb.summary().processed === packets.length)
+  await lb.stop()
+  assert.strictEqual(await db.collection('streams').countDocuments(), 30)
+  assert.strictEqual(await db.collection('streams').countDocuments({ 'from.ID': { $exists: false } }), 0)
+})
+
+test('the streams collection dropped under running workers: its unique indexes come back before new streams are written, so no call gets two documents', async (t) => {
+  const { uri, name, db } = await database()
+  const { lb, port } = await startCollector(t, uri, name, {}, { distribution: 'round-robin', instances: 3 })
+  const call = (prefix, c, n) => [packet(`${prefix}a${c}`, `${prefix}b${c}`, n), packet(`${prefix}b${c}`, `${prefix}a${c}`, n)]
+  const first = []
+  for (let c = 0; c < 50; c++) first.push(...call('d', c, 1))
+  await sendAll(port, first)
+  await waitFor(() => lb.summary().processed === first.length)
+  await db.collection('streams').drop()
+  await new Promise((resolve) => setTimeout(resolve, 1500)) // past the writers' index check interval
+  const second = []
+  for (let c = 0; c < 100; c++) for (let n = 1; n <= 3; n++) second.push(...call('e', c, n))
+  await sendAll(port, shuffle(second))
+  await waitFor(() => lb.summary().processed === first.length + second.length)
+  await lb.stop()
+  const docs = await db.collection('streams').find({ openKey: { $regex: 'e' } }).toArray()
+  const pairs = new Map()
+  for (const d of docs) pairs.set(d.openKey, (pairs.get(d.openKey) || 0) + 1)
+  assert.strictEqual(docs.length, 100, `one document per call (${docs.length} for 100 calls)`)
+  const indexes = await db.collection('streams').indexes()
+  assert.ok(indexes.some((i) => i.unique && i.key.openKey === 1), 'the unique openKey index is back')
+})

@@ -54,7 +54,7 @@ class StreamWorker extends MongoWorker {
       counters: this.settings.countersCollection
     })
     await StreamWriter.prepare(Stream.collection)
-    this.writer = new StreamWriter(Stream.collection)
+    this.writer = new StreamWriter(Stream.collection, { ensureIndexes: () => Stream.createIndexes() })
     this.counterStore.collection = Counter.collection
     this.sweeper = new StreamSweeper(Stream.collection, {
       streamTimeout: this.settings.streamTimeout,

@@ -6,18 +6,26 @@
 // Every write is an upsert or a plain update, never a read.
 const { pairKey, flowKey } = require('./stream-key')
 
-/** `_id` of a document that always exists: an upsert that must not insert sets it, so a miss fails with E11000. */
-const NEVER_INSERT_ID = '__collector_cluster_never_insert__'
+/**
+ * What an upsert that must not insert sets on insert: an array `_id`, which
+ * MongoDB (and mongo-java-server) refuse with InvalidIdField (code 53), so
+ * a miss comes back as that op's write error and nothing is written. (An
+ * earlier version collided with a sentinel document kept in the user's
+ * collection; see StreamWriter.prepare.)
+ */
+const MUST_NOT_INSERT = Object.freeze({ _id: Object.freeze(['collector-cluster: this stream side must already exist']) })
+const INVALID_ID_FIELD = 53
 
 /**
  * Update of the sender's side of a stream. `side` is the side the sender
  * is believed to hold. As 'from' the op may create the stream (the first
  * sender is `from`); as 'to' it may only update, and a miss (stream ended,
- * or the belief was wrong) comes back as E11000 for the caller to retry.
+ * or the belief was wrong) comes back as InvalidIdField (see MUST_NOT_INSERT)
+ * for the caller to retry.
  */
 function packetOp (entry, side, now) {
   const update = streamUpdate([[entry, side]], now)
-  update.$setOnInsert = side === 'from' ? newStreamFields(entry) : { _id: NEVER_INSERT_ID }
+  update.$setOnInsert = side === 'from' ? newStreamFields(entry) : { _id: [...MUST_NOT_INSERT._id] }
   const filter = { flowKey: side === 'from' ? flowKey(entry.fromID, entry.toID) : flowKey(entry.toID, entry.fromID) }
   return { updateOne: { filter, update, upsert: true } }
 }
@@ -81,4 +89,4 @@ function endOps (entry) {
   }))
 }
 
-module.exports = { NEVER_INSERT_ID, packetOp, pairOp, sideOps, endOps }
+module.exports = { INVALID_ID_FIELD, packetOp, pairOp, sideOps, endOps }

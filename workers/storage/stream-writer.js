@@ -1,11 +1,14 @@
 'use strict'
 
-const { NEVER_INSERT_ID, packetOp, pairOp, sideOps, endOps } = require('./stream-ops')
+const { INVALID_ID_FIELD, packetOp, pairOp, sideOps, endOps } = require('./stream-ops')
 const { directionKey } = require('./packet-coalescer')
 const { flowKey } = require('./stream-key')
 
 const DUPLICATE_KEY = 11000
+const LEGACY_SENTINEL_ID = '__collector_cluster_never_insert__'
 const MAX_ROUNDS = 6
+// How often, at most, a write first makes sure the unique indexes exist.
+const INDEX_CHECK_MS = 1000
 const SIDE_CACHE_LIMIT = 200000
 
 /**
@@ -22,14 +25,22 @@ const SIDE_CACHE_LIMIT = 200000
  * failing chunk counts as unwritten; see README on at-least-once `$inc`).
  */
 class StreamWriter {
-  constructor (collection, { maxBatchOps = 1000 } = {}) {
+  /**
+   * @param {object} collection the native `streams` collection
+   * @param {{ maxBatchOps?: number, ensureIndexes?: () => Promise<unknown> }} [options]
+   *   ensureIndexes creates the unique indexes if they are missing (idempotent)
+   */
+  constructor (collection, { maxBatchOps = 1000, ensureIndexes = null } = {}) {
     this.collection = collection
     this.maxBatchOps = maxBatchOps
+    this.ensureIndexes = ensureIndexes
+    this.indexesCheckedAt = Date.now()
     this.sides = new Map() // an entry's key (sender → peer) → 'to'; absent: 'from'
     this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0, rejected: 0 }
   }
 
   async write (entries, now = new Date()) {
+    await this.checkIndexes()
     let pending = entries
     const failed = []
     for (let round = 0; round < MAX_ROUNDS && pending.length > 0; round++) {
@@ -66,7 +77,7 @@ class StreamWriter {
     const writeErrors = await this.bulkWrite(ops)
     for (const error of writeErrors) {
       for (const entry of owners[error.index]) {
-        if (error.code === DUPLICATE_KEY && entry.kind === 'packet') {
+        if ((error.code === DUPLICATE_KEY || error.code === INVALID_ID_FIELD) && entry.kind === 'packet') {
           this.flip(entry)
           this.stats.duplicateRetries++
           retry.push(entry)
@@ -122,14 +133,28 @@ class StreamWriter {
     return this.sides.get(entry.key) || 'from'
   }
 
-  // E11000 means the sender is not on the side we tried: as 'from' another
-  // writer created the stream the other way round; as 'to' the stream is gone
-  // (a new one must start, with this sender as 'from').
+  // E11000 (as 'from') or InvalidIdField (as 'to', see stream-ops) means the
+  // sender is not on the side we tried: as 'from' another writer created the
+  // stream the other way round; as 'to' the stream is gone (a new one must
+  // start, with this sender as 'from').
   flip (entry) {
     const side = this.sideOf(entry) === 'from' ? 'to' : 'from'
     if (this.sides.size >= SIDE_CACHE_LIMIT) this.sides.clear()
     if (side === 'from') this.sides.delete(entry.key)
     else this.sides.set(entry.key, side)
+  }
+
+  /**
+   * A collection dropped or recreated under running collectors (a restarted
+   * in-memory server, an operator's drop) comes back without its unique
+   * indexes, and then both ends of a new call make two documents. Before
+   * writing, at most once a second, the indexes are ensured again: a write
+   * more than a second after the recreation cannot duplicate.
+   */
+  async checkIndexes () {
+    if (!this.ensureIndexes || Date.now() - this.indexesCheckedAt < INDEX_CHECK_MS) return
+    this.indexesCheckedAt = Date.now()
+    await this.ensureIndexes()
   }
 
   /** Runs one unordered bulkWrite; returns its per-op write errors, throws on anything else. */
@@ -146,9 +171,13 @@ class StreamWriter {
     }
   }
 
-  /** The document every never-insert upsert collides with; create it once, idempotently. */
+  /**
+   * Once per worker start. Earlier versions kept a sentinel document in
+   * `streams` for never-insert upserts to collide with; it goes, so that
+   * every document there is a stream.
+   */
   static async prepare (collection) {
-    await collection.updateOne({ _id: NEVER_INSERT_ID }, { $setOnInsert: { note: 'collector-cluster: do not delete' } }, { upsert: true })
+    await collection.deleteOne({ _id: LEGACY_SENTINEL_ID })
   }
 }
 
