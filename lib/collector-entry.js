@@ -19,7 +19,7 @@ const EXIT_BAD_USAGE = 2
 // One signal sent to a process and to its process group (`timeout -s INT`,
 // a terminal's Ctrl-C reaching a wrapper too) arrives twice within
 // milliseconds: the same signal again within this window is the same one.
-const SAME_SIGNAL_MS = 1000
+const SAME_SIGNAL_MS = 500
 
 /**
  * Parses argv, starts the collector and keeps it running until a signal.

@@ -131,12 +131,12 @@ test('run in the foreground: status --json, top --once, then SIGINT drains and e
   assert.equal(final.stats.lost, 0)
 })
 
-test('a second SIGINT forces exit 1 without waiting for the drain', { timeout: 60000 }, async (t) => {
+test('a second SIGINT (past the 500 ms that makes a repeat the same signal) forces exit 1 without waiting for the drain', { timeout: 60000 }, async (t) => {
   const { dir, env } = tempEnv(t)
   const name = 'cli-force'
   const { run } = await runAndFeed(t, { dir, env, name, count: 20, flags: ['--instances', '1', '--delay', '1s'] })
   run.child.kill('SIGINT')
-  await new Promise((resolve) => setTimeout(resolve, 300))
+  await new Promise((resolve) => setTimeout(resolve, 800))
   run.child.kill('SIGINT')
   const exit = await run.done
   assert.equal(exit.code, 1)
