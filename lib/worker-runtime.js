@@ -57,8 +57,11 @@ class WorkerRuntime {
     this.send([ipc.LOG, level, fields || {}, msg])
   }
 
-  send (message, cb) {
-    if (!this.channel.connected) return cb && cb()
+  // A send racing the master's death fails with EPIPE; without a callback
+  // that is an 'error' event on process, which would kill this worker
+  // before it flushes. The master is gone either way: the error is dropped.
+  send (message, cb = ignoreSendError) {
+    if (!this.channel.connected) return cb()
     this.channel.send(message, cb)
   }
 
@@ -235,6 +238,8 @@ class WorkerRuntime {
     }
   }
 }
+
+function ignoreSendError () {}
 
 function mergeCounts (into, counts) {
   for (const key of Object.keys(counts)) into[key] = (into[key] || 0) + counts[key]
