@@ -1,15 +1,16 @@
 'use strict'
 
 const LoadBalancer = require('../lib/load-balancer')
-const { resolveMongo } = require('../lib/mongo/resolve-mongo')
+const { resolveMongo, resolveDatabase, uriDatabase } = require('../lib/mongo/resolve-mongo')
 
 /**
  * A LoadBalancer whose workers write to MongoDB. Before the workers start
  * it settles which database to use (an explicit password-less URI,
  * MONGODB_URI, a server on the default local port, or an embedded server it
  * starts and owns) and hands the URI to the workers through their
- * environment, never their command line. The embedded server is stopped
- * last, after the workers have drained.
+ * environment, never their command line. The database is `--database` when
+ * given, else the one the URI names, else `collector`. The embedded server
+ * is stopped last, after the workers have drained.
  */
 class MongoCollector extends LoadBalancer {
   /**
@@ -27,7 +28,11 @@ class MongoCollector extends LoadBalancer {
   async doStart () {
     const { uri, server } = await resolveMongo({ uri: this.options.workerOptions.mongoUri, logger: this.logger, port: this.options.mongoPort })
     this.dbServer = server
-    this.options.workerOptions.mongoUri = uri
+    const workerOptions = this.options.workerOptions
+    workerOptions.mongoUri = uri
+    workerOptions.database = resolveDatabase(workerOptions.database, uri)
+    const database = workerOptions.database || uriDatabase(uri)
+    this.logger.info({ database }, `writing to database ${database}`)
     try {
       await super.doStart()
     } catch (err) {

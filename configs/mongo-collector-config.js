@@ -17,6 +17,8 @@ class MongoCollectorConfig extends LoadBalancerConfig {
       description: 'MongoDB URI without a password (else MONGODB_URI; else a local or embedded server)',
       validate: (uri) => hasPassword(uri) ? 'must not contain a password (it would show in ps and logs): put the URI in the MONGODB_URI environment variable instead' : undefined
     },
+    // No default: a flag given must be told apart from none, when the URI's
+    // database wins (resolved in collectors/mongo-collector.js).
     database: { type: 'string', group: 'Storage', description: 'database name (default: the one the URI names, else collector)' },
     flushInterval: { type: 'duration', default: 250, group: 'Storage', description: 'how long updates are coalesced before one bulk write' },
     maxPending: { type: 'integer', min: 1, default: 100000, group: 'Storage', description: 'pending updates kept per worker while the database is away; more are dropped and counted' }

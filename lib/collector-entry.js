@@ -3,12 +3,14 @@
 // The process entry of one collector, run under PM2 by the launcher and in
 // the foreground by `collector run`:
 //   node lib/collector-entry.js <collector name|path> [flags]
-// It owns the process: signals (SIGINT/SIGTERM drain and exit 0, a second
-// one forces exit 1; SIGUSR2 rolls the workers), the stats file `status`
-// and `top` read, PM2 metrics, and uncaught errors (logged, never a stack
-// on the terminal).
+// It owns the process: signals (SIGINT/SIGTERM drain and exit 0, or 1 if
+// messages were dropped at shutdown; a second signal forces exit 1, the same
+// signal again within SAME_SIGNAL_MS being the same one; SIGUSR2 rolls the
+// workers), the stats file `status` and `top` read, PM2 metrics, and
+// uncaught errors (one log line each, never a stack).
 
 const os = require('node:os')
+const { performance } = require('node:perf_hooks')
 const pino = require('pino')
 const { loadCollector } = require('./collector-registry')
 const { createMetrics } = require('./metrics')
@@ -19,6 +21,7 @@ const EXIT_BAD_USAGE = 2
 // One signal sent to a process and to its process group (`timeout -s INT`,
 // a terminal's Ctrl-C reaching a wrapper too) arrives twice within
 // milliseconds: the same signal again within this window is the same one.
+// Short enough that a person's deliberate second Ctrl-C still forces exit.
 const SAME_SIGNAL_MS = 500
 
 /**
@@ -120,7 +123,7 @@ class Entry {
    * within SAME_SIGNAL_MS (one signal delivered to the process and its group).
    */
   async shutdown (signal) {
-    const now = Date.now()
+    const now = performance.now() // monotonic: a clock step cannot swallow a second Ctrl-C
     if (this.signals > 0 && signal === this.lastSignal && now - this.lastSignalAt < SAME_SIGNAL_MS) return
     this.lastSignal = signal
     this.lastSignalAt = now
@@ -140,9 +143,9 @@ class Entry {
       await this.collector.stop()
       if (this.publishing) await this.publishing
       await this.publish()
-      const lost = this.collector.summary().dropped.shutdown || 0
+      const lost = droppedAtShutdown(this.collector)
       if (lost === 0) return 0
-      this.logger.error({ droppedShutdown: lost }, `${lost} messages could not be stored before the workers' flushTimeout and were dropped at shutdown`)
+      this.logger.error({ droppedShutdown: lost }, `${lost} messages dropped at shutdown: not stored before the workers' flushTimeout`)
       return 1
     } catch (err) {
       this.logger.error({ err: brief(err) }, `stop failed: ${err.message}`)
@@ -152,7 +155,6 @@ class Entry {
 
   crash (err, what) {
     this.logger.fatal({ err: brief(err) }, `${what}: ${err && err.message}`)
-    this.logger.debug({ stack: err && err.stack }, what)
     if (this.signals++ > 0) return this.ctx.exit(1)
     this.stop().then(() => this.ctx.exit(1))
   }
@@ -201,6 +203,15 @@ class Entry {
     await stats.writeStats(this.dir, snapshot)
     this.metrics.update(snapshot)
   }
+}
+
+// What the final summary counts as dropped at shutdown (messages the workers
+// could not store before their flushTimeout); 0 where a collector has no
+// such counter.
+function droppedAtShutdown (collector) {
+  const summary = typeof collector.summary === 'function' ? collector.summary() : null
+  const lost = summary && summary.dropped ? summary.dropped.shutdown : 0
+  return Number.isFinite(lost) ? lost : 0
 }
 
 // An error for the log: type, message and code; no stack trace.

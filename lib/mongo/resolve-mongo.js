@@ -7,6 +7,8 @@ const { startEmbeddedServer } = require('./embedded-server')
 const { redactUri, assertNoPassword } = require('./redact-uri')
 
 const PROBE_TIMEOUT_MS = 1000
+/** The database written when neither `--database` nor the URI names one. */
+const DEFAULT_DATABASE = 'collector'
 
 /**
  * Decides which MongoDB to use, in this order:
@@ -46,6 +48,31 @@ async function resolveMongo ({ uri, env = process.env, logger = createNoopLogger
   }
   const server = await startOnPreferredPort({ host, port: local === 'free' ? port : 0, env, logger, unref })
   return { uri: server.uri, server }
+}
+
+/**
+ * The database the workers are told to use: `database` when given (the
+ * `--database` flag); else undefined when the URI names one (the driver
+ * takes it from the URI); else DEFAULT_DATABASE, so a URI without a
+ * database (the embedded server's, `mongodb://host:port/`) does not fall
+ * through to the driver's own default, `test`.
+ * @param {string|undefined} database
+ * @param {string} uri
+ * @returns {string|undefined}
+ */
+function resolveDatabase (database, uri) {
+  if (database !== undefined && database !== '') return database
+  return uriDatabase(uri) ? undefined : DEFAULT_DATABASE
+}
+
+/**
+ * The database a MongoDB URI names (`mongodb[+srv]://[auth@]hosts/<db>?options`), or undefined.
+ * @param {string} uri
+ * @returns {string|undefined}
+ */
+function uriDatabase (uri) {
+  const match = /^mongodb(?:\+srv)?:\/\/[^/?#]*\/([^?#]+)/.exec(uri || '')
+  return match ? decodeURIComponent(match[1]) : undefined
 }
 
 /**
@@ -106,4 +133,4 @@ async function startOnPreferredPort ({ host, port, env, logger, unref }) {
   }
 }
 
-module.exports = { resolveMongo, pingMongo, isListening, redactUri, assertNoPassword }
+module.exports = { resolveMongo, resolveDatabase, uriDatabase, DEFAULT_DATABASE, pingMongo, isListening, redactUri, assertNoPassword }
