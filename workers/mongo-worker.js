@@ -5,6 +5,7 @@ const Worker = require('./worker')
 const Backoff = require('../lib/backoff')
 const DatabaseError = require('../exceptions/database-error')
 const { redactUri } = require('../lib/mongo/redact-uri')
+const { resolveDatabase } = require('../lib/mongo/resolve-mongo')
 
 /** Options every MongoDB-writing worker understands. */
 const MONGO_DEFAULTS = Object.freeze({
@@ -18,7 +19,6 @@ const MONGO_DEFAULTS = Object.freeze({
 })
 
 const LOG_INTERVAL_MS = 5000
-const DEFAULT_DATABASE = 'collector'
 // A flush that leaves this many items behind, or takes this long, means
 // the database is slower than the input (not down): said so in the log.
 const SLOW_FLUSH_MS = 1000
@@ -66,7 +66,7 @@ class MongoWorker extends Worker {
     this.connection = mongoose.createConnection()
     this.connection.on('error', () => {}) // reported through connect and write failures
     this.connectOptions = {
-      dbName: this.settings.database || uriDatabase(uri) || DEFAULT_DATABASE,
+      dbName: resolveDatabase(this.settings.database, uri),
       serverSelectionTimeoutMS: this.settings.serverSelectionTimeoutMS,
       maxPoolSize: 4,
       bufferCommands: false
@@ -247,12 +247,6 @@ class MongoWorker extends Worker {
       flushes: this.dbCounts.flushes
     }
   }
-}
-
-/** The database a MongoDB URI names (`mongodb://hosts/<db>?options`), or undefined. */
-function uriDatabase (uri) {
-  const match = /^mongodb(?:\+srv)?:\/\/[^/]+\/([^?]+)/.exec(uri)
-  return match ? decodeURIComponent(match[1]) : undefined
 }
 
 // Connection-level failures (no server, refused, reset, timed out) as
