@@ -94,7 +94,7 @@ export interface Summary {
   /** how long the oldest unacknowledged batch has waited (a stalled database shows here) */
   oldestUnackedMs: number
   lost: number
-  dropped: { queueFull: number, oversize: number, badFrame: number, partial: number, workerLost: number, shutdown: number, total: number, [reason: string]: number }
+  dropped: { queueFull: number, oversize: number, badFrame: number, partial: number, workerLost: number, shutdown: number, kernel: number, total: number, [reason: string]: number }
   events: Record<string, number>
   restarts: { listener: number, workers: number, rolling: number }
 }

@@ -1,12 +1,17 @@
 'use strict'
 
-/** The master's own counters; per-worker ones live on the worker handles. */
+/**
+ * The master's own counters; per-worker ones live on the worker handles.
+ * `dropped.kernel` is the one loss the master never sees: datagrams the
+ * kernel discarded before the master read them. It is not in `received`,
+ * so `received + dropped.kernel = processed + failed + dropped.total`.
+ */
 function createCounters () {
   return {
     received: 0,
     bytes: 0,
     dispatched: 0,
-    dropped: { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0 },
+    dropped: { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0, kernel: 0 },
     events: {},
     restarts: { listener: 0 }
   }
@@ -18,4 +23,9 @@ function totalDropped (dropped) {
   return total
 }
 
-module.exports = { createCounters, totalDropped }
+/** Whether every message a summary counts has an outcome: stored/done, failed or dropped. */
+function accountedFor (s) {
+  return s.inFlight === 0 && s.received + s.dropped.kernel === s.processed + s.failed + s.dropped.total
+}
+
+module.exports = { createCounters, totalDropped, accountedFor }

@@ -35,6 +35,8 @@ class LoadBalancer extends EventEmitter {
     this.backoff = new Backoff({ initial: this.options.retryDelay })
     this.pool = null
     this.listener = null
+    // Kernel drops of listeners closed before the current one (each socket counts from 0).
+    this.kernelDropsBefore = 0
     this.state = 'idle' // → starting → running → stopping → stopped
     this.startedAt = 0
     this.restartTimer = null
@@ -163,7 +165,14 @@ class LoadBalancer extends EventEmitter {
   async closeListener () {
     const listener = this.listener
     this.listener = null
-    if (listener) await listener.close().catch(() => {})
+    if (!listener) return
+    await listener.close().catch(() => {})
+    this.kernelDropsBefore += kernelDropsOf(listener)
+  }
+
+  // dropped.kernel as it stands: what closed listeners counted plus the current one's.
+  refreshKernelDrops () {
+    this.counters.dropped.kernel = this.kernelDropsBefore + (this.listener ? kernelDropsOf(this.listener) : 0)
   }
 
   createContext () {
@@ -341,6 +350,7 @@ class LoadBalancer extends EventEmitter {
   }
 
   summary () {
+    this.refreshKernelDrops()
     const c = this.counters
     const pool = this.pool
     const totals = pool ? pool.totals() : { processed: 0, failed: 0, inFlight: 0, oldestUnackedMs: 0 }
@@ -369,6 +379,11 @@ class LoadBalancer extends EventEmitter {
       }
     }
   }
+}
+
+// A protocol's listener may count kernel drops (UDP does); others have none.
+function kernelDropsOf (listener) {
+  return typeof listener.kernelDrops === 'function' ? listener.kernelDrops() : 0
 }
 
 function withCallback (promise, cb) {

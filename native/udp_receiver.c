@@ -11,7 +11,13 @@
 //     code/errno/syscall on failure)
 //   start(handle, out: Buffer, onBatch(count, bytes), onError(err), holdoffMs)
 //   address(handle) -> { address, family, port }
-//   stats(handle) -> { truncated, wakeups, syscalls, holdoffs }
+//   stats(handle) -> { truncated, wakeups, syscalls, holdoffs, kernelDrops }
+//     kernelDrops: datagrams the kernel discarded for this socket (its
+//     receive buffer was full), read with SO_MEMINFO (the socket's sk_drops;
+//     the last value read before close after it). SO_RXQ_OVFL would report
+//     the same counter, but only on the next datagram queued, so a burst
+//     lost while the master was stalled would show only when traffic
+//     resumed.
 //   drain(handle, limit) -> datagrams read from the queue now (before close)
 //
 // Hold-off: a receiver faster than its traffic wakes for every second
@@ -32,6 +38,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sock_diag.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
@@ -90,6 +97,7 @@ typedef struct {
   double wakeups;
   double syscalls;
   double holdoffs;
+  double kernel_drops;
 } receiver_t;
 
 #define CHECK(call) do { if ((call) != napi_ok) { napi_throw_error(env, NULL, #call " failed"); return NULL; } } while (0)
@@ -168,11 +176,26 @@ static void on_finalize (napi_env env, void *data, void *hint) {
   }
 }
 
+#ifndef SO_MEMINFO
+#define SO_MEMINFO 55
+#endif
+
+// Refreshes kernel_drops from the socket while it is open.
+static void read_kernel_drops (receiver_t *r) {
+  uint32_t meminfo[SK_MEMINFO_VARS];
+  socklen_t len = sizeof meminfo;
+  if (r->fd < 0) return;
+  if (getsockopt(r->fd, SOL_SOCKET, SO_MEMINFO, meminfo, &len) == 0 && len > SK_MEMINFO_DROPS * sizeof(uint32_t)) {
+    r->kernel_drops = meminfo[SK_MEMINFO_DROPS];
+  }
+}
+
 // Releases the socket and JavaScript references; the memory goes when libuv
 // has closed the poll handle.
 static void close_receiver (receiver_t *r) {
   if (r->closing) return;
   r->closing = 1;
+  read_kernel_drops(r);
   napi_env env = r->env;
   if (r->out_ref) napi_delete_reference(env, r->out_ref);
   if (r->on_batch) napi_delete_reference(env, r->on_batch);
@@ -491,6 +514,8 @@ static napi_value js_stats (napi_env env, napi_callback_info info) {
   CHECK(set_number(env, result, "wakeups", r->wakeups));
   CHECK(set_number(env, result, "syscalls", r->syscalls));
   CHECK(set_number(env, result, "holdoffs", r->holdoffs));
+  read_kernel_drops(r);
+  CHECK(set_number(env, result, "kernelDrops", r->kernel_drops));
   return result;
 }
 

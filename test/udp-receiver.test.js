@@ -5,7 +5,7 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const crypto = require('node:crypto')
-const { execFile } = require('node:child_process')
+const { execFile, spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -14,6 +14,10 @@ const { once } = require('node:events')
 const { LoadBalancer, InvalidOptionError } = require('..')
 const NativeUdpSocket = require('../lib/native-udp-socket')
 const { fnv1a } = require('../lib/distribution')
+const { accountedFor } = require('../lib/counters')
+const { writeStats, readStats, buildSnapshot, computeRates } = require('../lib/stats-file')
+const { render: renderStatus } = require('../bin/commands/status')
+const { frame: topFrame } = require('../bin/commands/top')
 const { entryKeyHash } = require('../lib/batch-codec')
 const { writeEntry, entrySize, entryEnd } = require('../lib/batch-codec')
 const { COUNTING, HOST, fixture, startLb, settled, udpSocket, sendDatagram, sendPaced, waitFor, lines } = require('./helpers/lb')
@@ -497,3 +501,62 @@ test('without the addon, udpReceiver auto falls back to dgram and native is refu
   assert.equal(refused.code, 'ERR_INVALID_OPTION')
   assert.match(refused.message, /needs the native receiver, which is not built \(Cannot find module .*udp_receiver\.node\)/)
 })
+
+// What an operator sees: the stats file the collector writes, `collector
+// status` and `collector top` read from it.
+async function assertShownByCli (t, lb, kernel) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kernel-drops-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const stats = await lb.stats()
+  await writeStats(dir, buildSnapshot({ name: 'stalled', collector: 'test', pid: process.pid, interval: 1000 }, stats, computeRates(stats, null, 0)))
+  const snapshot = await readStats('stalled', dir)
+  assert.equal(snapshot.stats.dropped.kernel, kernel, 'the stats file has dropped.kernel')
+  assert.match(renderStatus(snapshot), new RegExp(`dropped by reason: kernel ${kernel}\\b`))
+  const screen = (await topFrame(dir, { all: true })).split('\n')
+  const columns = screen.find((line) => line.startsWith('COLLECTOR')).split(/\s+/)
+  const row = screen.find((line) => line.startsWith('stalled')).split(/\s+/)
+  assert.equal(row[columns.indexOf('KERNEL') - 2], String(kernel), `top's KERNEL column:\n${screen.join('\n')}`)
+}
+
+// A sender in another process, run with spawnSync: the master's event loop
+// is stopped for as long as it sends, as when it is blocked or SIGSTOPped,
+// so everything past the socket's receive buffer is dropped by the kernel.
+const BURST_SENDER = `
+const dgram = require('node:dgram')
+const [port, count, size] = process.argv.slice(1).map(Number)
+const socket = dgram.createSocket('udp4')
+let done = 0
+for (let i = 0; i < count; i++) {
+  const data = Buffer.alloc(size, 120)
+  data.writeUInt32BE(i, 0)
+  socket.send(data, port, '127.0.0.1', () => { if (++done === count) socket.close() })
+}
+`
+
+for (const receiver of RECEIVERS) {
+  test(`${receiver}: datagrams the kernel drops while the master is stalled are counted as dropped.kernel`, async (t) => {
+    const sent = 4000
+    const lb = await startLb(t, { instances: 1, recvBufferSize: 65536, udpReceiver: receiver })
+    assert.equal(lb.summary().dropped.kernel, 0)
+    const result = spawnSync(process.execPath, ['-e', BURST_SENDER, String(lb.address().port), String(sent), '400'], { encoding: 'utf8' })
+    assert.equal(result.status, 0, result.stderr)
+    const s = await waitFor(() => {
+      const summary = lb.summary()
+      return summary.received + summary.dropped.kernel === sent && accountedFor(summary) && summary
+    }, { what: `received + dropped.kernel to reach ${sent}` })
+    assert.ok(s.dropped.kernel > 0, 'a burst ten times the receive buffer overflowed it')
+    assert.ok(s.received > 0, 'what the buffer held was read after the stall')
+    assert.equal(s.processed, s.received)
+    assert.equal(s.dropped.total, s.dropped.kernel, `the only drops are the kernel's: ${JSON.stringify(s.dropped)}`)
+    await assertShownByCli(t, lb, s.dropped.kernel)
+    // Traffic after the stall is not lost, and the count survives the socket's close.
+    const socket = await udpSocket(t)
+    for (const data of lines(10)) await sendDatagram(socket, lb.address().port, data)
+    await waitFor(() => lb.summary().received === s.received + 10, { what: 'the next 10 datagrams' })
+    await lb.stop()
+    const end = lb.summary()
+    assert.equal(end.dropped.kernel, s.dropped.kernel, 'the stopped collector still reports its kernel drops')
+    assert.equal(end.received + end.dropped.kernel, sent + 10)
+    assert.ok(accountedFor(end))
+  })
+}

@@ -20,6 +20,7 @@ const COLUMNS = [
   { key: 'processed', title: 'PROC/S' },
   { key: 'dropped', title: 'DROP/S' },
   { key: 'droppedTotal', title: 'DROPPED' },
+  { key: 'droppedKernel', title: 'KERNEL' },
   { key: 'lost', title: 'LOST' },
   { key: 'inFlight', title: 'IN-FLIGHT' },
   { key: 'failed', title: 'FAILED' },
@@ -65,6 +66,8 @@ function rows (snap) {
     processed: r.processed,
     dropped: r.dropped,
     droppedTotal: s.dropped.total,
+    // Older stats files (before dropped.kernel) have none.
+    droppedKernel: s.dropped.kernel === undefined ? null : s.dropped.kernel,
     lost: s.lost,
     inFlight: s.inFlight,
     failed: s.failed,

@@ -5,6 +5,7 @@ const dns = require('node:dns/promises')
 const net = require('node:net')
 const { setImmediate: nextTurn } = require('node:timers/promises')
 const NativeUdpSocket = require('../native-udp-socket')
+const { dgramKernelDrops } = require('./udp-kernel-drops')
 
 // Closing a UDP socket discards what the kernel still holds for it, which
 // was received (the sender is done with it) but not yet read. A listener
@@ -45,11 +46,13 @@ async function startNative (ctx) {
   })
   socket.on('error', (err) => ctx.fail(err))
   socket.start((buffer, count, bytes) => ctx.dispatchEntries(buffer, bytes))
-  return listenerOf(socket, 'native', async () => { socket.drain(CLOSE_DRAIN_DATAGRAMS) })
+  const kernelDrops = () => socket.counters().kernelDrops
+  return listenerOf(socket, 'native', kernelDrops, async () => { socket.drain(CLOSE_DRAIN_DATAGRAMS) })
 }
 
 async function startDgram (ctx) {
-  const socket = dgram.createSocket({ type: net.isIPv6(ctx.host) ? 'udp6' : 'udp4' })
+  const type = net.isIPv6(ctx.host) ? 'udp6' : 'udp4'
+  const socket = dgram.createSocket({ type })
   let seen = 0
   socket.on('message', (data, rinfo) => {
     seen++
@@ -72,16 +75,21 @@ async function startDgram (ctx) {
       quiet = seen === before ? quiet + 1 : 0
     }
   }
-  return listenerOf(socket, 'dgram', drain)
+  return listenerOf(socket, 'dgram', dgramKernelDrops(socket, type), drain)
 }
 
-function listenerOf (socket, receiver, drain) {
+// `kernelDrops()`: datagrams the kernel discarded for this socket so far
+// (its receive buffer was full); read once more before close, it keeps
+// answering with that last count afterwards.
+function listenerOf (socket, receiver, kernelDrops, drain) {
   return {
     socket,
     receiver,
+    kernelDrops,
     address: () => socket.address(),
     close: async () => {
       await drain().catch(() => {})
+      kernelDrops()
       await new Promise((resolve) => socket.close(resolve))
     }
   }

@@ -7,6 +7,7 @@ const dgram = require('node:dgram')
 const net = require('node:net')
 const { once } = require('node:events')
 const { LoadBalancer } = require('../..')
+const { accountedFor } = require('../../lib/counters')
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures')
 const COUNTING = fixture('counting-worker.js')
@@ -42,8 +43,7 @@ async function startLb (t, options = {}, Class = LoadBalancer) {
 function settled (lb, what = 'every message to be processed') {
   return waitFor(() => {
     const s = lb.summary()
-    const done = s.processed + s.failed + s.dropped.total === s.received && s.inFlight === 0
-    return done && s
+    return accountedFor(s) && s
   }, { what })
 }
 
