@@ -140,6 +140,8 @@ export class Worker {
   /** refuse the message being processed: counted in the master's dropped[reason] */
   dropMessage (reason: string): void
   init (): void | Promise<void>
+  /** called with the whole of a redelivered batch before its first doWork (read in bulk what deciding each message needs) */
+  prepareRedelivered (messages: Message[], delivery: { seq: number, batchId: number, origin: string, redelivered: boolean }): void | Promise<void>
   doWork (message: Message): void | Promise<void>
   flush (): void | Promise<void>
   close (): void | Promise<void>

@@ -87,6 +87,7 @@ class WorkerRuntime {
       const batch = { seq: ++this.seq, id, origin, redelivered: Boolean(redelivered), processed: 0, failed: 0, dropped: null }
       batch.delivery = Object.freeze({ seq: batch.seq, batchId: id, origin, redelivered: batch.redelivered })
       this.batch = batch
+      if (batch.redelivered) await this.prepareRedelivered(bytes, kind, batch.delivery)
       const reader = new BatchReader(bytes, kind)
       this.index = 0
       for (let message = reader.next(); message !== null; message = reader.next(), this.index++) {
@@ -100,6 +101,20 @@ class WorkerRuntime {
     }
     this.running = false
     for (const resolve of this.idleWaiters.splice(0)) resolve()
+  }
+
+  // The worker sees a redelivered batch whole before its first doWork (to
+  // read what it needs in one go); a failure there is logged, not fatal:
+  // doWork still runs, on its own.
+  async prepareRedelivered (bytes, kind, delivery) {
+    const reader = new BatchReader(bytes, kind)
+    const messages = []
+    for (let message = reader.next(); message !== null; message = reader.next()) messages.push(message)
+    try {
+      await this.worker.prepareRedelivered(messages, delivery)
+    } catch (err) {
+      this.log('error', { err }, 'prepareRedelivered failed')
+    }
   }
 
   // A synchronous doWork stays synchronous; a returned promise is awaited

@@ -16,32 +16,9 @@ const RtcpSimulator = require('../collectors/rtcp/simulator')
 const { startTestCollector } = require('./helpers/collector')
 const { waitFor } = require('./helpers/streams')
 const { accountedFor } = require('../lib/counters')
+const { killLoop } = require('./helpers/kill-loop')
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/**
- * SIGKILLs one worker every `everyMs` until stopped, only while every
- * instance is up (one dead worker at a time: with none left, UDP has nowhere
- * to go and is dropped as queueFull); resolves with the number killed.
- */
-function killLoop (collector, everyMs) {
-  let stopped = false
-  let killed = 0
-  const done = (async () => {
-    while (!stopped) {
-      await sleep(everyMs)
-      if (stopped) break
-      const workers = (await collector.stats()).workers.filter((w) => w.state === 'ready')
-      if (workers.length < collector.options.instances) continue
-      try {
-        process.kill(workers[killed % workers.length].pid, 'SIGKILL')
-        killed++
-      } catch {}
-    }
-    return killed
-  })()
-  return { stop: () => { stopped = true; return done } }
-}
 
 /** Sends `total` payloads at about `rate`/s in 10 ms ticks through `send(payload)`. */
 async function pace (total, rate, make, send) {

@@ -22,6 +22,13 @@ const LOG_INTERVAL_MS = 5000
 // A flush that leaves this many items behind, or takes this long, means
 // the database is slower than the input (not down): said so in the log.
 const SLOW_FLUSH_MS = 1000
+// Watermarks read on the redelivery path, kept per origin and document
+// (dropping them only costs reads again).
+const WATERMARK_CACHE_LIMIT = 100000
+
+function watermarkKey (store, origin, key) {
+  return `${store}\n${origin}\n${key}`
+}
 
 /**
  * A worker that buffers in memory and writes to MongoDB on a timer. It owns
@@ -53,6 +60,7 @@ class MongoWorker extends Worker {
     this.prepared = false
     this.preparing = null
     this.staged = null // effects of a redelivered batch still in doWork: { seq, applies }
+    this.watermarks = new Map() // store, origin and document → the origin's watermark there (null: none), see redeliveredApplied
     this.dbDown = false
     this.dbError = null
     this.abandoned = false
@@ -98,16 +106,40 @@ class MongoWorker extends Worker {
 
   /**
    * Whether the effects of the redelivered batch `delivery` on one document
-   * (`key`) are stored already; `check()` reads it once per batch and
-   * document. Asked again for the same batch the answer must not change:
-   * this worker's own flushes raise the watermark, and its later messages
-   * would otherwise look stored.
+   * (`key`) are stored already: its origin's watermark there is at or past
+   * the batch. `readWatermark()` reads it once per origin and document, the
+   * dead worker's last word: a replacement gets an origin's batches in
+   * order, and what it writes for them itself (held back until each batch
+   * is through doWork, see stage()) only ever covers batches before the one
+   * it asks about, so a value read earlier answers for every later batch.
+   * Without that, every redelivered message cost a round trip, and a
+   * replacement given 20,000 of them was killed again before it was done.
    */
-  async redeliveredApplied (delivery, key, check) {
-    let memo = this.redeliveryMemo
-    if (!memo || memo.seq !== delivery.seq) memo = this.redeliveryMemo = { seq: delivery.seq, answers: new Map() }
-    if (!memo.answers.has(key)) memo.answers.set(key, await check())
-    return memo.answers.get(key)
+  async redeliveredApplied (delivery, store, key, readWatermark) {
+    let watermark = this.watermarks.get(watermarkKey(store, delivery.origin, key))
+    if (watermark === undefined) {
+      watermark = await readWatermark(delivery.origin)
+      this.rememberWatermark(store, delivery.origin, key, watermark)
+    }
+    return watermark !== null && watermark >= delivery.batchId
+  }
+
+  /**
+   * Reads ahead, for a redelivered batch (see prepareRedelivered), the
+   * watermarks of `origin` that redeliveredApplied will ask for: those of
+   * `keys` (documents of one `store`) not known yet, in one read,
+   * `readMany(keys, origin)` → Map key → watermark or null.
+   */
+  async prefetchWatermarks (store, origin, keys, readMany) {
+    const unknown = [...new Set(keys)].filter((key) => !this.watermarks.has(watermarkKey(store, origin, key)))
+    if (unknown.length === 0) return
+    const read = await readMany(unknown, origin)
+    for (const key of unknown) this.rememberWatermark(store, origin, key, read.has(key) ? read.get(key) : null)
+  }
+
+  rememberWatermark (store, origin, key, watermark) {
+    if (this.watermarks.size >= WATERMARK_CACHE_LIMIT) this.watermarks.clear()
+    this.watermarks.set(watermarkKey(store, origin, key), watermark)
   }
 
   /**

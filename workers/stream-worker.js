@@ -3,7 +3,8 @@
 const MongoWorker = require('./mongo-worker')
 const { PacketCoalescer, invalidReason } = require('./storage/packet-coalescer')
 const StreamWriter = require('./storage/stream-writer')
-const { CounterStore, dayOf } = require('./storage/counter-store')
+const { CounterStore } = require('./storage/counter-store')
+const { sideKey } = require('./storage/stream-key')
 const StreamSweeper = require('./storage/stream-sweeper')
 const { defineModels } = require('./storage/schemas')
 
@@ -82,7 +83,8 @@ class StreamWorker extends MongoWorker {
   /**
    * A batch redelivered after its worker died may be partly stored: per
    * stream side and counter document, the watermark of the batch's origin
-   * says whether this batch is in it (one read each, on this rare path only).
+   * says whether this batch is in it (one read per origin and document, on
+   * this rare path only).
    */
   async acceptRedelivered (items, delivery) {
     await this.whenPrepared()
@@ -92,12 +94,36 @@ class StreamWorker extends MongoWorker {
         continue
       }
       // The stream and the counter are written apart: each has its own answer.
-      const at = item.timestamp === undefined ? Date.now() : item.timestamp
-      const counted = await this.redeliveredApplied(delivery, `${this.metric}@${dayOf(new Date(at))}`, () => this.counterStore.applied(this.metric, at, delivery))
-      const written = await this.redeliveredApplied(delivery, `${item.fromID}>${item.toID}`, () => this.writer.applied(item, delivery))
+      const at = itemTime(item)
+      const id = this.counterStore.documentId(this.metric, at)
+      const counted = await this.redeliveredApplied(delivery, 'counters', id, (origin) => this.counterStore.watermark(id, origin))
+      const written = await this.redeliveredApplied(delivery, 'streams', sideKey(item.fromID, item.toID), (origin) => this.writer.watermark(item, origin))
       if (!written) this.stage(delivery, () => this.accept(item, delivery, !counted, true))
       else if (!counted) this.stage(delivery, () => this.counterStore.increment(this.metric, at, 1, delivery))
     }
+  }
+
+  // The stream sides and counters a redelivered batch touches, read in one go each.
+  async prepareRedelivered (messages, delivery) {
+    await this.whenPrepared()
+    const items = []
+    for (const message of messages) {
+      let decoded
+      try {
+        decoded = this.decode(message)
+      } catch {
+        continue
+      }
+      if (decoded === null || decoded === undefined) continue
+      for (const item of Array.isArray(decoded) ? decoded : [decoded]) {
+        if (!invalidReason(item) && item.fromID !== undefined) items.push(item)
+      }
+    }
+    if (items.length === 0) return
+    const { origin } = delivery
+    await this.prefetchWatermarks('counters', origin, items.map((item) => this.counterStore.documentId(this.metric, itemTime(item))), (ids) => this.counterStore.watermarks(ids, origin))
+    const bySide = new Map(items.map((item) => [sideKey(item.fromID, item.toID), item]))
+    await this.prefetchWatermarks('streams', origin, [...bySide.keys()], (keys) => this.writer.watermarks(keys.map((key) => bySide.get(key)), origin))
   }
 
   // A redelivered item committed after its batch (staged) is past the bound
@@ -109,7 +135,7 @@ class StreamWorker extends MongoWorker {
     if (!this.coalescer.add(item, staged ? -Infinity : this.writing.length, delivery)) return this.dropPending()
     if (item.fromID === undefined) return
     this.counts.packets++
-    if (count) this.counterStore.increment(this.metric, item.timestamp === undefined ? Date.now() : item.timestamp, 1, delivery)
+    if (count) this.counterStore.increment(this.metric, itemTime(item), 1, delivery)
     if (this.coalescer.size >= this.settings.maxStreamsPerFlush) this.flushSoon()
   }
 
@@ -210,5 +236,10 @@ class StreamWorker extends MongoWorker {
 }
 
 StreamWorker.DEFAULTS = STREAM_DEFAULTS
+
+// When an item happened: its own timestamp, else now.
+function itemTime (item) {
+  return item.timestamp === undefined ? Date.now() : item.timestamp
+}
 
 module.exports = StreamWorker

@@ -34,7 +34,9 @@ const RUNTIME = Symbol.for('collector-cluster.worker-runtime')
  * origin, redelivered }` (redelivered: a worker holding it died, so part of
  * its effects may be stored already; `origin` names the worker it was first
  * given to); `dropMessage(reason)` refuses it by name (counted in the
- * master's `dropped`).
+ * master's `dropped`). `prepareRedelivered(messages, delivery)` is called
+ * with the whole of a redelivered batch before its first doWork, to read
+ * in one query what deciding each message would otherwise read one by one.
  */
 class Worker {
   constructor (options = {}) {
@@ -78,6 +80,10 @@ class Worker {
   }
 
   async init () {}
+
+  /** Before the doWork calls of a redelivered batch: all its messages (a worker that checks what is stored can read it in bulk here). */
+  async prepareRedelivered (messages, delivery) { // eslint-disable-line no-unused-vars
+  }
 
   async doWork (message) { // eslint-disable-line no-unused-vars
     throw new Error(`${this.constructor.name} must implement doWork(message)`)

@@ -2,7 +2,7 @@
 
 const { ObjectId } = require('mongodb')
 const MongoWorker = require('../../workers/mongo-worker')
-const { CounterStore, dayOf } = require('../../workers/storage/counter-store')
+const { CounterStore } = require('../../workers/storage/counter-store')
 const { defineSyslogModels } = require('./syslog-schema')
 const { parseSyslog } = require('./parser')
 
@@ -52,16 +52,27 @@ class SyslogWorker extends MongoWorker {
     const delivery = this.delivery()
     record[SEQ] = delivery.seq
     this.buffer.push(record)
-    const counter = `syslog.${record.host || remote.address}.${record.severityName || 'unknown'}`
-    const at = record.timestamp || receivedAt
+    const { counter, at } = counterOf(record, remote, receivedAt)
     if (this.buffer.length >= this.settings.maxBatch) this.flushSoon()
     if (!delivery.redelivered) return this.counterStore.increment(counter, at, 1, delivery)
     return this.countRedelivered(counter, at, delivery)
   }
 
+  // The counters a redelivered batch touches, read in one go.
+  async prepareRedelivered (messages, delivery) {
+    await this.whenPrepared()
+    const receivedAt = new Date()
+    const ids = messages.map((message) => {
+      const { counter, at } = counterOf(parseSyslog(message.data, { receivedAt }), message.rinfo || message.remote, receivedAt)
+      return this.counterStore.documentId(counter, at)
+    })
+    await this.prefetchWatermarks('counters', delivery.origin, ids, (keys, origin) => this.counterStore.watermarks(keys, origin))
+  }
+
   async countRedelivered (counter, at, delivery) {
     await this.whenPrepared()
-    const applied = await this.redeliveredApplied(delivery, `${counter}@${dayOf(new Date(at))}`, () => this.counterStore.applied(counter, at, delivery))
+    const id = this.counterStore.documentId(counter, at)
+    const applied = await this.redeliveredApplied(delivery, 'counters', id, (origin) => this.counterStore.watermark(id, origin))
     if (!applied) this.stage(delivery, () => this.counterStore.increment(counter, at, 1, delivery))
   }
 
@@ -144,5 +155,10 @@ function onlyDuplicates (err) {
 }
 
 SyslogWorker.DEFAULTS = SYSLOG_DEFAULTS
+
+/** The per-minute counter a syslog record counts in, and when. */
+function counterOf (record, remote, receivedAt) {
+  return { counter: `syslog.${record.host || remote.address}.${record.severityName || 'unknown'}`, at: record.timestamp || receivedAt }
+}
 
 module.exports = SyslogWorker

@@ -16,8 +16,8 @@ const pad = (n) => String(n).padStart(2, '0')
  * write records per origin the highest batch it covers
  * (`watermarks.<origin>`, `$max`). An origin's batches are processed in
  * order, so a batch at or below a document's watermark for its origin is
- * already counted there: `applied()` tells, with one read, on the rare
- * redelivery path.
+ * already counted there: `watermark()` reads it, on the rare redelivery
+ * path.
  */
 class CounterStore {
   constructor (collection, { preallocateRate = 0, random = Math.random } = {}) {
@@ -59,13 +59,21 @@ class CounterStore {
     return min
   }
 
-  /** Whether the increments of `mark`'s batch to `metric` at `date` are already stored (read: redelivery only). */
-  async applied (metric, date, mark) {
-    const d = date instanceof Date ? date : new Date(date)
-    const field = `watermarks.${mark.origin}`
-    const doc = await this.collection.findOne({ _id: `${dayOf(d)}/${metric}` }, { projection: { [field]: 1 } })
-    const watermark = doc && doc.watermarks && doc.watermarks[mark.origin]
-    return typeof watermark === 'number' && watermark >= mark.batchId
+  /** The `_id` of the document counting `metric` on the day of `date`. */
+  documentId (metric, date) {
+    return `${dayOf(date instanceof Date ? date : new Date(date))}/${metric}`
+  }
+
+  /** The highest batch of `origin` stored in the counter document `id`, or null (a read: redelivery only). */
+  async watermark (id, origin) {
+    return (await this.watermarks([id], origin)).get(id)
+  }
+
+  /** The same for many documents in one read: a Map from each id to its watermark or null. */
+  async watermarks (ids, origin) {
+    const docs = await this.collection.find({ _id: { $in: ids } }, { projection: { [`watermarks.${origin}`]: 1 } }).toArray()
+    const found = new Map(docs.map((doc) => [doc._id, doc.watermarks && doc.watermarks[origin]]))
+    return new Map(ids.map((id) => [id, typeof found.get(id) === 'number' ? found.get(id) : null]))
   }
 
   /** Writes the pending increments; on failure they stay pending (merged with newer ones). */

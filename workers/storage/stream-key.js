@@ -23,9 +23,14 @@ function flowKey (fromID, toID) {
   return `${fromID.length}:${fromID}>${toID}`
 }
 
+/** Names one sender's side of a stream (fromID: the sender), for caches in memory only. */
+function sideKey (fromID, toID) {
+  return `${fromID}>${toID}`
+}
+
 /** The `openKey` / `flowKey` a stream keeps once closed, unique per document. */
 function closedKey (key, id) {
   return `${key}#${id}`
 }
 
-module.exports = { pairKey, flowKey, closedKey }
+module.exports = { pairKey, flowKey, sideKey, closedKey }

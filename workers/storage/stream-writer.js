@@ -2,7 +2,7 @@
 
 const { INVALID_ID_FIELD, packetOp, pairOp, sideOps, endOps } = require('./stream-ops')
 const { directionKey } = require('./packet-coalescer')
-const { flowKey } = require('./stream-key')
+const { flowKey, sideKey } = require('./stream-key')
 
 const DUPLICATE_KEY = 11000
 const LEGACY_SENTINEL_ID = '__collector_cluster_never_insert__'
@@ -110,23 +110,43 @@ class StreamWriter {
   }
 
   /**
-   * Whether the packet `item` of the batch `mark` is already stored: the
-   * side its sender holds carries, per origin, the highest batch written
-   * there (`<side>.watermarks.<origin>`), and an origin's batches are
-   * processed in order. A read: for redelivered batches only.
+   * The highest batch of `origin` stored on the side of `item`'s sender, or
+   * null: each side carries, per origin, the highest batch written there
+   * (`<side>.watermarks.<origin>`), and an origin's batches are processed
+   * in order. One read (either direction of the open stream): for
+   * redelivered batches only.
    */
-  async applied (item, { origin, batchId }) {
-    const fromID = String(item.fromID)
-    const toID = String(item.toID)
-    const projection = { 'from.ID': 1, [`from.watermarks.${origin}`]: 1, [`to.watermarks.${origin}`]: 1 }
-    for (const key of [flowKey(fromID, toID), flowKey(toID, fromID)]) {
-      const doc = await this.collection.findOne({ flowKey: key }, { projection })
-      if (!doc) continue
-      const side = doc.from && doc.from.ID === fromID ? doc.from : doc.to
-      const watermark = side && side.watermarks && side.watermarks[origin]
-      return typeof watermark === 'number' && watermark >= batchId
+  async watermark (item, origin) {
+    return (await this.watermarks([item], origin)).get(sideKey(item.fromID, item.toID))
+  }
+
+  /**
+   * The same for many packets in one read: a Map from each sender's
+   * `sideKey(fromID, toID)` to its watermark or null.
+   */
+  async watermarks (items, origin) {
+    const keys = new Set()
+    for (const item of items) {
+      const fromID = String(item.fromID)
+      const toID = String(item.toID)
+      keys.add(flowKey(fromID, toID)).add(flowKey(toID, fromID))
     }
-    return false
+    const projection = { flowKey: 1, 'from.ID': 1, 'to.ID': 1, [`from.watermarks.${origin}`]: 1, [`to.watermarks.${origin}`]: 1 }
+    const docs = await this.collection.find({ flowKey: { $in: [...keys] } }, { projection }).toArray()
+    const bySide = new Map()
+    for (const doc of docs) {
+      for (const [side, peer] of [[doc.from, doc.to], [doc.to, doc.from]]) {
+        if (!side || !peer) continue
+        const watermark = side.watermarks && side.watermarks[origin]
+        bySide.set(sideKey(side.ID, peer.ID), typeof watermark === 'number' ? watermark : null)
+      }
+    }
+    const result = new Map()
+    for (const item of items) {
+      const key = sideKey(item.fromID, item.toID)
+      result.set(key, bySide.has(key) ? bySide.get(key) : null)
+    }
+    return result
   }
 
   sideOf (entry) {
