@@ -131,6 +131,8 @@ export class Worker {
   acknowledge: 'processed' | 'stored'
   /** the checkpoint of the message being processed; pass it to stored() once it is durable */
   checkpoint (): number
+  /** whether every message of `checkpoint`'s batch has been through doWork */
+  finished (checkpoint: number): boolean
   /** everything up to and including `checkpoint` is durable (Infinity: all doWork has finished) */
   stored (checkpoint: number): void
   /** 12 bytes naming the message being processed, the same when redelivered (an idempotent _id) */
@@ -216,7 +218,7 @@ export const FRAMINGS: readonly string[]
 
 export class CollectorError extends Error { code: string }
 export class InvalidConfigError extends CollectorError { problems: Array<{ flag?: string, option?: string, message: string }> }
-export class InvalidOptionError extends CollectorError { option: string, value: unknown }
+export class InvalidOptionError extends CollectorError { option: string; value: unknown }
 export class WorkerDownError extends CollectorError { slot?: number }
 export class DecodeError extends CollectorError { constructor (reason: string, message?: string); reason: string }
 export class DatabaseError extends CollectorError {}

@@ -215,7 +215,8 @@ async function runScenario (name, uri, client) {
     offeredPerSec: s.rate,
     sent,
     received: summary.received,
-    kernelDropped: sent - summary.received, // never reached the master: the UDP socket's buffer overflowed
+    kernelDropped: summary.dropped.kernel, // never reached the master: the UDP socket's buffer overflowed
+    unaccounted: sent - summary.received - summary.dropped.kernel, // neither received nor counted by the kernel: must be 0
     processed: summary.processed,
     dropped: summary.dropped.total,
     packets,

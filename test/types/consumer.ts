@@ -1,0 +1,70 @@
+// Compiled (never run) by test/typings.test.js with tsc --strict: a user's
+// collector written against index.d.ts alone.
+import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, protocols, strategies } from '../..'
+import type { Message, Stats, WorkerRef } from '../..'
+
+class StatsdWorker extends Worker {
+  counts = new Map<string, number>()
+  held: number[] = []
+
+  constructor (options?: Record<string, any>) {
+    super(options)
+    this.acknowledge = 'stored'
+  }
+
+  async prepareRedelivered (messages: Message[], delivery: { origin: string, batchId: number }): Promise<void> {
+    this.logger.info({ count: messages.length, origin: delivery.origin }, 'redelivered batch')
+  }
+
+  doWork (message: Message): void {
+    const [name] = message.data.toString().split(':')
+    this.counts.set(name, (this.counts.get(name) ?? 0) + 1)
+    const delivery = this.delivery()
+    if (delivery && delivery.redelivered) this.dropMessage('duplicate')
+    const key: Buffer | null = this.messageKey()
+    if (key === null) throw new Error('outside doWork')
+    this.held.push(this.checkpoint())
+  }
+
+  async flush (): Promise<void> {
+    const last = this.held[this.held.length - 1]
+    this.held = []
+    if (last !== undefined && this.finished(last)) this.stored(last)
+  }
+
+  stats (): Record<string, number> {
+    return { names: this.counts.size }
+  }
+}
+
+class ByName extends LoadBalancer {
+  distribute (workers: WorkerRef[], message: Message): WorkerRef {
+    return workers[message.data[0] % workers.length]
+  }
+
+  key (message: Message): string {
+    return 'rinfo' in message ? message.rinfo.address : message.remote.address
+  }
+}
+
+async function main (): Promise<void> {
+  const config = new LoadBalancerConfig(['-p', '8125', '-i', '2']).getConfig()
+  const lb = new ByName({ ...config, worker: __filename, framing: 'length-prefixed:16', udpReceiver: 'auto' })
+  lb.on('listening', (address: object) => console.log(address))
+  await lb.start()
+  const stats: Stats = await lb.stats()
+  const kernel: number = stats.dropped.kernel
+  const accounted = stats.received + kernel === stats.processed + stats.failed + stats.dropped.total
+  console.log(accounted, stats.oldestUnackedMs, stats.workers.map((w) => w.oldestUnackedMs))
+  await lb.stop()
+  console.log(protocols.list(), Object.keys(strategies))
+  try {
+    const bad = new LoadBalancer({ instances: 0 })
+    console.log(bad)
+  } catch (err) {
+    if (err instanceof InvalidOptionError) console.log(err.code, err.option, err.value)
+  }
+}
+
+void main
+void StatsdWorker
