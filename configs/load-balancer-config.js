@@ -360,7 +360,7 @@ const BASE_FLAGS = deepFreeze({
   },
   batchSize: { type: 'integer', min: 1, max: 4096, default: 256, group: 'Workers', description: 'messages per IPC batch to a worker' },
   batchDelay: { type: 'integer', min: 0, max: 1000, default: 2, group: 'Workers', description: 'ms a batch waits to fill before it is sent (0 = end of the event-loop turn)' },
-  maxInFlight: { type: 'integer', min: 1, default: 20000, group: 'Workers', description: 'messages handed to workers and not yet processed' },
+  maxInFlight: { type: 'integer', min: 1, default: 100000, group: 'Workers', description: 'per worker: messages handed to it and not yet acknowledged (stored)' },
   name: {
     alias: 'n', type: 'string', default: 'collector', group: 'General', description: 'collector name (process and log name)',
     validate: (name) => /^[A-Za-z0-9][\w.-]*$/.test(name) ? undefined : 'use letters, digits, ".", "_" and "-" only'

@@ -30,7 +30,7 @@ const DEFAULTS = Object.freeze({
   idleTimeout: 300000,
   batchSize: 256,
   batchDelay: 2,
-  maxInFlight: 20000,
+  maxInFlight: 100000,
   recvBufferSize: 8 * 1024 * 1024,
   udpReceiver: 'auto',
   respawnDelay: 100,

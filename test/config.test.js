@@ -43,7 +43,7 @@ test('defaults fill in every base flag', () => {
     distribution: 'round-robin',
     batchSize: 256,
     batchDelay: 2,
-    maxInFlight: 20000,
+    maxInFlight: 100000,
     name: 'collector',
     logLevel: 'info',
     help: false,
