@@ -4,6 +4,10 @@ const util = require('node:util')
 const minimist = require('minimist')
 const InvalidConfigError = require('../exceptions/invalid-config-error')
 const { resolveType, parseValue, formatValue, lastGiven } = require('./flag-types')
+const { DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS } = require('../lib/options')
+const { FRAMINGS } = require('../lib/framing')
+const { strategies } = require('../lib/distribution')
+const protocols = require('../lib/protocols')
 
 // An object, not a Symbol: minimist runs its number test on defaults.
 const NOT_GIVEN = Object.freeze({ notGiven: true })
@@ -327,42 +331,50 @@ function helpText (usage, defs) {
 
 // ------------------------------------------------------------ base flags
 
+// What LoadBalancer checks (lib/options.js) is what the flags accept: the
+// default, range and choices of each flag that is a LoadBalancer option
+// come from there and from the registries, never written twice.
+function option (name, choices) {
+  const [min, max] = INTEGER_RANGES[name] || []
+  return { default: DEFAULTS[name], ...(min === undefined ? {} : { min, max }), ...(choices ? { choices: [...choices] } : {}) }
+}
+
 const BASE_FLAGS = deepFreeze({
   protocol: {
-    type: 'string', choices: ['udp', 'tcp_server', 'tcp_client'], default: 'udp', group: 'Listener',
+    type: 'string', ...option('protocol', protocols.list()), group: 'Listener',
     description: 'udp datagrams, tcp_server (accept connections) or tcp_client (connect out)'
   },
-  host: { type: 'string', default: '127.0.0.1', group: 'Listener', description: 'address to bind (tcp_client: to connect to)' },
-  port: { alias: 'p', type: 'port', default: 0, group: 'Listener', description: 'port to bind (tcp_client: to connect to); 0 = ephemeral' },
+  host: { type: 'string', ...option('host'), group: 'Listener', description: 'address to bind (tcp_client: to connect to)' },
+  port: { alias: 'p', type: 'port', ...option('port'), group: 'Listener', description: 'port to bind (tcp_client: to connect to); 0 = ephemeral' },
   framing: {
-    type: 'string', choices: ['newline', 'octet-counting', 'length-prefixed', 'auto'], default: 'newline', group: 'Listener',
+    type: 'string', ...option('framing', FRAMINGS), group: 'Listener',
     description: 'how TCP streams are split into messages'
   },
   udpReceiver: {
-    type: 'string', choices: ['auto', 'native', 'dgram'], default: 'auto', group: 'Listener',
+    type: 'string', ...option('udpReceiver', UDP_RECEIVERS), group: 'Listener',
     description: 'udp receive path: native recvmmsg (built on install), node:dgram, or auto = native when built'
   },
-  maxFrameBytes: { type: 'integer', min: 1, default: 65536, group: 'Listener', description: 'largest TCP frame accepted' },
-  maxConnections: { type: 'integer', min: 1, default: 1024, group: 'Listener', description: 'tcp_server: concurrent connections accepted' },
-  maxConnectionsPerSource: { type: 'integer', min: 1, max: 1e6, default: 32, group: 'Listener', description: 'tcp_server: concurrent connections accepted from one remote address' },
-  idleTimeout: { type: 'duration', default: 300000, group: 'Listener', description: 'close TCP connections idle this long; 0 = never' },
-  retry: { type: 'boolean', default: true, group: 'Listener', description: 'restart the listener after socket errors' },
-  retryDelay: { type: 'duration', default: 5000, group: 'Listener', description: 'first restart delay; grows x1.5 per failure' },
+  maxFrameBytes: { type: 'integer', ...option('maxFrameBytes'), group: 'Listener', description: 'largest TCP frame accepted' },
+  maxConnections: { type: 'integer', ...option('maxConnections'), group: 'Listener', description: 'tcp_server: concurrent connections accepted' },
+  maxConnectionsPerSource: { type: 'integer', ...option('maxConnectionsPerSource'), group: 'Listener', description: 'tcp_server: concurrent connections accepted from one remote address' },
+  idleTimeout: { type: 'duration', ...option('idleTimeout'), group: 'Listener', description: 'close TCP connections idle this long; 0 = never' },
+  retry: { type: 'boolean', ...option('retry'), group: 'Listener', description: 'restart the listener after socket errors' },
+  retryDelay: { type: 'duration', ...option('retryDelay'), group: 'Listener', description: 'first restart delay; grows x1.5 per failure' },
   workername: { alias: ['w', 'worker'], type: 'path', required: true, group: 'Workers', description: 'path of the worker module' },
   instances: {
-    alias: 'i', type: 'integer', min: 1, default: 'auto', group: 'Workers',
+    alias: 'i', type: 'integer', ...option('instances'), group: 'Workers',
     keywords: { auto: () => os.availableParallelism() },
     description: 'worker processes; auto = one per CPU'
   },
   distribution: {
-    type: 'string', choices: ['round-robin', 'hash', 'least-loaded'], default: 'round-robin', group: 'Workers',
+    type: 'string', ...option('distribution', Object.keys(strategies)), group: 'Workers',
     description: 'how messages are assigned to workers'
   },
-  batchSize: { type: 'integer', min: 1, max: 4096, default: 256, group: 'Workers', description: 'messages per IPC batch to a worker' },
-  batchDelay: { type: 'integer', min: 0, max: 1000, default: 2, group: 'Workers', description: 'ms a batch waits to fill before it is sent (0 = end of the event-loop turn)' },
-  maxInFlight: { type: 'integer', min: 1, default: 100000, group: 'Workers', description: 'per worker: messages handed to it and not yet acknowledged (stored)' },
+  batchSize: { type: 'integer', ...option('batchSize'), group: 'Workers', description: 'messages per IPC batch to a worker' },
+  batchDelay: { type: 'integer', ...option('batchDelay'), group: 'Workers', description: 'ms a batch waits to fill before it is sent (0 = end of the event-loop turn)' },
+  maxInFlight: { type: 'integer', ...option('maxInFlight'), group: 'Workers', description: 'per worker: messages handed to it and not yet acknowledged (stored)' },
   name: {
-    alias: 'n', type: 'string', default: 'collector', group: 'General', description: 'collector name (process and log name)',
+    alias: 'n', type: 'string', ...option('name'), group: 'General', description: 'collector name (process and log name)',
     validate: (name) => /^[A-Za-z0-9][\w.-]*$/.test(name) ? undefined : 'use letters, digits, ".", "_" and "-" only'
   },
   logLevel: {

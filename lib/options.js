@@ -39,7 +39,8 @@ const DEFAULTS = Object.freeze({
   drainTimeout: 30000
 })
 
-const INTEGER_RANGES = {
+/** The range of every integer option (durations in ms); the config's flags take theirs from here. */
+const INTEGER_RANGES = Object.freeze({
   port: [0, 65535],
   instances: [1, 1024],
   retryDelay: [1, 3600000],
@@ -55,7 +56,7 @@ const INTEGER_RANGES = {
   maxCrashes: [0, 1e6],
   crashWindow: [1, 86400000],
   drainTimeout: [1, 86400000]
-}
+})
 
 /**
  * Merges options (or a parsed config object) over the defaults and checks
@@ -95,4 +96,4 @@ function checkChoices (options) {
   if (typeof options.host !== 'string' || options.host.length === 0) throw new InvalidOptionError('host', options.host, 'must be a host name or address')
 }
 
-module.exports = { DEFAULTS, normalizeOptions }
+module.exports = { DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS, normalizeOptions }
