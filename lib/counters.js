@@ -2,16 +2,17 @@
 
 /**
  * The master's own counters; per-worker ones live on the worker handles.
- * `dropped.kernel` is the one loss the master never sees: datagrams the
- * kernel discarded before the master read them. It is not in `received`,
- * so `received + dropped.kernel = processed + failed + dropped.total`.
+ * The summary adds `dropped.kernel`, the one loss the master never sees:
+ * datagrams the kernel discarded before the master read them, read from the
+ * socket when asked. It is not in `received`, so
+ * `received + dropped.kernel = processed + failed + dropped.total`.
  */
 function createCounters () {
   return {
     received: 0,
     bytes: 0,
     dispatched: 0,
-    dropped: { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0, kernel: 0 },
+    dropped: { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0 },
     events: {},
     restarts: { listener: 0 }
   }

@@ -171,8 +171,8 @@ class LoadBalancer extends EventEmitter {
   }
 
   // dropped.kernel as it stands: what closed listeners counted plus the current one's.
-  refreshKernelDrops () {
-    this.counters.dropped.kernel = this.kernelDropsBefore + (this.listener ? kernelDropsOf(this.listener) : 0)
+  kernelDrops () {
+    return this.kernelDropsBefore + (this.listener ? kernelDropsOf(this.listener) : 0)
   }
 
   createContext () {
@@ -350,8 +350,8 @@ class LoadBalancer extends EventEmitter {
   }
 
   summary () {
-    this.refreshKernelDrops()
     const c = this.counters
+    const dropped = { ...c.dropped, kernel: this.kernelDrops() }
     const pool = this.pool
     const totals = pool ? pool.totals() : { processed: 0, failed: 0, inFlight: 0, oldestUnackedMs: 0 }
     return {
@@ -370,7 +370,7 @@ class LoadBalancer extends EventEmitter {
       inFlight: totals.inFlight,
       oldestUnackedMs: totals.oldestUnackedMs,
       lost: c.dropped.workerLost,
-      dropped: { ...c.dropped, total: totalDropped(c.dropped) },
+      dropped: { ...dropped, total: totalDropped(dropped) },
       events: { ...c.events },
       restarts: {
         listener: c.restarts.listener,
