@@ -1,10 +1,10 @@
 'use strict'
 
-const LoadBalancer = require('./lib/load-balancer')
+const LoadBalancer = require('./lib/master/load-balancer')
 const Worker = require('./workers/worker')
 const protocols = require('./lib/protocols')
-const { strategies } = require('./lib/distribution')
-const { FRAMINGS } = require('./lib/framing')
+const { strategies } = require('./lib/master/distribution')
+const { FRAMINGS } = require('./lib/protocols/framing')
 const exceptions = require('./exceptions')
 
 module.exports = {

@@ -26,7 +26,7 @@ const syslog = require('../collectors/syslog')
 const rtcp = require('../collectors/rtcp')
 const RtcpSimulator = require('../collectors/rtcp/simulator')
 const { startJavaServer } = require('../lib/mongo/java-server')
-const { accountedFor } = require('../lib/counters')
+const { accountedFor } = require('../lib/master/counters')
 const { killLoop } = require('../test/helpers/kill-loop')
 
 const args = minimist(process.argv.slice(2), {

@@ -1,6 +1,6 @@
 'use strict'
 
-const LoadBalancer = require('../lib/load-balancer')
+const LoadBalancer = require('../lib/master/load-balancer')
 const { resolveMongo, resolveDatabase, uriDatabase } = require('../lib/mongo/resolve-mongo')
 
 /**

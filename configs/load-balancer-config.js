@@ -4,9 +4,9 @@ const util = require('node:util')
 const minimist = require('minimist')
 const InvalidConfigError = require('../exceptions/invalid-config-error')
 const { resolveType, parseValue, formatValue, lastGiven } = require('./flag-types')
-const { DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS } = require('../lib/options')
-const { FRAMINGS } = require('../lib/framing')
-const { strategies } = require('../lib/distribution')
+const { DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS } = require('../lib/master/options')
+const { FRAMINGS } = require('../lib/protocols/framing')
+const { strategies } = require('../lib/master/distribution')
 const protocols = require('../lib/protocols')
 
 // An object, not a Symbol: minimist runs its number test on defaults.
@@ -331,7 +331,7 @@ function helpText (usage, defs) {
 
 // ------------------------------------------------------------ base flags
 
-// What LoadBalancer checks (lib/options.js) is what the flags accept: the
+// What LoadBalancer checks (lib/master/options.js) is what the flags accept: the
 // default, range and choices of each flag that is a LoadBalancer option
 // come from there and from the registries, never written twice.
 function option (name, choices) {

@@ -7,7 +7,7 @@ const path = require('node:path')
 module.exports = {
   apps: [{
     name: 'rtcp',
-    script: path.join(__dirname, '..', 'lib', 'collector-entry.js'),
+    script: path.join(__dirname, '..', 'lib', 'ops', 'collector-entry.js'),
     args: ['rtcp', '--name', 'rtcp', '--host', '0.0.0.0', '--port', '5005', '--instances', '4'],
     exec_mode: 'fork',
     wait_ready: true, // ready once bound and every worker is online

@@ -2,7 +2,7 @@
 
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
-const { KIND_UDP, KIND_TCP, entrySize, writeEntry, forEachMessage } = require('../lib/batch-codec')
+const { KIND_UDP, KIND_TCP, entrySize, writeEntry, forEachMessage } = require('../lib/shared/batch-codec')
 
 function pack (entries) {
   const buf = Buffer.alloc(entries.reduce((n, [data, address]) => n + entrySize(data, address), 0))

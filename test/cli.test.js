@@ -10,7 +10,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { decodeRtcp } = require('../collectors/rtcp/decoder')
 const { parseSyslog } = require('../collectors/syslog/parser')
-const { readStats } = require('../lib/stats-file')
+const { readStats } = require('../lib/ops/stats-file')
 
 const CLI = path.join(__dirname, '..', 'bin', 'collector.js')
 const ECHO = path.join(__dirname, 'fixtures', 'echo-collector.js')

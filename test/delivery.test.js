@@ -15,7 +15,7 @@ const rtcp = require('../collectors/rtcp')
 const RtcpSimulator = require('../collectors/rtcp/simulator')
 const { startTestCollector } = require('./helpers/collector')
 const { waitFor } = require('./helpers/streams')
-const { accountedFor } = require('../lib/counters')
+const { accountedFor } = require('../lib/master/counters')
 const { killLoop } = require('./helpers/kill-loop')
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))

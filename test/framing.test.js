@@ -1,7 +1,7 @@
 'use strict'
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
-const { createFramer, validateFraming } = require('../lib/framing')
+const { createFramer, validateFraming } = require('../lib/protocols/framing')
 
 // Feeds `chunks` to a framer and returns what it framed and dropped.
 function frame (framing, chunks, { max = 100, end = true } = {}) {

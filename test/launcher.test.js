@@ -7,8 +7,8 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const pm2 = require('pm2')
-const launcher = require('../lib/launcher')
-const { readStats, statsDir } = require('../lib/stats-file')
+const launcher = require('../lib/ops/launcher')
+const { readStats, statsDir } = require('../lib/ops/stats-file')
 
 const ECHO = path.join(__dirname, 'fixtures', 'echo-collector.js')
 const NAME = 'echo-launch'

@@ -1,12 +1,12 @@
 'use strict'
-// The config's flags and LoadBalancer's own checks (lib/options.js) must
+// The config's flags and LoadBalancer's own checks (lib/master/options.js) must
 // agree: every value the config accepts, LoadBalancer accepts, and what is
 // out of LoadBalancer's range the config refuses (exit 2 from a CLI, not a
 // crash loop under PM2). Walks the declarations rather than listing cases.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { LoadBalancer, LoadBalancerConfig, InvalidConfigError } = require('..')
-const { DEFAULTS, INTEGER_RANGES } = require('../lib/options')
+const { DEFAULTS, INTEGER_RANGES } = require('../lib/master/options')
 const { COUNTING } = require('./helpers/lb')
 
 const flags = LoadBalancerConfig.flags

@@ -2,7 +2,7 @@
 
 const mongoose = require('mongoose')
 const Worker = require('./worker')
-const Backoff = require('../lib/backoff')
+const Backoff = require('../lib/shared/backoff')
 const DatabaseError = require('../exceptions/database-error')
 const { redactUri } = require('../lib/mongo/redact-uri')
 const { resolveDatabase } = require('../lib/mongo/resolve-mongo')

@@ -1,6 +1,6 @@
 'use strict'
 
-const { createNoopLogger } = require('../lib/logger')
+const { createNoopLogger } = require('../lib/shared/logger')
 
 const RUNTIME = Symbol.for('collector-cluster.worker-runtime')
 

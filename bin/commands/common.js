@@ -4,7 +4,7 @@
 
 const LoadBalancerConfig = require('../../configs/load-balancer-config')
 const CollectorError = require('../../exceptions/collector-error')
-const { statsDir } = require('../../lib/stats-file')
+const { statsDir } = require('../../lib/ops/stats-file')
 
 const NO_BASE_FLAGS = Object.fromEntries(Object.keys(LoadBalancerConfig.flags).map((name) => [name, null]))
 

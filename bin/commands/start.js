@@ -1,7 +1,7 @@
 'use strict'
 
-const launcher = require('../../lib/launcher')
-const { loadCollector } = require('../../lib/collector-registry')
+const launcher = require('../../lib/ops/launcher')
+const { loadCollector } = require('../../lib/ops/collector-registry')
 const { takePositionals, launcherOptions } = require('./common')
 
 const USAGE = 'collector start <collector> [flags]'

@@ -1,6 +1,6 @@
 'use strict'
 
-const { readStats } = require('../../lib/stats-file')
+const { readStats } = require('../../lib/ops/stats-file')
 const { commandConfig, takePositionals, defaultStatsDir, formatTable, formatUptime } = require('./common')
 
 const USAGE = 'collector status <name> [--json]'

@@ -1,6 +1,6 @@
 'use strict'
 
-const { readAllStats, writesOf } = require('../../lib/stats-file')
+const { readAllStats, writesOf } = require('../../lib/ops/stats-file')
 const { commandConfig, defaultStatsDir, formatTable } = require('./common')
 
 const Config = commandConfig('collector top [--once] [--interval 1s] [--all]', {

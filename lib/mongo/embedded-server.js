@@ -1,6 +1,6 @@
 'use strict'
 
-const { createNoopLogger } = require('../logger')
+const { createNoopLogger } = require('../shared/logger')
 const { findExecutable } = require('./find-executable')
 const { startMongod } = require('./mongod-server')
 const { startJavaServer, validatePort } = require('./java-server')

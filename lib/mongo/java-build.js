@@ -5,7 +5,7 @@ const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { setTimeout: sleep } = require('node:timers/promises')
 const { DatabaseError } = require('../../exceptions')
-const { createNoopLogger } = require('../logger')
+const { createNoopLogger } = require('../shared/logger')
 const { findExecutable } = require('./find-executable')
 const { tailOf } = require('./child-server')
 

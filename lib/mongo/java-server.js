@@ -2,7 +2,7 @@
 
 const { spawn } = require('node:child_process')
 const { InvalidOptionError } = require('../../exceptions')
-const { createNoopLogger } = require('../logger')
+const { createNoopLogger } = require('../shared/logger')
 const { ensureJavaServerBuilt, requireExecutable } = require('./java-build')
 const { tailOf, waitForReadyLine, createServerHandle, unrefChild } = require('./child-server')
 

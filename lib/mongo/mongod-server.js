@@ -5,7 +5,7 @@ const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
-const { createNoopLogger } = require('../logger')
+const { createNoopLogger } = require('../shared/logger')
 const { findExecutable } = require('./find-executable')
 const { tailOf, waitForReadyLine, createServerHandle, unrefChild } = require('./child-server')
 

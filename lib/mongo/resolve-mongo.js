@@ -1,7 +1,7 @@
 'use strict'
 
 const net = require('node:net')
-const { createNoopLogger } = require('../logger')
+const { createNoopLogger } = require('../shared/logger')
 const { formatHost } = require('./child-server')
 const { startEmbeddedServer } = require('./embedded-server')
 const { redactUri, assertNoPassword } = require('./redact-uri')

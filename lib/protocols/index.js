@@ -8,7 +8,7 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * `host`, `port`, `options`, `logger`, `dispatch(message, force) → boolean`
  * (false: every worker is saturated; `force`: take it past maxInFlight),
  * `dispatchEntries(buffer, end)` (datagrams already packed in the batch
- * format of lib/batch-codec.js; each that no worker can take is dropped
+ * format of lib/shared/batch-codec.js; each that no worker can take is dropped
  * and counted), `drop(reason)` (a received message
  * thrown away), `count(event)` (e.g. 'connections'), `onCapacity(fn)`
  * (fn runs once when workers have room again) and `fail(error)` (the

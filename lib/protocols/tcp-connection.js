@@ -1,6 +1,6 @@
 'use strict'
 
-const { createFramer } = require('../framing')
+const { createFramer } = require('./framing')
 
 /**
  * Reads frames from one TCP socket and dispatches them as `{ data, remote }`.

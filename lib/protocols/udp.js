@@ -4,7 +4,7 @@ const dgram = require('node:dgram')
 const dns = require('node:dns/promises')
 const net = require('node:net')
 const { setImmediate: nextTurn } = require('node:timers/promises')
-const NativeUdpSocket = require('../native-udp-socket')
+const NativeUdpSocket = require('./native-udp-socket')
 const { dgramKernelDrops } = require('./udp-kernel-drops')
 
 // Closing a UDP socket discards what the kernel still holds for it, which

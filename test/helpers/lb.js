@@ -7,7 +7,7 @@ const dgram = require('node:dgram')
 const net = require('node:net')
 const { once } = require('node:events')
 const { LoadBalancer } = require('../..')
-const { accountedFor } = require('../../lib/counters')
+const { accountedFor } = require('../../lib/master/counters')
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures')
 const COUNTING = fixture('counting-worker.js')

@@ -6,7 +6,7 @@
 // mid-batch. If the master disappears we flush and leave.
 const cluster = require('node:cluster')
 const WorkerRuntime = require('./worker-runtime')
-const ipc = require('./ipc')
+const ipc = require('../shared/ipc')
 const { instantiateWorker } = require('./load-worker')
 
 // Installed by Node's cluster child before any module of ours runs: on

@@ -1,9 +1,9 @@
 'use strict'
 
-const ipc = require('./ipc')
-const { BatchReader } = require('./batch-codec')
-const { messageKey } = require('./batch-ids')
-const { LEVELS } = require('./logger')
+const ipc = require('../shared/ipc')
+const { BatchReader } = require('../shared/batch-codec')
+const { messageKey } = require('../shared/batch-ids')
+const { LEVELS } = require('../shared/logger')
 
 const FAILURE_LOG_INTERVAL_MS = 1000
 /** Where a Worker finds the runtime that drives it (see workers/worker.js). */

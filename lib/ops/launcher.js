@@ -4,7 +4,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const pm2 = require('pm2')
-const CollectorError = require('../exceptions/collector-error')
+const CollectorError = require('../../exceptions/collector-error')
 const { loadCollector } = require('./collector-registry')
 const stats = require('./stats-file')
 

@@ -1,6 +1,6 @@
 'use strict'
 
-const InvalidOptionError = require('../exceptions/invalid-option-error')
+const InvalidOptionError = require('../../exceptions/invalid-option-error')
 
 // A framer turns a TCP byte stream into messages. `push(chunk)` calls
 // `sink.frame(buffer)` per complete message and `sink.drop(reason)` for a

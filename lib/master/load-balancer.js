@@ -1,12 +1,12 @@
 'use strict'
 
 const EventEmitter = require('node:events')
-const protocols = require('./protocols')
-const Backoff = require('./backoff')
+const protocols = require('../protocols')
+const Backoff = require('../shared/backoff')
 const WorkerPool = require('./worker-pool')
 const { strategies, entryStrategy } = require('./distribution')
 const { normalizeOptions } = require('./options')
-const { remoteOf, entryEnd, entryDataLength, datagramAt } = require('./batch-codec')
+const { remoteOf, entryEnd, entryDataLength, datagramAt } = require('../shared/batch-codec')
 const { createCounters, totalDropped } = require('./counters')
 
 // Unacknowledged messages older than this are worth a warning (at most one

@@ -1,8 +1,8 @@
 'use strict'
 
 const EventEmitter = require('node:events')
-const ipc = require('./ipc')
-const { KIND_UDP, KIND_TCP, entrySize, writeEntry, remoteOf } = require('./batch-codec')
+const ipc = require('../shared/ipc')
+const { KIND_UDP, KIND_TCP, entrySize, writeEntry, remoteOf } = require('../shared/batch-codec')
 
 const BATCH_BYTES = 256 * 1024
 

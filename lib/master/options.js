@@ -1,13 +1,13 @@
 'use strict'
 
 const os = require('node:os')
-const InvalidOptionError = require('../exceptions/invalid-option-error')
-const protocols = require('./protocols')
+const path = require('node:path')
+const InvalidOptionError = require('../../exceptions/invalid-option-error')
+const protocols = require('../protocols')
 const { strategies } = require('./distribution')
-const { validateFraming } = require('./framing')
-const { resolveWorkerModule } = require('./load-worker')
-const { createNoopLogger, isLogger } = require('./logger')
-const NativeUdpSocket = require('./native-udp-socket')
+const { validateFraming } = require('../protocols/framing')
+const { createNoopLogger, isLogger } = require('../shared/logger')
+const NativeUdpSocket = require('../protocols/native-udp-socket')
 
 const UDP_RECEIVERS = ['auto', 'native', 'dgram']
 
@@ -74,6 +74,19 @@ function normalizeOptions (input = {}) {
   options.logger = options.logger || createNoopLogger()
   if (!isLogger(options.logger)) throw new InvalidOptionError('logger', '[object]', 'must have trace/debug/info/warn/error/fatal methods (pino-compatible)')
   return options
+}
+
+/** Absolute path of a worker module, checked in the master before forking. */
+function resolveWorkerModule (worker, base = process.cwd()) {
+  if (typeof worker !== 'string' || worker.length === 0) {
+    throw new InvalidOptionError('worker', worker, 'must be the path of a worker module')
+  }
+  const candidate = path.isAbsolute(worker) || worker.startsWith('.') ? path.resolve(base, worker) : worker
+  try {
+    return require.resolve(candidate)
+  } catch {
+    throw new InvalidOptionError('worker', worker, `must be a module that can be loaded (looked for ${candidate})`)
+  }
 }
 
 function checkInteger (key, value, min, max) {

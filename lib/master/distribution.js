@@ -1,6 +1,6 @@
 'use strict'
 
-const { entryKeyHash } = require('./batch-codec')
+const { entryKeyHash } = require('../shared/batch-codec')
 
 // Built-in distribution strategies. Each is called as `strategy.call(lb,
 // workers, message)` with the workers in rotation (never empty) and returns

@@ -3,12 +3,12 @@
 const cluster = require('node:cluster')
 const path = require('node:path')
 const EventEmitter = require('node:events')
-const ipc = require('./ipc')
+const ipc = require('../shared/ipc')
 const WorkerHandle = require('./worker-handle')
-const WorkerDownError = require('../exceptions/worker-down-error')
-const { BatchIds } = require('./batch-ids')
+const WorkerDownError = require('../../exceptions/worker-down-error')
+const { BatchIds } = require('../shared/batch-ids')
 
-const WORKER_ENTRY = path.join(__dirname, 'worker-entry.js')
+const WORKER_ENTRY = path.join(__dirname, '..', 'worker', 'worker-entry.js')
 const STATS_TIMEOUT_MS = 1000
 // A batch whose worker died this many times in a row is given up (counted
 // `workerLost`): a message that kills every worker it reaches must not take

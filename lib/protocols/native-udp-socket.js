@@ -1,7 +1,7 @@
 'use strict'
 
 const EventEmitter = require('node:events')
-const { OUTPUT } = require('../native/build')
+const { OUTPUT } = require('../../native/build')
 
 // Datagrams handed over per call into JavaScript are packed in here; 1 MiB
 // holds about 4,000 datagrams of 200 bytes and always one of 64 KiB.
