@@ -5,6 +5,7 @@ const Worker = require('./workers/worker')
 const protocols = require('./lib/protocols')
 const { strategies } = require('./lib/master/distribution')
 const { FRAMINGS } = require('./lib/protocols/framing')
+const { accountedFor } = require('./lib/master/counters')
 const exceptions = require('./exceptions')
 
 module.exports = {
@@ -13,17 +14,26 @@ module.exports = {
   protocols,
   strategies,
   FRAMINGS,
+  accountedFor,
   ...exceptions
 }
 
-// Loaded lazily so that a process does not pay for what it does not use
-// (mongoose, the config parser, the launcher).
+// The rest is loaded when first used, so that a process does not pay for
+// what it does not use (mongoose, the config parser, the decoders).
 const lazy = {
+  ArgvConfig: () => require('./configs/argv-config'),
   LoadBalancerConfig: () => require('./configs/load-balancer-config'),
+  MongoCollectorConfig: () => require('./configs/mongo-collector-config'),
+  flagTypes: () => require('./configs/flag-types').flagTypes,
+  MongoCollector: () => require('./collectors/mongo-collector'),
+  MongoWorker: () => require('./workers/mongo-worker'),
   StreamWorker: () => require('./workers/stream-worker'),
   CounterStore: () => require('./workers/storage/counter-store').CounterStore,
   StreamSweeper: () => require('./workers/storage/stream-sweeper'),
-  resolveMongo: () => require('./lib/mongo/resolve-mongo').resolveMongo
+  resolveMongo: () => require('./lib/mongo/resolve-mongo').resolveMongo,
+  parseSyslog: () => require('./collectors/syslog/parser').parseSyslog,
+  decodeRtcp: () => require('./collectors/rtcp/decoder').decodeRtcp,
+  encodeRtcp: () => require('./collectors/rtcp/encoder').encodeRtcp
 }
 for (const [name, load] of Object.entries(lazy)) {
   Object.defineProperty(module.exports, name, { enumerable: true, get: load })

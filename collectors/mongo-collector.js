@@ -1,6 +1,7 @@
 'use strict'
 
 const LoadBalancer = require('../lib/master/load-balancer')
+const MongoCollectorConfig = require('../configs/mongo-collector-config')
 const { resolveMongo, resolveDatabase, uriDatabase } = require('../lib/mongo/resolve-mongo')
 
 /**
@@ -13,12 +14,20 @@ const { resolveMongo, resolveDatabase, uriDatabase } = require('../lib/mongo/res
  * is stopped last, after the workers have drained.
  */
 class MongoCollector extends LoadBalancer {
+  /** Options forwarded to the workers (a subclass adds its own: `[...super.workerOptionKeys, 'x']`). */
+  static workerOptionKeys = MongoCollectorConfig.WORKER_KEYS
+
+  /** Accepted beside LoadBalancer's: the worker options, and `mongoPort` (where an embedded server is started). */
+  static get optionKeys () {
+    return [...super.optionKeys, 'mongoPort', ...this.workerOptionKeys]
+  }
+
   /**
    * @param {object} options LoadBalancer options (or a parsed config); the
-   *   config keys named by `workerKeys` are forwarded to the workers
-   * @param {string[]} workerKeys
+   *   keys named by `workerKeys` are forwarded to the workers
+   * @param {string[]} [workerKeys] default: the class's `workerOptionKeys`
    */
-  constructor (options, workerKeys = []) {
+  constructor (options = {}, workerKeys = new.target.workerOptionKeys) {
     const workerOptions = { ...options.workerOptions }
     for (const key of workerKeys) if (options[key] !== undefined) workerOptions[key] = options[key]
     super({ ...options, workerOptions })

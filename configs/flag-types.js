@@ -139,10 +139,21 @@ function checkRange (def, value) {
   return rangeError(value, min, max)
 }
 
+/**
+ * A flag's choices now: `choices` may be a function, so that a flag drawn
+ * from a registry (protocols) offers what was registered after it was declared.
+ * @param {{choices?: string[]|function(): string[]}} def
+ * @returns {string[]|undefined}
+ */
+function choicesOf (def) {
+  return typeof def.choices === 'function' ? def.choices() : def.choices
+}
+
 function checkChoices (def, value) {
-  if (!def.choices) return undefined
-  const bad = [].concat(value).some((item) => !def.choices.includes(item))
-  return bad ? `must be one of ${def.choices.join(', ')}` : undefined
+  const choices = choicesOf(def)
+  if (!choices) return undefined
+  const bad = [].concat(value).some((item) => !choices.includes(item))
+  return bad ? `must be one of ${choices.join(', ')}` : undefined
 }
 
 /**
@@ -173,4 +184,4 @@ function formatValue (type, value) {
   return Array.isArray(value) ? value.join(',') : String(value)
 }
 
-module.exports = { flagTypes, resolveType, parseValue, formatValue, lastGiven }
+module.exports = { flagTypes, resolveType, parseValue, formatValue, lastGiven, choicesOf }

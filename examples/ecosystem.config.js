@@ -2,12 +2,11 @@
 // PM2 ecosystem file for the RTCP collector:
 //   MONGODB_URI=mongodb://db.example:27017/voip pm2 start examples/ecosystem.config.js
 // Fork mode: the collector forks its own workers and distributes to them.
-const path = require('node:path')
 
 module.exports = {
   apps: [{
     name: 'rtcp',
-    script: path.join(__dirname, '..', 'lib', 'ops', 'collector-entry.js'),
+    script: require.resolve('collector-cluster/entry'), // the package's PM2 entry: `<collector> [flags]`
     args: ['rtcp', '--name', 'rtcp', '--host', '0.0.0.0', '--port', '5005', '--instances', '4'],
     exec_mode: 'fork',
     wait_ready: true, // ready once bound and every worker is online

@@ -6,6 +6,18 @@ class InvalidOptionError extends CollectorError {
   constructor (option, value, expected) {
     super(`option "${option}" ${expected}, got ${describe(value)}`, 'ERR_INVALID_OPTION', { option, value })
   }
+
+  /**
+   * An option key nobody declared (a typo): names the closest known key.
+   * @param {string} option the key as given
+   * @param {string} [closest] the declared key it most likely meant
+   */
+  static unknown (option, closest) {
+    const err = new InvalidOptionError(option, undefined, '')
+    err.message = `option "${option}" is unknown${closest ? `; did you mean "${closest}"?` : ''}`
+    err.closest = closest
+    return err
+  }
 }
 
 function describe (value) {

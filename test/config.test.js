@@ -26,7 +26,12 @@ function problemsOf (fn) {
 
 test('defaults fill in every base flag', () => {
   const config = parse([])
-  assert.deepEqual({ ...config }, {
+  assert.deepEqual(Object.fromEntries(Object.entries(config)), {
+    recvBufferSize: 8 * 1024 * 1024,
+    respawnDelay: 100,
+    maxCrashes: 10,
+    crashWindow: 60000,
+    drainTimeout: 30000,
     protocol: 'udp',
     host: '127.0.0.1',
     port: 0,

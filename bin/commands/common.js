@@ -2,27 +2,22 @@
 
 // Helpers shared by the command files (not a command itself).
 
-const LoadBalancerConfig = require('../../configs/load-balancer-config')
+const ArgvConfig = require('../../configs/argv-config')
 const CollectorError = require('../../exceptions/collector-error')
 const { statsDir } = require('../../lib/ops/stats-file')
 
-const NO_BASE_FLAGS = Object.fromEntries(Object.keys(LoadBalancerConfig.flags).map((name) => [name, null]))
-
 /**
- * A config class for a command's own flags: the same parsing, error
- * messages (one InvalidConfigError naming each bad flag) and help text as
- * collector configs, without the collector flags.
+ * A config class for a command's own flags, on the same argv engine as the
+ * collectors' configs: the same parsing, error messages (one
+ * InvalidConfigError naming each bad flag) and help text.
  * @param {string} usage
  * @param {object} flags flag definitions
- * @returns {typeof LoadBalancerConfig}
+ * @returns {typeof ArgvConfig}
  */
 function commandConfig (usage, flags) {
-  const Base = class extends LoadBalancerConfig {
-    static flags = LoadBalancerConfig.extendFlags(NO_BASE_FLAGS)
-  }
-  return class extends Base {
+  return class extends ArgvConfig {
     static usage = usage
-    static flags = Base.extendFlags({ help: { alias: 'h', type: 'boolean', default: false, description: 'show this help' }, ...flags })
+    static flags = ArgvConfig.extendFlags({ help: { alias: 'h', type: 'boolean', default: false, description: 'show this help' }, ...flags })
 
     /** Prints the usage text; returns exit code 0. */
     static printHelp () {

@@ -12,8 +12,10 @@ const DEFAULTS = { name: 'rtcp', protocol: 'udp', port: 5005, distribution: 'has
  * its coalescing effective), RtcpWorker writing call-quality streams.
  */
 class RtcpCollector extends MongoCollector {
+  static workerOptionKeys = RtcpConfig.WORKER_KEYS
+
   constructor (options = {}) {
-    super({ ...DEFAULTS, ...options }, RtcpConfig.WORKER_KEYS)
+    super({ ...DEFAULTS, ...options })
   }
 }
 

@@ -8,8 +8,10 @@ const DEFAULTS = { name: 'syslog', protocol: 'udp', port: 5514, framing: 'auto',
 
 /** The syslog collector: UDP or TCP (auto-detected RFC 6587 framing) into MongoDB. */
 class SyslogCollector extends MongoCollector {
+  static workerOptionKeys = SyslogConfig.WORKER_KEYS
+
   constructor (options = {}) {
-    super({ ...DEFAULTS, ...options }, SyslogConfig.WORKER_KEYS)
+    super({ ...DEFAULTS, ...options })
   }
 }
 

@@ -16,18 +16,30 @@ const STALL_WARN_MS = 5000
 /**
  * The master of a collector: receives on one socket (a registered protocol),
  * distributes every message to forked workers in batches, and supervises
- * them. Subclass it to override `distribute(workers, message)` or
- * `key(message)`.
+ * them.
+ *
+ * For subclasses: override `distribute(workers, message)` or `key(message)`;
+ * extend `doStart()` (runs once per start: `await super.doStart()` binds and
+ * forks, so prepare what the workers need before it) and `doStop()` (drains;
+ * release what doStart acquired after `await super.doStop()`); declare extra
+ * option keys in `static optionKeys`. Methods starting with `_` are internal.
  *
  * Events: 'listening' (address), 'listenerError' (error, delay), 'error'
  * (only when retry is off or every worker is down), 'workerExit' (info),
  * 'workerRespawned' ({ id, slot, pid }), 'stopped'.
  */
 class LoadBalancer extends EventEmitter {
+  /**
+   * Option keys a subclass accepts beyond LoadBalancer's own (any other
+   * key is refused as a likely typo): `static optionKeys = [...super.optionKeys, 'mine']`.
+   * Keys of a parsed config object are accepted by themselves.
+   */
+  static optionKeys = []
+
   /** @param {object} options see README "Options"; a parsed config object works too */
   constructor (options = {}) {
     super()
-    this.options = normalizeOptions(options)
+    this.options = normalizeOptions(options, new.target.optionKeys)
     this.logger = this.options.logger
     this.protocol = protocols.get(this.options.protocol)
     this.strategy = typeof this.options.distribution === 'function' ? this.options.distribution : strategies[this.options.distribution]
@@ -45,7 +57,7 @@ class LoadBalancer extends EventEmitter {
     this.capacityWaiters = []
     this._rrNext = 0
     this.entryStrategy = null
-    this.ctx = this.createContext()
+    this.ctx = this._createContext()
   }
 
   /** Picks the worker for a message. Round-robin unless `distribution` says otherwise; override freely. */
@@ -61,10 +73,10 @@ class LoadBalancer extends EventEmitter {
 
   /** Binds (or connects) once every worker is online. */
   start (cb) {
-    return withCallback(this.startOnce(), cb)
+    return withCallback(this._startOnce(), cb)
   }
 
-  startOnce () {
+  _startOnce () {
     if (this.starting) return this.starting
     this.starting = this.doStart()
     return this.starting
@@ -74,25 +86,25 @@ class LoadBalancer extends EventEmitter {
     if (this.state !== 'idle') throw new Error(`cannot start a balancer that is ${this.state}`)
     this.state = 'starting'
     this.startedAt = Date.now()
-    this.entryStrategy = this.resolveEntryStrategy()
-    this.pool = this.createPool()
+    this.entryStrategy = this._resolveEntryStrategy()
+    this.pool = this._createPool()
     await this.pool.start()
     try {
-      await this.openListener()
+      await this._openListener()
     } catch (err) {
       await this.pool.stop()
       this.state = 'stopped'
       throw err
     }
     this.state = 'running'
-    this.stallTimer = setInterval(() => this.checkStall(), STALL_WARN_MS)
+    this.stallTimer = setInterval(() => this._checkStall(), STALL_WARN_MS)
     this.stallTimer.unref()
     this.logger.info({ name: this.options.name, protocol: this.options.protocol, receiver: this.receiver(), address: this.address(), instances: this.options.instances }, 'collector started')
   }
 
-  createPool () {
+  _createPool () {
     const pool = new WorkerPool(this.options, this.logger)
-    pool.on('capacity', () => this.notifyCapacity())
+    pool.on('capacity', () => this._notifyCapacity())
     pool.on('dropped', (reason, n) => { this.counters.dropped[reason] = (this.counters.dropped[reason] || 0) + n })
     pool.on('workerExit', (info) => {
       this.logger.warn(info, 'worker exited; out of rotation')
@@ -104,23 +116,23 @@ class LoadBalancer extends EventEmitter {
   }
 
   // With retry on, a failed bind is retried with backoff until it works.
-  async openListener () {
+  async _openListener () {
     for (;;) {
       try {
         this.listener = await this.protocol.start(this.ctx)
-        this.keepPort()
+        this._keepPort()
         this.backoff.reset()
         this.emit('listening', this.address())
         return
       } catch (err) {
         if (!this.options.retry || this.stopRequested) throw err
-        await this.waitRetry(err)
+        await this._waitRetry(err)
         if (this.stopRequested) throw err
       }
     }
   }
 
-  waitRetry (err) {
+  _waitRetry (err) {
     const delay = this.backoff.next()
     this.counters.restarts.listener++
     this.logger.warn({ err, delay }, 'listener failed; retrying')
@@ -132,7 +144,7 @@ class LoadBalancer extends EventEmitter {
   }
 
   // stop() must not wait out (or forever repeat) a retry delay.
-  cancelRetry () {
+  _cancelRetry () {
     clearTimeout(this.restartTimer)
     if (this.wakeRetry) this.wakeRetry()
     this.wakeRetry = null
@@ -140,29 +152,29 @@ class LoadBalancer extends EventEmitter {
 
   // Port 0 means "any port" only the first time: a listener reopened after
   // an error must come back where senders already send.
-  keepPort () {
+  _keepPort () {
     const address = this.ctx.port === 0 && this.address()
     if (address && address.port) this.ctx.port = address.port
   }
 
   // A running listener broke: close it and open a new one after backoff.
-  onListenerFailure (err) {
+  _onListenerFailure (err) {
     if (this.state !== 'running' || this.restarting) return
     if (!this.options.retry) {
       this.logger.error({ err }, 'listener failed')
       return this.emit('error', err)
     }
-    this.restarting = this.reopenListener(err).finally(() => { this.restarting = null })
+    this.restarting = this._reopenListener(err).finally(() => { this.restarting = null })
   }
 
-  async reopenListener (err) {
-    await this.closeListener()
-    await this.waitRetry(err)
+  async _reopenListener (err) {
+    await this._closeListener()
+    await this._waitRetry(err)
     if (this.state !== 'running' || this.stopRequested) return
-    await this.openListener().catch((e) => this.logger.error({ err: e }, 'listener could not be reopened'))
+    await this._openListener().catch((e) => this.logger.error({ err: e }, 'listener could not be reopened'))
   }
 
-  async closeListener () {
+  async _closeListener () {
     const listener = this.listener
     this.listener = null
     if (!listener) return
@@ -171,23 +183,23 @@ class LoadBalancer extends EventEmitter {
   }
 
   // dropped.kernel as it stands: what closed listeners counted plus the current one's.
-  kernelDrops () {
+  _kernelDrops () {
     return this.kernelDropsBefore + (this.listener ? kernelDropsOf(this.listener) : 0)
   }
 
-  createContext () {
+  _createContext () {
     const { options, logger } = this
     return {
       host: options.host,
       port: options.port,
       options,
       logger,
-      dispatch: (message, force) => this.dispatch(message, force),
-      dispatchEntries: (buf, end) => this.dispatchEntries(buf, end),
-      drop: (reason) => this.drop(reason),
+      dispatch: (message, force) => this._dispatch(message, force),
+      dispatchEntries: (buf, end) => this._dispatchEntries(buf, end),
+      drop: (reason) => this._drop(reason),
       count: (event) => { this.counters.events[event] = (this.counters.events[event] || 0) + 1 },
       onCapacity: (fn) => this.capacityWaiters.push(fn),
-      fail: (err) => this.onListenerFailure(err)
+      fail: (err) => this._onListenerFailure(err)
     }
   }
 
@@ -196,11 +208,11 @@ class LoadBalancer extends EventEmitter {
    * when no worker can take the message (the caller drops or pauses);
    * `force` goes past maxInFlight rather than refuse (data already accepted).
    */
-  dispatch (message, force) {
+  _dispatch (message, force) {
     const counters = this.counters
     counters.received++
     counters.bytes += message.data.length
-    const worker = this.pick(message, force)
+    const worker = this._pick(message, force)
     if (worker === null) {
       counters.received--
       counters.bytes -= message.data.length
@@ -216,15 +228,15 @@ class LoadBalancer extends EventEmitter {
    * in batch format. Each goes to its worker as bytes; a message object is
    * built only for a `distribute` or `key` of the user's.
    */
-  dispatchEntries (buf, end) {
+  _dispatchEntries (buf, end) {
     const counters = this.counters
     const strategy = this.entryStrategy
     let offset = 0
     while (offset < end) {
       const next = entryEnd(buf, offset)
-      const worker = strategy === null ? this.pick(datagramAt(buf, offset), false) : this.pickEntry(strategy, buf, offset)
+      const worker = strategy === null ? this._pick(datagramAt(buf, offset), false) : this._pickEntry(strategy, buf, offset)
       if (worker === null) {
-        this.drop('queueFull')
+        this._drop('queueFull')
       } else {
         worker.pushEntry(buf, offset, next)
         counters.received++
@@ -235,7 +247,7 @@ class LoadBalancer extends EventEmitter {
     }
   }
 
-  pickEntry (strategy, buf, offset) {
+  _pickEntry (strategy, buf, offset) {
     const workers = this.pool.rotation
     if (workers.length === 0) return null
     const worker = strategy(workers, buf, offset)
@@ -246,18 +258,18 @@ class LoadBalancer extends EventEmitter {
 
   // distribute() and key() as this instance has them: built-ins that can
   // choose from a batch entry, or null (build a message per datagram).
-  resolveEntryStrategy () {
+  _resolveEntryStrategy () {
     if (this.distribute !== LoadBalancer.prototype.distribute) return null
     return entryStrategy(this.strategy, this, this.key === LoadBalancer.prototype.key)
   }
 
-  pick (message, force) {
+  _pick (message, force) {
     const workers = this.pool.rotation
     if (workers.length === 0) return null
-    const worker = this.choose(workers, message)
+    const worker = this._choose(workers, message)
     if (worker.state === 'ready' && (force || !worker.saturated)) return worker
     const open = workers.filter((w) => !w.saturated)
-    if (open.length > 0) return this.choose(open, message)
+    if (open.length > 0) return this._choose(open, message)
     return force ? workers[0] : null
   }
 
@@ -265,18 +277,18 @@ class LoadBalancer extends EventEmitter {
   // something other than one of the workers it was given must not take the
   // master down or lose the message. It is counted and logged (once), and
   // the message goes round-robin.
-  choose (workers, message) {
+  _choose (workers, message) {
     let worker
     try {
       worker = this.distribute(workers, message)
     } catch (err) {
-      return this.distributeFailed(workers, err)
+      return this._distributeFailed(workers, err)
     }
     if (workers.includes(worker)) return worker
-    return this.distributeFailed(workers, new TypeError(`distribute() returned ${worker === null ? 'null' : typeof worker}, not one of the workers it was given`))
+    return this._distributeFailed(workers, new TypeError(`distribute() returned ${worker === null ? 'null' : typeof worker}, not one of the workers it was given`))
   }
 
-  distributeFailed (workers, err) {
+  _distributeFailed (workers, err) {
     const events = this.counters.events
     events.distributeErrors = (events.distributeErrors || 0) + 1
     if (events.distributeErrors === 1) this.logger.error({ err }, 'distribute() failed; messages go round-robin when it does (counted in events.distributeErrors)')
@@ -284,12 +296,12 @@ class LoadBalancer extends EventEmitter {
   }
 
   /** Counts a received message that was thrown away, by reason. */
-  drop (reason) {
+  _drop (reason) {
     this.counters.received++
     this.counters.dropped[reason] = (this.counters.dropped[reason] || 0) + 1
   }
 
-  notifyCapacity () {
+  _notifyCapacity () {
     if (this.capacityWaiters.length === 0) return
     if (!this.pool.rotation.some((w) => !w.saturated)) return
     for (const fn of this.capacityWaiters.splice(0)) fn()
@@ -311,7 +323,7 @@ class LoadBalancer extends EventEmitter {
     return withCallback(this.stopping, cb)
   }
 
-  checkStall () {
+  _checkStall () {
     const { oldestUnackedMs, inFlight } = this.pool.totals()
     if (oldestUnackedMs < STALL_WARN_MS) return
     this.logger.warn({ oldestUnackedMs, inFlight, maxInFlight: this.options.maxInFlight },
@@ -321,11 +333,11 @@ class LoadBalancer extends EventEmitter {
   async doStop () {
     this.stopRequested = true
     clearInterval(this.stallTimer)
-    this.cancelRetry()
+    this._cancelRetry()
     if (this.starting) await this.starting.catch(() => {})
     this.state = 'stopping'
     if (this.restarting) await this.restarting
-    await this.closeListener()
+    await this._closeListener()
     for (const fn of this.capacityWaiters.splice(0)) fn()
     if (this.pool) await this.pool.stop()
     this.state = 'stopped'
@@ -351,7 +363,7 @@ class LoadBalancer extends EventEmitter {
 
   summary () {
     const c = this.counters
-    const dropped = { ...c.dropped, kernel: this.kernelDrops() }
+    const dropped = { ...c.dropped, kernel: this._kernelDrops() }
     const pool = this.pool
     const totals = pool ? pool.totals() : { processed: 0, failed: 0, inFlight: 0, oldestUnackedMs: 0 }
     return {

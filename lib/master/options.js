@@ -5,68 +5,85 @@ const path = require('node:path')
 const InvalidOptionError = require('../../exceptions/invalid-option-error')
 const protocols = require('../protocols')
 const { strategies } = require('./distribution')
-const { validateFraming } = require('../protocols/framing')
+const { validateFraming, FRAMINGS } = require('../protocols/framing')
 const { createNoopLogger, isLogger } = require('../shared/logger')
+const { closestName } = require('../shared/closest-name')
 const NativeUdpSocket = require('../protocols/native-udp-socket')
 
 const UDP_RECEIVERS = ['auto', 'native', 'dgram']
+const NAME_PATTERN = /^[A-Za-z0-9][\w.-]*$/
 
-/** Defaults of every LoadBalancer option (see README "Options"). */
-const DEFAULTS = Object.freeze({
-  name: 'collector',
-  protocol: 'udp',
-  host: '127.0.0.1',
-  port: 0,
-  instances: 'auto',
-  worker: undefined,
-  workerOptions: {},
-  retry: true,
-  retryDelay: 5000,
-  distribution: 'round-robin',
-  framing: 'newline',
-  maxFrameBytes: 65536,
-  maxConnections: 1024,
-  maxConnectionsPerSource: 32,
-  idleTimeout: 300000,
-  batchSize: 256,
-  batchDelay: 2,
-  maxInFlight: 100000,
-  recvBufferSize: 8 * 1024 * 1024,
-  udpReceiver: 'auto',
-  respawnDelay: 100,
-  maxCrashes: 10,
-  crashWindow: 60000,
-  drainTimeout: 30000
+/**
+ * Every LoadBalancer option, declared once: its type (a flag type of
+ * configs/flag-types.js), default, integer range, choices (a function, so
+ * that what a registry gains later is choosable), short aliases, group and
+ * description. `flag` is the command-line name when it differs from the
+ * option's, `false` for options that only code can pass. The config's flags
+ * (configs/load-balancer-flags.js), `normalizeOptions`, the help text and
+ * the README's tables (`npm run docs`) all come from here.
+ */
+const OPTIONS = declare({
+  name: { type: 'string', default: 'collector', alias: 'n', group: 'General', description: 'collector name (process, log and stats-file name): letters, digits, ".", "_", "-"' },
+  protocol: { type: 'string', default: 'udp', choices: () => protocols.list(), group: 'Listener', description: 'udp datagrams, tcp_server (accept connections), tcp_client (connect out), or one registered with protocols.register()' },
+  host: { type: 'string', default: '127.0.0.1', group: 'Listener', description: 'address to bind (tcp_client: to connect to); 0.0.0.0 to receive from the network' },
+  port: { type: 'port', default: 0, range: [0, 65535], alias: 'p', group: 'Listener', description: 'port to bind (tcp_client: to connect to); 0 = ephemeral' },
+  framing: { type: 'string', default: 'newline', choices: () => FRAMINGS, group: 'Listener', description: 'how TCP streams are split into messages (code may also pass a function)' },
+  udpReceiver: { type: 'string', default: 'auto', choices: () => UDP_RECEIVERS, group: 'Listener', description: 'UDP receive path: native recvmmsg (built on install), node:dgram, or auto = native when built' },
+  recvBufferSize: { type: 'integer', default: 8 * 1024 * 1024, range: [0, 0x7fffffff], group: 'Listener', description: 'UDP kernel receive buffer in bytes (capped by net.core.rmem_max); 0 = the system default' },
+  maxFrameBytes: { type: 'integer', default: 65536, range: [1, 0x7fffffff], group: 'Listener', description: 'largest TCP frame accepted; larger ones are dropped and counted, the connection survives' },
+  maxConnections: { type: 'integer', default: 1024, range: [1, 1e6], group: 'Listener', description: 'tcp_server: concurrent connections accepted' },
+  maxConnectionsPerSource: { type: 'integer', default: 32, range: [1, 1e6], group: 'Listener', description: 'tcp_server: concurrent connections from one remote address (raise it behind a NAT or proxy)' },
+  idleTimeout: { type: 'duration', default: 300000, range: [0, 86400000], group: 'Listener', description: 'close TCP connections idle this long; 0 = never' },
+  retry: { type: 'boolean', default: true, group: 'Listener', description: 'reopen the listener after socket errors once running' },
+  retryDelay: { type: 'duration', default: 5000, range: [1, 3600000], group: 'Listener', description: 'first listener restart delay; grows x1.5 per consecutive failure' },
+  worker: { flag: 'workername', type: 'path', alias: ['w', 'worker'], group: 'Workers', description: 'path of the worker module: a Worker subclass, an object with doWork(), or a factory' },
+  workerOptions: { flag: false, default: {}, description: 'passed to the worker constructor (JSON; travels in the environment, not argv)' },
+  instances: { type: 'integer', default: 'auto', range: [1, 1024], alias: 'i', keywords: { auto: () => os.availableParallelism() }, group: 'Workers', description: 'worker processes; auto = one per CPU' },
+  distribution: { type: 'string', default: 'round-robin', choices: () => Object.keys(strategies), group: 'Workers', description: 'how messages are assigned to workers (code may also pass a function)' },
+  batchSize: { type: 'integer', default: 256, range: [1, 4096], group: 'Workers', description: 'messages per IPC batch to a worker' },
+  batchDelay: { type: 'integer', default: 2, range: [0, 1000], group: 'Workers', description: 'ms a batch waits to fill before it is sent (0 = end of the event-loop turn)' },
+  maxInFlight: { type: 'integer', default: 100000, range: [1, 1e9], group: 'Workers', description: 'per worker: messages handed to it and not yet acknowledged (stored)' },
+  respawnDelay: { type: 'duration', default: 100, range: [0, 3600000], group: 'Workers', description: 'first respawn delay of a crash-looping worker (doubles per crash)' },
+  maxCrashes: { type: 'integer', default: 10, range: [0, 1e6], group: 'Workers', description: 'crashes within crash-window after which a worker slot is given up' },
+  crashWindow: { type: 'duration', default: 60000, range: [1, 86400000], group: 'Workers', description: 'window in which crashes are counted' },
+  drainTimeout: { type: 'duration', default: 30000, range: [1, 86400000], group: 'Workers', description: 'a worker not drained by then is killed (its messages counted lost)' },
+  logger: { flag: false, description: 'any pino-compatible logger; worker logs are forwarded to it (default: none)' }
 })
 
-/** The range of every integer option (durations in ms); the config's flags take theirs from here. */
-const INTEGER_RANGES = Object.freeze({
-  port: [0, 65535],
-  instances: [1, 1024],
-  retryDelay: [1, 3600000],
-  maxFrameBytes: [1, 0x7fffffff],
-  maxConnections: [1, 1e6],
-  maxConnectionsPerSource: [1, 1e6],
-  idleTimeout: [0, 86400000],
-  batchSize: [1, 4096],
-  batchDelay: [0, 1000],
-  maxInFlight: [1, 1e9],
-  recvBufferSize: [0, 0x7fffffff],
-  respawnDelay: [0, 3600000],
-  maxCrashes: [0, 1e6],
-  crashWindow: [1, 86400000],
-  drainTimeout: [1, 86400000]
-})
+function declare (table) {
+  for (const [name, decl] of Object.entries(table)) {
+    if (decl.flag !== false) decl.flag = decl.flag || name
+    if (decl.flag) decl.env = `COLLECTOR_${decl.flag.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`
+    Object.freeze(decl)
+  }
+  return Object.freeze(table)
+}
+
+/** Defaults of every LoadBalancer option (see README "LoadBalancer options"). */
+const DEFAULTS = Object.freeze(Object.fromEntries(Object.entries(OPTIONS).map(([name, d]) => [name, d.default])))
+
+/** The range of every integer option (durations in ms). */
+const INTEGER_RANGES = Object.freeze(Object.fromEntries(Object.entries(OPTIONS).filter(([, d]) => d.range).map(([name, d]) => [name, d.range])))
+
+/**
+ * A parsed config object carries the names of its flags under this key, so
+ * that a collector's own flags pass as options (configs/argv-config.js sets it).
+ */
+const CONFIG_KEYS = Symbol.for('collector-cluster.config-keys')
 
 /**
  * Merges options (or a parsed config object) over the defaults and checks
- * them once; throws InvalidOptionError naming the bad option and value.
+ * them once; throws InvalidOptionError naming the bad option and value, or
+ * an unknown key and the option it most likely meant.
+ * @param {object} input
+ * @param {Iterable<string>} [extraKeys] options a subclass accepts beyond these
  */
-function normalizeOptions (input = {}) {
-  const options = { ...DEFAULTS }
+function normalizeOptions (input = {}, extraKeys = []) {
+  checkKeys(input, extraKeys)
+  const options = { ...DEFAULTS, workerOptions: {} }
   for (const [key, value] of Object.entries(input)) if (value !== undefined) options[key] = value
   if (options.worker === undefined && input.workername !== undefined) options.worker = input.workername
-  if (options.instances === 'auto') options.instances = os.availableParallelism()
+  if (options.instances === 'auto') options.instances = OPTIONS.instances.keywords.auto()
   for (const [key, [min, max]] of Object.entries(INTEGER_RANGES)) checkInteger(key, options[key], min, max)
   checkChoices(options)
   options.worker = resolveWorkerModule(options.worker)
@@ -74,6 +91,13 @@ function normalizeOptions (input = {}) {
   options.logger = options.logger || createNoopLogger()
   if (!isLogger(options.logger)) throw new InvalidOptionError('logger', '[object]', 'must have trace/debug/info/warn/error/fatal methods (pino-compatible)')
   return options
+}
+
+function checkKeys (input, extraKeys) {
+  const known = new Set([...Object.keys(OPTIONS), 'workername', ...extraKeys, ...(input[CONFIG_KEYS] || [])])
+  for (const key of Object.keys(input)) {
+    if (!known.has(key)) throw InvalidOptionError.unknown(key, closestName(key, known))
+  }
 }
 
 /** Absolute path of a worker module, checked in the master before forking. */
@@ -105,8 +129,9 @@ function checkChoices (options) {
   if (options.udpReceiver === 'native' && options.protocol === 'udp' && !NativeUdpSocket.available) {
     throw new InvalidOptionError('udpReceiver', options.udpReceiver, `needs the native receiver, which is not built (${NativeUdpSocket.unavailableReason()}); run \`node native/build.js\` or use 'auto'`)
   }
-  if (typeof options.name !== 'string' || options.name.length === 0) throw new InvalidOptionError('name', options.name, 'must be a non-empty string')
+  if (typeof options.name !== 'string' || !NAME_PATTERN.test(options.name)) throw new InvalidOptionError('name', options.name, 'must be letters, digits, ".", "_" and "-", starting with a letter or digit')
   if (typeof options.host !== 'string' || options.host.length === 0) throw new InvalidOptionError('host', options.host, 'must be a host name or address')
+  if (!options.workerOptions || typeof options.workerOptions !== 'object') throw new InvalidOptionError('workerOptions', options.workerOptions, 'must be an object')
 }
 
-module.exports = { DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS, normalizeOptions }
+module.exports = { OPTIONS, DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS, NAME_PATTERN, CONFIG_KEYS, normalizeOptions }
