@@ -1,6 +1,8 @@
 /// <reference types="node" />
 import { EventEmitter } from 'node:events'
 import type { RemoteInfo } from 'node:dgram'
+import type { Connection as MongooseConnection } from 'mongoose'
+import type { Collection as MongoCollection } from 'mongodb'
 
 export interface Logger {
   trace (obj: object | string, msg?: string): void
@@ -59,7 +61,6 @@ export interface LoadBalancerOptions {
   crashWindow?: number
   drainTimeout?: number
   logger?: Logger
-  [key: string]: unknown
 }
 
 export interface WorkerStats {
@@ -103,11 +104,34 @@ export interface Stats extends Summary { workers: WorkerStats[] }
 
 type Callback<T> = (err: Error | null, value?: T) => void
 
+export interface WorkerExitInfo { id: number, slot: number, pid: number, code: number | null, signal: string | null, [key: string]: unknown }
+
+/** The events a LoadBalancer emits, with their arguments. */
+export interface LoadBalancerEvents {
+  listening: [address: object]
+  listenerError: [error: Error, delay: number]
+  error: [error: Error]
+  workerExit: [info: WorkerExitInfo]
+  workerRespawned: [info: { id: number, slot: number, pid: number }]
+  stopped: []
+}
+
 export class LoadBalancer extends EventEmitter {
+  /** option keys a subclass accepts beyond LoadBalancer's own: `static optionKeys = [...super.optionKeys, 'mine']` */
+  static optionKeys: readonly string[]
   constructor (options?: LoadBalancerOptions)
   readonly options: Required<LoadBalancerOptions>
+  readonly logger: Logger
+  on<E extends keyof LoadBalancerEvents> (event: E, listener: (...args: LoadBalancerEvents[E]) => void): this
+  once<E extends keyof LoadBalancerEvents> (event: E, listener: (...args: LoadBalancerEvents[E]) => void): this
+  off<E extends keyof LoadBalancerEvents> (event: E, listener: (...args: LoadBalancerEvents[E]) => void): this
+  emit<E extends keyof LoadBalancerEvents> (event: E, ...args: LoadBalancerEvents[E]): boolean
   distribute (workers: WorkerRef[], message: Message): WorkerRef
   key (message: Message): string
+  /** subclass hook, once per start: `await super.doStart()` binds and forks (prepare what workers need before it) */
+  protected doStart (): Promise<void>
+  /** subclass hook: `await super.doStop()` drains; release what doStart acquired after it */
+  protected doStop (): Promise<void>
   start (cb?: Callback<void>): Promise<void>
   stop (cb?: Callback<void>): Promise<void>
   restart (cb?: Callback<void>): Promise<void>
@@ -119,6 +143,8 @@ export class LoadBalancer extends EventEmitter {
   static protocols: typeof protocols
   static strategies: typeof strategies
 }
+
+export interface Delivery { seq: number, batchId: number, origin: string, redelivered: boolean }
 
 export class Worker {
   constructor (options?: Record<string, any>)
@@ -156,17 +182,161 @@ export type StreamItem =
   | { sideID: string | number, IP?: string, timestamp?: Date | number, fields: Record<string, unknown> }
   | { endID: string | number, timestamp?: Date | number }
 
-export class StreamWorker extends Worker {
-  decode (message: Message): StreamItem | StreamItem[] | null | undefined
+/** Options every MongoDB-writing worker understands (its `settings`). */
+export interface MongoWorkerSettings {
+  mongoUri?: string
+  database?: string
+  flushInterval?: number
+  maxPending?: number
+  flushTimeout?: number
+  serverSelectionTimeoutMS?: number
+  retryDelay?: number
+  [key: string]: unknown
 }
+
+/**
+ * Buffers, writes to MongoDB on a timer, holds what it could not write while
+ * the database is away, and acknowledges only what is stored. Subclasses
+ * implement prepare(), writePending(), hasPending(), oldestPending(),
+ * abandonPending().
+ */
+export abstract class MongoWorker extends Worker {
+  constructor (options?: MongoWorkerSettings, defaults?: MongoWorkerSettings)
+  readonly settings: Required<Pick<MongoWorkerSettings, 'flushInterval' | 'maxPending' | 'flushTimeout' | 'serverSelectionTimeoutMS' | 'retryDelay'>> & MongoWorkerSettings
+  /** the mongoose connection (open once prepare() ran) */
+  readonly connection: MongooseConnection
+  /** models, indexes, writers: runs once the database answers, before any write */
+  abstract prepare (): Promise<void>
+  /** one flush: write what is pending; on a database error put back what was not written and throw */
+  abstract writePending (): Promise<void>
+  abstract hasPending (): boolean
+  /** the smallest checkpoint held (Infinity if none): everything before it is acknowledged */
+  abstract oldestPending (): number
+  /** at shutdown, the database gone: give up what is held (its messages count as dropped.shutdown) */
+  abstract abandonPending (): void
+  /** more is waiting than one flush writes (a warning in the log) */
+  hasBacklog (): boolean
+  /** resolves once connected and prepared (for reads on the redelivery path) */
+  whenPrepared (): Promise<void>
+  /** whether a redelivered batch's effect on one document is stored already (reads its origin's watermark once) */
+  redeliveredApplied (delivery: Delivery, store: string, key: string, readWatermark: (origin: string) => Promise<number | null>): Promise<boolean>
+  /** reads ahead, in one query, the watermarks redeliveredApplied will ask for */
+  prefetchWatermarks (store: string, origin: string, keys: string[], readMany: (keys: string[], origin: string) => Promise<Map<string, number | null>>): Promise<void>
+  /** holds a redelivered message's effect until its whole batch has been through doWork */
+  stage (delivery: Delivery, apply: () => void): void
+  /** starts a flush now (unless one runs or a retry is due later) */
+  flushSoon (): Promise<void> | null
+  /** dbErrors, dbDown, dbError, dbStalled, writeInProgressMs, flushes: add them to stats() */
+  dbStats (): Record<string, unknown>
+}
+
+export interface CountIncrement { metric: string, n?: number, at?: Date | number }
+
+/** A MongoWorker whose data is per-minute counts: implement countsOf(message). */
+export abstract class CounterWorker extends MongoWorker {
+  readonly counterStore: CounterStore
+  /** the increments a message makes; throw an error with a `reason` (a DecodeError) to refuse it. May run twice per message. */
+  abstract countsOf (message: Message): CountIncrement[]
+  prepare (): Promise<void>
+  writePending (): Promise<void>
+  hasPending (): boolean
+  oldestPending (): number
+  abandonPending (): void
+}
+
+export class StreamWorker extends MongoWorker {
+  decode (message: Message): StreamItem | StreamItem[] | null | undefined
+  prepare (): Promise<void>
+  writePending (): Promise<void>
+  hasPending (): boolean
+  oldestPending (): number
+  abandonPending (): void
+}
+
+/** Per-metric, per-UTC-day counter documents (`daily`, `hourly.HH`, `minute.HH.MM`), written with $inc upserts. */
+export class CounterStore {
+  constructor (collection: MongoCollection | null, options?: { preallocateRate?: number, random?: () => number })
+  collection: MongoCollection | null
+  readonly size: number
+  readonly stats: { ops: number, preallocations: number }
+  increment (metric: string, date: Date | number, n?: number, mark?: { origin: string, batchId: number, seq: number } | null): void
+  oldestPending (): number
+  documentId (metric: string, date: Date | number): string
+  watermark (id: string, origin: string): Promise<number | null>
+  watermarks (ids: string[], origin: string): Promise<Map<string, number | null>>
+  flush (): Promise<void>
+  clear (): void
+  preallocate (metric: string, date: Date | number): Promise<unknown>
+}
+
+/** Ends idle streams (and those past a BYE's grace) in adaptive batches; run by the leader worker. */
+export class StreamSweeper {
+  constructor (collection: MongoCollection, options?: { streamTimeout?: number, byeGrace?: number, interval?: number, logger?: Logger, batch?: object })
+  start (): void
+  stop (): Promise<void>
+  sweep (now?: number): Promise<number | void>
+}
+
+export interface MongoCollectorOptions extends LoadBalancerOptions {
+  mongoUri?: string
+  database?: string
+  flushInterval?: number
+  maxPending?: number
+  /** where an embedded server is started when no MongoDB is configured */
+  mongoPort?: number
+}
+
+/** A LoadBalancer whose workers write to MongoDB: settles the database (URI, local server or an embedded one it owns) before the workers start. */
+export class MongoCollector extends LoadBalancer {
+  /** options forwarded to the workers: `static workerOptionKeys = [...MongoCollector.workerOptionKeys, 'mine']` */
+  static workerOptionKeys: readonly string[]
+  constructor (options?: MongoCollectorOptions, workerKeys?: readonly string[])
+}
+
+export interface SyslogRecord {
+  format: '5424' | '3164' | 'raw'
+  facility?: number
+  severity?: number
+  facilityName?: string
+  severityName?: string
+  timestamp?: Date | null
+  host?: string | null
+  app?: string | null
+  procid?: string | null
+  msgid?: string | null
+  structuredData?: Record<string, Record<string, string>> | null
+  message: string
+  receivedAt: Date
+  error?: string
+  raw?: string
+}
+
+export function parseSyslog (input: Buffer | Uint8Array | string, options?: { receivedAt?: Date, defaultYear?: number, keepRaw?: boolean }): SyslogRecord
+
+export interface RtcpReportBlock { ssrc: number, fractionLost: number, cumulativeLost: number, highestSeq: number, jitter: number, lsr: number, dlsr: number }
+export type RtcpPacket =
+  | { type: 'SR', ssrc: number, ntpSec: number, ntpFrac: number, rtpTimestamp: number, packetCount: number, octetCount: number, reports: RtcpReportBlock[], padding?: number }
+  | { type: 'RR', ssrc: number, reports: RtcpReportBlock[], padding?: number }
+  | { type: 'SDES', chunks: Array<{ ssrc: number, items: Record<string, unknown> }>, padding?: number }
+  | { type: 'BYE', sources: number[], reason?: string, padding?: number }
+  | { type: 'APP', subtype: number, ssrc: number, name: string, data: Buffer, padding?: number }
+  | { type: 'XR', ssrc: number, blocks: Array<Record<string, unknown>>, padding?: number }
+
+/** Decodes one RTCP compound datagram (RFC 3550 §6, XR of RFC 3611); throws DecodeError with a `reason`. */
+export function decodeRtcp (buf: Buffer | Uint8Array): { packets: RtcpPacket[] }
+/** Encodes packets in decodeRtcp's shapes into one compound datagram. */
+export function encodeRtcp (packets: RtcpPacket[]): Buffer
+
+/** After a drained stop: received + dropped.kernel = processed + failed + dropped.total. */
+export function accountedFor (summary: Summary): boolean
 
 export interface FlagDefinition {
   alias?: string | string[]
-  type?: 'string' | 'integer' | 'number' | 'boolean' | 'port' | 'duration' | 'list' | 'path'
+  type?: 'string' | 'integer' | 'number' | 'boolean' | 'port' | 'duration' | 'list' | 'path' | FlagType
   default?: unknown
   required?: boolean
   description?: string
-  choices?: readonly string[]
+  choices?: readonly string[] | (() => readonly string[])
   min?: number
   max?: number
   env?: string
@@ -176,17 +346,33 @@ export interface FlagDefinition {
   validate? (value: any): string | undefined
 }
 
-export class LoadBalancerConfig {
+/** The generic argv engine: flags from argv, then the environment, then defaults. */
+export class ArgvConfig {
   static flags: Readonly<Record<string, FlagDefinition>>
   static usage: string
   static extendFlags (changes: Record<string, Partial<FlagDefinition> | null>): Readonly<Record<string, FlagDefinition>>
-  static parse (argv?: string[], env?: NodeJS.ProcessEnv): Readonly<Record<string, any>>
+  static parse<T extends ArgvConfig> (this: new (argv?: string[], env?: NodeJS.ProcessEnv) => T, argv?: string[], env?: NodeJS.ProcessEnv): Readonly<Record<string, any>>
   constructor (argv?: string[], env?: NodeJS.ProcessEnv)
+  readonly argv: readonly string[]
   getConfig (): Readonly<Record<string, any>>
   getDefault (): Readonly<Record<string, any>>
   help (): string
+  /** cross-flag checks: `return [...super.validate(config, given), ...mine]` */
   validate (config: Record<string, any>, given: Set<string>): Array<{ flag?: string, message: string }>
+  /** last touch on the parsed values before they are frozen */
+  finalize (config: Record<string, any>): Record<string, any>
 }
+
+/** ArgvConfig with the load balancer's flags (one per option that has a flag, plus --log-level and --help). */
+export class LoadBalancerConfig extends ArgvConfig {}
+
+/** LoadBalancerConfig plus --mongo-uri, --database, --flush-interval, --max-pending. */
+export class MongoCollectorConfig extends LoadBalancerConfig {
+  static WORKER_KEYS: readonly string[]
+}
+
+export interface FlagType { name: string, metavar?: string, parse (raw: string): { value: unknown } | { error: string }, min?: number, max?: number, format? (value: unknown): string }
+export const flagTypes: Readonly<Record<'string' | 'integer' | 'number' | 'boolean' | 'port' | 'duration' | 'list' | 'path', FlagType>>
 
 export interface ProtocolContext {
   host: string
@@ -218,7 +404,7 @@ export const FRAMINGS: readonly string[]
 
 export class CollectorError extends Error { code: string }
 export class InvalidConfigError extends CollectorError { problems: Array<{ flag?: string, option?: string, message: string }> }
-export class InvalidOptionError extends CollectorError { option: string; value: unknown }
+export class InvalidOptionError extends CollectorError { option: string; value: unknown; /** for an unknown key: the declared one it most likely meant */ closest?: string }
 export class WorkerDownError extends CollectorError { slot?: number }
 export class DecodeError extends CollectorError { constructor (reason: string, message?: string); reason: string }
 export class DatabaseError extends CollectorError {}

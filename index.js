@@ -27,6 +27,7 @@ const lazy = {
   flagTypes: () => require('./configs/flag-types').flagTypes,
   MongoCollector: () => require('./collectors/mongo-collector'),
   MongoWorker: () => require('./workers/mongo-worker'),
+  CounterWorker: () => require('./workers/counter-worker'),
   StreamWorker: () => require('./workers/stream-worker'),
   CounterStore: () => require('./workers/storage/counter-store').CounterStore,
   StreamSweeper: () => require('./workers/storage/stream-sweeper'),

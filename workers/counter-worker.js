@@ -16,7 +16,8 @@ const COUNTER_DEFAULTS = Object.freeze({
  * implements one method, `countsOf(message)`, returning
  * `[{ metric, n?, at? }]` (n defaults to 1, at to now); throwing an error
  * with a `reason` (a `DecodeError`) refuses the message, counted in the
- * master's `dropped[reason]`.
+ * master's `dropped[reason]`. It may be called more than once for a message
+ * (a redelivered batch is read ahead), so keep it free of side effects.
  *
  * Everything else is here: buffering and one bulk write per flush, holding
  * increments while the database is away, acknowledging only what is stored,

@@ -1,0 +1,44 @@
+// Compiled (never run) by test/typings.test.js. Each line under an
+// expect-error directive is a mistake the typings must refuse: if one
+// compiles, tsc reports the unused directive and the test fails.
+import { LoadBalancer, LoadBalancerConfig, CounterWorker, MongoCollector, Worker } from 'collector-cluster'
+import type { CountIncrement, Message } from 'collector-cluster'
+
+// @ts-expect-error a misspelled option key
+export const typo = new LoadBalancer({ worker: './w.js', instnces: 4 })
+// @ts-expect-error an option of the wrong type
+export const wrongType = new LoadBalancer({ worker: './w.js', port: '9999' })
+// @ts-expect-error a distribution that is not a strategy
+export const badStrategy = new LoadBalancer({ worker: './w.js', distribution: 'random' })
+// @ts-expect-error a MongoDB option on a plain LoadBalancer
+export const notMongo = new LoadBalancer({ worker: './w.js', mongoUri: 'mongodb://x' })
+export const mongo = new MongoCollector({ worker: './w.js', mongoUri: 'mongodb://x', database: 'd' })
+
+const lb = new LoadBalancer({ worker: './w.js' })
+// @ts-expect-error listenerError gives (error, delay), not a string
+lb.on('listenerError', (error: string) => error)
+// @ts-expect-error an event LoadBalancer never emits
+lb.on('listenning', () => {})
+lb.on('workerExit', (info) => info.pid)
+// @ts-expect-error doStart is a subclass hook, not public
+void lb.doStart()
+
+// @ts-expect-error a flag type that does not exist
+export const BadFlags = LoadBalancerConfig.extendFlags({ size: { type: 'bytes' } })
+
+// @ts-expect-error a CounterWorker must implement countsOf
+export class Forgetful extends CounterWorker {}
+
+export class WrongCounts extends CounterWorker {
+  // @ts-expect-error countsOf returns increments, not a number
+  countsOf (message: Message): number { return message.data.length }
+}
+
+export class Fine extends CounterWorker {
+  countsOf (message: Message): CountIncrement[] { return [{ metric: message.data.toString(), n: 1 }] }
+}
+
+export class Plain extends Worker {
+  // @ts-expect-error delivery() may be null outside doWork
+  doWork (): void { const seq: number = this.delivery().seq; void seq }
+}
