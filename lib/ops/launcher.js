@@ -4,6 +4,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const pm2 = require('pm2')
+const async = require('async')
 const CollectorError = require('../../exceptions/collector-error')
 const { loadCollector } = require('./collector-registry')
 const stats = require('./stats-file')
@@ -116,17 +117,18 @@ function restart (name, options = {}) {
   })
 }
 
-// Each slot replaced adds one to restarts.rolling.
+const ROLL_POLL_MS = 200
+
+// Each slot replaced adds one to restarts.rolling (or the process itself was
+// replaced). Polled with async.retry: one read of the stats file per try.
 async function waitRolled (name, dir, before, timeout) {
   const target = before.stats.restarts.rolling + before.stats.instances
-  const deadline = Date.now() + timeout
-  while (Date.now() < deadline) {
+  const rolled = async () => {
     const current = await stats.readStats(name, dir)
-    if (current && current.pid !== before.pid) return
-    if (current && current.stats.restarts.rolling >= target) return
-    await sleep(200)
+    if (current && (current.pid !== before.pid || current.stats.restarts.rolling >= target)) return
+    throw new CollectorError(`collector ${name}: rolling restart not finished after ${timeout} ms`, 'ERR_RESTART_TIMEOUT', { name })
   }
-  throw new CollectorError(`collector ${name}: rolling restart not finished after ${timeout} ms`, 'ERR_RESTART_TIMEOUT', { name })
+  await async.retry({ times: Math.max(1, Math.ceil(timeout / ROLL_POLL_MS)), interval: ROLL_POLL_MS }, rolled)
 }
 
 /**
@@ -278,10 +280,6 @@ function pm2Error (err, method) {
   if (err instanceof Error) return err
   const message = (err && (err.message || err.msg)) || JSON.stringify(err)
   return new CollectorError(`pm2 ${method} failed: ${message}`, 'ERR_PM2', { cause: err })
-}
-
-function sleep (ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms))
 }
 
 module.exports = { ENTRY, APP_DEFAULTS, start, stop, restart, delete: remove, list, killDaemon }

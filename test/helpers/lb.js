@@ -8,6 +8,7 @@ const net = require('node:net')
 const { once } = require('node:events')
 const { LoadBalancer } = require('../..')
 const { accountedFor } = require('../../lib/master/counters')
+const { waitFor } = require('./wait-for')
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures')
 const COUNTING = fixture('counting-worker.js')
@@ -20,16 +21,6 @@ function fixture (name) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Polls `check()` (may be async) until it returns a truthy value; throws after `timeout` ms. */
-async function waitFor (check, { timeout = 10000, interval = 20, what = 'condition' } = {}) {
-  const deadline = Date.now() + timeout
-  let last
-  for (;;) {
-    last = await check()
-    if (last) return last
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}`)
-    await sleep(interval)
-  }
-}
 
 /** A started LoadBalancer (counting fixture unless `worker` is given), stopped by t.after. */
 async function startLb (t, options = {}, Class = LoadBalancer) {

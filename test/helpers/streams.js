@@ -2,6 +2,7 @@
 // Helpers for the stream tests: send JSON packets over UDP, paced, and
 // read back the stream documents.
 const dgram = require('node:dgram')
+const { waitFor } = require('./wait-for')
 
 /** Sends each payload (object → JSON) as one datagram, `perTick` at a time. */
 async function sendAll (port, payloads, { perTick = 200, pauseMs = 2 } = {}) {
@@ -31,14 +32,5 @@ function streamDocs (db, filter = {}) {
   return db.collection('streams').find({ openKey: { $exists: true }, ...filter }).toArray()
 }
 
-async function waitFor (fn, { timeout = 20000, interval = 50 } = {}) {
-  const deadline = Date.now() + timeout
-  for (;;) {
-    const value = await fn()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, interval))
-  }
-}
 
 module.exports = { sendAll, shuffle, streamDocs, waitFor }

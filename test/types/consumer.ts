@@ -1,4 +1,4 @@
-// Compiled (never run) by test/typings.test.js with tsc --strict: a user's
+// Compiled (never run) by test/integration/typings.test.js with tsc --strict: a user's
 // collector written against index.d.ts alone.
 import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, protocols, strategies } from '../..'
 import type { Message, Stats, WorkerRef } from '../..'

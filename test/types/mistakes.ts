@@ -1,4 +1,4 @@
-// Compiled (never run) by test/typings.test.js. Each line under an
+// Compiled (never run) by test/integration/typings.test.js. Each line under an
 // expect-error directive is a mistake the typings must refuse: if one
 // compiles, tsc reports the unused directive and the test fails.
 import { LoadBalancer, LoadBalancerConfig, CounterWorker, MongoCollector, Worker } from 'collector-cluster'

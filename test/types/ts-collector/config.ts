@@ -1,4 +1,4 @@
-// Compiled by test/typings.test.js and run by it with `collector run`: a
+// Compiled by test/integration/typings.test.js and run by it with `collector run`: a
 // collector written in TypeScript from the README and index.d.ts alone.
 import * as path from 'node:path'
 import { MongoCollectorConfig } from 'collector-cluster'

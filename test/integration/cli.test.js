@@ -1,0 +1,274 @@
+'use strict'
+// The `collector` CLI as a user runs it: a child process per command.
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const { spawn } = require('node:child_process')
+const dgram = require('node:dgram')
+const fs = require('node:fs')
+const net = require('node:net')
+const os = require('node:os')
+const path = require('node:path')
+const { decodeRtcp } = require('../../collectors/rtcp/decoder')
+const { parseSyslog } = require('../../collectors/syslog/parser')
+const { readStats } = require('../../lib/ops/stats-file')
+const { waitFor } = require('../helpers/wait-for')
+
+const CLI = path.join(__dirname, '..', '..', 'bin', 'collector.js')
+const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
+
+function tempEnv (t) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-cli-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return { dir, env: { ...process.env, COLLECTOR_STATS_DIR: dir, PM2_HOME: path.join(dir, 'pm2') } }
+}
+
+function cli (args, env = process.env) {
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => { stdout += d })
+  child.stderr.on('data', (d) => { stderr += d })
+  const done = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })))
+  return { child, done }
+}
+
+
+/** `collector run` of the echo collector in the foreground, fed `count` datagrams, all received; its child and first stats snapshot. */
+async function runAndFeed (t, { dir, env, name, count, flags }) {
+  const run = cli(['run', ECHO, '--port', '0', ...flags, '--name', name], env)
+  t.after(() => run.child.kill('SIGKILL'))
+  const ready = await waitFor(async () => {
+    const snap = await readStats(name, dir)
+    return snap && snap.state === 'running' ? snap : null
+  }, { what: 'the collector to start', timeout: 30000 })
+  const socket = dgram.createSocket('udp4')
+  await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
+  for (let i = 0; i < count; i++) socket.send(`m${i}`, ready.stats.address.port, '127.0.0.1')
+  await waitFor(async () => {
+    const snap = await readStats(name, dir)
+    return snap && snap.stats.received === count
+  }, { what: `${count} received`, timeout: 30000 })
+  socket.close()
+  return { run, ready }
+}
+
+function assertNoStack (text) {
+  assert.doesNotMatch(text, /\n\s+at .+:\d+:\d+/, 'no stack trace')
+}
+
+test('help lists the commands, exit 0', async () => {
+  const r = await cli(['help']).done
+  assert.equal(r.code, 0)
+  for (const command of ['run', 'start', 'stop', 'restart', 'delete', 'ls', 'status', 'top', 'simulate', 'demo']) {
+    assert.match(r.stdout, new RegExp(`^  ${command}\\b`, 'm'))
+  }
+})
+
+test('an unknown command prints help, exit 2', async () => {
+  const r = await cli(['frobnicate']).done
+  assert.equal(r.code, 2)
+  assert.match(r.stderr, /unknown command "frobnicate"/)
+  assert.match(r.stderr, /Usage: collector/)
+})
+
+test('bad flags exit 2 with the message naming each flag, no stack', async () => {
+  const r = await cli(['run', ECHO, '--instances', 'lots', '--prot', 'udp']).done
+  assert.equal(r.code, 2)
+  assert.match(r.stderr, /--instances: expected an integer/)
+  assert.match(r.stderr, /--prot: unknown flag; did you mean --port\?/)
+  assertNoStack(r.stderr)
+  const sim = await cli(['simulate', 'rtcp', '--rate', 'fast']).done
+  assert.equal(sim.code, 2)
+  assert.match(sim.stderr, /--rate: expected a number/)
+  assert.match(sim.stderr, /--target: is required/)
+  const unknown = await cli(['run', 'no-such-collector']).done
+  assert.equal(unknown.code, 2)
+  assert.match(unknown.stderr, /unknown collector "no-such-collector"/)
+  assertNoStack(unknown.stderr)
+})
+
+test('run in the foreground: status --json, top --once, then SIGINT drains and exits 0', { timeout: 60000 }, async (t) => {
+  const { dir, env } = tempEnv(t)
+  const name = 'cli-run'
+  const { run, ready } = await runAndFeed(t, { dir, env, name, count: 200, flags: ['--instances', '2', '--delay', '30ms'] })
+
+  const status = await cli(['status', name, '--json'], env).done
+  assert.equal(status.code, 0, status.stderr)
+  const json = JSON.parse(status.stdout)
+  assert.equal(json.name, name)
+  assert.equal(json.stats.received, 200)
+  assert.equal(json.stats.workers.length, 2)
+  assert.ok(json.stats.processed < 200, 'slow workers still have messages in flight')
+  assert.equal(typeof json.rates.received, 'number')
+
+  const table = await cli(['status', name], env).done
+  assert.equal(table.code, 0)
+  assert.match(table.stdout, /RECEIVED\s+PROCESSED/)
+  assert.match(table.stdout, /DB WRITES/)
+
+  const top = await cli(['top', '--once'], env).done
+  assert.equal(top.code, 0, top.stderr)
+  assert.match(top.stdout, new RegExp(`^${name}\\s+${ready.pid}\\s+running`, 'm'))
+  assert.match(top.stdout, /^ {2}worker 0 /m)
+  assert.match(top.stdout, /^ {2}worker 1 /m)
+
+  // 200 messages x 30 ms over 2 workers: still in flight when the signal lands.
+  run.child.kill('SIGINT')
+  const exit = await run.done
+  assert.equal(exit.code, 0, exit.stderr)
+  assertNoStack(exit.stderr)
+  const final = await readStats(name, dir)
+  assert.equal(final.state, 'stopped')
+  assert.equal(final.stats.processed, 200, 'everything received was processed before exit')
+  assert.equal(final.stats.lost, 0)
+})
+
+test('a second SIGINT (past the 500 ms that makes a repeat the same signal) forces exit 1 without waiting for the drain', { timeout: 60000 }, async (t) => {
+  const { dir, env } = tempEnv(t)
+  const name = 'cli-force'
+  const { run } = await runAndFeed(t, { dir, env, name, count: 20, flags: ['--instances', '1', '--delay', '1s'] })
+  run.child.kill('SIGINT')
+  await new Promise((resolve) => setTimeout(resolve, 800))
+  run.child.kill('SIGINT')
+  const exit = await run.done
+  assert.equal(exit.code, 1)
+  assert.match(exit.stdout, /second signal/)
+})
+
+/** A UDP socket on 127.0.0.1:0 keeping every datagram it gets; closed after the test. */
+async function udpSink (t) {
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const datagrams = []
+  socket.on('message', (msg) => datagrams.push(msg))
+  await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
+  return { datagrams, target: `127.0.0.1:${socket.address().port}` }
+}
+
+test('simulate rtcp sends exactly the streams and packets its summary claims', { timeout: 60000 }, async (t) => {
+  const { datagrams, target } = await udpSink(t)
+  const r = await cli(['simulate', 'rtcp', '--target', target, '--streams', '3', '--rate', '300', '--duration', '1', '--json']).done
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stderr, /sent 300\/300 packets/)
+  const summary = JSON.parse(r.stdout)
+  assert.equal(summary.packets, 300)
+  assert.equal(summary.streams, 3)
+  assert.equal(summary.errors, 0)
+  await waitFor(() => datagrams.length >= summary.packets, { what: 'every datagram', timeout: 5000 })
+  assert.equal(datagrams.length, summary.packets)
+
+  const seen = new Map() // "reporter>peer" → { packets, highestSeq }
+  for (const datagram of datagrams) {
+    const rr = decodeRtcp(datagram).packets.filter((p) => p.type === 'RR')
+    assert.equal(rr.length, 1)
+    assert.equal(rr[0].reports.length, 1)
+    const key = `${rr[0].ssrc}>${rr[0].reports[0].ssrc}`
+    const entry = seen.get(key) || { packets: 0, highestSeq: -1 }
+    assert.ok(rr[0].reports[0].highestSeq > entry.highestSeq, 'extended highest sequence numbers increase')
+    seen.set(key, { packets: entry.packets + 1, highestSeq: rr[0].reports[0].highestSeq })
+  }
+  assert.equal(seen.size, 2 * summary.streams, 'each stream is a pair of SSRCs reporting on each other')
+  let total = 0
+  for (const stream of summary.perStream) {
+    const forward = seen.get(`${stream.from.ssrc}>${stream.to.ssrc}`)
+    const backward = seen.get(`${stream.to.ssrc}>${stream.from.ssrc}`)
+    assert.deepEqual(forward, { packets: stream.from.packets, highestSeq: stream.from.highestSeq })
+    assert.deepEqual(backward, { packets: stream.to.packets, highestSeq: stream.to.highestSeq })
+    assert.equal(stream.packets, forward.packets + backward.packets)
+    total += stream.packets
+  }
+  assert.equal(total, summary.packets)
+})
+
+/**
+ * Every message parses as the RFC 5424 record simulate writes (host
+ * sim-host-<stream>, its pid as PROCID, seq counting from 1 per host
+ * without gaps), and the hosts' counts are exactly the summary's.
+ */
+function assertSyslogMatchesSummary (messages, summary, pid) {
+  assert.equal(messages.length, summary.packets)
+  const seen = new Map() // host → { packets, highestSeq }
+  for (const message of messages) {
+    const record = parseSyslog(message)
+    assert.equal(record.format, '5424', `parsed: ${message}`)
+    const { host, app, procid, msgid, facilityName, severityName, structuredData } = record
+    const [, stream, seq] = /^stream=(\d+) seq=(\d+)$/.exec(record.message) || assert.fail(`message text: ${record.message}`)
+    assert.deepEqual({ host, app, procid, msgid, facilityName, severityName, structuredData },
+      { host: `sim-host-${stream}`, app: 'collector-simulate', procid: String(pid), msgid: 'SIM', facilityName: 'local0', severityName: 'info', structuredData: null })
+    assert.ok(record.timestamp instanceof Date && !Number.isNaN(record.timestamp.getTime()), 'a valid timestamp')
+    const entry = seen.get(host) || { packets: 0, highestSeq: 0 }
+    assert.equal(Number(seq), entry.highestSeq + 1, `${host}: seq counts up from 1 without gaps`)
+    seen.set(host, { packets: entry.packets + 1, highestSeq: Number(seq) })
+  }
+  assert.equal(seen.size, summary.streams, 'one host per stream')
+  let total = 0
+  for (const stream of summary.perStream) {
+    assert.equal(stream.host, `sim-host-${stream.stream}`)
+    assert.deepEqual(seen.get(stream.host), { packets: stream.packets, highestSeq: stream.highestSeq })
+    total += stream.packets
+  }
+  assert.equal(total, summary.packets)
+}
+
+test('simulate syslog over UDP sends exactly the hosts and messages its summary claims, each parsing as RFC 5424', { timeout: 60000 }, async (t) => {
+  const { datagrams, target } = await udpSink(t)
+  const run = cli(['simulate', 'syslog', '--target', target, '--streams', '4', '--rate', '500', '--count', '250', '--json'])
+  const r = await run.done
+  assert.equal(r.code, 0, r.stderr)
+  assert.match(r.stderr, /sent 250\/250 packets/)
+  const summary = JSON.parse(r.stdout)
+  assert.deepEqual({ kind: summary.kind, protocol: summary.protocol, target: summary.target, packets: summary.packets, streams: summary.streams, errors: summary.errors },
+    { kind: 'syslog', protocol: 'udp', target, packets: 250, streams: 4, errors: 0 })
+  await waitFor(() => datagrams.length >= summary.packets, { what: 'every datagram', timeout: 5000 })
+  await new Promise((resolve) => setTimeout(resolve, 200)) // no more than claimed arrives late
+  assertSyslogMatchesSummary(datagrams, summary, run.child.pid)
+})
+
+test('simulate syslog --protocol tcp sends exactly the messages its summary claims as RFC 6587 octet-counted frames on one connection', { timeout: 60000 }, async (t) => {
+  const connections = []
+  const server = net.createServer((conn) => {
+    const entry = { chunks: [], ended: false }
+    connections.push(entry)
+    conn.on('data', (chunk) => entry.chunks.push(chunk))
+    conn.on('end', () => { entry.ended = true })
+  })
+  t.after(() => new Promise((resolve) => server.close(resolve)))
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const target = `127.0.0.1:${server.address().port}`
+  const run = cli(['simulate', 'syslog', '--protocol', 'tcp', '--target', target, '--streams', '3', '--rate', '500', '--count', '200', '--json', '--quiet'])
+  const r = await run.done
+  assert.equal(r.code, 0, r.stderr)
+  assert.equal(r.stderr, '', '--quiet: no progress line')
+  const summary = JSON.parse(r.stdout)
+  assert.deepEqual({ kind: summary.kind, protocol: summary.protocol, target: summary.target, packets: summary.packets, streams: summary.streams, errors: summary.errors },
+    { kind: 'syslog', protocol: 'tcp', target, packets: 200, streams: 3, errors: 0 })
+  await waitFor(() => connections.length === 1 && connections[0].ended, { what: 'the connection to end', timeout: 5000 })
+  assert.equal(connections.length, 1)
+
+  // "<octet count> <message>", back to back, nothing left over.
+  const stream = Buffer.concat(connections[0].chunks)
+  const frames = []
+  let offset = 0
+  while (offset < stream.length) {
+    const space = stream.indexOf(0x20, offset)
+    assert.ok(space > offset, `octet count and space at byte ${offset}`)
+    const header = stream.subarray(offset, space).toString('latin1')
+    assert.match(header, /^[1-9]\d*$/, `octet count at byte ${offset}`)
+    const end = space + 1 + Number(header)
+    assert.ok(end <= stream.length, `frame at byte ${offset} is complete`)
+    frames.push(stream.subarray(space + 1, end))
+    offset = end
+  }
+  for (const frame of frames) assert.equal(frame.includes(0x0a), false, 'no newline inside a frame')
+  assertSyslogMatchesSummary(frames, summary, run.child.pid)
+})
+
+test('demo (the main job) starts its own database when none is configured and stores every simulated call exactly', { timeout: 120000 }, async () => {
+  const env = { ...process.env }
+  delete env.MONGODB_URI
+  const r = await cli(['demo', '--duration', '4', '--streams', '50', '--rate', '200', '--port', '0', '--log-level', 'warn'], env).done
+  assert.equal(r.code, 0, r.stdout + r.stderr)
+  assert.match(r.stdout, /streams stored: 50 \(expected 50\); reporting sides exact: 100\/100/)
+  assert.match(r.stdout, /dropped 0/)
+  assertNoStack(r.stderr)
+})

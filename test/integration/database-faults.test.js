@@ -1,0 +1,107 @@
+'use strict'
+
+// The syslog collector against a database that is not there at start, and
+// one that freezes mid-run: the listener is up regardless, messages are
+// held unacknowledged (not counted processed) and stored once the server
+// answers, and what the operator sees says why.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const dgram = require('node:dgram')
+const net = require('node:net')
+const { MongoClient } = require('mongodb')
+const syslog = require('../../collectors/syslog')
+const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+const { createTcpProxy } = require('../helpers/tcp-proxy')
+const { waitFor } = require('../helpers/streams')
+
+function captureLogger () {
+  const records = []
+  const logger = { child: () => logger }
+  for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal']) {
+    logger[level] = (fields, msg) => records.push({ level, fields: typeof fields === 'object' ? fields : {}, msg: typeof fields === 'string' ? fields : msg })
+  }
+  return { logger, records }
+}
+
+async function freePort () {
+  const server = net.createServer().listen(0, '127.0.0.1')
+  await new Promise((resolve) => server.once('listening', resolve))
+  const { port } = server.address()
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+async function startSyslog (t, uri, logger) {
+  const database = uniqueDbName('dbfault')
+  const config = new syslog.Config(['--port', '0', '-i', '1', '--database', database, '--flush-interval', '50ms']).getConfig()
+  const collector = new syslog.Collector({ ...config, logger, workerOptions: { mongoUri: uri, serverSelectionTimeoutMS: 1000 } })
+  t.after(() => collector.stop())
+  await collector.start()
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const send = (lines) => Promise.all(lines.map((line) => new Promise((resolve, reject) => {
+    socket.send(line, collector.address().port, '127.0.0.1', (err) => err ? reject(err) : resolve())
+  })))
+  return { collector, database, send }
+}
+
+const lines = (n, tag) => Array.from({ length: n }, (_, i) => `<14>1 2026-11-23T10:00:00Z h app - - - ${tag} ${i}`)
+
+async function storedMessages (uri, database) {
+  const client = await new MongoClient(uri).connect()
+  try {
+    return await client.db(database).collection('syslog').find().toArray()
+  } finally {
+    await client.close()
+  }
+}
+
+test('a database that is down at start: the collector listens at once, holds what arrives unacknowledged, logs the real cause, and stores it all when the server comes', { timeout: 60000 }, async (t) => {
+  const { uri } = await getTestMongo()
+  const target = new URL(uri.replace('mongodb://', 'http://'))
+  const port = await freePort()
+  const { logger, records } = captureLogger()
+  const { collector, database, send } = await startSyslog(t, `mongodb://127.0.0.1:${port}/`, logger)
+  await send(lines(20, 'early'))
+  await waitFor(() => collector.summary().received === 20)
+  const [worker] = (await collector.stats()).workers
+  await waitFor(async () => { const [w] = (await collector.stats()).workers; return w.custom && w.custom.dbDown })
+  assert.equal(collector.summary().processed, 0, 'nothing is processed before it is stored')
+  assert.equal(collector.summary().inFlight, 20, 'the master holds every message')
+  assert.ok(worker.pid > 0)
+  await waitFor(() => records.some((r) => /database unreachable \(.*ECONNREFUSED/.test(r.msg)), { timeout: 20000 })
+  assert.ok(!records.some((r) => /buffering timed out/.test(r.msg)), 'the real cause, not mongoose buffering')
+  const proxy = await createTcpProxy({ targetHost: target.hostname, targetPort: Number(target.port), port })
+  t.after(() => proxy.close())
+  await waitFor(() => collector.summary().processed === 20, { timeout: 30000 })
+  await collector.stop()
+  const docs = await storedMessages(uri, database)
+  assert.equal(docs.length, 20)
+  assert.equal(collector.summary().dropped.total, 0)
+})
+
+test('a frozen database (SIGSTOP) shows in stats: oldestUnackedMs grows, the worker reports a stalled write, and the master warns; after SIGCONT everything is stored', { timeout: 60000 }, async (t) => {
+  const { uri, server } = await getTestMongo()
+  if (!server) return t.skip('MONGODB_URI given: the test cannot pause a server it did not start')
+  const { logger, records } = captureLogger()
+  const { collector, database, send } = await startSyslog(t, uri, logger)
+  await send(lines(5, 'before'))
+  await waitFor(() => collector.summary().processed === 5)
+  server.pause()
+  t.after(() => server.resume())
+  await send(lines(30, 'frozen'))
+  const seen = await waitFor(async () => {
+    const s = await collector.stats()
+    const w = s.workers[0]
+    return s.oldestUnackedMs > 1000 && w.custom && w.custom.dbStalled && { s, w }
+  }, { timeout: 20000 })
+  assert.equal(seen.s.processed, 5, 'messages the frozen server has not stored are not processed')
+  assert.ok(seen.w.custom.writeInProgressMs > 1000)
+  await waitFor(() => records.some((r) => r.level === 'warn' && /have not acknowledged messages/.test(r.msg)), { timeout: 15000 })
+  server.resume()
+  await waitFor(() => collector.summary().processed === 35, { timeout: 30000 })
+  await collector.stop()
+  const docs = await storedMessages(uri, database)
+  assert.equal(docs.length, 35)
+})

@@ -1,0 +1,116 @@
+'use strict'
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { startLb, settled, udpSocket, sendDatagram, tcpClient, write, waitFor, sleep, lines } = require('../helpers/lb')
+
+function tempDir (t) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-flush-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+function flushRecords (dir) {
+  return fs.readdirSync(dir).map((name) => JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')))
+}
+
+test('stop() drains: everything received is processed and every worker flushed', async (t) => {
+  const dir = tempDir(t)
+  const lb = await startLb(t, { instances: 2, workerOptions: { delayMs: 3, flushDir: dir } })
+  const pids = (await lb.stats()).workers.map((w) => w.pid).sort()
+  const socket = await udpSocket(t)
+  for (const data of lines(200)) await sendDatagram(socket, lb.address().port, data)
+  await waitFor(() => lb.summary().received === 200, { what: 'the burst to be received' })
+  assert.ok(lb.summary().inFlight > 0, 'the slow workers still hold messages when stop() is called')
+  const stopping = lb.stop()
+  assert.equal(lb.stop(), stopping, 'a second stop() returns the same promise')
+  await stopping
+  const s = lb.summary()
+  assert.equal(s.state, 'stopped')
+  assert.equal(s.processed, 200)
+  assert.equal(s.processed, s.received)
+  assert.equal(s.lost, 0)
+  assert.equal(s.dropped.total, 0)
+  const records = flushRecords(dir)
+  assert.deepEqual(records.map((r) => r.pid).sort(), pids)
+  assert.equal(records.reduce((n, r) => n + r.seen, 0), 200)
+  assert.equal(lb.address(), null)
+})
+
+test('start/stop take callbacks, and stop() twice resolves the same way', async (t) => {
+  const { LoadBalancer } = require('../..')
+  const { COUNTING, HOST } = require('../helpers/lb')
+  const lb = new LoadBalancer({ worker: COUNTING, instances: 1, host: HOST })
+  t.after(() => lb.stop())
+  await new Promise((resolve, reject) => lb.start((err) => err ? reject(err) : resolve()))
+  assert.ok(lb.address().port > 0)
+  const stopped = new Promise((resolve) => lb.once('stopped', resolve))
+  await new Promise((resolve, reject) => lb.stop((err) => err ? reject(err) : resolve()))
+  await stopped
+  await lb.stop()
+  assert.equal(lb.summary().state, 'stopped')
+})
+
+// Sends numbered datagrams in small paced chunks until `until()` is true (bounded).
+async function udpLoad (lb, socket, until, { max = 4000, deadline = 20000 } = {}) {
+  let sent = 0
+  const end = Date.now() + deadline
+  while (!until() && sent < max && Date.now() < end) {
+    for (let i = 0; i < 10; i++) await sendDatagram(socket, lb.address().port, `u${sent++}`)
+    await sleep(2)
+  }
+  return sent
+}
+
+test('restart() under continuous UDP load loses nothing and replaces every worker', async (t) => {
+  const instances = 2
+  const lb = await startLb(t, { instances })
+  const before = (await lb.stats()).workers.map((w) => w.pid)
+  const socket = await udpSocket(t)
+  let restarted = false
+  const load = udpLoad(lb, socket, () => restarted && lb.summary().received > 0)
+  await waitFor(() => lb.summary().received >= 50)
+  await lb.restart()
+  restarted = true
+  const sent = await load
+  await waitFor(() => lb.summary().received === sent, { what: `all ${sent} datagrams received` })
+  const s = await settled(lb)
+  const after = (await lb.stats()).workers.map((w) => w.pid)
+  assert.equal(s.restarts.rolling, instances)
+  assert.equal(s.processed + s.failed, s.received)
+  assert.equal(s.dropped.total, 0)
+  assert.equal(s.lost, 0)
+  assert.equal(after.length, instances)
+  for (const pid of after) assert.ok(!before.includes(pid), `worker ${pid} is new`)
+})
+
+test('restart() under continuous TCP load loses nothing', async (t) => {
+  const instances = 2
+  const lb = await startLb(t, { instances, protocol: 'tcp_server' })
+  const before = (await lb.stats()).workers.map((w) => w.pid)
+  const socket = await tcpClient(t, lb.address().port)
+  let restarted = false
+  let sent = 0
+  const load = (async () => {
+    const end = Date.now() + 20000
+    while (!restarted && sent < 20000 && Date.now() < end) {
+      await write(socket, lines(20, `t${sent}-`).map((l) => `${l}\n`).join(''))
+      sent += 20
+      await sleep(2)
+    }
+  })()
+  await waitFor(() => lb.summary().received >= 100)
+  await lb.restart((err) => assert.ifError(err))
+  restarted = true
+  await load
+  await waitFor(() => lb.summary().received === sent, { what: `all ${sent} frames received` })
+  const s = await settled(lb)
+  const after = (await lb.stats()).workers.map((w) => w.pid)
+  assert.equal(s.restarts.rolling, instances)
+  assert.equal(s.processed, sent)
+  assert.equal(s.dropped.total, 0)
+  assert.equal(s.lost, 0)
+  for (const pid of after) assert.ok(!before.includes(pid), `worker ${pid} is new`)
+})

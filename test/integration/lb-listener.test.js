@@ -1,0 +1,143 @@
+'use strict'
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const net = require('node:net')
+const { once } = require('node:events')
+const { LoadBalancer } = require('../..')
+const { COUNTING, HOST, startLb, settled, udpSocket, sendPaced, waitFor, lines, sleep } = require('../helpers/lb')
+
+function newLb (t, options) {
+  const lb = new LoadBalancer({ worker: COUNTING, instances: 1, host: HOST, retryDelay: 50, workerOptions: { record: true }, ...options })
+  t.after(() => lb.stop())
+  return lb
+}
+
+function collectListenerErrors (lb) {
+  const errors = []
+  lb.on('listenerError', (err, delay) => errors.push({ code: err.code, delay }))
+  return errors
+}
+
+// Fails the test instead of hanging it when `promise` never settles.
+function within (promise, ms, what) {
+  let timer
+  const timeout = new Promise((resolve, reject) => { timer = setTimeout(() => reject(new Error(`${what} did not settle in ${ms} ms`)), ms) })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+test('udp: a busy port is retried with backoff ×1.5 until it is free, then traffic flows', async (t) => {
+  const occupier = await udpSocket(t)
+  const port = occupier.address().port
+  const lb = newLb(t, { port })
+  const errors = collectListenerErrors(lb)
+  const started = lb.start()
+  await waitFor(() => errors.length >= 3, { what: 'three listener errors' })
+  await new Promise((resolve) => occupier.close(resolve))
+  await within(started, 5000, 'start()')
+  assert.deepEqual(errors.slice(0, 3), [
+    { code: 'EADDRINUSE', delay: 50 },
+    { code: 'EADDRINUSE', delay: 75 },
+    { code: 'EADDRINUSE', delay: 113 }
+  ])
+  assert.equal(lb.address().port, port)
+  assert.equal(lb.summary().restarts.listener, errors.length)
+  const sender = await udpSocket(t)
+  await sendPaced(lb, sender, lines(20))
+  const stats = await settled(lb)
+  assert.equal(stats.processed, 20)
+})
+
+test('udp: with retry off a busy port rejects start() with EADDRINUSE', async (t) => {
+  const occupier = await udpSocket(t)
+  const lb = newLb(t, { port: occupier.address().port, retry: false })
+  await assert.rejects(lb.start(), { code: 'EADDRINUSE' })
+  assert.equal(lb.address(), null)
+})
+
+test('stop() while start() is still retrying a busy port ends both', async (t) => {
+  const occupier = await udpSocket(t)
+  const lb = newLb(t, { port: occupier.address().port, retryDelay: 200 })
+  const errors = collectListenerErrors(lb)
+  const started = lb.start()
+  started.catch(() => {})
+  await waitFor(() => errors.length >= 1)
+  await within(lb.stop(), 5000, 'stop()')
+  await assert.rejects(within(started, 1000, 'start()'), { code: 'EADDRINUSE' })
+  assert.equal(lb.summary().state, 'stopped')
+})
+
+test('udp: a socket error on a running listener reopens it on the same port after the delay', async (t) => {
+  const lb = await startLb(t, { instances: 1, retryDelay: 50 })
+  const port = lb.address().port
+  const errors = collectListenerErrors(lb)
+  const sender = await udpSocket(t)
+  await sendPaced(lb, sender, lines(10, 'before'))
+  const reopened = once(lb, 'listening')
+  const old = lb.listener
+  lb.listener.socket.emit('error', Object.assign(new Error('forced'), { code: 'EFORCED' }))
+  await within(reopened, 5000, 'reopen')
+  assert.notEqual(lb.listener, old)
+  assert.deepEqual(errors, [{ code: 'EFORCED', delay: 50 }])
+  assert.equal(lb.address().port, port)
+  assert.equal(lb.summary().restarts.listener, 1)
+  await sendPaced(lb, sender, lines(10, 'after'))
+  const stats = await settled(lb)
+  assert.equal(stats.processed, 20)
+})
+
+// A line-protocol peer the balancer connects to; it sends `frames` to each connection.
+async function startPeer (t, port = 0) {
+  const sockets = new Set()
+  const server = net.createServer((socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    socket.on('error', () => {})
+  })
+  const peer = {
+    server,
+    sockets,
+    send: (text) => { for (const s of sockets) s.write(text) },
+    close: () => {
+      for (const s of sockets) s.destroy()
+      return new Promise((resolve) => server.close(resolve))
+    }
+  }
+  t.after(() => server.listening && peer.close())
+  server.listen(port, HOST)
+  await once(server, 'listening')
+  return peer
+}
+
+test('tcp_client: frames arrive; the peer goes away and comes back on its port, the balancer reconnects with backoff', async (t) => {
+  let peer = await startPeer(t)
+  const port = peer.server.address().port
+  const lb = newLb(t, { protocol: 'tcp_client', port, framing: 'newline' })
+  const errors = collectListenerErrors(lb)
+  await lb.start()
+  await waitFor(() => peer.sockets.size === 1, { what: 'the balancer to connect' })
+  peer.send('one\ntwo\n')
+  await waitFor(() => lb.summary().received === 2)
+
+  await peer.close()
+  await waitFor(() => errors.length >= 3, { what: 'three failed reconnects' })
+  const reconnected = once(lb, 'listening')
+  peer = await startPeer(t, port)
+  await within(reconnected, 5000, 'reconnect')
+  await waitFor(() => peer.sockets.size === 1, { what: 'the balancer to reconnect' })
+  peer.send('three\nfour\n')
+  await waitFor(() => lb.summary().received === 4)
+  const stats = await settled(lb)
+  assert.equal(stats.processed, 4)
+  assert.deepEqual(errors.slice(0, 3).map((e) => e.delay), [50, 75, 113])
+  assert.equal(errors[1].code, 'ECONNREFUSED')
+  assert.equal(stats.restarts.listener, errors.length)
+  const { workers } = await lb.stats()
+  assert.deepEqual(workers[0].custom.texts.map((e) => e.split('|')[1]), ['one', 'two', 'three', 'four'])
+
+  // Success reset the backoff: the next failure waits the initial delay again.
+  const before = errors.length
+  await peer.close()
+  await waitFor(() => errors.length > before)
+  assert.equal(errors[before].delay, 50)
+  await sleep(0)
+})

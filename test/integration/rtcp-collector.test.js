@@ -1,0 +1,101 @@
+'use strict'
+
+// The RTCP collector end to end: real ffmpeg (SR, SDES, BYE) and GStreamer
+// (RR) send through a recording relay to an RtcpCollector with 2 workers
+// writing into the real server. The relay's capture, decoded independently,
+// says which stream documents must exist.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const dgram = require('node:dgram')
+const { once } = require('node:events')
+const rtcp = require('../../collectors/rtcp')
+const { decodeRtcp } = require('../../collectors/rtcp/decoder')
+const { encodeReport } = require('../../collectors/rtcp/encoder')
+const { startTestCollector } = require('../helpers/collector')
+const { waitFor } = require('../helpers/streams')
+const peers = require('../helpers/rtp-peers')
+
+function startCollector (t, extra = []) {
+  return startTestCollector(t, rtcp, extra)
+}
+
+async function startRelay (t, targetPort) {
+  const socket = dgram.createSocket('udp4')
+  const captured = []
+  socket.on('message', (data) => {
+    captured.push(data)
+    socket.send(data, targetPort, peers.HOST)
+  })
+  socket.bind(0, peers.HOST)
+  await once(socket, 'listening')
+  t.after(() => socket.close())
+  return { captured, port: socket.address().port }
+}
+
+test('RTCP from ffmpeg and GStreamer becomes the expected streams', { timeout: 90000 }, async (t) => {
+  const { collector, db, port } = await startCollector(t)
+  const relay = await startRelay(t, port)
+  const rtpPort = await peers.freeUdpPort()
+  const gst = await peers.startGstReceiver(t, { rtpPort, rtcpInPort: await peers.freeUdpPort(), rtcpOutPort: relay.port })
+  const ffmpeg = peers.startFfmpegSender(t, { rtpPort, rtcpPort: relay.port, seconds: 3, cname: 'ff@test' })
+  assert.equal((await ffmpeg.exited).code, 0, ffmpeg.output())
+  const decoded = () => relay.captured.map((d) => decodeRtcp(d))
+  await waitFor(() => decoded().some((d) => d.packets[0].type === 'RR' && d.packets[0].reports.length > 0), { timeout: 8000 })
+  await peers.stopPeer(gst)
+  await waitFor(() => collector.summary().received === relay.captured.length)
+  await collector.stop()
+
+  const all = decoded()
+  const ffSsrc = all.find((d) => d.packets[0].type === 'SR').packets[0].ssrc
+  const blocks = all.flatMap((d) => d.packets.filter((p) => p.type === 'RR' || p.type === 'SR')
+    .flatMap((p) => p.reports.map((b) => ({ reporter: p.ssrc, ...b }))))
+  const pairs = new Set(blocks.map((b) => `${b.reporter}>${b.ssrc}`))
+  const docs = await db.collection('streams').find({ openKey: { $exists: true } }).toArray()
+  assert.equal(docs.length, pairs.size, `one stream per reporter/source pair: ${[...pairs]}`)
+  for (const doc of docs) {
+    const mine = blocks.filter((b) => String(b.reporter) === doc.from.ID && String(b.ssrc) === doc.to.ID)
+    assert.ok(mine.length > 0, `stream ${doc.from.ID} → ${doc.to.ID} comes from real report blocks`)
+    assert.equal(doc.from.highestPacketNum, Math.max(...mine.map((b) => b.highestSeq)))
+    assert.equal(doc.metadata.packets, mine.length)
+    assert.equal(doc.from.IP_ADDRESS, peers.HOST)
+    assert.equal(doc.to.ID, String(ffSsrc), 'GStreamer reports on the ffmpeg source')
+    assert.equal(doc.to.packetCount > 0, true, 'the last SR counters land on the sender side')
+    assert.equal(doc.stream_ended.to, true, "ffmpeg's BYE ends its side")
+  }
+  const stats = await collector.summary()
+  assert.equal(stats.processed, relay.captured.length)
+})
+
+test('malformed RTCP is counted by reason and nothing crashes', async (t) => {
+  const { collector, db, port } = await startCollector(t, ['-i', '1'])
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const good = encodeReport({ ssrc: 1, reports: [{ ssrc: 2, fractionLost: 0, cumulativeLost: 0, highestSeq: 70000, jitter: 3, lsr: 0, dlsr: 0 }], cname: 'a@b' })
+  const badVersion = Buffer.from(good)
+  badVersion[0] = (badVersion[0] & 0x3f) | 0x40
+  const datagrams = [good, Buffer.from('hello'), badVersion, good.subarray(0, good.length - 4), Buffer.alloc(0)]
+  for (const d of datagrams) socket.send(d, port, peers.HOST)
+  await waitFor(() => collector.summary().processed === datagrams.length)
+  const [worker] = (await collector.stats()).workers
+  const malformed = worker.custom.malformed
+  assert.equal(malformed['bad-version'], 1)
+  assert.equal(Object.values(malformed).reduce((a, b) => a + b, 0), 4, JSON.stringify(malformed))
+  await collector.stop()
+  const docs = await db.collection('streams').find({ openKey: { $exists: true } }).toArray()
+  assert.equal(docs.length, 1)
+  assert.equal(docs[0].from.highestPacketNum, 70000)
+  assert.equal(docs[0].from.jitter, 3)
+})
+
+test('bad flags name every problem; a password in --mongo-uri is refused without echoing it', () => {
+  assert.throws(() => new rtcp.Config(['--port', 'x', '--stream-timeout', 'soon', '--mongo-uri', 'mongodb://u:hunter2@h/db']).getConfig(), (err) => {
+    assert.equal(err.code, 'ERR_INVALID_CONFIG')
+    for (const flag of ['--port', '--stream-timeout', '--mongo-uri']) assert.match(err.message, new RegExp(flag))
+    assert.doesNotMatch(err.message, /hunter2/)
+    return true
+  })
+  const base = require('../../configs/load-balancer-config')
+  assert.equal(base.flags.port.default, 0, 'the RTCP default port does not leak into the base config')
+  assert.equal(new rtcp.Config([]).getConfig().port, 5005)
+})

@@ -1,0 +1,88 @@
+'use strict'
+
+// The writer on its own against the real server: how the two directions of
+// a stream share one upsert, and how that upsert recovers from a wrong or
+// stale belief about who is `from`.
+const { test, after } = require('node:test')
+const assert = require('node:assert')
+const { MongoClient } = require('mongodb')
+const StreamWriter = require('../../workers/storage/stream-writer')
+const StreamSweeper = require('../../workers/storage/stream-sweeper')
+const { PacketCoalescer } = require('../../workers/storage/packet-coalescer')
+const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+const { streamDocs } = require('../helpers/streams')
+
+const T0 = Date.UTC(2026, 10, 21, 12, 0, 0)
+let client
+after(() => client && client.close())
+
+async function streams () {
+  const { uri } = await getTestMongo()
+  if (!client) client = await new MongoClient(uri).connect()
+  const db = client.db(uniqueDbName('writer'))
+  const collection = db.collection('streams')
+  await collection.createIndex({ openKey: 1 }, { unique: true })
+  await collection.createIndex({ flowKey: 1 }, { unique: true })
+  await StreamWriter.prepare(collection)
+  return { db, collection }
+}
+
+/** One flush: the packets through the real coalescer, then `writer`; returns the ops it cost. */
+async function flush (writer, packets, now = new Date()) {
+  const coalescer = new PacketCoalescer(1e6)
+  for (const packet of packets) coalescer.add(packet)
+  const before = writer.stats.ops
+  const result = await writer.write(coalescer.take(), now)
+  assert.deepStrictEqual(result, { failed: [], unresolved: [] })
+  return writer.stats.ops - before
+}
+
+const packets = (fromID, toID, numbers) => numbers.map((n) => ({ fromID, toID, IP: `ip-${fromID}`, highestPacketNum: n, timestamp: T0 + n }))
+
+test('both directions of a known stream in one flush cost one upsert, with each side exact', async () => {
+  const { db } = await streams()
+  const writer = new StreamWriter(db.collection('streams'))
+  // Flush 1 teaches the writer the sides: A creates the stream, B bounces once and is 'to'.
+  assert.strictEqual(await flush(writer, [...packets('A', 'B', [1, 2]), ...packets('B', 'A', [100])]), 3, 'A, B as from (E11000), B as to')
+  assert.strictEqual(writer.stats.duplicateRetries, 1)
+  // From now on one op per stream per flush, both sides in it.
+  for (let round = 0; round < 3; round++) {
+    const base = 10 * (round + 1)
+    assert.strictEqual(await flush(writer, [...packets('B', 'A', [100 + base, 101 + base]), ...packets('A', 'B', [base, base + 1, base + 2])]), 1)
+  }
+  assert.strictEqual(writer.stats.duplicateRetries, 1, 'no more bounces')
+  const [doc, ...more] = await streamDocs(db)
+  assert.strictEqual(more.length, 0)
+  assert.strictEqual(doc.from.ID, 'A')
+  assert.strictEqual(doc.to.ID, 'B')
+  assert.deepStrictEqual([doc.from.highestPacketNum, doc.from.firstPacketNum, doc.from.packets, doc.from.IP_ADDRESS], [32, 1, 11, 'ip-A'])
+  assert.deepStrictEqual([doc.to.highestPacketNum, doc.to.firstPacketNum, doc.to.packets, doc.to.IP_ADDRESS], [131, 100, 7, 'ip-B'])
+  assert.strictEqual(doc.metadata.packets, 18)
+  assert.strictEqual(doc.startTime.getTime(), T0 + 1)
+  assert.strictEqual(doc.endTime.getTime(), T0 + 131)
+})
+
+test('a wrong belief on the paired upsert (the stream is open the other way round) bounces both directions onto the right sides', async () => {
+  const { db } = await streams()
+  const collection = db.collection('streams')
+  // Writer 1 believes A is from and B is to...
+  const mistaken = new StreamWriter(collection)
+  await flush(mistaken, [...packets('A', 'B', [1]), ...packets('B', 'A', [50])])
+  // ...but that stream ends, and writer 2 opens the next one with B as from.
+  await new StreamSweeper(collection, { streamTimeout: 1000 }).sweep(Date.now() + 60000)
+  await flush(new StreamWriter(collection), packets('B', 'A', [60]))
+  const retriesBefore = mistaken.stats.duplicateRetries
+  await flush(mistaken, [...packets('A', 'B', [2, 3]), ...packets('B', 'A', [61, 62])])
+  assert.ok(mistaken.stats.duplicateRetries > retriesBefore, 'the stale paired upsert bounced')
+  const open = await streamDocs(db, { active: true })
+  assert.strictEqual(open.length, 1, 'one open stream for the pair')
+  const [doc] = open
+  assert.deepStrictEqual([doc.from.ID, doc.from.highestPacketNum, doc.from.packets], ['B', 62, 3])
+  assert.deepStrictEqual([doc.to.ID, doc.to.highestPacketNum, doc.to.packets], ['A', 3, 2])
+  assert.strictEqual(doc.metadata.packets, 5)
+  const [closed] = await streamDocs(db, { active: false })
+  assert.deepStrictEqual([closed.from.ID, closed.metadata.packets], ['A', 2], 'the ended stream got nothing more')
+  // And the paired upsert is used again once the writer has relearnt the sides.
+  assert.strictEqual(await flush(mistaken, [...packets('A', 'B', [4]), ...packets('B', 'A', [63])]), 1)
+  assert.strictEqual((await streamDocs(db, { active: true }))[0].metadata.packets, 7)
+})

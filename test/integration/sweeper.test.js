@@ -1,0 +1,175 @@
+'use strict'
+
+const { test, after } = require('node:test')
+const assert = require('node:assert')
+const path = require('node:path')
+const { MongoClient } = require('mongodb')
+const { LoadBalancer } = require('../..')
+const StreamSweeper = require('../../workers/storage/stream-sweeper')
+const StreamWriter = require('../../workers/storage/stream-writer')
+const AdaptiveBatch = require('../../workers/storage/adaptive-batch')
+const { PacketCoalescer } = require('../../workers/storage/packet-coalescer')
+const { pairKey, flowKey } = require('../../workers/storage/stream-key')
+const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+const { sendAll, streamDocs, waitFor } = require('../helpers/streams')
+
+const WORKER = path.join(__dirname, '..', 'fixtures/json-stream-worker.js')
+const T0 = Date.UTC(2026, 10, 21, 12, 0, 0)
+const TIMEOUT = 60000
+let client
+after(() => client && client.close())
+
+async function streams () {
+  const { uri } = await getTestMongo()
+  if (!client) client = await new MongoClient(uri).connect()
+  const database = uniqueDbName('sweeper')
+  const db = client.db(database)
+  const collection = db.collection('streams')
+  await collection.createIndex({ openKey: 1 }, { unique: true })
+  await collection.createIndex({ flowKey: 1 }, { unique: true })
+  await StreamWriter.prepare(collection)
+  return { uri, database, db, collection }
+}
+
+/** Writes items through the real coalescer and writer, as of `now`. */
+async function write (collection, items, now = new Date()) {
+  const coalescer = new PacketCoalescer(1e6)
+  for (const item of items) coalescer.add(item)
+  const result = await new StreamWriter(collection).write(coalescer.take(), now)
+  assert.deepStrictEqual(result, { failed: [], unresolved: [] })
+}
+
+function packets (fromID, toID, numbers, t0 = T0) {
+  return numbers.map((n) => ({ fromID, toID, highestPacketNum: n, timestamp: t0 + n * 20 }))
+}
+
+const range = (a, b) => Array.from({ length: b - a + 1 }, (_, i) => a + i)
+const byFrom = async (collection, id) => (await streamDocs(collection.s.db, { 'from.ID': id }))[0]
+
+test('idle streams are ended with analytics; active ones are untouched', async () => {
+  const { collection } = await streams()
+  const idleSince = new Date(Date.now() - 2 * TIMEOUT)
+  const lossy = range(1, 10).filter((n) => n !== 4 && n !== 7 && n !== 8) // 7 of 10
+  await write(collection, [...packets('I1', 'I2', lossy), ...packets('I2', 'I1', range(100, 104))], idleSince)
+  await write(collection, packets('L1', 'L2', range(1, 5)), new Date())
+  const sweeper = new StreamSweeper(collection, { streamTimeout: TIMEOUT })
+  assert.strictEqual(await sweeper.sweep(), 1)
+  const idle = await byFrom(collection, 'I1')
+  assert.strictEqual(idle.active, false)
+  assert.deepStrictEqual(idle.stream_ended, { from: true, to: true })
+  assert.strictEqual(idle.endReason, 'timeout')
+  assert.strictEqual(idle.openKey, `${pairKey('I1', 'I2')}#${idle._id}`, 'the open key is released')
+  assert.strictEqual(idle.flowKey, `${flowKey('I1', 'I2')}#${idle._id}`, 'the flow key is released')
+  const a = idle.analytics
+  assert.strictEqual(a.durationMs, 104 * 20 - 20, 'first to last packet of the stream')
+  assert.strictEqual(a.packets, 12)
+  assert.deepStrictEqual(a.from, { expected: 10, received: 7, lost: 3, lossRate: 0.3 })
+  assert.deepStrictEqual(a.to, { expected: 5, received: 5, lost: 0, lossRate: 0 })
+  const live = await byFrom(collection, 'L1')
+  assert.strictEqual(live.active, true)
+  assert.strictEqual(live.analytics, undefined)
+  assert.strictEqual(live.openKey, pairKey('L1', 'L2'))
+  assert.strictEqual(live.flowKey, flowKey('L1', 'L2'))
+  assert.strictEqual(sweeper.stats.ended, 1)
+})
+
+test('BYE: both sides ended closes at once; one side closes only after the grace period', async () => {
+  const { collection } = await streams()
+  const now = new Date()
+  await write(collection, [...packets('B1', 'B2', [1]), ...packets('B2', 'B1', [1])], now)
+  await write(collection, [...packets('H1', 'H2', [1]), ...packets('G1', 'G2', [1])], now)
+  await write(collection, [{ endID: 'B1', timestamp: Date.now() }, { endID: 'B2', timestamp: Date.now() }, { endID: 'H1', timestamp: Date.now() }], now)
+  const sweeper = new StreamSweeper(collection, { streamTimeout: TIMEOUT, byeGrace: 5000 })
+  assert.strictEqual(await sweeper.sweep(), 1, 'only the stream both sides left')
+  const both = await byFrom(collection, 'B1')
+  assert.strictEqual(both.active, false)
+  assert.strictEqual(both.endReason, 'bye')
+  assert.strictEqual((await byFrom(collection, 'H1')).active, true, 'one BYE, within the grace period')
+  assert.strictEqual(await sweeper.sweep(Date.now() + 6000), 1, 'one BYE, grace period over')
+  assert.strictEqual((await byFrom(collection, 'H1')).endReason, 'bye')
+  assert.strictEqual((await byFrom(collection, 'G1')).active, true, 'no BYE, not idle yet')
+})
+
+test('through a LoadBalancer: a packet after the end starts a new stream', async (t) => {
+  const { uri, database, db, collection } = await streams()
+  const lb = new LoadBalancer({ worker: WORKER, instances: 2, workerOptions: { mongoUri: uri, database, flushInterval: 50, sweep: false } })
+  t.after(() => lb.stop())
+  await lb.start()
+  const port = lb.address().port
+  await sendAll(port, packets('N1', 'N2', [1, 2, 3]))
+  await waitFor(async () => (await streamDocs(db)).length === 1)
+  await sendAll(port, packets('N2', 'N1', [50, 51]))
+  await waitFor(async () => (await streamDocs(db, { 'metadata.packets': 5 })).length === 1)
+  const sweeper = new StreamSweeper(collection, { streamTimeout: TIMEOUT })
+  assert.strictEqual(await sweeper.sweep(Date.now() + 2 * TIMEOUT), 1)
+  // N2 is cached as 'to' by its worker: the stale belief must bounce, not update the closed stream.
+  await sendAll(port, [...packets('N2', 'N1', [60]), ...packets('N1', 'N2', [9])])
+  await waitFor(() => lb.summary().processed === 7)
+  await lb.stop()
+  const docs = await streamDocs(db)
+  assert.strictEqual(docs.length, 2, 'two streams for the pair')
+  const open = docs.filter((d) => d.active)
+  assert.strictEqual(open.length, 1)
+  assert.strictEqual(open[0].metadata.packets, 2)
+  assert.strictEqual(open[0].openKey, pairKey('N1', 'N2'))
+  const closed = docs.find((d) => !d.active)
+  assert.strictEqual(closed.metadata.packets, 5, 'the ended stream got nothing more')
+  assert.strictEqual(closed.from.highestPacketNum, 3)
+  assert.strictEqual(closed.to.highestPacketNum, 51)
+})
+
+test('AdaptiveBatch: +10 % when fast, holds in band, ×2/3 when slow, within floor and ceiling', () => {
+  const batch = new AdaptiveBatch({ initial: 100, floor: 10, ceiling: 150, fastMs: 0.5, slowMs: 2 })
+  assert.strictEqual(batch.record(100, 10), 110, 'fast: 0.1 ms per update')
+  assert.strictEqual(batch.record(110, 110), 110, 'in band: 1 ms per update')
+  assert.strictEqual(batch.record(110, 55), 110, 'exactly fastMs is not fast')
+  assert.strictEqual(batch.record(110, 220), 110, 'exactly slowMs is not slow')
+  assert.strictEqual(batch.record(110, 1000), 73, 'slow: two thirds, rounded down')
+  assert.strictEqual(batch.record(0, 1000), 73, 'an empty batch says nothing')
+  for (let i = 0; i < 20; i++) batch.record(10, 0)
+  assert.strictEqual(batch.size, 150, 'ceiling')
+  for (let i = 0; i < 20; i++) batch.record(10, 1000)
+  assert.strictEqual(batch.size, 10, 'floor')
+  assert.strictEqual(new AdaptiveBatch().size, 100)
+})
+
+function idleDoc (i, lastUpdated) {
+  const [a, b] = [`K${i}`, `Q${i}`]
+  return {
+    openKey: pairKey(a, b),
+    flowKey: flowKey(a, b),
+    active: true,
+    from: { ID: a, highestPacketNum: 10, firstPacketNum: 1, packets: 10 },
+    to: { ID: b, highestPacketNum: 20, firstPacketNum: 11, packets: 9 },
+    startTime: new Date(T0),
+    endTime: new Date(T0 + 1000),
+    stream_ended: { from: false, to: false },
+    metadata: { lastUpdated, packets: 19 }
+  }
+}
+
+test('a backlog of 5,000 idle streams is swept completely, in adaptive batches', async (t) => {
+  const { db, collection } = await streams()
+  await collection.createIndex({ active: 1, 'metadata.lastUpdated': 1 })
+  const old = new Date(Date.now() - 2 * TIMEOUT)
+  const docs = Array.from({ length: 5000 }, (_, i) => idleDoc(i, old))
+  for (let i = 0; i < docs.length; i += 1000) await collection.insertMany(docs.slice(i, i + 1000))
+  await write(collection, packets('F1', 'F2', [1]))
+  const sweeper = new StreamSweeper(collection, { streamTimeout: TIMEOUT, batch: { initial: 100, floor: 10, ceiling: 2000 } })
+  const batches = []
+  const record = sweeper.batch.record.bind(sweeper.batch)
+  sweeper.batch.record = (count, ms) => {
+    const next = record(count, ms)
+    batches.push({ count, msPerUpdate: +(ms / count).toFixed(3), next })
+    return next
+  }
+  assert.strictEqual(await sweeper.sweep(), 5000)
+  assert.strictEqual(await collection.countDocuments({ active: true, openKey: /^\d+:K/ }), 0)
+  assert.strictEqual(await collection.countDocuments({ active: false, endReason: 'timeout' }), 5000)
+  assert.strictEqual((await streamDocs(db, { 'from.ID': 'F1' }))[0].active, true)
+  assert.strictEqual(batches.reduce((s, b) => s + b.count, 0), 5000)
+  assert.ok(batches.length > 1, 'more than one batch')
+  assert.ok(batches.every((b) => b.next >= 10 && b.next <= 2000))
+  t.diagnostic(`batch sizes: ${batches.map((b) => b.count).join(', ')}`)
+  t.diagnostic(`ms per update: ${batches.map((b) => b.msPerUpdate).join(', ')}`)
+})

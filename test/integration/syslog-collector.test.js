@@ -1,0 +1,107 @@
+'use strict'
+
+// The syslog collector end to end with util-linux `logger` as the peer, over
+// UDP and over TCP (octet-counted and newline-framed), into the real server;
+// plus the parser's edge cases.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { execFile } = require('node:child_process')
+const { promisify } = require('node:util')
+const syslog = require('../../collectors/syslog')
+const { parseSyslog } = require('../../collectors/syslog/parser')
+const { generateSyslog } = require('../../collectors/syslog/generator')
+const { startTestCollector } = require('../helpers/collector')
+const { waitFor } = require('../helpers/streams')
+
+const run = promisify(execFile)
+
+function startCollector (t, extra = []) {
+  return startTestCollector(t, syslog, extra)
+}
+
+function logger (port, args) {
+  return run('logger', ['-n', '127.0.0.1', '-P', String(port), ...args])
+}
+
+async function stored (collector, db, n) {
+  await waitFor(() => collector.summary().received === n)
+  await collector.stop()
+  return db.collection('syslog').find().sort({ message: 1 }).toArray()
+}
+
+test('logger over UDP: RFC 5424 and RFC 3164 parsed, stored, counted per minute', async (t) => {
+  const { collector, db, port } = await startCollector(t)
+  await logger(port, ['-d', '--rfc5424', '--sd-id', 'foo@123', '--sd-param', 'a="b"', '-t', 'myapp', '-p', 'local3.warning', 'hello 5424'])
+  await logger(port, ['-d', '--rfc3164', '-t', 'oldapp', '-p', 'mail.err', 'hello 3164'])
+  const docs = await stored(collector, db, 2)
+  assert.equal(docs.length, 2)
+  const [old, modern] = docs
+  assert.deepEqual([modern.format, modern.facility, modern.severity, modern.app, modern.message], ['5424', 19, 4, 'myapp', 'hello 5424'])
+  assert.deepEqual(modern.structuredData['foo@123'], { a: 'b' })
+  assert.ok(modern.host, 'hostname present')
+  assert.deepEqual([old.format, old.facility, old.severity, old.app, old.message], ['3164', 2, 3, 'oldapp', 'hello 3164'])
+  const counters = await db.collection('counters').find().toArray()
+  const total = counters.reduce((sum, c) => sum + c.daily, 0)
+  assert.equal(total, 2)
+  assert.ok(counters.some((c) => c._id.endsWith(`syslog.${modern.host}.warning`)))
+  const minuteSum = counters.flatMap((c) => Object.values(c.minute).flatMap((h) => Object.values(h))).reduce((a, b) => a + b, 0)
+  assert.equal(minuteSum, 2, 'each message in exactly one minute bucket')
+})
+
+test('logger over TCP: octet-counted and newline framing auto-detected per message', async (t) => {
+  const { collector, db, port } = await startCollector(t, ['--protocol', 'tcp_server'])
+  await logger(port, ['-T', '--octet-count', '--rfc5424', '-t', 'counted', 'first message'])
+  await logger(port, ['-T', '--rfc5424', '-t', 'newline', 'second message'])
+  await logger(port, ['-T', '--octet-count', '--rfc3164', '-t', 'counted3164', 'third message'])
+  const docs = await stored(collector, db, 3)
+  assert.deepEqual(docs.map((d) => [d.app, d.message]), [['counted', 'first message'], ['newline', 'second message'], ['counted3164', 'third message']])
+  assert.equal(collector.summary().dropped.total, 0)
+})
+
+test('unparseable lines are stored raw and counted, not dropped', async (t) => {
+  const { collector, db, port } = await startCollector(t, ['-i', '1'])
+  const dgram = require('node:dgram')
+  const socket = dgram.createSocket('udp4')
+  for (const line of ['no priority here', '<999>bad pri', generateSyslog({ message: 'fine' })]) socket.send(line, port, '127.0.0.1')
+  await waitFor(() => collector.summary().processed === 3)
+  const [worker] = (await collector.stats()).workers
+  assert.deepEqual(worker.custom.unparsed, { 'no-pri': 1, 'bad-pri': 1 })
+  socket.close()
+  const docs = await stored(collector, db, 3)
+  assert.equal(docs.length, 3)
+  assert.deepEqual(docs.filter((d) => d.format === 'raw').map((d) => d.message).sort(), ['<999>bad pri', 'no priority here'])
+})
+
+test('parser: RFC 5424 edge cases, RFC 3164 variants, never throws', () => {
+  const sd = parseSyslog('<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource="Appl\\"ication" eventID="1011"][x@1 y="\\]\\\\"] \uFEFFAn application event')
+  assert.deepEqual([sd.facility, sd.severity, sd.host, sd.app, sd.procid, sd.msgid], [20, 5, 'mymachine.example.com', 'evntslog', null, 'ID47'])
+  assert.deepEqual(sd.structuredData, { 'exampleSDID@32473': { iut: '3', eventSource: 'Appl"ication', eventID: '1011' }, 'x@1': { y: ']\\' } })
+  assert.equal(sd.message, 'An application event')
+  assert.equal(sd.timestamp.toISOString(), '2003-10-11T22:14:15.003Z')
+  const nilAll = parseSyslog('<14>1 - - - - - -')
+  assert.deepEqual([nilAll.format, nilAll.timestamp, nilAll.host, nilAll.structuredData, nilAll.message], ['5424', null, null, null, ''])
+  const bsd = parseSyslog('<34>Oct 11 22:14:15 mymachine su: \'su root\' failed', { defaultYear: 2025 })
+  assert.deepEqual([bsd.format, bsd.host, bsd.app, bsd.message], ['3164', 'mymachine', 'su', "'su root' failed"])
+  assert.equal(bsd.timestamp.getFullYear(), 2025)
+  const december = parseSyslog('<34>Dec 31 23:59:59 h app: x', { receivedAt: new Date(2026, 0, 1, 0, 0, 5) })
+  assert.equal(december.timestamp.getFullYear(), 2025, 'a December line read in January is last year')
+  const iso = parseSyslog('<13>2026-01-02T03:04:05Z host app[9]: iso variant\n')
+  assert.deepEqual([iso.host, iso.app, iso.procid, iso.message], ['host', 'app', '9', 'iso variant'])
+  assert.equal(parseSyslog('<13>1 2026-13-45T99:00:00Z h a - - - x').error, 'bad-timestamp')
+  assert.equal(parseSyslog('<13>1 - h a - - [broken x').error, 'bad-structured-data')
+  assert.equal(parseSyslog(Buffer.from([0x3c, 0x31, 0x33, 0x3e, 0xff, 0xfe, 0x41])).format, '3164')
+  for (let i = 0; i < 2000; i++) {
+    const bytes = Buffer.from(Array.from({ length: (i % 60) + 1 }, (_, j) => (i * 31 + j * 17) % 256))
+    assert.doesNotThrow(() => parseSyslog(Buffer.concat([Buffer.from('<13>1 '), bytes])))
+  }
+})
+
+test('generator round-trips through the parser', () => {
+  const date = new Date(Date.UTC(2026, 4, 6, 7, 8, 9, 123))
+  const sd = { 'a@1': { k: 'v"]\\' } }
+  const m = parseSyslog(generateSyslog({ host: 'h', app: 'x', procid: '42', msgid: 'M1', severity: 'crit', facility: 'local7', message: 'msg', structuredData: sd, date }))
+  assert.deepEqual([m.host, m.app, m.procid, m.msgid, m.severityName, m.facilityName, m.message], ['h', 'x', '42', 'M1', 'crit', 'local7', 'msg'])
+  assert.deepEqual(m.structuredData, sd)
+  assert.equal(m.timestamp.getTime(), date.getTime())
+})

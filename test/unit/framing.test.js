@@ -1,0 +1,120 @@
+'use strict'
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const { createFramer, validateFraming } = require('../../lib/protocols/framing')
+
+// Feeds `chunks` to a framer and returns what it framed and dropped.
+function frame (framing, chunks, { max = 100, end = true } = {}) {
+  const out = { frames: [], drops: [] }
+  const framer = createFramer(framing, max, {
+    frame: (buf) => out.frames.push(buf.toString('latin1')),
+    drop: (reason) => out.drops.push(reason)
+  })
+  for (const chunk of chunks) framer.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, 'latin1'))
+  if (end) framer.end()
+  return out
+}
+
+// The same bytes one byte at a time, all at once, and in chunks of 3.
+function splits (text) {
+  const bytes = Buffer.isBuffer(text) ? text : Buffer.from(text, 'latin1')
+  const ones = [...bytes].map((b) => Buffer.from([b]))
+  const threes = []
+  for (let i = 0; i < bytes.length; i += 3) threes.push(bytes.subarray(i, i + 3))
+  return { whole: [bytes], ones, threes }
+}
+
+function assertEverySplit (framing, text, expected, options) {
+  for (const [name, chunks] of Object.entries(splits(text))) {
+    assert.deepEqual(frame(framing, chunks, options), expected, `${framing}, ${name}`)
+  }
+}
+
+function lengthPrefixed (bytes, frames) {
+  return Buffer.concat(frames.map((f) => {
+    const head = Buffer.alloc(bytes)
+    if (bytes === 2) head.writeUInt16BE(f.length)
+    else head.writeUInt32BE(f.length)
+    return Buffer.concat([head, Buffer.from(f, 'latin1')])
+  }))
+}
+
+test('newline: LF and CRLF lines, the last unterminated line delivered on end', () => {
+  assertEverySplit('newline', 'a\nbb\r\nccc\n\ndd', { frames: ['a', 'bb', 'ccc', 'dd'], drops: [] })
+})
+
+test('newline: an oversize line is dropped once and the next line arrives', () => {
+  const long = 'x'.repeat(150)
+  assertEverySplit('newline', `ok1\n${long}\nok2\n`, { frames: ['ok1', 'ok2'], drops: ['oversize'] })
+})
+
+test('newline: a line of exactly maxFrameBytes fits, with LF or CRLF', () => {
+  const line = 'y'.repeat(100)
+  assertEverySplit('newline', `${line}\n${line}\r\nz\n`, { frames: [line, line, 'z'], drops: [] })
+})
+
+test('octet-counting: frames, split anywhere', () => {
+  assertEverySplit('octet-counting', '5 hello3 abc11 hello world', { frames: ['hello', 'abc', 'hello world'], drops: [] })
+})
+
+test('octet-counting: oversize frame skipped by its count, the next arrives', () => {
+  const long = 'z'.repeat(150)
+  assertEverySplit('octet-counting', `2 ok150 ${long}3 yes`, { frames: ['ok', 'yes'], drops: ['oversize'] })
+})
+
+test('octet-counting: a bad header is one badFrame, resynchronised after the next newline', () => {
+  assertEverySplit('octet-counting', '2 okGARBAGE here\n3 yes', { frames: ['ok', 'yes'], drops: ['badFrame'] })
+  assertEverySplit('octet-counting', '12345678901 x\n2 ok', { frames: ['ok'], drops: ['badFrame'] })
+})
+
+test('octet-counting: an unfinished frame at end of stream is partial', () => {
+  assertEverySplit('octet-counting', '2 ok10 abc', { frames: ['ok'], drops: ['partial'] })
+})
+
+test('auto: octet-counted and newline frames mixed per frame', () => {
+  assertEverySplit('auto', '<1>a\n5 <2>bc<3>d\r\n3 <4><5>last', { frames: ['<1>a', '<2>bc', '<3>d', '<4>', '<5>last'], drops: [] })
+})
+
+test('auto: oversize of either kind dropped, stream continues', () => {
+  const long = 'q'.repeat(150)
+  assertEverySplit('auto', `<${long}\n150 ${long}<ok>\n`, { frames: ['<ok>'], drops: ['oversize', 'oversize'] })
+})
+
+test('length-prefixed 16 and 32 bit, split anywhere; oversize skipped', () => {
+  const frames = ['one', '', 'three', 'x'.repeat(100)]
+  assertEverySplit('length-prefixed:16', lengthPrefixed(2, frames), { frames: ['one', 'three', 'x'.repeat(100)], drops: [] })
+  assertEverySplit('length-prefixed', lengthPrefixed(4, frames), { frames: ['one', 'three', 'x'.repeat(100)], drops: [] })
+  assertEverySplit('length-prefixed:32', lengthPrefixed(4, ['a', 'b'.repeat(101), 'c']), { frames: ['a', 'c'], drops: ['oversize'] })
+  assertEverySplit('length-prefixed:16', lengthPrefixed(2, ['a', 'b'.repeat(300), 'c']), { frames: ['a', 'c'], drops: ['oversize'] })
+})
+
+test('length-prefixed: a truncated frame at end of stream is partial', () => {
+  assert.deepEqual(frame('length-prefixed:16', [lengthPrefixed(2, ['abc']).subarray(0, 4)]), { frames: [], drops: ['partial'] })
+})
+
+test('a user framing function: (buffer) => { frame, consumed } | null', () => {
+  // '|'-terminated frames.
+  const pipe = (buf) => {
+    const i = buf.indexOf(0x7c)
+    return i === -1 ? null : { frame: buf.subarray(0, i), consumed: i + 1 }
+  }
+  assertEverySplit(pipe, 'a|bb|ccc|', { frames: ['a', 'bb', 'ccc'], drops: [] })
+  // Bytes held waiting for a frame are bounded by maxFrameBytes.
+  const out = frame(pipe, ['x'.repeat(60), 'x'.repeat(60)], { end: false })
+  assert.deepEqual(out, { frames: [], drops: ['oversize'] })
+})
+
+test('validateFraming names the bad value', () => {
+  assert.throws(() => validateFraming('crlf'), { code: 'ERR_INVALID_OPTION', message: /"crlf"/ })
+  assert.doesNotThrow(() => validateFraming('auto'))
+  assert.doesNotThrow(() => validateFraming(() => null))
+})
+
+test('a user framing function that throws costs its buffered bytes (badFrame), not the process', () => {
+  const picky = (buf) => {
+    if (buf[0] === 0x21) throw new Error('no bangs')
+    const i = buf.indexOf(0x7c)
+    return i === -1 ? null : { frame: buf.subarray(0, i), consumed: i + 1 }
+  }
+  assert.deepEqual(frame(picky, ['a|', '!oops|', 'b|']), { frames: ['a', 'b'], drops: ['badFrame'] })
+})

@@ -1,0 +1,251 @@
+'use strict'
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { decodeRtcp, DECODE_REASONS } = require('../../collectors/rtcp/decoder')
+const { encodeRtcp, encodeReport } = require('../../collectors/rtcp/encoder')
+const { toStreamUpdates } = require('../../collectors/rtcp/to-stream-updates')
+const DecodeError = require('../../exceptions/decode-error')
+const InvalidOptionError = require('../../exceptions/invalid-option-error')
+
+const block = (ssrc, extra = {}) => ({
+  ssrc, fractionLost: 26, cumulativeLost: 3, highestSeq: 0x0001fffe, jitter: 120, lsr: 0x12345678, dlsr: 65536, ...extra
+})
+const sr = (reports = [], extra = {}) => ({
+  type: 'SR', ssrc: 0xfedcba98, ntpSec: 0xeeac6656, ntpFrac: 0x36872b02, rtpTimestamp: 0x69ee7e9d, packetCount: 164, octetCount: 24000, reports, ...extra
+})
+const rr = (reports = []) => ({ type: 'RR', ssrc: 0x5846c8fc, reports })
+const sdes = (items) => ({ type: 'SDES', chunks: [{ ssrc: 0xfedcba98, items }] })
+
+/** Assert fn throws a DecodeError with this reason. */
+function rejects (buf, reason) {
+  assert.throws(() => decodeRtcp(buf), (err) => {
+    assert.ok(err instanceof DecodeError, `expected DecodeError, got ${err}`)
+    assert.equal(err.code, 'ERR_DECODE')
+    assert.equal(err.reason, reason, err.message)
+    return true
+  })
+}
+
+function roundTrip (packets) {
+  const buf = encodeRtcp(packets)
+  const decoded = decodeRtcp(buf)
+  assert.ok(encodeRtcp(decoded.packets).equals(buf), 're-encoding the decoded packets gives the same bytes')
+  return decoded
+}
+
+test('SR, RR, SDES, BYE, APP round trip field by field', () => {
+  const packets = [
+    sr([block(1), block(0xffffffff, { cumulativeLost: -5 })]),
+    rr([block(2)]),
+    { type: 'SDES', chunks: [
+      { ssrc: 0xfedcba98, items: { cname: 'ffmpeg@host', name: 'Zoë', email: 'a@b.c', phone: '+1 555', loc: 'Lab', tool: 'Lavf', note: 'hi', priv: [{ prefix: 'x-ab', value: 'v1' }, { prefix: '', value: 'v2' }] } },
+      { ssrc: 7, items: { cname: 'abc' } }
+    ] },
+    { type: 'BYE', sources: [0xfedcba98, 1], reason: 'teardown' },
+    { type: 'APP', subtype: 17, ssrc: 9, name: 'ABCD', data: Buffer.from('01020304a0b0c0d0', 'hex') }
+  ]
+  assert.deepEqual(roundTrip(packets), { packets })
+})
+
+test('BYE without reason, empty RR, SR extension round trip', () => {
+  const packets = [rr(), sr([], { extension: Buffer.from('cafebabe', 'hex') }), { type: 'BYE', sources: [] }, { type: 'BYE', sources: [3] }]
+  assert.deepEqual(roundTrip(packets), { packets })
+})
+
+test('SDES chunk whose items end exactly on a word boundary gets a full null word', () => {
+  // ssrc(4) + cname item 2+2 = 8 bytes: the END item needs another word
+  const buf = encodeRtcp([rr(), sdes({ cname: 'ab' })])
+  assert.equal(buf.length, 8 + 4 + 12)
+  assert.deepEqual(decodeRtcp(buf).packets[1], sdes({ cname: 'ab' }))
+})
+
+test('XR: known blocks are decoded, an unknown block type is skipped by its length', () => {
+  const rrt = { bt: 4, typeSpecific: 0, data: Buffer.from('eeac665636872b02', 'hex') }
+  const unknown = { bt: 99, typeSpecific: 5, data: Buffer.alloc(12, 0xab) }
+  const dlrr = { bt: 5, typeSpecific: 0, data: Buffer.from('000000010000000200000003000000040000000500000006', 'hex') }
+  const voip = { bt: 7, typeSpecific: 0, data: Buffer.from('00000009' + '0a0b0c0d' + '00140028' + '0032003c' + 'f6e51e0a' + '5d5e2a28' + '0b000050' + '00780096', 'hex') }
+  const { packets } = roundTrip([rr(), { type: 'XR', ssrc: 42, blocks: [rrt, unknown, dlrr, voip] }])
+  const [r, u, d, v] = packets[1].blocks
+  assert.deepEqual(u, unknown)
+  assert.deepEqual([r.kind, r.ntpSec, r.ntpFrac], ['rrt', 0xeeac6656, 0x36872b02])
+  assert.deepEqual(d.items, [{ ssrc: 1, lrr: 2, dlrr: 3 }, { ssrc: 4, lrr: 5, dlrr: 6 }])
+  assert.equal(v.kind, 'voip-metrics')
+  assert.deepEqual([v.ssrc, v.lossRate, v.gapDensity, v.burstDuration, v.endSystemDelay], [9, 10, 13, 20, 60])
+  assert.deepEqual([v.signalLevel, v.noiseLevel, v.mosLq, v.mosCq, v.rxConfig], [-10, -27, 42, 40, 11])
+  assert.deepEqual([v.jbNominal, v.jbMaximum, v.jbAbsMax], [80, 120, 150])
+})
+
+test('unknown packet types are skipped by their length', () => {
+  const fb = Buffer.from('81cd0002' + '00000001' + '00000002', 'hex') // RTPFB (205)
+  const buf = Buffer.concat([encodeRtcp([rr([block(1)])]), fb, encodeRtcp([sdes({ cname: 'x' })])])
+  assert.deepEqual(decodeRtcp(buf).packets.map((p) => p.type), ['RR', 'SDES'])
+})
+
+test('padding on the last packet is removed, P bit set', () => {
+  const buf = encodeRtcp([sr([block(1)]), { ...sdes({ cname: 'pad' }), padding: 8 }])
+  assert.equal(buf[28 + 24] & 0x20, 0x20)
+  assert.deepEqual(decodeRtcp(buf).packets, [sr([block(1)]), sdes({ cname: 'pad' })])
+  const single = encodeRtcp([{ ...rr([block(5)]), padding: 4 }])
+  assert.deepEqual(decodeRtcp(single).packets, [rr([block(5)])])
+})
+
+test('31 report blocks fit one packet; encodeReport splits 40 into SR + RR', () => {
+  const reports = Array.from({ length: 31 }, (_, i) => block(i + 1))
+  assert.equal(roundTrip([sr(reports)]).packets[0].reports.length, 31)
+  assert.throws(() => encodeRtcp([rr([...reports, block(99)])]), InvalidOptionError)
+  const many = Array.from({ length: 40 }, (_, i) => block(i + 1))
+  const { packets } = decodeRtcp(encodeReport({ ssrc: 5, sender: sr(), reports: many, cname: 'c' }))
+  assert.deepEqual(packets.map((p) => [p.type, p.reports && p.reports.length]), [['SR', 31], ['RR', 9], ['SDES', undefined]])
+  assert.deepEqual(packets.flatMap((p) => p.reports || []), many)
+})
+
+test('cumulative lost is signed 24-bit and clamped when encoding', () => {
+  const values = [-1, -8388608, 8388607, 0, 1]
+  const { packets } = roundTrip([rr(values.map((v, i) => block(i, { cumulativeLost: v })))])
+  assert.deepEqual(packets[0].reports.map((b) => b.cumulativeLost), values)
+  const clamped = decodeRtcp(encodeRtcp([rr([block(1, { cumulativeLost: 1e9 }), block(2, { cumulativeLost: -1e9 })])]))
+  assert.deepEqual(clamped.packets[0].reports.map((b) => b.cumulativeLost), [8388607, -8388608])
+  const raw = encodeRtcp([rr([block(1)])])
+  raw.fill(0xff, 13, 16)
+  assert.equal(decodeRtcp(raw).packets[0].reports[0].cumulativeLost, -1)
+})
+
+test('SSRCs and 32-bit fields decode as unsigned numbers', () => {
+  const { packets } = roundTrip([sr([block(0xffffffff, { highestSeq: 0xffffffff, jitter: 0x80000000 })], { ssrc: 0x80000000 })])
+  assert.equal(packets[0].ssrc, 2147483648)
+  assert.equal(packets[0].reports[0].ssrc, 4294967295)
+  assert.equal(packets[0].reports[0].highestSeq, 4294967295)
+})
+
+test('encodeReport builds RR + SDES + BYE with a reason', () => {
+  const { packets } = decodeRtcp(encodeReport({ ssrc: 77, reports: [block(8)], cname: 'rx@host', bye: 'hangup' }))
+  assert.deepEqual(packets, [
+    { type: 'RR', ssrc: 77, reports: [block(8)] },
+    { type: 'SDES', chunks: [{ ssrc: 77, items: { cname: 'rx@host' } }] },
+    { type: 'BYE', sources: [77], reason: 'hangup' }
+  ])
+  assert.equal(decodeRtcp(encodeReport({ ssrc: 1, cname: 'a', bye: true })).packets[2].reason, undefined)
+})
+
+test('encoder rejects shapes RTCP cannot carry', () => {
+  assert.throws(() => encodeRtcp([{ type: 'NOPE' }]), InvalidOptionError)
+  assert.throws(() => encodeRtcp('x'), InvalidOptionError)
+  assert.throws(() => encodeRtcp([{ type: 'APP', ssrc: 1, name: 'ABC', data: Buffer.alloc(0) }]), InvalidOptionError)
+  assert.throws(() => encodeRtcp([{ type: 'APP', ssrc: 1, name: 'ABCD', data: Buffer.alloc(3) }]), InvalidOptionError)
+  assert.throws(() => encodeRtcp([sdes({ cname: 'x'.repeat(256) })]), InvalidOptionError)
+  assert.throws(() => encodeRtcp([{ type: 'XR', ssrc: 1, blocks: [{ bt: 1, data: Buffer.alloc(2) }] }]), InvalidOptionError)
+  assert.throws(() => encodeRtcp([rr([block(-1)])]), RangeError)
+})
+
+/** Valid base datagram for the validation cases: RR(1 block) + SDES. */
+const base = () => encodeRtcp([rr([block(1)]), sdes({ cname: 'abc' })])
+
+test('validation failures carry stable reasons', async (t) => {
+  const cases = {
+    'not-buffer': ['a string', () => 'hello world'],
+    'too-short': ['7 bytes', () => base().subarray(0, 7)],
+    'bad-version': ['version 1 in the first header', () => { const b = base(); b[0] = (b[0] & 0x3f) | 0x40; return b }],
+    'first-not-sr-rr': ['SDES first', () => encodeRtcp([sdes({ cname: 'abc' }), rr()])],
+    'bad-length': ['length longer than the datagram', () => { const b = base(); b.writeUInt16BE(99, 2); return b }],
+    'bad-padding': ['padding count 0', () => { const b = encodeRtcp([{ ...rr(), padding: 4 }]); b[b.length - 1] = 0; return b }],
+    'report-count': ['RC 31 with one block', () => { const b = base(); b[0] = 0x9f; return b }],
+    'truncated-block': ['XR block longer than the packet', () => encodeRtcp([rr(), { type: 'XR', ssrc: 1, blocks: [{ bt: 4, data: Buffer.alloc(8) }] }]).fill(9, 18, 20)]
+  }
+  assert.deepEqual(Object.keys(cases).sort(), [...DECODE_REASONS].sort(), 'every exported reason has a case')
+  for (const [reason, [label, make]] of Object.entries(cases)) {
+    await t.test(`${reason}: ${label}`, () => rejects(make(), reason))
+  }
+})
+
+test('more validation: the second packet and the inner structures', async (t) => {
+  const cases = [
+    ['bad-version', 'version 3 in the second header', () => { const b = base(); b[32] |= 0xc0; return b }],
+    ['bad-length', 'trailing 2 bytes', () => Buffer.concat([base(), Buffer.alloc(2)])],
+    ['bad-length', 'trailing word with a bad length', () => Buffer.concat([base(), Buffer.from('80ca0005', 'hex')])],
+    ['bad-length', 'SR header with no sender info', () => Buffer.from('80c8000100000001', 'hex')],
+    ['bad-length', 'APP without a name', () => Buffer.concat([encodeRtcp([rr()]), Buffer.from('80cc000100000001', 'hex')])],
+    ['bad-padding', 'padding bit on the first of two packets', () => encodeRtcp([{ ...rr(), padding: 4 }, sdes({ cname: 'a' })])],
+    ['bad-padding', 'padding count larger than the packet body', () => { const b = encodeRtcp([{ ...rr(), padding: 4 }]); b[b.length - 1] = 9; return b }],
+    ['report-count', 'SDES count 2 with one chunk', () => { const b = base(); b[32] = 0x82; return b }],
+    ['report-count', 'BYE count 5 with one source', () => { const b = encodeRtcp([rr(), { type: 'BYE', sources: [1] }]); b[8] = 0x85; return b }],
+    ['truncated-block', 'SDES item longer than the packet', () => { const b = base(); b[41] = 200; return b }],
+    ['truncated-block', 'BYE reason longer than the packet', () => { const b = encodeRtcp([rr(), { type: 'BYE', sources: [1], reason: 'ab' }]); b[16] = 10; return b }]
+  ]
+  for (const [reason, label, make] of cases) {
+    await t.test(`${reason}: ${label}`, () => rejects(make(), reason))
+  }
+})
+
+test('toStreamUpdates: SR blocks carry sender counters and the reporter CNAME, BYE ends', () => {
+  const now = Date.UTC(2024, 0, 2)
+  const decoded = decodeRtcp(encodeRtcp([
+    sr([block(11, { fractionLost: 64 })]),
+    rr([block(12, { cumulativeLost: -2 })]),
+    sdes({ cname: 'ffmpeg@host' }),
+    { type: 'BYE', sources: [0xfedcba98, 5] }
+  ]))
+  const ts = new Date(now)
+  assert.deepEqual(toStreamUpdates(decoded, { address: '127.0.0.1', port: 5 }, now), [
+    { fromID: '4275878552', toID: '11', IP: '127.0.0.1', highestPacketNum: 0x1fffe, timestamp: ts, fields: { cname: 'ffmpeg@host', fractionLost: 0.25, cumulativeLost: 3, jitter: 120, lsr: 0x12345678, dlsr: 65536, packetCount: 164, octetCount: 24000 } },
+    { fromID: String(0x5846c8fc), toID: '12', IP: '127.0.0.1', highestPacketNum: 0x1fffe, timestamp: ts, fields: { fractionLost: 26 / 256, cumulativeLost: -2, jitter: 120, lsr: 0x12345678, dlsr: 65536 } },
+    { endID: '4275878552', timestamp: ts },
+    { endID: '5', timestamp: ts }
+  ])
+})
+
+test('toStreamUpdates: SR without blocks and its CNAME make one side update', () => {
+  const decoded = decodeRtcp(encodeRtcp([sr(), sdes({ cname: 'tx' }), { type: 'APP', subtype: 0, ssrc: 1, name: 'TEST' }]))
+  const items = toStreamUpdates(decoded, { address: '10.0.0.1' }, new Date(5))
+  assert.deepEqual(items, [{ sideID: '4275878552', IP: '10.0.0.1', timestamp: new Date(5), fields: { packetCount: 164, octetCount: 24000, cname: 'tx' } }])
+  const before = Date.now()
+  const [item] = toStreamUpdates(decoded, { address: '10.0.0.1' })
+  assert.ok(item.timestamp instanceof Date && item.timestamp.getTime() >= before)
+})
+
+/** Small deterministic PRNG (mulberry32) so a failing case can be replayed. */
+function prng (seed) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+function mutate (buf, rand) {
+  const out = Buffer.from(buf)
+  const edits = 1 + Math.floor(rand() * 4)
+  for (let i = 0; i < edits; i++) out[Math.floor(rand() * out.length)] = Math.floor(rand() * 256)
+  return rand() < 0.2 ? out.subarray(0, Math.floor(rand() * out.length)) : out
+}
+
+function randomBuffer (rand) {
+  const buf = Buffer.alloc(Math.floor(rand() * 120))
+  for (let i = 0; i < buf.length; i++) buf[i] = Math.floor(rand() * 256)
+  if (buf.length > 1 && rand() < 0.7) buf[0] = 0x80 | (buf[0] & 0x3f) // mostly version 2
+  if (buf.length > 1 && rand() < 0.6) buf[1] = rand() < 0.5 ? 200 : 201 // mostly SR/RR first
+  return buf
+}
+
+test('fuzz: 10,000 random and mutated datagrams throw nothing but DecodeError', () => {
+  const rand = prng(0xc0ffee)
+  const seeds = [
+    base(),
+    encodeReport({ ssrc: 3, sender: sr(), reports: [block(1), block(2)], cname: 'fuzz', bye: 'x' }),
+    encodeRtcp([rr(), { type: 'XR', ssrc: 1, blocks: [{ bt: 4, data: Buffer.alloc(8) }, { bt: 5, data: Buffer.alloc(12) }, { bt: 7, data: Buffer.alloc(32) }] }, { type: 'APP', subtype: 1, ssrc: 2, name: 'abcd', data: Buffer.alloc(4) }, { ...sdes({ cname: 'a', priv: [{ prefix: 'p', value: 'v' }] }), padding: 4 }])
+  ]
+  const seen = {}
+  for (let i = 0; i < 10000; i++) {
+    const buf = i % 2 ? randomBuffer(rand) : mutate(seeds[i % seeds.length], rand)
+    try {
+      decodeRtcp(buf)
+      seen.ok = (seen.ok || 0) + 1
+    } catch (err) {
+      if (!(err instanceof DecodeError)) assert.fail(`case ${i} (${buf.toString('hex')}) threw ${err.stack}`)
+      assert.ok(DECODE_REASONS.includes(err.reason), `unlisted reason ${err.reason}`)
+      seen[err.reason] = (seen[err.reason] || 0) + 1
+    }
+  }
+  assert.ok(seen.ok > 100, `some mutations still decode: ${JSON.stringify(seen)}`)
+})
