@@ -228,6 +228,8 @@ export abstract class MongoWorker extends Worker {
   flushSoon (): Promise<void> | null
   /** dbErrors, dbDown, dbError, dbStalled, writeInProgressMs, flushes: add them to stats() */
   dbStats (): Record<string, unknown>
+  /** logs at most once per 5 s per `key` (for conditions that repeat on every flush) */
+  logAtMost (key: string, level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal', fields: object, msg: string): void
 }
 
 export interface CountIncrement { metric: string, n?: number, at?: Date | number }

@@ -86,20 +86,20 @@ class MongoWorker extends Worker {
 
   // Nothing is written before prepare() succeeded (indexes first). A first
   // connection that failed is not retried by the driver: open it again.
-  ensurePrepared () {
+  _ensurePrepared () {
     if (this.prepared) return Promise.resolve(true)
-    if (!this.preparing) this.preparing = this.prepareOnce().finally(() => { this.preparing = null })
+    if (!this.preparing) this.preparing = this._prepareOnce().finally(() => { this.preparing = null })
     return this.preparing
   }
 
-  async prepareOnce () {
+  async _prepareOnce () {
     try {
       if (this.connection.readyState !== 1) await this.connection.openUri(this.rawUri, this.connectOptions)
       await this.prepare()
       this.prepared = true
       return true
     } catch (err) {
-      this.onDbError(err, 'connect')
+      this._onDbError(err, 'connect')
       return false
     }
   }
@@ -119,7 +119,7 @@ class MongoWorker extends Worker {
     let watermark = this.watermarks.get(watermarkKey(store, delivery.origin, key))
     if (watermark === undefined) {
       watermark = await readWatermark(delivery.origin)
-      this.rememberWatermark(store, delivery.origin, key, watermark)
+      this._rememberWatermark(store, delivery.origin, key, watermark)
     }
     return watermark !== null && watermark >= delivery.batchId
   }
@@ -134,10 +134,10 @@ class MongoWorker extends Worker {
     const unknown = [...new Set(keys)].filter((key) => !this.watermarks.has(watermarkKey(store, origin, key)))
     if (unknown.length === 0) return
     const read = await readMany(unknown, origin)
-    for (const key of unknown) this.rememberWatermark(store, origin, key, read.has(key) ? read.get(key) : null)
+    for (const key of unknown) this._rememberWatermark(store, origin, key, read.has(key) ? read.get(key) : null)
   }
 
-  rememberWatermark (store, origin, key, watermark) {
+  _rememberWatermark (store, origin, key, watermark) {
     if (this.watermarks.size >= WATERMARK_CACHE_LIMIT) this.watermarks.clear()
     this.watermarks.set(watermarkKey(store, origin, key), watermark)
   }
@@ -150,39 +150,39 @@ class MongoWorker extends Worker {
    * the rest as stored.
    */
   stage (delivery, apply) {
-    if (this.staged && this.staged.seq !== delivery.seq) this.commitStaged()
+    if (this.staged && this.staged.seq !== delivery.seq) this._commitStaged()
     if (!this.staged) this.staged = { seq: delivery.seq, applies: [] }
     this.staged.applies.push(apply)
   }
 
-  commitStaged () {
+  _commitStaged () {
     const staged = this.staged
     this.staged = null
     for (const apply of staged.applies) apply()
   }
 
   // The oldest checkpoint held, staged effects included.
-  oldestHeld () {
+  _oldestHeld () {
     const oldest = this.oldestPending()
     return this.staged && this.staged.seq < oldest ? this.staged.seq : oldest
   }
 
   /** Resolves once the database is connected and prepared, retrying with the flush backoff (for reads on the redelivery path). */
   async whenPrepared () {
-    while (!await this.ensurePrepared()) {
+    while (!await this._ensurePrepared()) {
       await new Promise((resolve) => setTimeout(resolve, Math.max(50, this.retryAt - Date.now())))
     }
   }
 
   flushSoon () {
     if (this.flushing || Date.now() < this.retryAt) return this.flushing
-    this.flushing = this.flushOnce().finally(() => { this.flushing = null })
+    this.flushing = this._flushOnce().finally(() => { this.flushing = null })
     return this.flushing
   }
 
-  async flushOnce () {
-    if (this.staged && this.finished(this.staged.seq)) this.commitStaged()
-    if (!await this.ensurePrepared()) return
+  async _flushOnce () {
+    if (this.staged && this.finished(this.staged.seq)) this._commitStaged()
+    if (!await this._ensurePrepared()) return
     const started = Date.now()
     this.writeStartedAt = started
     try {
@@ -191,22 +191,22 @@ class MongoWorker extends Worker {
       this.backoff.reset()
       this.dbDown = false
       this.dbError = null
-      this.noteSlowFlush(Date.now() - started)
+      this._noteSlowFlush(Date.now() - started)
     } catch (err) {
-      this.onDbError(err, 'write')
+      this._onDbError(err, 'write')
     } finally {
       this.writeStartedAt = 0
-      this.acknowledgeStored()
+      this._acknowledgeStored()
     }
   }
 
   // Everything older than the oldest item still held is stored.
-  acknowledgeStored () {
+  _acknowledgeStored () {
     if (this.abandoned) return
-    this.stored(this.oldestHeld() - 1)
+    this.stored(this._oldestHeld() - 1)
   }
 
-  noteSlowFlush (ms) {
+  _noteSlowFlush (ms) {
     if (ms < SLOW_FLUSH_MS && !this.hasBacklog()) return
     this.logAtMost('slow', 'warn', { flushMs: ms, uri: this.uri },
       'database slower than input: a flush took long or left a backlog; the master holds what is not stored (bounded by maxInFlight)')
@@ -217,7 +217,7 @@ class MongoWorker extends Worker {
     return false
   }
 
-  onDbError (err, stage) {
+  _onDbError (err, stage) {
     this.dbCounts.dbErrors++
     this.dbDown = true
     this.dbError = redactMessage(err)
