@@ -108,7 +108,7 @@ async function drain (lb, sender) {
   while (Date.now() < deadline) {
     await sleep(POLL_MS)
     const stats = await lb.stats()
-    const sample = { t: Date.now(), senderDone, received: stats.received, processed: stats.processed, writes: sumWorkers(stats, 'streamWrites'), pending: sumWorkers(stats, 'pendingStreams') }
+    const sample = { t: Date.now(), senderDone, received: stats.received, processed: stats.processed, writes: sumWorkers(stats, 'streamWrites'), pending: sumWorkers(stats, 'pending') }
     const last = samples[samples.length - 1]
     samples.push(sample)
     // ops are counted when a bulkWrite starts: the real end of the writes is lb.stop()
@@ -227,7 +227,7 @@ async function runScenario (name, uri, client) {
     drainAfterSendMs: Math.max(0, stoppedAt - started - s.ms),
     duplicateRetries: sumWorkers(stats, 'duplicateRetries'),
     dbErrors: sumWorkers(stats, 'dbErrors'),
-    droppedPending: sumWorkers(stats, 'droppedPending'),
+    dropped: sumWorkers(stats, 'dropped'),
     rejected: sumWorkers(stats, 'rejected'),
     docs: check.docs,
     expectedDocs: check.expected,

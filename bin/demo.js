@@ -78,7 +78,7 @@ function startStatus (collector, client) {
     const now = { processed: stats.processed, dbWrites: sumCustom(stats, 'dbWrites'), at: Date.now() }
     const seconds = (now.at - last.at) / 1000
     const open = await client.db(DATABASE).collection('streams').countDocuments({ active: true }).catch(() => '?')
-    const drops = stats.dropped.total + sumCustom(stats, 'droppedPending')
+    const drops = stats.dropped.total + sumCustom(stats, 'dropped')
     process.stdout.write(`\r${rate(now.processed - last.processed, seconds)} packets/s | ${open} streams open | ` +
       `${rate(now.dbWrites - last.dbWrites, seconds)} DB writes/s | ${drops} dropped   `)
     last = now

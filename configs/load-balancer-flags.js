@@ -18,13 +18,17 @@ optionFlags.name.validate = (name) => NAME_PATTERN.test(name) ? undefined : 'use
 
 /**
  * The flags of `LoadBalancerConfig`: one per LoadBalancer option that can be
- * given on a command line, plus the log level and help.
+ * given on a command line, plus the log level and format, and help.
  */
 const LOAD_BALANCER_FLAGS = deepFreeze({
   ...optionFlags,
   logLevel: {
     type: 'string', choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], default: 'info', group: 'General',
     env: 'COLLECTOR_LOG_LEVEL', description: 'minimum level logged'
+  },
+  logFormat: {
+    type: 'string', choices: ['auto', 'pretty', 'json'], default: 'auto', group: 'General',
+    env: 'COLLECTOR_LOG_FORMAT', description: 'log lines: json, pretty (for people), or auto = pretty on a terminal, else json'
   },
   help: { alias: 'h', type: 'boolean', default: false, group: 'General', description: 'show this help' }
 })

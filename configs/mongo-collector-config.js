@@ -13,6 +13,8 @@ class MongoCollectorConfig extends LoadBalancerConfig {
     mongoUri: {
       type: 'string',
       secret: true,
+      // Where `collector start` moves it: flags of a PM2 process show in ps.
+      env: 'COLLECTOR_MONGO_URI',
       group: 'Storage',
       description: 'MongoDB URI without a password (else MONGODB_URI; else a local or embedded server)',
       validate: (uri) => hasPassword(uri) ? 'must not contain a password (it would show in ps and logs): put the URI in the MONGODB_URI environment variable instead' : undefined

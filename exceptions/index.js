@@ -6,5 +6,6 @@ module.exports = {
   InvalidOptionError: require('./invalid-option-error'),
   WorkerDownError: require('./worker-down-error'),
   DecodeError: require('./decode-error'),
-  DatabaseError: require('./database-error')
+  DatabaseError: require('./database-error'),
+  ListenError: require('./listen-error')
 }

@@ -28,7 +28,7 @@ class CounterWorker extends MongoWorker {
   constructor (options = {}, defaults = {}) {
     super(options, { ...COUNTER_DEFAULTS, ...defaults })
     this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate })
-    this.counts = { messages: 0, increments: 0, refused: {} }
+    this.counts = { messages: 0, increments: 0, malformed: {}, dropped: 0 }
   }
 
   /**
@@ -50,7 +50,10 @@ class CounterWorker extends MongoWorker {
     const counts = this.decode(message)
     if (counts === null) return
     const delivery = this.delivery()
-    if (this.counterStore.size >= this.settings.maxPending) return this.refuse('workerFull')
+    if (this.counterStore.size >= this.settings.maxPending) {
+      this.counts.dropped++
+      return this.dropMessage('workerFull')
+    }
     if (!delivery.redelivered) {
       for (const c of counts) this.counterStore.increment(c.metric, c.at, c.n, delivery)
       this.counts.increments += counts.length
@@ -67,15 +70,11 @@ class CounterWorker extends MongoWorker {
       counts = this.countsOf(message) || []
     } catch (err) {
       if (!err || typeof err.reason !== 'string') throw err
-      this.refuse(err.reason)
+      this.counts.malformed[err.reason] = (this.counts.malformed[err.reason] || 0) + 1
+      this.dropMessage(err.reason)
       return null
     }
     return counts.map((c) => ({ metric: c.metric, n: c.n === undefined ? 1 : c.n, at: c.at === undefined ? now : c.at }))
-  }
-
-  refuse (reason) {
-    this.counts.refused[reason] = (this.counts.refused[reason] || 0) + 1
-    this.dropMessage(reason)
   }
 
   // A redelivered batch: read, in one query, the counter documents it touches.
@@ -125,8 +124,9 @@ class CounterWorker extends MongoWorker {
     return {
       messages: this.counts.messages,
       increments: this.counts.increments,
-      refused: { ...this.counts.refused },
-      pendingCounters: this.counterStore.size,
+      malformed: { ...this.counts.malformed },
+      dropped: this.counts.dropped,
+      pending: this.counterStore.size,
       dbWrites: this.counterStore.stats.ops,
       ...this.dbStats()
     }

@@ -35,7 +35,7 @@ class StreamWorker extends MongoWorker {
     super(options, STREAM_DEFAULTS)
     this.coalescer = new PacketCoalescer(this.settings.maxPending)
     this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate })
-    this.counts = { packets: 0, items: 0, malformed: {}, droppedPending: 0, rejected: 0 }
+    this.counts = { packets: 0, items: 0, malformed: {}, dropped: 0, rejected: 0 }
     this.writing = [] // entries of the write in progress (they count against maxPending)
   }
 
@@ -144,9 +144,9 @@ class StreamWorker extends MongoWorker {
   }
 
   dropPending () {
-    this.counts.droppedPending++
+    this.counts.dropped++
     this.dropMessage('workerFull')
-    this.logAtMost('dropPending', 'error', { maxPending: this.settings.maxPending, dropped: this.counts.droppedPending },
+    this.logAtMost('dropPending', 'error', { maxPending: this.settings.maxPending, dropped: this.counts.dropped },
       'pending stream updates reached maxPending while the database is unavailable; dropping packets')
   }
 
@@ -197,7 +197,7 @@ class StreamWorker extends MongoWorker {
     const count = (entries) => entries.reduce((sum, entry) => sum + entry.count, 0)
     const pending = count(this.coalescer.take())
     const unconfirmed = count(this.writing)
-    this.counts.droppedPending += pending + unconfirmed
+    this.counts.dropped += pending + unconfirmed
     this.counterStore.clear()
     this.logger.error({ pending, unconfirmed, flushTimeout: this.settings.flushTimeout, uri: this.uri },
       'database too slow or unavailable at shutdown: stream updates not stored (their messages are counted by the master as dropped.shutdown; unconfirmed ones may still land)')
@@ -222,9 +222,9 @@ class StreamWorker extends MongoWorker {
     return {
       packets: this.counts.packets,
       malformed: { ...this.counts.malformed },
-      droppedPending: this.counts.droppedPending,
+      dropped: this.counts.dropped,
       rejected: this.counts.rejected,
-      pendingStreams: this.coalescer.size,
+      pending: this.coalescer.size,
       dbWrites: streamOps + this.counterStore.stats.ops,
       streamWrites: streamOps,
       writesPerPacket: this.counts.packets ? streamOps / this.counts.packets : 0,

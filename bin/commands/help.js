@@ -5,11 +5,13 @@ const { builtIns } = require('../../lib/ops/collector-registry')
 const LINES = [
   ['run <collector> [flags]', 'run a collector in the foreground (Ctrl-C drains and exits)'],
   ['start <collector> [flags]', 'start a collector under PM2 (returns once it is ready)'],
+  ['start <name>', 'start a stopped collector again, with the flags it was started with'],
   ['stop <name>', 'stop a collector; it drains its workers first'],
   ['restart <name>', 'rolling restart of its workers, one at a time, nothing lost'],
   ['delete <name>', 'stop a collector and remove it from PM2'],
   ['ls', 'list collectors: status, pid, uptime, restarts, rates'],
   ['status <name> [--json]', 'counters of one collector'],
+  ['logs <name> [--lines N] [--follow]', 'its log (PM2\'s files), readable; --json as written'],
   ['top [--once] [--interval 1s]', 'live per-collector, per-worker rates, drops and DB writes'],
   ['simulate rtcp|syslog --target host:port', 'send test traffic (see collector simulate --help)'],
   ['demo [--streams N] [--rate R] [--duration S]', 'RTCP collector + embedded database + simulated calls (npm start)'],

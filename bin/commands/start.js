@@ -4,9 +4,13 @@ const launcher = require('../../lib/ops/launcher')
 const { loadCollector } = require('../../lib/ops/collector-registry')
 const { takePositionals, launcherOptions } = require('./common')
 
-const USAGE = 'collector start <collector> [flags]'
+const USAGE = 'collector start <collector> [flags] | collector start <name>'
 
-/** `collector start <collector> [flags]`: under PM2, returns once ready. */
+/**
+ * `collector start <collector> [flags]`: under PM2, returns once ready.
+ * `collector start <name>` (no flags) starts a stopped collector of that
+ * name again, with the flags it was started with.
+ */
 async function run (argv) {
   const { values: [collector], rest } = takePositionals(argv, ['collector'], USAGE)
   if (rest.includes('--help') || rest.includes('-h')) {
@@ -14,7 +18,9 @@ async function run (argv) {
     process.stdout.write(new Config(rest).help())
     return 0
   }
-  const proc = await launcher.start(collector, rest, launcherOptions())
+  const options = launcherOptions()
+  const existing = rest.length === 0 ? await launcher.find(collector, options) : null
+  const proc = existing ? await launcher.resume(collector, options) : await launcher.start(collector, rest, options)
   process.stdout.write(`started ${proc.name} (pid ${proc.pid}); see \`collector status ${proc.name}\`\n`)
   return 0
 }

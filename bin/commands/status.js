@@ -1,6 +1,6 @@
 'use strict'
 
-const { readStats } = require('../../lib/ops/stats-file')
+const { readStats, writesOf } = require('../../lib/ops/stats-file')
 const { commandConfig, takePositionals, defaultStatsDir, formatTable, formatUptime } = require('./common')
 
 const USAGE = 'collector status <name> [--json]'
@@ -69,7 +69,7 @@ const COUNTER_COLUMNS = [
 
 function workerRow (w, rates) {
   const rate = rates.workers.find((x) => x.slot === w.slot && x.pid === w.pid)
-  const writes = w.custom && typeof w.custom.writes === 'number' ? w.custom.writes : null
+  const writes = writesOf(w) ?? null
   return { ...w, rate: rate ? rate.processed : null, writes }
 }
 

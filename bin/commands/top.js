@@ -38,11 +38,24 @@ async function run (argv) {
     return 0
   }
   const tty = process.stdout.isTTY
-  const draw = async () => process.stdout.write((tty ? CLEAR : '\n') + await frame(dir, config))
+  const draw = async () => process.stdout.write((tty ? CLEAR : '\n') + await frame(dir, config) + (tty ? '\npress q to quit\n' : ''))
   await draw()
   const timer = setInterval(draw, config.interval)
-  process.once('SIGINT', () => { clearInterval(timer); process.exit(0) })
-  return null
+  return new Promise((resolve) => {
+    const quit = () => {
+      clearInterval(timer)
+      if (process.stdin.isTTY) process.stdin.setRawMode(false)
+      process.stdin.pause()
+      resolve(0)
+    }
+    process.once('SIGINT', quit)
+    if (process.stdin.isTTY) {
+      // Raw mode: q (or Ctrl-C, which raw mode delivers as a byte) quits at once.
+      process.stdin.setRawMode(true)
+      process.stdin.resume()
+      process.stdin.on('data', (key) => { if (key[0] === 0x71 || key[0] === 0x51 || key[0] === 0x03) quit() })
+    }
+  })
 }
 
 /** One screen: a line per collector and one per worker. */

@@ -27,7 +27,7 @@ class SyslogWorker extends MongoWorker {
     super(options, SYSLOG_DEFAULTS)
     this.buffer = []
     this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate })
-    this.counts = { messages: 0, stored: 0, unparsed: {}, dropped: 0 }
+    this.counts = { messages: 0, stored: 0, malformed: {}, dropped: 0, inserts: 0 }
   }
 
   async prepare () {
@@ -47,7 +47,7 @@ class SyslogWorker extends MongoWorker {
     record._id = new ObjectId(this.messageKey())
     record.source = remote.address
     this.counts.messages++
-    if (record.format === 'raw') this.countUnparsed(record.error || 'unparsed')
+    if (record.format === 'raw') this.countMalformed(record.error || 'unparsed')
     if (this.buffer.length >= this.settings.maxPending) return this.drop()
     const delivery = this.delivery()
     record[SEQ] = delivery.seq
@@ -76,8 +76,8 @@ class SyslogWorker extends MongoWorker {
     if (!applied) this.stage(delivery, () => this.counterStore.increment(counter, at, 1, delivery))
   }
 
-  countUnparsed (reason) {
-    this.counts.unparsed[reason] = (this.counts.unparsed[reason] || 0) + 1
+  countMalformed (reason) {
+    this.counts.malformed[reason] = (this.counts.malformed[reason] || 0) + 1
   }
 
   drop () {
@@ -99,6 +99,7 @@ class SyslogWorker extends MongoWorker {
       remaining -= docs.length
       this.writing = docs
       try {
+        this.counts.inserts++
         await this.messages.insertMany(docs, { ordered: false })
       } catch (err) {
         if (!onlyDuplicates(err)) {
@@ -141,10 +142,10 @@ class SyslogWorker extends MongoWorker {
     return {
       messages: this.counts.messages,
       stored: this.counts.stored,
-      unparsed: { ...this.counts.unparsed },
+      malformed: { ...this.counts.malformed },
       dropped: this.counts.dropped,
       pending: this.buffer.length,
-      dbWrites: this.counterStore.stats.ops,
+      dbWrites: this.counts.inserts + this.counterStore.stats.ops,
       ...this.dbStats()
     }
   }

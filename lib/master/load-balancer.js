@@ -3,6 +3,8 @@
 const EventEmitter = require('node:events')
 const protocols = require('../protocols')
 const Backoff = require('../shared/backoff')
+const ListenError = require('../../exceptions/listen-error')
+const { briefError } = require('../shared/logger')
 const WorkerPool = require('./worker-pool')
 const { strategies, entryStrategy } = require('./distribution')
 const { normalizeOptions } = require('./options')
@@ -90,7 +92,7 @@ class LoadBalancer extends EventEmitter {
     this.pool = this._createPool()
     await this.pool.start()
     try {
-      await this._openListener()
+      await this._openListener({ first: true })
     } catch (err) {
       await this.pool.stop()
       this.state = 'stopped'
@@ -115,8 +117,11 @@ class LoadBalancer extends EventEmitter {
     return pool
   }
 
-  // With retry on, a failed bind is retried with backoff until it works.
-  async _openListener () {
+  // The first bind fails the start on an error a retry cannot fix (port in
+  // use, no permission, no such address: ListenError, ERR_LISTEN). Otherwise,
+  // with retry on, it is retried with backoff until it works (a reopen after
+  // the collector ran, a tcp_client whose server is not up yet).
+  async _openListener ({ first = false } = {}) {
     for (;;) {
       try {
         this.listener = await this.protocol.start(this.ctx)
@@ -125,6 +130,7 @@ class LoadBalancer extends EventEmitter {
         this.emit('listening', this.address())
         return
       } catch (err) {
+        if (first && ListenError.isBindError(err)) throw new ListenError(this.options.protocol, this.ctx.host, this.ctx.port, err)
         if (!this.options.retry || this.stopRequested) throw err
         await this._waitRetry(err)
         if (this.stopRequested) throw err
@@ -135,7 +141,7 @@ class LoadBalancer extends EventEmitter {
   _waitRetry (err) {
     const delay = this.backoff.next()
     this.counters.restarts.listener++
-    this.logger.warn({ err, delay }, 'listener failed; retrying')
+    this.logger.warn({ error: briefError(err), delay }, `listener failed (${err.message}); retrying in ${delay} ms`)
     this.emit('listenerError', err, delay)
     return new Promise((resolve) => {
       this.wakeRetry = resolve
@@ -161,7 +167,7 @@ class LoadBalancer extends EventEmitter {
   _onListenerFailure (err) {
     if (this.state !== 'running' || this.restarting) return
     if (!this.options.retry) {
-      this.logger.error({ err }, 'listener failed')
+      this.logger.error({ error: briefError(err) }, `listener failed: ${err.message}`)
       return this.emit('error', err)
     }
     this.restarting = this._reopenListener(err).finally(() => { this.restarting = null })
@@ -171,7 +177,7 @@ class LoadBalancer extends EventEmitter {
     await this._closeListener()
     await this._waitRetry(err)
     if (this.state !== 'running' || this.stopRequested) return
-    await this._openListener().catch((e) => this.logger.error({ err: e }, 'listener could not be reopened'))
+    await this._openListener().catch((e) => this.logger.error({ error: briefError(e) }, `listener could not be reopened: ${e.message}`))
   }
 
   async _closeListener () {

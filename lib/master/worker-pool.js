@@ -4,6 +4,7 @@ const cluster = require('node:cluster')
 const path = require('node:path')
 const EventEmitter = require('node:events')
 const ipc = require('../shared/ipc')
+const { minLevel } = require('../shared/logger')
 const WorkerHandle = require('./worker-handle')
 const WorkerDownError = require('../../exceptions/worker-down-error')
 const { BatchIds } = require('../shared/batch-ids')
@@ -123,7 +124,9 @@ class WorkerPool extends EventEmitter {
       COLLECTOR_WORKER_OPTIONS: JSON.stringify(options.workerOptions || {}),
       COLLECTOR_NAME: options.name,
       COLLECTOR_SLOT: String(slot),
-      COLLECTOR_RUN_ID: this.batchIds.runId
+      COLLECTOR_RUN_ID: this.batchIds.runId,
+      // Records below the master's level are dropped in the worker, before IPC.
+      COLLECTOR_WORKER_LOG_LEVEL: String(minLevel(this.logger))
     })
     const handle = new WorkerHandle(worker, slot, options, this.batchIds)
     this.live.add(handle)

@@ -15,6 +15,8 @@ const pino = require('pino')
 const { loadCollector } = require('./collector-registry')
 const { createMetrics } = require('./metrics')
 const stats = require('./stats-file')
+const { prettyStream } = require('./pretty-log')
+const { briefError } = require('../shared/logger')
 
 const STATS_INTERVAL_MS = 1000
 const EXIT_BAD_USAGE = 2
@@ -66,9 +68,16 @@ function parseArgs (argv, ctx) {
   }
 }
 
-function createLogger (config) {
+/**
+ * JSON lines for machines (PM2's log files, a pipe), readable lines for a
+ * person at a terminal: --log-format auto (the default) picks by whether
+ * stdout is a TTY.
+ */
+function createLogger (config, stdout = process.stdout) {
   const base = { pid: process.pid, hostname: os.hostname(), collector: config.name }
-  return pino({ level: config.logLevel, base }, pino.destination({ dest: 1, sync: true }))
+  const pretty = config.logFormat === 'pretty' || (config.logFormat !== 'json' && Boolean(stdout.isTTY))
+  const destination = pretty ? prettyStream(stdout) : pino.destination({ dest: 1, sync: true })
+  return pino({ level: config.logLevel, base }, destination)
 }
 
 class Entry {
@@ -95,9 +104,11 @@ class Entry {
     try {
       await this.collector.start()
     } catch (err) {
-      this.logger.fatal({ err: brief(err) }, `collector failed to start: ${err.message}`)
+      this.logger.fatal({ error: briefError(err) }, `collector failed to start: ${err.message}`)
+      await stats.writeFailure(this.dir, this.config.name, err).catch(() => {})
       return this.ctx.exit(1)
     }
+    await stats.removeFailure(this.config.name, this.dir).catch(() => {})
     await this.publish()
     this.schedule()
     if (typeof process.send === 'function' && process.connected) process.send('ready')
@@ -148,13 +159,13 @@ class Entry {
       this.logger.error({ droppedShutdown: lost }, `${lost} messages dropped at shutdown: not stored before the workers' flushTimeout`)
       return 1
     } catch (err) {
-      this.logger.error({ err: brief(err) }, `stop failed: ${err.message}`)
+      this.logger.error({ error: briefError(err) }, `stop failed: ${err.message}`)
       return 1
     }
   }
 
   crash (err, what) {
-    this.logger.fatal({ err: brief(err) }, `${what}: ${err && err.message}`)
+    this.logger.fatal({ error: briefError(err) }, `${what}: ${err && err.message}`)
     if (this.signals++ > 0) return this.ctx.exit(1)
     this.stop().then(() => this.ctx.exit(1))
   }
@@ -167,7 +178,7 @@ class Entry {
       .then(() => this.logger.info('rolling restart done'))
       .then(() => this.publish())
       .catch((err) => {
-        this.logger.error({ err: brief(err) }, `rolling restart failed: ${err.message}`)
+        this.logger.error({ error: briefError(err) }, `rolling restart failed: ${err.message}`)
         throw err
       })
       .finally(() => { this.rolling = null })
@@ -186,7 +197,7 @@ class Entry {
   publish () {
     if (!this.publishing) {
       this.publishing = this.publishOnce()
-        .catch((err) => this.logger.warn({ err: brief(err) }, `could not publish stats: ${err.message}`))
+        .catch((err) => this.logger.warn({ error: briefError(err) }, `could not publish stats: ${err.message}`))
         .finally(() => { this.publishing = null })
     }
     return this.publishing
@@ -214,11 +225,6 @@ function droppedAtShutdown (collector) {
   return Number.isFinite(lost) ? lost : 0
 }
 
-// An error for the log: type, message and code; no stack trace.
-function brief (err) {
-  if (!(err instanceof Error)) return { message: String(err) }
-  return { type: err.name, message: err.message, code: err.code }
-}
 
 // Under PM2 the script is loaded by PM2's container; show our flags in `ps`.
 function runAsScript () {

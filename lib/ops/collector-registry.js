@@ -13,7 +13,7 @@ const LoadBalancer = require('../master/load-balancer')
  *   passed to `new Collector({ ...config, logger })`; it should give
  *   `workername` a default so that users need not name the worker;
  * - `description`: one line shown by `collector help`.
- * Workers may report `writes` (database writes) from `stats()`: `collector
+ * Workers may report `dbWrites` (database writes) from `stats()`: `collector
  * top` shows it and its rate.
  *
  * @typedef {object} CollectorModule

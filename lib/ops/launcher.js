@@ -70,16 +70,50 @@ async function start (collector, argv = [], options = {}) {
   }
   return withPm2(options, async (api) => {
     if (await find(api, name)) throw new CollectorError(`a collector named ${name} already exists; use restart, or delete it first`, 'ERR_COLLECTOR_EXISTS', { name })
-    await call(api, 'start', app)
-    const proc = await find(api, name)
-    if (!proc || proc.status !== 'online') throw notOnline(name, proc)
-    return proc
+    const dir = statsDirOf(options)
+    await stats.removeFailure(name, dir)
+    try {
+      return await waitOnline(api, app.name, dir, call(api, 'start', app))
+    } catch (err) {
+      // A collector that cannot start is not left behind in a restart loop.
+      await call(api, 'delete', name).catch(() => {})
+      await stats.removeStats(name, dir).catch(() => {})
+      throw err
+    }
   })
+}
+
+const FAILURE_POLL_MS = 100
+
+// Resolves once `starting` (PM2's start or restart) is done and the
+// collector says it is running, or rejects with the collector's own reason
+// as soon as its entry writes one (ERR_LISTEN: port in use, …), without
+// waiting out PM2's listen_timeout.
+async function waitOnline (api, name, dir, starting) {
+  let watching = true
+  const failed = (async () => {
+    while (watching) {
+      const failure = await stats.readFailure(name, dir)
+      if (failure) return failure
+      await new Promise((resolve) => setTimeout(resolve, FAILURE_POLL_MS))
+    }
+  })()
+  try {
+    const outcome = await Promise.race([starting.then(() => null), failed])
+    const failure = outcome || await stats.readFailure(name, dir)
+    if (failure) throw new CollectorError(failure.message, failure.code || 'ERR_COLLECTOR_START', { name })
+  } finally {
+    watching = false
+  }
+  const proc = await find(api, name)
+  const snapshot = proc && await stats.readStats(name, dir)
+  if (!proc || proc.status !== 'online' || !snapshot || snapshot.pid !== proc.pid || snapshot.state !== 'running') throw notOnline(name, proc)
+  return proc
 }
 
 function notOnline (name, proc) {
   const status = proc ? proc.status : 'missing'
-  return new CollectorError(`collector ${name} did not come online (status: ${status}); see its log with \`pm2 logs ${name}\``, 'ERR_COLLECTOR_START', { name, status })
+  return new CollectorError(`collector ${name} did not come online (status: ${status}); see its log with \`collector logs ${name}\``, 'ERR_COLLECTOR_START', { name, status })
 }
 
 /**
@@ -109,7 +143,7 @@ function restart (name, options = {}) {
   const dir = statsDirOf(options)
   return withPm2(options, async (api) => {
     const proc = await mustFind(api, name)
-    if (proc.status !== 'online') throw new CollectorError(`collector ${name} is ${proc.status}, not online; use start`, 'ERR_COLLECTOR_NOT_RUNNING', { name })
+    if (proc.status !== 'online') throw new CollectorError(`collector ${name} is ${proc.status}, not online; use \`collector start ${name}\``, 'ERR_COLLECTOR_NOT_RUNNING', { name })
     const before = await stats.readStats(name, dir)
     await call(api, 'sendSignalToProcessName', 'SIGUSR2', name)
     if (wait && before) await waitRolled(name, dir, before, timeout)
@@ -155,6 +189,52 @@ function list (options = {}) {
 }
 
 /**
+ * Starts a collector PM2 knows but that is not running (stopped, errored)
+ * again, with the flags and environment it was started with; resolves once
+ * it is online, or rejects with its own reason (it is then stopped, not
+ * left restarting).
+ * @param {string} name
+ * @param {{ pm2Home?: string }} [options]
+ * @returns {Promise<CollectorProcess>}
+ * @throws {CollectorError} ERR_NO_SUCH_COLLECTOR, ERR_COLLECTOR_RUNNING, or the start's own
+ */
+function resume (name, options = {}) {
+  return withPm2(options, async (api) => {
+    const proc = await mustFind(api, name)
+    if (proc.status === 'online') throw new CollectorError(`collector ${name} is already running (pid ${proc.pid}); use restart`, 'ERR_COLLECTOR_RUNNING', { name })
+    const dir = proc.statsDir || statsDirOf(options)
+    await stats.removeFailure(name, dir)
+    try {
+      return await waitOnline(api, name, dir, call(api, 'restart', name))
+    } catch (err) {
+      await call(api, 'stop', name).catch(() => {})
+      throw err
+    }
+  })
+}
+
+/**
+ * A collector PM2 knows by that name, or null.
+ * @param {string} name
+ * @param {{ pm2Home?: string }} [options]
+ * @returns {Promise<CollectorProcess|null>}
+ */
+function findCollector (name, options = {}) {
+  return withPm2(options, (api) => find(api, name))
+}
+
+/**
+ * One collector PM2 knows, running or not.
+ * @param {string} name
+ * @param {{ pm2Home?: string }} [options]
+ * @returns {Promise<CollectorProcess>}
+ * @throws {CollectorError} ERR_NO_SUCH_COLLECTOR
+ */
+function describeCollector (name, options = {}) {
+  return withPm2(options, (api) => mustFind(api, name))
+}
+
+/**
  * Stops the PM2 daemon of `pm2Home` and every app it runs (tests, cleanup).
  * @param {{ pm2Home?: string }} [options]
  * @returns {Promise<void>}
@@ -176,6 +256,7 @@ async function killDaemon (options = {}) {
  * @property {string} collector built-in name or module path
  * @property {string[]} args the collector's flags
  * @property {string} statsDir where its stats file is written
+ * @property {{ out: string, err: string }} logs PM2's log files of its stdout and stderr
  */
 
 async function listCollectors (api) {
@@ -196,7 +277,8 @@ function describe (p) {
     restarts: env.restart_time || 0,
     collector: args[0],
     args: args.slice(1),
-    statsDir: (env.env && env.env.COLLECTOR_STATS_DIR) || env.COLLECTOR_STATS_DIR
+    statsDir: (env.env && env.env.COLLECTOR_STATS_DIR) || env.COLLECTOR_STATS_DIR,
+    logs: { out: env.pm_out_log_path, err: env.pm_err_log_path }
   }
 }
 
@@ -282,4 +364,4 @@ function pm2Error (err, method) {
   return new CollectorError(`pm2 ${method} failed: ${message}`, 'ERR_PM2', { cause: err })
 }
 
-module.exports = { ENTRY, APP_DEFAULTS, start, stop, restart, delete: remove, list, killDaemon }
+module.exports = { ENTRY, APP_DEFAULTS, start, resume, stop, restart, delete: remove, list, find: findCollector, describe: describeCollector, killDaemon }

@@ -45,7 +45,36 @@ async function writeStats (dir, snapshot) {
 }
 
 /**
- * Reads one collector's snapshot, with `age` (ms since written) added.
+ * Why a collector's last start failed: `<dir>/<name>.failed`, JSON
+ * `{ pid, time, code, message }`, written by the entry before it exits 1
+ * and read by the launcher (and `status`). Not a `.json` file: readers of
+ * snapshots never see it.
+ */
+function failurePath (name, dir) {
+  return path.join(dir, `${name}.failed`)
+}
+
+async function writeFailure (dir, name, err) {
+  await fs.promises.mkdir(dir, { recursive: true })
+  const failure = { pid: process.pid, time: new Date().toISOString(), code: (err && err.code) || null, message: String((err && err.message) || err) }
+  await fs.promises.writeFile(failurePath(name, dir), JSON.stringify(failure) + '\n')
+}
+
+async function readFailure (name, dir) {
+  try {
+    return JSON.parse(await fs.promises.readFile(failurePath(name, dir), 'utf8'))
+  } catch {
+    return null
+  }
+}
+
+async function removeFailure (name, dir) {
+  await fs.promises.rm(failurePath(name, dir), { force: true })
+}
+
+/**
+ * Reads one collector's snapshot, with `age` (ms since written) added; its
+ * rates are 0 once it stopped or its file went stale.
  * @param {string} name
  * @param {string} dir
  * @returns {Promise<object|null>} null when there is none (or it is unreadable)
@@ -53,10 +82,28 @@ async function writeStats (dir, snapshot) {
 async function readStats (name, dir) {
   try {
     const snapshot = JSON.parse(await fs.promises.readFile(statsPath(name, dir), 'utf8'))
-    return { ...snapshot, age: Date.now() - snapshot.timestamp }
+    const age = Date.now() - snapshot.timestamp
+    return { ...snapshot, age, rates: current(snapshot, age) ? snapshot.rates : zeroRates(snapshot.rates) }
   } catch {
     return null
   }
+}
+
+// Rates are "now": a collector that stopped, or stopped writing its file
+// (killed), receives nothing now, whatever its last interval measured.
+function current (snapshot, age) {
+  return snapshot.state === 'running' && age <= 3 * (snapshot.interval || 1000)
+}
+
+function zeroRates (rates) {
+  if (!rates || typeof rates !== 'object') return rates
+  const zeroed = {}
+  for (const [key, value] of Object.entries(rates)) {
+    if (typeof value === 'number') zeroed[key] = 0
+    else if (Array.isArray(value)) zeroed[key] = value.map(zeroRates)
+    else zeroed[key] = value
+  }
+  return zeroed
 }
 
 /**
@@ -83,6 +130,7 @@ async function readAllStats (dir) {
  */
 async function removeStats (name, dir) {
   await fs.promises.rm(statsPath(name, dir), { force: true })
+  await removeFailure(name, dir)
 }
 
 const RATE_KEYS = ['received', 'processed', 'failed', 'bytes']
@@ -122,16 +170,14 @@ function workerRates (worker, before, per) {
 }
 
 /**
- * Database writes a worker reports through its own stats() (`writes`,
- * `dbWrites` or `upserts`), or undefined.
+ * Database writes a worker reports through its own stats() (`dbWrites`,
+ * the one name every built-in worker uses), or undefined.
  * @param {object} worker one entry of stats().workers
  * @returns {number|undefined}
  */
 function writesOf (worker) {
   const custom = worker && worker.custom
-  if (!custom) return undefined
-  for (const key of ['writes', 'dbWrites', 'upserts']) if (typeof custom[key] === 'number') return custom[key]
-  return undefined
+  return custom && typeof custom.dbWrites === 'number' ? custom.dbWrites : undefined
 }
 
 function round (value) {
@@ -171,5 +217,8 @@ module.exports = {
   removeStats,
   computeRates,
   buildSnapshot,
-  writesOf
+  writesOf,
+  writeFailure,
+  readFailure,
+  removeFailure
 }

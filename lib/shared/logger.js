@@ -17,4 +17,21 @@ function isLogger (logger) {
     LEVELS.every((level) => typeof logger[level] === 'function')
 }
 
-module.exports = { LEVELS, createNoopLogger, isLogger }
+/**
+ * The index in LEVELS of the lowest level `logger` writes: LEVELS.length
+ * for a silent logger, 0 when it does not say (everything is forwarded).
+ */
+function minLevel (logger) {
+  const level = logger && logger.level
+  if (level === 'silent') return LEVELS.length
+  const index = LEVELS.indexOf(level)
+  return index === -1 ? 0 : index
+}
+
+/** An expected error for a log line: type, code and message, no stack. */
+function briefError (err) {
+  if (!(err instanceof Error)) return { message: String(err) }
+  return { type: err.name, code: err.code, message: err.message }
+}
+
+module.exports = { LEVELS, createNoopLogger, isLogger, minLevel, briefError }

@@ -34,6 +34,8 @@ class WorkerRuntime {
     this.failuresSinceLog = 0
     this.lastFailureLog = 0
     this.idleWaiters = []
+    // The master's level (an index in LEVELS): records below it never cross IPC.
+    this.minLevel = Number(process.env.COLLECTOR_WORKER_LOG_LEVEL || 0)
     this.seq = 0 // batches received; the checkpoint of a message is its batch's seq
     this.completed = 0 // every batch up to this seq has been through doWork
     this.storedThrough = 0
@@ -52,6 +54,7 @@ class WorkerRuntime {
   }
 
   log (level, fields, msg) {
+    if (LEVELS.indexOf(level) < this.minLevel) return
     if (typeof fields === 'string') [fields, msg] = [{}, fields]
     if (fields && fields.err instanceof Error) fields = { ...fields, err: { message: fields.err.message, code: fields.err.code, stack: fields.err.stack } }
     this.send([ipc.LOG, level, fields || {}, msg])

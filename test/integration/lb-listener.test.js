@@ -3,7 +3,8 @@ const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const net = require('node:net')
 const { once } = require('node:events')
-const { LoadBalancer } = require('../..')
+const dgram = require('node:dgram')
+const { LoadBalancer, ListenError } = require('../..')
 const { COUNTING, HOST, startLb, settled, udpSocket, sendPaced, waitFor, lines, sleep } = require('../helpers/lb')
 
 function newLb (t, options) {
@@ -25,17 +26,52 @@ function within (promise, ms, what) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
-test('udp: a busy port is retried with backoff ×1.5 until it is free, then traffic flows', async (t) => {
+test('udp: a busy port at start fails start() at once with ERR_LISTEN naming the address, retry on or off; nothing left running', async (t) => {
   const occupier = await udpSocket(t)
   const port = occupier.address().port
-  const lb = newLb(t, { port })
+  for (const retry of [true, false]) {
+    const lb = newLb(t, { port, retry })
+    const errors = collectListenerErrors(lb)
+    await assert.rejects(within(lb.start(), 10000, 'start()'), (err) => {
+      assert.ok(err instanceof ListenError)
+      assert.equal(err.code, 'ERR_LISTEN')
+      assert.equal(err.message, `cannot listen on ${HOST}:${port} (udp): address already in use (EADDRINUSE)`)
+      assert.equal(err.cause.code, 'EADDRINUSE')
+      return true
+    })
+    assert.deepEqual(errors, [], 'no retry of a first bind')
+    assert.equal(lb.address(), null)
+    assert.equal(lb.summary().state, 'stopped')
+    assert.equal((await lb.stats()).workers.length, 0, 'the workers were stopped')
+  }
+})
+
+// A running listener's socket breaks, and its port is taken before the
+// reopen: the reopen is retried with backoff x1.5 until the port is free.
+async function breakAndOccupy (t, lb) {
+  const port = lb.address().port
   const errors = collectListenerErrors(lb)
-  const started = lb.start()
+  let occupier
+  const taken = new Promise((resolve) => lb.once('listenerError', () => {
+    occupier = dgram.createSocket('udp4')
+    occupier.bind(port, HOST, resolve)
+  }))
+  t.after(() => { try { occupier.close() } catch {} })
+  lb.listener.socket.emit('error', Object.assign(new Error('forced'), { code: 'EFORCED' }))
+  await taken
+  return { port, errors, free: () => new Promise((resolve) => occupier.close(resolve)) }
+}
+
+test('udp: a port taken while the listener reopens after an error is retried with backoff x1.5 until free, then traffic flows', async (t) => {
+  const lb = newLb(t, {})
+  await lb.start()
+  const { port, errors, free } = await breakAndOccupy(t, lb)
   await waitFor(() => errors.length >= 3, { what: 'three listener errors' })
-  await new Promise((resolve) => occupier.close(resolve))
-  await within(started, 5000, 'start()')
+  const reopened = once(lb, 'listening')
+  await free()
+  await within(reopened, 5000, 'reopen')
   assert.deepEqual(errors.slice(0, 3), [
-    { code: 'EADDRINUSE', delay: 50 },
+    { code: 'EFORCED', delay: 50 },
     { code: 'EADDRINUSE', delay: 75 },
     { code: 'EADDRINUSE', delay: 113 }
   ])
@@ -47,23 +83,14 @@ test('udp: a busy port is retried with backoff ×1.5 until it is free, then traf
   assert.equal(stats.processed, 20)
 })
 
-test('udp: with retry off a busy port rejects start() with EADDRINUSE', async (t) => {
-  const occupier = await udpSocket(t)
-  const lb = newLb(t, { port: occupier.address().port, retry: false })
-  await assert.rejects(lb.start(), { code: 'EADDRINUSE' })
-  assert.equal(lb.address(), null)
-})
-
-test('stop() while start() is still retrying a busy port ends both', async (t) => {
-  const occupier = await udpSocket(t)
-  const lb = newLb(t, { port: occupier.address().port, retryDelay: 200 })
-  const errors = collectListenerErrors(lb)
-  const started = lb.start()
-  started.catch(() => {})
-  await waitFor(() => errors.length >= 1)
+test('stop() while a reopen is still retrying a busy port ends it', async (t) => {
+  const lb = newLb(t, { retryDelay: 200 })
+  await lb.start()
+  const { errors } = await breakAndOccupy(t, lb)
+  await waitFor(() => errors.length >= 2, { what: 'a retried reopen' })
   await within(lb.stop(), 5000, 'stop()')
-  await assert.rejects(within(started, 1000, 'start()'), { code: 'EADDRINUSE' })
   assert.equal(lb.summary().state, 'stopped')
+  assert.equal(lb.address(), null)
 })
 
 test('udp: a socket error on a running listener reopens it on the same port after the delay', async (t) => {

@@ -88,7 +88,7 @@ test('proxy cut between writes: updates stay pending, are retried, and land exac
   assert.ok(lb.summary().processed <= streams * perSide * 2, 'what the database has not stored is not processed')
   await waitFor(async () => workerSum(await lb.stats(), (c) => c.dbErrors) > 0)
   const down = await lb.stats()
-  assert.ok(workerSum(down, (c) => c.pendingStreams) > 0, 'updates held while the database is away')
+  assert.ok(workerSum(down, (c) => c.pending) > 0, 'updates held while the database is away')
   assert.strictEqual(await streamDocs(db, { 'metadata.packets': { $gt: 2 * perSide } }).then((d) => d.length), 0)
   await sendAll(port, phaseTraffic(streams, perSide, 2))
   proxy.restore()
@@ -98,7 +98,7 @@ test('proxy cut between writes: updates stay pending, are retried, and land exac
   assert.strictEqual(stats.dropped.total, 0)
   const counts = await checkStreams(db, streams, 3 * perSide)
   assert.deepStrictEqual([...new Set(counts)], [6 * perSide], 'exact packet counts: nothing lost, nothing doubled')
-  t.diagnostic(`dbErrors ${workerSum(down, (c) => c.dbErrors)}, pending streams while cut ${workerSum(down, (c) => c.pendingStreams)}`)
+  t.diagnostic(`dbErrors ${workerSum(down, (c) => c.dbErrors)}, pending streams while cut ${workerSum(down, (c) => c.pending)}`)
 })
 
 // A cut can land after the server applied a batch but before it answered;
@@ -134,9 +134,9 @@ test('maxPending bounds what is held while the database is away: the excess is c
   const packets = []
   for (let s = 0; s < 80; s++) packets.push({ fromID: `mp${s}`, toID: `mq${s}`, highestPacketNum: s + 1, timestamp: T0 })
   await sendAll(port, packets, { perTick: 10 })
-  await waitFor(async () => { const [w] = (await lb.stats()).workers; return w.custom && w.custom.packets + w.custom.droppedPending === 80 })
+  await waitFor(async () => { const [w] = (await lb.stats()).workers; return w.custom && w.custom.packets + w.custom.dropped === 80 })
   const [worker] = (await lb.stats()).workers
-  assert.strictEqual(worker.custom.droppedPending, 30, 'exactly the packets beyond 50 distinct streams')
+  assert.strictEqual(worker.custom.dropped, 30, 'exactly the packets beyond 50 distinct streams')
   assert.strictEqual(worker.custom.packets, 50)
   proxy.restore()
   await waitFor(async () => (await streamDocs(db)).length === 50)
@@ -178,7 +178,7 @@ test('server stopped (SIGSTOP) for 3 s during traffic, then resumed: nothing los
   const stats = await lb.stats()
   await lb.stop()
   assert.strictEqual(lb.summary().dropped.total, 0)
-  assert.strictEqual(workerSum(stats, (c) => c.droppedPending), 0)
+  assert.strictEqual(workerSum(stats, (c) => c.dropped), 0)
   const counts = await checkStreams(db, streams, 4 * perSide)
   assert.deepStrictEqual([...new Set(counts)], [8 * perSide], 'exact packet counts')
   t.diagnostic(`dbErrors during the pause: ${workerSum(stats, (c) => c.dbErrors)}`)

@@ -193,7 +193,7 @@ test('writesPerPacket is reported and well under 0.5 when a stream has many pack
   for (let n = 1; n <= 400; n++) packets.push(packet(n % 2 ? 'W1' : 'W2', n % 2 ? 'W2' : 'W1', n))
   await sendAll(port, packets, { perTick: 400 })
   await waitFor(processedAll(lb, packets.length))
-  await waitFor(async () => (await lb.stats()).workers[0].custom.pendingStreams === 0)
+  await waitFor(async () => (await lb.stats()).workers[0].custom.pending === 0)
   const [worker] = (await lb.stats()).workers
   await lb.stop()
   const custom = worker.custom

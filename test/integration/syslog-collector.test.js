@@ -66,7 +66,7 @@ test('unparseable lines are stored raw and counted, not dropped', async (t) => {
   for (const line of ['no priority here', '<999>bad pri', generateSyslog({ message: 'fine' })]) socket.send(line, port, '127.0.0.1')
   await waitFor(() => collector.summary().processed === 3)
   const [worker] = (await collector.stats()).workers
-  assert.deepEqual(worker.custom.unparsed, { 'no-pri': 1, 'bad-pri': 1 })
+  assert.deepEqual(worker.custom.malformed, { 'no-pri': 1, 'bad-pri': 1 })
   socket.close()
   const docs = await stored(collector, db, 3)
   assert.equal(docs.length, 3)

@@ -51,6 +51,7 @@ test('defaults fill in every base flag', () => {
     maxInFlight: 100000,
     name: 'collector',
     logLevel: 'info',
+    logFormat: 'auto',
     help: false,
     worker: WORKER
   })

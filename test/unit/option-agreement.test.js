@@ -82,7 +82,7 @@ test('every declared option that has a flag: the flag carries its default, range
     if (decl.range) assert.deepEqual([flag.min, flag.max], decl.range, name)
   }
   const flagOnly = Object.keys(flags).filter((f) => !Object.values(OPTIONS).some((d) => d.flag === f))
-  assert.deepEqual(flagOnly.sort(), ['help', 'logLevel'], 'flags that are not LoadBalancer options')
+  assert.deepEqual(flagOnly.sort(), ['help', 'logFormat', 'logLevel'], 'flags that are not LoadBalancer options')
 })
 
 test('a protocol registered after the flags were declared can be chosen on the command line', () => {

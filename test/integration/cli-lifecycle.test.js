@@ -1,0 +1,116 @@
+'use strict'
+// The collector CLI's PM2 lifecycle as an operator meets it, against a real
+// PM2 daemon in a temporary PM2_HOME: a port in use fails the start at once
+// and leaves nothing behind; stop → start NAME brings a collector back with
+// its flags; logs shows what it wrote; --mongo-uri without a password works
+// under start.
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const { spawn } = require('node:child_process')
+const dgram = require('node:dgram')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const launcher = require('../../lib/ops/launcher')
+const { readStats } = require('../../lib/ops/stats-file')
+
+const CLI = path.join(__dirname, '..', '..', 'bin', 'collector.js')
+const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
+
+function pm2Env (t) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-life-'))
+  const env = { ...process.env, COLLECTOR_STATS_DIR: path.join(dir, 'stats'), PM2_HOME: path.join(dir, 'pm2') }
+  t.after(async () => {
+    await launcher.killDaemon({ pm2Home: env.PM2_HOME })
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+  return env
+}
+
+function cli (env, ...args) {
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => { stdout += d })
+  child.stderr.on('data', (d) => { stderr += d })
+  const started = Date.now()
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started })))
+}
+
+async function busyPort (t) {
+  const socket = dgram.createSocket('udp4')
+  await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
+  t.after(() => socket.close())
+  return socket.address().port
+}
+
+test('start on a port in use: exit 1 at once with one line naming host:port, and no PM2 entry left', { timeout: 90000 }, async (t) => {
+  const env = pm2Env(t)
+  const port = await busyPort(t)
+  const result = await cli(env, 'start', ECHO, '--name', 'busy', '--port', String(port))
+  assert.equal(result.code, 1, result.stderr)
+  assert.equal(result.stderr, `collector: cannot listen on 127.0.0.1:${port} (udp): address already in use (EADDRINUSE)\n`)
+  assert.equal(result.stdout, '')
+  assert.ok(result.ms < 20000, `took ${result.ms} ms (PM2's listen_timeout is 30 s)`)
+  const ls = await cli(env, 'ls', '--json')
+  assert.deepEqual(JSON.parse(ls.stdout), [], 'no PM2 entry left')
+
+  const run = await cli(env, 'run', ECHO, '--name', 'busy-fg', '--port', String(port), '--log-format', 'json')
+  assert.equal(run.code, 1)
+  const fatal = run.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((r) => r.level === 60)
+  assert.deepEqual(fatal.error, { type: 'ListenError', code: 'ERR_LISTEN', message: `cannot listen on 127.0.0.1:${port} (udp): address already in use (EADDRINUSE)` })
+  assert.doesNotMatch(run.stdout, /"stack"/, 'no stack for an expected error')
+})
+
+test('start whose workers cannot come online (init throws): exit 1 with the reason, no PM2 entry in a restart loop', { timeout: 90000 }, async (t) => {
+  const env = pm2Env(t)
+  const failing = path.join(__dirname, '..', 'fixtures', 'failing-init-worker.js')
+  const result = await cli(env, 'start', ECHO, '--name', 'broken', '--port', '0', '-w', failing)
+  assert.equal(result.code, 1)
+  assert.equal(result.stderr, 'collector: worker failed to start: planned init failure\n')
+  assert.deepEqual(await launcher.list({ pm2Home: env.PM2_HOME }), [])
+})
+
+test('stop, then start NAME brings it back with its flags; start NAME again says it runs; logs shows its lines, readable or as JSON', { timeout: 120000 }, async (t) => {
+  const env = pm2Env(t)
+  const first = await cli(env, 'start', ECHO, '--name', 'twin', '--instances', '1', '--batch-size', '7')
+  assert.equal(first.code, 0, first.stderr)
+  assert.equal((await cli(env, 'stop', 'twin')).code, 0)
+  assert.equal((await readStats('twin', env.COLLECTOR_STATS_DIR)).state, 'stopped')
+
+  const again = await cli(env, 'start', 'twin')
+  assert.equal(again.code, 0, again.stderr)
+  assert.match(again.stdout, /^started twin \(pid \d+\)/)
+  const snap = await readStats('twin', env.COLLECTOR_STATS_DIR)
+  assert.equal(snap.state, 'running')
+  assert.equal(snap.stats.instances, 1, 'its flags were kept')
+  const [proc] = await launcher.list({ pm2Home: env.PM2_HOME })
+  assert.deepEqual(proc.args, ['--name', 'twin', '--instances', '1', '--batch-size', '7'])
+
+  const twice = await cli(env, 'start', 'twin')
+  assert.equal(twice.code, 1)
+  assert.match(twice.stderr, /^collector: collector twin is already running \(pid \d+\); use restart\n$/)
+
+  const logs = await cli(env, 'logs', 'twin', '--lines', '200')
+  assert.equal(logs.code, 0, logs.stderr)
+  assert.match(logs.stdout, /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] INFO \(twin\): collector started/m)
+  assert.equal((logs.stdout.match(/collector started/g) || []).length, 2, 'both starts are in the log')
+  const json = await cli(env, 'logs', 'twin', '--json', '--lines', '200')
+  const records = json.stdout.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
+  assert.ok(records.some((r) => r.msg === 'collector stopped' && r.level === 30))
+  const nobody = await cli(env, 'logs', 'nobody')
+  assert.equal(nobody.code, 1)
+  assert.match(nobody.stderr, /no collector named nobody/)
+})
+
+test('start with --mongo-uri without a password is accepted (the URI travels in the environment, not in ps); with a password it is refused, exit 2', { timeout: 90000 }, async (t) => {
+  const env = pm2Env(t)
+  const ok = await cli(env, 'start', 'syslog', '--name', 'sys', '--port', '0', '-i', '1', '--mongo-uri', 'mongodb://127.0.0.1:1/logs')
+  assert.equal(ok.code, 0, ok.stderr)
+  const [proc] = await launcher.list({ pm2Home: env.PM2_HOME })
+  assert.equal(proc.args.includes('--mongo-uri'), false, 'not on the command line')
+  assert.equal(proc.args.some((a) => a.includes('mongodb://')), false)
+  const refused = await cli(env, 'start', 'syslog', '--name', 'sys2', '--port', '0', '--mongo-uri', 'mongodb://u:secret@127.0.0.1:1/logs')
+  assert.equal(refused.code, 2)
+  assert.doesNotMatch(refused.stderr, /secret/)
+})
