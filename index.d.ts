@@ -60,6 +60,9 @@ export interface LoadBalancerOptions {
   maxCrashes?: number
   crashWindow?: number
   drainTimeout?: number
+  /** serve /metrics (Prometheus), /healthz and /readyz on this port (off unless given; 0 = ephemeral) */
+  metricsPort?: number
+  metricsHost?: string
   logger?: Logger
 }
 
@@ -84,6 +87,8 @@ export interface Summary {
   receiver: 'native' | 'dgram' | null
   state: 'idle' | 'starting' | 'running' | 'stopping' | 'stopped'
   address: object | null
+  /** where /metrics, /healthz and /readyz are served; null when off */
+  metrics: object | null
   uptime: number
   instances: number
   received: number
@@ -136,6 +141,10 @@ export class LoadBalancer extends EventEmitter {
   stop (cb?: Callback<void>): Promise<void>
   restart (cb?: Callback<void>): Promise<void>
   address (): object | null
+  /** whether it can take traffic: the listener bound and every worker slot online */
+  readiness (): { ready: boolean, state: string, listening: boolean, workers: { online: number, expected: number }, reason?: string }
+  /** where /metrics, /healthz and /readyz are served, or null (metricsPort not set) */
+  metricsAddress (): object | null
   /** 'native' or 'dgram' for a UDP listener, else null */
   receiver (): 'native' | 'dgram' | null
   stats (): Promise<Stats>

@@ -88,6 +88,7 @@ class LoadBalancer extends EventEmitter {
     if (this.state !== 'idle') throw new Error(`cannot start a balancer that is ${this.state}`)
     this.state = 'starting'
     this.startedAt = Date.now()
+    await this._startMetricsServer()
     this.entryStrategy = this._resolveEntryStrategy()
     this.pool = this._createPool()
     await this.pool.start()
@@ -95,13 +96,55 @@ class LoadBalancer extends EventEmitter {
       await this._openListener({ first: true })
     } catch (err) {
       await this.pool.stop()
+      await this._stopMetricsServer()
       this.state = 'stopped'
       throw err
     }
     this.state = 'running'
     this.stallTimer = setInterval(() => this._checkStall(), STALL_WARN_MS)
     this.stallTimer.unref()
-    this.logger.info({ name: this.options.name, protocol: this.options.protocol, receiver: this.receiver(), address: this.address(), instances: this.options.instances }, 'collector started')
+    this.logger.info({ name: this.options.name, protocol: this.options.protocol, receiver: this.receiver(), address: this.address(), metrics: this.metricsAddress(), instances: this.options.instances }, 'collector started')
+  }
+
+  // Up before the workers, so that /readyz says 503 (not nothing) while starting.
+  async _startMetricsServer () {
+    const { metricsPort: port, metricsHost: host, name } = this.options
+    if (port === undefined) return
+    const MetricsServer = require('./metrics-server') // loads prom-client only when asked for
+    this.metricsServer = new MetricsServer(this, { host, port, name })
+    try {
+      await this.metricsServer.start()
+    } catch (err) {
+      this.metricsServer = null
+      this.state = 'stopped'
+      throw ListenError.isBindError(err) ? new ListenError('http', host, port, err) : err
+    }
+  }
+
+  async _stopMetricsServer () {
+    const server = this.metricsServer
+    this.metricsServer = null
+    if (server) await server.stop()
+  }
+
+  /**
+   * Whether the collector can take traffic: the listener bound and every
+   * worker slot online. `{ ready, state, listening, workers: { online, expected }, reason? }`.
+   */
+  readiness () {
+    const online = this.pool ? this.pool.rotation.length : 0
+    const expected = this.options.instances
+    const listening = Boolean(this.listener)
+    const ready = this.state === 'running' && listening && online === expected
+    const reason = ready
+      ? undefined
+      : this.state !== 'running' ? `state is ${this.state}` : !listening ? 'listener is not bound (reopening)' : `${online} of ${expected} worker slots online`
+    return { ready, state: this.state, listening, workers: { online, expected }, ...(reason ? { reason } : {}) }
+  }
+
+  /** Where /metrics, /healthz and /readyz are served, or null (off). */
+  metricsAddress () {
+    return this.metricsServer ? this.metricsServer.address() : null
   }
 
   _createPool () {
@@ -346,6 +389,7 @@ class LoadBalancer extends EventEmitter {
     await this._closeListener()
     for (const fn of this.capacityWaiters.splice(0)) fn()
     if (this.pool) await this.pool.stop()
+    await this._stopMetricsServer()
     this.state = 'stopped'
     this.logger.info(this.summary(), 'collector stopped')
     this.emit('stopped')
@@ -378,6 +422,7 @@ class LoadBalancer extends EventEmitter {
       receiver: this.receiver(),
       state: this.state,
       address: this.address(),
+      metrics: this.metricsAddress(),
       uptime: this.startedAt ? Date.now() - this.startedAt : 0,
       instances: this.options.instances,
       received: c.received,

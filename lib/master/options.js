@@ -47,6 +47,8 @@ const OPTIONS = declare({
   maxCrashes: { type: 'integer', default: 10, range: [0, 1e6], group: 'Workers', description: 'crashes within crash-window after which a worker slot is given up' },
   crashWindow: { type: 'duration', default: 60000, range: [1, 86400000], group: 'Workers', description: 'window in which crashes are counted' },
   drainTimeout: { type: 'duration', default: 30000, range: [1, 86400000], group: 'Workers', description: 'a worker not drained by then is killed (its messages counted lost)' },
+  metricsPort: { type: 'port', range: [0, 65535], group: 'Operations', description: 'serve /metrics (Prometheus), /healthz and /readyz on this port; off unless given (0 = ephemeral)' },
+  metricsHost: { type: 'string', default: '127.0.0.1', group: 'Operations', description: 'address of the metrics endpoints' },
   logger: { flag: false, description: 'any pino-compatible logger; worker logs are forwarded to it (default: none)' }
 })
 
@@ -84,7 +86,10 @@ function normalizeOptions (input = {}, extraKeys = []) {
   for (const [key, value] of Object.entries(input)) if (value !== undefined) options[key] = value
   if (options.worker === undefined && input.workername !== undefined) options.worker = input.workername
   if (options.instances === 'auto') options.instances = OPTIONS.instances.keywords.auto()
-  for (const [key, [min, max]] of Object.entries(INTEGER_RANGES)) checkInteger(key, options[key], min, max)
+  for (const [key, [min, max]] of Object.entries(INTEGER_RANGES)) {
+    if (options[key] === undefined && DEFAULTS[key] === undefined) continue // optional, off
+    checkInteger(key, options[key], min, max)
+  }
   checkChoices(options)
   options.worker = resolveWorkerModule(options.worker)
   options.retry = Boolean(options.retry)
@@ -130,7 +135,9 @@ function checkChoices (options) {
     throw new InvalidOptionError('udpReceiver', options.udpReceiver, `needs the native receiver, which is not built (${NativeUdpSocket.unavailableReason()}); run \`node native/build.js\` or use 'auto'`)
   }
   if (typeof options.name !== 'string' || !NAME_PATTERN.test(options.name)) throw new InvalidOptionError('name', options.name, 'must be letters, digits, ".", "_" and "-", starting with a letter or digit')
-  if (typeof options.host !== 'string' || options.host.length === 0) throw new InvalidOptionError('host', options.host, 'must be a host name or address')
+  for (const key of ['host', 'metricsHost']) {
+    if (typeof options[key] !== 'string' || options[key].length === 0) throw new InvalidOptionError(key, options[key], 'must be a host name or address')
+  }
   if (!options.workerOptions || typeof options.workerOptions !== 'object') throw new InvalidOptionError('workerOptions', options.workerOptions, 'must be an object')
 }
 

@@ -19,7 +19,7 @@ const { prettyStream } = require('./pretty-log')
 const { briefError } = require('../shared/logger')
 
 const STATS_INTERVAL_MS = 1000
-const EXIT_BAD_USAGE = 2
+const EXIT = require('./exit-codes')
 // One signal sent to a process and to its process group (`timeout -s INT`,
 // a terminal's Ctrl-C reaching a wrapper too) arrives twice within
 // milliseconds: the same signal again within this window is the same one.
@@ -48,7 +48,7 @@ function parseArgs (argv, ctx) {
   const [target, ...flags] = argv
   if (!target || target === '--help' || target === '-h') {
     ctx.stderr.write('usage: collector-entry <rtcp|syslog|path of a collector module> [flags]\n')
-    ctx.exit(target ? 0 : EXIT_BAD_USAGE)
+    ctx.exit(target ? 0 : EXIT.BAD_USAGE)
     return null
   }
   try {
@@ -63,7 +63,7 @@ function parseArgs (argv, ctx) {
   } catch (err) {
     if (!err || !err.code) throw err
     ctx.stderr.write(`collector: ${err.message}\n`)
-    ctx.exit(EXIT_BAD_USAGE)
+    ctx.exit(EXIT.BAD_USAGE)
     return null
   }
 }
@@ -106,7 +106,9 @@ class Entry {
     } catch (err) {
       this.logger.fatal({ error: briefError(err) }, `collector failed to start: ${err.message}`)
       await stats.writeFailure(this.dir, this.config.name, err).catch(() => {})
-      return this.ctx.exit(1)
+      // Under PM2, a start that failed is not retried (the launcher reports
+      // it and removes the app); in a terminal it is exit 1 like any failure.
+      return this.ctx.exit(this.ctx.env.pm_id !== undefined ? EXIT.START_FAILED : EXIT.FAILED)
     }
     await stats.removeFailure(this.config.name, this.dir).catch(() => {})
     await this.publish()

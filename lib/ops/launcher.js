@@ -8,6 +8,7 @@ const async = require('async')
 const CollectorError = require('../../exceptions/collector-error')
 const { loadCollector } = require('./collector-registry')
 const stats = require('./stats-file')
+const EXIT = require('./exit-codes')
 
 /** The script PM2 runs for every collector. */
 const ENTRY = path.join(__dirname, 'collector-entry.js')
@@ -18,8 +19,8 @@ const ENTRY = path.join(__dirname, 'collector-entry.js')
  * SIGKILL. treekill stays on: PM2 signals the whole tree, the workers
  * ignore SIGINT/SIGTERM on purpose (the master drains them), PM2 waits for
  * every pid of the tree to leave, and its SIGKILL after kill_timeout takes
- * the workers too, so no worker is orphaned. Exit code 2 is a config error:
- * restarting cannot fix it.
+ * the workers too, so no worker is orphaned. A config error and a failed
+ * start (lib/ops/exit-codes.js) are not restarted: restarting fixes neither.
  */
 const APP_DEFAULTS = Object.freeze({
   exec_mode: 'fork',
@@ -32,7 +33,7 @@ const APP_DEFAULTS = Object.freeze({
   max_restarts: 15,
   min_uptime: 5000,
   exp_backoff_restart_delay: 200,
-  stop_exit_codes: [2],
+  stop_exit_codes: [EXIT.BAD_USAGE, EXIT.START_FAILED],
   merge_logs: true
 })
 
@@ -76,7 +77,7 @@ async function start (collector, argv = [], options = {}) {
       return await waitOnline(api, app.name, dir, call(api, 'start', app))
     } catch (err) {
       // A collector that cannot start is not left behind in a restart loop.
-      await call(api, 'delete', name).catch(() => {})
+      await removeApp(api, name)
       await stats.removeStats(name, dir).catch(() => {})
       throw err
     }
@@ -84,6 +85,15 @@ async function start (collector, argv = [], options = {}) {
 }
 
 const FAILURE_POLL_MS = 100
+
+// Deletes an app, again while PM2 still lists it (a delete that lands while
+// PM2 is relaunching it can be lost), for up to 5 s.
+async function removeApp (api, name) {
+  for (let tries = 0; tries < 50 && await find(api, name); tries++) {
+    await call(api, 'delete', name).catch(() => {})
+    await new Promise((resolve) => setTimeout(resolve, FAILURE_POLL_MS))
+  }
+}
 
 // Resolves once `starting` (PM2's start or restart) is done and the
 // collector says it is running, or rejects with the collector's own reason

@@ -28,6 +28,8 @@ test('defaults fill in every base flag', () => {
   const config = parse([])
   assert.deepEqual(Object.fromEntries(Object.entries(config)), {
     recvBufferSize: 8 * 1024 * 1024,
+    metricsPort: undefined,
+    metricsHost: '127.0.0.1',
     respawnDelay: 100,
     maxCrashes: 10,
     crashWindow: 60000,
