@@ -295,6 +295,10 @@ export interface MongoCollectorOptions extends LoadBalancerOptions {
   maxPending?: number
   /** where an embedded server is started when no MongoDB is configured */
   mongoPort?: number
+  /** where that embedded server keeps its data (default $COLLECTOR_DB_PATH, else ~/.collector-cluster/db) */
+  dbPath?: string
+  /** that embedded server in memory: nothing is kept when it stops */
+  dbMemory?: boolean
 }
 
 /** A LoadBalancer whose workers write to MongoDB: settles the database (URI, local server or an embedded one it owns) before the workers start. */

@@ -1,30 +1,24 @@
 #!/usr/bin/env node
 'use strict'
 
-// `npm run db`: a standalone MongoDB-compatible server for development.
-// An entry point, so it prints and owns its signal handlers.
+// The embedded database as a process of its own: `collector db run` in the
+// foreground, `collector db start` under PM2 (this file is the PM2 script),
+// `npm run db`. It owns its signal handlers: SIGINT/SIGTERM stop the server
+// (which commits its data first) and exit 0.
 
-const minimist = require('minimist')
-const { startEmbeddedServer } = require('../lib/mongo/embedded-server')
+const { startEmbeddedServer, defaultDbPath } = require('../lib/mongo/embedded-server')
+const { commandConfig } = require('./commands/common')
+const EXIT = require('../lib/ops/exit-codes')
 
-const USAGE = `usage: npm run db -- [--port 27017] [--host 127.0.0.1]
+const USAGE = 'collector db run [--port 27017] [--host 127.0.0.1] [--db-path DIR] [--db-memory]'
+const Config = commandConfig(USAGE, {
+  port: { alias: 'p', type: 'port', default: 27017, env: 'COLLECTOR_DB_PORT', description: 'port to listen on (0 = ephemeral)' },
+  host: { type: 'string', default: '127.0.0.1', description: 'address to listen on' },
+  dbPath: { type: 'path', env: 'COLLECTOR_DB_PATH', description: 'where the data lives (default ~/.collector-cluster/db)' },
+  dbMemory: { type: 'boolean', default: false, env: 'COLLECTOR_DB_MEMORY', description: 'keep the data in memory only: gone when the server stops' }
+})
 
-Starts a local MongoDB-compatible server (mongod from PATH, else the Java
-server in java/) and runs it until Ctrl-C. Point the collectors at it with
-MONGODB_URI=<printed uri>.`
-
-function parseArgs (argv) {
-  const args = minimist(argv, {
-    string: ['host', 'port'],
-    boolean: ['help'],
-    alias: { p: 'port', h: 'help' },
-    default: { host: '127.0.0.1', port: '27017' }
-  })
-  const port = Number(args.port)
-  if (!/^\d+$/.test(args.port) || port > 65535) throw new Error(`--port must be an integer from 0 to 65535, got ${JSON.stringify(args.port)}`)
-  return { host: args.host, port, help: args.help }
-}
-
+// Plain lines for people: the server's own log says what it started.
 const logger = {
   info: (obj, msg) => console.error(msg || obj),
   warn: (obj, msg) => console.error(`warning: ${msg || obj}`),
@@ -35,27 +29,49 @@ const logger = {
   child () { return logger }
 }
 
-async function main () {
-  const options = parseArgs(process.argv.slice(2))
-  if (options.help) return console.log(USAGE)
-  const server = await startEmbeddedServer({ host: options.host, port: options.port, logger })
+/**
+ * Runs the server until a signal; resolves with the exit code.
+ * @param {string[]} argv the flags
+ * @returns {Promise<number>}
+ */
+async function main (argv) {
+  const config = Config.parse(argv)
+  if (config.help) return Config.printHelp()
+  const dbPath = config.dbMemory ? undefined : (config.dbPath || defaultDbPath())
+  let server
+  try {
+    server = await startEmbeddedServer({ host: config.host, port: config.port, logger, dbPath })
+  } catch (err) {
+    console.error(`collector db: ${err.message}`)
+    return process.env.pm_id !== undefined ? EXIT.START_FAILED : EXIT.FAILED
+  }
   console.log(server.uri)
   console.error(`MONGODB_URI=${server.uri} — Ctrl-C to stop`)
+  if (typeof process.send === 'function' && process.connected) process.send('ready')
   let stopping = false
-  const shutdown = (signal) => {
-    stopping = true
-    console.error(`${signal}: stopping the ${server.kind} server`)
-    server.stop().then(() => process.exit(0))
-  }
-  process.once('SIGINT', shutdown)
-  process.once('SIGTERM', shutdown)
-  const { code, signal } = await server.exited
-  if (stopping) return
-  console.error(`the ${server.kind} server exited on its own (${signal || `exit code ${code}`})`)
-  process.exit(1)
+  const stopped = new Promise((resolve) => {
+    const shutdown = (signal) => {
+      if (stopping) return
+      stopping = true
+      console.error(`${signal}: stopping the ${server.kind} server`)
+      server.stop().then(() => resolve(EXIT.OK))
+    }
+    process.once('SIGINT', shutdown)
+    process.once('SIGTERM', shutdown)
+  })
+  const exited = server.exited.then(({ code, signal }) => {
+    if (stopping) return stopped
+    console.error(`the ${server.kind} server exited on its own (${signal || `exit code ${code}`})`)
+    return EXIT.FAILED
+  })
+  return Promise.race([stopped, exited])
 }
 
-main().catch((err) => {
-  console.error(`npm run db: ${err.message}`)
-  process.exit(1)
-})
+if (require.main === module || process.env.pm_exec_path === __filename) {
+  main(process.argv.slice(2)).then((code) => process.exit(code), (err) => {
+    console.error(`collector db: ${err.message}`)
+    process.exit(err.code === 'ERR_INVALID_CONFIG' ? EXIT.BAD_USAGE : EXIT.FAILED)
+  })
+}
+
+module.exports = { main, USAGE, Config }

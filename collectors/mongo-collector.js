@@ -3,6 +3,7 @@
 const LoadBalancer = require('../lib/master/load-balancer')
 const MongoCollectorConfig = require('../configs/mongo-collector-config')
 const { resolveMongo, resolveDatabase, uriDatabase } = require('../lib/mongo/resolve-mongo')
+const { defaultDbPath } = require('../lib/mongo/embedded-server')
 
 /**
  * A LoadBalancer whose workers write to MongoDB. Before the workers start
@@ -17,9 +18,14 @@ class MongoCollector extends LoadBalancer {
   /** Options forwarded to the workers (a subclass adds its own: `[...super.workerOptionKeys, 'x']`). */
   static workerOptionKeys = MongoCollectorConfig.WORKER_KEYS
 
-  /** Accepted beside LoadBalancer's: the worker options, and `mongoPort` (where an embedded server is started). */
+  /**
+   * Accepted beside LoadBalancer's: the worker options, and for an embedded
+   * server `mongoPort` (where it listens), `dbPath` (where its data lives;
+   * default $COLLECTOR_DB_PATH, else ~/.collector-cluster/db) and
+   * `dbMemory` (keep nothing: the memory backend).
+   */
   static get optionKeys () {
-    return [...super.optionKeys, 'mongoPort', ...this.workerOptionKeys]
+    return [...super.optionKeys, 'mongoPort', 'dbPath', 'dbMemory', ...this.workerOptionKeys]
   }
 
   /**
@@ -35,7 +41,8 @@ class MongoCollector extends LoadBalancer {
   }
 
   async doStart () {
-    const { uri, server } = await resolveMongo({ uri: this.options.workerOptions.mongoUri, logger: this.logger, port: this.options.mongoPort })
+    const { dbMemory, dbPath, mongoPort: port } = this.options
+    const { uri, server } = await resolveMongo({ uri: this.options.workerOptions.mongoUri, logger: this.logger, port, dbPath: dbMemory ? undefined : (dbPath || defaultDbPath()) })
     this.dbServer = server
     const workerOptions = this.options.workerOptions
     workerOptions.mongoUri = uri

@@ -22,6 +22,8 @@ class MongoCollectorConfig extends LoadBalancerConfig {
     // No default: a flag given must be told apart from none, when the URI's
     // database wins (resolved in collectors/mongo-collector.js).
     database: { type: 'string', group: 'Storage', description: 'database name (default: the one the URI names, else collector)' },
+    dbPath: { type: 'path', env: 'COLLECTOR_DB_PATH', group: 'Storage', description: 'where the embedded database keeps its data (default ~/.collector-cluster/db); used when no MongoDB is configured' },
+    dbMemory: { type: 'boolean', default: false, env: 'COLLECTOR_DB_MEMORY', group: 'Storage', description: 'embedded database in memory: nothing is kept when it stops' },
     flushInterval: { type: 'duration', default: 250, group: 'Storage', description: 'how long updates are coalesced before one bulk write' },
     maxPending: { type: 'integer', min: 1, default: 100000, group: 'Storage', description: 'pending updates kept per worker while the database is away; more are dropped and counted' }
   })

@@ -13,8 +13,9 @@ const LINES = [
   ['status <name> [--json]', 'counters of one collector'],
   ['logs <name> [--lines N] [--follow]', 'its log (PM2\'s files), readable; --json as written'],
   ['top [--once] [--interval 1s]', 'live per-collector, per-worker rates, drops and DB writes'],
+  ['db run|start|stop|status [--db-path DIR]', 'the embedded database: foreground, or under PM2 shared by collectors'],
   ['simulate rtcp|syslog --target host:port', 'send test traffic (see collector simulate --help)'],
-  ['demo [--streams N] [--rate R] [--duration S]', 'RTCP collector + embedded database + simulated calls (npm start)'],
+  ['demo [--streams N] [--rate R] [--duration 10s]', 'RTCP collector + embedded database + simulated calls (npm start)'],
   ['help', 'this text']
 ]
 

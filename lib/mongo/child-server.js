@@ -113,11 +113,13 @@ function unrefChild (child) {
  * @param {() => void} [options.cleanup] synchronous; runs once after the child is gone
  * @returns {EmbeddedServer}
  */
-function createServerHandle (child, { kind, host, port, logger, cleanup }) {
+function createServerHandle (child, { kind, host, port, logger, cleanup, dbPath = null }) {
   let stopping = null
   cleanup = once(cleanup || (() => {}))
+  // A server with data on disk is asked to stop (it commits first); one in
+  // memory has nothing to keep.
   const killOnExit = () => {
-    child.kill('SIGKILL')
+    child.kill(dbPath ? 'SIGTERM' : 'SIGKILL')
     cleanup()
   }
   process.once('exit', killOnExit)
@@ -142,6 +144,7 @@ function createServerHandle (child, { kind, host, port, logger, cleanup }) {
     port,
     pid: child.pid,
     kind,
+    dbPath,
     exited,
     stop () {
       if (!stopping) stopping = terminate(child).then(cleanup)

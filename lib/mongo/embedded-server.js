@@ -1,13 +1,26 @@
 'use strict'
 
+const os = require('node:os')
+const path = require('node:path')
 const { createNoopLogger } = require('../shared/logger')
 const { findExecutable } = require('./find-executable')
 const { startMongod } = require('./mongod-server')
 const { startJavaServer, validatePort } = require('./java-server')
 
 /**
+ * Where the collectors' embedded database keeps its data unless told
+ * otherwise: $COLLECTOR_DB_PATH, else ~/.collector-cluster/db.
+ * @param {NodeJS.ProcessEnv} [env]
+ * @returns {string}
+ */
+function defaultDbPath (env = process.env) {
+  return path.resolve(env.COLLECTOR_DB_PATH || path.join(os.homedir(), '.collector-cluster', 'db'))
+}
+
+/**
  * Starts a local MongoDB-compatible server: a `mongod` found on PATH, else
- * mongo-java-server (memory backend; see java/). Logs which one at info.
+ * mongo-java-server (see java/); on disk in `dbPath`, else in memory. Logs
+ * which one and where its data lives at info.
  *
  * @param {object} [options]
  * @param {string} [options.host='127.0.0.1']
@@ -15,16 +28,18 @@ const { startJavaServer, validatePort } = require('./java-server')
  * @param {object} [options.logger] pino-like; default no-op
  * @param {boolean} [options.unref=false] once ready, do not keep the event loop alive
  * @param {NodeJS.ProcessEnv} [options.env=process.env] PATH is searched for mongod, java, mvn
+ * @param {string} [options.dbPath] directory of its data (kept across restarts); none: memory (mongod: a temporary directory)
  * @returns {Promise<import('./child-server').EmbeddedServer>} `{ uri, host, port, pid, kind, exited, stop(), pause(), resume() }`
  */
-async function startEmbeddedServer ({ host = '127.0.0.1', port = 0, logger = createNoopLogger(), unref = false, env = process.env } = {}) {
+async function startEmbeddedServer ({ host = '127.0.0.1', port = 0, logger = createNoopLogger(), unref = false, env = process.env, dbPath } = {}) {
   validatePort(port)
   const mongod = findExecutable('mongod', env)
   const server = mongod
-    ? await startMongod({ mongod, host, port, logger, unref, env })
-    : await startJavaServer({ host, port, logger, unref, env })
-  logger.info({ kind: server.kind, uri: server.uri, pid: server.pid }, `started embedded MongoDB-compatible server (${server.kind}) at ${server.uri}`)
+    ? await startMongod({ mongod, host, port, logger, unref, env, dbPath })
+    : await startJavaServer({ host, port, logger, unref, env, dbPath })
+  const storage = server.dbPath ? `data in ${server.dbPath}` : 'in memory: its data is gone when it stops'
+  logger.info({ kind: server.kind, uri: server.uri, pid: server.pid, dbPath: server.dbPath }, `started embedded MongoDB-compatible server (${server.kind}) at ${server.uri}, ${storage}`)
   return server
 }
 
-module.exports = { startEmbeddedServer }
+module.exports = { startEmbeddedServer, defaultDbPath }

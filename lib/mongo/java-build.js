@@ -23,9 +23,24 @@ const LOCK_POLL_MS = 500
 /** The command that builds the launcher (also what CI runs). */
 const BUILD_COMMAND = ['mvn', '-q', '-B', '-f', PATHS.pom, 'package']
 
+// pom.xml copies the dependencies before writing the jar: a jar newer than
+// the pom and every source is a finished, current build (an older one is
+// rebuilt: a checkout that changed the launcher must not run the old one).
 function artifactsPresent () {
-  // pom.xml copies the dependencies before writing the jar: jar present = build done
-  return fs.existsSync(PATHS.jar)
+  let built
+  try {
+    built = fs.statSync(PATHS.jar).mtimeMs
+  } catch {
+    return false
+  }
+  return sourceFiles(path.join(JAVA_DIR, 'src')).concat(PATHS.pom).every((file) => fs.statSync(file).mtimeMs <= built)
+}
+
+function sourceFiles (dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const file = path.join(dir, entry.name)
+    return entry.isDirectory() ? sourceFiles(file) : [file]
+  })
 }
 
 /**

@@ -1,8 +1,11 @@
 'use strict'
 
+const fs = require('node:fs')
+const path = require('node:path')
 const { spawn } = require('node:child_process')
-const { InvalidOptionError } = require('../../exceptions')
+const { InvalidOptionError, DatabaseError } = require('../../exceptions')
 const { createNoopLogger } = require('../shared/logger')
+const { makeDir } = require('../shared/make-dir')
 const { ensureJavaServerBuilt, requireExecutable } = require('./java-build')
 const { tailOf, waitForReadyLine, createServerHandle, unrefChild } = require('./child-server')
 
@@ -11,9 +14,14 @@ const { tailOf, waitForReadyLine, createServerHandle, unrefChild } = require('./
 const DEFAULT_JVM_ARGS = Object.freeze(['-XX:+UseSerialGC', '-Xss512k'])
 const READY_LINE = /^listening (\S+):(\d+)\s*$/
 
+/** The file the on-disk backend keeps its data in, inside `dbPath`. */
+const DB_FILE = 'collector.mv.db'
+
 /**
- * Starts mongo-java-server (memory backend, reporting wire version 17),
- * building it with Maven first if java/target has no jar yet.
+ * Starts mongo-java-server (reporting wire version 17), building it with
+ * Maven first if java/target has no current jar. With `dbPath` its data
+ * lives on disk (an H2 MVStore file, `dbPath/collector.mv.db`, committed
+ * about every second and on stop); without, in memory.
  *
  * The child dies with its parent: it exits when its stdin pipe closes,
  * which the OS does however the parent ends.
@@ -24,16 +32,18 @@ const READY_LINE = /^listening (\S+):(\d+)\s*$/
  * @param {object} [options.logger] pino-like; default no-op
  * @param {boolean} [options.unref=false] once ready, do not keep the parent's event loop alive
  * @param {number} [options.startTimeoutMs=60000]
+ * @param {string} [options.dbPath] directory of the on-disk data (created); none: memory
  * @param {string[]} [options.jvmArgs]
  * @param {NodeJS.ProcessEnv} [options.env=process.env]
  * @returns {Promise<import('./child-server').EmbeddedServer>} kind 'java'
  */
 async function startJavaServer (options = {}) {
-  const { host = '127.0.0.1', port = 0, logger = createNoopLogger(), unref = false, startTimeoutMs = 60000, jvmArgs = DEFAULT_JVM_ARGS, env = process.env } = options
+  const { host = '127.0.0.1', port = 0, logger = createNoopLogger(), unref = false, startTimeoutMs = 60000, jvmArgs = DEFAULT_JVM_ARGS, env = process.env, dbPath } = options
   validatePort(port)
   const { jar } = await ensureJavaServerBuilt({ logger, env })
   const java = requireExecutable('java', env)
-  const args = [...jvmArgs, '-jar', jar, '--host', host, '--port', String(port), '--watch-stdin']
+  const storage = dbPath ? ['--db-file', path.join(ensureDir(dbPath), DB_FILE)] : []
+  const args = [...jvmArgs, '-jar', jar, '--host', host, '--port', String(port), ...storage, '--watch-stdin']
   logger.debug({ java, args }, 'starting Java MongoDB-compatible server')
   // detached: a terminal's Ctrl-C reaches only the parent, which stops the child in order
   const child = spawn(java, args, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
@@ -41,7 +51,16 @@ async function startJavaServer (options = {}) {
   const match = await waitForReadyLine(child, { pattern: READY_LINE, timeoutMs: startTimeoutMs, what: `Java MongoDB server on ${host}:${port}`, output })
   child.stdout.resume()
   if (unref) unrefChild(child)
-  return createServerHandle(child, { kind: 'java', host, port: Number(match[2]), logger })
+  return createServerHandle(child, { kind: 'java', host, port: Number(match[2]), logger, dbPath: dbPath ? path.resolve(dbPath) : null })
+}
+
+function ensureDir (dir) {
+  try {
+    makeDir(dir)
+  } catch (err) {
+    throw new DatabaseError(`cannot create the database directory ${dir}: ${err.message}`)
+  }
+  return dir
 }
 
 function validatePort (port) {

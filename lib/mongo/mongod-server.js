@@ -5,6 +5,7 @@ const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
+const { makeDir } = require('../shared/make-dir')
 const { createNoopLogger } = require('../shared/logger')
 const { findExecutable } = require('./find-executable')
 const { tailOf, waitForReadyLine, createServerHandle, unrefChild } = require('./child-server')
@@ -13,7 +14,7 @@ const { tailOf, waitForReadyLine, createServerHandle, unrefChild } = require('./
 const READY_LINE = /waiting for connections/i
 
 /**
- * Starts a real `mongod` with a throw-away dbpath (removed on stop).
+ * Starts a real `mongod` on `dbPath`, or on a throw-away dbpath (removed on stop).
  * mongod cannot listen on port 0, so a free port is picked first.
  * Where util-linux `setpriv` exists the child gets a parent-death signal,
  * so it cannot outlive its parent; otherwise only the parent's 'exit' hook
@@ -27,12 +28,15 @@ const READY_LINE = /waiting for connections/i
  * @param {boolean} [options.unref=false]
  * @param {number} [options.startTimeoutMs=60000]
  * @param {NodeJS.ProcessEnv} [options.env=process.env]
+ * @param {string} [options.dbPath] where the data lives (kept); default a temporary directory
  * @returns {Promise<import('./child-server').EmbeddedServer>} kind 'mongod'
  */
-async function startMongod ({ mongod, host = '127.0.0.1', port = 0, logger = createNoopLogger(), unref = false, startTimeoutMs = 60000, env = process.env }) {
+async function startMongod ({ mongod, host = '127.0.0.1', port = 0, logger = createNoopLogger(), unref = false, startTimeoutMs = 60000, env = process.env, dbPath }) {
   const listenPort = port || await findFreePort(host)
-  const dbpath = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-mongod-'))
-  const cleanup = () => fs.rmSync(dbpath, { recursive: true, force: true })
+  if (dbPath) makeDir(dbPath)
+  const dbpath = dbPath || fs.mkdtempSync(path.join(os.tmpdir(), 'collector-mongod-'))
+  // A throw-away dbpath goes with the server; the user's stays.
+  const cleanup = dbPath ? () => {} : () => fs.rmSync(dbpath, { recursive: true, force: true })
   const [command, args] = withParentDeathSignal(mongod, ['--dbpath', dbpath, '--bind_ip', host, '--port', String(listenPort)], env)
   logger.debug({ command, args }, 'starting mongod')
   // detached: a terminal's Ctrl-C reaches only the parent, which stops the child in order
@@ -46,7 +50,7 @@ async function startMongod ({ mongod, host = '127.0.0.1', port = 0, logger = cre
   }
   child.stdout.resume()
   if (unref) unrefChild(child)
-  return createServerHandle(child, { kind: 'mongod', host, port: listenPort, logger, cleanup })
+  return createServerHandle(child, { kind: 'mongod', host, port: listenPort, logger, cleanup, dbPath: dbPath ? path.resolve(dbPath) : null })
 }
 
 // setpriv execs mongod in place, so the child's pid stays mongod's own.

@@ -27,9 +27,10 @@ const DEFAULT_DATABASE = 'collector'
  * @param {string} [options.host='127.0.0.1']
  * @param {number} [options.probeTimeoutMs=1000] for the existing-server check
  * @param {boolean} [options.unref=false] passed to the embedded server
+ * @param {string} [options.dbPath] where an embedded server keeps its data; none: memory
  * @returns {Promise<{ uri: string, server: import('./child-server').EmbeddedServer|null }>}
  */
-async function resolveMongo ({ uri, env = process.env, logger = createNoopLogger(), port = 27017, host = '127.0.0.1', probeTimeoutMs = PROBE_TIMEOUT_MS, unref = false } = {}) {
+async function resolveMongo ({ uri, env = process.env, logger = createNoopLogger(), port = 27017, host = '127.0.0.1', probeTimeoutMs = PROBE_TIMEOUT_MS, unref = false, dbPath } = {}) {
   if (uri) {
     // a URI read back from MONGODB_URI (e.g. on a restart) is allowed its password
     if (uri !== env.MONGODB_URI) assertNoPassword(uri)
@@ -46,7 +47,7 @@ async function resolveMongo ({ uri, env = process.env, logger = createNoopLogger
     logger.info({ uri: localUri }, 'using the MongoDB already listening at ' + localUri)
     return { uri: localUri, server: null }
   }
-  const server = await startOnPreferredPort({ host, port: local === 'free' ? port : 0, env, logger, unref })
+  const server = await startOnPreferredPort({ host, port: local === 'free' ? port : 0, env, logger, unref, dbPath })
   return { uri: server.uri, server }
 }
 
@@ -123,13 +124,13 @@ async function pingMongo (uri, timeoutMs = PROBE_TIMEOUT_MS) {
 }
 
 // Between the probe and the bind another process may take the port.
-async function startOnPreferredPort ({ host, port, env, logger, unref }) {
+async function startOnPreferredPort ({ host, port, env, logger, unref, dbPath }) {
   try {
-    return await startEmbeddedServer({ host, port, env, logger, unref })
+    return await startEmbeddedServer({ host, port, env, logger, unref, dbPath })
   } catch (err) {
     if (port === 0) throw err
     logger.warn({ port, err: err.message }, 'could not start the embedded server on its usual port; trying an ephemeral one')
-    return startEmbeddedServer({ host, port: 0, env, logger, unref })
+    return startEmbeddedServer({ host, port: 0, env, logger, unref, dbPath })
   }
 }
 

@@ -1,41 +1,15 @@
 'use strict'
 
-const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
-const pm2 = require('pm2')
 const async = require('async')
 const CollectorError = require('../../exceptions/collector-error')
 const { loadCollector } = require('./collector-registry')
 const stats = require('./stats-file')
-const EXIT = require('./exit-codes')
+const { APP_DEFAULTS, withPm2, call, removeApp, killDaemon } = require('./pm2-api')
+const database = require('./database-app')
 
 /** The script PM2 runs for every collector. */
 const ENTRY = path.join(__dirname, 'collector-entry.js')
-
-/*
- * PM2 app settings. kill_timeout: the entry drains its workers on SIGINT
- * (LoadBalancer drainTimeout is 30 s), so PM2 waits longer than that before
- * SIGKILL. treekill stays on: PM2 signals the whole tree, the workers
- * ignore SIGINT/SIGTERM on purpose (the master drains them), PM2 waits for
- * every pid of the tree to leave, and its SIGKILL after kill_timeout takes
- * the workers too, so no worker is orphaned. A config error and a failed
- * start (lib/ops/exit-codes.js) are not restarted: restarting fixes neither.
- */
-const APP_DEFAULTS = Object.freeze({
-  exec_mode: 'fork',
-  instances: 1,
-  wait_ready: true,
-  listen_timeout: 30000,
-  kill_timeout: 35000,
-  treekill: true,
-  autorestart: true,
-  max_restarts: 15,
-  min_uptime: 5000,
-  exp_backoff_restart_delay: 200,
-  stop_exit_codes: [EXIT.BAD_USAGE, EXIT.START_FAILED],
-  merge_logs: true
-})
 
 /**
  * Starts a collector under PM2 and resolves once it is online (the entry
@@ -85,15 +59,6 @@ async function start (collector, argv = [], options = {}) {
 }
 
 const FAILURE_POLL_MS = 100
-
-// Deletes an app, again while PM2 still lists it (a delete that lands while
-// PM2 is relaunching it can be lost), for up to 5 s.
-async function removeApp (api, name) {
-  for (let tries = 0; tries < 50 && await find(api, name); tries++) {
-    await call(api, 'delete', name).catch(() => {})
-    await new Promise((resolve) => setTimeout(resolve, FAILURE_POLL_MS))
-  }
-}
 
 // Resolves once `starting` (PM2's start or restart) is done and the
 // collector says it is running, or rejects with the collector's own reason
@@ -245,17 +210,6 @@ function describeCollector (name, options = {}) {
 }
 
 /**
- * Stops the PM2 daemon of `pm2Home` and every app it runs (tests, cleanup).
- * @param {{ pm2Home?: string }} [options]
- * @returns {Promise<void>}
- */
-async function killDaemon (options = {}) {
-  const home = path.resolve(options.pm2Home || process.env.PM2_HOME || path.join(os.homedir(), '.pm2'))
-  if (!fs.existsSync(path.join(home, 'pm2.pid'))) return // no daemon: do not spawn one to kill it
-  await withPm2({ pm2Home: home }, (api) => call(api, 'killDaemon'))
-}
-
-/**
  * @typedef {object} CollectorProcess
  * @property {string} name
  * @property {number} pmId
@@ -339,39 +293,4 @@ function statsDirOf (options) {
   return stats.statsDir({ pm2Home: options.pm2Home })
 }
 
-// One PM2 connection per call, always closed, so the caller's process can exit.
-async function withPm2 (options, fn) {
-  const home = options.pm2Home || process.env.PM2_HOME
-  const api = new pm2.custom(home ? { pm2_home: path.resolve(home) } : {}) // eslint-disable-line new-cap
-  await call(api, 'connect')
-  try {
-    return await fn(api)
-  } finally {
-    await new Promise((resolve) => api.disconnect(() => resolve()))
-    markClosed(api)
-  }
-}
-
-// When the daemon goes away first (killDaemon), PM2's disconnect gives up
-// on a socket that is no longer connected without marking it closing, and
-// axon then retries the connection forever, keeping this process alive.
-function markClosed (api) {
-  const client = api.Client || {}
-  for (const sock of [client.client_sock, client.sub_sock]) {
-    if (sock && typeof sock.close === 'function') sock.close()
-  }
-}
-
-function call (api, method, ...args) {
-  return new Promise((resolve, reject) => {
-    api[method](...args, (err, result) => (err ? reject(pm2Error(err, method)) : resolve(result)))
-  })
-}
-
-function pm2Error (err, method) {
-  if (err instanceof Error) return err
-  const message = (err && (err.message || err.msg)) || JSON.stringify(err)
-  return new CollectorError(`pm2 ${method} failed: ${message}`, 'ERR_PM2', { cause: err })
-}
-
-module.exports = { ENTRY, APP_DEFAULTS, start, resume, stop, restart, delete: remove, list, find: findCollector, describe: describeCollector, killDaemon }
+module.exports = { ENTRY, APP_DEFAULTS, start, resume, stop, restart, delete: remove, list, find: findCollector, describe: describeCollector, killDaemon, ...database }

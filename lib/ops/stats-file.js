@@ -3,6 +3,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
+const { makeDir } = require('../shared/make-dir')
 
 /** Version of the stats-file layout; bumped on incompatible changes. */
 const FORMAT = 1
@@ -36,7 +37,7 @@ function statsPath (name, dir) {
  * @returns {Promise<string>} the path written
  */
 async function writeStats (dir, snapshot) {
-  await fs.promises.mkdir(dir, { recursive: true })
+  makeDir(dir)
   const file = statsPath(snapshot.name, dir)
   const tmp = `${file}.${process.pid}.tmp`
   await fs.promises.writeFile(tmp, JSON.stringify(snapshot) + '\n')
@@ -55,7 +56,7 @@ function failurePath (name, dir) {
 }
 
 async function writeFailure (dir, name, err) {
-  await fs.promises.mkdir(dir, { recursive: true })
+  makeDir(dir)
   const failure = { pid: process.pid, time: new Date().toISOString(), code: (err && err.code) || null, message: String((err && err.message) || err) }
   await fs.promises.writeFile(failurePath(name, dir), JSON.stringify(failure) + '\n')
 }

@@ -8,7 +8,10 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
+const fs = require('node:fs')
 const net = require('node:net')
+const os = require('node:os')
+const path = require('node:path')
 const { MongoClient } = require('mongodb')
 const syslog = require('../../collectors/syslog')
 const { resolveDatabase, uriDatabase } = require('../../lib/mongo/resolve-mongo')
@@ -93,25 +96,39 @@ test('a URI without a database: the lines land in collector', { timeout: 90000 }
   assert.equal(await countLines(uri, 'test', tag), 0, 'not the driver\'s default')
 })
 
-test('no MongoDB configured: the embedded server is started and the lines land in collector', { timeout: 120000 }, async (t) => {
+test('no MongoDB configured: the embedded server is started on disk, the lines land in collector and are still there after the collector (and its server) restarted', { timeout: 120000 }, async (t) => {
   const saved = process.env.MONGODB_URI
   delete process.env.MONGODB_URI
   t.after(() => { if (saved !== undefined) process.env.MONGODB_URI = saved })
+  const dbPath = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-embedded-'))
+  t.after(() => fs.rmSync(dbPath, { recursive: true, force: true }))
   const mongoPort = await freePort() // where no MongoDB answers: the collector starts its own there
-  const config = new syslog.Config(['--port', '0', ...FLAGS]).getConfig()
-  const collector = new syslog.Collector({ ...config, mongoPort })
-  t.after(() => collector.stop())
-  await collector.start()
-  const embeddedUri = collector.dbServer.uri
+  const config = new syslog.Config(['--port', '0', '--db-path', dbPath, ...FLAGS]).getConfig()
+  const first = new syslog.Collector({ ...config, mongoPort })
+  t.after(() => first.stop())
+  await first.start()
+  const embeddedUri = first.dbServer.uri
   assert.equal(uriDatabase(embeddedUri), undefined, 'the embedded server\'s URI names no database')
+  assert.equal(first.dbServer.dbPath, dbPath)
   const tag = `dbtest${process.pid}xembedded`
   const socket = dgram.createSocket('udp4')
-  for (let i = 0; i < LINES; i++) {
-    await new Promise((resolve) => socket.send(`<14>1 2026-11-23T10:00:00Z h app - - - ${tag} ${i}`, collector.address().port, '127.0.0.1', resolve))
+  t.after(() => socket.close())
+  const sendLines = async (port, from) => {
+    for (let i = from; i < from + LINES; i++) {
+      await new Promise((resolve) => socket.send(`<14>1 2026-11-23T10:00:00Z h app - - - ${tag} ${i}`, port, '127.0.0.1', resolve))
+    }
   }
-  socket.close()
-  // read before stop(): the embedded server keeps its data in memory and stops with the collector
-  await waitFor(async () => await countLines(embeddedUri, 'collector', tag) === LINES, { what: `${LINES} lines in collector`, timeout: 30000 })
+  await sendLines(first.address().port, 0)
+  await waitFor(() => first.summary().processed === LINES, { what: `${LINES} lines stored`, timeout: 30000 })
+  await first.stop() // stops the server it started, which commits its data
+
+  const second = new syslog.Collector({ ...config, mongoPort })
+  t.after(() => second.stop())
+  await second.start()
+  assert.equal(second.dbServer.uri, embeddedUri, 'the same port again')
+  assert.equal(await countLines(embeddedUri, 'collector', tag), LINES, 'kept across the restart')
+  await sendLines(second.address().port, LINES)
+  await waitFor(async () => await countLines(embeddedUri, 'collector', tag) === 2 * LINES, { what: `${2 * LINES} lines in collector`, timeout: 30000 })
 })
 
 async function freePort () {

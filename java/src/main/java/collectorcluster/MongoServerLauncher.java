@@ -1,7 +1,9 @@
 package collectorcluster;
 
+import de.bwaldvogel.mongo.backend.AbstractMongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
+import de.bwaldvogel.mongo.backend.h2.H2Backend;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import de.bwaldvogel.mongo.bson.Document;
 import io.netty.channel.Channel;
@@ -14,12 +16,14 @@ import java.util.List;
 import sun.misc.Signal;
 
 /**
- * Starts mongo-java-server (memory backend) for collector-cluster's tests and
- * local runs.
+ * Starts mongo-java-server for collector-cluster's embedded database, tests
+ * and local runs: on disk in an H2 MVStore file with --db-file, else in
+ * memory.
  *
- * Usage: java -jar mongo-server-launcher.jar [--host 127.0.0.1] [--port N] [--watch-stdin]
+ * Usage: java -jar mongo-server-launcher.jar [--host 127.0.0.1] [--port N] [--db-file FILE] [--watch-stdin]
  *
  * Prints exactly one line, "listening HOST:PORT", once the socket is bound.
+ * On SIGTERM or SIGINT the H2 store is committed and closed before exit.
  * Exits with status 0 on SIGTERM or SIGINT. With --watch-stdin it also exits
  * when stdin reaches EOF, so a parent that dies (even by SIGKILL) never
  * leaves an orphan behind: its end of the pipe closes with it.
@@ -44,25 +48,45 @@ public final class MongoServerLauncher {
   }
 
   /**
-   * The memory backend answers only the legacy isMaster; MongoDB 5.0+ tools
-   * and health checks send hello, which is the same reply plus
-   * isWritablePrimary.
+   * The backends answer only the legacy isMaster; MongoDB 5.0+ tools and
+   * health checks send hello, which is the same reply plus
+   * isWritablePrimary. Both backends ask here.
    */
-  static final class Backend extends MemoryBackend {
+  static boolean isHello(String command) {
+    return "hello".equalsIgnoreCase(command);
+  }
+
+  static Document helloReply(Document isMasterReply) {
+    isMasterReply.put("isWritablePrimary", Boolean.TRUE);
+    return isMasterReply;
+  }
+
+  static final class Memory extends MemoryBackend {
     @Override
     public Document handleCommand(Channel channel, String database, String command, Document query) {
-      if ("hello".equalsIgnoreCase(command)) {
-        Document reply = super.handleCommand(channel, database, "isMaster", query);
-        reply.put("isWritablePrimary", Boolean.TRUE);
-        return reply;
-      }
-      return super.handleCommand(channel, database, command, query);
+      return isHello(command)
+          ? helloReply(super.handleCommand(channel, database, "isMaster", query))
+          : super.handleCommand(channel, database, command, query);
+    }
+  }
+
+  static final class OnDisk extends H2Backend {
+    OnDisk(String file) {
+      super(file);
+    }
+
+    @Override
+    public Document handleCommand(Channel channel, String database, String command, Document query) {
+      return isHello(command)
+          ? helloReply(super.handleCommand(channel, database, "isMaster", query))
+          : super.handleCommand(channel, database, command, query);
     }
   }
 
   private static final class Options {
     String host = "127.0.0.1";
     int port = 0;
+    String dbFile = null;
     boolean watchStdin = false;
   }
 
@@ -79,17 +103,30 @@ public final class MongoServerLauncher {
       return;
     }
 
-    MongoServer server = new MongoServer(new Backend().version(new Mongo60()));
+    OnDisk onDisk;
+    AbstractMongoBackend backend;
+    try {
+      onDisk = options.dbFile == null ? null : new OnDisk(options.dbFile);
+      backend = onDisk == null ? new Memory() : onDisk;
+    } catch (RuntimeException e) {
+      System.err.println("mongo-server-launcher: cannot open " + options.dbFile + ": " + e.getMessage());
+      System.exit(1);
+      return;
+    }
+    MongoServer server = new MongoServer(backend.version(new Mongo60()));
     try {
       server.bind(options.host, options.port);
-    } catch (RuntimeException e) {
+    } catch (Exception e) { // netty rethrows the checked BindException undeclared
       System.err.println("mongo-server-launcher: cannot listen on " + options.host + ":" + options.port + ": " + e.getMessage());
       System.exit(1);
       return;
     }
 
     Runnable stop = () -> {
-      server.shutdownNow();
+      if (onDisk != null) {
+        onDisk.commit();
+      }
+      server.shutdownNow(); // closes the backend: the H2 store is written and closed
       System.exit(0);
     };
     Signal.handle(new Signal("TERM"), signal -> stop.run());
@@ -112,6 +149,9 @@ public final class MongoServerLauncher {
           break;
         case "--port":
           options.port = port(value(args, ++i, "--port"));
+          break;
+        case "--db-file":
+          options.dbFile = value(args, ++i, "--db-file");
           break;
         case "--watch-stdin":
           options.watchStdin = true;

@@ -1,0 +1,70 @@
+'use strict'
+
+const launcher = require('../../lib/ops/launcher')
+const { defaultDbPath } = require('../../lib/mongo/embedded-server')
+const { pingMongo } = require('../../lib/mongo/resolve-mongo')
+const { takePositionals, launcherOptions, usageError } = require('./common')
+
+const USAGE = 'collector db run|start|stop|status [--port 27017] [--host 127.0.0.1] [--db-path DIR] [--db-memory]'
+
+/**
+ * `collector db run`: the embedded database in the foreground (what `npm run
+ * db` runs). `start`: under PM2, shared by every collector started with
+ * `collector start` (they find it on 127.0.0.1:27017), stopped by none of
+ * them. `stop`, `status`.
+ */
+async function run (argv) {
+  if (argv[0] === '--help' || argv[0] === '-h') {
+    process.stdout.write(`usage: ${USAGE}\n\n`)
+    return require('../db').Config.printHelp()
+  }
+  const { values: [action], rest } = takePositionals(argv, ['run|start|stop|status'], USAGE)
+  switch (action) {
+    case 'run': return require('../db').main(rest)
+    case 'start': return start(rest)
+    case 'stop': return stop(rest)
+    case 'status': return status(rest)
+    default: throw usageError(`unknown action ${JSON.stringify(action)}\nusage: ${USAGE}`)
+  }
+}
+
+async function start (argv) {
+  const { Config } = require('../db')
+  const config = Config.parse(argv) // a bad flag fails here, not in a PM2 log
+  if (config.help) return Config.printHelp()
+  const proc = await launcher.startDatabase(argv, launcherOptions())
+  process.stdout.write(`started the database under PM2 (pid ${proc.pid}): ${describeStorage(config)}; see \`collector db status\`\n`)
+  return 0
+}
+
+async function stop (argv) {
+  if (argv.length) throw usageError(`unexpected argument(s): ${argv.join(' ')}\nusage: collector db stop`)
+  await launcher.stopDatabase(launcherOptions())
+  process.stdout.write('stopped the database (its data is kept)\n')
+  return 0
+}
+
+async function status (argv) {
+  if (argv.length) throw usageError(`unexpected argument(s): ${argv.join(' ')}\nusage: collector db status`)
+  const proc = await launcher.describeDatabase(launcherOptions())
+  if (!proc) {
+    process.stdout.write('the database is not running under PM2 (start it with `collector db start`)\n')
+    return 1
+  }
+  const config = require('../db').Config.parse(proc.args, {})
+  const uri = `mongodb://${config.host}:${config.port}`
+  const answers = proc.status === 'online' && await pingMongo(uri)
+  process.stdout.write([
+    `collector-db  ${proc.status}  pid ${proc.pid || '-'}  ${uri}  ${answers ? 'answers ping' : 'does not answer'}`,
+    `data  ${describeStorage(config)}`,
+    `logs  ${proc.logs.out}`,
+    ''
+  ].join('\n'))
+  return answers ? 0 : 1
+}
+
+function describeStorage (config) {
+  return config.dbMemory ? 'in memory (gone when it stops)' : `on disk in ${config.dbPath || defaultDbPath()}`
+}
+
+module.exports = { run, USAGE }

@@ -1,0 +1,81 @@
+'use strict'
+
+// The shared embedded database as a PM2 app (`collector db start|stop|status`).
+
+const fs = require('node:fs')
+const path = require('node:path')
+const CollectorError = require('../../exceptions/collector-error')
+const { APP_DEFAULTS, withPm2, call, findApp, removeApp } = require('./pm2-api')
+const { findExecutable } = require('../mongo/find-executable')
+const { ensureJavaServerBuilt } = require('../mongo/java-build')
+
+/** The PM2 app of the shared embedded database (`collector db start`). */
+const DB_APP = 'collector-db'
+const DB_ENTRY = path.join(__dirname, '..', '..', 'bin', 'db.js')
+
+/**
+ * Starts the embedded database under PM2 (`collector db start`), so that the
+ * collectors started with `collector start` share one server that none of
+ * them stops. Resolves once it listens; rejects with its own one-line reason
+ * (and leaves no PM2 app behind) when it cannot start.
+ * @param {string[]} argv its flags (bin/db.js: --port, --host, --db-path, --db-memory)
+ * @param {{ pm2Home?: string, env?: object }} [options]
+ * @returns {Promise<{ name: string, pid: number, status: string, args: string[] }>}
+ */
+async function startDatabase (argv = [], options = {}) {
+  const env = { ...process.env, ...options.env }
+  // A first start builds the Java server here, in the foreground, so that
+  // PM2 waits for a server that only has to start.
+  if (!findExecutable('mongod', env)) await ensureJavaServerBuilt({ env })
+  return withPm2(options, async (api) => {
+    const existing = await findApp(api, DB_APP)
+    if (existing && existing.pm2_env.status === 'online') throw new CollectorError(`the database is already running under PM2 (pid ${existing.pid}); see \`collector db status\``, 'ERR_DB_RUNNING')
+    if (existing) await call(api, 'delete', DB_APP)
+    const app = {
+      ...APP_DEFAULTS,
+      name: DB_APP,
+      script: DB_ENTRY,
+      args: argv,
+      listen_timeout: 60000,
+      kill_timeout: 15000,
+      env: { ...options.env }
+    }
+    await call(api, 'start', app)
+    const proc = await findApp(api, DB_APP)
+    if (!proc || proc.pm2_env.status !== 'online') {
+      const reason = lastLine(proc && proc.pm2_env.pm_err_log_path) || `status ${proc ? proc.pm2_env.status : 'missing'}`
+      await removeApp(api, DB_APP)
+      throw new CollectorError(reason.replace(/^collector db: /, ''), 'ERR_DB_START')
+    }
+    return { name: DB_APP, pid: proc.pid, status: proc.pm2_env.status, args: [].concat(proc.pm2_env.args || []) }
+  })
+}
+
+/** Stops the database PM2 runs (it commits its data) and removes its app. */
+function stopDatabase (options = {}) {
+  return withPm2(options, async (api) => {
+    if (!await findApp(api, DB_APP)) throw new CollectorError('the database is not running under PM2 (start it with `collector db start`)', 'ERR_NO_SUCH_COLLECTOR')
+    await call(api, 'stop', DB_APP)
+    await call(api, 'delete', DB_APP)
+  })
+}
+
+/** The database PM2 runs: `{ pid, status, args, logs }`, or null. */
+function describeDatabase (options = {}) {
+  return withPm2(options, async (api) => {
+    const proc = await findApp(api, DB_APP)
+    if (!proc) return null
+    const env = proc.pm2_env
+    return { name: DB_APP, pid: env.status === 'online' ? proc.pid : 0, status: env.status, args: [].concat(env.args || []), uptime: env.status === 'online' ? Date.now() - env.pm_uptime : 0, logs: { out: env.pm_out_log_path, err: env.pm_err_log_path } }
+  })
+}
+
+function lastLine (file) {
+  try {
+    return fs.readFileSync(file, 'utf8').trim().split('\n').filter((l) => !l.startsWith('[PM2]')).pop()
+  } catch {
+    return undefined
+  }
+}
+
+module.exports = { DB_APP, startDatabase, stopDatabase, describeDatabase }

@@ -1,0 +1,97 @@
+'use strict'
+
+// The PM2 API as the launcher and the database app use it: one connection
+// per call, PM2's callbacks as promises, the settings every app of ours has.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const pm2 = require('pm2')
+const CollectorError = require('../../exceptions/collector-error')
+const EXIT = require('./exit-codes')
+
+/*
+ * PM2 app settings. kill_timeout: the entry drains its workers on SIGINT
+ * (LoadBalancer drainTimeout is 30 s), so PM2 waits longer than that before
+ * SIGKILL. treekill stays on: PM2 signals the whole tree, the workers
+ * ignore SIGINT/SIGTERM on purpose (the master drains them), PM2 waits for
+ * every pid of the tree to leave, and its SIGKILL after kill_timeout takes
+ * the workers too, so no worker is orphaned. A config error and a failed
+ * start (lib/ops/exit-codes.js) are not restarted: restarting fixes neither.
+ */
+const APP_DEFAULTS = Object.freeze({
+  exec_mode: 'fork',
+  instances: 1,
+  wait_ready: true,
+  listen_timeout: 30000,
+  kill_timeout: 35000,
+  treekill: true,
+  autorestart: true,
+  max_restarts: 15,
+  min_uptime: 5000,
+  exp_backoff_restart_delay: 200,
+  stop_exit_codes: [EXIT.BAD_USAGE, EXIT.START_FAILED],
+  merge_logs: true
+})
+
+/**
+ * Stops the PM2 daemon of `pm2Home` and every app it runs (tests, cleanup).
+ * @param {{ pm2Home?: string }} [options]
+ * @returns {Promise<void>}
+ */
+async function killDaemon (options = {}) {
+  const home = path.resolve(options.pm2Home || process.env.PM2_HOME || path.join(os.homedir(), '.pm2'))
+  if (!fs.existsSync(path.join(home, 'pm2.pid'))) return // no daemon: do not spawn one to kill it
+  await withPm2({ pm2Home: home }, (api) => call(api, 'killDaemon'))
+}
+
+/** The app PM2 runs under `name` (PM2's own description), or null. */
+async function findApp (api, name) {
+  return (await call(api, 'list')).find((p) => p.name === name) || null
+}
+
+// Deletes an app, again while PM2 still lists it (a delete that lands while
+// PM2 is relaunching it can be lost), for up to 5 s.
+async function removeApp (api, name) {
+  for (let tries = 0; tries < 50 && await findApp(api, name); tries++) {
+    await call(api, 'delete', name).catch(() => {})
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+// One PM2 connection per call, always closed, so the caller's process can exit.
+async function withPm2 (options, fn) {
+  const home = options.pm2Home || process.env.PM2_HOME
+  const api = new pm2.custom(home ? { pm2_home: path.resolve(home) } : {}) // eslint-disable-line new-cap
+  await call(api, 'connect')
+  try {
+    return await fn(api)
+  } finally {
+    await new Promise((resolve) => api.disconnect(() => resolve()))
+    markClosed(api)
+  }
+}
+
+// When the daemon goes away first (killDaemon), PM2's disconnect gives up
+// on a socket that is no longer connected without marking it closing, and
+// axon then retries the connection forever, keeping this process alive.
+function markClosed (api) {
+  const client = api.Client || {}
+  for (const sock of [client.client_sock, client.sub_sock]) {
+    if (sock && typeof sock.close === 'function') sock.close()
+  }
+}
+
+function call (api, method, ...args) {
+  return new Promise((resolve, reject) => {
+    api[method](...args, (err, result) => (err ? reject(pm2Error(err, method)) : resolve(result)))
+  })
+}
+
+function pm2Error (err, method) {
+  if (err instanceof Error) return err
+  const message = (err && (err.message || err.msg)) || JSON.stringify(err)
+  return new CollectorError(`pm2 ${method} failed: ${message}`, 'ERR_PM2', { cause: err })
+}
+
+module.exports = { APP_DEFAULTS, withPm2, call, findApp, removeApp, killDaemon }

@@ -1,0 +1,184 @@
+'use strict'
+
+// The embedded database keeps what it was given: mongo-java-server with its
+// H2 backend in --db-path (default ~/.collector-cluster/db), the memory
+// backend only with --db-memory. Checked as an operator meets it: the
+// server itself, `collector db run` in the foreground, `collector db
+// start|status|stop` under a real PM2 daemon (temporary PM2_HOME), each
+// stopped and started again before the data is read.
+
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const net = require('node:net')
+const os = require('node:os')
+const path = require('node:path')
+const { spawn } = require('node:child_process')
+const { MongoClient } = require('mongodb')
+const { startJavaServer } = require('../../lib/mongo/java-server')
+const launcher = require('../../lib/ops/launcher')
+
+const CLI = path.join(__dirname, '..', '..', 'bin', 'collector.js')
+
+function tempDir (t, prefix = 'collector-db-') {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+async function freePort () {
+  const server = net.createServer()
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address()
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+async function withClient (uri, fn) {
+  const client = await new MongoClient(uri, { serverSelectionTimeoutMS: 10000 }).connect()
+  try {
+    return await fn(client.db('persist'))
+  } finally {
+    await client.close()
+  }
+}
+
+const writeDocs = (uri, n) => withClient(uri, (db) => db.collection('items').insertMany(Array.from({ length: n }, (_, i) => ({ i }))))
+const countDocs = (uri) => withClient(uri, (db) => db.collection('items').countDocuments())
+
+/** Runs the CLI to completion: `{ code, stdout, stderr }`. */
+function cli (env, ...args) {
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => { stdout += d })
+  child.stderr.on('data', (d) => { stderr += d })
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
+}
+
+/** `collector db run ...` in the foreground; resolves with its URI once it printed it. */
+async function dbRun (t, args) {
+  const child = spawn(process.execPath, [CLI, 'db', 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  t.after(() => child.kill('SIGKILL'))
+  let stdout = ''
+  let stderr = ''
+  child.stderr.on('data', (d) => { stderr += d })
+  const exited = new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
+  const uri = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      stdout += d
+      const match = stdout.match(/^(mongodb:\/\/\S+)\n/)
+      if (match) resolve(match[1])
+    })
+    exited.then((r) => reject(new Error(`collector db run exited (${r.code}) before it printed its URI: ${r.stderr}`)))
+  })
+  return { child, uri, exited, stderr: () => stderr }
+}
+
+test('on disk: what the Java server stored is there after it stopped and started again on the same --db-path', { timeout: 120000 }, async (t) => {
+  const dbPath = tempDir(t)
+  const first = await startJavaServer({ port: 0, dbPath })
+  t.after(() => first.stop())
+  assert.equal(first.dbPath, dbPath)
+  await writeDocs(first.uri, 500)
+  await first.stop()
+  assert.ok(fs.statSync(path.join(dbPath, 'collector.mv.db')).size > 0, 'the data file is in --db-path')
+
+  const second = await startJavaServer({ port: 0, dbPath })
+  t.after(() => second.stop())
+  assert.equal(await countDocs(second.uri), 500)
+})
+
+test('on disk: a second server on a --db-path in use, or one that cannot be created, fails at once saying why', { timeout: 120000 }, async (t) => {
+  const dbPath = tempDir(t)
+  const owner = await startJavaServer({ port: 0, dbPath })
+  t.after(() => owner.stop())
+  await assert.rejects(startJavaServer({ port: 0, dbPath, startTimeoutMs: 30000 }), /exited before it was ready.*The file is locked/)
+
+  const file = path.join(dbPath, 'a-file')
+  fs.writeFileSync(file, 'x')
+  await assert.rejects(startJavaServer({ port: 0, dbPath: path.join(file, 'db') }), {
+    message: `cannot create the database directory ${path.join(file, 'db')}: ${file} exists and is not a directory`
+  })
+})
+
+test('collector db run: on disk by default (kept across a restart), --db-memory keeps nothing; SIGINT exits 0', { timeout: 120000 }, async (t) => {
+  const dbPath = tempDir(t)
+  const port = await freePort()
+  const first = await dbRun(t, ['--port', String(port), '--db-path', dbPath])
+  assert.equal(first.uri, `mongodb://127.0.0.1:${port}`)
+  await writeDocs(first.uri, 100)
+  first.child.kill('SIGINT')
+  const done = await first.exited
+  assert.equal(done.code, 0, done.stderr)
+  assert.match(done.stderr, new RegExp(`data in ${dbPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`), 'the log says where the data lives')
+
+  const second = await dbRun(t, ['--port', String(port), '--db-path', dbPath])
+  assert.equal(await countDocs(second.uri), 100, 'kept across the restart')
+  second.child.kill('SIGTERM')
+  assert.equal((await second.exited).code, 0)
+
+  const memory = await dbRun(t, ['--port', '0', '--db-memory'])
+  await writeDocs(memory.uri, 10)
+  memory.child.kill('SIGINT')
+  const gone = await memory.exited
+  assert.match(gone.stderr, /in memory: its data is gone when it stops/)
+  const again = await dbRun(t, ['--port', '0', '--db-memory'])
+  assert.equal(await countDocs(again.uri), 0)
+  again.child.kill('SIGINT')
+  await again.exited
+})
+
+test('collector db start|status|stop under PM2: one shared server, a second start refused, data kept across stop and start', { timeout: 180000 }, async (t) => {
+  const dir = tempDir(t, 'collector-dbpm2-')
+  const env = { ...process.env, PM2_HOME: path.join(dir, 'pm2'), COLLECTOR_STATS_DIR: path.join(dir, 'stats') }
+  t.after(() => launcher.killDaemon({ pm2Home: env.PM2_HOME }))
+  const dbPath = path.join(dir, 'data')
+  const port = String(await freePort())
+  const uri = `mongodb://127.0.0.1:${port}`
+
+  const started = await cli(env, 'db', 'start', '--port', port, '--db-path', dbPath)
+  assert.equal(started.code, 0, started.stderr)
+  assert.match(started.stdout, new RegExp(`^started the database under PM2 \\(pid \\d+\\): on disk in ${dbPath}`))
+  await writeDocs(uri, 42)
+
+  const twice = await cli(env, 'db', 'start', '--port', port, '--db-path', dbPath)
+  assert.equal(twice.code, 1)
+  assert.match(twice.stderr, /^collector: the database is already running under PM2 \(pid \d+\)/)
+
+  const status = await cli(env, 'db', 'status')
+  assert.equal(status.code, 0, status.stdout + status.stderr)
+  assert.match(status.stdout, new RegExp(`collector-db {2}online {2}pid \\d+ {2}${uri} {2}answers ping`))
+  assert.match(status.stdout, new RegExp(`data {2}on disk in ${dbPath}`))
+
+  const stopped = await cli(env, 'db', 'stop')
+  assert.equal(stopped.code, 0, stopped.stderr)
+  const after = await cli(env, 'db', 'status')
+  assert.equal(after.code, 1)
+  assert.match(after.stdout, /not running under PM2/)
+  const ls = await cli(env, 'ls', '--json')
+  assert.deepEqual(JSON.parse(ls.stdout), [], 'the database app is gone from PM2 and was never listed as a collector')
+
+  const restarted = await cli(env, 'db', 'start', '--port', port, '--db-path', dbPath)
+  assert.equal(restarted.code, 0, restarted.stderr)
+  assert.equal(await countDocs(uri), 42, 'kept across db stop and db start')
+  assert.equal((await cli(env, 'db', 'stop')).code, 0)
+})
+
+test('collector db start on a port in use: exit 1 at once with the reason, no PM2 app left', { timeout: 120000 }, async (t) => {
+  const dir = tempDir(t, 'collector-dbpm2-')
+  const env = { ...process.env, PM2_HOME: path.join(dir, 'pm2') }
+  t.after(() => launcher.killDaemon({ pm2Home: env.PM2_HOME }))
+  const busy = net.createServer()
+  await new Promise((resolve) => busy.listen(0, '127.0.0.1', resolve))
+  t.after(() => busy.close())
+  const port = busy.address().port
+  const begun = Date.now()
+  const result = await cli(env, 'db', 'start', '--port', String(port), '--db-path', path.join(dir, 'data'))
+  assert.equal(result.code, 1, result.stdout)
+  assert.match(result.stderr, new RegExp(`^collector: .*cannot listen on 127\\.0\\.0\\.1:${port}: Address already in use\\n$`))
+  assert.ok(Date.now() - begun < 30000, 'well before PM2\'s listen timeout')
+  const status = await cli(env, 'db', 'status')
+  assert.equal(status.code, 1)
+  assert.match(status.stdout, /not running under PM2/)
+})
