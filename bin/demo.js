@@ -5,25 +5,41 @@
 // embedded (or configured) MongoDB, fed by a built-in traffic source of
 // simulated calls, with a one-line live status until Ctrl-C; then it drains,
 // checks what was stored against what was sent, and prints a summary.
+//
+// The demo is private: it starts its own embedded server (in memory, on a
+// free port) unless MONGODB_URI names one, writes to a database of its own
+// (collector_demo_<pid>_<time>), and removes only what it created: that
+// database on a server it was given, the server it started.
 const dgram = require('node:dgram')
-const minimist = require('minimist')
+const { commandConfig } = require('./commands/common')
 const pino = require('pino')
 const { MongoClient } = require('mongodb')
 const RtcpCollector = require('../collectors/rtcp/rtcp-collector')
-const { resolveMongo } = require('../lib/mongo/resolve-mongo')
+const { startEmbeddedServer } = require('../lib/mongo/embedded-server')
+const { redactUri } = require('../lib/mongo/redact-uri')
+const { prettyStream } = require('../lib/ops/pretty-log')
 const RtcpSimulator = require('../collectors/rtcp/simulator')
 
-const DATABASE = 'collector_demo'
-const args = minimist(process.argv.slice(2), {
-  default: { streams: 200, rate: 400, port: 5005, instances: 2, duration: 0, 'log-level': 'info' }
+const DATABASE = `collector_demo_${process.pid}_${Date.now()}`
+const Config = commandConfig('collector demo [--streams 200] [--rate 400] [--duration 30s] [--port 5005] [-i 2]', {
+  streams: { type: 'integer', min: 1, max: 100000, default: 200, description: 'simulated calls (SSRC pairs)' },
+  rate: { type: 'number', min: 1, default: 400, description: 'RTCP reports per second, all calls together' },
+  duration: { type: 'duration', default: 0, validate: (ms) => (ms > 0 && ms < 1000 ? 'must be 0 (until Ctrl-C) or at least 1s (a bare number is milliseconds)' : undefined), description: 'how long to send (30s, 2m); 0: until Ctrl-C' },
+  port: { alias: 'p', type: 'port', default: 5005, description: 'UDP port of the collector (taken: any free one)' },
+  instances: { alias: 'i', type: 'integer', min: 1, max: 64, default: 2, description: 'workers' },
+  logLevel: { type: 'string', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace'], default: 'warn', description: 'log level (warnings only by default: the status line stays one line)' }
 })
+let args
 
 async function main () {
-  const logger = pino({ level: args['log-level'] }, pino.destination(2))
-  const { uri, server } = await resolveMongo({ logger })
+  args = Config.parse(process.argv.slice(2))
+  if (args.help) return Config.printHelp()
+  // Readable on a terminal, JSON otherwise; warnings only, so that the
+  // status line stays one line.
+  const logger = pino({ level: args.logLevel }, process.stderr.isTTY ? prettyStream(process.stderr) : pino.destination(2))
+  const { uri, server } = await demoDatabase(logger)
   const client = await new MongoClient(uri).connect()
-  await client.db(DATABASE).dropDatabase()
-  const collector = await startCollector(logger, process.env.MONGODB_URI ? undefined : uri)
+  const collector = await startCollector(logger, uri)
   const port = collector.address().port
   process.stdout.write(`RTCP collector on udp://127.0.0.1:${port} with ${args.instances} workers, database ${DATABASE}; ` +
     `sending ${args.streams} simulated calls at ${args.rate} reports/s. Ctrl-C to stop.\n`)
@@ -35,8 +51,20 @@ async function main () {
   process.stdout.write('\ndraining…\n')
   await collector.stop()
   await printSummary(collector, client, traffic)
+  if (!server) await client.db(DATABASE).dropDatabase() // ours, on a server we were given
   await client.close()
   if (server) await server.stop()
+}
+
+// MONGODB_URI when set (the user chose that server); else a server of our own.
+async function demoDatabase (logger) {
+  if (process.env.MONGODB_URI) {
+    process.stdout.write(`using MONGODB_URI (${redactUri(process.env.MONGODB_URI)}), database ${DATABASE} (removed at the end)\n`)
+    return { uri: process.env.MONGODB_URI, server: null }
+  }
+  const server = await startEmbeddedServer({ port: 0, logger })
+  process.stdout.write(`started a private embedded database at ${server.uri} (in memory, stopped at the end)\n`)
+  return { uri: server.uri, server }
 }
 
 // Port 5005 if free, else any port: the demo should run next to a real collector.
@@ -48,7 +76,7 @@ async function startCollector (logger, mongoUri) {
     await collector.start()
     return collector
   } catch (err) {
-    if (err.code !== 'EADDRINUSE') throw err
+    if (err.code !== 'ERR_LISTEN' || err.cause.code !== 'EADDRINUSE') throw err
     const collector = new RtcpCollector({ ...options, port: 0 })
     await collector.start()
     return collector
@@ -98,7 +126,7 @@ function untilStopped () {
   return new Promise((resolve) => {
     process.once('SIGINT', resolve)
     process.once('SIGTERM', resolve)
-    if (args.duration > 0) setTimeout(resolve, args.duration * 1000).unref()
+    if (args.duration > 0) setTimeout(resolve, args.duration).unref()
   })
 }
 
@@ -124,6 +152,10 @@ async function printSummary (collector, client, traffic) {
 }
 
 main().catch((err) => {
+  if (err.code === 'ERR_INVALID_CONFIG') {
+    process.stderr.write(`collector demo: ${err.message}\n`)
+    process.exit(2)
+  }
   process.stderr.write(`demo failed: ${err.message}\n`)
   process.exit(1)
 })

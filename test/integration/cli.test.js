@@ -147,7 +147,7 @@ async function udpSink (t) {
 
 test('simulate rtcp sends exactly the streams and packets its summary claims', { timeout: 60000 }, async (t) => {
   const { datagrams, target } = await udpSink(t)
-  const r = await cli(['simulate', 'rtcp', '--target', target, '--streams', '3', '--rate', '300', '--duration', '1', '--json']).done
+  const r = await cli(['simulate', 'rtcp', '--target', target, '--streams', '3', '--rate', '300', '--duration', '1s', '--json']).done
   assert.equal(r.code, 0, r.stderr)
   assert.match(r.stderr, /sent 300\/300 packets/)
   const summary = JSON.parse(r.stdout)
@@ -263,12 +263,17 @@ test('simulate syslog --protocol tcp sends exactly the messages its summary clai
   assertSyslogMatchesSummary(frames, summary, run.child.pid)
 })
 
-test('demo (the main job) starts its own database when none is configured and stores every simulated call exactly', { timeout: 120000 }, async () => {
+test('demo (the main job): two at once, each on a private embedded database of its own, both store every simulated call exactly', { timeout: 120000 }, async () => {
   const env = { ...process.env }
   delete env.MONGODB_URI
-  const r = await cli(['demo', '--duration', '4', '--streams', '50', '--rate', '200', '--port', '0', '--log-level', 'warn'], env).done
-  assert.equal(r.code, 0, r.stdout + r.stderr)
-  assert.match(r.stdout, /streams stored: 50 \(expected 50\); reporting sides exact: 100\/100/)
-  assert.match(r.stdout, /dropped 0/)
-  assertNoStack(r.stderr)
+  const demo = () => cli(['demo', '--duration', '4s', '--streams', '50', '--rate', '200', '--port', '0', '--log-level', 'warn'], env).done
+  const runs = await Promise.all([demo(), demo()])
+  const uris = runs.map((r) => {
+    assert.equal(r.code, 0, r.stdout + r.stderr)
+    assert.match(r.stdout, /streams stored: 50 \(expected 50\); reporting sides exact: 100\/100/)
+    assert.match(r.stdout, /dropped 0/)
+    assertNoStack(r.stderr)
+    return r.stdout.match(/started a private embedded database at (\S+) /)[1]
+  })
+  assert.notEqual(uris[0], uris[1], 'each demo started its own server')
 })
