@@ -124,19 +124,21 @@ function keywordValue (def, raw) {
   }
 }
 
-function rangeError (value, min, max) {
+function rangeError (value, min, max, format = String) {
   const tooLow = min !== undefined && value < min
   const tooHigh = max !== undefined && value > max
   if (!tooLow && !tooHigh) return undefined
-  if (min !== undefined && max !== undefined) return `must be between ${min} and ${max}`
-  return tooLow ? `must be at least ${min}` : `must be at most ${max}`
+  if (min !== undefined && max !== undefined) return `must be between ${format(min)} and ${format(max)}`
+  return tooLow ? `must be at least ${format(min)}` : `must be at most ${format(max)}`
 }
 
 function checkRange (def, value) {
   if (typeof value !== 'number') return undefined
   const min = def.min ?? def.type.min
   const max = def.max ?? def.type.max
-  return rangeError(value, min, max)
+  const error = rangeError(value, min, max, def.type.format)
+  // `--duration 5` meant as seconds reads as 5 ms: say which unit it was
+  return error && def.type.name === 'duration' ? `${error} (a bare number is milliseconds)` : error
 }
 
 /**

@@ -70,7 +70,7 @@ function helpText (usage, defs) {
     lines.push('', `${group}:`, ...groupRowsList.flatMap((row) => formatRow(row, width)))
   }
   lines.push('', 'Long flags also work in camelCase (--retryDelay=5s) and with a single dash (-retry).',
-    'Durations: 250, 250ms, 5s, 2m, 1h. Lists: comma-separated. Precedence: argv, then env, then default.')
+    'Durations: 250ms, 5s, 2m, 1h (a bare number is milliseconds). Lists: comma-separated. Precedence: argv, then env, then default.')
   return lines.join('\n') + '\n'
 }
 

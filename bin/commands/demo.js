@@ -4,7 +4,7 @@ const { spawn } = require('node:child_process')
 const path = require('node:path')
 
 /**
- * `collector demo [--streams N] [--rate R] [--duration S]`: the main job
+ * `collector demo [--streams N] [--rate R] [--duration 10s]`: the main job
  * (also `npm start`), run as a child with the terminal so Ctrl-C reaches it.
  */
 function run (argv) {

@@ -3,29 +3,17 @@
 const dgram = require('node:dgram')
 const net = require('node:net')
 const { commandConfig, takePositionals, usageError } = require('./common')
-const { flagTypes } = require('../../configs/flag-types')
 
-const USAGE = 'collector simulate rtcp|syslog --target host:port [--streams N] [--rate R] [--duration S]'
+const USAGE = 'collector simulate rtcp|syslog --target host:port [--streams N] [--rate R] [--duration 10s]'
 const TICK_MS = 10
 const SEQ_START = 65000 // the extended sequence numbers cross a 16-bit cycle early
 const SEQ_STEP = 50 // ~1 s of 20 ms audio between reports
-
-// Bare numbers are seconds here (`--duration 5`); units work too (500ms, 2m).
-const seconds = {
-  name: 'seconds',
-  metavar: 'seconds',
-  parse (raw) {
-    const text = String(raw).trim()
-    return flagTypes.duration.parse(/^[\d.]+$/.test(text) ? `${text}s` : text)
-  },
-  format: (ms) => `${ms / 1000}s`
-}
 
 const Config = commandConfig(USAGE, {
   target: { type: 'string', required: true, description: 'host:port to send to', validate: (t) => (parseTarget(t) ? undefined : 'expected host:port') },
   streams: { type: 'integer', min: 1, max: 100000, default: 1, description: 'rtcp: calls (SSRC pairs); syslog: sending hosts' },
   rate: { type: 'number', min: 0.1, default: 100, description: 'packets per second, all streams together' },
-  duration: { type: seconds, min: 1, default: '5', description: 'how long to send (bare numbers are seconds)' },
+  duration: { type: 'duration', min: 1000, default: '5s', description: 'how long to send (5s, 2m; a bare number is milliseconds, as in every flag)' },
   count: { type: 'integer', min: 1, description: 'packets to send (default: rate x duration)' },
   protocol: { type: 'string', choices: ['udp', 'tcp'], default: 'udp', description: 'syslog only: udp, or tcp (octet-counted frames)' },
   ssrcBase: { type: 'integer', min: 0, max: 0xfffffff0, description: 'rtcp: first SSRC (default random); stream i uses base+2i and base+2i+1' },
@@ -214,4 +202,4 @@ function formatSummary (s) {
   return head + lines.join('\n') + '\n'
 }
 
-module.exports = { run, USAGE }
+module.exports = { run, USAGE, Config }

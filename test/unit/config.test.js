@@ -375,3 +375,16 @@ test('--udp-receiver picks the UDP receive path; an unknown one is refused by na
   assert.throws(() => new LoadBalancerConfig(['-w', WORKER, '--udp-receiver', 'kernel'], {}).getConfig(),
     (err) => err.code === 'ERR_INVALID_CONFIG' && /--udp-receiver: must be one of auto, native, dgram/.test(err.message))
 })
+
+test('a bare duration is milliseconds in every command; a range error says so and shows the bound with its unit', () => {
+  const lb = LoadBalancerConfig.parse([...W, '--retry-delay', '250', '--drain-timeout', '5s'], {})
+  assert.equal(lb.retryDelay, 250)
+  assert.equal(lb.drainTimeout, 5000)
+  const simulate = require('../../bin/commands/simulate').Config
+  assert.equal(simulate.parse(['--target', '127.0.0.1:9', '--duration', '2s'], {}).duration, 2000)
+  assert.equal(simulate.parse(['--target', '127.0.0.1:9', '--duration', '1500'], {}).duration, 1500)
+  const err = problemsOf(() => simulate.parse(['--target', '127.0.0.1:9', '--duration', '5'], {}))
+  assert.match(err.message, /--duration: must be at least 1s \(a bare number is milliseconds\), got "5"/)
+  const top = problemsOf(() => LoadBalancerConfig.parse([...W, '--retry-delay', '0'], {}))
+  assert.match(top.message, /--retry-delay: must be between 1ms and 1h \(a bare number is milliseconds\)/)
+})
