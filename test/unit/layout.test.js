@@ -48,3 +48,19 @@ test('no file in configs/ is over 200 lines', () => {
     assert.ok(lines <= 200, `${path.relative(ROOT, file)}: ${lines} lines`)
   }
 })
+
+test('the npm package ships what the README points at: LICENSE, examples/, every relative link; package.json names its repository', () => {
+  const { execFileSync } = require('node:child_process')
+  const [pack] = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))
+  const shipped = new Set(pack.files.map((f) => f.path))
+  assert.ok(shipped.has('LICENSE'))
+  assert.ok(shipped.has('examples/metrics-collector/index.js'))
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')
+  const links = [...readme.matchAll(/\]\((?!https?:|#)([^)\s]+)\)/g)].map((m) => m[1].replace(/\/$/, ''))
+  assert.ok(links.length > 0)
+  for (const link of links) {
+    assert.ok([...shipped].some((f) => f === link || f.startsWith(`${link}/`)), `the README links ${link}, which the package does not ship`)
+  }
+  const pkg = require('../../package.json')
+  for (const field of ['repository', 'homepage', 'bugs', 'license']) assert.ok(pkg[field], `package.json has ${field}`)
+})
