@@ -63,7 +63,22 @@ const DECODE_REASONS = Object.freeze([
   'bad-length',
   'bad-padding',
   'report-count',
-  'truncated-block'
+  'truncated-block',
+  'source-count-mismatch',
+  'sdes-unterminated',
+  'nonzero-padding',
+  'sdes-bad-priv'
+])
+
+/**
+ * Reasons a caller may choose to tolerate (decodeRtcp's `tolerate` option):
+ * deviations real senders are known to make that leave the rest of the
+ * datagram unambiguous. A tolerated one is listed in the result's
+ * `deviations` instead of rejecting the datagram.
+ */
+const TOLERABLE_REASONS = Object.freeze([
+  'sdes-unterminated',
+  'nonzero-padding'
 ])
 
 module.exports = {
@@ -78,5 +93,6 @@ module.exports = {
   SDES_END,
   SDES_PRIV,
   XR_BT,
-  DECODE_REASONS
+  DECODE_REASONS,
+  TOLERABLE_REASONS
 }

@@ -1,284 +1,370 @@
 'use strict'
 
+const { isUtf8 } = require('node:buffer')
 const DecodeError = require('../../exceptions/decode-error')
+const InvalidOptionError = require('../../exceptions/invalid-option-error')
 const {
   VERSION, HEADER_SIZE, REPORT_BLOCK_SIZE, SENDER_INFO_SIZE, PT,
-  SDES_NAME, SDES_END, SDES_PRIV, XR_BT, DECODE_REASONS
+  SDES_NAME, SDES_END, SDES_PRIV, XR_BT, DECODE_REASONS, TOLERABLE_REASONS
 } = require('./constants')
 
 const MIN_COMPOUND = 8 // an RR with no report blocks
+const SR_HEAD = 4 + SENDER_INFO_SIZE
+// SDES item names by type code, as an array: the lookup is on the hot path.
+const ITEM_NAMES = Array.from({ length: 256 }, (_, type) => SDES_NAME[type] || null)
+
+// Tolerance bits, one per TOLERABLE_REASONS entry.
+const TOLERATE_UNTERMINATED = 1
+const TOLERATE_NONZERO_PAD = 2
+
+// The parsers below report a refusal by returning null after setting these
+// (no exception, no allocation until the caller builds its result).
+let failReason = ''
+let failAt = 0
+// Set by decodeText: whether the last text was not valid UTF-8.
+let textInvalid = false
+// Per call: the tolerated deviations met so far (null while none).
+let deviations = null
+
+function fail (reason, at) {
+  failReason = reason
+  failAt = at
+  return null
+}
+
+function failIndex (reason, at) {
+  fail(reason, at)
+  return -1
+}
 
 /**
  * Decode one RTCP compound datagram (RFC 3550 §6, XR from RFC 3611).
- * Validates it as RFC 3550 Appendix A.2 recommends: version 2 in every
- * header, SR or RR first, padding only on the last packet, and lengths
- * that add up to the datagram. Unknown packet types and unknown XR block
- * types are passed over by their length.
+ * Validates it as RFC 3550 Appendix A.2 recommends (version 2 in every
+ * header, SR or RR first, padding only on the last packet, lengths that add
+ * up to the datagram) and reads every packet by the RFC's grammar: report
+ * and source counts must match the content, SDES chunks end with a null
+ * octet, fill octets are null, the padding count is a multiple of four.
+ * Unknown packet types and unknown XR block types are passed over by length.
+ * Nothing is altered: every SDES item is kept in order (`chunk.list`), and
+ * text that is not valid UTF-8 keeps its bytes (`raw`, `invalidUtf8`).
  *
  * @param {Buffer|Uint8Array} buf one UDP payload
- * @returns {{ packets: object[] }} SR, RR, SDES, BYE, APP and XR packets in order
+ * @param {{ tolerate?: string[] }} [options] reasons from TOLERABLE_REASONS to
+ *   accept; each one met is listed in the result's `deviations`
+ * @returns {{ packets: object[], deviations?: string[] }}
  * @throws {DecodeError} with a `reason` from DECODE_REASONS
  */
-function decodeRtcp (buf) {
-  buf = asBuffer(buf)
-  if (buf.length < MIN_COMPOUND) fail('too-short', `datagram of ${buf.length} bytes`)
+function decodeRtcp (buf, options) {
+  const result = tryDecodeRtcp(buf, options)
+  if (result.reason !== undefined) {
+    throw new DecodeError(result.reason, `invalid RTCP (${result.reason}) at byte ${result.offset} of ${result.length}`)
+  }
+  return result
+}
+
+/**
+ * decodeRtcp without exceptions, for hot paths: `{ packets, deviations? }`
+ * or, for a datagram it refuses, `{ packets: null, reason, offset, length }`.
+ *
+ * @param {Buffer|Uint8Array} buf
+ * @param {{ tolerate?: string[] }} [options]
+ */
+function tryDecodeRtcp (buf, options) {
+  if (!Buffer.isBuffer(buf)) {
+    if (!(buf instanceof Uint8Array)) return { packets: null, reason: 'not-buffer', offset: 0, length: 0 }
+    buf = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength)
+  }
+  deviations = null
+  const packets = decodePackets(buf, options === undefined ? 0 : toleranceBits(options))
+  if (packets === null) return { packets: null, reason: failReason, offset: failAt, length: buf.length }
+  if (deviations === null) return { packets }
+  return { packets, deviations }
+}
+
+function toleranceBits ({ tolerate = [] }) {
+  if (!Array.isArray(tolerate)) throw new InvalidOptionError('tolerate', tolerate, 'must be an array')
+  let bits = 0
+  for (const reason of tolerate) {
+    const at = TOLERABLE_REASONS.indexOf(reason)
+    if (at < 0) throw new InvalidOptionError('tolerate', reason, `must be one of ${TOLERABLE_REASONS.join(', ')}`)
+    bits |= 1 << at
+  }
+  return bits
+}
+
+function deviate (reason) {
+  if (deviations === null) deviations = [reason]
+  else if (!deviations.includes(reason)) deviations.push(reason)
+}
+
+/** Walk the common headers (A.2) and hand each packet's body to its parser. */
+function decodePackets (buf, tolerate) {
+  const length = buf.length
+  if (length < MIN_COMPOUND) return fail('too-short', 0)
   const packets = []
   let offset = 0
-  while (offset < buf.length) {
-    const header = readHeader(buf, offset)
-    const packet = decodePacket(header)
-    if (packet) packets.push(packet)
-    offset = header.end
+  while (offset < length) {
+    if (length - offset < HEADER_SIZE) return fail('bad-length', offset)
+    const first = buf[offset]
+    if (first >> 6 !== VERSION) return fail('bad-version', offset)
+    const pt = buf[offset + 1]
+    if (offset === 0 && pt !== PT.SR && pt !== PT.RR) return fail('first-not-sr-rr', 0)
+    const end = offset + (((buf[offset + 2] << 8) | buf[offset + 3]) + 1) * 4
+    if (end > length) return fail('bad-length', offset)
+    let bodyEnd = end
+    if (first & 0x20) {
+      // §6.4.1: only the last packet is padded; the count includes itself
+      // and keeps the content 32-bit aligned, so it is a multiple of four.
+      const padding = buf[end - 1]
+      if (end !== length || padding === 0 || (padding & 3) !== 0 || padding > end - offset - HEADER_SIZE) return fail('bad-padding', offset)
+      bodyEnd = end - padding
+    }
+    const packet = decodePacket(buf, pt, first & 0x1f, offset + HEADER_SIZE, bodyEnd, tolerate)
+    if (packet === null) return null
+    if (packet !== undefined) packets.push(packet)
+    offset = end
   }
-  return { packets }
+  return packets
 }
 
-function asBuffer (buf) {
-  if (Buffer.isBuffer(buf)) return buf
-  if (buf instanceof Uint8Array) return Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength)
-  fail('not-buffer', `expected a Buffer, got ${typeof buf}`)
+function decodePacket (buf, pt, count, start, end, tolerate) {
+  switch (pt) {
+    case PT.SR: return decodeSr(buf, count, start, end)
+    case PT.RR: return decodeRr(buf, count, start, end)
+    case PT.SDES: return decodeSdes(buf, count, start, end, tolerate)
+    case PT.BYE: return decodeBye(buf, count, start, end, tolerate)
+    case PT.APP: return decodeApp(buf, count, start, end)
+    case PT.XR: return decodeXr(buf, start, end)
+    default: return undefined
+  }
 }
 
-function fail (reason, detail) {
-  throw new DecodeError(reason, `invalid RTCP (${reason}): ${detail}`)
+function u32 (buf, at) {
+  return buf[at] * 0x1000000 + ((buf[at + 1] << 16) | (buf[at + 2] << 8) | buf[at + 3])
 }
 
-/** Parse and check one common header; returns the packet's body view. */
-function readHeader (buf, offset) {
-  if (buf.length - offset < HEADER_SIZE) fail('bad-length', `${buf.length - offset} trailing bytes at ${offset}`)
-  const first = buf[offset]
-  const version = first >> 6
-  if (version !== VERSION) fail('bad-version', `version ${version} at ${offset}`)
-  const pt = buf[offset + 1]
-  if (offset === 0 && pt !== PT.SR && pt !== PT.RR) fail('first-not-sr-rr', `first packet type ${pt}`)
-  const end = offset + (buf.readUInt16BE(offset + 2) + 1) * 4
-  if (end > buf.length) fail('bad-length', `packet at ${offset} ends at ${end}, datagram has ${buf.length}`)
-  const padding = (first & 0x20) ? paddingCount(buf, offset, end) : 0
-  const body = buf.subarray(offset + HEADER_SIZE, end - padding)
-  return { pt, count: first & 0x1f, body, end, offset }
-}
-
-function paddingCount (buf, offset, end) {
-  if (end !== buf.length) fail('bad-padding', `padding bit on a packet at ${offset} that is not the last`)
-  const count = buf[end - 1]
-  if (count === 0 || count > end - offset - HEADER_SIZE) fail('bad-padding', `padding count ${count} at ${offset}`)
-  return count
-}
-
-const PARSERS = {
-  [PT.SR]: decodeSr,
-  [PT.RR]: decodeRr,
-  [PT.SDES]: decodeSdes,
-  [PT.BYE]: decodeBye,
-  [PT.APP]: decodeApp,
-  [PT.XR]: decodeXr
-}
-
-function decodePacket (header) {
-  const parse = PARSERS[header.pt]
-  return parse ? parse(header) : null
-}
-
-function requireBody (header, size, what) {
-  if (header.body.length < size) fail('bad-length', `${what} at ${header.offset} needs ${size} bytes, has ${header.body.length}`)
-}
-
-function requireCount (header, size, what) {
-  if (header.body.length < size) fail('report-count', `${what} count ${header.count} at ${header.offset} does not fit in ${header.body.length} bytes`)
-}
-
-function decodeSr (header) {
-  const { body, count } = header
-  requireBody(header, 4 + SENDER_INFO_SIZE, 'SR')
-  const start = 4 + SENDER_INFO_SIZE
-  requireCount(header, start + count * REPORT_BLOCK_SIZE, 'SR report')
-  return withExtension({
+function decodeSr (buf, count, start, end) {
+  if (end - start < SR_HEAD) return fail('bad-length', start)
+  const used = start + SR_HEAD + count * REPORT_BLOCK_SIZE
+  if (used > end) return fail('report-count', start)
+  const packet = {
     type: 'SR',
-    ssrc: body.readUInt32BE(0),
-    ntpSec: body.readUInt32BE(4),
-    ntpFrac: body.readUInt32BE(8),
-    rtpTimestamp: body.readUInt32BE(12),
-    packetCount: body.readUInt32BE(16),
-    octetCount: body.readUInt32BE(20),
-    reports: readBlocks(body, start, count)
-  }, body, start + count * REPORT_BLOCK_SIZE)
-}
-
-function decodeRr (header) {
-  const { body, count } = header
-  requireBody(header, 4, 'RR')
-  requireCount(header, 4 + count * REPORT_BLOCK_SIZE, 'RR report')
-  const packet = { type: 'RR', ssrc: body.readUInt32BE(0), reports: readBlocks(body, 4, count) }
-  return withExtension(packet, body, 4 + count * REPORT_BLOCK_SIZE)
-}
-
-/** Profile-specific extension after the report blocks (RFC 3550 §6.4.1). */
-function withExtension (packet, body, used) {
-  if (body.length > used) packet.extension = Buffer.from(body.subarray(used))
+    ssrc: u32(buf, start),
+    ntpSec: u32(buf, start + 4),
+    ntpFrac: u32(buf, start + 8),
+    rtpTimestamp: u32(buf, start + 12),
+    packetCount: u32(buf, start + 16),
+    octetCount: u32(buf, start + 20),
+    reports: readBlocks(buf, start + SR_HEAD, count)
+  }
+  // A profile-specific extension follows the report blocks (§6.4.1).
+  if (used < end) packet.extension = Buffer.from(buf.subarray(used, end))
   return packet
 }
 
-function readBlocks (body, start, count) {
-  const reports = []
-  for (let i = 0; i < count; i++) reports.push(readBlock(body, start + i * REPORT_BLOCK_SIZE))
+function decodeRr (buf, count, start, end) {
+  if (end - start < 4) return fail('bad-length', start)
+  const used = start + 4 + count * REPORT_BLOCK_SIZE
+  if (used > end) return fail('report-count', start)
+  const packet = { type: 'RR', ssrc: u32(buf, start), reports: readBlocks(buf, start + 4, count) }
+  if (used < end) packet.extension = Buffer.from(buf.subarray(used, end))
+  return packet
+}
+
+function readBlocks (buf, at, count) {
+  const reports = new Array(count)
+  for (let i = 0; i < count; i++, at += REPORT_BLOCK_SIZE) {
+    reports[i] = {
+      ssrc: u32(buf, at),
+      fractionLost: buf[at + 4],
+      cumulativeLost: ((buf[at + 5] << 24) | (buf[at + 6] << 16) | (buf[at + 7] << 8)) >> 8,
+      highestSeq: u32(buf, at + 8),
+      jitter: u32(buf, at + 12),
+      lsr: u32(buf, at + 16),
+      dlsr: u32(buf, at + 20)
+    }
+  }
   return reports
 }
 
-function readBlock (body, at) {
-  return {
-    ssrc: body.readUInt32BE(at),
-    fractionLost: body[at + 4],
-    cumulativeLost: body.readIntBE(at + 5, 3),
-    highestSeq: body.readUInt32BE(at + 8),
-    jitter: body.readUInt32BE(at + 12),
-    lsr: body.readUInt32BE(at + 16),
-    dlsr: body.readUInt32BE(at + 20)
+/**
+ * SDES (§6.5): `count` chunks, each an SSRC, items, a null octet and null
+ * octets to the next 32-bit boundary; nothing may follow the last chunk.
+ * `chunk.list` holds every item in order; `chunk.items` is the convenience
+ * view by name (the first of each type, PRIV entries in order).
+ */
+function decodeSdes (buf, count, start, end, tolerate) {
+  const chunks = new Array(count)
+  let pos = start
+  for (let i = 0; i < count; i++) {
+    if (end - pos < 4) return fail('report-count', pos)
+    const chunk = { ssrc: u32(buf, pos), items: {}, list: [] }
+    pos = readItems(buf, pos + 4, end, chunk, tolerate)
+    if (pos < 0) return null
+    chunks[i] = chunk
   }
-}
-
-function decodeSdes (header) {
-  const chunks = []
-  let pos = 0
-  for (let i = 0; i < header.count; i++) {
-    requireCount(header, pos + 4, 'SDES chunk')
-    const chunk = { ssrc: header.body.readUInt32BE(pos), items: {} }
-    pos = readItems(header, pos + 4, chunk.items)
-    chunks.push(chunk)
-  }
+  if (pos !== end) return fail('source-count-mismatch', pos)
   return { type: 'SDES', chunks }
 }
 
-/** Read SDES items up to the END item; returns the next chunk's offset. */
-function readItems (header, pos, items) {
-  const { body } = header
-  while (pos < body.length && body[pos] !== SDES_END) {
-    if (pos + 2 > body.length || pos + 2 + body[pos + 1] > body.length) {
-      fail('truncated-block', `SDES item at ${header.offset + HEADER_SIZE + pos} overruns its packet`)
+/** Read one chunk's items and its terminator; returns the next chunk's offset, or -1. */
+function readItems (buf, pos, end, chunk, tolerate) {
+  while (pos < end) {
+    const type = buf[pos]
+    // Packets start on 32-bit boundaries in the datagram, so offsets do too.
+    if (type === SDES_END) return skipNulls(buf, pos + 1, (pos + 4) & ~3, tolerate)
+    const textEnd = pos + 2 + buf[pos + 1]
+    if (pos + 2 > end || textEnd > end) return failIndex('truncated-block', pos)
+    const item = type === SDES_PRIV ? readPriv(buf, pos + 2, textEnd) : readItem(buf, type, pos + 2, textEnd)
+    if (item === null) return -1
+    chunk.list.push(item)
+    addConvenience(chunk.items, item)
+    pos = textEnd
+  }
+  // §6.5: "MUST be terminated by one or more null octets".
+  if (!(tolerate & TOLERATE_UNTERMINATED)) return failIndex('sdes-unterminated', pos)
+  deviate('sdes-unterminated')
+  return pos
+}
+
+/** The fill after an END item or a BYE reason must be null octets (§6.5, §6.6). */
+function skipNulls (buf, pos, to, tolerate) {
+  for (let at = pos; at < to; at++) {
+    if (buf[at] !== 0) {
+      if (!(tolerate & TOLERATE_NONZERO_PAD)) return failIndex('nonzero-padding', at)
+      deviate('nonzero-padding')
+      break
     }
-    addItem(items, body[pos], body.subarray(pos + 2, pos + 2 + body[pos + 1]))
-    pos += 2 + body[pos + 1]
   }
-  // The END item is followed by null octets up to the next 32-bit boundary.
-  return (pos + 4) & ~3
+  return to
 }
 
-function addItem (items, type, value) {
-  if (type === SDES_PRIV) return addPriv(items, value)
-  const name = SDES_NAME[type]
-  if (name) items[name] = value.toString('utf8')
-}
-
-function addPriv (items, value) {
-  const prefixLength = value.length > 0 ? Math.min(value[0], value.length - 1) : 0
-  const entry = {
-    prefix: value.toString('utf8', 1, 1 + prefixLength),
-    value: value.toString('utf8', 1 + prefixLength)
+function readItem (buf, type, from, to) {
+  const text = decodeText(buf, from, to)
+  const item = { type, name: ITEM_NAMES[type], text }
+  if (textInvalid) {
+    item.raw = Buffer.from(buf.subarray(from, to))
+    item.invalidUtf8 = true
   }
-  items.priv = (items.priv || []).concat(entry)
+  return item
 }
 
-function decodeBye (header) {
-  const { body, count } = header
-  requireCount(header, count * 4, 'BYE source')
-  const sources = []
-  for (let i = 0; i < count; i++) sources.push(body.readUInt32BE(i * 4))
+/** PRIV (§6.5.8): a prefix length octet, the prefix, then the value. */
+function readPriv (buf, from, to) {
+  if (from === to || buf[from] > to - from - 1) return fail('sdes-bad-priv', from - 2)
+  const valueFrom = from + 1 + buf[from]
+  const prefix = decodeText(buf, from + 1, valueFrom)
+  let invalid = textInvalid
+  const item = { type: SDES_PRIV, name: 'priv', prefix, text: decodeText(buf, valueFrom, to) }
+  invalid = invalid || textInvalid
+  if (invalid) {
+    item.raw = Buffer.from(buf.subarray(from, to))
+    item.invalidUtf8 = true
+  }
+  return item
+}
+
+function addConvenience (items, item) {
+  if (item.type === SDES_PRIV) {
+    const entry = { prefix: item.prefix, value: item.text }
+    if (items.priv === undefined) items.priv = [entry]
+    else items.priv.push(entry)
+  } else if (item.name !== null && items[item.name] === undefined) {
+    items[item.name] = item.text
+  }
+}
+
+/** Text as a string: latin1 when ASCII (the common case), else UTF-8; sets textInvalid. */
+function decodeText (buf, from, to) {
+  let high = 0
+  for (let at = from; at < to; at++) high |= buf[at]
+  if (high < 0x80) {
+    textInvalid = false
+    return buf.latin1Slice(from, to)
+  }
+  textInvalid = !isUtf8(buf.subarray(from, to))
+  return buf.utf8Slice(from, to)
+}
+
+/** BYE (§6.6): `count` SSRCs, then an optional reason null-filled to 32 bits. */
+function decodeBye (buf, count, start, end, tolerate) {
+  let pos = start + count * 4
+  if (pos > end) return fail('report-count', start)
+  const sources = new Array(count)
+  for (let i = 0; i < count; i++) sources[i] = u32(buf, start + i * 4)
   const packet = { type: 'BYE', sources }
-  const reason = readReason(header, count * 4)
-  if (reason) packet.reason = reason
+  if (pos === end) return packet
+  const reasonEnd = pos + 1 + buf[pos]
+  if (reasonEnd > end) return fail('truncated-block', pos)
+  packet.reason = decodeText(buf, pos + 1, reasonEnd)
+  if (textInvalid) {
+    packet.reasonRaw = Buffer.from(buf.subarray(pos + 1, reasonEnd))
+    packet.reasonInvalidUtf8 = true
+  }
+  // Anything past the reason's 32-bit fill is an SSRC the count left out.
+  pos = (reasonEnd + 3) & ~3
+  if (pos !== end) return fail('source-count-mismatch', reasonEnd)
+  if (skipNulls(buf, reasonEnd, pos, tolerate) < 0) return null
   return packet
 }
 
-function readReason (header, at) {
-  const { body } = header
-  if (at >= body.length) return undefined
-  const end = at + 1 + body[at]
-  if (end > body.length) fail('truncated-block', `BYE reason at ${header.offset} overruns its packet`)
-  return body.toString('utf8', at + 1, end)
-}
-
-function decodeApp (header) {
-  const { body } = header
-  requireBody(header, 8, 'APP')
+function decodeApp (buf, subtype, start, end) {
+  if (end - start < 8) return fail('bad-length', start)
   return {
     type: 'APP',
-    subtype: header.count,
-    ssrc: body.readUInt32BE(0),
-    name: body.toString('latin1', 4, 8),
-    data: Buffer.from(body.subarray(8))
+    subtype,
+    ssrc: u32(buf, start),
+    name: buf.latin1Slice(start + 4, start + 8),
+    data: Buffer.from(buf.subarray(start + 8, end))
   }
 }
 
-function decodeXr (header) {
-  const { body } = header
-  requireBody(header, 4, 'XR')
+function decodeXr (buf, start, end) {
+  if (end - start < 4) return fail('bad-length', start)
   const blocks = []
-  let pos = 4
-  while (pos < body.length) {
-    const block = readXrBlock(header, pos)
-    blocks.push(block)
-    pos += 4 + block.data.length
+  let pos = start + 4
+  while (pos < end) {
+    const blockEnd = pos + 4 + ((buf[pos + 2] << 8) | buf[pos + 3]) * 4
+    if (end - pos < 4 || blockEnd > end) return fail('truncated-block', pos)
+    blocks.push(decodeXrBlock(buf[pos], buf[pos + 1], Buffer.from(buf.subarray(pos + 4, blockEnd))))
+    pos = blockEnd
   }
-  return { type: 'XR', ssrc: body.readUInt32BE(0), blocks }
+  return { type: 'XR', ssrc: u32(buf, start), blocks }
 }
 
-function readXrBlock (header, pos) {
-  const { body } = header
-  if (pos + 4 > body.length) truncatedXr(header, pos)
-  const end = pos + 4 + body.readUInt16BE(pos + 2) * 4
-  if (end > body.length) truncatedXr(header, pos)
-  const block = { bt: body[pos], typeSpecific: body[pos + 1], data: Buffer.from(body.subarray(pos + 4, end)) }
-  const understand = XR_PARSERS[block.bt]
-  return understand ? understand(block) : block
-}
-
-function truncatedXr (header, pos) {
-  fail('truncated-block', `XR block at ${header.offset + HEADER_SIZE + pos} overruns its packet`)
-}
-
-const XR_PARSERS = {
-  [XR_BT.RRT]: decodeRrt,
-  [XR_BT.DLRR]: decodeDlrr,
-  [XR_BT.VOIP_METRICS]: decodeVoipMetrics
-}
-
-/** Receiver Reference Time (RFC 3611 §4.4); a wrong size stays raw. */
-function decodeRrt (block) {
-  if (block.data.length !== 8) return block
-  return Object.assign(block, {
-    kind: 'rrt',
-    ntpSec: block.data.readUInt32BE(0),
-    ntpFrac: block.data.readUInt32BE(4)
-  })
-}
-
-/** DLRR (RFC 3611 §4.5): one { ssrc, lrr, dlrr } per 12-byte sub-block. */
-function decodeDlrr (block) {
-  const { data } = block
-  if (data.length % 12 !== 0) return block
-  const items = []
-  for (let at = 0; at < data.length; at += 12) {
-    items.push({ ssrc: data.readUInt32BE(at), lrr: data.readUInt32BE(at + 4), dlrr: data.readUInt32BE(at + 8) })
+/** Known blocks (RFC 3611 §4.4, §4.5, §4.7) gain their fields; a wrong size stays raw. */
+function decodeXrBlock (bt, typeSpecific, data) {
+  const size = data.length
+  if (bt === XR_BT.RRT && size === 8) {
+    return { bt, typeSpecific, data, kind: 'rrt', ntpSec: u32(data, 0), ntpFrac: u32(data, 4) }
   }
-  return Object.assign(block, { kind: 'dlrr', items })
+  if (bt === XR_BT.DLRR && size % 12 === 0) {
+    const items = []
+    for (let at = 0; at < size; at += 12) items.push({ ssrc: u32(data, at), lrr: u32(data, at + 4), dlrr: u32(data, at + 8) })
+    return { bt, typeSpecific, data, kind: 'dlrr', items }
+  }
+  if (bt === XR_BT.VOIP_METRICS && size === 32) return decodeVoipMetrics(bt, typeSpecific, data)
+  return { bt, typeSpecific, data }
 }
 
 /** VoIP Metrics (RFC 3611 §4.7); values raw, in the RFC's units. */
-function decodeVoipMetrics (block) {
-  const d = block.data
-  if (d.length !== 32) return block
-  return Object.assign(block, {
+function decodeVoipMetrics (bt, typeSpecific, d) {
+  return {
+    bt,
+    typeSpecific,
+    data: d,
     kind: 'voip-metrics',
-    ssrc: d.readUInt32BE(0),
+    ssrc: u32(d, 0),
     lossRate: d[4],
     discardRate: d[5],
     burstDensity: d[6],
     gapDensity: d[7],
-    burstDuration: d.readUInt16BE(8),
-    gapDuration: d.readUInt16BE(10),
-    roundTripDelay: d.readUInt16BE(12),
-    endSystemDelay: d.readUInt16BE(14),
-    signalLevel: d.readInt8(16),
-    noiseLevel: d.readInt8(17),
+    burstDuration: (d[8] << 8) | d[9],
+    gapDuration: (d[10] << 8) | d[11],
+    roundTripDelay: (d[12] << 8) | d[13],
+    endSystemDelay: (d[14] << 8) | d[15],
+    signalLevel: (d[16] << 24) >> 24,
+    noiseLevel: (d[17] << 24) >> 24,
     rerl: d[18],
     gmin: d[19],
     rFactor: d[20],
@@ -286,10 +372,10 @@ function decodeVoipMetrics (block) {
     mosLq: d[22],
     mosCq: d[23],
     rxConfig: d[24],
-    jbNominal: d.readUInt16BE(26),
-    jbMaximum: d.readUInt16BE(28),
-    jbAbsMax: d.readUInt16BE(30)
-  })
+    jbNominal: (d[26] << 8) | d[27],
+    jbMaximum: (d[28] << 8) | d[29],
+    jbAbsMax: (d[30] << 8) | d[31]
+  }
 }
 
-module.exports = { decodeRtcp, DECODE_REASONS }
+module.exports = { decodeRtcp, tryDecodeRtcp, DECODE_REASONS, TOLERABLE_REASONS }

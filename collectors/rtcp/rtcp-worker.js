@@ -1,8 +1,14 @@
 'use strict'
 
 const StreamWorker = require('../../workers/stream-worker')
-const { decodeRtcp } = require('./decoder')
+const DecodeError = require('../../exceptions/decode-error')
+const { tryDecodeRtcp, DECODE_REASONS } = require('./decoder')
 const { toStreamUpdates } = require('./to-stream-updates')
+
+// StreamWorker counts a refused message by the `reason` of what decode()
+// throws. One error per reason, made once: a refusal costs a throw, not an
+// Error's stack capture per datagram.
+const REFUSALS = Object.freeze(Object.fromEntries(DECODE_REASONS.map((reason) => [reason, new DecodeError(reason, `invalid RTCP (${reason})`)])))
 
 /**
  * Decodes RTCP compound packets (RFC 3550) into stream updates: each report
@@ -10,8 +16,22 @@ const { toStreamUpdates } = require('./to-stream-updates')
  * datagrams are counted by reason (see decoder.js DECODE_REASONS) and skipped.
  */
 class RtcpWorker extends StreamWorker {
+  constructor (options = {}) {
+    super(options)
+    // --tolerate: deviations decoded anyway, counted by name
+    this.decodeOptions = options.tolerate && options.tolerate.length ? { tolerate: [...options.tolerate] } : undefined
+    this.deviations = {}
+  }
+
   decode (message) {
-    return toStreamUpdates(decodeRtcp(message.data), message.rinfo)
+    const decoded = tryDecodeRtcp(message.data, this.decodeOptions)
+    if (decoded.packets === null) throw REFUSALS[decoded.reason]
+    if (decoded.deviations) for (const name of decoded.deviations) this.deviations[name] = (this.deviations[name] || 0) + 1
+    return toStreamUpdates(decoded, message.rinfo)
+  }
+
+  stats () {
+    return { ...super.stats(), deviations: { ...this.deviations } }
   }
 }
 

@@ -99,3 +99,31 @@ test('bad flags name every problem; a password in --mongo-uri is refused without
   assert.equal(base.flags.port.default, 0, 'the RTCP default port does not leak into the base config')
   assert.equal(new rtcp.Config([]).getConfig().port, 5005)
 })
+
+test('--tolerate: an unterminated SDES chunk is refused and counted by default, decoded and counted as a deviation when tolerated', async (t) => {
+  // an RR with one block, then an SDES whose chunk has no null octet (RFC 3550 §6.5)
+  const rr = encodeReport({ ssrc: 11, reports: [{ ssrc: 12, fractionLost: 0, cumulativeLost: 0, highestSeq: 500, jitter: 1, lsr: 0, dlsr: 0 }], cname: 'x' })
+  const rrOnly = rr.subarray(0, (rr.readUInt16BE(2) + 1) * 4)
+  const sdes = Buffer.from([0x81, 202, 0, 2, 0, 0, 0, 11, 1, 2, 0x61, 0x62])
+  const datagram = Buffer.concat([rrOnly, sdes])
+  for (const [flags, tolerated] of [[[], false], [['--tolerate', 'sdes-unterminated'], true]]) {
+    const { collector, db, port } = await startCollector(t, ['-i', '1', ...flags])
+    const socket = dgram.createSocket('udp4')
+    await new Promise((resolve) => socket.send(datagram, port, peers.HOST, resolve))
+    socket.close()
+    await waitFor(() => collector.summary().processed + collector.summary().failed + collector.summary().dropped.total >= 1)
+    const [worker] = (await collector.stats()).workers
+    await collector.stop()
+    const docs = await db.collection('streams').find({ openKey: { $exists: true } }).toArray()
+    if (tolerated) {
+      assert.deepEqual(worker.custom.deviations, { 'sdes-unterminated': 1 })
+      assert.deepEqual(worker.custom.malformed, {})
+      assert.equal(docs.length, 1, 'the report block is stored')
+      assert.equal(docs[0].from.highestPacketNum, 500)
+    } else {
+      assert.deepEqual(worker.custom.malformed, { 'sdes-unterminated': 1 })
+      assert.deepEqual(worker.custom.deviations, {})
+      assert.equal(docs.length, 0)
+    }
+  }
+})

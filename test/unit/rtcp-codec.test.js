@@ -2,7 +2,7 @@
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { decodeRtcp, DECODE_REASONS } = require('../../collectors/rtcp/decoder')
+const { decodeRtcp, tryDecodeRtcp, DECODE_REASONS, TOLERABLE_REASONS } = require('../../collectors/rtcp/decoder')
 const { encodeRtcp, encodeReport } = require('../../collectors/rtcp/encoder')
 const { toStreamUpdates } = require('../../collectors/rtcp/to-stream-updates')
 const DecodeError = require('../../exceptions/decode-error')
@@ -16,6 +16,27 @@ const sr = (reports = [], extra = {}) => ({
 })
 const rr = (reports = []) => ({ type: 'RR', ssrc: 0x5846c8fc, reports })
 const sdes = (items) => ({ type: 'SDES', chunks: [{ ssrc: 0xfedcba98, items }] })
+/** What the decoder returns for sdes(items): the by-name view plus the ordered list. */
+const decodedSdes = (items) => ({ type: 'SDES', chunks: [{ ssrc: 0xfedcba98, items, list: listOf(items) }] })
+const SDES_ORDER = ['cname', 'name', 'email', 'phone', 'loc', 'tool', 'note']
+function listOf (items) {
+  const list = SDES_ORDER.filter((name) => items[name] !== undefined).map((name) => ({ type: SDES_ORDER.indexOf(name) + 1, name, text: items[name] }))
+  for (const { prefix, value } of items.priv || []) list.push({ type: 8, name: 'priv', prefix, text: value })
+  return list
+}
+/** The decoded packets without the SDES lists, in the shape the encoder takes. */
+const withoutLists = (packets) => packets.map((p) => (p.type === 'SDES' ? { ...p, chunks: p.chunks.map(({ list, ...chunk }) => chunk) } : p))
+
+/** One RTCP packet from its first octet, type and body (the length is filled in). */
+function raw (first, pt, body) {
+  const out = Buffer.concat([Buffer.from([first, pt, 0, 0]), Buffer.from(body)])
+  out.writeUInt16BE(Math.ceil(out.length / 4) - 1, 2)
+  return out
+}
+const ssrcBytes = (ssrc) => [ssrc >>> 24, (ssrc >>> 16) & 255, (ssrc >>> 8) & 255, ssrc & 255]
+const item = (type, bytes) => [type, bytes.length, ...bytes]
+const ascii = (text) => [...Buffer.from(text, 'latin1')]
+const emptyRr = () => encodeRtcp([rr()])
 
 /** Assert fn throws a DecodeError with this reason. */
 function rejects (buf, reason) {
@@ -31,7 +52,7 @@ function roundTrip (packets) {
   const buf = encodeRtcp(packets)
   const decoded = decodeRtcp(buf)
   assert.ok(encodeRtcp(decoded.packets).equals(buf), 're-encoding the decoded packets gives the same bytes')
-  return decoded
+  return { packets: withoutLists(decoded.packets) }
 }
 
 test('SR, RR, SDES, BYE, APP round trip field by field', () => {
@@ -57,7 +78,7 @@ test('SDES chunk whose items end exactly on a word boundary gets a full null wor
   // ssrc(4) + cname item 2+2 = 8 bytes: the END item needs another word
   const buf = encodeRtcp([rr(), sdes({ cname: 'ab' })])
   assert.equal(buf.length, 8 + 4 + 12)
-  assert.deepEqual(decodeRtcp(buf).packets[1], sdes({ cname: 'ab' }))
+  assert.deepEqual(decodeRtcp(buf).packets[1], decodedSdes({ cname: 'ab' }))
 })
 
 test('XR: known blocks are decoded, an unknown block type is skipped by its length', () => {
@@ -85,7 +106,7 @@ test('unknown packet types are skipped by their length', () => {
 test('padding on the last packet is removed, P bit set', () => {
   const buf = encodeRtcp([sr([block(1)]), { ...sdes({ cname: 'pad' }), padding: 8 }])
   assert.equal(buf[28 + 24] & 0x20, 0x20)
-  assert.deepEqual(decodeRtcp(buf).packets, [sr([block(1)]), sdes({ cname: 'pad' })])
+  assert.deepEqual(decodeRtcp(buf).packets, [sr([block(1)]), decodedSdes({ cname: 'pad' })])
   const single = encodeRtcp([{ ...rr([block(5)]), padding: 4 }])
   assert.deepEqual(decodeRtcp(single).packets, [rr([block(5)])])
 })
@@ -122,7 +143,7 @@ test('encodeReport builds RR + SDES + BYE with a reason', () => {
   const { packets } = decodeRtcp(encodeReport({ ssrc: 77, reports: [block(8)], cname: 'rx@host', bye: 'hangup' }))
   assert.deepEqual(packets, [
     { type: 'RR', ssrc: 77, reports: [block(8)] },
-    { type: 'SDES', chunks: [{ ssrc: 77, items: { cname: 'rx@host' } }] },
+    { type: 'SDES', chunks: [{ ssrc: 77, items: { cname: 'rx@host' }, list: [{ type: 1, name: 'cname', text: 'rx@host' }] }] },
     { type: 'BYE', sources: [77], reason: 'hangup' }
   ])
   assert.equal(decodeRtcp(encodeReport({ ssrc: 1, cname: 'a', bye: true })).packets[2].reason, undefined)
@@ -150,7 +171,11 @@ test('validation failures carry stable reasons', async (t) => {
     'bad-length': ['length longer than the datagram', () => { const b = base(); b.writeUInt16BE(99, 2); return b }],
     'bad-padding': ['padding count 0', () => { const b = encodeRtcp([{ ...rr(), padding: 4 }]); b[b.length - 1] = 0; return b }],
     'report-count': ['RC 31 with one block', () => { const b = base(); b[0] = 0x9f; return b }],
-    'truncated-block': ['XR block longer than the packet', () => encodeRtcp([rr(), { type: 'XR', ssrc: 1, blocks: [{ bt: 4, data: Buffer.alloc(8) }] }]).fill(9, 18, 20)]
+    'truncated-block': ['XR block longer than the packet', () => encodeRtcp([rr(), { type: 'XR', ssrc: 1, blocks: [{ bt: 4, data: Buffer.alloc(8) }] }]).fill(9, 18, 20)],
+    'source-count-mismatch': ['SDES count 1 with two chunks', () => { const b = encodeRtcp([rr(), { type: 'SDES', chunks: [{ ssrc: 1, items: { cname: 'a' } }, { ssrc: 2, items: { cname: 'b' } }] }]); b[8] = 0x81; return b }],
+    'sdes-unterminated': ['SDES chunk with no null octet', () => Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(1, ascii('ab'))])])],
+    'nonzero-padding': ['SDES fill octets after END not null', () => Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(1, ascii('ab')), 0, 7, 0, 0])])],
+    'sdes-bad-priv': ['PRIV prefix length beyond the item', () => Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(8, [5, 0x61]), 0, 0, 0, 0])])]
   }
   assert.deepEqual(Object.keys(cases).sort(), [...DECODE_REASONS].sort(), 'every exported reason has a case')
   for (const [reason, [label, make]] of Object.entries(cases)) {
@@ -170,11 +195,83 @@ test('more validation: the second packet and the inner structures', async (t) =>
     ['report-count', 'SDES count 2 with one chunk', () => { const b = base(); b[32] = 0x82; return b }],
     ['report-count', 'BYE count 5 with one source', () => { const b = encodeRtcp([rr(), { type: 'BYE', sources: [1] }]); b[8] = 0x85; return b }],
     ['truncated-block', 'SDES item longer than the packet', () => { const b = base(); b[41] = 200; return b }],
-    ['truncated-block', 'BYE reason longer than the packet', () => { const b = encodeRtcp([rr(), { type: 'BYE', sources: [1], reason: 'ab' }]); b[16] = 10; return b }]
+    ['truncated-block', 'BYE reason longer than the packet', () => { const b = encodeRtcp([rr(), { type: 'BYE', sources: [1], reason: 'ab' }]); b[16] = 10; return b }],
+    ['bad-padding', 'padding count 3, not a multiple of four (§6.4.1)', () => { const b = encodeRtcp([rr([block(1)]), { ...sdes({ cname: 'a' }), padding: 4 }]); b[b.length - 1] = 3; return b }],
+    ['bad-padding', 'padding count 6 on a 4-byte-padded packet', () => { const b = encodeRtcp([{ ...rr([block(1)]), padding: 8 }]); b[b.length - 1] = 6; return b }],
+    ['source-count-mismatch', 'SDES count 0 with a chunk', () => { const b = base(); b[32] = 0x80; return b }],
+    ['source-count-mismatch', 'BYE count 1 with two sources and a reason', () => { const b = encodeRtcp([rr(), { type: 'BYE', sources: [1, 2], reason: 'ab' }]); b[8] = 0x81; return b }],
+    ['source-count-mismatch', 'SDES with a null word after its last chunk', () => Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(1, ascii('ab')), 0, 0, 0, 0, 0, 0, 0, 0])])],
+    ['sdes-unterminated', 'last of two chunks runs to the end of the packet', () => Buffer.concat([emptyRr(), raw(0x82, 202, [...ssrcBytes(1), ...item(1, ascii('a')), 0, ...ssrcBytes(2), ...item(1, ascii('bc'))])])],
+    ['sdes-unterminated', 'chunk items fill the packet exactly, END missing (with padding after)', () => Buffer.concat([emptyRr(), raw(0xa1, 202, [...ssrcBytes(1), ...item(1, ascii('ab')), 0, 0, 0, 4])])],
+    ['nonzero-padding', 'BYE reason fill octets not null', () => { const b = encodeRtcp([rr(), { type: 'BYE', sources: [1], reason: 'ab' }]); b[b.length - 1] = 0x20; return b }],
+    ['sdes-bad-priv', 'empty PRIV item (no prefix length octet)', () => Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(8, []), 0, 0])])]
   ]
   for (const [reason, label, make] of cases) {
     await t.test(`${reason}: ${label}`, () => rejects(make(), reason))
   }
+})
+
+test('SDES keeps every item in order: repeated types, PRIV, unassigned types 9–255', () => {
+  const body = [
+    ...ssrcBytes(7),
+    ...item(1, ascii('first@host')), ...item(6, ascii('tool-a')), ...item(1, ascii('second@host')),
+    ...item(8, [3, ...ascii('x-a'), ...ascii('v1')]), ...item(12, ascii('rid0')), ...item(255, [0, 1, 2]),
+    ...item(6, ascii('tool-b')), ...item(8, [0, ...ascii('v2')]), 0
+  ]
+  while (body.length % 4) body.push(0)
+  const { packets } = decodeRtcp(Buffer.concat([emptyRr(), raw(0x81, 202, body)]))
+  assert.deepEqual(packets[1].chunks[0].list, [
+    { type: 1, name: 'cname', text: 'first@host' },
+    { type: 6, name: 'tool', text: 'tool-a' },
+    { type: 1, name: 'cname', text: 'second@host' },
+    { type: 8, name: 'priv', prefix: 'x-a', text: 'v1' },
+    { type: 12, name: null, text: 'rid0' },
+    { type: 255, name: null, text: '\u0000\u0001\u0002' },
+    { type: 6, name: 'tool', text: 'tool-b' },
+    { type: 8, name: 'priv', prefix: '', text: 'v2' }
+  ])
+  assert.deepEqual(packets[1].chunks[0].items, { cname: 'first@host', tool: 'tool-a', priv: [{ prefix: 'x-a', value: 'v1' }, { prefix: '', value: 'v2' }] }, 'the by-name view holds the first of each type')
+})
+
+test('invalid UTF-8 in SDES text, PRIV and BYE reasons keeps the original bytes', () => {
+  const bad = [0x61, 0xff, 0xfe, 0x62]
+  const body = [...ssrcBytes(1), ...item(1, bad), ...item(2, ascii('ok é')), ...item(8, [1, 0x70, 0xc3]), 0]
+  while (body.length % 4) body.push(0)
+  const reason = [bad.length, ...bad]
+  while (reason.length % 4) reason.push(0)
+  const buf = Buffer.concat([emptyRr(), raw(0x81, 202, body), raw(0x81, 203, [...ssrcBytes(1), ...reason])])
+  const { packets } = decodeRtcp(buf)
+  const [cname, name, priv] = packets[1].chunks[0].list
+  assert.deepEqual(cname, { type: 1, name: 'cname', text: 'a\ufffd\ufffdb', raw: Buffer.from(bad), invalidUtf8: true })
+  assert.equal(name.text, 'ok \ufffd', 'latin1 bytes that are not UTF-8 get replacement characters…')
+  assert.deepEqual([name.invalidUtf8, name.raw], [true, Buffer.from(ascii('ok é'))], '…and keep their bytes')
+  assert.deepEqual(priv, { type: 8, name: 'priv', prefix: 'p', text: '\ufffd', raw: Buffer.from([1, 0x70, 0xc3]), invalidUtf8: true })
+  assert.deepEqual(packets[2], { type: 'BYE', sources: [1], reason: 'a\ufffd\ufffdb', reasonRaw: Buffer.from(bad), reasonInvalidUtf8: true })
+  const valid = decodeRtcp(encodeRtcp([rr(), sdes({ cname: 'Zoë 😀' }), { type: 'BYE', sources: [1], reason: 'adiós' }])).packets
+  assert.deepEqual(valid[1].chunks[0].list, [{ type: 1, name: 'cname', text: 'Zoë 😀' }], 'valid UTF-8 carries no raw copy')
+  assert.deepEqual(valid[2], { type: 'BYE', sources: [1], reason: 'adiós' })
+})
+
+test('tolerate: a documented deviation is accepted and listed, others still refused', () => {
+  const unterminated = Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(1, ascii('ab'))])])
+  assert.deepEqual(TOLERABLE_REASONS, ['sdes-unterminated', 'nonzero-padding'])
+  const lenient = decodeRtcp(unterminated, { tolerate: ['sdes-unterminated'] })
+  assert.deepEqual(lenient.deviations, ['sdes-unterminated'])
+  assert.deepEqual(lenient.packets[1].chunks[0].items, { cname: 'ab' })
+  rejects(unterminated, 'sdes-unterminated')
+  const dirtyFill = Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(1, ascii('ab')), 0, 7, 0, 0])])
+  assert.deepEqual(decodeRtcp(dirtyFill, { tolerate: ['nonzero-padding'] }).deviations, ['nonzero-padding'])
+  assert.throws(() => decodeRtcp(dirtyFill, { tolerate: ['sdes-unterminated'] }), (err) => err.reason === 'nonzero-padding')
+  assert.equal(decodeRtcp(base(), { tolerate: TOLERABLE_REASONS }).deviations, undefined, 'no deviation, no list')
+  assert.throws(() => decodeRtcp(base(), { tolerate: ['bad-version'] }), InvalidOptionError)
+})
+
+test('tryDecodeRtcp returns the refusal instead of throwing', () => {
+  const b = base()
+  b[0] = 0x40
+  assert.deepEqual(tryDecodeRtcp(b), { packets: null, reason: 'bad-version', offset: 0, length: b.length })
+  assert.deepEqual(tryDecodeRtcp('x'), { packets: null, reason: 'not-buffer', offset: 0, length: 0 })
+  assert.deepEqual(tryDecodeRtcp(new Uint8Array(base())), decodeRtcp(base()), 'a Uint8Array decodes like a Buffer')
 })
 
 test('toStreamUpdates: SR blocks carry sender counters and the reporter CNAME, BYE ends', () => {
@@ -238,12 +335,15 @@ test('fuzz: 10,000 random and mutated datagrams throw nothing but DecodeError', 
   const seen = {}
   for (let i = 0; i < 10000; i++) {
     const buf = i % 2 ? randomBuffer(rand) : mutate(seeds[i % seeds.length], rand)
+    const tried = tryDecodeRtcp(buf)
     try {
       decodeRtcp(buf)
+      assert.notEqual(tried.packets, null, 'tryDecodeRtcp accepts what decodeRtcp accepts')
       seen.ok = (seen.ok || 0) + 1
     } catch (err) {
       if (!(err instanceof DecodeError)) assert.fail(`case ${i} (${buf.toString('hex')}) threw ${err.stack}`)
       assert.ok(DECODE_REASONS.includes(err.reason), `unlisted reason ${err.reason}`)
+      assert.equal(tried.reason, err.reason)
       seen[err.reason] = (seen[err.reason] || 0) + 1
     }
   }

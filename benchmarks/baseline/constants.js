@@ -1,0 +1,82 @@
+'use strict'
+
+/** RTP/RTCP protocol version carried in every header (RFC 3550 §6.4.1). */
+const VERSION = 2
+
+/** Common header size: V/P/count, PT, length (RFC 3550 §6.4.1). */
+const HEADER_SIZE = 4
+
+/** Size of one reception report block (RFC 3550 §6.4.1). */
+const REPORT_BLOCK_SIZE = 24
+
+/** Sender info of an SR after the reporter SSRC: NTP(8) RTP(4) counts(8). */
+const SENDER_INFO_SIZE = 20
+
+/** The 5-bit count field caps reports, SDES chunks and BYE sources. */
+const MAX_COUNT = 31
+
+/** Packet types (RFC 3550 §12.1, RFC 3611 §2). */
+const PT = Object.freeze({
+  SR: 200,
+  RR: 201,
+  SDES: 202,
+  BYE: 203,
+  APP: 204,
+  XR: 207
+})
+
+/** SDES item types by name (RFC 3550 §6.5). PRIV is handled apart. */
+const SDES_ITEM = Object.freeze({
+  cname: 1,
+  name: 2,
+  email: 3,
+  phone: 4,
+  loc: 5,
+  tool: 6,
+  note: 7
+})
+
+/** SDES type code → item name, the inverse of SDES_ITEM. */
+const SDES_NAME = Object.freeze(Object.fromEntries(
+  Object.entries(SDES_ITEM).map(([name, code]) => [code, name])
+))
+
+const SDES_END = 0
+const SDES_PRIV = 8
+
+/** XR block types the decoder understands (RFC 3611 §4). */
+const XR_BT = Object.freeze({
+  RRT: 4,
+  DLRR: 5,
+  VOIP_METRICS: 7
+})
+
+/**
+ * Every `reason` a DecodeError from decodeRtcp can carry, so a worker can
+ * create one malformed-input counter per reason up front.
+ */
+const DECODE_REASONS = Object.freeze([
+  'not-buffer',
+  'too-short',
+  'bad-version',
+  'first-not-sr-rr',
+  'bad-length',
+  'bad-padding',
+  'report-count',
+  'truncated-block'
+])
+
+module.exports = {
+  VERSION,
+  HEADER_SIZE,
+  REPORT_BLOCK_SIZE,
+  SENDER_INFO_SIZE,
+  MAX_COUNT,
+  PT,
+  SDES_ITEM,
+  SDES_NAME,
+  SDES_END,
+  SDES_PRIV,
+  XR_BT,
+  DECODE_REASONS
+}
