@@ -130,25 +130,13 @@ async function run ({ seconds = 12 } = {}) {
   return rows
 }
 
-function printTable (rows) {
-  const fmt = (n) => n.toLocaleString('en-US')
-  const head = ['corpus', 'messages', 'baseline/s', 'new/s', 'ratio']
-  const lines = rows.map((r) => [r.corpus, fmt(r.messages), fmt(r.baselinePerSec), fmt(r.newPerSec), `${r.ratio.toFixed(2)}x`])
-  const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)))
-  const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
-  console.log(line(head))
-  for (const l of lines) console.log(line(l))
-  const valid = rows.filter((r) => r.corpus !== 'malformed')
-  const malformed = rows.find((r) => r.corpus === 'malformed')
-  const slowestValid = Math.min(...valid.map((r) => r.newPerSec))
-  console.log(`malformed (new) ${fmt(malformed.newPerSec)}/s vs slowest valid corpus (new) ${fmt(slowestValid)}/s`)
-  console.log(JSON.stringify({ bench: 'rtcp-decoder', rows }))
-}
-
 module.exports = { run }
 
 if (require.main === module) {
   const at = process.argv.indexOf('--seconds')
   const seconds = at > 0 ? Number(process.argv[at + 1]) : 12
-  run({ seconds }).then(printTable)
+  run({ seconds }).then((rows) => {
+    console.log(require('./decoder-table').decoderTable([{ decoder: 'rtcp', rows }]))
+    console.log(JSON.stringify({ bench: 'rtcp-decoder', rows }))
+  })
 }
