@@ -308,6 +308,12 @@ export class MongoCollector extends LoadBalancer {
   constructor (options?: MongoCollectorOptions, workerKeys?: readonly string[])
 }
 
+/** A parsed SD-ELEMENT in message order; a param's third entry holds its bytes when they are not valid UTF-8. */
+export interface SyslogSdElement { id: string, params: Array<[name: string, value: string] | [name: string, value: string, bytes: Buffer]> }
+
+/** Deviations from RFC 3164 / RFC 5424 a lenient reading accepts (flagged in `deviations`). */
+export type SyslogDeviation = 'no-hostname' | 'bsd-day-zero-padded' | 'bsd-day-unpadded' | 'bsd-month-case' | 'bsd-year' | 'bsd-fraction' | 'iso-timestamp' | 'duplicate-sd-id'
+
 export interface SyslogRecord {
   format: '5424' | '3164' | 'raw'
   facility?: number
@@ -315,30 +321,57 @@ export interface SyslogRecord {
   facilityName?: string
   severityName?: string
   timestamp?: Date | null
+  /** the TIMESTAMP as received, when `timestamp` does not hold all of it (more than millisecond digits, an offset other than Z, RFC 3164's yearless form) */
+  timestampText?: string
   host?: string | null
   app?: string | null
   procid?: string | null
   msgid?: string | null
-  structuredData?: Record<string, Record<string, string>> | null
+  /** map view: a repeated param becomes an array */
+  structuredData?: Record<string, Record<string, string | string[]>> | null
+  /** the SD elements in order, when the map cannot hold them faithfully (a repeated SD-ID or param, a name starting with a digit, a value that is not UTF-8) */
+  sdElements?: SyslogSdElement[]
   message: string
+  /** MSG's bytes (after a BOM), or a raw record's, when they are not valid UTF-8 */
+  messageRaw?: Buffer
+  invalidUtf8?: true
+  deviations?: SyslogDeviation[]
   receivedAt: Date
   error?: string
   raw?: string
+  rawBytes?: Buffer
 }
 
-export function parseSyslog (input: Buffer | Uint8Array | string, options?: { receivedAt?: Date, defaultYear?: number, keepRaw?: boolean }): SyslogRecord
+export interface ParseSyslogOptions {
+  receivedAt?: Date
+  defaultYear?: number
+  keepRaw?: boolean
+  /** accept no deviation at all */
+  strict?: boolean
+  /** the deviations to accept; default: all RFC 3164 ones, not duplicate-sd-id */
+  lenient?: Iterable<SyslogDeviation>
+}
+
+export function parseSyslog (input: Buffer | Uint8Array | string, options?: ParseSyslogOptions): SyslogRecord
 
 export interface RtcpReportBlock { ssrc: number, fractionLost: number, cumulativeLost: number, highestSeq: number, jitter: number, lsr: number, dlsr: number }
 export type RtcpPacket =
   | { type: 'SR', ssrc: number, ntpSec: number, ntpFrac: number, rtpTimestamp: number, packetCount: number, octetCount: number, reports: RtcpReportBlock[], padding?: number }
   | { type: 'RR', ssrc: number, reports: RtcpReportBlock[], padding?: number }
-  | { type: 'SDES', chunks: Array<{ ssrc: number, items: Record<string, unknown> }>, padding?: number }
-  | { type: 'BYE', sources: number[], reason?: string, padding?: number }
+  | { type: 'SDES', chunks: RtcpSdesChunk[], padding?: number }
+  | { type: 'BYE', sources: number[], reason?: string, reasonRaw?: Buffer, reasonInvalidUtf8?: true, padding?: number }
   | { type: 'APP', subtype: number, ssrc: number, name: string, data: Buffer, padding?: number }
   | { type: 'XR', ssrc: number, blocks: Array<Record<string, unknown>>, padding?: number }
 
-/** Decodes one RTCP compound datagram (RFC 3550 §6, XR of RFC 3611); throws DecodeError with a `reason`. */
-export function decodeRtcp (buf: Buffer | Uint8Array): { packets: RtcpPacket[] }
+/** One SDES item as received (RFC 3550 §6.5): `raw` and `invalidUtf8` only when the text is not valid UTF-8; PRIV (8) splits off `prefix`; `name` is null for types above 8. */
+export interface RtcpSdesItem { type: number, name: string | null, text: string, prefix?: string, raw?: Buffer, invalidUtf8?: true }
+/** `items`: by name, the first of each type (PRIV entries in order); `list` (decoded only): every item in order. */
+export interface RtcpSdesChunk { ssrc: number, items: { cname?: string, name?: string, email?: string, phone?: string, loc?: string, tool?: string, note?: string, priv?: Array<{ prefix: string, value: string }> }, list?: RtcpSdesItem[] }
+export type RtcpDecodeReason = 'not-buffer' | 'too-short' | 'bad-version' | 'first-not-sr-rr' | 'bad-length' | 'bad-padding' | 'report-count' | 'truncated-block' | 'source-count-mismatch' | 'sdes-unterminated' | 'nonzero-padding' | 'sdes-bad-priv'
+export interface RtcpDecodeOptions { /** deviations to accept and list in `deviations` instead of refusing */ tolerate?: Array<'sdes-unterminated' | 'nonzero-padding'> }
+
+/** Decodes one RTCP compound datagram (RFC 3550 §6, XR of RFC 3611); throws DecodeError with a `reason` (an RtcpDecodeReason). */
+export function decodeRtcp (buf: Buffer | Uint8Array, options?: RtcpDecodeOptions): { packets: RtcpPacket[], deviations?: RtcpDecodeReason[] }
 /** Encodes packets in decodeRtcp's shapes into one compound datagram. */
 export function encodeRtcp (packets: RtcpPacket[]): Buffer
 

@@ -5,7 +5,13 @@ const { counterSchema, defineModel } = require('../../workers/storage/schemas')
 
 const { Schema } = mongoose
 
-/** One stored syslog message; `raw` ones keep their text and the parse error. */
+/**
+ * One stored syslog message; `raw` ones keep their text and the parse error.
+ * `structuredData` is the map view; `sdElements` (the elements in order with
+ * repeats) and `timestampText` (as sent) are there only when they say more
+ * than the map and the Date; `messageRaw` holds MSG's bytes when they are
+ * not valid UTF-8.
+ */
 const messageSchema = new Schema({
   format: String,
   facility: Number,
@@ -13,13 +19,18 @@ const messageSchema = new Schema({
   facilityName: String,
   severityName: String,
   timestamp: Date,
+  timestampText: String,
   receivedAt: Date,
   host: String,
   app: String,
   procid: String,
   msgid: String,
   structuredData: Schema.Types.Mixed,
+  sdElements: Schema.Types.Mixed,
   message: String,
+  messageRaw: Buffer,
+  invalidUtf8: Boolean,
+  deviations: [String],
   source: String,
   error: String
 }, { strict: false, versionKey: false, autoIndex: false })

@@ -27,7 +27,15 @@ class SyslogWorker extends MongoWorker {
     super(options, SYSLOG_DEFAULTS)
     this.buffer = []
     this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate })
-    this.counts = { messages: 0, stored: 0, malformed: {}, dropped: 0, inserts: 0 }
+    this.counts = { messages: 0, stored: 0, malformed: {}, deviations: {}, dropped: 0, inserts: 0 }
+    const { strict = false, lenient } = options
+    this.parseOptions = { strict, lenient, receivedAt: null }
+  }
+
+  /** One message's record: the parser with this collector's --strict/--lenient. */
+  parse (data, receivedAt) {
+    this.parseOptions.receivedAt = receivedAt
+    return parseSyslog(data, this.parseOptions)
   }
 
   async prepare () {
@@ -42,12 +50,13 @@ class SyslogWorker extends MongoWorker {
   // counter document already covers its batch (see CounterStore).
   doWork (message) {
     const receivedAt = new Date()
-    const record = parseSyslog(message.data, { receivedAt })
+    const record = this.parse(message.data, receivedAt)
     const remote = message.rinfo || message.remote
     record._id = new ObjectId(this.messageKey())
     record.source = remote.address
     this.counts.messages++
     if (record.format === 'raw') this.countMalformed(record.error || 'unparsed')
+    else if (record.deviations) this.countDeviations(record.deviations)
     if (this.buffer.length >= this.settings.maxPending) return this.drop()
     const delivery = this.delivery()
     record[SEQ] = delivery.seq
@@ -63,7 +72,7 @@ class SyslogWorker extends MongoWorker {
     await this.whenPrepared()
     const receivedAt = new Date()
     const ids = messages.map((message) => {
-      const { counter, at } = counterOf(parseSyslog(message.data, { receivedAt }), message.rinfo || message.remote, receivedAt)
+      const { counter, at } = counterOf(this.parse(message.data, receivedAt), message.rinfo || message.remote, receivedAt)
       return this.counterStore.documentId(counter, at)
     })
     await this.prefetchWatermarks('counters', delivery.origin, ids, (keys, origin) => this.counterStore.watermarks(keys, origin))
@@ -78,6 +87,11 @@ class SyslogWorker extends MongoWorker {
 
   countMalformed (reason) {
     this.counts.malformed[reason] = (this.counts.malformed[reason] || 0) + 1
+  }
+
+  // Lenient readings (parser DEVIATIONS) are stored parsed, and counted by name.
+  countDeviations (names) {
+    for (const name of names) this.counts.deviations[name] = (this.counts.deviations[name] || 0) + 1
   }
 
   drop () {
@@ -143,6 +157,7 @@ class SyslogWorker extends MongoWorker {
       messages: this.counts.messages,
       stored: this.counts.stored,
       malformed: { ...this.counts.malformed },
+      deviations: { ...this.counts.deviations },
       dropped: this.counts.dropped,
       pending: this.buffer.length,
       dbWrites: this.counts.inserts + this.counterStore.stats.ops,

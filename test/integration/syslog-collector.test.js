@@ -105,3 +105,32 @@ test('generator round-trips through the parser', () => {
   assert.deepEqual(m.structuredData, sd)
   assert.equal(m.timestamp.getTime(), date.getTime())
 })
+
+test('deviations: read and counted by default, stored raw with their name under --strict; bytes that are not UTF-8 are stored as sent', async (t) => {
+  const dgram = require('node:dgram')
+  const noHost = '<13>Dec 27 07:16:40 su[987]: F'
+  const notUtf8 = Buffer.concat([Buffer.from('<13>1 2026-11-23T10:00:00.123456Z h app - - - '), Buffer.from([0xef, 0xbb, 0xbf, 0x61, 0xff, 0x62])])
+  for (const [flags, expectRaw] of [[[], false], [['--strict'], true]]) {
+    const { collector, db, port } = await startCollector(t, ['-i', '1', ...flags])
+    const socket = dgram.createSocket('udp4')
+    for (const line of [noHost, notUtf8]) await new Promise((resolve) => socket.send(line, port, '127.0.0.1', resolve))
+    socket.close()
+    await waitFor(() => collector.summary().processed === 2)
+    const [worker] = (await collector.stats()).workers
+    if (expectRaw) {
+      assert.deepEqual(worker.custom.malformed, { 'no-hostname': 1 })
+      assert.deepEqual(worker.custom.deviations, {})
+    } else {
+      assert.deepEqual(worker.custom.malformed, {})
+      assert.deepEqual(worker.custom.deviations, { 'no-hostname': 1 })
+    }
+    const docs = await stored(collector, db, 2)
+    const su = docs.find((d) => d.message === noHost || d.app === 'su')
+    assert.equal(su.format, expectRaw ? 'raw' : '3164', JSON.stringify(su))
+    if (!expectRaw) assert.deepEqual(su.deviations, ['no-hostname'])
+    const bad = docs.find((d) => d.app === 'app')
+    assert.equal(bad.invalidUtf8, true)
+    assert.deepEqual(Buffer.from(bad.messageRaw.buffer), Buffer.from([0x61, 0xff, 0x62]), 'the bytes after the BOM, as sent')
+    assert.equal(bad.timestampText, '2026-11-23T10:00:00.123456Z')
+  }
+})

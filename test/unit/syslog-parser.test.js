@@ -5,7 +5,7 @@
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { parseSyslog, FACILITIES, SEVERITIES, REASONS } = require('../../collectors/syslog/parser')
+const { parseSyslog, FACILITIES, SEVERITIES, REASONS, DEVIATIONS, DEFAULT_LENIENT } = require('../../collectors/syslog/parser')
 const { generateSyslog } = require('../../collectors/syslog/generator')
 
 const RECEIVED = new Date(2026, 5, 15, 12, 0, 0)
@@ -37,8 +37,6 @@ const RFC5424 = [
   ['a backslash before anything else stays, with what follows (§6.3.3)',
     '<13>1 - h a - - [x@1 p="a\\nb\\\\" q="\\x"] m',
     { structuredData: { 'x@1': { p: 'a\\nb\\', q: '\\x' } }, message: 'm' }],
-  ['an unescaped ] inside quotes is still part of the value',
-    '<13>1 - h a - - [x@1 p="a]b"] m', { structuredData: { 'x@1': { p: 'a]b' } }, message: 'm' }],
   ['an SD element without params, an empty value',
     '<13>1 - h a - - [flag@1][x@1 e=""] m', { structuredData: { 'flag@1': {}, 'x@1': { e: '' } }, message: 'm' }],
   ['a repeated param is kept as an array', '<13>1 - h a - - [x@1 ip="1" ip="2" ip="3"] m',
@@ -136,9 +134,9 @@ const RAW = [
   ['<1000>x', 'bad-pri'],
   ['', 'empty'],
   ['\n\0', 'empty'],
-  ['<13>2 - h a - - - m', 'bad-version'],
+  ['<13>2 - h a - - - m', 'unsupported-version'],
   ['<13>1 - h a - -', 'truncated-header'],
-  ['<13>1 -  h a - - - m', 'truncated-header'],
+  ['<13>1 -  h a - - - m', 'bad-hostname'],
   ['<13>1 2026-13-45T99:00:00Z h a - - - x', 'bad-timestamp'],
   ['<13>1 2026-02-30T00:00:00Z h a - - - x', 'bad-timestamp'],
   ['<13>1 2026-01-01T00:00:60Z h a - - - leap seconds are not used', 'bad-timestamp'],
@@ -148,9 +146,8 @@ const RAW = [
   ['<13>1 1 h a - - - m', 'bad-timestamp'],
   ['<13>Feb 30 10:00:00 h a: x', 'bad-timestamp'],
   ['<13>Jun  1 24:00:00 h a: x', 'bad-timestamp'],
-  ['<13>Foo  1 10:00:00 h a: x', 'bad-timestamp'],
   ['<13>1 - h a - - [broken x', 'bad-structured-data'],
-  ['<13>1 - h a - - [x@1 a="unterminated] m', 'bad-structured-data'],
+  ['<13>1 - h a - - [x@1 a="unterminated m', 'bad-structured-data'],
   ['<13>1 - h a - - [x@1 a=unquoted] m', 'bad-structured-data'],
   ['<13>1 - h a - - [x@1 a ="1"] m', 'bad-structured-data'],
   ['<13>1 - h a - - [x@1  a="1"] m', 'bad-structured-data'],
@@ -269,4 +266,199 @@ test('generator: values a format cannot carry are InvalidOptionError naming the 
   }
 })
 
-// ------------------------------------------------------------ real logger
+
+// ------------------------------------------------------------ named defects (each was accepted or altered before)
+
+const REFUSED = [
+  ['control character in HOSTNAME (§6: PRINTUSASCII)', '<13>1 - host\nname app - - - x', 'bad-hostname'],
+  ['tab in HOSTNAME', '<13>1 - ho\tst app - - - x', 'bad-hostname'],
+  ['non-ASCII in HOSTNAME', '<13>1 - hôst app - - - x', 'bad-hostname'],
+  ['DEL in HOSTNAME', '<13>1 - ho\x7fst app - - - x', 'bad-hostname'],
+  ['tab in APP-NAME', '<13>1 - h ap\tp - - - x', 'bad-app-name'],
+  ['non-ASCII in APP-NAME', '<13>1 - h äpp - - - x', 'bad-app-name'],
+  ['control character in PROCID', '<13>1 - h a 12\x013 - - x', 'bad-procid'],
+  ['non-ASCII in PROCID', '<13>1 - h a 12é - - x', 'bad-procid'],
+  ['tab in MSGID', '<13>1 - h a - I\tD - x', 'bad-msgid'],
+  ['non-ASCII in MSGID', '<13>1 - h a - ÏD - x', 'bad-msgid'],
+  ['HOSTNAME of 256 characters (§6: 1*255)', `<13>1 - ${'h'.repeat(256)} a - - - x`, 'bad-hostname'],
+  ['APP-NAME of 49 characters (§6: 1*48)', `<13>1 - h ${'a'.repeat(49)} - - - x`, 'bad-app-name'],
+  ['PROCID of 129 characters (§6: 1*128)', `<13>1 - h a ${'p'.repeat(129)} - - x`, 'bad-procid'],
+  ['MSGID of 33 characters (§6: 1*32)', `<13>1 - h a - ${'m'.repeat(33)} - x`, 'bad-msgid'],
+  ['PRI with a leading zero (§6.2.1)', '<013>1 - h a - - - x', 'pri-leading-zero'],
+  ['PRI 00 (only <0> is zero)', '<00>1 - h a - - - x', 'pri-leading-zero'],
+  ['PRI 0 with a leading zero, 3164', '<013>Jun  1 10:00:00 h a: x', 'pri-leading-zero'],
+  ['a VERSION glued to text is broken 5424, not 3164', '<13>1x - h a - - - m', 'bad-version'],
+  ['a VERSION of four digits', '<13>1000 - h a - - - m', 'bad-version'],
+  ['VERSION 2 (only 1 is specified)', '<13>2 - h a - - - m', 'unsupported-version'],
+  ['VERSION 999', '<13>999 - h a - - - m', 'unsupported-version'],
+  ['an unescaped ] in PARAM-VALUE (§6.3.3)', '<13>1 - h a - - [x@1 p="a]b"] m', 'unescaped-bracket'],
+  ['a repeated SD-ID (§6.3.2)', '<13>1 - h a - - [x@1 a="1"][y@1 b="2"][x@1 a="3"] m', 'duplicate-sd-id'],
+  ['lower-case T in the timestamp (§6.2.3)', '<13>1 2026-01-01t00:00:00Z h a - - - m', 'bad-timestamp'],
+  ['an offset without colon (§6.2.3)', '<13>1 2026-01-01T00:00:00+0100 h a - - - m', 'bad-timestamp']
+]
+
+for (const [name, input, reason] of REFUSED) {
+  test(`refused, kept raw as ${reason}: ${name}`, () => {
+    const record = parseSyslog(input, { receivedAt: RECEIVED })
+    assert.equal(record.format, 'raw')
+    assert.equal(record.error, reason)
+    assert.equal(record.message, input)
+    assert.ok(REASONS.includes(reason))
+  })
+}
+
+test('every REASON is named by a case here', () => {
+  const named = new Set([...REFUSED.map((c) => c[2]), ...RAW.map((c) => c[1]), 'bad-input', 'no-hostname',
+    'bsd-day-zero-padded', 'bsd-day-unpadded', 'bsd-month-case', 'bsd-year', 'bsd-fraction', 'iso-timestamp'])
+  assert.deepEqual([...REASONS].filter((r) => !named.has(r)), [])
+})
+
+test('header fields at their length limits are accepted', () => {
+  const record = parseSyslog(`<13>1 - ${'h'.repeat(255)} ${'a'.repeat(48)} ${'p'.repeat(128)} ${'m'.repeat(32)} - x`)
+  assert.equal(record.format, '5424', record.error)
+  assert.deepEqual([record.host.length, record.app.length, record.procid.length, record.msgid.length], [255, 48, 128, 32])
+})
+
+test('years 0000-0099 are those years, not 1900-1999 (Date.UTC would shift them)', () => {
+  const y99 = parseSyslog('<13>1 0099-06-01T00:00:00Z h a - - - m')
+  assert.equal(y99.timestamp.toISOString(), '0099-06-01T00:00:00.000Z')
+  const y0 = parseSyslog('<13>1 0000-02-29T12:00:00Z h a - - - m')
+  assert.equal(y0.format, '5424', y0.error)
+  assert.equal(y0.timestamp.getUTCFullYear(), 0)
+  assert.equal(y0.timestamp.getUTCDate(), 29)
+  assert.equal(parseSyslog('<13>1 0100-02-29T12:00:00Z h a - - - m').error, 'bad-timestamp', '100 is not a leap year')
+  assert.equal(parseSyslog('<13>1 2000-02-29T12:00:00-01:30 h a - - - m').timestamp.toISOString(), '2000-02-29T13:30:00.000Z')
+})
+
+test('timestamps keep their full precision as text beside the Date', () => {
+  const r = parseSyslog("<165>1 2003-08-24T05:14:15.000003-07:00 192.0.2.1 myproc 8710 - - %% It's time")
+  assert.equal(r.timestampText, '2003-08-24T05:14:15.000003-07:00')
+  assert.equal(r.timestamp.toISOString(), '2003-08-24T12:14:15.000Z')
+  assert.equal(parseSyslog('<13>1 - h a - - - m').timestampText, undefined)
+  assert.equal(parseSyslog('<13>Jun  1 10:00:00 h a: x', { receivedAt: RECEIVED }).timestampText, 'Jun  1 10:00:00')
+})
+
+test('invalid UTF-8 in MSG after a BOM keeps its bytes beside the text (§6.4)', () => {
+  const bytes = Buffer.from([0x68, 0x69, 0xff, 0xc3, 0x28])
+  const r = parseSyslog(Buffer.concat([Buffer.from('<13>1 - h a - - - \xef\xbb\xbf', 'latin1'), bytes]))
+  assert.equal(r.format, '5424')
+  assert.equal(r.message, 'hi\uFFFD\uFFFD(')
+  assert.deepEqual(r.messageRaw, bytes)
+  assert.equal(r.invalidUtf8, true)
+  const ok = parseSyslog('<13>1 - h a - - - \uFEFFvalid ✓')
+  assert.equal(ok.message, 'valid ✓')
+  assert.equal('messageRaw' in ok || 'invalidUtf8' in ok, false)
+  assert.equal(parseSyslog('<13>1 - h a - - - real \uFFFD char').invalidUtf8, undefined, 'a real U+FFFD is valid UTF-8')
+})
+
+test('invalid UTF-8 in MSG without BOM (MSG-ANY) and in 3164 and raw text keeps its bytes', () => {
+  const tail = Buffer.from([0x41, 0xfe])
+  for (const head of ['<13>1 - h a - - - ', '<13>Jun  1 10:00:00 h a: ', 'no pri ']) {
+    const r = parseSyslog(Buffer.concat([Buffer.from(head), tail]), { receivedAt: RECEIVED })
+    assert.equal(r.invalidUtf8, true, head)
+    assert.deepEqual(r.messageRaw, r.format === 'raw' ? Buffer.concat([Buffer.from(head), tail]) : tail)
+  }
+})
+
+test('invalid UTF-8 in a PARAM-VALUE keeps its bytes as the third entry of the param', () => {
+  const value = Buffer.from([0x61, 0x80, 0x62])
+  const input = Buffer.concat([Buffer.from('<13>1 - h a - - [x@1 k="'), value, Buffer.from('" ok="\\"✓"] m')])
+  const r = parseSyslog(input)
+  assert.equal(r.format, '5424', r.error)
+  assert.equal(r.invalidUtf8, true)
+  assert.deepEqual(r.sdElements, [{ id: 'x@1', params: [['k', 'a\uFFFDb', value], ['ok', '"✓']] }])
+  assert.deepEqual(r.structuredData, { 'x@1': { k: 'a\uFFFDb', ok: '"✓' } })
+})
+
+test('SD elements keep their order and repeated params in sdElements', () => {
+  const r = parseSyslog('<13>1 - h a - - [b@1 x="1" y="2" x="3"][a@1][c@1 e="\\]\\\\\\q"] m')
+  assert.deepEqual(r.sdElements, [
+    { id: 'b@1', params: [['x', '1'], ['y', '2'], ['x', '3']] },
+    { id: 'a@1', params: [] },
+    { id: 'c@1', params: [['e', ']\\\\q']] }])
+  assert.deepEqual(r.structuredData, { 'b@1': { x: ['1', '3'], y: '2' }, 'a@1': {}, 'c@1': { e: ']\\\\q' } })
+})
+
+test('lenient duplicate-sd-id: repeated SD-IDs kept in order, flagged', () => {
+  const input = '<13>1 - h a - - [x@1 a="1"][y@1 b="2"][x@1 a="3"] m'
+  const r = parseSyslog(input, { lenient: ['duplicate-sd-id'] })
+  assert.equal(r.format, '5424', r.error)
+  assert.deepEqual(r.sdElements.map((e) => [e.id, e.params]), [['x@1', [['a', '1']]], ['y@1', [['b', '2']]], ['x@1', [['a', '3']]]])
+  assert.deepEqual(r.deviations, ['duplicate-sd-id'])
+})
+
+// ------------------------------------------------------------ RFC 3164 deviations
+
+const BSD_DEVIATIONS = [
+  ['no HOSTNAME, TAG with PID right after the timestamp', '<13>Dec 27 07:16:40 su[987]: F', 'no-hostname', { host: null, app: 'su', procid: '987', message: 'F' }],
+  ['day zero-padded (Dec 04)', '<13>Dec 04 07:16:40 h su: F', 'bsd-day-zero-padded', { host: 'h', timestampText: 'Dec 04 07:16:40' }],
+  ['day not padded (Dec 4)', '<13>Dec 4 07:16:40 h su: F', 'bsd-day-unpadded', { host: 'h', app: 'su' }],
+  ['month in lower case', '<13>dec  4 07:16:40 h su: F', 'bsd-month-case', { host: 'h' }],
+  ['a year before the time', '<13>Jun  1 2024 10:00:00 h a: x', 'bsd-year', { host: 'h' }],
+  ['a fraction after the seconds', '<13>Jun  1 10:00:00.250 h a: x', 'bsd-fraction', { host: 'h' }],
+  ['an RFC 3339 timestamp', '<13>2026-01-02T03:04:05Z host app[9]: iso', 'iso-timestamp', { host: 'host', app: 'app', procid: '9' }]
+]
+
+for (const [name, input, deviation, expected] of BSD_DEVIATIONS) {
+  test(`3164 ${deviation}: ${name} is read and flagged by default, refused when strict`, () => {
+    const lenient = parseSyslog(input, { receivedAt: RECEIVED })
+    assert.equal(lenient.format, '3164', lenient.error)
+    assert.deepEqual(lenient.deviations, [deviation])
+    assert.deepEqual(pick(lenient, Object.keys(expected)), expected)
+    assert.ok(DEFAULT_LENIENT.includes(deviation))
+    for (const options of [{ strict: true }, { lenient: DEVIATIONS.filter((d) => d !== deviation) }]) {
+      const strict = parseSyslog(input, { receivedAt: RECEIVED, ...options })
+      assert.deepEqual([strict.format, strict.error, strict.message], ['raw', deviation, input])
+    }
+  })
+}
+
+test('3164 as RFC 3164 §4.1.2 writes it is read without deviations, strict too', () => {
+  for (const options of [{}, { strict: true }]) {
+    const r = parseSyslog('<34>Oct  1 22:14:15 mymachine su: x', { receivedAt: RECEIVED, ...options })
+    assert.deepEqual([r.format, r.host, r.app, r.message, r.deviations], ['3164', 'mymachine', 'su', 'x', undefined])
+    const noStamp = parseSyslog('<13>just content', { receivedAt: RECEIVED, ...options })
+    assert.deepEqual([noStamp.format, noStamp.timestamp, noStamp.message], ['3164', null, 'just content'], '§4.3.3')
+  }
+})
+
+test('3164: a control character or non-ASCII byte in HOSTNAME is bad-hostname', () => {
+  assert.equal(parseSyslog('<13>Jun  1 10:00:00 ho\x01st a: x').error, 'bad-hostname')
+  assert.equal(parseSyslog('<13>Jun  1 10:00:00 hôst a: x').error, 'bad-hostname')
+})
+
+test('lenient names an unknown deviation: InvalidOptionError', () => {
+  assert.throws(() => parseSyslog('<13>x', { lenient: ['nope'] }), { code: 'ERR_INVALID_OPTION', option: 'lenient' })
+})
+
+test('mutated messages never throw and raw ones always carry a listed reason', () => {
+  let seed = 7
+  const rand = (n) => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n }
+  const seeds = ['<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource="App\\"lication"] \uFEFFAn entry',
+    '<34>Oct 11 22:14:15 mymachine su[12]: hello']
+  for (let i = 0; i < 5000; i++) {
+    const bytes = Buffer.from(seeds[i % 2])
+    for (let k = 0; k < 1 + rand(3); k++) bytes[rand(bytes.length)] = rand(256)
+    for (const options of [{}, { strict: true }]) {
+      const r = parseSyslog(bytes.subarray(0, bytes.length - rand(4)), options)
+      if (r.format === 'raw') assert.ok(REASONS.includes(r.error), r.error)
+    }
+  }
+})
+
+test('what the map and the Date hold is not stored twice: sdElements and timestampText only when they say more', () => {
+  const plain = parseSyslog('<13>1 2026-11-23T10:00:00.123Z h a - - [x@1 a="1" b="2"][y@1 c="3"] m')
+  assert.deepEqual(plain.structuredData, { 'x@1': { a: '1', b: '2' }, 'y@1': { c: '3' } })
+  assert.equal(plain.sdElements, undefined, 'the map holds it all')
+  assert.equal(plain.timestampText, undefined, 'UTC with milliseconds: the Date holds it all')
+  assert.equal(parseSyslog('<13>1 2026-11-23T10:00:00Z h a - - - m').timestampText, undefined)
+  assert.equal(parseSyslog('<13>1 2026-11-23T10:00:00.1234Z h a - - - m').timestampText, '2026-11-23T10:00:00.1234Z')
+  assert.equal(parseSyslog('<13>1 2026-11-23T10:00:00+01:00 h a - - - m').timestampText, '2026-11-23T10:00:00+01:00', 'the offset')
+  const digitName = parseSyslog('<13>1 - h a - - [x@1 b="1" 2="2"] m')
+  assert.deepEqual(digitName.sdElements, [{ id: 'x@1', params: [['b', '1'], ['2', '2']] }], 'an object would put "2" first')
+  const adjacent = parseSyslog('<13>1 - h a - - [x@1 a="1" tag="t1" tag="t2"] m')
+  assert.deepEqual(adjacent.structuredData, { 'x@1': { a: '1', tag: ['t1', 't2'] } })
+  assert.equal(adjacent.sdElements, undefined, 'a repeat right after its own name: the array is in order')
+  const digitId = parseSyslog('<13>1 - h a - - [b@1][9@1] m')
+  assert.deepEqual(digitId.sdElements.map((e) => e.id), ['b@1', '9@1'])
+})
