@@ -11,19 +11,10 @@
 const baseline = require('./baseline/rtcp-decoder')
 const { tryDecodeRtcp } = require('../collectors/rtcp/decoder')
 const { encodeRtcp } = require('../collectors/rtcp/encoder')
+const { prng } = require('../test/helpers/prng')
 
 const VARIANTS = 64 // distinct datagrams per corpus
 const ROUNDS = 4
-
-/** Deterministic PRNG (mulberry32). */
-function prng (seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function makeCorpora () {
   const rand = prng(42)

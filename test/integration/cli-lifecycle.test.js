@@ -6,15 +6,14 @@
 // under start.
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
-const { spawn } = require('node:child_process')
 const dgram = require('node:dgram')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const launcher = require('../../lib/ops/launcher')
 const { readStats } = require('../../lib/ops/stats-file')
+const { runCli: cli } = require('../helpers/cli')
 
-const CLI = path.join(__dirname, '..', '..', 'bin', 'collector.js')
 const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
 
 function pm2Env (t) {
@@ -25,16 +24,6 @@ function pm2Env (t) {
     fs.rmSync(dir, { recursive: true, force: true })
   })
   return env
-}
-
-function cli (env, ...args) {
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => { stdout += d })
-  child.stderr.on('data', (d) => { stderr += d })
-  const started = Date.now()
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started })))
 }
 
 async function busyPort (t) {

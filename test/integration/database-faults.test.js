@@ -8,12 +8,12 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
-const net = require('node:net')
 const { MongoClient } = require('mongodb')
 const syslog = require('../../collectors/syslog')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { createTcpProxy } = require('../helpers/tcp-proxy')
 const { waitFor } = require('../helpers/streams')
+const { freePort } = require('../helpers/ports')
 
 function captureLogger () {
   const records = []
@@ -22,14 +22,6 @@ function captureLogger () {
     logger[level] = (fields, msg) => records.push({ level, fields: typeof fields === 'object' ? fields : {}, msg: typeof fields === 'string' ? fields : msg })
   }
   return { logger, records }
-}
-
-async function freePort () {
-  const server = net.createServer().listen(0, '127.0.0.1')
-  await new Promise((resolve) => server.once('listening', resolve))
-  const { port } = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 async function startSyslog (t, uri, logger) {

@@ -17,6 +17,8 @@ const { spawn } = require('node:child_process')
 const { MongoClient } = require('mongodb')
 const { startJavaServer } = require('../../lib/mongo/java-server')
 const launcher = require('../../lib/ops/launcher')
+const { freePort } = require('../helpers/ports')
+const { runCli: cli } = require('../helpers/cli')
 
 const CLI = path.join(__dirname, '..', '..', 'bin', 'collector.js')
 
@@ -24,14 +26,6 @@ function tempDir (t, prefix = 'collector-db-') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
   return dir
-}
-
-async function freePort () {
-  const server = net.createServer()
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 async function withClient (uri, fn) {
@@ -47,14 +41,6 @@ const writeDocs = (uri, n) => withClient(uri, (db) => db.collection('items').ins
 const countDocs = (uri) => withClient(uri, (db) => db.collection('items').countDocuments())
 
 /** Runs the CLI to completion: `{ code, stdout, stderr }`. */
-function cli (env, ...args) {
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => { stdout += d })
-  child.stderr.on('data', (d) => { stderr += d })
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })))
-}
 
 /** `collector db run ...` in the foreground; resolves with its URI once it printed it. */
 async function dbRun (t, args) {

@@ -9,7 +9,6 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
 const fs = require('node:fs')
-const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const { MongoClient } = require('mongodb')
@@ -17,6 +16,7 @@ const syslog = require('../../collectors/syslog')
 const { resolveDatabase, uriDatabase } = require('../../lib/mongo/resolve-mongo')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { runCollector, sendNumbered, countLines, withDatabase, waitFor } = require('../fixtures/foreground-run')
+const { freePort } = require('../helpers/ports')
 
 const LINES = 100
 const FLAGS = ['-i', '2', '--flush-interval', '50ms']
@@ -131,10 +131,3 @@ test('no MongoDB configured: the embedded server is started on disk, the lines l
   await waitFor(async () => await countLines(embeddedUri, 'collector', tag) === 2 * LINES, { what: `${2 * LINES} lines in collector`, timeout: 30000 })
 })
 
-async function freePort () {
-  const server = net.createServer()
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}

@@ -11,17 +11,10 @@ const os = require('node:os')
 const path = require('node:path')
 const { startLb, settled, udpSocket, sendPaced, lines, HOST } = require('../helpers/lb')
 const { waitFor } = require('../helpers/wait-for')
+const { freePort } = require('../helpers/ports')
 
 const PROMETHEUS = 'prometheus'
 const available = spawnSync(PROMETHEUS, ['--version']).status === 0
-
-async function freePort () {
-  const server = net.createServer()
-  await new Promise((resolve) => server.listen(0, HOST, resolve))
-  const { port } = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 async function startPrometheus (t, target) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-prom-'))

@@ -16,6 +16,7 @@ const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 const { tryDecodeRtcp } = require('../../collectors/rtcp/decoder')
 const { encodeRtcp, encodeReport } = require('../../collectors/rtcp/encoder')
+const { prng } = require('../helpers/prng')
 
 const ORACLE_DIR = path.join(__dirname, '..', 'oracles', 'pion-rtcp')
 const MUTATIONS = 3000
@@ -124,15 +125,6 @@ function compare (buf, ours, pion) {
     }
   }
   return ours.packets === null ? `we refuse (${ours.reason} at ${ours.offset}), pion accepts` : `we accept, pion refuses (${pion.error})`
-}
-
-function prng (seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 function validCorpus () {

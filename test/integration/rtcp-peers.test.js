@@ -16,6 +16,7 @@ const { setTimeout: sleep } = require('node:timers/promises')
 const { decodeRtcp } = require('../../collectors/rtcp/decoder')
 const { toStreamUpdates } = require('../../collectors/rtcp/to-stream-updates')
 const { PT, SDES_ITEM } = require('../../collectors/rtcp/constants')
+const { pushReport } = require('../helpers/tshark-rtcp')
 const { writePcap } = require('../helpers/pcap')
 const peers = require('../helpers/rtp-peers')
 
@@ -188,26 +189,6 @@ function expectedNumbers (decoded) {
     if (p.type === 'BYE') p.sources.forEach((s) => push('rtcp.ssrc.identifier', s))
   }
   return out
-}
-
-function pushReport (push, p) {
-  push('rtcp.senderssrc', p.ssrc)
-  if (p.type === 'SR') {
-    push('rtcp.timestamp.ntp.msw', p.ntpSec)
-    push('rtcp.timestamp.ntp.lsw', p.ntpFrac)
-    push('rtcp.timestamp.rtp', p.rtpTimestamp)
-    push('rtcp.sender.packetcount', p.packetCount)
-    push('rtcp.sender.octetcount', p.octetCount)
-  }
-  for (const b of p.reports) {
-    push('rtcp.ssrc.identifier', b.ssrc)
-    push('rtcp.ssrc.fraction', b.fractionLost)
-    push('rtcp.ssrc.cum_nr', b.cumulativeLost)
-    push('rtcp.ssrc.ext_high', b.highestSeq)
-    push('rtcp.ssrc.jitter', b.jitter)
-    push('rtcp.ssrc.lsr', b.lsr)
-    push('rtcp.ssrc.dlsr', b.dlsr)
-  }
 }
 
 function expectedSdes (decoded) {

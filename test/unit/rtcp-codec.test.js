@@ -7,6 +7,7 @@ const { encodeRtcp, encodeReport } = require('../../collectors/rtcp/encoder')
 const { toStreamUpdates } = require('../../collectors/rtcp/to-stream-updates')
 const DecodeError = require('../../exceptions/decode-error')
 const InvalidOptionError = require('../../exceptions/invalid-option-error')
+const { prng } = require('../helpers/prng')
 
 const block = (ssrc, extra = {}) => ({
   ssrc, fractionLost: 26, cumulativeLost: 3, highestSeq: 0x0001fffe, jitter: 120, lsr: 0x12345678, dlsr: 65536, ...extra
@@ -299,16 +300,6 @@ test('toStreamUpdates: SR without blocks and its CNAME make one side update', ()
   const [item] = toStreamUpdates(decoded, { address: '10.0.0.1' })
   assert.ok(item.timestamp instanceof Date && item.timestamp.getTime() >= before)
 })
-
-/** Small deterministic PRNG (mulberry32) so a failing case can be replayed. */
-function prng (seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function mutate (buf, rand) {
   const out = Buffer.from(buf)
