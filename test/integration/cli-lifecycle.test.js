@@ -12,7 +12,9 @@ const os = require('node:os')
 const path = require('node:path')
 const launcher = require('../../lib/ops/launcher')
 const { readStats } = require('../../lib/ops/stats-file')
-const { runCli: cli } = require('../helpers/cli')
+const { runCli: cli, CLI } = require('../helpers/cli')
+const { waitFor } = require('../helpers/wait-for')
+const { spawn } = require('node:child_process')
 
 const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
 
@@ -60,7 +62,7 @@ test('start whose workers cannot come online (init throws): exit 1 with the reas
   assert.deepEqual(await launcher.list({ pm2Home: env.PM2_HOME }), [])
 })
 
-test('stop, then start NAME brings it back with its flags; start NAME again says it runs; logs shows its lines, readable or as JSON', { timeout: 120000 }, async (t) => {
+test('stop, then start NAME brings it back with its flags; start NAME again says it runs; logs shows its lines, readable or as JSON, and --follow what comes after', { timeout: 120000 }, async (t) => {
   const env = pm2Env(t)
   const first = await cli(env, 'start', ECHO, '--name', 'twin', '--instances', '1', '--batch-size', '7')
   assert.equal(first.code, 0, first.stderr)
@@ -87,6 +89,18 @@ test('stop, then start NAME brings it back with its flags; start NAME again says
   const json = await cli(env, 'logs', 'twin', '--json', '--lines', '200')
   const records = json.stdout.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
   assert.ok(records.some((r) => r.msg === 'collector stopped' && r.level === 30))
+  // --follow: what the collector writes after the command started arrives, SIGINT ends it with 0
+  const follower = spawn(process.execPath, [CLI, 'logs', 'twin', '--follow', '--lines', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let followed = ''
+  follower.stdout.on('data', (d) => { followed += d })
+  const followerExit = new Promise((resolve) => follower.on('close', resolve))
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  assert.equal(followed, '', '--lines 0: nothing from before')
+  const stopped = await cli(env, 'stop', 'twin')
+  assert.equal(stopped.code, 0, stopped.stderr)
+  await waitFor(() => /INFO \(twin\): collector stopped/.test(followed), { what: 'the stop to show in logs --follow', timeout: 10000 })
+  follower.kill('SIGINT')
+  assert.equal(await followerExit, 0)
   const nobody = await cli(env, 'logs', 'nobody')
   assert.equal(nobody.code, 1)
   assert.match(nobody.stderr, /no collector named nobody/)
