@@ -256,7 +256,8 @@ export abstract class CounterWorker extends MongoWorker {
 }
 
 export class StreamWorker extends MongoWorker {
-  decode (message: Message): StreamItem | StreamItem[] | null | undefined
+  /** the items of one message; a returned (or thrown) DecodeError refuses it, counted by its reason */
+  decode (message: Message): StreamItem | StreamItem[] | DecodeError | null | undefined
   prepare (): Promise<void>
   writePending (): Promise<void>
   hasPending (): boolean

@@ -1,6 +1,7 @@
 'use strict'
 
 const MongoWorker = require('./mongo-worker')
+const DecodeError = require('../exceptions/decode-error')
 const { PacketCoalescer, invalidReason } = require('./storage/packet-coalescer')
 const StreamWriter = require('./storage/stream-writer')
 const { CounterStore } = require('./storage/counter-store')
@@ -28,7 +29,9 @@ const STREAM_DEFAULTS = Object.freeze({
  * - packet `{ fromID, toID, IP, highestPacketNum, timestamp, fields? }`
  * - side update `{ sideID, IP?, timestamp, fields }`
  * - end `{ endID, timestamp }` (the endpoint said goodbye)
- * and may throw a DecodeError (counted by its `reason`, skipped).
+ * To refuse a message (counted by its `reason`, skipped) it returns a
+ * DecodeError, or throws one: returning costs no unwinding, which matters
+ * when a flood of malformed datagrams arrives.
  */
 class StreamWorker extends MongoWorker {
   constructor (options = {}) {
@@ -74,6 +77,7 @@ class StreamWorker extends MongoWorker {
       return this.countMalformed(err.reason || 'decode-error')
     }
     if (items === null || items === undefined) return
+    if (items instanceof DecodeError) return this.countMalformed(items.reason)
     if (!Array.isArray(items)) items = [items]
     const delivery = this.delivery()
     if (delivery.redelivered) return this.acceptRedelivered(items, delivery)
@@ -114,7 +118,7 @@ class StreamWorker extends MongoWorker {
       } catch {
         continue
       }
-      if (decoded === null || decoded === undefined) continue
+      if (decoded === null || decoded === undefined || decoded instanceof DecodeError) continue
       for (const item of Array.isArray(decoded) ? decoded : [decoded]) {
         if (!invalidReason(item) && item.fromID !== undefined) items.push(item)
       }

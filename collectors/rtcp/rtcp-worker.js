@@ -5,9 +5,9 @@ const DecodeError = require('../../exceptions/decode-error')
 const { tryDecodeRtcp, DECODE_REASONS } = require('./decoder')
 const { toStreamUpdates } = require('./to-stream-updates')
 
-// StreamWorker counts a refused message by the `reason` of what decode()
-// throws. One error per reason, made once: a refusal costs a throw, not an
-// Error's stack capture per datagram.
+// StreamWorker counts a refused message by the `reason` of the DecodeError
+// decode() returns. One per reason, made once: a refusal costs neither a
+// stack capture nor a throw.
 const REFUSALS = Object.freeze(Object.fromEntries(DECODE_REASONS.map((reason) => [reason, new DecodeError(reason, `invalid RTCP (${reason})`)])))
 
 /**
@@ -25,7 +25,7 @@ class RtcpWorker extends StreamWorker {
 
   decode (message) {
     const decoded = tryDecodeRtcp(message.data, this.decodeOptions)
-    if (decoded.packets === null) throw REFUSALS[decoded.reason]
+    if (decoded.packets === null) return REFUSALS[decoded.reason]
     if (decoded.deviations) for (const name of decoded.deviations) this.deviations[name] = (this.deviations[name] || 0) + 1
     return toStreamUpdates(decoded, message.rinfo)
   }

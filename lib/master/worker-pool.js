@@ -139,7 +139,7 @@ class WorkerPool extends EventEmitter {
 
   logWorker (handle, level, fields, msg) {
     const log = this.logger[level] ? level : 'info'
-    this.logger[log]({ ...fields, worker: handle.id, slot: handle.slot, pid: handle.pid }, msg)
+    this.logger[log]({ ...fields, worker: handle.id, slot: handle.slot, workerPid: handle.pid }, msg)
   }
 
   putInRotation (handle, previous) {

@@ -38,7 +38,7 @@ async function startEmbeddedServer ({ host = '127.0.0.1', port = 0, logger = cre
     ? await startMongod({ mongod, host, port, logger, unref, env, dbPath })
     : await startJavaServer({ host, port, logger, unref, env, dbPath })
   const storage = server.dbPath ? `data in ${server.dbPath}` : 'in memory: its data is gone when it stops'
-  logger.info({ kind: server.kind, uri: server.uri, pid: server.pid, dbPath: server.dbPath }, `started embedded MongoDB-compatible server (${server.kind}) at ${server.uri}, ${storage}`)
+  logger.info({ kind: server.kind, uri: server.uri, serverPid: server.pid, dbPath: server.dbPath }, `started embedded MongoDB-compatible server (${server.kind}) at ${server.uri}, ${storage}`)
   return server
 }
 
