@@ -1,0 +1,43 @@
+'use strict'
+// PM2 ecosystem file for N collector hosts behind a layer-4 balancer (README,
+// "Scaling out"). Every host runs the same app; the balancer spreads flows
+// over the hosts, MongoDB (a replica set, or a sharded cluster) is shared.
+//
+//   pm2 deploy examples/ecosystem.multi-host.config.js production setup   # once
+//   pm2 deploy examples/ecosystem.multi-host.config.js production         # each release
+//
+// PM2 deploys the hosts one after another and stops at the first that fails,
+// so a bad release never reaches all of them; take each host out of the
+// balancer while it restarts (its /readyz answers 503 while it is not ready).
+// The connection string lives on each host (in /etc/collector.env, say), never
+// in this file or in argv.
+
+const HOSTS = ['collector-1.example.net', 'collector-2.example.net', 'collector-3.example.net']
+
+module.exports = {
+  apps: [{
+    name: 'rtcp',
+    script: require.resolve('collector-cluster/entry'),
+    args: [
+      'rtcp', '--name', 'rtcp',
+      '--host', '0.0.0.0', '--port', '5005', // what the balancer forwards to, source address kept
+      '--instances', 'auto',
+      '--metrics-port', '9405', '--metrics-host', '0.0.0.0' // /metrics for Prometheus, /readyz for the balancer's health check
+    ],
+    exec_mode: 'fork', // the collector forks its own workers
+    wait_ready: true,
+    listen_timeout: 60000,
+    kill_timeout: 35000, // SIGINT drains before PM2 kills
+    autorestart: true
+  }],
+  deploy: {
+    production: {
+      user: 'collector',
+      host: HOSTS,
+      ref: 'origin/main',
+      repo: 'git@git.example.net:ops/voip-collectors.git', // your project, with collector-cluster as a dependency
+      path: '/srv/collectors',
+      'post-deploy': 'npm ci --omit=dev && set -a && . /etc/collector.env && set +a && pm2 startOrReload examples/ecosystem.multi-host.config.js --update-env && pm2 save'
+    }
+  }
+}
