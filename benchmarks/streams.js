@@ -9,9 +9,11 @@ const path = require('node:path')
 const { execFile } = require('node:child_process')
 const minimist = require('minimist')
 const { MongoClient } = require('mongodb')
+const mongoose = require('mongoose')
 const { LoadBalancer } = require('..')
 const { startJavaServer } = require('../lib/mongo/java-server')
 const { packetOp } = require('../workers/storage/stream-ops')
+const { defineModels } = require('../workers/storage/schemas')
 const { directionKey } = require('../workers/storage/packet-coalescer')
 const { packetOf } = require('./stream-sender')
 
@@ -41,12 +43,14 @@ async function mongo () {
   return { uri: server.uri, stop: () => server.stop() }
 }
 
-async function streamIndexes (collection) {
-  await collection.createIndex({ openKey: 1 }, { unique: true })
-  await collection.createIndex({ flowKey: 1 }, { unique: true })
-  await collection.createIndex({ active: 1, 'metadata.lastUpdated': 1 })
-  await collection.createIndex({ 'from.ID': 1, active: 1 })
-  await collection.createIndex({ 'to.ID': 1, active: 1 })
+// The workers' own indexes, through the models they define (schemas.js).
+async function streamIndexes (uri, database) {
+  const connection = await mongoose.createConnection(uri, { dbName: database }).asPromise()
+  try {
+    await defineModels(connection)
+  } finally {
+    await connection.close()
+  }
 }
 
 function ceilingOps (client, count, pass, now) {
@@ -64,8 +68,9 @@ function ceilingOps (client, count, pass, now) {
 // document shape the workers write, one insert pass then one update pass.
 async function measureCeiling (uri, streamsPerClient) {
   const client = await new MongoClient(uri).connect()
-  const collection = client.db(`bench_ceiling_${process.pid}`).collection('streams')
-  await streamIndexes(collection)
+  const database = `bench_ceiling_${process.pid}`
+  const collection = client.db(database).collection('streams')
+  await streamIndexes(uri, database)
   const started = process.hrtime.bigint()
   let upserts = 0
   await Promise.all([0, 1].map(async (c) => {

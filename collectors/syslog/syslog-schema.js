@@ -35,6 +35,9 @@ const messageSchema = new Schema({
   error: String
 }, { strict: false, versionKey: false, autoIndex: false })
 
+// None unique: the `_id` index (a redelivered message has the same `_id`)
+// is what refuses a message twice, and it stays unique across shards when
+// `_id` is the shard key: { _id: 'hashed' } (schemas.js SHARD_KEYS).
 messageSchema.index({ receivedAt: 1 })
 messageSchema.index({ host: 1, timestamp: 1 })
 messageSchema.index({ severity: 1, timestamp: 1 })

@@ -149,6 +149,7 @@ function checkStreams (docs, sessions, expected) {
   const byPair = new Map()
   for (const doc of open) {
     const key = pairKey(doc.from.ID, doc.to.ID)
+    assert.equal(doc.pairKey, key, 'the stream carries its shard key')
     assert.ok(!byPair.has(key), `one open stream per session: ${key} has two`)
     byPair.set(key, doc)
   }

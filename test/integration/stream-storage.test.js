@@ -238,5 +238,6 @@ test('the streams collection dropped under running workers: its unique indexes c
   for (const d of docs) pairs.set(d.openKey, (pairs.get(d.openKey) || 0) + 1)
   assert.strictEqual(docs.length, 100, `one document per call (${docs.length} for 100 calls)`)
   const indexes = await db.collection('streams').indexes()
-  assert.ok(indexes.some((i) => i.unique && i.key.openKey === 1), 'the unique openKey index is back')
+  assert.ok(indexes.some((i) => i.unique && i.name === 'pairKey_1_openKey_1'), 'the unique { pairKey, openKey } index is back')
+  assert.ok(docs.every((d) => d.pairKey === d.openKey), 'every open stream carries its pair key')
 })

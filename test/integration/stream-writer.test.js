@@ -6,23 +6,28 @@
 const { test, after } = require('node:test')
 const assert = require('node:assert')
 const { MongoClient } = require('mongodb')
+const mongoose = require('mongoose')
 const StreamWriter = require('../../workers/storage/stream-writer')
 const StreamSweeper = require('../../workers/storage/stream-sweeper')
 const { PacketCoalescer } = require('../../workers/storage/packet-coalescer')
+const { defineModels } = require('../../workers/storage/schemas')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { streamDocs } = require('../helpers/streams')
 
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0)
 let client
-after(() => client && client.close())
+let connection
+after(() => Promise.all([client && client.close(), connection && connection.close()]))
 
+// A fresh database with the stream worker's indexes, made by its own code.
 async function streams () {
   const { uri } = await getTestMongo()
   if (!client) client = await new MongoClient(uri).connect()
-  const db = client.db(uniqueDbName('writer'))
+  if (!connection) connection = await mongoose.createConnection(uri).asPromise()
+  const name = uniqueDbName('writer')
+  await defineModels(connection.useDb(name, { useCache: false }))
+  const db = client.db(name)
   const collection = db.collection('streams')
-  await collection.createIndex({ openKey: 1 }, { unique: true })
-  await collection.createIndex({ flowKey: 1 }, { unique: true })
   await StreamWriter.prepare(collection)
   return { db, collection }
 }
@@ -85,4 +90,20 @@ test('a wrong belief on the paired upsert (the stream is open the other way roun
   // And the paired upsert is used again once the writer has relearnt the sides.
   assert.strictEqual(await flush(mistaken, [...packets('A', 'B', [4]), ...packets('B', 'A', [63])]), 1)
   assert.strictEqual((await streamDocs(db, { active: true }))[0].metadata.packets, 7)
+})
+
+test('watermarks: one read by pair and flow finds each sender\'s side, whichever direction its stream runs', async () => {
+  const { db } = await streams()
+  const writer = new StreamWriter(db.collection('streams'))
+  const coalescer = new PacketCoalescer(1e6)
+  const mark = (batchId) => ({ origin: 'run1_0', batchId, seq: batchId })
+  coalescer.add(packets('A', 'B', [1])[0], 0, mark(4))
+  coalescer.add(packets('C', 'D', [1])[0], 0, mark(6))
+  await writer.write(coalescer.take())
+  coalescer.add(packets('B', 'A', [9])[0], 0, mark(5)) // B is `to` of A-B
+  assert.deepStrictEqual(await writer.write(coalescer.take()), { failed: [], unresolved: [] })
+  const items = [['A', 'B'], ['B', 'A'], ['C', 'D'], ['D', 'C'], ['E', 'F']].map(([fromID, toID]) => ({ fromID, toID }))
+  const marks = await writer.watermarks(items, 'run1_0')
+  assert.deepStrictEqual(Object.fromEntries(marks), { 'A>B': 4, 'B>A': 5, 'C>D': 6, 'D>C': null, 'E>F': null })
+  assert.strictEqual(await writer.watermark({ fromID: 'B', toID: 'A' }, 'run2_0'), null, 'another origin: none')
 })

@@ -4,12 +4,14 @@ const { test, after } = require('node:test')
 const assert = require('node:assert')
 const path = require('node:path')
 const { MongoClient } = require('mongodb')
+const mongoose = require('mongoose')
 const { LoadBalancer } = require('../..')
 const StreamSweeper = require('../../workers/storage/stream-sweeper')
 const StreamWriter = require('../../workers/storage/stream-writer')
 const AdaptiveBatch = require('../../workers/storage/adaptive-batch')
 const { PacketCoalescer } = require('../../workers/storage/packet-coalescer')
 const { pairKey, flowKey } = require('../../workers/storage/stream-key')
+const { defineModels } = require('../../workers/storage/schemas')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { sendAll, streamDocs, waitFor } = require('../helpers/streams')
 
@@ -17,16 +19,18 @@ const WORKER = path.join(__dirname, '..', 'fixtures/json-stream-worker.js')
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0)
 const TIMEOUT = 60000
 let client
-after(() => client && client.close())
+let connection
+after(() => Promise.all([client && client.close(), connection && connection.close()]))
 
+// A fresh database with the stream worker's indexes, made by its own code.
 async function streams () {
   const { uri } = await getTestMongo()
   if (!client) client = await new MongoClient(uri).connect()
+  if (!connection) connection = await mongoose.createConnection(uri).asPromise()
   const database = uniqueDbName('sweeper')
+  await defineModels(connection.useDb(database, { useCache: false }))
   const db = client.db(database)
   const collection = db.collection('streams')
-  await collection.createIndex({ openKey: 1 }, { unique: true })
-  await collection.createIndex({ flowKey: 1 }, { unique: true })
   await StreamWriter.prepare(collection)
   return { uri, database, db, collection }
 }
@@ -60,6 +64,7 @@ test('idle streams are ended with analytics; active ones are untouched', async (
   assert.strictEqual(idle.endReason, 'timeout')
   assert.strictEqual(idle.openKey, `${pairKey('I1', 'I2')}#${idle._id}`, 'the open key is released')
   assert.strictEqual(idle.flowKey, `${flowKey('I1', 'I2')}#${idle._id}`, 'the flow key is released')
+  assert.strictEqual(idle.pairKey, pairKey('I1', 'I2'), 'the pair key (the shard key) stays')
   const a = idle.analytics
   assert.strictEqual(a.durationMs, 104 * 20 - 20, 'first to last packet of the stream')
   assert.strictEqual(a.packets, 12)
@@ -136,6 +141,7 @@ test('AdaptiveBatch: +10 % when fast, holds in band, ×2/3 when slow, within flo
 function idleDoc (i, lastUpdated) {
   const [a, b] = [`K${i}`, `Q${i}`]
   return {
+    pairKey: pairKey(a, b),
     openKey: pairKey(a, b),
     flowKey: flowKey(a, b),
     active: true,
@@ -150,7 +156,6 @@ function idleDoc (i, lastUpdated) {
 
 test('a backlog of 5,000 idle streams is swept completely, in adaptive batches', async (t) => {
   const { db, collection } = await streams()
-  await collection.createIndex({ active: 1, 'metadata.lastUpdated': 1 })
   const old = new Date(Date.now() - 2 * TIMEOUT)
   const docs = Array.from({ length: 5000 }, (_, i) => idleDoc(i, old))
   for (let i = 0; i < docs.length; i += 1000) await collection.insertMany(docs.slice(i, i + 1000))

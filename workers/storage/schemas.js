@@ -13,11 +13,36 @@ const side = {
 }
 
 /**
+ * The shard key of each collection, declared once: the indexes below are
+ * built to fit them (test/integration/shard-keys.test.js checks it), and
+ * they are what an operator passes to sh.shardCollection.
+ * MongoDB enforces a unique index on a sharded collection only when the
+ * shard key prefixes it, and routes an upsert only when its filter holds the
+ * whole shard key.
+ * - streams: `pairKey` (ranged), the endpoint pair, which every write by
+ *   pair (upserts, the sweeper's close) carries: a stream's writes go to
+ *   one shard, and both directions of a stream to the same one.
+ * - counters and syslog: `_id` hashed. Both are written by `_id` alone
+ *   (`YYYYMMDD/metric` upserts; ObjectId inserts), which hashing spreads
+ *   over the shards (ranged, a day's counters or the ObjectIds' rising time
+ *   would all land on the last chunk).
+ */
+const SHARD_KEYS = Object.freeze({
+  streams: Object.freeze({ pairKey: 1 }),
+  counters: Object.freeze({ _id: 'hashed' }),
+  syslog: Object.freeze({ _id: 'hashed' })
+})
+
+/**
  * A stream: the bilateral flow between two endpoints. Mongoose declares the
  * shape and the indexes; the hot path writes through the native collection.
  * `strict: false` keeps protocol-specific side fields (jitter, loss, …).
+ * `pairKey` (stream-key.js) names the endpoint pair, the same in both
+ * directions, and never changes: the shard key. Documents written before
+ * it existed get it from StreamWriter.prepare.
  */
 const streamSchema = new Schema({
+  pairKey: { type: String, required: true },
   openKey: { type: String, required: true },
   flowKey: { type: String, required: true },
   active: Boolean,
@@ -32,16 +57,19 @@ const streamSchema = new Schema({
   analytics: Schema.Types.Mixed
 }, { collection: 'streams', strict: false, versionKey: false, autoIndex: false })
 
+// The unique indexes start with the shard key, pairKey, or a sharded
+// cluster would not enforce them. openKey and flowKey each determine the
+// pair, so they are exactly as unique as openKey and flowKey alone were.
 // One open stream per endpoint pair: the guarantee against duplicates.
-streamSchema.index({ openKey: 1 }, { unique: true })
-// The packet upserts' only filter (stream-key.js explains why only this).
-streamSchema.index({ flowKey: 1 }, { unique: true })
+streamSchema.index({ pairKey: 1, openKey: 1 }, { unique: true })
+// The packet upserts' filter, these two keys and no other (see stream-key.js).
+streamSchema.index({ pairKey: 1, flowKey: 1 }, { unique: true })
 // The sweeper's scan, and side updates / BYE by endpoint.
 streamSchema.index({ active: 1, 'metadata.lastUpdated': 1 })
 streamSchema.index({ 'from.ID': 1, active: 1 })
 streamSchema.index({ 'to.ID': 1, active: 1 })
 
-/** Per-day counter documents (see counter-store.js). */
+/** Per-day counter documents (see counter-store.js); written by `_id` only, the shard key. */
 const counterSchema = new Schema({
   _id: String,
   metric: String,
@@ -68,4 +96,4 @@ async function defineModels (connection, { streams = 'streams', counters = 'coun
   }
 }
 
-module.exports = { streamSchema, counterSchema, defineModel, defineModels }
+module.exports = { SHARD_KEYS, streamSchema, counterSchema, defineModel, defineModels }

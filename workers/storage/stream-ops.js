@@ -1,9 +1,10 @@
 'use strict'
 
 // Builds the native update operations of coalesced entries. One open
-// stream per endpoint pair is guaranteed by the unique index on `openKey`;
-// a packet's upsert finds its stream by `flowKey` alone (see stream-key.js).
-// Every write is an upsert or a plain update, never a read.
+// stream per endpoint pair is guaranteed by the unique index on
+// { pairKey, openKey }; a packet's upsert finds its stream by
+// { pairKey, flowKey } alone, that other unique index's keys (see
+// stream-key.js). Every write is an upsert or a plain update, never a read.
 const { pairKey, flowKey } = require('./stream-key')
 
 /**
@@ -24,9 +25,10 @@ const INVALID_ID_FIELD = 53
  * for the caller to retry.
  */
 function packetOp (entry, side, now) {
+  const pair = pairKey(entry.fromID, entry.toID)
   const update = streamUpdate([[entry, side]], now)
-  update.$setOnInsert = side === 'from' ? newStreamFields(entry) : { _id: [...MUST_NOT_INSERT._id] }
-  const filter = { flowKey: side === 'from' ? flowKey(entry.fromID, entry.toID) : flowKey(entry.toID, entry.fromID) }
+  update.$setOnInsert = side === 'from' ? newStreamFields(entry, pair) : { _id: [...MUST_NOT_INSERT._id] }
+  const filter = { pairKey: pair, flowKey: side === 'from' ? flowKey(entry.fromID, entry.toID) : flowKey(entry.toID, entry.fromID) }
   return { updateOne: { filter, update, upsert: true } }
 }
 
@@ -38,9 +40,10 @@ function packetOp (entry, side, now) {
  * is open the other way round.
  */
 function pairOp (fromEntry, toEntry, now) {
+  const pair = pairKey(fromEntry.fromID, fromEntry.toID)
   const update = streamUpdate([[fromEntry, 'from'], [toEntry, 'to']], now)
-  update.$setOnInsert = newStreamFields(fromEntry)
-  return { updateOne: { filter: { flowKey: flowKey(fromEntry.fromID, fromEntry.toID) }, update, upsert: true } }
+  update.$setOnInsert = newStreamFields(fromEntry, pair)
+  return { updateOne: { filter: { pairKey: pair, flowKey: flowKey(fromEntry.fromID, fromEntry.toID) }, update, upsert: true } }
 }
 
 // The update of one or both sides: each side's sequence range, counts, IP
@@ -63,11 +66,21 @@ function streamUpdate (sides, now) {
   return update
 }
 
-// The insert of a new stream also takes `openKey`: if the pair already has an
-// open stream the other way round, that unique index refuses it (E11000).
-function newStreamFields (entry) {
-  return { openKey: pairKey(entry.fromID, entry.toID), 'from.ID': entry.fromID, 'to.ID': entry.toID, active: true, stream_ended: { from: false, to: false } }
+// The insert of a new stream takes `pairKey` and `flowKey` from the filter's
+// equalities (as MongoDB and mongo-java-server both do; naming them here
+// too would make the update touch its own filter's fields, see stream-key.js)
+// and `openKey` from here: if the pair already has an open stream the other
+// way round, that unique index refuses it (E11000).
+function newStreamFields (entry, pair) {
+  return { openKey: pair, 'from.ID': entry.fromID, 'to.ID': entry.toID, active: true, stream_ended: { from: false, to: false } }
 }
+
+/*
+ * sideOps and endOps find streams by one endpoint, so they cannot name the
+ * pair: on a sharded cluster these updateManys go to every shard. They are
+ * rare: a BYE, and side fields of an SSRC that reported no blocks in that
+ * datagram (those of one that did ride on its packet's upsert).
+ */
 
 /** Side fields (e.g. an SR's counters, a CNAME) on every open stream of an endpoint. */
 function sideOps (entry, now) {

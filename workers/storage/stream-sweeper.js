@@ -1,16 +1,19 @@
 'use strict'
 
 const AdaptiveBatch = require('./adaptive-batch')
-const { closedKey } = require('./stream-key')
+const { pairKey, closedKey } = require('./stream-key')
 const { streamAnalytics } = require('./stream-analytics')
 
 /**
  * Ends streams: idle for `streamTimeout`, ended by both sides, or ended by
  * one side (BYE) and quiet for `byeGrace`. Ending sets `stream_ended`,
- * `active: false`, the analytics, and releases the pair's `openKey` so the
- * next packet starts a new stream. Each close is conditional on the
- * `metadata.lastUpdated` it read, so a stream that just got a packet is
- * left open. Run by exactly one process per collector (the leader worker).
+ * `active: false`, the analytics, and releases the pair's `openKey` (and
+ * `flowKey`) so the next packet starts a new stream; `pairKey`, the shard
+ * key, stays. Each close is conditional on the `metadata.lastUpdated` it
+ * read, so a stream that just got a packet is left open. Run by exactly one
+ * process per collector (the leader worker). The scan for due streams
+ * cannot name a pair: on a sharded cluster it asks every shard, once per
+ * batch; each close names its pair and goes to one.
  */
 class StreamSweeper {
   constructor (collection, { streamTimeout = 60000, byeGrace = 5000, interval = 1000, logger, batch } = {}) {
@@ -74,22 +77,24 @@ class StreamSweeper {
 
   async endBatch (docs, now) {
     const endedAt = new Date(now)
-    const ops = docs.map((doc) => ({
-      updateOne: {
-        filter: { _id: doc._id, active: true, 'metadata.lastUpdated': doc.metadata.lastUpdated },
-        update: {
-          $set: {
-            active: false,
-            openKey: closedKey(doc.openKey, doc._id),
-            flowKey: closedKey(doc.flowKey, doc._id),
-            'stream_ended.from': true,
-            'stream_ended.to': true,
-            endReason: endReason(doc),
-            analytics: streamAnalytics(doc, endedAt)
-          }
-        }
+    const ops = docs.map((doc) => {
+      const filter = { _id: doc._id, active: true, 'metadata.lastUpdated': doc.metadata.lastUpdated }
+      const set = {
+        active: false,
+        openKey: closedKey(doc.openKey, doc._id),
+        flowKey: closedKey(doc.flowKey, doc._id),
+        'stream_ended.from': true,
+        'stream_ended.to': true,
+        endReason: endReason(doc),
+        analytics: streamAnalytics(doc, endedAt)
       }
-    }))
+      // The shard key targets one shard. A stream that an earlier version
+      // wrote after StreamWriter.prepare ran (during a rolling upgrade, so
+      // before any sharding) has none yet: it gets it as it closes.
+      if (doc.pairKey !== undefined) filter.pairKey = doc.pairKey
+      else if (doc.from && doc.to && typeof doc.from.ID === 'string' && typeof doc.to.ID === 'string') set.pairKey = pairKey(doc.from.ID, doc.to.ID)
+      return { updateOne: { filter, update: { $set: set } } }
+    })
     const result = await this.collection.bulkWrite(ops, { ordered: false })
     this.stats.ended += result.modifiedCount
     this.stats.skipped += docs.length - result.modifiedCount

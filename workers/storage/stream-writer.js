@@ -2,7 +2,7 @@
 
 const { INVALID_ID_FIELD, packetOp, pairOp, sideOps, endOps } = require('./stream-ops')
 const { directionKey } = require('./packet-coalescer')
-const { flowKey, sideKey } = require('./stream-key')
+const { pairKey, flowKey, sideKey } = require('./stream-key')
 
 const DUPLICATE_KEY = 11000
 const LEGACY_SENTINEL_ID = '__collector_cluster_never_insert__'
@@ -10,13 +10,17 @@ const MAX_ROUNDS = 6
 // How often, at most, a write first makes sure the unique indexes exist.
 const INDEX_CHECK_MS = 1000
 const SIDE_CACHE_LIMIT = 200000
+// Documents given their pairKey per bulkWrite, and how often at most a
+// write that left entries unresolved backfills again (see backfillAgain).
+const BACKFILL_BATCH = 1000
+const BACKFILL_RETRY_MS = 5000
 
 /**
  * Writes coalesced entries with unordered bulkWrites. Remembers which side
  * of its stream each sender holds, so a steady stream costs one upsert per
  * flush. A wrong or stale belief costs an E11000 and one more round, never
- * a duplicate: the unique `openKey` index arbitrates between writers in
- * any process on any host.
+ * a duplicate: the unique { pairKey, openKey } index arbitrates between
+ * writers in any process on any host.
  *
  * `write(entries)` resolves with `{ failed, unresolved }`: entries the
  * server refused for a reason other than a duplicate key, and entries still
@@ -35,6 +39,7 @@ class StreamWriter {
     this.maxBatchOps = maxBatchOps
     this.ensureIndexes = ensureIndexes
     this.indexesCheckedAt = Date.now()
+    this.backfilledAt = 0
     this.sides = new Map() // an entry's key (sender → peer) → 'to'; absent: 'from'
     this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0, rejected: 0 }
   }
@@ -55,6 +60,7 @@ class StreamWriter {
       }
       pending = next
     }
+    if (pending.length > 0) await this.backfillAgain()
     return { failed, unresolved: pending }
   }
 
@@ -122,17 +128,22 @@ class StreamWriter {
 
   /**
    * The same for many packets in one read: a Map from each sender's
-   * `sideKey(fromID, toID)` to its watermark or null.
+   * `sideKey(fromID, toID)` to its watermark or null. The filter names the
+   * pairs too, so that on a sharded cluster the read goes only to the
+   * shards holding them. (mongo-java-server answers `$in` on a compound
+   * index with a collection scan; one per redelivered batch.)
    */
   async watermarks (items, origin) {
+    const pairs = new Set()
     const keys = new Set()
     for (const item of items) {
       const fromID = String(item.fromID)
       const toID = String(item.toID)
+      pairs.add(pairKey(fromID, toID))
       keys.add(flowKey(fromID, toID)).add(flowKey(toID, fromID))
     }
     const projection = { flowKey: 1, 'from.ID': 1, 'to.ID': 1, [`from.watermarks.${origin}`]: 1, [`to.watermarks.${origin}`]: 1 }
-    const docs = await this.collection.find({ flowKey: { $in: [...keys] } }, { projection }).toArray()
+    const docs = await this.collection.find({ pairKey: { $in: [...pairs] }, flowKey: { $in: [...keys] } }, { projection }).toArray()
     const bySide = new Map()
     for (const doc of docs) {
       for (const [side, peer] of [[doc.from, doc.to], [doc.to, doc.from]]) {
@@ -192,12 +203,68 @@ class StreamWriter {
   }
 
   /**
-   * Once per worker start. Earlier versions kept a sentinel document in
-   * `streams` for never-insert upserts to collide with; it goes, so that
-   * every document there is a stream.
+   * Entries still bouncing after MAX_ROUNDS may be those of a stream that a
+   * collector of an earlier version created after this worker's prepare
+   * (a rolling upgrade): without `pairKey` the upserts miss it, and its old
+   * single-field unique indexes refuse a second one. Backfilling again (at
+   * most every BACKFILL_RETRY_MS) lets the next flush find it. A failure
+   * here is left to the next time: it changed nothing this write did.
+   */
+  async backfillAgain () {
+    if (Date.now() - this.backfilledAt < BACKFILL_RETRY_MS) return
+    this.backfilledAt = Date.now()
+    await StreamWriter.backfillPairKeys(this.collection).catch(() => {})
+  }
+
+  /**
+   * Once per worker start, before it writes. Earlier versions kept a
+   * sentinel document in `streams` for never-insert upserts to collide
+   * with; it goes, so that every document there is a stream. Then the
+   * streams those versions wrote get their `pairKey`.
    */
   static async prepare (collection) {
     await collection.deleteOne({ _id: LEGACY_SENTINEL_ID })
+    await StreamWriter.backfillPairKeys(collection)
+  }
+
+  /**
+   * Sets `pairKey` (the shard key, see schemas.js) on the stream documents
+   * written before it existed: one pass over those missing it when the call
+   * starts, BACKFILL_BATCH per unordered bulkWrite, each by `_id`. Safe to
+   * run from many workers at once and again: every one sets the value the
+   * document's own endpoints give, and those never change. A document
+   * without two endpoint IDs (not a stream) is left as it is.
+   *
+   * Until it has run the upserts do not see such a stream (their filter
+   * names `pairKey`), but cannot duplicate it either while the indexes of
+   * earlier versions, unique on `openKey` and on `flowKey` alone, are still
+   * there: they are dropped by hand once every collector is upgraded (see
+   * README). Resolves with `{ updated, skipped }`.
+   */
+  static async backfillPairKeys (collection, { batchSize = BACKFILL_BATCH } = {}) {
+    const counts = { updated: 0, skipped: 0 }
+    const cursor = collection.find({ pairKey: { $exists: false } }, { projection: { 'from.ID': 1, 'to.ID': 1 }, batchSize })
+    let ops = []
+    const write = async () => {
+      if (ops.length > 0) counts.updated += (await collection.bulkWrite(ops, { ordered: false })).modifiedCount
+      ops = []
+    }
+    try {
+      for await (const doc of cursor) {
+        const fromID = doc.from && doc.from.ID
+        const toID = doc.to && doc.to.ID
+        if (typeof fromID !== 'string' || typeof toID !== 'string') {
+          counts.skipped++
+          continue
+        }
+        ops.push({ updateOne: { filter: { _id: doc._id }, update: { $set: { pairKey: pairKey(fromID, toID) } } } })
+        if (ops.length >= batchSize) await write()
+      }
+      await write()
+    } finally {
+      await cursor.close()
+    }
+    return counts
   }
 }
 
