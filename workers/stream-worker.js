@@ -67,6 +67,23 @@ class StreamWorker extends MongoWorker {
       logger: this.logger
     })
     if (this.leader) this.startSweeper()
+    this.backfillIfLeader()
+  }
+
+  // Streams written before `pairKey` get it from one worker per collector,
+  // the leader, in the background: on a server that cannot answer
+  // `$exists: false` from an index the pass scans the collection, so not N
+  // times per start. Meanwhile upserts on such a stream bounce (unresolved,
+  // written again next flush) and never duplicate it: the earlier unique
+  // indexes stay until the operator drops them (README, Scaling out).
+  backfillIfLeader () {
+    if (!this.leader || !this.writer || this.backfilled) return
+    this.backfilled = StreamWriter.backfillPairKeys(this.writer.collection).then(({ updated }) => {
+      if (updated > 0) this.logger.info({ updated }, 'gave streams of an earlier version their pairKey')
+    }, (err) => {
+      this.backfilled = null // the next leadership or start tries again
+      this.logger.warn({ err: { message: err.message } }, 'pairKey backfill failed; streams of an earlier version stay unresolved until it runs')
+    })
   }
 
   doWork (message) {
@@ -213,6 +230,7 @@ class StreamWorker extends MongoWorker {
   }
 
   onLeader (isLeader) {
+    this.backfillIfLeader()
     if (isLeader) this.startSweeper()
     else if (this.sweeper) this.sweeper.stop()
   }

@@ -134,7 +134,7 @@ test('stream documents carry pairKey: both directions of a pair, and after the s
   assert.strictEqual(open.pairKey, closed.pairKey, 'the new stream of the pair has the same shard key')
 })
 
-test('migration: streams written before pairKey get it at prepare (several workers at once), and the writer then updates them, no duplicate', async () => {
+test('migration: streams written before pairKey get it from the backfill (several at once), and the writer then updates them, no duplicate', async () => {
   const { db, models } = await database('shard_migrate')
   const docs = [legacyStream('A', 'B', { packets: 4 }), legacyStream('A', 'B', { closedId: 'old-closed-1' }), legacyStream('B', 'C', { packets: 2 })]
   for (let i = 0; i < 2500; i++) docs.push(legacyStream(`M${i}`, `N${i}`))
@@ -148,7 +148,6 @@ test('migration: streams written before pairKey get it at prepare (several worke
   const updated = [first, ...others].reduce((sum, counts) => sum + counts.updated, 0)
   assert.strictEqual(updated, 2503, 'each document set once, whichever worker got to it')
   assert.strictEqual(first.skipped, 1, 'the document that is not a stream is left alone')
-  await StreamWriter.prepare(collection) // a later worker start: nothing left to do
   assert.deepStrictEqual(await StreamWriter.backfillPairKeys(collection), { updated: 0, skipped: 1 })
 
   const streams = await collection.find({ from: { $exists: true } }).toArray()
@@ -188,7 +187,7 @@ test('rolling upgrade: a stream an earlier collector opens after the backfill is
   assert.deepStrictEqual([docs[0].from.ID, docs[0].to.packets, docs[0].to.highestPacketNum, docs[0].metadata.packets], ['X', 2, 41, 5])
 })
 
-test('a stream worker backfills at start, before it writes: old streams continue in place', async (t) => {
+test('the leader worker backfills at start: old streams continue in place, whichever worker writes them', async (t) => {
   const { uri, name, db } = await database('shard_worker')
   const collection = await legacyDatabase(db, [legacyStream('W1', 'W2', { packets: 5 }), ...Array.from({ length: 50 }, (_, i) => legacyStream(`P${i}`, `Q${i}`))])
   const lb = new LoadBalancer({
@@ -202,13 +201,62 @@ test('a stream worker backfills at start, before it writes: old streams continue
   const sent = [...packets('W2', 'W1', [1, 2, 3]), ...packets('W1', 'W2', [21, 22])]
   await sendAll(lb.address().port, sent)
   await waitFor(() => lb.summary().processed === sent.length)
-  const retries = (await lb.stats()).workers.reduce((sum, w) => sum + ((w.custom && w.custom.duplicateRetries) || 0), 0)
+  // The 50 streams nobody writes get theirs from the leader's pass alone.
+  await waitFor(async () => (await collection.countDocuments({ pairKey: { $exists: false } })) === 0, { what: 'every old stream to have its pairKey' })
   await lb.stop()
-  // W2's first upsert as `from` bounces once per worker; without the
-  // backfill every write of the pair would bounce until a later one.
-  assert.ok(retries <= 2, `${retries} retries: a write missed the old stream`)
-  assert.strictEqual(await collection.countDocuments({ pairKey: { $exists: false } }), 0, 'every old stream has its pairKey')
   const docs = await collection.find({ pairKey: pairKey('W1', 'W2') }).toArray()
   assert.strictEqual(docs.length, 1, 'no second stream for the pair')
   assert.deepStrictEqual([docs[0].from.ID, docs[0].from.packets, docs[0].from.highestPacketNum, docs[0].to.packets, docs[0].metadata.packets], ['W1', 7, 22, 3, 10])
+})
+
+/** A collection that records the bulkWrites it is given and reports every op as done. */
+function recordingCollection () {
+  const ops = []
+  return {
+    ops,
+    async bulkWrite (batch) {
+      ops.push(...batch)
+      return { modifiedCount: batch.length }
+    }
+  }
+}
+
+/** The shard key fields that an op's filter names by equality (hashed keys too: routed by the value's hash). */
+function targets (op, shardKey) {
+  const [kind] = Object.keys(op)
+  const { filter } = op[kind]
+  return Object.keys(shardKey).every((field) => typeof filter[field] === 'string')
+}
+
+test('every write by pair or by _id names its collection\'s whole shard key, so it goes to one shard', async () => {
+  const { CounterStore } = require('../..')
+  const streams = recordingCollection()
+  const writer = new StreamWriter(streams)
+  // New streams, a known pair in both directions (one pairOp), and a 'to' side.
+  await write(writer, [...packets('S1', 'S2', [1]), ...packets('S3', 'S4', [1])])
+  writer.flip({ key: require('../../workers/storage/packet-coalescer').directionKey('S4', 'S3') })
+  await write(writer, [...packets('S1', 'S2', [2]), ...packets('S4', 'S3', [5]), ...packets('S3', 'S4', [2])])
+  const upserts = streams.ops.filter((op) => op.updateOne)
+  assert.ok(upserts.length >= 4)
+  for (const op of upserts) assert.ok(targets(op, SHARD_KEYS.streams), `upsert names pairKey: ${JSON.stringify(op.updateOne.filter)}`)
+  assert.ok(upserts.some((op) => op.updateOne.update.$inc['from.packets'] && op.updateOne.update.$inc['to.packets']), 'a pair op is among them')
+
+  // The sweeper's closes: by pair; a stream of an earlier version gets its pairKey as it closes.
+  const closes = recordingCollection()
+  const sweeper = new StreamSweeper(closes)
+  const lastUpdated = new Date(T0)
+  await sweeper.endBatch([
+    { _id: 'c1', pairKey: pairKey('S1', 'S2'), openKey: pairKey('S1', 'S2'), flowKey: flowKey('S1', 'S2'), from: { ID: 'S1' }, to: { ID: 'S2' }, metadata: { lastUpdated } },
+    { _id: 'c2', openKey: pairKey('O1', 'O2'), flowKey: flowKey('O1', 'O2'), from: { ID: 'O1' }, to: { ID: 'O2' }, metadata: { lastUpdated } }
+  ], T0 + 1000)
+  assert.ok(targets(closes.ops[0], SHARD_KEYS.streams), 'a close names the pair')
+  assert.strictEqual(closes.ops[1].updateOne.update.$set.pairKey, pairKey('O1', 'O2'), 'an old stream gets its pairKey as it closes')
+
+  // Counters: upserts by _id alone.
+  const counters = recordingCollection()
+  const store = new CounterStore(counters, { preallocateRate: 1 })
+  store.increment('m', T0, 3)
+  await store.flush()
+  assert.ok(counters.ops.length === 2, 'the increment and the next day\'s preallocation')
+  for (const op of counters.ops) assert.deepStrictEqual(Object.keys(op.updateOne.filter), ['_id'])
 })

@@ -107,3 +107,36 @@ test('watermarks: one read by pair and flow finds each sender\'s side, whichever
   assert.deepStrictEqual(Object.fromEntries(marks), { 'A>B': 4, 'B>A': 5, 'C>D': 6, 'D>C': null, 'E>F': null })
   assert.strictEqual(await writer.watermark({ fromID: 'B', toID: 'A' }, 'run2_0'), null, 'another origin: none')
 })
+
+test('packet upserts and endpoint-wide updates go in separate bulkWrites; when the second fails only its entries are unwritten', async () => {
+  const { collection } = await streams()
+  const batches = []
+  let failEndpointWrites = true
+  // The real collection, except that a batch of updateManys (side fields,
+  // BYE) fails as a dropped connection would, after the upserts landed.
+  const faulty = Object.create(collection, {
+    bulkWrite: {
+      value: async (ops, options) => {
+        batches.push(ops.map((op) => Object.keys(op)[0]))
+        if (failEndpointWrites && ops.some((op) => op.updateMany)) throw Object.assign(new Error('connection reset'), { name: 'MongoNetworkError' })
+        return collection.bulkWrite(ops, options)
+      }
+    }
+  })
+  const writer = new StreamWriter(faulty)
+  const coalescer = new PacketCoalescer(1e6)
+  for (const packet of packets('E1', 'E2', [1, 2])) coalescer.add(packet)
+  coalescer.add({ sideID: 'E1', IP: 'ip-E1', timestamp: T0, fields: { cname: 'e1@test' } })
+  coalescer.add({ endID: 'E2', timestamp: T0 })
+  const err = await writer.write(coalescer.take()).then(() => null, (e) => e)
+  assert.ok(err, 'the failure reaches the caller')
+  assert.deepStrictEqual(batches, [['updateOne'], ['updateMany', 'updateMany', 'updateMany', 'updateMany']], 'upserts apart from updateManys')
+  assert.deepStrictEqual(err.unwritten.map((e) => e.kind).sort(), ['end', 'side'], 'the stored packets are not written again (their $inc would count twice)')
+  const [doc] = await collection.find({}).toArray()
+  assert.strictEqual(doc.from.packets, 2)
+  // Written again, as the worker does with what is unwritten: side and end land.
+  failEndpointWrites = false
+  assert.deepStrictEqual(await writer.write(err.unwritten), { failed: [], unresolved: [] })
+  const [after] = await collection.find({}).toArray()
+  assert.deepStrictEqual([after.from.packets, after.from.cname, after.stream_ended.to], [2, 'e1@test', true])
+})

@@ -51,10 +51,12 @@ class StreamWriter {
     for (let round = 0; round < MAX_ROUNDS && pending.length > 0; round++) {
       const next = []
       for (let i = 0; i < pending.length; i += this.maxBatchOps) {
+        const chunk = pending.slice(i, i + this.maxBatchOps)
         try {
-          await this.writeChunk(pending.slice(i, i + this.maxBatchOps), now, next, failed)
+          await this.writeChunk(chunk, now, next, failed)
         } catch (err) {
-          err.unwritten = pending.slice(i).concat(next)
+          err.unwritten = (err.chunkUnwritten || chunk).concat(pending.slice(i + this.maxBatchOps), next)
+          delete err.chunkUnwritten
           throw err
         }
       }
@@ -64,23 +66,40 @@ class StreamWriter {
     return { failed, unresolved: pending }
   }
 
-  // owners[i] lists the entries op i writes: one, or both directions of a stream.
+  // Two bulkWrites: the packets' upserts (one stream each), then the
+  // endpoint-wide updateManys (side fields, BYE). Apart, because the driver
+  // retries a bulkWrite after a network error or a failover (retryable
+  // writes) only if it holds no multi-document update: together, the
+  // packets' $inc would lose that exactly-once retry whenever a side update
+  // rode along. If the second fails, only its entries are unwritten.
   async writeChunk (entries, now, retry, failed) {
-    const ops = []
-    const owners = []
-    const add = (op, entryList) => {
-      ops.push(op)
-      owners.push(entryList)
+    const streamOps = { ops: [], owners: [] } // owners[i]: the entries op i writes (one, or both directions)
+    const endpointOps = { ops: [], owners: [] }
+    const add = (target, op, entryList) => {
+      target.ops.push(op)
+      target.owners.push(entryList)
     }
     const partners = this.partnersOf(entries)
     for (const entry of entries) {
       const partner = partners.get(entry)
       if (partner === null) continue // written by its partner's op
-      if (partner) add(pairOp(entry, partner, now), [entry, partner])
-      else if (entry.kind === 'packet') add(packetOp(entry, this.sideOf(entry), now), [entry])
-      else for (const op of entry.kind === 'side' ? sideOps(entry, now) : endOps(entry)) add(op, [entry])
+      if (partner) add(streamOps, pairOp(entry, partner, now), [entry, partner])
+      else if (entry.kind === 'packet') add(streamOps, packetOp(entry, this.sideOf(entry), now), [entry])
+      else for (const op of entry.kind === 'side' ? sideOps(entry, now) : endOps(entry)) add(endpointOps, op, [entry])
     }
-    const writeErrors = await this.bulkWrite(ops)
+    this.settle(streamOps.owners, await this.bulkWrite(streamOps.ops), retry, failed)
+    let endpointErrors
+    try {
+      endpointErrors = await this.bulkWrite(endpointOps.ops)
+    } catch (err) {
+      err.chunkUnwritten = [...new Set(endpointOps.owners.flat())]
+      throw err
+    }
+    this.settle(endpointOps.owners, endpointErrors, retry, failed)
+  }
+
+  // Per-op write errors: a packet on the wrong side is retried, the rest fail.
+  settle (owners, writeErrors, retry, failed) {
     for (const error of writeErrors) {
       for (const entry of owners[error.index]) {
         if ((error.code === DUPLICATE_KEY || error.code === INVALID_ID_FIELD) && entry.kind === 'packet') {
@@ -219,12 +238,10 @@ class StreamWriter {
   /**
    * Once per worker start, before it writes. Earlier versions kept a
    * sentinel document in `streams` for never-insert upserts to collide
-   * with; it goes, so that every document there is a stream. Then the
-   * streams those versions wrote get their `pairKey`.
+   * with; it goes, so that every document there is a stream.
    */
   static async prepare (collection) {
     await collection.deleteOne({ _id: LEGACY_SENTINEL_ID })
-    await StreamWriter.backfillPairKeys(collection)
   }
 
   /**
