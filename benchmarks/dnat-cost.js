@@ -1,6 +1,9 @@
 'use strict'
 // What kernel steering costs a datagram: the same receiver, fed at the same
-// rate by the C sender, once directly and once through an nftables DNAT
+// rate by the C sender (one socket: one flow, so the jhash map decides once
+// and every later datagram pays conntrack's lookup and the NAT rewrite, as
+// the datagrams of a long RTP/RTCP flow do), once directly (no NAT table
+// loaded, so no connection tracking) and once through an nftables DNAT
 // rule with a jhash map (the rule that spreads a port over several masters
 // on one host, README "Scaling out"), alternating, in a network namespace of
 // its own so the machine's own firewall is untouched. Prints, per mode, the
@@ -63,20 +66,26 @@ async function measure () {
   const receiver = fork(path.join(__dirname, 'bare-receiver.js'))
   const { port } = await new Promise((resolve) => receiver.once('message', resolve))
   // Locally sent datagrams pass the output hook: DNAT the steered port onto
-  // the receiver's, through a jhash map as a multi-master host would.
-  execFileSync('nft', ['-f', '-'], {
-    input: `table ip steer {
+  // the receiver's, through a jhash map as a multi-master host would. The
+  // table exists only during the steered runs: while any NAT table is
+  // loaded, connection tracking runs for every datagram of the namespace,
+  // direct ones too.
+  const steer = `table ip steer {
   chain out {
     type nat hook output priority -100; policy accept;
     ip daddr 127.0.0.1 udp dport ${STEERED_PORT} dnat ip to jhash ip saddr . udp sport mod 2 map { 0 : 127.0.0.1 . ${port}, 1 : 127.0.0.1 . ${port} }
   }
 }
 `
-  })
-  const modes = [['direct', port], ['nftables DNAT, jhash', STEERED_PORT]]
+  const modes = [
+    ['direct', port, () => execFileSync('nft', ['delete', 'table', 'ip', 'steer'], { stdio: 'ignore' })],
+    ['nftables DNAT, jhash', STEERED_PORT, () => execFileSync('nft', ['-f', '-'], { input: steer })]
+  ]
+  execFileSync('nft', ['-f', '-'], { input: steer }) // so that the first delete finds it
   const results = new Map(modes.map(([name]) => [name, []]))
   for (let round = 0; round < args.rounds; round++) {
-    for (const [name, target] of modes) {
+    for (const [name, target, setUp] of modes) {
+      setUp()
       receiver.send('reset')
       await settledCount(receiver)
       const before = cpuNow()

@@ -2,13 +2,17 @@
 // PM2 ecosystem file for N collector hosts behind a layer-4 balancer (README,
 // "Scaling out"). Every host runs the same app; the balancer spreads flows
 // over the hosts, MongoDB (a replica set, or a sharded cluster) is shared.
+// Copy it into your project (the repository `deploy` names, with
+// collector-cluster as a dependency) as ecosystem.config.js, then:
 //
-//   pm2 deploy examples/ecosystem.multi-host.config.js production setup   # once
-//   pm2 deploy examples/ecosystem.multi-host.config.js production         # each release
+//   pm2 deploy ecosystem.config.js production setup   # once
+//   pm2 deploy ecosystem.config.js production         # each release
 //
 // PM2 deploys the hosts one after another and stops at the first that fails,
-// so a bad release never reaches all of them; take each host out of the
-// balancer while it restarts (its /readyz answers 503 while it is not ready).
+// so a bad release never reaches all of them. In fork mode startOrReload
+// restarts the collector: what the balancer sends the host meanwhile is
+// lost, so take the host out of the balancer first (a pre-deploy-local or
+// post-deploy step of yours; /readyz answers 503 only once the stop began).
 // The connection string lives on each host (in /etc/collector.env, say), never
 // in this file or in argv.
 
@@ -37,7 +41,7 @@ module.exports = {
       ref: 'origin/main',
       repo: 'git@git.example.net:ops/voip-collectors.git', // your project, with collector-cluster as a dependency
       path: '/srv/collectors',
-      'post-deploy': 'npm ci --omit=dev && set -a && . /etc/collector.env && set +a && pm2 startOrReload examples/ecosystem.multi-host.config.js --update-env && pm2 save'
+      'post-deploy': 'npm ci --omit=dev && set -a && . /etc/collector.env && set +a && pm2 startOrReload ecosystem.config.js --update-env && pm2 save'
     }
   }
 }

@@ -7,8 +7,11 @@
 // named with a per-run prefix and deleted by `destroy()`.
 const { execFileSync, spawn } = require('node:child_process')
 
+const fs = require('node:fs')
+
 const IP = '/usr/sbin/ip'
 const NFT = '/usr/sbin/nft'
+const CONNTRACK = '/usr/sbin/conntrack'
 
 function run (cmd, args, input) {
   return execFileSync(cmd, args, { input, encoding: 'utf8', stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] })
@@ -21,6 +24,13 @@ function run (cmd, args, input) {
 function netnsUnavailable () {
   if (process.platform !== 'linux') return 'network namespaces are Linux only'
   if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'network namespaces need root (run as root, as CI does)'
+  for (const [tool, pkg] of [[IP, 'iproute2'], [NFT, 'nftables'], [CONNTRACK, 'conntrack']]) {
+    try {
+      fs.accessSync(tool, fs.constants.X_OK)
+    } catch {
+      return `${tool} is missing (install the ${pkg} package)`
+    }
+  }
   const probe = `ccprobe${process.pid}`
   try {
     run(IP, ['netns', 'add', probe])
@@ -52,7 +62,8 @@ class Lab {
     this.namespaces = []
     this.hosts = new Map()
     this.router = this.namespace('lb')
-    this.exec(this.router, ['sysctl', '-qw', 'net.ipv4.ip_forward=1'])
+    // /proc/sys/net is the namespace's own as seen from inside it.
+    this.exec(this.router, ['sh', '-c', 'echo 1 > /proc/sys/net/ipv4/ip_forward'])
     this.exec(this.router, [IP, 'link', 'set', 'lo', 'up'])
   }
 
@@ -85,6 +96,11 @@ class Lab {
   /** Runs a command in namespace `ns` to completion; returns its stdout. */
   exec (ns, args, input) {
     return run(IP, ['netns', 'exec', ns, ...args], input)
+  }
+
+  /** Forgets the router's connection tracking (and so its NAT decisions). */
+  flushConntrack () {
+    this.exec(this.router, [CONNTRACK, '-F'])
   }
 
   /** Loads an nftables ruleset (text) into the router. */

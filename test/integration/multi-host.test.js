@@ -94,7 +94,6 @@ async function probeBalancer (lab, sender, collectorHosts) {
     lab.exec(sender.ns, [NODE, path.join(FIXTURES, 'udp-probe-sender.js'), sender.gateway, String(PORT), sender.address, ...PROBE_PORTS.map(String)])
     const seen = () => listeners.flatMap((l) => l.output.text().split('\n').filter((s) => s.includes(':')).map((s) => [Number(s.split(':')[1]), l.host]))
     await waitFor(() => seen().length === PROBE_PORTS.length, { what: 'every probe to reach a collector host', timeout: 10000 })
-    for (const [, host] of seen()) assert.ok(host)
     for (const l of listeners) assert.ok(l.output.text().split('\n').every((s) => !s.includes(':') || s.startsWith(`${sender.address}:`)), 'the balancer keeps the source address')
     return new Map(seen())
   } finally {
@@ -129,9 +128,10 @@ function send (lab, sender, sessions, firstReport, reports) {
   return Number(/sent (\d+)/.exec(out)[1])
 }
 
-function queryStreams (lab, dbHost) {
+/** `{ streams, counters }`: the documents, read on the database host. */
+function queryDatabase (lab, dbHost) {
   const uri = `mongodb://${dbHost.address}:${DB_PORT}`
-  return JSON.parse(lab.exec(dbHost.ns, [NODE, path.join(FIXTURES, 'query-streams.js'), uri, DATABASE]))
+  return JSON.parse(lab.exec(dbHost.ns, [NODE, path.join(FIXTURES, 'query-database.js'), uri, DATABASE]))
 }
 
 /** The master run ids that wrote a side: the prefixes of its watermark origins (`<runId>_<worker>`). */
@@ -144,7 +144,8 @@ function writers (side) {
  * highest sequence number; `expected(end)` is `{ stored, last }`: how many
  * of the end's reports reached a collector, and the number of its last one.
  */
-function checkStreams (docs, sessions, expected) {
+function checkStreams ({ streams: docs }, sessions, expected) {
+  assert.equal(docs.length, sessions.length, 'one stream document per session, open or closed: no duplicates')
   const open = docs.filter((d) => d.active)
   const byPair = new Map()
   for (const doc of open) {
@@ -166,6 +167,18 @@ function checkStreams (docs, sessions, expected) {
     }
   }
   return byPair
+}
+
+/**
+ * Each host's collector counts the reports it stored under its own metric
+ * (`<collector name>.packets`, per UTC day): `expected` lists
+ * `[name, reports]`.
+ */
+function checkCounters ({ counters }, expected) {
+  for (const [name, reports] of expected) {
+    const daily = counters.filter((doc) => doc.metric === `${name}.packets`).reduce((sum, doc) => sum + (doc.daily || 0), 0)
+    assert.equal(daily, reports, `collector ${name}'s packet counter holds what it received`)
+  }
 }
 
 test('collector hosts behind an nftables jhash balancer write every stream from two hosts, once', {
@@ -228,7 +241,8 @@ test('collector hosts behind an nftables jhash balancer write every stream from 
   const counts1 = lab.counters(TABLE)
   for (const host of collectorHosts) assert.equal(counts1[`to_${host.name}`] - counts0[`to_${host.name}`], endsOn(host) * R1, `the balancer forwarded to ${host.name} what it received`)
 
-  const byPair = checkStreams(queryStreams(lab, dbHost), sessions, () => ({ stored: R1, last: R1 }))
+  const byPair = checkStreams(queryDatabase(lab, dbHost), sessions, () => ({ stored: R1, last: R1 }))
+  checkCounters(queryDatabase(lab, dbHost), collectorHosts.map((host, i) => [runs.get(host).name, received1[i]]))
   for (const doc of byPair.values()) {
     const [from, to] = [writers(doc.from), writers(doc.to)]
     assert.equal(from.size, 1)
@@ -255,13 +269,13 @@ test('collector hosts behind an nftables jhash balancer write every stream from 
   const received2 = (await statsOf(c1)).received + (await statsOf(c2)).received - received1[0] - received1[1]
   t.diagnostic(`phase 2 (c3 stopped): ${sent2} sent, ${received2} received by c1 and c2, ${lostAtBalancer} forwarded to c3 by the balancer and counted nowhere else`)
   assert.equal(received2 + lostAtBalancer, sent2, 'what the live hosts counted plus what the balancer sent to the dead host is what was sent')
-  checkStreams(queryStreams(lab, dbHost), sessions, (end) => end.host === c3 ? { stored: R1, last: R1 } : { stored: R1 + R2, last: R1 + R2 })
+  checkStreams(queryDatabase(lab, dbHost), sessions, (end) => end.host === c3 ? { stored: R1, last: R1 } : { stored: R1 + R2, last: R1 + R2 })
 
   // Phase 3: the operator takes c3 out of the balancer (and forgets its
   // flows' NAT state); its flows move to c1 and c2, which carry on the same
   // streams: still one document per session, counts exact from then on.
   lab.nft(`flush table ip ${TABLE}\ndelete table ip ${TABLE}\n${balancerRules(sender.gateway, [c1, c2])}`)
-  lab.exec(lab.router, ['conntrack', '-F'])
+  lab.flushConntrack()
   const R3 = 6
   const before3 = (await statsOf(c1)).received + (await statsOf(c2)).received
   const sent3 = send(lab, sender, sessions, R1 + R2 + 1, R3)
@@ -270,10 +284,11 @@ test('collector hosts behind an nftables jhash balancer write every stream from 
     return s1.received + s2.received === before3 + sent3 && s1.processed === s1.received && s2.processed === s2.received && s1.inFlight === 0 && s2.inFlight === 0
   }, { what: 'c1 and c2 to store every phase 3 report', timeout: 20000 })
   const last = R1 + R2 + R3
-  checkStreams(queryStreams(lab, dbHost), sessions, (end) => ({ stored: end.host === c3 ? R1 + R3 : last, last }))
+  checkStreams(queryDatabase(lab, dbHost), sessions, (end) => ({ stored: end.host === c3 ? R1 + R3 : last, last }))
 
   // Both stop cleanly, every message they received accounted for.
   let total = 0
+  const finalCounts = [[runs.get(c3).name, received1[2]]]
   for (const host of [c1, c2]) {
     const run = runs.get(host)
     process.kill(-run.pid, 'SIGINT')
@@ -282,6 +297,8 @@ test('collector hosts behind an nftables jhash balancer write every stream from 
     const summary = JSON.parse(stdout.split('\n').find((line) => line.includes('"collector stopped"')))
     assert.ok(accountedFor(summary), `host ${host.name} accounted for every message: ${JSON.stringify(summary)}`)
     total += summary.received
+    finalCounts.push([run.name, summary.received])
   }
+  checkCounters(queryDatabase(lab, dbHost), finalCounts)
   assert.equal(total, (ends.length - endsOn(c3)) * (R1 + R2) + sent3, 'c1 and c2 received their own reports of every phase and all of phase 3')
 })
