@@ -133,6 +133,12 @@ async function main () {
     process.exit(2)
   }
   const lab = new Lab()
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.on(signal, () => {
+      lab.destroy() // the namespace outlives a killed run otherwise
+      process.exit(1)
+    })
+  }
   try {
     execFileSync('ip', ['netns', 'exec', lab.router, process.execPath, __filename, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, [INSIDE]: '1' } })
   } finally {
