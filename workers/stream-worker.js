@@ -8,6 +8,7 @@ const { CounterStore } = require('./storage/counter-store')
 const { sideKey } = require('./storage/stream-key')
 const StreamSweeper = require('./storage/stream-sweeper')
 const { defineModels } = require('./storage/schemas')
+const { streamAnalytics } = require('./storage/stream-analytics')
 
 /** Defaults of the StreamWorker's options (the collector's `workerOptions`), beyond MongoWorker's. */
 const STREAM_DEFAULTS = Object.freeze({
@@ -26,7 +27,10 @@ const STREAM_DEFAULTS = Object.freeze({
 /**
  * A Worker that turns decoded packets into race-free stream upserts.
  * Subclasses implement `decode(message)` → an item or array of items:
- * - packet `{ fromID, toID, IP, highestPacketNum, timestamp, fields? }`
+ * - packet `{ fromID, toID, IP, highestPacketNum, timestamp, fields?, stats?, counts? }`
+ *   (`fields` are the side's last values; `stats` its min / max / sums, see
+ *   storage/side-stats.js; `counts` per-minute counter increments, see
+ *   CounterStore#incrementMinute)
  * - side update `{ sideID, IP?, timestamp, fields }`
  * - end `{ endID, timestamp }` (the endpoint said goodbye)
  * To refuse a message (counted by its `reason`, skipped) it returns a
@@ -37,7 +41,7 @@ class StreamWorker extends MongoWorker {
   constructor (options = {}) {
     super(options, STREAM_DEFAULTS)
     this.coalescer = new PacketCoalescer(this.settings.maxPending)
-    this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate })
+    this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate, minuteFields: this.constructor.minuteFields })
     this.counts = { packets: 0, items: 0, malformed: {}, dropped: 0, rejected: 0 }
     this.writing = [] // entries of the write in progress (they count against maxPending)
   }
@@ -64,7 +68,8 @@ class StreamWorker extends MongoWorker {
       streamTimeout: this.settings.streamTimeout,
       byeGrace: this.settings.byeGrace,
       interval: this.settings.sweepInterval,
-      logger: this.logger
+      logger: this.logger,
+      analytics: (doc, endedAt) => this.streamAnalytics(doc, endedAt)
     })
     if (this.leader) this.startSweeper()
     this.backfillIfLeader()
@@ -84,6 +89,26 @@ class StreamWorker extends MongoWorker {
       this.backfilled = null // the next leadership or start tries again
       this.logger.warn({ err: { message: err.message } }, 'pairKey backfill failed; streams of an earlier version stay unresolved until it runs')
     })
+  }
+
+  /**
+   * The figures a stream keeps once ended (`analytics`), from its document
+   * as the sweeper read it. The default reads each item as one packet of a
+   * sequence (stream-analytics.js); a protocol whose items are reports
+   * overrides it.
+   */
+  streamAnalytics (doc, endedAt) {
+    return streamAnalytics(doc, endedAt)
+  }
+
+  /**
+   * decode() for prepareRedelivered, which only reads the items' endpoints
+   * and times: a subclass whose decode() keeps state across messages
+   * overrides it with a decode that keeps none (doWork decodes the same
+   * messages again).
+   */
+  peek (message) {
+    return this.decode(message)
   }
 
   doWork (message) {
@@ -120,7 +145,7 @@ class StreamWorker extends MongoWorker {
       const counted = await this.redeliveredApplied(delivery, 'counters', id, (origin) => this.counterStore.watermark(id, origin))
       const written = await this.redeliveredApplied(delivery, 'streams', sideKey(item.fromID, item.toID), (origin) => this.writer.watermark(item, origin))
       if (!written) this.stage(delivery, () => this.accept(item, delivery, !counted, true))
-      else if (!counted) this.stage(delivery, () => this.counterStore.increment(this.metric, at, 1, delivery))
+      else if (!counted) this.stage(delivery, () => this.count(item, delivery))
     }
   }
 
@@ -131,7 +156,7 @@ class StreamWorker extends MongoWorker {
     for (const message of messages) {
       let decoded
       try {
-        decoded = this.decode(message)
+        decoded = this.peek(message)
       } catch {
         continue
       }
@@ -156,8 +181,15 @@ class StreamWorker extends MongoWorker {
     if (!this.coalescer.add(item, staged ? -Infinity : this.writing.length, delivery)) return this.dropPending()
     if (item.fromID === undefined) return
     this.counts.packets++
-    if (count) this.counterStore.increment(this.metric, itemTime(item), 1, delivery)
+    if (count) this.count(item, delivery)
     if (this.coalescer.size >= this.settings.maxStreamsPerFlush) this.flushSoon()
+  }
+
+  // The packet counter, and the item's per-minute counts (`counts`: prefix → n).
+  count (item, delivery) {
+    const at = itemTime(item)
+    this.counterStore.increment(this.metric, at, 1, delivery)
+    if (item.counts) for (const prefix of Object.keys(item.counts)) this.counterStore.incrementMinute(this.metric, at, prefix, item.counts[prefix], delivery)
   }
 
   countMalformed (reason) {
@@ -258,6 +290,8 @@ class StreamWorker extends MongoWorker {
 }
 
 StreamWorker.DEFAULTS = STREAM_DEFAULTS
+/** Prefixes of the items' per-minute `counts`, preallocated in each day's counter document. */
+StreamWorker.minuteFields = []
 
 // When an item happened: its own timestamp, else now.
 function itemTime (item) {

@@ -3,19 +3,39 @@
 const path = require('node:path')
 const MongoCollector = require('../mongo-collector')
 const RtcpConfig = require('./rtcp-config')
+const { CallAffinity } = require('./call-affinity')
+const { codecNamed } = require('./codecs')
+const { entryDataStart, entryDataLength, entryKeyHash } = require('../../lib/shared/batch-codec')
 
 const DEFAULTS = { name: 'rtcp', protocol: 'udp', port: 5005, distribution: 'hash', worker: path.join(__dirname, 'rtcp-worker.js') }
 
 /**
- * The RTCP collector: UDP on 5005 by default, hash distribution on the
- * reporting source (one reporter's packets stay on one worker, which keeps
- * its coalescing effective), RtcpWorker writing call-quality streams.
+ * The RTCP collector: UDP on 5005 by default, hash distribution on the call
+ * (call-affinity.js: both ends of a call meet in one worker, which pairs
+ * their reports into round-trip times and clock rates), RtcpWorker writing
+ * call-quality streams.
  */
 class RtcpCollector extends MongoCollector {
   static workerOptionKeys = RtcpConfig.WORKER_KEYS
 
   constructor (options = {}) {
     super({ ...DEFAULTS, ...options })
+    codecNamed(this.options.workerOptions.codec) // refused here, not in every worker
+    this._calls = new CallAffinity()
+  }
+
+  /** The call of an RTCP datagram (a number, the hash); its source for anything else. */
+  key (message) {
+    const data = message.data
+    const key = Buffer.isBuffer(data) ? this._calls.keyOf(data, 0, data.length) : -1
+    return key >= 0 ? key : super.key(message)
+  }
+
+  /** key() read from a batch entry's bytes (the native receive path). */
+  entryKey (buf, offset) {
+    const start = entryDataStart(buf, offset)
+    const key = this._calls.keyOf(buf, start, start + entryDataLength(buf, offset))
+    return key >= 0 ? key : entryKeyHash(buf, offset)
   }
 }
 

@@ -4,6 +4,8 @@ const StreamWorker = require('../../workers/stream-worker')
 const DecodeError = require('../../exceptions/decode-error')
 const { tryDecodeRtcp, DECODE_REASONS } = require('./decoder')
 const { toStreamUpdates } = require('./to-stream-updates')
+const { CallQuality, BANDS } = require('./call-quality')
+const { callAnalytics } = require('./quality-analytics')
 
 // StreamWorker counts a refused message by the `reason` of the DecodeError
 // decode() returns. One per reason, made once: a refusal costs neither a
@@ -12,26 +14,40 @@ const REFUSALS = Object.freeze(Object.fromEntries(DECODE_REASONS.map((reason) =>
 
 /**
  * Decodes RTCP compound packets (RFC 3550) into stream updates: each report
- * block is a packet from the reporter to the reported source. Malformed
- * datagrams are counted by reason (see decoder.js DECODE_REASONS) and skipped.
+ * block is a packet from the reporter to the reported source, with the call
+ * quality it tells (call-quality.js). Malformed datagrams are counted by
+ * reason (see decoder.js DECODE_REASONS) and skipped.
  */
 class RtcpWorker extends StreamWorker {
+  static minuteFields = [...BANDS, 'unknown'].map((band) => `calls.${band}`)
+
   constructor (options = {}) {
     super(options)
     // --tolerate: deviations decoded anyway, counted by name
     this.decodeOptions = options.tolerate && options.tolerate.length ? { tolerate: [...options.tolerate] } : undefined
     this.deviations = {}
+    this.quality = new CallQuality({ codec: options.codec, clockRate: options.clockRate })
   }
 
   decode (message) {
     const decoded = tryDecodeRtcp(message.data, this.decodeOptions)
     if (decoded.packets === null) return REFUSALS[decoded.reason]
     if (decoded.deviations) for (const name of decoded.deviations) this.deviations[name] = (this.deviations[name] || 0) + 1
-    return toStreamUpdates(decoded, message.rinfo)
+    return toStreamUpdates(decoded, message.rinfo, Date.now(), this.quality)
+  }
+
+  // The endpoints only, leaving the call-quality memory alone.
+  peek (message) {
+    const decoded = tryDecodeRtcp(message.data, this.decodeOptions)
+    return decoded.packets === null ? REFUSALS[decoded.reason] : toStreamUpdates(decoded, message.rinfo)
+  }
+
+  streamAnalytics (doc, endedAt) {
+    return callAnalytics(doc, endedAt)
   }
 
   stats () {
-    return { ...super.stats(), deviations: { ...this.deviations } }
+    return { ...super.stats(), deviations: { ...this.deviations }, quality: this.quality.stats() }
   }
 }
 

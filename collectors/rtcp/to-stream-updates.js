@@ -15,18 +15,70 @@
  * - per BYE source, `{ endID, timestamp }`.
  * Items keep the order of the packets they come from.
  *
+ * With `quality` (a CallQuality, call-quality.js) each packet also carries
+ * its call-quality figures: `fields` gain the last values, `stats` the
+ * side's min / max / sums, `counts` the minute's call counts. The
+ * datagram's clock references (SR sender info, XR RRTR) and XR DLRR round
+ * trips are taken first, so that its own report blocks can use them; an XR
+ * VoIP Metrics block (RFC 3611 §4.7) rides, as sent, on the report block
+ * about the same source (`fields.xr`).
+ *
  * @param {{ packets: object[] }} decoded what decodeRtcp returned
  * @param {{ address: string }} rinfo the datagram's sender
  * @param {number|Date} [now] the time to stamp on every item
+ * @param {import('./call-quality').CallQuality} [quality]
  * @returns {object[]}
  */
-function toStreamUpdates (decoded, rinfo, now = Date.now()) {
-  const ctx = { IP: rinfo.address, time: +now, items: [], sides: new Map() }
+function toStreamUpdates (decoded, rinfo, now = Date.now(), quality = null) {
+  const ctx = { IP: rinfo.address, time: +now, items: [], sides: new Map(), quality, xr: null }
+  if (quality) takeReferences(ctx, decoded.packets)
   for (const packet of decoded.packets) {
     const map = MAPPERS[packet.type]
     if (map) map(ctx, packet)
   }
   return foldSidesIntoPackets(ctx.items)
+}
+
+// Clock references and XR measurements of the whole datagram, before its
+// report blocks: an SR's sender info, XR RRTR timestamps and DLRR items
+// (RFC 3611 §4.4, §4.5), and VoIP Metrics by the stream they describe.
+function takeReferences (ctx, packets) {
+  for (const packet of packets) {
+    if (packet.type === 'SR') ctx.quality.reference(packet.ssrc, packet.ntpSec, packet.ntpFrac, packet.rtpTimestamp, ctx.time)
+    if (packet.type !== 'XR') continue
+    for (const block of packet.blocks) {
+      if (block.kind === 'rrt') ctx.quality.reference(packet.ssrc, block.ntpSec, block.ntpFrac, undefined, ctx.time)
+      else if (block.kind === 'dlrr') for (const item of block.items) ctx.quality.delayReport(packet.ssrc, item.ssrc, item.lrr, item.dlrr, ctx.time)
+      else if (block.kind === 'voip-metrics') (ctx.xr || (ctx.xr = new Map())).set(`${packet.ssrc}>${block.ssrc}`, voipMetrics(block, ctx.quality))
+    }
+  }
+}
+
+/**
+ * An XR VoIP Metrics block in units a reader can use (RFC 3611 §4.7):
+ * rates as fractions, durations and delays in ms, MOS as 1.0–5.0; 127
+ * ("unavailable") for R or MOS becomes null. `burstR` is G.107's burst
+ * ratio from the mean burst and gap lengths (see CallQuality#burstRatio).
+ */
+function voipMetrics (block, quality) {
+  const unavailable = (value, scale) => value === 127 ? null : value / scale
+  return {
+    lossRate: block.lossRate / 256,
+    discardRate: block.discardRate / 256,
+    burstDensity: block.burstDensity / 256,
+    gapDensity: block.gapDensity / 256,
+    burstDurationMs: block.burstDuration,
+    gapDurationMs: block.gapDuration,
+    roundTripDelayMs: block.roundTripDelay,
+    endSystemDelayMs: block.endSystemDelay,
+    rFactor: unavailable(block.rFactor, 1),
+    extRFactor: unavailable(block.extRFactor, 1),
+    mosLq: unavailable(block.mosLq, 10),
+    mosCq: unavailable(block.mosCq, 10),
+    jbNominalMs: block.jbNominal,
+    jbMaximumMs: block.jbMaximum,
+    burstR: quality.burstRatio(block.burstDuration, block.gapDuration)
+  }
 }
 
 // Side fields of an SSRC that also reported blocks in this datagram (the
@@ -60,15 +112,26 @@ function mapSr (ctx, packet) {
 
 function mapReports (ctx, packet, counters) {
   for (const block of packet.reports) {
-    ctx.items.push({
+    const item = {
       fromID: String(packet.ssrc),
       toID: String(block.ssrc),
       IP: ctx.IP,
       highestPacketNum: block.highestSeq,
       timestamp: new Date(ctx.time),
       fields: { ...blockFields(block), ...counters }
-    })
+    }
+    if (ctx.quality) addQuality(ctx, item, packet.ssrc, block)
+    ctx.items.push(item)
   }
+}
+
+function addQuality (ctx, item, reporter, block) {
+  const xr = ctx.xr && ctx.xr.get(`${reporter}>${block.ssrc}`)
+  const { fields, stats, counts } = ctx.quality.report(reporter, block, ctx.time, xr)
+  Object.assign(item.fields, fields)
+  if (xr) item.fields.xr = xr
+  item.stats = stats
+  if (counts) item.counts = counts
 }
 
 function blockFields (block) {

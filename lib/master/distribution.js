@@ -4,7 +4,10 @@ const { entryKeyHash } = require('../shared/batch-codec')
 
 // Built-in distribution strategies. Each is called as `strategy.call(lb,
 // workers, message)` with the workers in rotation (never empty) and returns
-// one of them. `lb.key(message)` gives the flow key used by `hash`.
+// one of them. `lb.key(message)` gives the flow key used by `hash`: a
+// string is hashed, a number is taken as the hash itself (an unsigned 32-bit
+// integer), which lets a subclass hash a batch entry's bytes the same way
+// (`entryKey`, see LoadBalancer) on the native receive path.
 
 /** Each worker in turn: N·k messages give each of N workers exactly k. */
 function roundRobin (workers) {
@@ -22,7 +25,8 @@ function roundRobin (workers) {
  * other key.
  */
 function hash (workers, message) {
-  return workerForHash(workers, fnv1a(String(this.key(message))), this.options.instances)
+  const key = this.key(message)
+  return workerForHash(workers, typeof key === 'number' ? key >>> 0 : fnv1a(String(key)), this.options.instances)
 }
 
 function workerForHash (workers, h, instances) {
@@ -63,12 +67,14 @@ function mix (x) {
 /**
  * The strategy as a function of a batch entry instead of a message, for the
  * native UDP path, when the answer does not need the message: round-robin
- * and least-loaded never look at it, hash only through the default key.
- * Null when a message must be built (a custom function or key).
+ * and least-loaded never look at it, hash only through the default key or
+ * `entryKey(buf, offset)`, the hash a key of a subclass's reads from the
+ * entry's bytes. Null when a message must be built (a custom function, or a
+ * custom key without entryKey).
  */
-function entryStrategy (strategy, lb, defaultKey) {
+function entryStrategy (strategy, lb, entryKey) {
   if (strategy === roundRobin || strategy === leastLoaded) return (workers) => strategy.call(lb, workers)
-  if (strategy === hash && defaultKey) return (workers, buf, offset) => workerForHash(workers, entryKeyHash(buf, offset), lb.options.instances)
+  if (strategy === hash && entryKey) return (workers, buf, offset) => workerForHash(workers, entryKey(buf, offset), lb.options.instances)
   return null
 }
 
@@ -78,4 +84,4 @@ const strategies = Object.freeze({
   'least-loaded': leastLoaded
 })
 
-module.exports = { strategies, fnv1a, entryStrategy }
+module.exports = { strategies, fnv1a, entryStrategy, entryKeyHash }

@@ -6,7 +6,7 @@ const Backoff = require('../shared/backoff')
 const ListenError = require('../../exceptions/listen-error')
 const { briefError } = require('../shared/logger')
 const WorkerPool = require('./worker-pool')
-const { strategies, entryStrategy } = require('./distribution')
+const { strategies, entryStrategy, entryKeyHash } = require('./distribution')
 const { normalizeOptions } = require('./options')
 const { remoteOf, entryEnd, entryDataLength, datagramAt } = require('../shared/batch-codec')
 const { createCounters, totalDropped } = require('./counters')
@@ -20,7 +20,11 @@ const STALL_WARN_MS = 5000
  * distributes every message to forked workers in batches, and supervises
  * them.
  *
- * For subclasses: override `distribute(workers, message)` or `key(message)`;
+ * For subclasses: override `distribute(workers, message)` or `key(message)`
+ * (a string is hashed; a number is the hash); a `key` of your own may come
+ * with `entryKey(buf, offset)`, the same number read from the batch entry
+ * at `offset` (lib/shared/batch-codec.js), so that the native receive path
+ * need not build a message per datagram;
  * extend `doStart()` (runs once per start: `await super.doStart()` binds and
  * forks, so prepare what the workers need before it) and `doStop()` (drains;
  * release what doStart acquired after `await super.doStop()`); declare extra
@@ -67,7 +71,7 @@ class LoadBalancer extends EventEmitter {
     return this.strategy.call(this, workers, message)
   }
 
-  /** Flow key for `hash` distribution: the source address and port. */
+  /** Flow key for `hash` distribution: the source address and port (a string; a number is taken as its hash). */
   key (message) {
     const remote = remoteOf(message)
     return remote ? `${remote.address}:${remote.port}` : ''
@@ -309,7 +313,8 @@ class LoadBalancer extends EventEmitter {
   // choose from a batch entry, or null (build a message per datagram).
   _resolveEntryStrategy () {
     if (this.distribute !== LoadBalancer.prototype.distribute) return null
-    return entryStrategy(this.strategy, this, this.key === LoadBalancer.prototype.key)
+    if (this.key === LoadBalancer.prototype.key) return entryStrategy(this.strategy, this, entryKeyHash)
+    return entryStrategy(this.strategy, this, typeof this.entryKey === 'function' ? (buf, offset) => this.entryKey(buf, offset) : null)
   }
 
   _pick (message, force) {

@@ -119,6 +119,11 @@ function entryKeyHash (buf, offset) {
   return h >>> 0
 }
 
+/** Where the data of the entry at `offset` starts. */
+function entryDataStart (buf, offset) {
+  return offset + HEADER + buf[offset + 6]
+}
+
 /** Where the entry at `offset` ends (the next one starts). */
 function entryEnd (buf, offset) {
   return offset + HEADER + buf[offset + 6] + entryDataLength(buf, offset)
@@ -142,4 +147,4 @@ function remoteOf (message) {
   return message.rinfo || message.remote
 }
 
-module.exports = { KIND_UDP, KIND_TCP, entrySize, writeEntry, entryEnd, entryDataLength, entryKeyHash, datagramAt, BatchReader, forEachMessage, remoteOf }
+module.exports = { KIND_UDP, KIND_TCP, entrySize, writeEntry, entryEnd, entryDataStart, entryDataLength, entryKeyHash, datagramAt, BatchReader, forEachMessage, remoteOf }

@@ -20,9 +20,15 @@ const pad = (n) => String(n).padStart(2, '0')
  * path.
  */
 class CounterStore {
-  constructor (collection, { preallocateRate = 0, random = Math.random } = {}) {
+  /**
+   * @param {object} collection the native `counters` collection (may be set later)
+   * @param {{ preallocateRate?: number, random?: () => number, minuteFields?: string[] }} [options]
+   *   minuteFields: prefixes of incrementMinute's figures, preallocated too
+   */
+  constructor (collection, { preallocateRate = 0, random = Math.random, minuteFields = [] } = {}) {
     this.collection = collection
     this.preallocateRate = preallocateRate
+    this.minuteFields = minuteFields
     this.random = random
     this.pending = new Map() // _id → { metric, day, inc: { path: n }, marks: { origin: batchId }, minSeq }
     this.writing = null // the docs of the write in progress
@@ -32,6 +38,26 @@ class CounterStore {
   /** Counts `n` events of `metric` at `date` (a Date or epoch ms); `mark` names the batch they came from. */
   increment (metric, date, n = 1, mark = null) {
     const d = date instanceof Date ? date : new Date(date)
+    const doc = this.pendingDoc(metric, d, mark)
+    const hh = pad(d.getUTCHours())
+    add(doc.inc, 'daily', n)
+    add(doc.inc, `hourly.${hh}`, n)
+    add(doc.inc, `minute.${hh}.${pad(d.getUTCMinutes())}`, n)
+  }
+
+  /**
+   * Adds `n` (may be negative) to `<prefix>.HH.MM` of `metric`'s document,
+   * the minute of `date`: per-minute figures beside the count (the RTCP
+   * collector's calls by MOS band). Written and deduplicated on redelivery
+   * with the document's other increments.
+   */
+  incrementMinute (metric, date, prefix, n, mark = null) {
+    const d = date instanceof Date ? date : new Date(date)
+    const doc = this.pendingDoc(metric, d, mark)
+    add(doc.inc, `${prefix}.${pad(d.getUTCHours())}.${pad(d.getUTCMinutes())}`, n)
+  }
+
+  pendingDoc (metric, d, mark) {
     const day = dayOf(d)
     const id = `${day}/${metric}`
     let doc = this.pending.get(id)
@@ -40,10 +66,7 @@ class CounterStore {
       this.pending.set(id, doc)
     }
     if (mark) addMark(doc, mark)
-    const hh = pad(d.getUTCHours())
-    add(doc.inc, 'daily', n)
-    add(doc.inc, `hourly.${hh}`, n)
-    add(doc.inc, `minute.${hh}.${pad(d.getUTCMinutes())}`, n)
+    return doc
   }
 
   get size () {
@@ -92,7 +115,7 @@ class CounterStore {
       }
       ops.push({ updateOne: { filter: { _id: id }, update, upsert: true } })
       if (this.random() < this.preallocateRate) {
-        ops.push(preallocateOp(doc))
+        ops.push(preallocateOp(doc, this.minuteFields))
         this.stats.preallocations++
       }
     }
@@ -127,24 +150,36 @@ class CounterStore {
   /** The next day's document with every counter at zero, unless it exists. */
   preallocate (metric, date) {
     const day = dayOf(new Date(date))
-    return this.collection.bulkWrite([preallocateOp({ metric, day })], { ordered: false })
+    return this.collection.bulkWrite([preallocateOp({ metric, day }, this.minuteFields)], { ordered: false })
   }
 }
 
-function preallocateOp ({ metric, day }) {
+function preallocateOp ({ metric, day }, minuteFields) {
   const next = nextDay(day)
-  return { updateOne: { filter: { _id: `${next}/${metric}` }, update: { $setOnInsert: zeroed(metric, next) }, upsert: true } }
+  return { updateOne: { filter: { _id: `${next}/${metric}` }, update: { $setOnInsert: zeroed(metric, next, minuteFields) }, upsert: true } }
 }
 
-function zeroed (metric, day) {
-  const doc = { metric, day, daily: 0, hourly: {}, minute: {} }
-  for (let h = 0; h < 24; h++) {
-    const hh = pad(h)
-    doc.hourly[hh] = 0
-    doc.minute[hh] = {}
-    for (let m = 0; m < 60; m++) doc.minute[hh][pad(m)] = 0
-  }
+function zeroed (metric, day, minuteFields = []) {
+  const doc = { metric, day, daily: 0, hourly: {}, minute: zeroMinutes() }
+  for (let h = 0; h < 24; h++) doc.hourly[pad(h)] = 0
+  for (const prefix of minuteFields) setPath(doc, prefix, zeroMinutes())
   return doc
+}
+
+function zeroMinutes () {
+  const minutes = {}
+  for (let h = 0; h < 24; h++) {
+    const hour = minutes[pad(h)] = {}
+    for (let m = 0; m < 60; m++) hour[pad(m)] = 0
+  }
+  return minutes
+}
+
+function setPath (doc, path, value) {
+  const parts = path.split('.')
+  let at = doc
+  for (const part of parts.slice(0, -1)) at = at[part] || (at[part] = {})
+  at[parts[parts.length - 1]] = value
 }
 
 function dayOf (d) {

@@ -1,9 +1,12 @@
 'use strict'
 
+const { mergeStats, copyStats } = require('./side-stats')
+
 /**
  * Folds the updates of one flush window: all packets of one direction of a
  * stream become one entry (max/min sequence numbers, packet count, time
- * range, latest side fields), side updates and ends merge per endpoint.
+ * range, latest side fields, merged side statistics and minute counts),
+ * side updates and ends merge per endpoint.
  * Bounded: past `maxEntries` distinct entries a packet that would need a new
  * entry is refused (the caller counts it as dropped).
  */
@@ -81,6 +84,8 @@ function toEntry (item) {
     minTs: ts,
     maxTs: ts,
     fields: item.fields ? { ...item.fields } : null,
+    stats: item.stats ? copyStats(item.stats) : null,
+    counts: item.counts ? { ...item.counts } : null,
     minSeq: Infinity,
     marks: null
   }
@@ -106,6 +111,7 @@ function merge (into, entry) {
     if (entry.fields) into.fields = { ...into.fields, ...entry.fields }
   }
   if (into.kind !== 'packet') return
+  if (entry.stats) into.stats = into.stats ? mergeStats(into.stats, entry.stats) : copyStats(entry.stats)
   if (entry.maxHpn > into.maxHpn) into.maxHpn = entry.maxHpn
   if (entry.minHpn < into.minHpn) into.minHpn = entry.minHpn
   if (entry.minTs < into.minTs) into.minTs = entry.minTs

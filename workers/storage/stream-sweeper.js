@@ -16,8 +16,15 @@ const { streamAnalytics } = require('./stream-analytics')
  * batch; each close names its pair and goes to one.
  */
 class StreamSweeper {
-  constructor (collection, { streamTimeout = 60000, byeGrace = 5000, interval = 1000, logger, batch } = {}) {
+  /**
+   * @param {object} collection the native `streams` collection
+   * @param {{ streamTimeout?: number, byeGrace?: number, interval?: number, logger?: object, batch?: object,
+   *   analytics?: (doc: object, endedAt: Date) => object }} [options] analytics: the figures an ended
+   *   stream keeps (default: stream-analytics.js)
+   */
+  constructor (collection, { streamTimeout = 60000, byeGrace = 5000, interval = 1000, logger, batch, analytics = streamAnalytics } = {}) {
     this.collection = collection
+    this.analytics = analytics
     this.streamTimeout = streamTimeout
     this.byeGrace = byeGrace
     this.interval = interval
@@ -86,7 +93,7 @@ class StreamSweeper {
         'stream_ended.from': true,
         'stream_ended.to': true,
         endReason: endReason(doc),
-        analytics: streamAnalytics(doc, endedAt)
+        analytics: this.analytics(doc, endedAt)
       }
       // The shard key targets one shard. A stream that an earlier version
       // wrote after StreamWriter.prepare ran (during a rolling upgrade, so

@@ -1,0 +1,68 @@
+'use strict'
+
+// Runs in the master, once per datagram: which call an RTCP datagram
+// belongs to, as a number for `hash` distribution, read from its bytes.
+//
+// Both ends of a call report on each other (A's block names B, B's names A),
+// so the key is the unordered pair of the reporter's SSRC and the first
+// reported SSRC: both ends' reports meet in one worker, which is what lets
+// it pair an LSR with the SR it names, infer the sender's clock rate from
+// its SRs and combine both directions into a round-trip time
+// (call-quality.js). A sender that receives nothing (one-way media) sends
+// SRs without blocks; they follow the pair its receiver last reported it
+// in. Anything too short to read falls back to the source address.
+
+const SR = 200
+const RR = 201
+const SR_FIRST_BLOCK = 28 // header 4, SSRC 4, sender info 20
+const RR_FIRST_BLOCK = 8
+
+class CallAffinity {
+  /** @param {{ maxSenders?: number }} [options] how many one-way senders to remember (cleared when full) */
+  constructor ({ maxSenders = 100000 } = {}) {
+    this.maxSenders = maxSenders
+    this.pairOfSender = new Map() // reported SSRC → the pair key it was last reported in
+  }
+
+  /**
+   * The call key of the RTCP datagram in `buf[start, end)`, or -1 when the
+   * bytes do not start with an SR or RR header and SSRC.
+   */
+  keyOf (buf, start, end) {
+    if (end - start < 8 || buf[start] >> 6 !== 2) return -1
+    const pt = buf[start + 1]
+    if (pt !== SR && pt !== RR) return -1
+    const reporter = u32(buf, start + 4)
+    const block = start + (pt === SR ? SR_FIRST_BLOCK : RR_FIRST_BLOCK)
+    if ((buf[start] & 0x1f) === 0 || block + 4 > end) {
+      const pair = this.pairOfSender.get(reporter)
+      return pair === undefined ? mix(reporter) : pair
+    }
+    const reported = u32(buf, block)
+    const key = pairKey(reporter, reported)
+    if (this.pairOfSender.get(reported) !== key) {
+      if (this.pairOfSender.size >= this.maxSenders) this.pairOfSender.clear()
+      this.pairOfSender.set(reported, key)
+    }
+    return key
+  }
+}
+
+function u32 (buf, at) {
+  return (buf[at] * 0x1000000) + ((buf[at + 1] << 16) | (buf[at + 2] << 8) | buf[at + 3])
+}
+
+/** A hash of the unordered SSRC pair (the same whichever end reports). */
+function pairKey (a, b) {
+  const low = a < b ? a : b
+  const high = a < b ? b : a
+  return mix((Math.imul(low, 0x9e3779b1) ^ high) >>> 0)
+}
+
+function mix (x) {
+  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b)
+  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35)
+  return (x ^ (x >>> 16)) >>> 0
+}
+
+module.exports = { CallAffinity, pairKey }

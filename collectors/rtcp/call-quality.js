@@ -1,0 +1,355 @@
+'use strict'
+
+// Runs in an RTCP worker: what each report block says about its call,
+// worked out from the block and what the worker remembers of the call (its
+// ends' earlier reports and SRs: call-affinity.js sends both ends of a call
+// to one worker). The figures and their units are documented in the README
+// (Call quality); the formulas are cited where they are computed.
+
+const { rFactor, mosFromR } = require('./e-model')
+const { codecNamed } = require('./codecs')
+
+const NTP_UNIT = 65536 // LSR and DLSR count 1/65536 s (RFC 3550 §6.4.1)
+const REFS_KEPT = 8 // SRs (and XR RRTRs) kept per source for LSR look-ups
+const MAX_JITTER_MS = 10000 // an interarrival jitter beyond is not a call's
+const PEER_TERM_MS = 60000 // the other direction's delay is combined while this fresh
+const MIN_RATE_SPAN_S = 1 // two SRs at least this far apart infer a clock rate
+const RATE_TOLERANCE = 0.02
+const KNOWN_RATES = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 90000]
+const MAX_DROPOUT = 3000 // RFC 3550 A.1: a larger jump of the highest sequence is a restart
+const LSR_UNKNOWN = Symbol('lsr-unknown')
+
+/** Why a report's figures are not used: counted by reason, flagged on the side. */
+const INVALID_REASONS = Object.freeze([
+  'lost-exceeds-expected', // cumulative lost beyond the packets its sequence range allows
+  'fraction-without-expected', // a fraction lost while no packet was expected since the last report
+  'jitter-out-of-range', // more than MAX_JITTER_MS
+  'lsr-unknown', // LSR names no SR of the reported source seen here
+  'rtt-negative' // LSR/DLSR and arrival times give a round trip below zero
+])
+
+/** MOS bands of the per-minute call counts, best first (README: Call quality). */
+const BANDS = Object.freeze(['good', 'fair', 'poor'])
+const BAND_RANK = Object.freeze({ unknown: 0, good: 1, fair: 2, poor: 3 })
+
+function bandOf (mos) {
+  if (mos === null) return 'unknown'
+  return mos >= 4.0 ? 'good' : mos >= 3.6 ? 'fair' : 'poor'
+}
+
+/**
+ * Per-worker memory of the calls it sees, bounded: `maxSources` sources
+ * (SSRCs) and as many stream sides; past that the oldest half is forgotten
+ * (counted in `evicted`) and their figures start over as for a new call.
+ */
+class CallQuality {
+  constructor ({ codec, clockRate, maxSources = 100000 } = {}) {
+    this.codec = codecNamed(codec)
+    this.clockRate = clockRate === undefined ? this.codec.clockRate : clockRate
+    this.maxSources = maxSources
+    this.sources = new Map() // SSRC → { refs: [{ mid, at, ntp, rtp }], rate }
+    this.sides = new Map() // 'reporter>reported' → { seq, lost, at, term, termAt }
+    this.calls = new Map() // unordered pair → { minute, band }
+    this.invalid = Object.fromEntries(INVALID_REASONS.map((reason) => [reason, 0]))
+    this.evicted = 0
+  }
+
+  /**
+   * A clock reference of `ssrc` seen at `at` (ms): its SR (with the RTP
+   * timestamp of the same instant) or its XR RRTR (RFC 3611 §4.4, none).
+   */
+  reference (ssrc, ntpSec, ntpFrac, rtp, at) {
+    const source = this.source(ssrc)
+    const mid = (((ntpSec & 0xffff) << 16) | (ntpFrac >>> 16)) >>> 0
+    const refs = source.refs
+    if (refs.length > 0 && refs[refs.length - 1].mid === mid) return // the same SR again
+    const ref = { mid, at, ntp: ntpSec + ntpFrac / 0x100000000, rtp }
+    if (rtp !== undefined) inferRate(source, ref)
+    refs.push(ref)
+    if (refs.length > REFS_KEPT) refs.shift()
+  }
+
+  /**
+   * The figures of one report block from `reporter` about `block.ssrc`,
+   * arriving at `at` (ms), as side statistics and per-minute call counts
+   * for the stream worker. `xr` is what the same datagram's XR VoIP
+   * Metrics block says of that stream, if any.
+   *
+   * @returns {{ fields: object, stats: { min: object, max: object, inc: object }, counts: object|null }}
+   */
+  report (reporter, block, at, xr) {
+    const key = `${reporter}>${block.ssrc}`
+    const side = this.side(key)
+    const rate = this.rateOf(block.ssrc)
+    const stats = { min: {}, max: {}, inc: {} }
+    const flags = []
+    const loss = this.loss(side, block, flags, stats)
+    const jitterMs = block.jitter / rate.value * 1000
+    if (jitterMs > MAX_JITTER_MS) flags.push('jitter-out-of-range')
+    const rttMs = this.roundTrip(reporter, block.ssrc, side, block.lsr, block.dlsr, at, flags)
+    for (const reason of flags) {
+      this.invalid[reason]++
+      stats.inc[`quality.invalid.${reason}`] = 1
+    }
+    const usable = flags.length === 0
+    const figures = usable ? this.figures(loss, jitterMs, rttMs, xr) : null
+    if (figures) addFigures(stats, figures, at, minuteKey(at))
+    const fields = { clockRate: rate.value, clockRateSource: rate.source }
+    if (figures) Object.assign(fields, { lossRate: figures.loss, jitterMs: figures.jitterMs, rttMs: figures.rttMs, rFactor: figures.rFactor, mos: figures.mos })
+    return { fields, stats, counts: this.countCall(reporter, block.ssrc, figures ? figures.mos : null, at) }
+  }
+
+  /**
+   * Loss over the interval since this side's previous report, RFC 3550
+   * A.3: Δ cumulative lost / Δ extended highest sequence number (0 when
+   * duplicates make Δ lost negative). Without a previous report here, the
+   * reporter's own fraction lost (§6.4.1, 8-bit). The stream's overall loss
+   * comes from the first and last reports (`quality.loss.first/last`, see
+   * sideQuality); a restart of the reporter's numbering (the highest
+   * sequence going back, or on by more than MAX_DROPOUT at once) is counted
+   * in `quality.loss.restarts`, and then the overall figure is the sum of
+   * the intervals instead.
+   */
+  loss (side, block, flags, stats) {
+    const seq = block.highestSeq
+    const lost = block.cumulativeLost
+    if (lost > seq + 1) {
+      flags.push('lost-exceeds-expected')
+      return null
+    }
+    const previous = side.seq
+    const expected = previous === undefined ? undefined : seq - previous
+    let loss = block.fractionLost / 256
+    if (expected !== undefined && (expected < 0 || expected > MAX_DROPOUT * 16)) {
+      if (expected < 0 && -expected < MAX_DROPOUT) return null // an older report arriving late: skipped
+      stats.inc['quality.loss.restarts'] = 1
+      side.seq = seq
+      side.lost = lost
+      return loss
+    }
+    if (expected !== undefined) {
+      const lostInInterval = lost - side.lost
+      if (expected === 0 && block.fractionLost > 0) flags.push('fraction-without-expected')
+      else if (lostInInterval > expected) flags.push('lost-exceeds-expected')
+      if (flags.length > 0) return null
+      if (expected > 0) {
+        loss = Math.max(0, lostInInterval) / expected
+        stats.inc['quality.loss.intervalExpected'] = expected
+        stats.inc['quality.loss.intervalLost'] = Math.max(0, lostInInterval)
+      }
+    }
+    side.seq = seq
+    side.lost = lost
+    stats.min['quality.loss.first'] = { seq, lost }
+    stats.max['quality.loss.last'] = { seq, lost }
+    return loss
+  }
+
+  /**
+   * Round-trip time in ms, or null. The block's LSR names the SR of the
+   * reported source that the reporter last received, DLSR how long it held
+   * it (RFC 3550 §6.4.1). The collector saw that SR arrive, and this report:
+   * their arrival times less DLSR give the one-way delay from the source to
+   * the reporter, plus the difference of the two ends' delays to the
+   * collector. The same from the other end's reports cancels that
+   * difference: RTT = one direction + the other. With one direction only
+   * (the other end sends no SR), RTT = 2 × it, assuming a symmetric path
+   * and both ends equally far from the collector.
+   */
+  roundTrip (reporter, ssrc, side, lsr, dlsr, at, flags) {
+    const term = this.oneWay(ssrc, lsr, dlsr, at)
+    if (term === null) return null
+    if (term === LSR_UNKNOWN) {
+      flags.push('lsr-unknown')
+      return null
+    }
+    side.term = term
+    side.termAt = at
+    const peer = this.sides.get(`${ssrc}>${reporter}`)
+    const rtt = peer && peer.term !== undefined && at - peer.termAt <= PEER_TERM_MS ? term + peer.term : 2 * term
+    if (rtt < 0) {
+      flags.push('rtt-negative')
+      return null
+    }
+    return rtt
+  }
+
+  /**
+   * An XR DLRR item (RFC 3611 §4.5): `reporter` held the RRTR of `ssrc`
+   * named by `lrr` for `dlrr` — the same measure as a report block's
+   * LSR/DLSR, for an end that sends no SR. It gives no figures of its own:
+   * its delay combines with the other direction's in roundTrip.
+   */
+  delayReport (reporter, ssrc, lrr, dlrr, at) {
+    const term = this.oneWay(ssrc, lrr, dlrr, at)
+    if (term === null || term === LSR_UNKNOWN) return
+    const side = this.side(`${reporter}>${ssrc}`)
+    side.term = term
+    side.termAt = at
+  }
+
+  /**
+   * The delay from `ssrc` to the end that reports it (plus the difference
+   * of their delays to the collector): this report's arrival less the
+   * arrival of the reference `lsr` names, less `dlsr`. Null when there is
+   * none to pair (no SR received yet, or its SRs do not come to this
+   * worker), LSR_UNKNOWN when it names none of the recent ones seen.
+   */
+  oneWay (ssrc, lsr, dlsr, at) {
+    if (lsr === 0) return null // no SR received yet (§6.4.1)
+    const source = this.sources.get(ssrc)
+    if (!source || source.refs.length === 0) return null
+    const ref = source.refs.find((r) => r.mid === lsr)
+    if (ref) return at - ref.at - dlsr / NTP_UNIT * 1000
+    // One older than those kept is not known to be wrong.
+    return ((lsr - source.refs[0].mid) | 0) >= 0 ? LSR_UNKNOWN : null
+  }
+
+  /**
+   * G.107's burst ratio BurstR = 1 / (p + q) of a two-state model whose
+   * mean sojourns are XR's mean burst and gap durations in packets
+   * (p = 1 / gap length, q = 1 / burst length): 1 for no bursts. An
+   * approximation: XR's bursts are loss-dense periods, not runs of losses.
+   */
+  burstRatio (burstMs, gapMs) {
+    if (!(burstMs > 0) || !(gapMs > 0)) return 1
+    const packetMs = this.codec.packetMs
+    return 1 / (packetMs / Math.max(gapMs, packetMs) + packetMs / Math.max(burstMs, packetMs))
+  }
+
+  /**
+   * R and MOS by the G.107 E-model (e-model.js) with the codec's Ie and Bpl
+   * (codecs.js): Ppl is the interval's loss, or XR's loss + discard rate
+   * when the reporter sends VoIP Metrics (RFC 3611 §4.7.1), with its burst
+   * ratio; the mouth-to-ear delay Ta = T is half the RTT (0 while unknown)
+   * plus the jitter buffer (XR's nominal delay, else twice the jitter) plus
+   * the codec's delay; Tr = 2T.
+   */
+  figures (loss, jitterMs, rttMs, xr) {
+    if (loss === null) return null
+    let Ppl = loss * 100
+    let BurstR = 1
+    let bufferMs = 2 * jitterMs
+    if (xr) {
+      Ppl = (xr.lossRate + xr.discardRate) / 256 * 100
+      BurstR = xr.burstR
+      if (xr.jbNominal > 0) bufferMs = xr.jbNominal
+    }
+    const T = (rttMs === null ? 0 : rttMs / 2) + bufferMs + this.codec.delayMs
+    const R = rFactor({ Ie: this.codec.Ie, Bpl: this.codec.Bpl, Ppl, BurstR, T, Ta: T, Tr: 2 * T })
+    return { loss, jitterMs, rttMs, rFactor: R, mos: mosFromR(R) }
+  }
+
+  /**
+   * Per-minute call counts by MOS band: each call (the pair of SSRCs) is
+   * counted once per minute, in the band of its worst report that minute
+   * (a worse report moves it). `counts` are paths of the stream worker's
+   * counter document for that minute (counter-store.js).
+   */
+  countCall (a, b, mos, at) {
+    const pair = a < b ? `${a}|${b}` : `${b}|${a}`
+    const minute = Math.floor(at / 60000)
+    const band = bandOf(mos)
+    let call = this.calls.get(pair)
+    if (!call) {
+      this.bound(this.calls)
+      call = { minute: -1, band: 'unknown' }
+      this.calls.set(pair, call)
+    }
+    if (call.minute !== minute) {
+      call.minute = minute
+      call.band = band
+      return { [`calls.${band}`]: 1 }
+    }
+    if (BAND_RANK[band] <= BAND_RANK[call.band]) return null
+    const counts = { [`calls.${call.band}`]: -1, [`calls.${band}`]: 1 }
+    call.band = band
+    return counts
+  }
+
+  /** The reported source's clock rate: inferred from its SRs, else the configured one. */
+  rateOf (ssrc) {
+    const source = this.sources.get(ssrc)
+    if (source && source.rate) return { value: source.rate, source: 'sender-reports' }
+    return { value: this.clockRate, source: 'configured' }
+  }
+
+  source (ssrc) {
+    let source = this.sources.get(ssrc)
+    if (!source) {
+      this.bound(this.sources)
+      source = { refs: [], rate: 0 }
+      this.sources.set(ssrc, source)
+    }
+    return source
+  }
+
+  side (key) {
+    let side = this.sides.get(key)
+    if (!side) {
+      this.bound(this.sides)
+      side = { seq: undefined, lost: 0, term: undefined, termAt: 0 }
+      this.sides.set(key, side)
+    }
+    return side
+  }
+
+  // Maps keep insertion order: the oldest half goes when one is full.
+  bound (map) {
+    if (map.size < this.maxSources) return
+    let drop = map.size >> 1
+    this.evicted += drop
+    for (const key of map.keys()) {
+      map.delete(key)
+      if (--drop === 0) break
+    }
+  }
+
+  stats () {
+    return { invalid: { ...this.invalid }, evicted: this.evicted, calls: this.calls.size }
+  }
+}
+
+/**
+ * The RTP clock rate from two SRs of one sender: RTP timestamp units per
+ * NTP second (RFC 3550 §6.4.1 ties both to the same instant), taken when
+ * within RATE_TOLERANCE of a usual rate.
+ */
+function inferRate (source, ref) {
+  const first = source.refs.find((r) => r.rtp !== undefined && ref.ntp - r.ntp >= MIN_RATE_SPAN_S)
+  if (!first) return
+  const ticks = (ref.rtp - first.rtp) >>> 0
+  const measured = ticks / (ref.ntp - first.ntp)
+  const rate = KNOWN_RATES.find((known) => Math.abs(measured - known) <= known * RATE_TOLERANCE)
+  if (rate) source.rate = rate
+}
+
+/** YYYYMMDDHHmm (UTC) of `at`: the key of a stream side's per-minute bucket. */
+function minuteKey (at) {
+  return new Date(at).toISOString().slice(0, 16).replace(/[-T:]/g, '')
+}
+
+// min / sum and count / max of each figure, the values at the worst MOS,
+// and the minute's bucket (README: Call quality lists every path).
+function addFigures (stats, figures, at, minute) {
+  const { min, max, inc } = stats
+  const { loss, jitterMs, rttMs, rFactor: R, mos } = figures
+  for (const [name, value] of [['loss', loss], ['jitterMs', jitterMs], ['rttMs', rttMs], ['mos', mos]]) {
+    if (value === null) continue
+    min[`quality.${name}.min`] = value
+    max[`quality.${name}.max`] = value
+    inc[`quality.${name}.sum`] = value
+    inc[`quality.${name}.count`] = 1
+  }
+  // Compared field by field in this order: the lowest MOS wins.
+  min['quality.worst'] = { mos, rFactor: R, loss, jitterMs, rttMs, at: new Date(at) }
+  const bucket = `quality.minutes.${minute}`
+  min[`${bucket}.mosMin`] = mos
+  max[`${bucket}.lossMax`] = loss
+  max[`${bucket}.jitterMsMax`] = jitterMs
+  if (rttMs !== null) max[`${bucket}.rttMsMax`] = rttMs
+  inc[`${bucket}.mosSum`] = mos
+  inc[`${bucket}.reports`] = 1
+}
+
+module.exports = { CallQuality, INVALID_REASONS, BANDS, bandOf, minuteKey }

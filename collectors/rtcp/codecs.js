@@ -1,0 +1,31 @@
+'use strict'
+
+const InvalidOptionError = require('../../exceptions/invalid-option-error')
+
+/**
+ * E-model planning values per codec, declared once: the equipment
+ * impairment factor Ie (ITU-T G.113 Appendix I, Table I.1) and the
+ * packet-loss robustness factor Bpl (Table I.3, for the packet size given
+ * there), the usual packet interval (`packetMs`), and the delay the codec
+ * adds to the mouth-to-ear path (`delayMs`): one packet of audio plus the
+ * codec's look-ahead. RTCP does not say
+ * which codec a call uses, so a collector is told (`--codec`); the default
+ * is G.711 with packet-loss concealment, the common VoIP case.
+ */
+const CODECS = Object.freeze({
+  'G.711': { Ie: 0, Bpl: 25.1, packetMs: 20, delayMs: 20, clockRate: 8000, description: 'G.711 (PCMA/PCMU) with packet-loss concealment (G.711 Appendix I)' },
+  'G.711-noplc': { Ie: 0, Bpl: 4.3, packetMs: 20, delayMs: 20, clockRate: 8000, description: 'G.711 without concealment (lost packets replaced by silence)' },
+  'G.729A': { Ie: 11, Bpl: 19.0, packetMs: 20, delayMs: 25, clockRate: 8000, description: 'G.729A with VAD, 20 ms packets (10 ms frames + 5 ms look-ahead)' },
+  'G.723.1': { Ie: 15, Bpl: 16.1, packetMs: 30, delayMs: 37.5, clockRate: 8000, description: 'G.723.1 6.3 kbit/s with VAD, 30 ms packets (+ 7.5 ms look-ahead)' },
+  'GSM-EFR': { Ie: 5, Bpl: 10.0, packetMs: 20, delayMs: 20, clockRate: 8000, description: 'GSM-EFR 12.2 kbit/s, 20 ms packets' }
+})
+
+const DEFAULT_CODEC = 'G.711'
+
+/** The planning values of codec `name`; InvalidOptionError naming the choices if there is none. */
+function codecNamed (name = DEFAULT_CODEC) {
+  if (!Object.hasOwn(CODECS, name)) throw new InvalidOptionError('codec', name, `must be one of ${Object.keys(CODECS).join(', ')}`)
+  return CODECS[name]
+}
+
+module.exports = { CODECS, DEFAULT_CODEC, codecNamed }

@@ -1,0 +1,95 @@
+'use strict'
+
+// Call quality end to end: synthetic two-way calls whose loss, jitter,
+// clock rate and delay the test sets (test/helpers/rtcp-calls.js) go
+// through a real RtcpCollector (2 workers) into the real server; what the
+// sweeper concludes when both ends said BYE must be what was sent, and each
+// MOS what the independent E-model (test/oracles/emodel) gives for the same
+// inputs.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const rtcp = require('../../collectors/rtcp')
+const { startTestCollector } = require('../helpers/collector')
+const { sendCalls } = require('../helpers/rtcp-calls')
+const { oracleRatings } = require('../helpers/emodel-oracle')
+const { waitFor, streamDocs } = require('../helpers/streams')
+const { CODECS } = require('../../collectors/rtcp/codecs')
+
+const G711 = CODECS['G.711']
+
+// The collector's mouth-to-ear delay (README, Call quality): half the RTT,
+// twice the jitter, the codec's delay.
+function oracleInput ({ loss, jitterMs, rttMs }) {
+  const T = (rttMs === null ? 0 : rttMs / 2) + 2 * jitterMs + G711.delayMs
+  return { Ie: G711.Ie, Bpl: G711.Bpl, Ppl: loss * 100, T, Ta: T, Tr: 2 * T }
+}
+
+// Calls counted per minute must all fall in one minute: wait out the end of one.
+async function awayFromMinuteEnd (ms) {
+  const left = 60000 - (Date.now() % 60000)
+  if (left < ms) await new Promise((resolve) => setTimeout(resolve, left + 50))
+}
+
+test('loss, jitter in ms, RTT and MOS of closed calls are what the calls carried', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, rtcp, ['--stream-timeout', '30s'])
+  const calls = []
+  for (let i = 0; i < 10; i++) {
+    const lostPerRound = i < 5 ? 5 : 25 // 2 % and 10 % of 250
+    const rate = i === 9 ? 16000 : 8000
+    const media = { lostPerRound, rate, jitter: rate / 50, delayMs: 40 } // 20 ms of jitter
+    calls.push({ a: 0x1000 + 2 * i, b: 0x1001 + 2 * i, ab: media, ba: media })
+  }
+  await awayFromMinuteEnd(8000)
+  const minute = new Date()
+  const { sent } = await sendCalls(port, calls)
+  await waitFor(() => collector.summary().processed === sent, { what: 'every datagram processed' })
+  await waitFor(async () => (await streamDocs(db, { active: false })).length === 10, { what: 'the sweeper closing 10 calls' })
+  const docs = await streamDocs(db)
+  assert.equal(docs.length, 10, 'one stream per call')
+
+  const sides = []
+  for (const doc of docs) {
+    const call = calls.find((c) => [String(c.a), String(c.b)].includes(doc.from.ID))
+    const expectedLoss = call.ab.lostPerRound / 250
+    for (const name of ['from', 'to']) {
+      const side = doc.analytics[name]
+      assert.ok(side, `${name} side has figures`)
+      assert.equal(side.reports, 12)
+      assert.equal(side.lossBasis, 'first-last')
+      assert.ok(Math.abs(side.lossRate - expectedLoss) < 1e-12, `loss ${side.lossRate} is ${expectedLoss} (Δcumulative / Δhighest)`)
+      assert.equal(side.clockRate, call.ab.rate, 'clock rate inferred from the SRs')
+      assert.equal(side.clockRateSource, 'sender-reports')
+      assert.ok(Math.abs(side.jitterMs.min - 20) < 1e-9, `jitter ${side.jitterMs.min} ms`)
+      // Before its second SR a sender's rate is the configured 8000 Hz: a
+      // 16 kHz sender's first jitter reads twice as long.
+      const firstJitterMs = call.ab.jitter / 8000 * 1000
+      assert.ok(Math.abs(side.jitterMs.max - firstJitterMs) < 1e-9, `first jitter ${side.jitterMs.max} ms`)
+      assert.ok(Math.abs(side.rttMs.avg - 80) < 10, `RTT ${side.rttMs.avg} ms ≈ 2 × 40`)
+      // The first end's first block names no SR yet (LSR 0): no RTT for it.
+      assert.equal(side.rttMs.count, doc.from.ID === String(call.a) && name === 'from' ? 11 : 12, 'an RTT for every block with an LSR')
+      assert.deepEqual(side.invalid, {})
+      sides.push(side)
+    }
+  }
+  // Every worst-MOS record is what G.107 gives for its own loss, jitter and RTT.
+  const oracle = oracleRatings(sides.map((side) => oracleInput(side.worst)))
+  sides.forEach((side, i) => {
+    assert.ok(Math.abs(side.worst.mos - oracle[i].MOS) < 1e-6, `MOS ${side.worst.mos} = oracle ${oracle[i].MOS}`)
+    assert.ok(Math.abs(side.worst.rFactor - oracle[i].R) < 1e-6)
+    assert.ok(side.mos.min <= side.mos.avg && side.mos.avg <= side.mos.max)
+  })
+  const bands = docs.map((doc) => doc.analytics.band)
+  assert.deepEqual(bands.filter((b) => b === 'good').length, 5, `2 % calls are good: ${bands}`)
+  assert.deepEqual(bands.filter((b) => b === 'poor').length, 5, `10 % calls are poor: ${bands}`)
+
+  // One read tells how many calls were good or poor that minute.
+  const hh = String(minute.getUTCHours()).padStart(2, '0')
+  const mm = String(minute.getUTCMinutes()).padStart(2, '0')
+  const day = minute.toISOString().slice(0, 10).replace(/-/g, '')
+  const counter = await db.collection('counters').findOne({ _id: `${day}/rtcp.packets` })
+  assert.equal(counter.calls.good[hh][mm], 5, JSON.stringify(counter.calls))
+  assert.equal(counter.calls.poor[hh][mm], 5)
+  assert.equal((counter.calls.fair && counter.calls.fair[hh] && counter.calls.fair[hh][mm]) || 0, 0)
+  await collector.stop()
+})
