@@ -221,21 +221,23 @@ class CallQuality {
    * R and MOS by the G.107 E-model (e-model.js) with the codec's Ie and Bpl
    * (codecs.js): Ppl is the interval's loss, or XR's loss + discard rate
    * when the reporter sends VoIP Metrics (RFC 3611 §4.7.1), with its burst
-   * ratio; the mouth-to-ear delay Ta = T is half the RTT (0 while unknown)
-   * plus the jitter buffer (XR's nominal delay, else twice the jitter) plus
-   * the codec's delay; Tr = 2T.
+   * ratio; the mouth-to-ear delay Ta = T is half the RTT (ours, else XR's
+   * round-trip delay, else 0) plus the jitter buffer (XR's nominal delay,
+   * else twice the jitter) plus the codec's delay; Tr = 2T.
    */
   figures (loss, jitterMs, rttMs, xr) {
     if (loss === null) return null
     let Ppl = loss * 100
     let BurstR = 1
     let bufferMs = 2 * jitterMs
+    let roundTripMs = rttMs === null ? 0 : rttMs
     if (xr) {
-      Ppl = (xr.lossRate + xr.discardRate) / 256 * 100
+      Ppl = (xr.lossRate + xr.discardRate) * 100
       BurstR = xr.burstR
-      if (xr.jbNominal > 0) bufferMs = xr.jbNominal
+      if (xr.jbNominalMs > 0) bufferMs = xr.jbNominalMs
+      if (rttMs === null) roundTripMs = xr.roundTripDelayMs
     }
-    const T = (rttMs === null ? 0 : rttMs / 2) + bufferMs + this.codec.delayMs
+    const T = roundTripMs / 2 + bufferMs + this.codec.delayMs
     const R = rFactor({ Ie: this.codec.Ie, Bpl: this.codec.Bpl, Ppl, BurstR, T, Ta: T, Tr: 2 * T })
     return { loss, jitterMs, rttMs, rFactor: R, mos: mosFromR(R) }
   }

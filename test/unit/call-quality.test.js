@@ -1,0 +1,242 @@
+'use strict'
+
+// The call-quality figures report by report (collectors/rtcp/call-quality.js),
+// what a stored side concludes (quality-analytics.js), the E-model against
+// the independent oracle, and the master's call affinity.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { CallQuality } = require('../../collectors/rtcp/call-quality')
+const { sideQuality } = require('../../collectors/rtcp/quality-analytics')
+const { rFactor, mosFromR } = require('../../collectors/rtcp/e-model')
+const { CallAffinity } = require('../../collectors/rtcp/call-affinity')
+const { encodeRtcp, encodeReport } = require('../../collectors/rtcp/encoder')
+const { decodeRtcp } = require('../../collectors/rtcp/decoder')
+const { toStreamUpdates } = require('../../collectors/rtcp/to-stream-updates')
+const { PacketCoalescer } = require('../../workers/storage/packet-coalescer')
+const { mergeStats, compareOrdered } = require('../../workers/storage/side-stats')
+const { writeEntry, entrySize } = require('../../lib/shared/batch-codec')
+const { oracleRatings } = require('../helpers/emodel-oracle')
+
+const block = (fields) => ({ ssrc: 2, fractionLost: 0, cumulativeLost: 0, highestSeq: 1000, jitter: 80, lsr: 0, dlsr: 0, ...fields })
+
+// A side document as the $min/$max/$inc of `reports` would leave it.
+function storedSide (results) {
+  const stats = results.reduce((acc, r) => mergeStats(acc, r.stats), { min: {}, max: {}, inc: {} })
+  const side = { packets: results.length, quality: {} }
+  const put = (path, value) => {
+    const parts = path.split('.')
+    let at = side
+    for (const part of parts.slice(0, -1)) at = at[part] || (at[part] = {})
+    at[parts[parts.length - 1]] = value
+  }
+  for (const op of ['min', 'max', 'inc']) for (const [path, value] of Object.entries(stats[op])) put(path, value)
+  Object.assign(side, results[results.length - 1].fields)
+  return side
+}
+
+test('loss per interval is Δcumulative / Δhighest; the first report uses its fraction lost; the stream is first to last', () => {
+  const q = new CallQuality()
+  const r1 = q.report(1, block({ highestSeq: 1000, cumulativeLost: 10, fractionLost: 3 }), 0)
+  const r2 = q.report(1, block({ highestSeq: 1500, cumulativeLost: 20 }), 5000)
+  const r3 = q.report(1, block({ highestSeq: 2500, cumulativeLost: 70 }), 10000)
+  assert.equal(r1.fields.lossRate, 3 / 256)
+  assert.equal(r2.fields.lossRate, 10 / 500)
+  assert.equal(r3.fields.lossRate, 50 / 1000)
+  const side = sideQuality(storedSide([r1, r2, r3]))
+  assert.equal(side.lossBasis, 'first-last')
+  assert.equal(side.lossRate, 60 / 1500)
+  assert.deepEqual([side.loss.min, side.loss.max, side.loss.count], [3 / 256, 0.05, 3])
+})
+
+test('the 16-bit sequence wrapping is carried by the extended highest sequence number', () => {
+  const q = new CallQuality()
+  q.report(1, block({ highestSeq: 65400, cumulativeLost: 0 }), 0)
+  const r = q.report(1, block({ highestSeq: 65536 + 64, cumulativeLost: 4 }), 5000) // cycles 1, seq 64
+  assert.equal(r.fields.lossRate, 4 / 200)
+})
+
+test('a restart of the numbering is counted and the stream loss sums the intervals', () => {
+  const q = new CallQuality()
+  const reports = [
+    q.report(1, block({ highestSeq: 50000, cumulativeLost: 0 }), 0),
+    q.report(1, block({ highestSeq: 51000, cumulativeLost: 10 }), 5000),
+    q.report(1, block({ highestSeq: 200, cumulativeLost: 0, fractionLost: 0 }), 10000), // the reporter started over
+    q.report(1, block({ highestSeq: 1200, cumulativeLost: 30 }), 15000)
+  ]
+  assert.equal(reports[2].stats.inc['quality.loss.restarts'], 1)
+  const side = sideQuality(storedSide(reports))
+  assert.equal(side.lossBasis, 'intervals')
+  assert.equal(side.lossRate, 40 / 2000)
+})
+
+test('a report arriving after a later one is skipped; the next interval counts from the later one', () => {
+  const q = new CallQuality()
+  q.report(1, block({ highestSeq: 1000, cumulativeLost: 0 }), 0)
+  q.report(1, block({ highestSeq: 2000, cumulativeLost: 20 }), 10000)
+  const late = q.report(1, block({ highestSeq: 1500, cumulativeLost: 5 }), 10001)
+  assert.equal(late.fields.lossRate, undefined)
+  assert.deepEqual(late.stats.min, {})
+  const next = q.report(1, block({ highestSeq: 2500, cumulativeLost: 30 }), 15000)
+  assert.equal(next.fields.lossRate, 10 / 500)
+})
+
+test('reports coalesced in one flush merge into one update: first and last, sums, the worst MOS record', () => {
+  const q = new CallQuality()
+  const coalescer = new PacketCoalescer(10)
+  const results = []
+  for (let i = 0; i < 4; i++) {
+    const r = q.report(1, block({ highestSeq: 1000 + i * 500, cumulativeLost: i * (i === 2 ? 60 : 5) }), i * 5000)
+    results.push(r)
+    coalescer.add({ fromID: '1', toID: '2', highestPacketNum: 1000 + i * 500, timestamp: i * 5000, fields: r.fields, stats: r.stats })
+  }
+  const [entry] = coalescer.take()
+  assert.deepEqual(entry.stats.min['quality.loss.first'], { seq: 1000, lost: 0 })
+  assert.deepEqual(entry.stats.max['quality.loss.last'], { seq: 2500, lost: 15 })
+  assert.equal(entry.stats.inc['quality.mos.count'], 4)
+  const mosValues = results.map((r) => r.fields.mos)
+  assert.equal(entry.stats.min['quality.worst'].mos, Math.min(...mosValues))
+  assert.equal(entry.stats.inc['quality.mos.sum'], mosValues.reduce((a, b) => a + b))
+  assert.ok(compareOrdered({ mos: 3, r: 9 }, { mos: 3.1, r: 1 }) < 0)
+  assert.ok(compareOrdered({ seq: 5, lost: 2 }, { seq: 5, lost: 1 }) > 0)
+  assert.ok(compareOrdered({ a: null }, { a: 0 }) < 0, 'null sorts below numbers, as in BSON')
+})
+
+test('impossible values are not used, counted by reason and flagged on the side', () => {
+  const q = new CallQuality()
+  const cases = [
+    [block({ highestSeq: 1000, cumulativeLost: 0x7fffff }), 'lost-exceeds-expected'],
+    [block({ highestSeq: 1000, cumulativeLost: 0, fractionLost: 40 }), 'fraction-without-expected'], // nothing expected since the last
+    [block({ highestSeq: 1100, cumulativeLost: 200 }), 'lost-exceeds-expected'], // 200 lost of 100
+    [block({ highestSeq: 1200, jitter: 8000 * 11 }), 'jitter-out-of-range']
+  ]
+  q.report(1, block({ highestSeq: 1000 }), 0)
+  for (const [b, reason] of cases) {
+    const r = q.report(1, b, 1000)
+    assert.equal(r.stats.inc[`quality.invalid.${reason}`], 1, reason)
+    assert.equal(r.fields.mos, undefined, `${reason}: no MOS from it`)
+    assert.equal(r.stats.inc['quality.mos.count'], undefined)
+  }
+  // An LSR naming no SR of the source seen here, while its SRs do come here.
+  q.reference(2, 100, 0, 0, 0)
+  const r = q.report(1, block({ highestSeq: 1300, lsr: 0x00650000 + 7 }), 1000)
+  assert.equal(r.stats.inc['quality.invalid.lsr-unknown'], 1)
+  assert.deepEqual(q.stats().invalid, { 'lost-exceeds-expected': 2, 'fraction-without-expected': 1, 'jitter-out-of-range': 1, 'lsr-unknown': 1, 'rtt-negative': 0 })
+})
+
+test('the clock rate comes from two SRs a second apart, else the configured one', () => {
+  const q = new CallQuality({ clockRate: 8000 })
+  assert.equal(q.report(1, block({ jitter: 480 }), 0).fields.jitterMs, 60)
+  q.reference(2, 1000, 0, 5000, 0)
+  q.reference(2, 1001, 0x80000000, 5000 + 72000, 1500) // 1.5 s later, 72,000 ticks: 48 kHz
+  const r = q.report(1, block({ highestSeq: 1100, jitter: 480 }), 2000)
+  assert.deepEqual([r.fields.clockRate, r.fields.clockRateSource, r.fields.jitterMs], [48000, 'sender-reports', 10])
+  q.reference(3, 1000, 0, 0, 0)
+  q.reference(3, 1002, 0, 12345, 2000) // 6,172 Hz: no usual rate
+  assert.equal(q.report(1, block({ ssrc: 3 }), 3000).fields.clockRateSource, 'configured')
+})
+
+test('RTT: one direction doubled, then both directions summed; an XR DLRR stands in for a missing SR', () => {
+  const q = new CallQuality()
+  const ntp = (sec) => [sec, 0]
+  const mid = (sec) => (sec & 0xffff) << 16
+  // 2's SR at 1000 ms; 1 holds it 200 ms and its report arrives at 1230: 30 ms from 2 to 1.
+  q.reference(2, ...ntp(7), 0, 1000)
+  const one = q.report(1, block({ lsr: mid(7), dlsr: 0.2 * 65536 }), 1230)
+  assert.ok(Math.abs(one.fields.rttMs - 60) < 1e-9)
+  // 1's SR at 1300; 2's report at 1420 after holding it 70 ms: 50 ms from 1 to 2.
+  q.reference(1, ...ntp(9), 0, 1300)
+  const both = q.report(2, block({ ssrc: 1, lsr: mid(9), dlsr: 0.07 * 65536 }), 1420)
+  assert.ok(Math.abs(both.fields.rttMs - 80) < 1e-9, `${both.fields.rttMs}`)
+  // A receive-only end 5 sends XR RRTR; 6 answers with DLRR; 5's RR about 6 closes the loop.
+  q.reference(5, ...ntp(20), undefined, 2000)
+  q.delayReport(6, 5, mid(20), 0.1 * 65536, 2125) // 25 ms from 5 to 6
+  q.reference(6, ...ntp(21), 0, 2200)
+  const rr = q.report(5, block({ ssrc: 6, lsr: mid(21), dlsr: 0.05 * 65536 }), 2285) // 35 ms from 6 to 5
+  assert.ok(Math.abs(rr.fields.rttMs - 60) < 1e-9, `${rr.fields.rttMs}`)
+  // Arrival times that make the loop negative are refused.
+  q.reference(8, ...ntp(30), 0, 3000)
+  const bad = q.report(7, block({ ssrc: 8, lsr: mid(30), dlsr: 65536 }), 3100)
+  assert.equal(bad.stats.inc['quality.invalid.rtt-negative'], 1)
+})
+
+test('XR VoIP Metrics: its loss, discard, burst and jitter buffer feed the MOS and are stored as sent', () => {
+  const voip = Buffer.alloc(32)
+  voip.writeUInt32BE(2, 0) // about SSRC 2
+  voip[4] = 13 // loss 13/256
+  voip[5] = 5 // discard 5/256
+  voip.writeUInt16BE(100, 8) // burst 100 ms
+  voip.writeUInt16BE(900, 10) // gap 900 ms
+  voip.writeUInt16BE(40, 12) // round trip 40 ms
+  voip[20] = 127 // R unavailable
+  voip[22] = 38 // MOS-LQ 3.8
+  voip.writeUInt16BE(60, 26) // nominal jitter buffer 60 ms
+  const datagram = encodeRtcp([
+    { type: 'RR', ssrc: 1, reports: [block({ highestSeq: 1000 })] },
+    { type: 'XR', ssrc: 1, blocks: [{ bt: 7, data: voip }] }
+  ])
+  const q = new CallQuality()
+  const [item] = toStreamUpdates(decodeRtcp(datagram), { address: '10.0.0.1' }, 0, q)
+  const xr = item.fields.xr
+  assert.equal(xr.lossRate, 13 / 256)
+  assert.equal(xr.rFactor, null)
+  assert.equal(xr.mosLq, 3.8)
+  assert.equal(xr.burstR, 1 / (20 / 900 + 20 / 100))
+  const T = 40 / 2 + 60 + 20 // XR's round trip (none of ours yet), its jitter buffer, the codec
+  const R = rFactor({ Ie: 0, Bpl: 25.1, Ppl: 18 / 256 * 100, BurstR: xr.burstR, T, Ta: T, Tr: 2 * T })
+  assert.equal(item.fields.rFactor, R)
+  assert.equal(item.fields.mos, mosFromR(R))
+})
+
+test('calls are counted once a minute, in the band of their worst report that minute', () => {
+  const q = new CallQuality()
+  const good = { highestSeq: 0, cumulativeLost: 0 }
+  const at = Date.UTC(2026, 10, 24, 14, 5, 0)
+  const report = (seq, lost, t) => q.report(1, block({ highestSeq: seq, cumulativeLost: lost }), t).counts
+  assert.deepEqual(report(1000 + good.highestSeq, 0, at), { 'calls.good': 1 })
+  assert.equal(report(1500, 0, at + 5000), null, 'the same call and minute, no worse: not again')
+  assert.deepEqual(report(2000, 100, at + 10000), { 'calls.good': -1, 'calls.poor': 1 }, '20 % loss moves it to poor')
+  assert.equal(report(2500, 100, at + 15000), null, 'better again: stays poor this minute')
+  assert.deepEqual(report(3000, 100, at + 60000), { 'calls.good': 1 }, 'a new minute counts it again')
+  // The other end's reports are the same call.
+  assert.equal(q.report(2, block({ ssrc: 1, highestSeq: 500 }), at + 61000).counts, null)
+})
+
+test('the E-model agrees with the independent oracle (G.107, written apart) across loss, burst, codec and delay', () => {
+  const inputs = []
+  for (const [Ie, Bpl] of [[0, 25.1], [0, 4.3], [11, 19], [15, 16.1]]) {
+    for (const Ppl of [0, 0.5, 2, 7, 20]) {
+      for (const T of [10, 100, 180, 350]) inputs.push({ Ie, Bpl, Ppl, BurstR: Ppl > 5 ? 1.7 : 1, T, Ta: T, Tr: 2 * T })
+    }
+  }
+  inputs.push({}) // all defaults: G.107 says 93.2
+  const oracle = oracleRatings(inputs)
+  inputs.forEach((input, i) => {
+    const R = rFactor(input)
+    assert.ok(Math.abs(R - oracle[i].R) < 1e-6, `R ${R} vs ${oracle[i].R} for ${JSON.stringify(input)}`)
+    assert.ok(Math.abs(mosFromR(R) - oracle[i].MOS) < 1e-9)
+  })
+  assert.equal(Math.round(rFactor({}) * 10) / 10, 93.2)
+  assert.deepEqual([mosFromR(-3), mosFromR(0), mosFromR(100), mosFromR(120)], [1, 1, 4.5, 4.5])
+})
+
+test('call affinity: both ends of a call, and a one-way sender\'s SRs, share a key; batch entries hash the same', () => {
+  const affinity = new CallAffinity()
+  const aboutB = encodeReport({ ssrc: 0xa, sender: { ntpSec: 1, ntpFrac: 0, rtpTimestamp: 0, packetCount: 0, octetCount: 0 }, reports: [block({ ssrc: 0xb })], cname: 'a' })
+  const aboutA = encodeReport({ ssrc: 0xb, reports: [block({ ssrc: 0xa })], cname: 'b' })
+  const key = affinity.keyOf(aboutA, 0, aboutA.length)
+  assert.equal(affinity.keyOf(aboutB, 0, aboutB.length), key)
+  const blockless = encodeReport({ ssrc: 0xa, sender: { ntpSec: 2, ntpFrac: 0, rtpTimestamp: 0, packetCount: 1, octetCount: 1 }, cname: 'a' })
+  assert.equal(affinity.keyOf(blockless, 0, blockless.length), key, 'a sender without blocks follows the pair it was reported in')
+  assert.equal(affinity.keyOf(Buffer.from('nope'), 0, 4), -1)
+  const other = encodeReport({ ssrc: 0xc, reports: [block({ ssrc: 0xd })], cname: 'c' })
+  assert.notEqual(affinity.keyOf(other, 0, other.length), key)
+  // The same datagram inside a batch entry gives the same key.
+  const RtcpCollector = require('../../collectors/rtcp/rtcp-collector')
+  const collector = Object.create(RtcpCollector.prototype)
+  collector._calls = affinity
+  const buf = Buffer.alloc(entrySize(aboutA, '10.1.2.3') + 3)
+  writeEntry(buf, 3, aboutA, '10.1.2.3', 4000)
+  assert.equal(collector.entryKey(buf, 3), key)
+  assert.equal(collector.key({ data: aboutA, rinfo: { address: '10.1.2.3', port: 4000 } }), key)
+})
