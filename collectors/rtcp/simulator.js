@@ -2,20 +2,29 @@
 
 const { encodeReport } = require('./encoder')
 
+// Per call, how many of each report's packets were lost: most calls clean,
+// some lossy, a few bad (a fixed cycle, so a run is reproducible and
+// `expected()` knows each side's loss exactly).
+const LOST_PER_REPORT_CYCLE = [0, 0, 0, 1, 0, 0, 2, 0, 5, 0]
+const JITTER_CYCLE = [24, 40, 80, 160, 400] // raw, at 8,000 Hz: 3 to 50 ms
+
 /**
  * Synthetic RTCP for N bidirectional streams (calls): each call has two
  * SSRCs that report on each other with receiver-report blocks whose
- * extended highest sequence number advances ~50 packets per second of
- * media (20 ms audio). `next()` returns the next datagram in round-robin
- * order over both sides of every call; `expected()` what a collector must
- * have stored for the datagrams produced so far.
+ * extended highest sequence number advances `packetsPerReport` packets per
+ * report (20 ms audio) and whose cumulative lost grows by the call's loss.
+ * `next()` returns the next datagram in round-robin order over both sides
+ * of every call; `expected()` what a collector must have stored for the
+ * datagrams produced so far.
  */
 class RtcpSimulator {
   constructor ({ streams = 200, firstSsrc = 0x10000000, packetsPerReport = 50, cnamePrefix = 'sim' } = {}) {
     this.calls = []
     for (let i = 0; i < streams; i++) {
-      const a = { ssrc: firstSsrc + i * 2, seq: 1000 + i, reports: 0 }
-      const b = { ssrc: firstSsrc + i * 2 + 1, seq: 5000 + i, reports: 0 }
+      const lost = LOST_PER_REPORT_CYCLE[i % LOST_PER_REPORT_CYCLE.length]
+      const jitter = JITTER_CYCLE[i % JITTER_CYCLE.length]
+      const a = { ssrc: firstSsrc + i * 2, seq: 1000 + i, cumulativeLost: 0, lostPerReport: lost, jitter, reports: 0 }
+      const b = { ssrc: firstSsrc + i * 2 + 1, seq: 5000 + i, cumulativeLost: 0, lostPerReport: lost, jitter, reports: 0 }
       this.calls.push([a, b])
     }
     this.packetsPerReport = packetsPerReport
@@ -30,22 +39,30 @@ class RtcpSimulator {
     const [me, peer] = this.cursor & 1 ? this.calls[c].slice().reverse() : this.calls[c]
     this.cursor = (this.cursor + 1) % (this.calls.length * 2)
     peer.seq += this.packetsPerReport
+    me.cumulativeLost += me.reports > 0 ? me.lostPerReport : 0
     me.reports++
     this.sent++
     me.lastReported = peer.seq
+    const fractionLost = me.reports > 1 ? Math.floor(me.lostPerReport / this.packetsPerReport * 256) : 0
     return encodeReport({
       ssrc: me.ssrc,
-      reports: [{ ssrc: peer.ssrc, fractionLost: 0, cumulativeLost: 0, highestSeq: peer.seq, jitter: 20, lsr: 0, dlsr: 0 }],
+      reports: [{ ssrc: peer.ssrc, fractionLost, cumulativeLost: me.cumulativeLost, highestSeq: peer.seq, jitter: me.jitter, lsr: 0, dlsr: 0 }],
       cname: `${this.cnamePrefix}-${me.ssrc}@demo`
     })
   }
 
-  /** Per reporting side: reports sent and the last extended sequence number it reported. */
+  /**
+   * Per reporting side: reports sent, the last extended sequence number it
+   * reported, and the loss over its reports (RFC 3550: Δcumulative lost /
+   * Δhighest sequence between its first and last report; null with one).
+   */
   expected () {
     const sides = []
     for (const [a, b] of this.calls) {
       for (const [me, peer] of [[a, b], [b, a]]) {
-        if (me.reports > 0) sides.push({ fromID: String(me.ssrc), toID: String(peer.ssrc), reports: me.reports, highestPacketNum: me.lastReported })
+        if (me.reports === 0) continue
+        const lossRate = me.reports > 1 ? me.lostPerReport / this.packetsPerReport : null
+        sides.push({ fromID: String(me.ssrc), toID: String(peer.ssrc), reports: me.reports, highestPacketNum: me.lastReported, lossRate, jitter: me.jitter })
       }
     }
     return sides

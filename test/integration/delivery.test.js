@@ -17,6 +17,7 @@ const { startTestCollector } = require('../helpers/collector')
 const { waitFor } = require('../helpers/streams')
 const { accountedFor } = require('../../lib/master/counters')
 const { killLoop } = require('../helpers/kill-loop')
+const { sideQuality } = require('../../collectors/rtcp/quality-analytics')
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -83,7 +84,7 @@ test('syslog over TCP: a worker SIGKILLed every 700 ms; every framed message sto
   await checkSyslog(db, s, sent, killed)
 })
 
-test('RTCP: a worker SIGKILLed every 700 ms; one stream per call, every side\'s highestPacketNum and packet count exact', { timeout: 120000 }, async (t) => {
+test('RTCP: a worker SIGKILLed every 700 ms; one stream per call, every side\'s highestPacketNum, packet count and call quality exact', { timeout: 120000 }, async (t) => {
   const { collector, db, port } = await startTestCollector(t, rtcp)
   const socket = dgram.createSocket('udp4')
   t.after(() => socket.close())
@@ -106,6 +107,16 @@ test('RTCP: a worker SIGKILLed every 700 ms; one stream per call, every side\'s 
     return !side || side.highestPacketNum !== e.highestPacketNum || side.packets !== e.reports
   })
   assert.deepEqual(wrong.slice(0, 3), [], `${wrong.length} sides differ from what was sent`)
+  // Each report's figures are summed once, whatever the redelivery: one loss
+  // and one MOS per stored report; the stream loss is first to last, exact.
+  const wrongQuality = simulator.expected().filter((e) => {
+    const side = bySide.get(e.fromID)
+    const q = sideQuality(side)
+    return q.loss.count !== e.reports || q.mos.count !== e.reports || q.lossRate !== e.lossRate || q.jitterMs.max !== e.jitter / 8
+  }).map((e) => ({ expected: e, stored: sideQuality(bySide.get(e.fromID)) }))
+  assert.deepEqual(wrongQuality.slice(0, 2), [], `${wrongQuality.length} sides' quality differs from what was sent`)
+  const minuteReports = docs.reduce((sum, d) => sum + [d.from, d.to].reduce((n, side) => n + Object.values(side.quality.minutes).reduce((k, m) => k + m.reports, 0), 0), 0)
+  assert.equal(minuteReports, sent, 'the per-minute buckets hold every report once')
   assert.equal(docs.reduce((sum, d) => sum + d.metadata.packets, 0), sent, 'metadata.packets sums to what was sent')
   const counters = await db.collection('counters').find().toArray()
   assert.equal(counters.reduce((sum, c) => sum + c.daily, 0), sent, 'the packet counter counts every report once')
