@@ -132,7 +132,10 @@ export class LoadBalancer extends EventEmitter {
   off<E extends keyof LoadBalancerEvents> (event: E, listener: (...args: LoadBalancerEvents[E]) => void): this
   emit<E extends keyof LoadBalancerEvents> (event: E, ...args: LoadBalancerEvents[E]): boolean
   distribute (workers: WorkerRef[], message: Message): WorkerRef
-  key (message: Message): string
+  /** the flow key of `hash` distribution: a string is hashed, a number is taken as the hash (unsigned 32-bit) */
+  key (message: Message): string | number
+  /** optional: the number `key()` gives, read from the batch entry at `offset` (native receive path; see lib/shared/batch-codec.js) */
+  entryKey? (buf: Buffer, offset: number): number
   /** subclass hook, once per start: `await super.doStart()` binds and forks (prepare what workers need before it) */
   protected doStart (): Promise<void>
   /** subclass hook: `await super.doStop()` drains; release what doStart acquired after it */

@@ -13,6 +13,11 @@ const { PacketCoalescer } = require('../../workers/storage/packet-coalescer')
 const { pairKey, flowKey } = require('../../workers/storage/stream-key')
 const { defineModels } = require('../../workers/storage/schemas')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+const { CallQuality } = require('../../collectors/rtcp/call-quality')
+const { callAnalytics } = require('../../collectors/rtcp/quality-analytics')
+const { toStreamUpdates } = require('../../collectors/rtcp/to-stream-updates')
+const { encodeReport } = require('../../collectors/rtcp/encoder')
+const { decodeRtcp } = require('../../collectors/rtcp/decoder')
 const { sendAll, streamDocs, waitFor } = require('../helpers/streams')
 
 const WORKER = path.join(__dirname, '..', 'fixtures/json-stream-worker.js')
@@ -76,6 +81,38 @@ test('idle streams are ended with analytics; active ones are untouched', async (
   assert.strictEqual(live.openKey, pairKey('L1', 'L2'))
   assert.strictEqual(live.flowKey, flowKey('L1', 'L2'))
   assert.strictEqual(sweeper.stats.ended, 1)
+})
+
+test('an RTCP stream ends with call quality: loss over the call from its first and last reports, not packets counted', async () => {
+  const { collection } = await streams()
+  // The issue's case: 12 receiver reports a side, 5 of every 250 packets lost (2 %), then idle.
+  const quality = new CallQuality()
+  const items = []
+  const idleSince = Date.now() - 2 * TIMEOUT
+  for (let k = 1; k <= 12; k++) {
+    for (const [me, peer] of [[21, 22], [22, 21]]) {
+      const block = { ssrc: peer, fractionLost: 5, cumulativeLost: 5 * k, highestSeq: 1000 + 250 * k, jitter: 160, lsr: 0, dlsr: 0 }
+      const datagram = decodeRtcp(encodeReport({ ssrc: me, reports: [block], cname: `c${me}` }))
+      items.push(...toStreamUpdates(datagram, { address: '10.0.0.1' }, idleSince - (12 - k) * 5000, quality))
+    }
+  }
+  await write(collection, items, new Date(idleSince))
+  const sweeper = new StreamSweeper(collection, { streamTimeout: TIMEOUT, analytics: callAnalytics })
+  assert.strictEqual(await sweeper.sweep(), 1)
+  const [doc] = await streamDocs(collection.s.db, { pairKey: pairKey('21', '22') })
+  const a = doc.analytics
+  assert.strictEqual(a.reports, 24)
+  assert.strictEqual(a.durationMs, 11 * 5000)
+  for (const side of [a.from, a.to]) {
+    assert.strictEqual(side.lossRate, 0.02, 'Δcumulative / Δhighest (the old model said 0.9956)')
+    assert.strictEqual(side.lossBasis, 'first-last')
+    assert.deepStrictEqual([side.jitterMs.min, side.jitterMs.max], [20, 20])
+    assert.strictEqual(side.rttMs, null, 'no SR, no RTT')
+    assert.strictEqual(side.mos.count, 12)
+    assert.strictEqual(side.worst.mos, side.mos.min)
+  }
+  assert.strictEqual(a.mosMin, Math.min(a.from.mos.min, a.to.mos.min))
+  assert.strictEqual(a.band, 'good')
 })
 
 test('BYE: both sides ended closes at once; one side closes only after the grace period', async () => {
