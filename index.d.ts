@@ -156,7 +156,8 @@ export class LoadBalancer extends EventEmitter {
   static strategies: typeof strategies
 }
 
-export interface Delivery { seq: number, batchId: number, origin: string, redelivered: boolean }
+/** the batch a message came in: `receivedAt` is when the master received the batch's first message (epoch ms; a redelivered batch keeps it) */
+export interface Delivery { seq: number, batchId: number, origin: string, redelivered: boolean, receivedAt: number }
 
 export class Worker {
   constructor (options?: Record<string, any>)

@@ -31,9 +31,10 @@ const RUNTIME = Symbol.for('collector-cluster.worker-runtime')
  * checkpoint is durable (`this.stored(Infinity)`: everything it was given).
  * `messageKey()` names the message being processed (12 bytes, the same
  * when it is redelivered); `delivery()` tells its batch: `{ seq, batchId,
- * origin, redelivered }` (redelivered: a worker holding it died, so part of
- * its effects may be stored already; `origin` names the worker it was first
- * given to); `dropMessage(reason)` refuses it by name (counted in the
+ * origin, redelivered, receivedAt }` (redelivered: a worker holding it died,
+ * so part of its effects may be stored already; `origin` names the worker it
+ * was first given to; `receivedAt`: when the master received the batch's
+ * first message, epoch ms); `dropMessage(reason)` refuses it by name (counted in the
  * master's `dropped`). `prepareRedelivered(messages, delivery)` is called
  * with the whole of a redelivered batch before its first doWork, to read
  * in one query what deciding each message would otherwise read one by one.

@@ -33,13 +33,21 @@ class RtcpWorker extends StreamWorker {
     const decoded = tryDecodeRtcp(message.data, this.decodeOptions)
     if (decoded.packets === null) return REFUSALS[decoded.reason]
     if (decoded.deviations) for (const name of decoded.deviations) this.deviations[name] = (this.deviations[name] || 0) + 1
-    return toStreamUpdates(decoded, message.rinfo, Date.now(), this.quality)
+    return toStreamUpdates(decoded, message.rinfo, this.receivedAt(), this.quality)
+  }
+
+  // When the master received the datagram (its batch's first message, within
+  // a loop turn of it): the arrival time RTT pairs SRs and reports by, and
+  // the time the stream records, whatever the worker's backlog.
+  receivedAt () {
+    const delivery = this.delivery()
+    return delivery && delivery.receivedAt > 0 ? delivery.receivedAt : Date.now()
   }
 
   // The endpoints only, leaving the call-quality memory alone.
   peek (message) {
     const decoded = tryDecodeRtcp(message.data, this.decodeOptions)
-    return decoded.packets === null ? REFUSALS[decoded.reason] : toStreamUpdates(decoded, message.rinfo)
+    return decoded.packets === null ? REFUSALS[decoded.reason] : toStreamUpdates(decoded, message.rinfo, this.receivedAt())
   }
 
   streamAnalytics (doc, endedAt) {

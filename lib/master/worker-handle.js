@@ -94,6 +94,7 @@ class WorkerHandle extends EventEmitter {
   }
 
   appended () {
+    if (this.count === 0) this.firstAt = Date.now()
     this.count++
     this.dispatched++
     this.inFlight++
@@ -126,20 +127,20 @@ class WorkerHandle extends EventEmitter {
     if (this.count === 0) return null
     const bytes = Buffer.allocUnsafeSlow(this.offset)
     this.buffer.copy(bytes, 0, 0, this.offset)
-    const batch = this.newBatch(this.kind, bytes, this.count)
+    const batch = this.newBatch(this.kind, bytes, this.count, this.firstAt)
     this.offset = 0
     this.count = 0
     return batch
   }
 
-  newBatch (kind, bytes, count) {
-    return { id: this.batchIds.next(), kind, bytes, count, origin: this.key, redelivered: false, sentAt: 0, deliveries: 0 }
+  newBatch (kind, bytes, count, receivedAt = Date.now()) {
+    return { id: this.batchIds.next(), kind, bytes, count, origin: this.key, redelivered: false, receivedAt, sentAt: 0, deliveries: 0 }
   }
 
   sendBatch (batch) {
     batch.sentAt = Date.now()
     this.unacked.push(batch)
-    this.send([ipc.BATCH, batch.kind, batch.bytes, batch.count, batch.id, batch.origin, batch.redelivered])
+    this.send([ipc.BATCH, batch.kind, batch.bytes, batch.count, batch.id, batch.origin, batch.redelivered, batch.receivedAt])
   }
 
   /** Sends a batch another worker held when it died; it keeps its id and origin. */

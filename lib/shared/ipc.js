@@ -3,9 +3,10 @@
 // Tags of the arrays exchanged between the master and its workers over the
 // cluster IPC channel (advanced serialization, so Buffers travel as bytes).
 module.exports = Object.freeze({
-  // master → worker: [BATCH, kind, buffer, count, batchId, origin, redelivered]
+  // master → worker: [BATCH, kind, buffer, count, batchId, origin, redelivered, receivedAt]
   // batchId: unique in this master run (see batch-ids.js); origin: the key of
-  // the worker it was first sent to; redelivered: a worker holding it died.
+  // the worker it was first sent to; redelivered: a worker holding it died;
+  // receivedAt: when the master received its first message (epoch ms).
   BATCH: 1,
   // worker → master: [ACK, batches, processed, failed, dropped | null]
   // acknowledges the oldest `batches` unacknowledged batches, in order;

@@ -86,9 +86,9 @@ class WorkerRuntime {
   async run () {
     this.running = true
     while (this.queue.length > 0) {
-      const [, kind, bytes, , id, origin, redelivered] = this.queue.shift()
+      const [, kind, bytes, , id, origin, redelivered, receivedAt] = this.queue.shift()
       const batch = { seq: ++this.seq, id, origin, redelivered: Boolean(redelivered), processed: 0, failed: 0, dropped: null }
-      batch.delivery = Object.freeze({ seq: batch.seq, batchId: id, origin, redelivered: batch.redelivered })
+      batch.delivery = Object.freeze({ seq: batch.seq, batchId: id, origin, redelivered: batch.redelivered, receivedAt })
       this.batch = batch
       if (batch.redelivered) await this.prepareRedelivered(bytes, kind, batch.delivery)
       const reader = new BatchReader(bytes, kind)
