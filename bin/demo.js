@@ -19,6 +19,7 @@ const { startEmbeddedServer } = require('../lib/mongo/embedded-server')
 const { redactUri } = require('../lib/mongo/redact-uri')
 const { prettyStream } = require('../lib/ops/pretty-log')
 const RtcpSimulator = require('../collectors/rtcp/simulator')
+const { callAnalytics } = require('../collectors/rtcp/quality-analytics')
 
 const DATABASE = `collector_demo_${process.pid}_${Date.now()}`
 const Config = commandConfig('collector demo [--streams 200] [--rate 400] [--duration 30s] [--port 5005] [-i 2]', {
@@ -145,10 +146,28 @@ async function printSummary (collector, client, traffic) {
   const lines = [
     `sent ${traffic.simulator.sent} reports; received ${s.received}, processed ${s.processed}, failed ${s.failed}, dropped ${s.dropped.total}`,
     `streams stored: ${docs.length} (expected ${args.streams}); reporting sides exact: ${exact}/${expected.length}`,
+    mosDistribution(docs),
     `uptime ${(s.uptime / 1000).toFixed(1)} s, worker respawns ${s.restarts.workers}`
   ]
   process.stdout.write(lines.join('\n') + '\n')
   process.exitCode = docs.length === args.streams && exact === expected.length && s.dropped.total === 0 ? 0 : 1
+}
+
+// The calls by MOS band (the worse end's lowest MOS, as `collector calls`
+// ranks them), and the lowest and median of those MOS.
+function mosDistribution (docs) {
+  const bands = { good: 0, fair: 0, poor: 0, unknown: 0 }
+  const mos = []
+  for (const doc of docs) {
+    const { mosMin, band } = callAnalytics(doc)
+    bands[band]++
+    if (mosMin !== null) mos.push(mosMin)
+  }
+  mos.sort((a, b) => a - b)
+  const mid = mos.length >> 1
+  const median = mos.length === 0 ? null : mos.length % 2 ? mos[mid] : (mos[mid - 1] + mos[mid]) / 2
+  const figures = mos.length ? `; MOS min ${mos[0].toFixed(2)}, median ${median.toFixed(2)}` : ''
+  return `calls by MOS: good ${bands.good} (≥ 4.0), fair ${bands.fair} (3.6–4.0), poor ${bands.poor} (< 3.6), unknown ${bands.unknown}${figures}`
 }
 
 main().catch((err) => {
