@@ -132,9 +132,9 @@ export class LoadBalancer extends EventEmitter {
   off<E extends keyof LoadBalancerEvents> (event: E, listener: (...args: LoadBalancerEvents[E]) => void): this
   emit<E extends keyof LoadBalancerEvents> (event: E, ...args: LoadBalancerEvents[E]): boolean
   distribute (workers: WorkerRef[], message: Message): WorkerRef
-  /** the flow key of `hash` distribution: a string is hashed, a number is taken as the hash (unsigned 32-bit) */
+  /** the flow key of `hash` distribution: a string is hashed (FNV-1a), an integer mixed (its low 32 bits) */
   key (message: Message): string | number
-  /** optional: the number `key()` gives, read from the batch entry at `offset` (native receive path; see lib/shared/batch-codec.js) */
+  /** optional: the key `key()` gives, read from the batch entry at `offset` (native receive path; see lib/shared/batch-codec.js) */
   entryKey? (buf: Buffer, offset: number): number
   /** subclass hook, once per start: `await super.doStart()` binds and forks (prepare what workers need before it) */
   protected doStart (): Promise<void>

@@ -82,17 +82,21 @@ class CallQuality {
     const side = this.side(key)
     const rate = this.rateOf(block.ssrc)
     const stats = { min: {}, max: {}, inc: {} }
+    // An impossible value leaves out its own figure (a null), and the MOS
+    // when it is the loss or the jitter; the report's other figures stand.
     const flags = []
     const loss = this.loss(side, block, flags, stats)
-    const jitterMs = block.jitter / rate.value * 1000
-    if (jitterMs > MAX_JITTER_MS) flags.push('jitter-out-of-range')
+    let jitterMs = block.jitter / rate.value * 1000
+    if (jitterMs > MAX_JITTER_MS) {
+      flags.push('jitter-out-of-range')
+      jitterMs = null
+    }
     const rttMs = this.roundTrip(reporter, block.ssrc, side, block.lsr, block.dlsr, at, flags)
     for (const reason of flags) {
       this.invalid[reason]++
       stats.inc[`quality.invalid.${reason}`] = 1
     }
-    const usable = flags.length === 0
-    const figures = usable ? this.figures(loss, jitterMs, rttMs, xr) : null
+    const figures = loss !== null && jitterMs !== null ? this.figures(loss, jitterMs, rttMs, xr) : null
     if (figures) addFigures(stats, figures, at, minuteKey(at))
     const fields = { clockRate: rate.value, clockRateSource: rate.source }
     if (figures) Object.assign(fields, { lossRate: figures.loss, jitterMs: figures.jitterMs, rttMs: figures.rttMs, rFactor: figures.rFactor, mos: figures.mos })
@@ -256,9 +260,12 @@ class CallQuality {
     if (!call) {
       this.bound(this.calls)
       call = { minute: -1, band: 'unknown' }
-      this.calls.set(pair, call)
     }
     if (call.minute !== minute) {
+      // Once a minute a call moves to the end: the bound forgets the calls
+      // not heard from longest, not the longest-running.
+      this.calls.delete(pair)
+      this.calls.set(pair, call)
       call.minute = minute
       call.band = band
       return { [`calls.${band}`]: 1 }

@@ -26,8 +26,13 @@ function basicSignalToNoise (p) {
   return { Ro: 15 - 1.5 * (p.SLR + No), No, OLR }
 }
 
-/** Simultaneous impairment Is = Iolr + Ist + Iq (7-9 to 7-19). */
+/** Simultaneous impairment Is = Iolr + Ist + Iq (7-9 to 7-19); `Ist` alone is what TERVs adds half of (7-23). */
 function simultaneousImpairment (p, Ro, No, OLR) {
+  const { Iolr, Ist, Iq } = simultaneousTerms(p, Ro, No, OLR)
+  return Iolr + Ist + Iq
+}
+
+function simultaneousTerms (p, Ro, No, OLR) {
   const Xolr = OLR + 0.2 * (64 + No - p.RLR)
   const Iolr = 20 * ((1 + (Xolr / 8) ** 8) ** (1 / 8) - Xolr / 8)
   const STMRo = -10 * LG(10 ** (-p.STMR / 10) + Math.exp(-p.T / 4) * 10 ** (-p.TELR / 10))
@@ -39,7 +44,7 @@ function simultaneousImpairment (p, Ro, No, OLR) {
   const Y = (Ro - 100) / 15 + 46 / 8.4 - G / 9
   const Z = 46 / 30 - G / 40
   const Iq = 15 * LG(1 + 10 ** Y + 10 ** Z)
-  return Iolr + Ist + Iq
+  return { Iolr, Ist, Iq }
 }
 
 /** Delay impairment Id = Idte + Idle + Idd (7-20 to 7-28). */
@@ -47,7 +52,7 @@ function delayImpairment (p, Ro, No) {
   const { T, Ta, Tr } = p
   const Roe = -1.5 * (No - p.RLR)
   let TERV = p.TELR - 40 * LG((1 + T / 10) / (1 + T / 150)) + 6 * Math.exp(-0.3 * T * T)
-  if (p.STMR < 9) TERV += simultaneousImpairment(p, Ro, No, p.SLR + p.RLR) / 2 // (7-23): TERVs, low sidetone
+  if (p.STMR < 9) TERV += simultaneousTerms(p, Ro, No, p.SLR + p.RLR).Ist / 2 // (7-23): TERVs, low sidetone
   const Re = 80 + 2.5 * (TERV - 14)
   const Idte = ((Roe - Re) / 2 + Math.sqrt((Roe - Re) ** 2 / 4 + 100) - 1) * (1 - Math.exp(-T))
   const Rle = 10.5 * (p.WEPL + 7) * (Tr + 1) ** -0.25

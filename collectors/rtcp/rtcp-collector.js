@@ -6,6 +6,7 @@ const RtcpConfig = require('./rtcp-config')
 const { CallAffinity } = require('./call-affinity')
 const { codecNamed } = require('./codecs')
 const { entryDataStart, entryDataLength, entryKeyHash } = require('../../lib/shared/batch-codec')
+const { fnv1a } = require('../../lib/master/distribution')
 
 const DEFAULTS = { name: 'rtcp', protocol: 'udp', port: 5005, distribution: 'hash', worker: path.join(__dirname, 'rtcp-worker.js') }
 
@@ -24,11 +25,14 @@ class RtcpCollector extends MongoCollector {
     this._calls = new CallAffinity()
   }
 
-  /** The call of an RTCP datagram (a number, the hash); its source for anything else. */
+  /**
+   * The call of an RTCP datagram; for anything else its source (the hash of
+   * the default key, so that entryKey can give the same number).
+   */
   key (message) {
     const data = message.data
     const key = Buffer.isBuffer(data) ? this._calls.keyOf(data, 0, data.length) : -1
-    return key >= 0 ? key : super.key(message)
+    return key >= 0 ? key : fnv1a(super.key(message))
   }
 
   /** key() read from a batch entry's bytes (the native receive path). */

@@ -5,8 +5,8 @@ const { entryKeyHash } = require('../shared/batch-codec')
 // Built-in distribution strategies. Each is called as `strategy.call(lb,
 // workers, message)` with the workers in rotation (never empty) and returns
 // one of them. `lb.key(message)` gives the flow key used by `hash`: a
-// string is hashed, a number is taken as the hash itself (an unsigned 32-bit
-// integer), which lets a subclass hash a batch entry's bytes the same way
+// string is hashed (FNV-1a), an integer mixed (its low 32 bits), which lets
+// a subclass compute the same number from a batch entry's bytes
 // (`entryKey`, see LoadBalancer) on the native receive path.
 
 /** Each worker in turn: N·k messages give each of N workers exactly k. */
@@ -25,8 +25,12 @@ function roundRobin (workers) {
  * other key.
  */
 function hash (workers, message) {
-  const key = this.key(message)
-  return workerForHash(workers, typeof key === 'number' ? key >>> 0 : fnv1a(String(key)), this.options.instances)
+  return workerForHash(workers, keyHash(this.key(message)), this.options.instances)
+}
+
+/** The hash of a flow key: FNV-1a of a string (or of anything else as one), a mix of an integer's low 32 bits. */
+function keyHash (key) {
+  return typeof key === 'number' && Number.isInteger(key) ? mix(key >>> 0) : fnv1a(String(key))
 }
 
 function workerForHash (workers, h, instances) {
@@ -84,4 +88,4 @@ const strategies = Object.freeze({
   'least-loaded': leastLoaded
 })
 
-module.exports = { strategies, fnv1a, entryStrategy, entryKeyHash }
+module.exports = { strategies, fnv1a, keyHash, entryStrategy, entryKeyHash }

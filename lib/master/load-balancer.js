@@ -6,7 +6,7 @@ const Backoff = require('../shared/backoff')
 const ListenError = require('../../exceptions/listen-error')
 const { briefError } = require('../shared/logger')
 const WorkerPool = require('./worker-pool')
-const { strategies, entryStrategy, entryKeyHash } = require('./distribution')
+const { strategies, keyHash, entryStrategy, entryKeyHash } = require('./distribution')
 const { normalizeOptions } = require('./options')
 const { remoteOf, entryEnd, entryDataLength, datagramAt } = require('../shared/batch-codec')
 const { createCounters, totalDropped } = require('./counters')
@@ -21,8 +21,8 @@ const STALL_WARN_MS = 5000
  * them.
  *
  * For subclasses: override `distribute(workers, message)` or `key(message)`
- * (a string is hashed; a number is the hash); a `key` of your own may come
- * with `entryKey(buf, offset)`, the same number read from the batch entry
+ * (a string is hashed, an integer mixed); a `key` of your own may come
+ * with `entryKey(buf, offset)`, the same key read from the batch entry
  * at `offset` (lib/shared/batch-codec.js), so that the native receive path
  * need not build a message per datagram;
  * extend `doStart()` (runs once per start: `await super.doStart()` binds and
@@ -71,7 +71,7 @@ class LoadBalancer extends EventEmitter {
     return this.strategy.call(this, workers, message)
   }
 
-  /** Flow key for `hash` distribution: the source address and port (a string; a number is taken as its hash). */
+  /** Flow key for `hash` distribution: the source address and port (a string is hashed, an integer mixed). */
   key (message) {
     const remote = remoteOf(message)
     return remote ? `${remote.address}:${remote.port}` : ''
@@ -314,7 +314,7 @@ class LoadBalancer extends EventEmitter {
   _resolveEntryStrategy () {
     if (this.distribute !== LoadBalancer.prototype.distribute) return null
     if (this.key === LoadBalancer.prototype.key) return entryStrategy(this.strategy, this, entryKeyHash)
-    return entryStrategy(this.strategy, this, typeof this.entryKey === 'function' ? (buf, offset) => this.entryKey(buf, offset) : null)
+    return entryStrategy(this.strategy, this, typeof this.entryKey === 'function' ? (buf, offset) => keyHash(this.entryKey(buf, offset)) : null)
   }
 
   _pick (message, force) {

@@ -121,6 +121,8 @@ test('impossible values are not used, counted by reason and flagged on the side'
   q.reference(2, 100, 0, 0, 0)
   const r = q.report(1, block({ highestSeq: 1300, lsr: 0x00650000 + 7 }), 1000)
   assert.equal(r.stats.inc['quality.invalid.lsr-unknown'], 1)
+  assert.equal(r.fields.rttMs, null, 'no RTT from it')
+  assert.equal(typeof r.fields.mos, 'number', 'its loss and jitter still give a MOS')
   assert.deepEqual(q.stats().invalid, { 'lost-exceeds-expected': 2, 'fraction-without-expected': 1, 'jitter-out-of-range': 1, 'lsr-unknown': 1, 'rtt-negative': 0 })
 })
 
@@ -239,4 +241,14 @@ test('call affinity: both ends of a call, and a one-way sender\'s SRs, share a k
   writeEntry(buf, 3, aboutA, '10.1.2.3', 4000)
   assert.equal(collector.entryKey(buf, 3), key)
   assert.equal(collector.key({ data: aboutA, rinfo: { address: '10.1.2.3', port: 4000 } }), key)
+})
+
+test('call affinity: what is not RTCP keeps the source\'s key on both paths', () => {
+  const RtcpCollector = require('../../collectors/rtcp/rtcp-collector')
+  const collector = Object.create(RtcpCollector.prototype)
+  collector._calls = new CallAffinity()
+  const junk = Buffer.from('not rtcp at all')
+  const buf = Buffer.alloc(entrySize(junk, '10.9.8.7'))
+  writeEntry(buf, 0, junk, '10.9.8.7', 5060)
+  assert.equal(collector.key({ data: junk, rinfo: { address: '10.9.8.7', port: 5060 } }), collector.entryKey(buf, 0))
 })

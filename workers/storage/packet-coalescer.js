@@ -5,8 +5,8 @@ const { mergeStats, copyStats } = require('./side-stats')
 /**
  * Folds the updates of one flush window: all packets of one direction of a
  * stream become one entry (max/min sequence numbers, packet count, time
- * range, latest side fields, merged side statistics and minute counts),
- * side updates and ends merge per endpoint.
+ * range, latest side fields, merged side statistics), side updates and
+ * ends merge per endpoint.
  * Bounded: past `maxEntries` distinct entries a packet that would need a new
  * entry is refused (the caller counts it as dropped).
  */
@@ -85,7 +85,6 @@ function toEntry (item) {
     maxTs: ts,
     fields: item.fields ? { ...item.fields } : null,
     stats: item.stats ? copyStats(item.stats) : null,
-    counts: item.counts ? { ...item.counts } : null,
     minSeq: Infinity,
     marks: null
   }
@@ -105,7 +104,9 @@ function directionKey (fromID, toID) {
 function merge (into, entry) {
   into.count += entry.count
   if (entry.marks) for (const origin of Object.keys(entry.marks)) addMark(into, { origin, batchId: entry.marks[origin], seq: entry.minSeq })
-  if (entry.maxTs > into.maxTs) {
+  // Later wins, and on a tie the one merged later: the items of one batch
+  // share the time the master received it.
+  if (entry.maxTs >= into.maxTs) {
     into.maxTs = entry.maxTs
     if (entry.IP !== undefined) into.IP = entry.IP
     if (entry.fields) into.fields = { ...into.fields, ...entry.fields }
