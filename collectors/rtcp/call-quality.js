@@ -110,7 +110,8 @@ class CallQuality {
    * reporter's own fraction lost (§6.4.1, 8-bit). The stream's overall loss
    * comes from the first and last reports (`quality.loss.first/last`, see
    * sideQuality); a restart of the reporter's numbering (the highest
-   * sequence going back, or on by more than MAX_DROPOUT at once) is counted
+   * sequence going back, or on by more than 16 × MAX_DROPOUT at once with a
+   * lost count that does not fit) is counted
    * in `quality.loss.restarts`, and then the overall figure is the sum of
    * the intervals instead.
    */
@@ -124,7 +125,11 @@ class CallQuality {
     const previous = side.seq
     const expected = previous === undefined ? undefined : seq - previous
     let loss = block.fractionLost / 256
-    if (expected !== undefined && (expected < 0 || expected > MAX_DROPOUT * 16)) {
+    // A long forward gap whose lost count fits is an interval like any other
+    // (reports missed at high packet rates); one that does not fit, or a
+    // step back, is the reporter starting over.
+    const jumped = expected > MAX_DROPOUT * 16 && !(lost >= side.lost && lost - side.lost <= expected)
+    if (expected !== undefined && (expected < 0 || jumped)) {
       if (expected < 0 && -expected < MAX_DROPOUT) return null // an older report arriving late: skipped
       stats.inc['quality.loss.restarts'] = 1
       side.seq = seq

@@ -70,6 +70,17 @@ test('a restart of the numbering is counted and the stream loss sums the interva
   assert.equal(side.lossRate, 40 / 2000)
 })
 
+test('a long gap between reports whose lost count fits is an interval, not a restart', () => {
+  const q = new CallQuality()
+  const reports = [
+    q.report(1, block({ highestSeq: 1000, cumulativeLost: 0 }), 0),
+    q.report(1, block({ highestSeq: 1000 + 60000, cumulativeLost: 600 }), 60000) // a minute of 1,000 packets/s
+  ]
+  assert.equal(reports[1].stats.inc['quality.loss.restarts'], undefined)
+  assert.equal(reports[1].fields.lossRate, 0.01)
+  assert.equal(sideQuality(storedSide(reports)).lossRate, 0.01)
+})
+
 test('a report arriving after a later one is skipped; the next interval counts from the later one', () => {
   const q = new CallQuality()
   q.report(1, block({ highestSeq: 1000, cumulativeLost: 0 }), 0)
