@@ -77,7 +77,10 @@ export interface WorkerStats {
   inFlight: number
   /** how long the oldest batch this worker has not acknowledged has waited */
   oldestUnackedMs: number
+  /** the worker's own stats() (null if it did not answer in time); asked for before the counters were read */
   custom: Record<string, any> | null
+  /** how old `custom` is against the counters of the same reply (ms) */
+  customAgeMs: number | null
 }
 
 export interface Summary {
@@ -105,7 +108,18 @@ export interface Summary {
   restarts: { listener: number, workers: number, rolling: number }
 }
 
-export interface Stats extends Summary { workers: WorkerStats[] }
+/**
+ * One moment's counters: Σ workers + retired = processed, failed and
+ * dispatched; Σ workers[].inFlight + orphaned = inFlight.
+ */
+export interface Stats extends Summary {
+  /** every live worker, draining ones included, by slot */
+  workers: WorkerStats[]
+  /** what workers now gone processed, failed and were dispatched */
+  retired: { processed: number, failed: number, dispatched: number }
+  /** messages held for a slot whose next worker is not up yet */
+  orphaned: number
+}
 
 type Callback<T> = (err: Error | null, value?: T) => void
 

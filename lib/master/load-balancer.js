@@ -378,7 +378,7 @@ class LoadBalancer extends EventEmitter {
   }
 
   _checkStall () {
-    const { oldestUnackedMs, inFlight } = this.pool.totals()
+    const { oldestUnackedMs, inFlight } = this.pool.snapshot().totals
     if (oldestUnackedMs < STALL_WARN_MS) return
     this.logger.warn({ oldestUnackedMs, inFlight, maxInFlight: this.options.maxInFlight },
       `workers have not acknowledged messages for ${Math.round(oldestUnackedMs / 1000)} s (database stalled or slower than input); the master holds them`)
@@ -411,16 +411,25 @@ class LoadBalancer extends EventEmitter {
   }
 
   /** Counters, including per-worker ones and each worker's own stats(). */
+  /**
+   * summary() and every worker's counters, all read at one moment (the
+   * parts add up to the totals: Σ workers + retired = processed, failed,
+   * dispatched; Σ workers + orphaned = inFlight), with each worker's own
+   * stats (`custom`), asked for first and `customAgeMs` old.
+   */
   async stats () {
-    const workers = this.pool ? await this.pool.collectStats() : []
-    return { ...this.summary(), workers }
+    const customs = this.pool ? await this.pool.collectCustom() : null
+    const snapshot = this.pool ? this.pool.snapshot(customs) : null
+    const parts = snapshot ? { workers: snapshot.workers, retired: snapshot.retired, orphaned: snapshot.orphaned } : { workers: [], retired: { processed: 0, failed: 0, dispatched: 0 }, orphaned: 0 }
+    return { ...this.summary(snapshot), ...parts }
   }
 
-  summary () {
+  /** The counters now (no worker stats); `snapshot`: a pool snapshot to take the totals from. */
+  summary (snapshot = this.pool ? this.pool.snapshot() : null) {
     const c = this.counters
     const dropped = { ...c.dropped, kernel: this._kernelDrops() }
     const pool = this.pool
-    const totals = pool ? pool.totals() : { processed: 0, failed: 0, inFlight: 0, oldestUnackedMs: 0 }
+    const totals = snapshot ? snapshot.totals : { processed: 0, failed: 0, inFlight: 0, oldestUnackedMs: 0 }
     return {
       name: this.options.name,
       protocol: this.options.protocol,

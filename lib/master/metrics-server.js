@@ -80,25 +80,26 @@ class MetricsServer {
       name, help, labelNames, registers: register,
       async collect () { this.reset(); for (const [labels, value] of await read()) this.set(labels, value) }
     })
-    const one = (value) => [[{}, value]]
-    // One stats() per scrape, shared by the per-worker series.
+    // One stats() per scrape, shared by every series: the totals and the
+    // per-worker series of one scrape are one moment's (they add up).
     let scrape = null
-    const workers = async () => {
-      if (!scrape) scrape = lb.stats().then((s) => s.workers).finally(() => setImmediate(() => { scrape = null }))
+    const stats = () => {
+      if (!scrape) scrape = lb.stats().finally(() => setImmediate(() => { scrape = null }))
       return scrape
     }
-    const perWorker = (read) => async () => (await workers()).map((w) => [{ slot: String(w.slot) }, read(w)]).filter(([, v]) => Number.isFinite(v))
-    total('collector_messages_received_total', 'Messages received by the master (datagrams, TCP frames).', () => one(lb.summary().received))
-    total('collector_bytes_received_total', 'Bytes of the messages received.', () => one(lb.summary().bytes))
-    total('collector_messages_processed_total', 'Messages acknowledged by the workers (stored, for the MongoDB workers).', () => one(lb.summary().processed))
-    total('collector_messages_failed_total', 'Messages whose doWork failed.', () => one(lb.summary().failed))
+    const one = (read) => async () => [[{}, read(await stats())]]
+    const perWorker = (read) => async () => (await stats()).workers.map((w) => [{ slot: String(w.slot) }, read(w)]).filter(([, v]) => Number.isFinite(v))
+    total('collector_messages_received_total', 'Messages received by the master (datagrams, TCP frames).', one((s) => s.received))
+    total('collector_bytes_received_total', 'Bytes of the messages received.', one((s) => s.bytes))
+    total('collector_messages_processed_total', 'Messages acknowledged by the workers (stored, for the MongoDB workers).', one((s) => s.processed))
+    total('collector_messages_failed_total', 'Messages whose doWork failed.', one((s) => s.failed))
     total('collector_messages_dropped_total', 'Messages dropped, by reason (kernel: lost in the receive buffer).',
-      () => Object.entries(lb.summary().dropped).filter(([reason]) => reason !== 'total').map(([reason, n]) => [{ reason }, n]), ['reason'])
-    gauge('collector_messages_in_flight', 'Messages handed to workers and not yet acknowledged.', () => one(lb.summary().inFlight))
-    gauge('collector_oldest_unacknowledged_seconds', 'Age of the oldest unacknowledged batch (a stalled database shows here).', () => one(lb.summary().oldestUnackedMs / 1000))
-    total('collector_worker_restarts_total', 'Workers respawned after they died.', () => one(lb.summary().restarts.workers))
-    total('collector_listener_restarts_total', 'Listener restarts after socket errors.', () => one(lb.summary().restarts.listener))
-    gauge('collector_ready', '1 while the listener is bound and every worker slot is online.', () => one(lb.readiness().ready ? 1 : 0))
+      async () => Object.entries((await stats()).dropped).filter(([reason]) => reason !== 'total').map(([reason, n]) => [{ reason }, n]), ['reason'])
+    gauge('collector_messages_in_flight', 'Messages handed to workers and not yet acknowledged.', one((s) => s.inFlight))
+    gauge('collector_oldest_unacknowledged_seconds', 'Age of the oldest unacknowledged batch (a stalled database shows here).', one((s) => s.oldestUnackedMs / 1000))
+    total('collector_worker_restarts_total', 'Workers respawned after they died.', one((s) => s.restarts.workers))
+    total('collector_listener_restarts_total', 'Listener restarts after socket errors.', one((s) => s.restarts.listener))
+    gauge('collector_ready', '1 while the listener is bound and every worker slot is online.', async () => [[{}, lb.readiness().ready ? 1 : 0]])
     total('collector_worker_messages_processed_total', 'Messages acknowledged, per worker slot (resets when a slot\'s worker is replaced).', perWorker((w) => w.processed), ['slot'])
     gauge('collector_worker_messages_in_flight', 'Messages in flight, per worker slot.', perWorker((w) => w.inFlight), ['slot'])
     total('collector_worker_db_writes_total', 'Database write operations, per worker slot (workers that report dbWrites).', perWorker((w) => w.custom && w.custom.dbWrites), ['slot'])

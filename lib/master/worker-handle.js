@@ -217,7 +217,7 @@ class WorkerHandle extends EventEmitter {
   }
 
   /** Counters for stats(). */
-  snapshot () {
+  snapshot (now = Date.now()) {
     const oldest = this.oldestSentAt()
     return {
       id: this.id,
@@ -228,7 +228,7 @@ class WorkerHandle extends EventEmitter {
       processed: this.processed,
       failed: this.failed,
       inFlight: this.inFlight,
-      oldestUnackedMs: oldest ? Date.now() - oldest : 0
+      oldestUnackedMs: oldest ? now - oldest : 0
     }
   }
 }

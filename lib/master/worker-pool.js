@@ -54,32 +54,52 @@ class WorkerPool extends EventEmitter {
     this.rollingRestarts = 0
     this.statsRequests = 0
     this.live = new Set() // every handle not yet gone, including ones draining
-    this.retired = { processed: 0, failed: 0 }
+    this.retired = { processed: 0, failed: 0, dispatched: 0 }
   }
 
   /**
-   * processed/failed over every worker this pool ever ran; inFlight: what is
-   * held for a worker (unacknowledged, or waiting for a slot's replacement);
-   * oldestUnackedMs: how long the oldest of it has waited.
+   * Every counter of the pool read in one synchronous pass, so that the
+   * parts add up to the whole: `workers`, each live worker's counters
+   * (draining ones too), with its own stats from `customs` (a Map from
+   * handle to `{ custom, at }`, see collectCustom) and their age;
+   * `retired`, what workers now gone processed, failed and were dispatched;
+   * `orphaned`, messages waiting for a slot's next worker; `totals`:
+   * processed and failed over every worker this pool ran (Σ workers +
+   * retired), inFlight (Σ workers + orphaned), dispatched (Σ workers +
+   * retired), and how long the oldest message held has waited.
    */
-  totals () {
-    const totals = { ...this.retired, inFlight: 0, oldestUnackedMs: 0 }
+  snapshot (customs = null) {
+    const now = Date.now()
+    const retired = { ...this.retired }
+    const totals = { processed: retired.processed, failed: retired.failed, dispatched: retired.dispatched, inFlight: 0, oldestUnackedMs: 0 }
     let oldest = Infinity
+    const workers = []
     for (const h of this.live) {
-      totals.processed += h.processed
-      totals.failed += h.failed
-      totals.inFlight += h.inFlight
+      const worker = h.snapshot(now)
+      totals.processed += worker.processed
+      totals.failed += worker.failed
+      totals.dispatched += worker.dispatched
+      totals.inFlight += worker.inFlight
       const sentAt = h.oldestSentAt()
       if (sentAt && sentAt < oldest) oldest = sentAt
+      if (customs) {
+        const reply = customs.get(h)
+        worker.custom = reply ? reply.custom : null
+        worker.customAgeMs = reply ? now - reply.at : null
+      }
+      workers.push(worker)
     }
+    let orphaned = 0
     for (const batches of this.orphans) {
       for (const batch of batches) {
-        totals.inFlight += batch.count
+        orphaned += batch.count
         if (batch.sentAt < oldest) oldest = batch.sentAt
       }
     }
-    if (oldest !== Infinity) totals.oldestUnackedMs = Date.now() - oldest
-    return totals
+    totals.inFlight += orphaned
+    if (oldest !== Infinity) totals.oldestUnackedMs = now - oldest
+    workers.sort((a, b) => a.slot - b.slot || a.id - b.id)
+    return { totals, workers, retired, orphaned }
   }
 
   /** Forks every slot; resolves when all are ready, rejects if one fails to start. */
@@ -175,6 +195,7 @@ class WorkerPool extends EventEmitter {
     this.live.delete(handle)
     this.retired.processed += handle.processed
     this.retired.failed += handle.failed
+    this.retired.dispatched += handle.dispatched
     handle.emit('gone')
     if (expected && held === 0) return
     this.emit('workerExit', { id: handle.id, slot: handle.slot, pid: handle.pid, code, signal, held })
@@ -295,9 +316,16 @@ class WorkerPool extends EventEmitter {
   }
 
   /** Per-worker counters plus what each worker's own stats() reports. */
-  async collectStats () {
-    const handles = this.current.filter((h) => h && h.state !== 'gone')
-    return Promise.all(handles.map((h) => this.askStats(h)))
+  /**
+   * Each live worker's own stats (its Worker#stats(), over IPC): a Map from
+   * handle to `{ custom, at }`, `at` when the reply came (null custom if
+   * none came within STATS_TIMEOUT_MS). Read the counters after it, in one
+   * snapshot(): they move while the replies are on their way.
+   */
+  async collectCustom () {
+    const handles = [...this.live].filter((h) => h.state !== 'starting')
+    const replies = await Promise.all(handles.map((h) => this.askStats(h)))
+    return new Map(handles.map((h, i) => [h, replies[i]]))
   }
 
   askStats (handle) {
@@ -306,7 +334,7 @@ class WorkerPool extends EventEmitter {
       const finish = (custom) => {
         clearTimeout(timer)
         handle.removeListener('stats', onStats)
-        resolve({ ...handle.snapshot(), custom })
+        resolve({ custom, at: Date.now() })
       }
       const onStats = (requestId, custom) => { if (requestId === id) finish(custom) }
       const timer = setTimeout(() => finish(null), STATS_TIMEOUT_MS)
