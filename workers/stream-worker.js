@@ -28,8 +28,14 @@ const STREAM_DEFAULTS = Object.freeze({
  * A Worker that turns decoded packets into race-free stream upserts.
  * Subclasses implement `decode(message)` → an item or array of items:
  * - packet `{ fromID, toID, IP, highestPacketNum, timestamp, fields?, stats?, counts? }`
- *   (`fields` are the side's last values; `stats` its min / max / sums, see
- *   storage/side-stats.js; `counts` per-minute counter increments, see
+ *   (`fields` are the side's last values, `$set`; `stats`, statistics over
+ *   the reports: an object with `merge(other)`, which folds in the stats of
+ *   another item of the same side when they coalesce (the coalescer keeps
+ *   the first item's object and merges into it), and `addTo(update, side)`,
+ *   which adds them to the side's upsert with order-free operators ($min,
+ *   $max, $inc), so that they are exact however items coalesce and, like the
+ *   packet counts, applied once on redelivery; collectors/rtcp/quality-stats.js
+ *   is one; `counts`, per-minute counter increments, see
  *   CounterStore#incrementMinute)
  * - side update `{ sideID, IP?, timestamp, fields }`
  * - end `{ endID, timestamp }` (the endpoint said goodbye)

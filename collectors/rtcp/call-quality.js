@@ -6,8 +6,9 @@
 // to one worker). The figures and their units are documented in the README
 // (Call quality); the formulas are cited where they are computed.
 
-const { rFactor, mosFromR } = require('./e-model')
+const { voipRFactor, mosFromR } = require('./e-model')
 const { codecNamed } = require('./codecs')
+const { QualityStats } = require('./quality-stats')
 
 const NTP_UNIT = 65536 // LSR and DLSR count 1/65536 s (RFC 3550 §6.4.1)
 const REFS_KEPT = 8 // SRs (and XR RRTRs) kept per source for LSR look-ups
@@ -75,13 +76,15 @@ class CallQuality {
    * for the stream worker. `xr` is what the same datagram's XR VoIP
    * Metrics block says of that stream, if any.
    *
-   * @returns {{ fields: object, stats: { min: object, max: object, inc: object }, counts: object|null }}
+   * The last values go into `fields` (given, or a new object).
+   *
+   * @returns {{ fields: object, stats: QualityStats, counts: object|null }}
    */
-  report (reporter, block, at, xr) {
+  report (reporter, block, at, xr, fields = {}) {
     const key = `${reporter}>${block.ssrc}`
     const side = this.side(key)
     const rate = this.rateOf(block.ssrc)
-    const stats = { min: {}, max: {}, inc: {} }
+    const stats = new QualityStats()
     // An impossible value leaves out its own figure (a null), and the MOS
     // when it is the loss or the jitter; the report's other figures stand.
     const flags = []
@@ -94,12 +97,19 @@ class CallQuality {
     const rttMs = this.roundTrip(reporter, block.ssrc, side, block.lsr, block.dlsr, at, flags)
     for (const reason of flags) {
       this.invalid[reason]++
-      stats.inc[`quality.invalid.${reason}`] = 1
+      stats.addInvalid(reason)
     }
     const figures = loss !== null && jitterMs !== null ? this.figures(loss, jitterMs, rttMs, xr) : null
-    if (figures) addFigures(stats, figures, at, minuteKey(at))
-    const fields = { clockRate: rate.value, clockRateSource: rate.source }
-    if (figures) Object.assign(fields, { lossRate: figures.loss, jitterMs: figures.jitterMs, rttMs: figures.rttMs, rFactor: figures.rFactor, mos: figures.mos })
+    fields.clockRate = rate.value
+    fields.clockRateSource = rate.source
+    if (figures) {
+      stats.addReport(figures, at, minuteKeyOf(at))
+      fields.lossRate = figures.loss
+      fields.jitterMs = figures.jitterMs
+      fields.rttMs = figures.rttMs
+      fields.rFactor = figures.rFactor
+      fields.mos = figures.mos
+    }
     return { fields, stats, counts: this.countCall(reporter, block.ssrc, figures ? figures.mos : null, at) }
   }
 
@@ -131,7 +141,7 @@ class CallQuality {
     const jumped = expected > MAX_DROPOUT * 16 && !(lost >= side.lost && lost - side.lost <= expected)
     if (expected !== undefined && (expected < 0 || jumped)) {
       if (expected < 0 && -expected < MAX_DROPOUT) return null // an older report arriving late: skipped
-      stats.inc['quality.loss.restarts'] = 1
+      stats.restarts = 1
       side.seq = seq
       side.lost = lost
       return loss
@@ -143,14 +153,13 @@ class CallQuality {
       if (flags.length > 0) return null
       if (expected > 0) {
         loss = Math.max(0, lostInInterval) / expected
-        stats.inc['quality.loss.intervalExpected'] = expected
-        stats.inc['quality.loss.intervalLost'] = Math.max(0, lostInInterval)
+        stats.intervalExpected = expected
+        stats.intervalLost = Math.max(0, lostInInterval)
       }
     }
     side.seq = seq
     side.lost = lost
-    stats.min['quality.loss.first'] = { seq, lost }
-    stats.max['quality.loss.last'] = { seq, lost }
+    stats.addEnds(seq, lost)
     return loss
   }
 
@@ -247,7 +256,7 @@ class CallQuality {
       if (rttMs === null) roundTripMs = xr.roundTripDelayMs
     }
     const T = roundTripMs / 2 + bufferMs + this.codec.delayMs
-    const R = rFactor({ Ie: this.codec.Ie, Bpl: this.codec.Bpl, Ppl, BurstR, T, Ta: T, Tr: 2 * T })
+    const R = voipRFactor(this.codec.Ie, this.codec.Bpl, Ppl, BurstR, T, T, 2 * T)
     return { loss, jitterMs, rttMs, rFactor: R, mos: mosFromR(R) }
   }
 
@@ -343,27 +352,17 @@ function minuteKey (at) {
   return new Date(at).toISOString().slice(0, 16).replace(/[-T:]/g, '')
 }
 
-// min / sum and count / max of each figure, the values at the worst MOS,
-// and the minute's bucket (README: Call quality lists every path).
-function addFigures (stats, figures, at, minute) {
-  const { min, max, inc } = stats
-  const { loss, jitterMs, rttMs, rFactor: R, mos } = figures
-  for (const [name, value] of [['loss', loss], ['jitterMs', jitterMs], ['rttMs', rttMs], ['mos', mos]]) {
-    if (value === null) continue
-    min[`quality.${name}.min`] = value
-    max[`quality.${name}.max`] = value
-    inc[`quality.${name}.sum`] = value
-    inc[`quality.${name}.count`] = 1
+// The minute key of the last report, kept: every report of a minute shares it.
+let keyMinute = -1
+let lastKey = ''
+
+function minuteKeyOf (at) {
+  const minute = Math.floor(at / 60000)
+  if (minute !== keyMinute) {
+    lastKey = minuteKey(at)
+    keyMinute = minute
   }
-  // Compared field by field in this order: the lowest MOS wins.
-  min['quality.worst'] = { mos, rFactor: R, loss, jitterMs, rttMs, at: new Date(at) }
-  const bucket = `quality.minutes.${minute}`
-  min[`${bucket}.mosMin`] = mos
-  max[`${bucket}.lossMax`] = loss
-  max[`${bucket}.jitterMsMax`] = jitterMs
-  if (rttMs !== null) max[`${bucket}.rttMsMax`] = rttMs
-  inc[`${bucket}.mosSum`] = mos
-  inc[`${bucket}.reports`] = 1
+  return lastKey
 }
 
 module.exports = { CallQuality, INVALID_REASONS, BANDS, bandOf, minuteKey }

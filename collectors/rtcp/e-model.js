@@ -26,25 +26,32 @@ function basicSignalToNoise (p) {
   return { Ro: 15 - 1.5 * (p.SLR + No), No, OLR }
 }
 
-/** Simultaneous impairment Is = Iolr + Ist + Iq (7-9 to 7-19); `Ist` alone is what TERVs adds half of (7-23). */
+/** Simultaneous impairment Is = Iolr + Ist + Iq (7-9 to 7-19). */
 function simultaneousImpairment (p, Ro, No, OLR) {
-  const { Iolr, Ist, Iq } = simultaneousTerms(p, Ro, No, OLR)
-  return Iolr + Ist + Iq
+  return loudnessImpairment(p, No, OLR) + sidetoneImpairment(p) + quantizingImpairment(p, Ro)
 }
 
-function simultaneousTerms (p, Ro, No, OLR) {
+/** Iolr (7-9, 7-10): too low an overall loudness. */
+function loudnessImpairment (p, No, OLR) {
   const Xolr = OLR + 0.2 * (64 + No - p.RLR)
-  const Iolr = 20 * ((1 + (Xolr / 8) ** 8) ** (1 / 8) - Xolr / 8)
+  return 20 * ((1 + (Xolr / 8) ** 8) ** (1 / 8) - Xolr / 8)
+}
+
+/** Ist (7-11, 7-12): non-optimum sidetone; through STMRo it depends on T. */
+function sidetoneImpairment (p) {
   const STMRo = -10 * LG(10 ** (-p.STMR / 10) + Math.exp(-p.T / 4) * 10 ** (-p.TELR / 10))
-  const Ist = 12 * (1 + ((STMRo - 13) / 6) ** 8) ** (1 / 8) -
+  return 12 * (1 + ((STMRo - 13) / 6) ** 8) ** (1 / 8) -
     28 * (1 + ((STMRo + 1) / 19.4) ** 35) ** (1 / 35) -
     13 * (1 + ((STMRo - 3) / 33) ** 13) ** (1 / 13) + 29
+}
+
+/** Iq (7-13 to 7-17): quantizing distortion. */
+function quantizingImpairment (p, Ro) {
   const Q = 37 - 15 * LG(p.qdu)
   const G = 1.07 + 0.258 * Q + 0.0602 * Q * Q
   const Y = (Ro - 100) / 15 + 46 / 8.4 - G / 9
   const Z = 46 / 30 - G / 40
-  const Iq = 15 * LG(1 + 10 ** Y + 10 ** Z)
-  return { Iolr, Ist, Iq }
+  return 15 * LG(1 + 10 ** Y + 10 ** Z)
 }
 
 /** Delay impairment Id = Idte + Idle + Idd (7-20 to 7-28). */
@@ -52,7 +59,7 @@ function delayImpairment (p, Ro, No) {
   const { T, Ta, Tr } = p
   const Roe = -1.5 * (No - p.RLR)
   let TERV = p.TELR - 40 * LG((1 + T / 10) / (1 + T / 150)) + 6 * Math.exp(-0.3 * T * T)
-  if (p.STMR < 9) TERV += simultaneousTerms(p, Ro, No, p.SLR + p.RLR).Ist / 2 // (7-23): TERVs, low sidetone
+  if (p.STMR < 9) TERV += sidetoneImpairment(p) / 2 // (7-23): TERVs, low sidetone
   const Re = 80 + 2.5 * (TERV - 14)
   const Idte = ((Roe - Re) / 2 + Math.sqrt((Roe - Re) ** 2 / 4 + 100) - 1) * (1 - Math.exp(-T))
   const Rle = 10.5 * (p.WEPL + 7) * (Tr + 1) ** -0.25
@@ -89,6 +96,28 @@ function rFactor (inputs) {
   return base.Ro - Is - Id - effectiveEquipmentImpairment(p) + p.A
 }
 
+// What a collector varies (a codec's Ie and Bpl, the loss, the delays);
+// every other parameter at its default, so Ro, Iolr and Iq are constants.
+// The same terms as rFactor, without its copy of the parameters: once per
+// report.
+const VOIP = { ...DEFAULTS }
+const VOIP_IOLR = loudnessImpairment(DEFAULTS, BASE.No, BASE.OLR)
+const VOIP_IQ = quantizingImpairment(DEFAULTS, BASE.Ro)
+
+/** rFactor({ Ie, Bpl, Ppl, BurstR, T, Ta, Tr }) with every other parameter at its default. */
+function voipRFactor (Ie, Bpl, Ppl, BurstR, T, Ta, Tr) {
+  const p = VOIP
+  p.Ie = Ie
+  p.Bpl = Bpl
+  p.Ppl = Ppl
+  p.BurstR = BurstR
+  p.T = T
+  p.Ta = Ta
+  p.Tr = Tr
+  const Is = VOIP_IOLR + sidetoneImpairment(p) + VOIP_IQ
+  return BASE.Ro - Is - delayImpairment(p, BASE.Ro, BASE.No) - effectiveEquipmentImpairment(p) + p.A
+}
+
 // Whether Ro/No/OLR can be the precomputed defaults: no parameter they depend on was given.
 function sameBase (inputs) {
   for (const key of ['SLR', 'RLR', 'LSTR', 'Ds', 'Nc', 'Nfor', 'Ps', 'Pr']) if (inputs[key] !== undefined) return false
@@ -102,4 +131,4 @@ function mosFromR (R) {
   return 1 + 0.035 * R + R * (R - 60) * (100 - R) * 7e-6
 }
 
-module.exports = { rFactor, mosFromR, DEFAULTS }
+module.exports = { rFactor, voipRFactor, mosFromR, DEFAULTS }

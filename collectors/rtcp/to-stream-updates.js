@@ -92,7 +92,10 @@ function foldSidesIntoPackets (items) {
   return items.filter((item) => {
     const packets = item.sideID !== undefined && reporters.get(item.sideID)
     if (!packets) return true
-    for (const packet of packets) packet.fields = { ...item.fields, ...packet.fields }
+    // The packet's own fields win; each packet's are its own object.
+    for (const packet of packets) {
+      for (const key in item.fields) if (!(key in packet.fields)) packet.fields[key] = item.fields[key]
+    }
     return false
   })
 }
@@ -112,13 +115,20 @@ function mapSr (ctx, packet) {
 
 function mapReports (ctx, packet, counters) {
   for (const block of packet.reports) {
+    // Built field by field, not spread: the quality figures are added to
+    // this object next, and a spread-made one takes them slowly.
+    const fields = blockFields(block)
+    if (counters) {
+      fields.packetCount = counters.packetCount
+      fields.octetCount = counters.octetCount
+    }
     const item = {
       fromID: String(packet.ssrc),
       toID: String(block.ssrc),
       IP: ctx.IP,
       highestPacketNum: block.highestSeq,
       timestamp: new Date(ctx.time),
-      fields: { ...blockFields(block), ...counters }
+      fields
     }
     if (ctx.quality) addQuality(ctx, item, packet.ssrc, block)
     ctx.items.push(item)
@@ -127,8 +137,7 @@ function mapReports (ctx, packet, counters) {
 
 function addQuality (ctx, item, reporter, block) {
   const xr = ctx.xr && ctx.xr.get(`${reporter}>${block.ssrc}`)
-  const { fields, stats, counts } = ctx.quality.report(reporter, block, ctx.time, xr)
-  Object.assign(item.fields, fields)
+  const { stats, counts } = ctx.quality.report(reporter, block, ctx.time, xr, item.fields)
   if (xr) item.fields.xr = xr
   item.stats = stats
   if (counts) item.counts = counts

@@ -14,25 +14,55 @@ const { encodeRtcp, encodeReport } = require('../../collectors/rtcp/encoder')
 const { decodeRtcp } = require('../../collectors/rtcp/decoder')
 const { toStreamUpdates } = require('../../collectors/rtcp/to-stream-updates')
 const { PacketCoalescer } = require('../../workers/storage/packet-coalescer')
-const { mergeStats, compareOrdered } = require('../../workers/storage/side-stats')
+const { compareWorst } = require('../../collectors/rtcp/quality-stats')
 const { writeEntry, entrySize } = require('../../lib/shared/batch-codec')
 const { oracleRatings } = require('../helpers/emodel-oracle')
 
 const block = (fields) => ({ ssrc: 2, fractionLost: 0, cumulativeLost: 0, highestSeq: 1000, jitter: 80, lsr: 0, dlsr: 0, ...fields })
 
-// A side document as the $min/$max/$inc of `reports` would leave it.
-function storedSide (results) {
-  const stats = results.reduce((acc, r) => mergeStats(acc, r.stats), { min: {}, max: {}, inc: {} })
-  const side = { packets: results.length, quality: {} }
-  const put = (path, value) => {
-    const parts = path.split('.')
-    let at = side
-    for (const part of parts.slice(0, -1)) at = at[part] || (at[part] = {})
-    at[parts[parts.length - 1]] = value
+// MongoDB's order for what the statistics hold: null below numbers,
+// Dates by time, documents field by field.
+function bsonCompare (a, b) {
+  if (a === b) return 0
+  if (a === null || a === undefined) return -1
+  if (b === null || b === undefined) return 1
+  if (typeof a === 'object' && !(a instanceof Date)) {
+    for (const key of Object.keys(a)) {
+      const order = bsonCompare(a[key], b[key])
+      if (order !== 0) return order
+    }
+    return 0
   }
-  for (const op of ['min', 'max', 'inc']) for (const [path, value] of Object.entries(stats[op])) put(path, value)
-  Object.assign(side, results[results.length - 1].fields)
-  return side
+  return +a < +b ? -1 : +a > +b ? 1 : 0
+}
+
+// What MongoDB does with one update's $min, $max, $inc and $set on `doc`.
+function applyUpdate (doc, update) {
+  const at = (path) => {
+    const parts = path.split('.')
+    let node = doc
+    for (const part of parts.slice(0, -1)) node = node[part] || (node[part] = {})
+    return [node, parts[parts.length - 1]]
+  }
+  for (const [path, value] of Object.entries(update.$min || {})) { const [n, k] = at(path); if (!(k in n) || bsonCompare(value, n[k]) < 0) n[k] = value }
+  for (const [path, value] of Object.entries(update.$max || {})) { const [n, k] = at(path); if (!(k in n) || bsonCompare(value, n[k]) > 0) n[k] = value }
+  for (const [path, value] of Object.entries(update.$inc || {})) { const [n, k] = at(path); n[k] = (n[k] || 0) + value }
+  for (const [path, value] of Object.entries(update.$set || {})) { const [n, k] = at(path); n[k] = value }
+  return doc
+}
+
+// A side document as one upsert per report (each its own flush) would leave it.
+function storedSide (results) {
+  const doc = {}
+  for (const r of results) {
+    const update = {}
+    r.stats.addTo(update, 'side')
+    applyUpdate(doc, update)
+  }
+  doc.side = doc.side || {}
+  doc.side.packets = results.length
+  Object.assign(doc.side, results[results.length - 1].fields)
+  return doc.side
 }
 
 test('loss per interval is Δcumulative / Δhighest; the first report uses its fraction lost; the stream is first to last', () => {
@@ -64,7 +94,7 @@ test('a restart of the numbering is counted and the stream loss sums the interva
     q.report(1, block({ highestSeq: 200, cumulativeLost: 0, fractionLost: 0 }), 10000), // the reporter started over
     q.report(1, block({ highestSeq: 1200, cumulativeLost: 30 }), 15000)
   ]
-  assert.equal(reports[2].stats.inc['quality.loss.restarts'], 1)
+  assert.equal(reports[2].stats.restarts, 1)
   const side = sideQuality(storedSide(reports))
   assert.equal(side.lossBasis, 'intervals')
   assert.equal(side.lossRate, 40 / 2000)
@@ -76,7 +106,7 @@ test('a long gap between reports whose lost count fits is an interval, not a res
     q.report(1, block({ highestSeq: 1000, cumulativeLost: 0 }), 0),
     q.report(1, block({ highestSeq: 1000 + 60000, cumulativeLost: 600 }), 60000) // a minute of 1,000 packets/s
   ]
-  assert.equal(reports[1].stats.inc['quality.loss.restarts'], undefined)
+  assert.equal(reports[1].stats.restarts, 0)
   assert.equal(reports[1].fields.lossRate, 0.01)
   assert.equal(sideQuality(storedSide(reports)).lossRate, 0.01)
 })
@@ -87,30 +117,30 @@ test('a report arriving after a later one is skipped; the next interval counts f
   q.report(1, block({ highestSeq: 2000, cumulativeLost: 20 }), 10000)
   const late = q.report(1, block({ highestSeq: 1500, cumulativeLost: 5 }), 10001)
   assert.equal(late.fields.lossRate, undefined)
-  assert.deepEqual(late.stats.min, {})
+  assert.deepEqual([late.stats.firstSeq, late.stats.lossCount], [-1, 0], 'nothing of it is stored')
   const next = q.report(1, block({ highestSeq: 2500, cumulativeLost: 30 }), 15000)
   assert.equal(next.fields.lossRate, 10 / 500)
 })
 
-test('reports coalesced in one flush merge into one update: first and last, sums, the worst MOS record', () => {
+test('reports coalesced in one flush make the same update as one upsert each: first and last, sums, the worst MOS record', () => {
   const q = new CallQuality()
   const coalescer = new PacketCoalescer(10)
   const results = []
-  for (let i = 0; i < 4; i++) {
-    const r = q.report(1, block({ highestSeq: 1000 + i * 500, cumulativeLost: i * (i === 2 ? 60 : 5) }), i * 5000)
-    results.push(r)
-    coalescer.add({ fromID: '1', toID: '2', highestPacketNum: 1000 + i * 500, timestamp: i * 5000, fields: r.fields, stats: r.stats })
-  }
+  for (let i = 0; i < 4; i++) results.push(q.report(1, block({ highestSeq: 1000 + i * 500, cumulativeLost: i * (i === 2 ? 60 : 5) }), i * 5000))
+  const alone = storedSide(results) // before the coalescer merges into the first report's stats
+  results.forEach((r, i) => coalescer.add({ fromID: '1', toID: '2', highestPacketNum: 1000 + i * 500, timestamp: i * 5000, fields: r.fields, stats: r.stats }))
   const [entry] = coalescer.take()
-  assert.deepEqual(entry.stats.min['quality.loss.first'], { seq: 1000, lost: 0 })
-  assert.deepEqual(entry.stats.max['quality.loss.last'], { seq: 2500, lost: 15 })
-  assert.equal(entry.stats.inc['quality.mos.count'], 4)
+  const update = {}
+  entry.stats.addTo(update, 'side')
+  const merged = applyUpdate({}, update).side
+  assert.deepEqual(merged.quality, alone.quality)
+  assert.deepEqual(merged.quality.loss.first, { seq: 1000, lost: 0 })
+  assert.deepEqual(merged.quality.loss.last, { seq: 2500, lost: 15 })
+  assert.equal(merged.quality.mos.count, 4)
   const mosValues = results.map((r) => r.fields.mos)
-  assert.equal(entry.stats.min['quality.worst'].mos, Math.min(...mosValues))
-  assert.equal(entry.stats.inc['quality.mos.sum'], mosValues.reduce((a, b) => a + b))
-  assert.ok(compareOrdered({ mos: 3, r: 9 }, { mos: 3.1, r: 1 }) < 0)
-  assert.ok(compareOrdered({ seq: 5, lost: 2 }, { seq: 5, lost: 1 }) > 0)
-  assert.ok(compareOrdered({ a: null }, { a: 0 }) < 0, 'null sorts below numbers, as in BSON')
+  assert.equal(merged.quality.worst.mos, Math.min(...mosValues))
+  assert.ok(compareWorst({ mos: 3, rFactor: 9 }, { mos: 3.1, rFactor: 1 }) < 0)
+  assert.ok(compareWorst({ mos: 3, rFactor: 9, loss: 0, jitterMs: 1, rttMs: null }, { mos: 3, rFactor: 9, loss: 0, jitterMs: 1, rttMs: 0 }) < 0, 'null sorts below numbers, as in BSON')
 })
 
 test('impossible values are not used, counted by reason and flagged on the side', () => {
@@ -124,14 +154,14 @@ test('impossible values are not used, counted by reason and flagged on the side'
   q.report(1, block({ highestSeq: 1000 }), 0)
   for (const [b, reason] of cases) {
     const r = q.report(1, b, 1000)
-    assert.equal(r.stats.inc[`quality.invalid.${reason}`], 1, reason)
+    assert.equal(r.stats.invalid[reason], 1, reason)
     assert.equal(r.fields.mos, undefined, `${reason}: no MOS from it`)
-    assert.equal(r.stats.inc['quality.mos.count'], undefined)
+    assert.equal(r.stats.mosCount, 0)
   }
   // An LSR naming no SR of the source seen here, while its SRs do come here.
   q.reference(2, 100, 0, 0, 0)
   const r = q.report(1, block({ highestSeq: 1300, lsr: 0x00650000 + 7 }), 1000)
-  assert.equal(r.stats.inc['quality.invalid.lsr-unknown'], 1)
+  assert.equal(r.stats.invalid['lsr-unknown'], 1)
   assert.equal(r.fields.rttMs, null, 'no RTT from it')
   assert.equal(typeof r.fields.mos, 'number', 'its loss and jitter still give a MOS')
   assert.deepEqual(q.stats().invalid, { 'lost-exceeds-expected': 2, 'fraction-without-expected': 1, 'jitter-out-of-range': 1, 'lsr-unknown': 1, 'rtt-negative': 0 })
@@ -170,7 +200,7 @@ test('RTT: one direction doubled, then both directions summed; an XR DLRR stands
   // Arrival times that make the loop negative are refused.
   q.reference(8, ...ntp(30), 0, 3000)
   const bad = q.report(7, block({ ssrc: 8, lsr: mid(30), dlsr: 65536 }), 3100)
-  assert.equal(bad.stats.inc['quality.invalid.rtt-negative'], 1)
+  assert.equal(bad.stats.invalid['rtt-negative'], 1)
 })
 
 test('XR VoIP Metrics: its loss, discard, burst and jitter buffer feed the MOS and are stored as sent', () => {
@@ -262,4 +292,11 @@ test('call affinity: what is not RTCP keeps the source\'s key on both paths', ()
   const buf = Buffer.alloc(entrySize(junk, '10.9.8.7'))
   writeEntry(buf, 0, junk, '10.9.8.7', 5060)
   assert.equal(collector.key({ data: junk, rinfo: { address: '10.9.8.7', port: 5060 } }), collector.entryKey(buf, 0))
+})
+
+test('the per-report E-model path is the general one', () => {
+  const { voipRFactor } = require('../../collectors/rtcp/e-model')
+  for (const [Ie, Bpl, Ppl, BurstR, T] of [[0, 25.1, 0, 1, 20], [11, 19, 3.5, 1.4, 180], [15, 16.1, 12, 2, 420], [0, 4.3, 1, 1, 0.5]]) {
+    assert.equal(voipRFactor(Ie, Bpl, Ppl, BurstR, T, T, 2 * T), rFactor({ Ie, Bpl, Ppl, BurstR, T, Ta: T, Tr: 2 * T }))
+  }
 })

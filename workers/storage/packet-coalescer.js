@@ -1,6 +1,5 @@
 'use strict'
 
-const { mergeStats, copyStats } = require('./side-stats')
 
 /**
  * Folds the updates of one flush window: all packets of one direction of a
@@ -84,7 +83,7 @@ function toEntry (item) {
     minTs: ts,
     maxTs: ts,
     fields: item.fields ? { ...item.fields } : null,
-    stats: item.stats ? copyStats(item.stats) : null,
+    stats: item.stats || null, // the item's own: merged into, never copied (the hot path)
     minSeq: Infinity,
     marks: null
   }
@@ -109,10 +108,10 @@ function merge (into, entry) {
   if (entry.maxTs >= into.maxTs) {
     into.maxTs = entry.maxTs
     if (entry.IP !== undefined) into.IP = entry.IP
-    if (entry.fields) into.fields = { ...into.fields, ...entry.fields }
+    if (entry.fields) into.fields = into.fields ? Object.assign(into.fields, entry.fields) : { ...entry.fields }
   }
   if (into.kind !== 'packet') return
-  if (entry.stats) into.stats = into.stats ? mergeStats(into.stats, entry.stats) : copyStats(entry.stats)
+  if (entry.stats) into.stats = into.stats ? into.stats.merge(entry.stats) : entry.stats
   if (entry.maxHpn > into.maxHpn) into.maxHpn = entry.maxHpn
   if (entry.minHpn < into.minHpn) into.minHpn = entry.minHpn
   if (entry.minTs < into.minTs) into.minTs = entry.minTs

@@ -6,7 +6,6 @@
 // { pairKey, flowKey } alone, that other unique index's keys (see
 // stream-key.js). Every write is an upsert or a plain update, never a read.
 const { pairKey, flowKey } = require('./stream-key')
-const { addStatsToUpdate } = require('./side-stats')
 
 /**
  * What an upsert that must not insert sets on insert: an array `_id`, which
@@ -48,8 +47,8 @@ function pairOp (fromEntry, toEntry, now) {
 }
 
 // The update of one or both sides: each side's sequence range, counts, IP,
-// fields and statistics (side-stats.js); the stream's time range and packet
-// count over all of them.
+// fields and statistics (an item's `stats`, see StreamWorker); the stream's
+// time range and packet count over all of them.
 function streamUpdate (sides, now) {
   const update = { $max: { 'metadata.lastUpdated': now }, $min: {}, $inc: { 'metadata.packets': 0 } }
   const set = {}
@@ -63,7 +62,7 @@ function streamUpdate (sides, now) {
     if (entry.marks) for (const origin of Object.keys(entry.marks)) update.$max[`${side}.watermarks.${origin}`] = entry.marks[origin]
     if (entry.IP !== undefined) set[`${side}.IP_ADDRESS`] = entry.IP
     if (entry.fields) for (const key of Object.keys(entry.fields)) set[`${side}.${key}`] = entry.fields[key]
-    if (entry.stats) addStatsToUpdate(update, side, entry.stats)
+    if (entry.stats) entry.stats.addTo(update, side)
   }
   if (Object.keys(set).length > 0) update.$set = set
   return update
