@@ -475,5 +475,16 @@ export class InvalidOptionError extends CollectorError { option: string; value: 
 export class WorkerDownError extends CollectorError { slot?: number }
 export class DecodeError extends CollectorError { constructor (reason: string, message?: string); reason: string }
 export class DatabaseError extends CollectorError {}
+/** start() could not bind or connect its listener (ERR_LISTEN): port in use, no permission, no such address; never retried */
+export class ListenError extends CollectorError {
+  constructor (protocol: string, host: string, port: number, cause?: Error & { code?: string })
+  protocol: string
+  host: string
+  port: number
+  /** the socket error's code (EADDRINUSE, EACCES, EADDRNOTAVAIL, ENOTFOUND) */
+  syscallCode?: string
+  /** whether a first bind failing with `err` fails the start rather than being retried */
+  static isBindError (err: unknown): boolean
+}
 
 export function resolveMongo (options?: { uri?: string, env?: NodeJS.ProcessEnv, logger?: Logger, port?: number, host?: string }): Promise<{ uri: string, server: { uri: string, stop (): Promise<void> } | null }>

@@ -5,7 +5,7 @@ const async = require('async')
 const CollectorError = require('../../exceptions/collector-error')
 const { loadCollector } = require('./collector-registry')
 const stats = require('./stats-file')
-const { APP_DEFAULTS, withPm2, call, removeApp, killDaemon } = require('./pm2-api')
+const { APP_DEFAULTS, killTimeout, withPm2, call, removeApp, killDaemon } = require('./pm2-api')
 const database = require('./database-app')
 
 /** The script PM2 runs for every collector. */
@@ -37,6 +37,8 @@ async function start (collector, argv = [], options = {}) {
   if (name !== config.name) args.push('--name', name)
   const app = {
     ...APP_DEFAULTS,
+    // PM2 waits out the collector's own drain before it kills it.
+    kill_timeout: killTimeout(config.drainTimeout),
     name,
     script: ENTRY,
     args: [mod.target, ...args],

@@ -11,9 +11,11 @@ const CollectorError = require('../../exceptions/collector-error')
 const EXIT = require('./exit-codes')
 
 /*
- * PM2 app settings. kill_timeout: the entry drains its workers on SIGINT
- * (LoadBalancer drainTimeout is 30 s), so PM2 waits longer than that before
- * SIGKILL. treekill stays on: PM2 signals the whole tree, the workers
+ * PM2 app settings. kill_timeout: the entry drains its workers on SIGINT,
+ * for up to the collector's drainTimeout, so PM2 must wait longer than that
+ * before SIGKILL: each app sets its own (a collector's is its drainTimeout
+ * + KILL_MARGIN_MS, killTimeout; a fixed 35 s let PM2 kill a collector
+ * started with --drain-timeout 60s mid-drain). treekill stays on: PM2 signals the whole tree, the workers
  * ignore SIGINT/SIGTERM on purpose (the master drains them), PM2 waits for
  * every pid of the tree to leave, and its SIGKILL after kill_timeout takes
  * the workers too, so no worker is orphaned. A config error and a failed
@@ -24,7 +26,6 @@ const APP_DEFAULTS = Object.freeze({
   instances: 1,
   wait_ready: true,
   listen_timeout: 30000,
-  kill_timeout: 35000,
   treekill: true,
   autorestart: true,
   max_restarts: 15,
@@ -94,4 +95,14 @@ function pm2Error (err, method) {
   return new CollectorError(`pm2 ${method} failed: ${message}`, 'ERR_PM2', { cause: err })
 }
 
-module.exports = { APP_DEFAULTS, withPm2, call, findApp, removeApp, killDaemon }
+// What the entry does after its workers drained or were killed at
+// drainTimeout: stop the metrics server and an embedded database, write its
+// last stats and exit.
+const KILL_MARGIN_MS = 5000
+
+/** PM2's kill_timeout for a collector that drains for up to `drainTimeout` ms. */
+function killTimeout (drainTimeout) {
+  return drainTimeout + KILL_MARGIN_MS
+}
+
+module.exports = { APP_DEFAULTS, killTimeout, withPm2, call, findApp, removeApp, killDaemon }

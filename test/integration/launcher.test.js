@@ -143,6 +143,24 @@ test('bad flags fail before PM2 is involved; unknown names are reported', { time
   await assert.rejects(launcher.stop('nobody', { pm2Home }), { code: 'ERR_NO_SUCH_COLLECTOR' })
 })
 
+test('PM2 waits out the collector\'s own drain: kill_timeout is its --drain-timeout plus a margin', { timeout: 60000 }, async (t) => {
+  const pm2Home = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-pm2-'))
+  t.after(async () => {
+    await launcher.killDaemon({ pm2Home })
+    fs.rmSync(pm2Home, { recursive: true, force: true })
+  })
+  await launcher.start(ECHO, ['--port', '0', '--instances', '1', '--name', 'drain-default'], { pm2Home })
+  await launcher.start(ECHO, ['--port', '0', '--instances', '1', '--name', 'drain-long', '--drain-timeout', '60s'], { pm2Home })
+  const api = await pm2Api(pm2Home)
+  t.after(() => api.close())
+  const killTimeoutOf = async (name) => (await api.call('describe', name))[0].pm2_env.kill_timeout
+  assert.equal(await killTimeoutOf('drain-default'), 35000, 'the default drain (30 s) + 5 s')
+  assert.equal(await killTimeoutOf('drain-long'), 65000, 'was a fixed 35,000: PM2 killed a collector still draining')
+  await launcher.stop('drain-long', { pm2Home })
+  await launcher.resume('drain-long', { pm2Home })
+  assert.equal(await killTimeoutOf('drain-long'), 65000, 'kept when a stopped collector is started again')
+})
+
 test('under PM2 the counters are @pm2/io metrics, and the restart-workers action rolls the workers under UDP load, losing nothing', { timeout: 90000 }, async (t) => {
   const pm2Home = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-pm2-'))
   const options = { pm2Home }

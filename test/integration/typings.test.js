@@ -64,3 +64,22 @@ test('a collector written in TypeScript compiles and runs under `collector run`:
   const totals = Object.fromEntries(docs.map((d) => [d.metric, d.daily]))
   assert.deepEqual(totals, { 'apple.hits': 4, 'pear.hits': 7 })
 })
+
+// The declarations and the package agree: every value the package exports
+// at run time is declared (a class, function or const) in index.d.ts, and
+// every value declared there exists at run time.
+test('index.d.ts declares exactly the values the package exports at run time', () => {
+  const ts = require('typescript')
+  const source = ts.createSourceFile('index.d.ts', fs.readFileSync(path.join(ROOT, 'index.d.ts'), 'utf8'), ts.ScriptTarget.Latest)
+  const declared = new Set()
+  for (const statement of source.statements) {
+    const exported = (ts.getModifiers(statement) || []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword)
+    if (!exported) continue
+    if (ts.isClassDeclaration(statement) || ts.isFunctionDeclaration(statement)) declared.add(statement.name.text)
+    if (ts.isVariableStatement(statement)) for (const d of statement.declarationList.declarations) declared.add(d.name.text)
+  }
+  const runtime = new Set(Object.keys(require(ROOT)))
+  assert.deepEqual([...runtime].filter((name) => !declared.has(name)), [], 'exported at run time, not declared in index.d.ts')
+  assert.deepEqual([...declared].filter((name) => !runtime.has(name)), [], 'declared in index.d.ts, not exported at run time')
+  assert.ok(declared.has('ListenError') && declared.has('LoadBalancer') && declared.size >= 20, [...declared].join(' '))
+})
