@@ -3,6 +3,7 @@
 const { ObjectId } = require('mongodb')
 const MongoWorker = require('../../workers/mongo-worker')
 const { CounterStore } = require('../../workers/storage/counter-store')
+const { checkAccounted } = require('../../workers/storage/write-accounting')
 const { defineSyslogModels } = require('./syslog-schema')
 const { parseSyslog } = require('./parser')
 
@@ -114,12 +115,15 @@ class SyslogWorker extends MongoWorker {
       this.writing = docs
       try {
         this.counts.inserts++
-        await this.messages.insertMany(docs, { ordered: false })
-      } catch (err) {
-        if (!onlyDuplicates(err)) {
-          this.buffer.unshift(...docs)
-          throw err
+        try {
+          checkAccounted(await this.messages.insertMany(docs, { ordered: false }), docs.length, 0, 'syslog inserts')
+        } catch (err) {
+          if (!onlyDuplicates(err)) throw err
+          checkAccounted(err.result, docs.length, err.writeErrors.length, 'syslog inserts')
         }
+      } catch (err) {
+        this.buffer.unshift(...docs)
+        throw err
       } finally {
         this.writing = null
       }

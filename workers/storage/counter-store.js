@@ -1,5 +1,7 @@
 'use strict'
 
+const { checkAccounted } = require('./write-accounting')
+
 const pad = (n) => String(n).padStart(2, '0')
 
 /**
@@ -120,7 +122,7 @@ class CounterStore {
       }
     }
     try {
-      await this.collection.bulkWrite(ops, { ordered: false })
+      checkAccounted(await this.collection.bulkWrite(ops, { ordered: false }), ops.length, 0, 'counter upserts')
       this.stats.ops += ops.length
     } catch (err) {
       this.restore(docs)

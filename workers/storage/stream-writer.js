@@ -3,6 +3,7 @@
 const { INVALID_ID_FIELD, packetOp, pairOp, sideOps, endOps } = require('./stream-ops')
 const { directionKey } = require('./packet-coalescer')
 const { pairKey, flowKey, sideKey } = require('./stream-key')
+const { checkAccounted } = require('./write-accounting')
 
 const DUPLICATE_KEY = 11000
 const LEGACY_SENTINEL_ID = '__collector_cluster_never_insert__'
@@ -87,7 +88,7 @@ class StreamWriter {
       else if (entry.kind === 'packet') add(streamOps, packetOp(entry, this.sideOf(entry), now), [entry])
       else for (const op of entry.kind === 'side' ? sideOps(entry, now) : endOps(entry)) add(endpointOps, op, [entry])
     }
-    this.settle(streamOps.owners, await this.bulkWrite(streamOps.ops), retry, failed)
+    this.settle(streamOps.owners, await this.bulkWrite(streamOps.ops, { upserts: true }), retry, failed)
     let endpointErrors
     try {
       endpointErrors = await this.bulkWrite(endpointOps.ops)
@@ -207,18 +208,26 @@ class StreamWriter {
     await this.ensureIndexes()
   }
 
-  /** Runs one unordered bulkWrite; returns its per-op write errors, throws on anything else. */
-  async bulkWrite (ops) {
+  /**
+   * Runs one unordered bulkWrite; returns its per-op write errors, throws on
+   * anything else. `upserts`: every op is an updateOne upsert, so the reply
+   * must account for each (write-accounting.js); updateMany ops touch any
+   * number of documents and cannot be.
+   */
+  async bulkWrite (ops, { upserts = false } = {}) {
     if (ops.length === 0) return []
     this.stats.bulkWrites++
     this.stats.ops += ops.length
+    let result
     try {
-      await this.collection.bulkWrite(ops, { ordered: false })
-      return []
+      result = await this.collection.bulkWrite(ops, { ordered: false })
     } catch (err) {
-      if (Array.isArray(err.writeErrors) && err.writeErrors.length > 0) return err.writeErrors
-      throw err
+      if (!Array.isArray(err.writeErrors) || err.writeErrors.length === 0) throw err
+      if (upserts) checkAccounted(err.result, ops.length, err.writeErrors.length, 'stream upserts')
+      return err.writeErrors
     }
+    if (upserts) checkAccounted(result, ops.length, 0, 'stream upserts')
+    return []
   }
 
   /**
