@@ -216,7 +216,8 @@ function recordingCollection () {
     ops,
     async bulkWrite (batch) {
       ops.push(...batch)
-      return { modifiedCount: batch.length }
+      // As a server answers when every op matched one document.
+      return { matchedCount: batch.length, modifiedCount: batch.length, upsertedCount: 0 }
     }
   }
 }
