@@ -65,4 +65,4 @@ function mix (x) {
   return (x ^ (x >>> 16)) >>> 0
 }
 
-module.exports = { CallAffinity, pairKey }
+module.exports = { CallAffinity }

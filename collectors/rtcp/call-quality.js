@@ -365,4 +365,4 @@ function minuteKeyOf (at) {
   return lastKey
 }
 
-module.exports = { CallQuality, INVALID_REASONS, BANDS, bandOf, minuteKey }
+module.exports = { CallQuality, INVALID_REASONS, BANDS, bandOf }
