@@ -105,6 +105,8 @@ export interface Summary {
   lost: number
   dropped: { queueFull: number, oversize: number, badFrame: number, partial: number, workerLost: number, shutdown: number, kernel: number, total: number, [reason: string]: number }
   events: Record<string, number>
+  /** for events that have a cause: counts by reason, e.g. eventReasons.connectionsRejected.notAllowed */
+  eventReasons: Record<string, Record<string, number>>
   restarts: { listener: number, workers: number, rolling: number }
 }
 

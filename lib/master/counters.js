@@ -14,8 +14,21 @@ function createCounters () {
     dispatched: 0,
     dropped: { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0 },
     events: {},
+    // Events that have a cause: per event, counts by reason (their sum is the event's count).
+    eventReasons: {},
     restarts: { listener: 0 }
   }
+}
+
+/**
+ * Counts one event (`connections`, `connectionsRejected`, …) and, when a
+ * reason is given, that reason under it: `eventReasons.connectionsRejected.notAllowed`.
+ */
+function countEvent (counters, event, reason) {
+  counters.events[event] = (counters.events[event] || 0) + 1
+  if (reason === undefined) return
+  const reasons = counters.eventReasons[event] || (counters.eventReasons[event] = {})
+  reasons[reason] = (reasons[reason] || 0) + 1
 }
 
 function totalDropped (dropped) {
@@ -29,4 +42,4 @@ function accountedFor (s) {
   return s.inFlight === 0 && s.received + s.dropped.kernel === s.processed + s.failed + s.dropped.total
 }
 
-module.exports = { createCounters, totalDropped, accountedFor }
+module.exports = { createCounters, countEvent, totalDropped, accountedFor }

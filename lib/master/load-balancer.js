@@ -9,7 +9,7 @@ const WorkerPool = require('./worker-pool')
 const { strategies, keyHash, entryStrategy, entryKeyHash } = require('./distribution')
 const { normalizeOptions } = require('./options')
 const { remoteOf, entryEnd, entryDataLength, datagramAt } = require('../shared/batch-codec')
-const { createCounters, totalDropped } = require('./counters')
+const { createCounters, countEvent, totalDropped } = require('./counters')
 
 // Unacknowledged messages older than this are worth a warning (at most one
 // per interval): the workers' database has stalled or falls behind.
@@ -250,7 +250,7 @@ class LoadBalancer extends EventEmitter {
       dispatch: (message, force) => this._dispatch(message, force),
       dispatchEntries: (buf, end) => this._dispatchEntries(buf, end),
       drop: (reason) => this._drop(reason),
-      count: (event) => { this.counters.events[event] = (this.counters.events[event] || 0) + 1 },
+      count: (event, reason) => countEvent(this.counters, event, reason),
       onCapacity: (fn) => this.capacityWaiters.push(fn),
       fail: (err) => this._onListenerFailure(err)
     }
@@ -344,7 +344,7 @@ class LoadBalancer extends EventEmitter {
 
   _distributeFailed (workers, err) {
     const events = this.counters.events
-    events.distributeErrors = (events.distributeErrors || 0) + 1
+    countEvent(this.counters, 'distributeErrors')
     if (events.distributeErrors === 1) this.logger.error({ err }, 'distribute() failed; messages go round-robin when it does (counted in events.distributeErrors)')
     return strategies['round-robin'].call(this, workers)
   }
@@ -449,6 +449,7 @@ class LoadBalancer extends EventEmitter {
       lost: c.dropped.workerLost,
       dropped: { ...dropped, total: totalDropped(dropped) },
       events: { ...c.events },
+      eventReasons: Object.fromEntries(Object.entries(c.eventReasons).map(([event, reasons]) => [event, { ...reasons }])),
       restarts: {
         listener: c.restarts.listener,
         workers: pool ? pool.respawns : 0,

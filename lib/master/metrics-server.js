@@ -95,6 +95,8 @@ class MetricsServer {
     total('collector_messages_failed_total', 'Messages whose doWork failed.', one((s) => s.failed))
     total('collector_messages_dropped_total', 'Messages dropped, by reason (kernel: lost in the receive buffer).',
       async () => Object.entries((await stats()).dropped).filter(([reason]) => reason !== 'total').map(([reason, n]) => [{ reason }, n]), ['reason'])
+    total('collector_events_total', 'Listener events (connections, connectionsRejected, tlsRejected, idleTimeouts, …), by reason where they have one.',
+      async () => eventSeries(await stats()), ['event', 'reason'])
     gauge('collector_messages_in_flight', 'Messages handed to workers and not yet acknowledged.', one((s) => s.inFlight))
     gauge('collector_oldest_unacknowledged_seconds', 'Age of the oldest unacknowledged batch (a stalled database shows here).', one((s) => s.oldestUnackedMs / 1000))
     total('collector_worker_restarts_total', 'Workers respawned after they died.', one((s) => s.restarts.workers))
@@ -106,6 +108,14 @@ class MetricsServer {
     total('collector_worker_db_errors_total', 'Database errors, per worker slot.', perWorker((w) => w.custom && w.custom.dbErrors), ['slot'])
     gauge('collector_worker_db_down', '1 while a worker cannot reach its database.', perWorker((w) => w.custom && typeof w.custom.dbDown === 'boolean' ? Number(w.custom.dbDown) : undefined), ['slot'])
   }
+}
+
+// An event with reasons is one series per reason (they add up to its
+// count); one without has reason="".
+function eventSeries ({ events, eventReasons }) {
+  return Object.entries(events).flatMap(([event, n]) => eventReasons[event]
+    ? Object.entries(eventReasons[event]).map(([reason, r]) => [{ event, reason }, r])
+    : [[{ event, reason: '' }, n]])
 }
 
 function reply (res, status, type, body) {

@@ -10,7 +10,9 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * `dispatchEntries(buffer, end)` (datagrams already packed in the batch
  * format of lib/shared/batch-codec.js; each that no worker can take is dropped
  * and counted), `drop(reason)` (a received message
- * thrown away), `count(event)` (e.g. 'connections'), `onCapacity(fn)`
+ * thrown away), `count(event, reason?)` (e.g. 'connections', or
+ * ('connectionsRejected', 'perSourceLimit'): counted in `events` and, with a
+ * reason, in `eventReasons[event][reason]`), `onCapacity(fn)`
  * (fn runs once when workers have room again) and `fail(error)` (the
  * listener broke after start; the balancer restarts it with backoff).
  *

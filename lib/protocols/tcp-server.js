@@ -15,7 +15,7 @@ async function start (ctx) {
   const perSource = new Map() // remote address → open connections
   const server = net.createServer((socket) => accept(socket, ctx, connections, perSource))
   server.maxConnections = ctx.options.maxConnections
-  server.on('drop', () => ctx.count('connectionsRejected'))
+  server.on('drop', () => ctx.count('connectionsRejected', 'maxConnections'))
   await listen(server, ctx)
   server.on('error', (err) => ctx.fail(err))
   return {
@@ -30,7 +30,7 @@ function accept (socket, ctx, connections, perSource) {
   const source = socket.remoteAddress || ''
   const open = perSource.get(source) || 0
   if (open >= ctx.options.maxConnectionsPerSource) {
-    ctx.count('connectionsRejected')
+    ctx.count('connectionsRejected', 'perSourceLimit')
     return socket.destroy()
   }
   perSource.set(source, open + 1)

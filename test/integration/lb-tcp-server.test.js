@@ -119,6 +119,7 @@ test('maxConnections: connections over the limit are refused and counted', async
   second.on('error', () => {})
   await once(second, 'close')
   await waitFor(() => lb.summary().events.connectionsRejected === 1, { what: 'a rejected connection' })
+  assert.deepEqual(lb.summary().eventReasons.connectionsRejected, { maxConnections: 1 })
   await write(first, 'still works\n')
   await waitFor(() => lb.summary().received === 1)
   assert.deepEqual(await textsOf(lb), ['still works'])

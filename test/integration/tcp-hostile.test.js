@@ -69,6 +69,7 @@ test('connections beyond maxConnectionsPerSource from one address are refused an
   extra.on('error', () => {})
   await once(extra, 'close')
   assert.equal(lb.summary().events.connectionsRejected, 1, JSON.stringify(lb.summary().events))
+  assert.deepEqual(lb.summary().eventReasons.connectionsRejected, { perSourceLimit: 1 })
   const other = net.connect({ host: HOST, port, localAddress: '127.0.0.2' })
   t.after(() => other.destroy())
   await once(other, 'connect')
