@@ -5,7 +5,7 @@ const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { InvalidOptionError, DatabaseError } = require('../../exceptions')
 const { createNoopLogger } = require('../shared/logger')
-const { makeDir } = require('../shared/make-dir')
+const { makeDir, PRIVATE_DIR } = require('../shared/make-dir')
 const { ensureJavaServerBuilt, requireExecutable } = require('./java-build')
 const { tailOf, waitForReadyLine, createServerHandle, unrefChild } = require('./child-server')
 
@@ -56,7 +56,7 @@ async function startJavaServer (options = {}) {
 
 function ensureDir (dir) {
   try {
-    makeDir(dir)
+    makeDir(dir, PRIVATE_DIR)
   } catch (err) {
     throw new DatabaseError(`cannot create the database directory ${dir}: ${err.message}`)
   }

@@ -5,7 +5,7 @@ const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
-const { makeDir } = require('../shared/make-dir')
+const { makeDir, PRIVATE_DIR } = require('../shared/make-dir')
 const { createNoopLogger } = require('../shared/logger')
 const { findExecutable } = require('./find-executable')
 const { tailOf, waitForReadyLine, createServerHandle, unrefChild } = require('./child-server')
@@ -33,7 +33,7 @@ const READY_LINE = /waiting for connections/i
  */
 async function startMongod ({ mongod, host = '127.0.0.1', port = 0, logger = createNoopLogger(), unref = false, startTimeoutMs = 60000, env = process.env, dbPath }) {
   const listenPort = port || await findFreePort(host)
-  if (dbPath) makeDir(dbPath)
+  if (dbPath) makeDir(dbPath, PRIVATE_DIR)
   const dbpath = dbPath || fs.mkdtempSync(path.join(os.tmpdir(), 'collector-mongod-'))
   // A throw-away dbpath goes with the server; the user's stays.
   const cleanup = dbPath ? () => {} : () => fs.rmSync(dbpath, { recursive: true, force: true })

@@ -3,7 +3,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { makeDir } = require('../shared/make-dir')
+const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../shared/make-dir')
 
 /** Version of the stats-file layout; bumped on incompatible changes. */
 const FORMAT = 1
@@ -37,10 +37,10 @@ function statsPath (name, dir) {
  * @returns {Promise<string>} the path written
  */
 async function writeStats (dir, snapshot) {
-  makeDir(dir)
+  makeDir(dir, PRIVATE_DIR)
   const file = statsPath(snapshot.name, dir)
   const tmp = `${file}.${process.pid}.tmp`
-  await fs.promises.writeFile(tmp, JSON.stringify(snapshot) + '\n')
+  await fs.promises.writeFile(tmp, JSON.stringify(snapshot) + '\n', { mode: PRIVATE_FILE })
   await fs.promises.rename(tmp, file)
   return file
 }
@@ -56,9 +56,9 @@ function failurePath (name, dir) {
 }
 
 async function writeFailure (dir, name, err) {
-  makeDir(dir)
+  makeDir(dir, PRIVATE_DIR)
   const failure = { pid: process.pid, time: new Date().toISOString(), code: (err && err.code) || null, message: String((err && err.message) || err) }
-  await fs.promises.writeFile(failurePath(name, dir), JSON.stringify(failure) + '\n')
+  await fs.promises.writeFile(failurePath(name, dir), JSON.stringify(failure) + '\n', { mode: PRIVATE_FILE })
 }
 
 async function readFailure (name, dir) {

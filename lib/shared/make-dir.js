@@ -11,11 +11,15 @@ const path = require('node:path')
  * recursive mkdir loops forever instead of failing, and a collector given
  * such a --db-path or stats directory hung without a word.
  *
+ * Levels it creates get `mode` (less the umask); existing ones are left as
+ * they are: a directory the operator made is theirs to set.
+ *
  * @param {string} dir
+ * @param {number} [mode] of the levels created (0o700 for directories that hold data)
  * @returns {string} the directory, resolved
  * @throws {NodeJS.ErrnoException} the first level that failed (ENOTDIR for a file in the way, EACCES, ENOENT, ...)
  */
-function makeDir (dir) {
+function makeDir (dir, mode = 0o777) {
   const target = path.resolve(dir)
   const missing = []
   for (let at = target; !isDirectory(at); at = path.dirname(at)) {
@@ -24,7 +28,7 @@ function makeDir (dir) {
   }
   for (const level of missing) {
     try {
-      fs.mkdirSync(level)
+      fs.mkdirSync(level, { mode })
     } catch (err) {
       if (err.code !== 'EEXIST') throw err
       if (!isDirectory(level)) throw Object.assign(new Error(`${level} exists and is not a directory`), { code: 'ENOTDIR', path: level })
@@ -41,4 +45,8 @@ function isDirectory (dir) {
   }
 }
 
-module.exports = { makeDir }
+/** The mode of directories and files that hold collected data or its counters: the owner's only. */
+const PRIVATE_DIR = 0o700
+const PRIVATE_FILE = 0o600
+
+module.exports = { makeDir, PRIVATE_DIR, PRIVATE_FILE }

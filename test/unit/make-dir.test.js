@@ -5,7 +5,8 @@ const assert = require('node:assert')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { makeDir } = require('../../lib/shared/make-dir')
+const { makeDir, PRIVATE_DIR } = require('../../lib/shared/make-dir')
+const { writeStats, writeFailure } = require('../../lib/ops/stats-file')
 
 test('makeDir creates the missing levels and accepts an existing directory', (t) => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'make-dir-'))
@@ -25,4 +26,28 @@ test('makeDir names a file in the way (ENOTDIR)', (t) => {
 
 test('makeDir fails where recursive mkdir loops forever (a directory under /proc)', { skip: !fs.existsSync('/proc/self') && 'no /proc here' }, () => {
   assert.throws(() => makeDir('/proc/collector-cluster-test/db'), (err) => err.code === 'ENOENT')
+})
+
+test('makeDir gives the levels it creates the mode asked for, and leaves an existing directory as the operator set it', (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'make-dir-'))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const existing = path.join(root, 'shared')
+  fs.mkdirSync(existing, { mode: 0o755 })
+  fs.chmodSync(existing, 0o755)
+  const deep = path.join(existing, 'data', 'db')
+  makeDir(deep, PRIVATE_DIR)
+  assert.strictEqual(fs.statSync(path.join(existing, 'data')).mode & 0o777, 0o700)
+  assert.strictEqual(fs.statSync(deep).mode & 0o777, 0o700)
+  assert.strictEqual(fs.statSync(existing).mode & 0o777, 0o755)
+})
+
+test('stats and failure files are readable by their owner only, in a directory only the owner can enter', async (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'make-dir-'))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  const dir = path.join(root, 'collector-stats')
+  const file = await writeStats(dir, { name: 'c1', received: 1 })
+  await writeFailure(dir, 'c1', new Error('boom'))
+  assert.strictEqual(fs.statSync(dir).mode & 0o777, 0o700)
+  assert.strictEqual(fs.statSync(file).mode & 0o777, 0o600)
+  assert.strictEqual(fs.statSync(path.join(dir, 'c1.failed')).mode & 0o777, 0o600)
 })
