@@ -33,6 +33,8 @@ const lazy = {
   StreamSweeper: () => require('./workers/storage/stream-sweeper'),
   resolveMongo: () => require('./lib/mongo/resolve-mongo').resolveMongo,
   parseSyslog: () => require('./collectors/syslog/parser').parseSyslog,
+  encodeSdName: () => require('./collectors/syslog/sd-names').encodeSdName,
+  decodeSdName: () => require('./collectors/syslog/sd-names').decodeSdName,
   decodeRtcp: () => require('./collectors/rtcp/decoder').decodeRtcp,
   encodeRtcp: () => require('./collectors/rtcp/encoder').encodeRtcp
 }

@@ -26,7 +26,8 @@ const TAG = /^[^\s[\]:]{1,48}$/
  * @param {number|string} [options.facility='user'] code 0-23 or a name of FACILITIES
  * @param {string} [options.message=''] MSG
  * @param {Object<string, Object<string, string|string[]>>} [options.structuredData]
- *   `{ sdId: { param: value } }` (5424 only); an array value repeats the param
+ *   `{ sdId: { param: value } }` (5424 only); an array value repeats the param.
+ *   Names as sent: the parser's map encodes `%` `.` `$` in them (sd-names.js)
  * @param {Date} [options.date=new Date()] 5424: written in UTC with milliseconds;
  *   3164: local time, whole seconds
  * @param {boolean} [options.bom=false] 5424: mark MSG as UTF-8 with a BOM

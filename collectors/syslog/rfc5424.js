@@ -5,12 +5,18 @@
 // Header fields, SD-IDs and PARAM-NAMEs are ASCII, sliced from ctx.text;
 // PARAM-VALUEs and MSG are decoded as UTF-8. What breaks the grammar is
 // refused with a reason; parser.js never re-reads it as RFC 3164.
+// The structuredData map's keys are the names encoded by sd-names.js (no
+// `$`, no `.`); sdElements holds them as sent.
 
 const { BIT, SP, QUOTE, DASH, EQ, OPEN, BACKSLASH, CLOSE, isDigit, deviate } = require('./syntax')
 const { readRfc3339 } = require('./syslog-time')
 const { decodeKept } = require('./utf8-text')
+const { encodeSdName } = require('./sd-names')
 
 const DUPLICATE_SD_ID = BIT['duplicate-sd-id']
+const DOLLAR = 0x24
+const PERCENT = 0x25
+const DOT = 0x2e
 // RFC 5424 §6: HOSTNAME, APP-NAME, PROCID, MSGID are NILVALUE or 1*N PRINTUSASCII.
 const HOSTNAME = { limit: 255, reason: 'bad-hostname' }
 const APP_NAME = { limit: 48, reason: 'bad-app-name' }
@@ -133,40 +139,47 @@ function readStructuredData (ctx, fields, at, end) {
 // SD-ID *(SP PARAM-NAME "=" DQUOTE PARAM-VALUE DQUOTE) "]", from after the "[".
 function readElement (ctx, map, elements, at, end) {
   const buf = ctx.buf
-  let i = nameEnd(buf, at, end)
+  let i = nameEnd(ctx, at, end)
   if (i < 0) return fail(ctx, 'bad-structured-data')
   const id = ctx.text.slice(at, i)
-  let params = own(map, id)
+  const key = ctx.nameEncoded ? encodeSdName(id) : id // one-to-one: a repeated key is a repeated SD-ID
+  let params = own(map, key)
   if (params !== undefined && !deviate(ctx, DUPLICATE_SD_ID)) return fail(ctx, 'duplicate-sd-id')
-  if (params === undefined) params = define(map, id, {})
+  if (params === undefined) params = define(map, key, {})
   else ctx.sdOrdered = true
   if (isDigit(buf[at])) ctx.sdOrdered = true
   const element = { id, params: [] }
   elements.push(element)
   while (buf[i] === SP && i < end) {
-    const name = i + 1
-    i = nameEnd(buf, name, end)
+    const from = i + 1
+    i = nameEnd(ctx, from, end)
     if (i < 0 || buf[i] !== EQ || buf[i + 1] !== QUOTE || i + 1 >= end) return fail(ctx, 'bad-structured-data')
-    i = readValue(ctx, element.params, params, ctx.text.slice(name, i), i + 2, end)
+    const name = ctx.text.slice(from, i)
+    i = readValue(ctx, element.params, params, name, ctx.nameEncoded ? encodeSdName(name) : name, i + 2, end)
     if (i < 0) return -1
   }
   if (i >= end || buf[i] !== CLOSE) return fail(ctx, 'bad-structured-data')
   return i + 1
 }
 
-// SD-NAME = 1*32 PRINTUSASCII except '=', SP, ']', '"': the offset after it, or -1.
-function nameEnd (buf, at, end) {
+// SD-NAME = 1*32 PRINTUSASCII except '=', SP, ']', '"': the offset after it,
+// or -1. ctx.nameEncoded: whether it holds '$' '%' '.', which its map key encodes.
+function nameEnd (ctx, at, end) {
+  const buf = ctx.buf
+  let encoded = false
   let i = at
   for (; i < end; i++) {
     const c = buf[i]
     if (c <= SP || c >= 0x7f || c === EQ || c === CLOSE || c === QUOTE) break
+    if (c === DOLLAR || c === PERCENT || c === DOT) encoded = true
   }
+  ctx.nameEncoded = encoded
   return i === at || i - at > 32 || i >= end ? -1 : i
 }
 
 // PARAM-VALUE up to the closing quote (§6.3.3): '"', '\' and ']' must be
 // escaped; a backslash before anything else is a backslash, kept with what follows.
-function readValue (ctx, list, params, name, at, end) {
+function readValue (ctx, list, params, name, key, at, end) {
   const buf = ctx.buf
   let escapes = 0
   let high = 0
@@ -188,7 +201,7 @@ function readValue (ctx, list, params, name, at, end) {
   let value
   if (escapes !== 0) value = high < 0x80 ? unescapeAscii(buf, ctx.text, at, i) : unescape(ctx, at, i)
   else value = high < 0x80 ? ctx.text.slice(at, i) : decodeKept(ctx, at, i)
-  const entry = [name, value]
+  const entry = [name, value] // the name as sent; the map's key is encoded
   if (ctx.rawBytes !== undefined) {
     entry.push(ctx.rawBytes)
     ctx.rawBytes = undefined
@@ -197,7 +210,7 @@ function readValue (ctx, list, params, name, at, end) {
   list.push(entry)
   // a repeat right after its own name is an array in the map, in order;
   // one after another name is not
-  if ((addParam(params, name, value) && (list.length < 2 || list[list.length - 2][0] !== name)) || isDigit(name.charCodeAt(0))) ctx.sdOrdered = true
+  if ((addParam(params, key, value) && (list.length < 2 || list[list.length - 2][0] !== name)) || isDigit(name.charCodeAt(0))) ctx.sdOrdered = true
   return i + 1
 }
 
@@ -240,7 +253,8 @@ function addParam (params, name, value) {
     define(params, name, value)
     return false
   }
-  params[name] = Array.isArray(prior) ? (prior.push(value), prior) : [prior, value]
+  if (Array.isArray(prior)) prior.push(value)
+  else define(params, name, [prior, value])
   return true
 }
 
@@ -248,7 +262,8 @@ function own (target, key) {
   return Object.prototype.hasOwnProperty.call(target, key) ? target[key] : undefined
 }
 
-// Own data properties even for a name like "__proto__".
+// Own data properties even for a name like "__proto__": sender text is never
+// looked up on, or written through, a prototype.
 function define (target, key, value) {
   if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
   else target[key] = value

@@ -7,10 +7,12 @@ const { Schema } = mongoose
 
 /**
  * One stored syslog message; `raw` ones keep their text and the parse error.
- * `structuredData` is the map view; `sdElements` (the elements in order with
- * repeats) and `timestampText` (as sent) are there only when they say more
- * than the map and the Date; `messageRaw` holds MSG's bytes when they are
- * not valid UTF-8.
+ * `structuredData` is the map view, SD-ID → PARAM-NAME → value, its keys the
+ * names with `%` `.` `$` percent-encoded (sd-names.js; documents stored
+ * before that kept names as sent); `sdElements` (the elements in order with
+ * repeats, names as sent) and `timestampText` (as sent) are there only when
+ * they say more than the map and the Date; `messageRaw` holds MSG's bytes
+ * when they are not valid UTF-8.
  */
 const messageSchema = new Schema({
   format: String,

@@ -13,6 +13,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { execFileSync, spawnSync } = require('node:child_process')
 const { parseSyslog } = require('../../collectors/syslog/parser')
+const { decodeSdName } = require('../../collectors/syslog/sd-names')
 const { corpora } = require('../../benchmarks/syslog-decoder-bench')
 
 const ORACLE_DIR = path.join(__dirname, '..', 'oracles', 'go-syslog')
@@ -108,11 +109,12 @@ const EXCEPTIONS = [
 ]
 
 // The SD elements in order: the record's list when it kept one (the map could
-// not say it all), else the map's entries, which then hold everything.
+// not say it all), else the map's entries, which then hold everything (keys
+// decoded back to the names as sent).
 function elementsOf (record) {
   if (record.sdElements) return record.sdElements
   return Object.entries(record.structuredData || {}).map(([id, params]) =>
-    ({ id, params: Object.entries(params).flatMap(([name, value]) => [].concat(value).map((v) => [name, v])) }))
+    ({ id: decodeSdName(id), params: Object.entries(params).flatMap(([name, value]) => [].concat(value).map((v) => [decodeSdName(name), v])) }))
 }
 
 function nanosOf (record) {
