@@ -49,6 +49,8 @@ export interface LoadBalancerOptions {
   maxFrameBytes?: number
   maxConnections?: number
   maxConnectionsPerSource?: number
+  /** only these sources may send: IPv4/IPv6 addresses and prefixes ('10.0.0.0/8', 'fd00::/8'); udp and tcp_server; default everyone */
+  allow?: string[] | string
   idleTimeout?: number
   batchSize?: number
   batchDelay?: number
@@ -63,6 +65,8 @@ export interface LoadBalancerOptions {
   /** serve /metrics (Prometheus), /healthz and /readyz on this port (off unless given; 0 = ephemeral) */
   metricsPort?: number
   metricsHost?: string
+  /** YAML web config of the metrics endpoints (Prometheus exporter toolkit format: tls_server_config, basic_auth_users bcrypt hashes); needs metricsPort; re-read on restart() */
+  metricsWebConfig?: string
   logger?: Logger
 }
 
@@ -103,7 +107,7 @@ export interface Summary {
   /** how long the oldest unacknowledged batch has waited (a stalled database shows here) */
   oldestUnackedMs: number
   lost: number
-  dropped: { queueFull: number, oversize: number, badFrame: number, partial: number, workerLost: number, shutdown: number, kernel: number, total: number, [reason: string]: number }
+  dropped: { queueFull: number, oversize: number, badFrame: number, partial: number, workerLost: number, shutdown: number, notAllowed: number, kernel: number, total: number, [reason: string]: number }
   events: Record<string, number>
   /** for events that have a cause: counts by reason, e.g. eventReasons.connectionsRejected.notAllowed */
   eventReasons: Record<string, Record<string, number>>
@@ -348,9 +352,9 @@ export interface SyslogRecord {
   app?: string | null
   procid?: string | null
   msgid?: string | null
-  /** map view: a repeated param becomes an array */
+  /** map view: SD-ID → PARAM-NAME → value, a repeated param an array; keys are the names with `%` `.` `$` percent-encoded (encodeSdName), so none starts with `$` or holds a `.` */
   structuredData?: Record<string, Record<string, string | string[]>> | null
-  /** the SD elements in order, when the map cannot hold them faithfully (a repeated SD-ID or param, a name starting with a digit, a value that is not UTF-8) */
+  /** the SD elements in order, names as sent, when the map cannot hold them faithfully (a repeated SD-ID or param, a name starting with a digit, a value that is not UTF-8) */
   sdElements?: SyslogSdElement[]
   message: string
   /** MSG's bytes (after a BOM), or a raw record's, when they are not valid UTF-8 */
@@ -374,6 +378,10 @@ export interface ParseSyslogOptions {
 }
 
 export function parseSyslog (input: Buffer | Uint8Array | string, options?: ParseSyslogOptions): SyslogRecord
+/** The `structuredData` key of an SD-ID or PARAM-NAME: `%` `.` `$` percent-encoded (`a.b` → `a%2Eb`), anything else as sent. */
+export function encodeSdName (name: string): string
+/** The SD-ID or PARAM-NAME of a `structuredData` key: the inverse of encodeSdName (decodeURIComponent gives the same). */
+export function decodeSdName (key: string): string
 
 export interface RtcpReportBlock { ssrc: number, fractionLost: number, cumulativeLost: number, highestSeq: number, jitter: number, lsr: number, dlsr: number }
 export type RtcpPacket =
@@ -487,6 +495,14 @@ export class ListenError extends CollectorError {
   syscallCode?: string
   /** whether a first bind failing with `err` fails the start rather than being retried */
   static isBindError (err: unknown): boolean
+}
+/** the metricsWebConfig file cannot be used (ERR_WEB_CONFIG): missing, not YAML, an unknown key, an unreadable certificate, a hash that is not bcrypt */
+export class WebConfigError extends InvalidOptionError {
+  constructor (file: string, detail: string)
+  /** absolute path of the file */
+  file: string
+  /** what is wrong, one line, no secret values */
+  detail: string
 }
 
 export function resolveMongo (options?: { uri?: string, env?: NodeJS.ProcessEnv, logger?: Logger, port?: number, host?: string }): Promise<{ uri: string, server: { uri: string, stop (): Promise<void> } | null }>

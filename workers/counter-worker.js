@@ -128,7 +128,8 @@ class CounterWorker extends MongoWorker {
       dropped: this.counts.dropped,
       pending: this.counterStore.size,
       dbWrites: this.counterStore.stats.ops,
-      ...this.dbStats()
+      ...this.dbStats(),
+      ...this.stateStats()
     }
   }
 }

@@ -6,6 +6,7 @@ const Backoff = require('../lib/shared/backoff')
 const DatabaseError = require('../exceptions/database-error')
 const { redactUri } = require('../lib/mongo/redact-uri')
 const { resolveDatabase } = require('../lib/mongo/resolve-mongo')
+const { BoundedMap } = require('../lib/shared/bounded-map')
 
 /** Options every MongoDB-writing worker understands. */
 const MONGO_DEFAULTS = Object.freeze({
@@ -22,8 +23,8 @@ const LOG_INTERVAL_MS = 5000
 // A flush that leaves this many items behind, or takes this long, means
 // the database is slower than the input (not down): said so in the log.
 const SLOW_FLUSH_MS = 1000
-// Watermarks read on the redelivery path, kept per origin and document
-// (dropping them only costs reads again).
+// Watermarks read on the redelivery path, kept per origin and document (a
+// stream side: the senders' choice); forgetting one only costs a read again.
 const WATERMARK_CACHE_LIMIT = 100000
 
 function watermarkKey (store, origin, key) {
@@ -60,7 +61,7 @@ class MongoWorker extends Worker {
     this.prepared = false
     this.preparing = null
     this.staged = null // effects of a redelivered batch still in doWork: { seq, applies }
-    this.watermarks = new Map() // store, origin and document → the origin's watermark there (null: none), see redeliveredApplied
+    this.watermarks = new BoundedMap(WATERMARK_CACHE_LIMIT) // store, origin and document → the origin's watermark there (null: none), see redeliveredApplied
     this.dbDown = false
     this.dbError = null
     this.abandoned = false
@@ -138,7 +139,6 @@ class MongoWorker extends Worker {
   }
 
   _rememberWatermark (store, origin, key, watermark) {
-    if (this.watermarks.size >= WATERMARK_CACHE_LIMIT) this.watermarks.clear()
     this.watermarks.set(watermarkKey(store, origin, key), watermark)
   }
 
@@ -266,6 +266,14 @@ class MongoWorker extends Worker {
   async close () {
     clearInterval(this.timer)
     if (this.connection) await this.connection.close().catch(() => {})
+  }
+
+  /**
+   * The memory this worker keeps per sender, per map: keys `held`, and keys
+   * `evicted` over the map's bound (README: Memory). Subclasses add theirs.
+   */
+  stateStats () {
+    return { held: { watermarks: this.watermarks.size }, evicted: { watermarks: this.watermarks.evicted } }
   }
 
   dbStats () {

@@ -290,8 +290,16 @@ class StreamWorker extends MongoWorker {
       writesPerPacket: this.counts.packets ? streamOps / this.counts.packets : 0,
       duplicateRetries: this.writer ? this.writer.stats.duplicateRetries : 0,
       ...this.dbStats(),
+      ...this.stateStats(),
       sweeper: this.leader && this.sweeper ? { ...this.sweeper.stats } : null
     }
+  }
+
+  // Beside the watermarks, the writer's memory of which side each sender holds.
+  stateStats () {
+    const { held, evicted } = super.stateStats()
+    const sides = this.writer ? this.writer.sides : null
+    return { held: { ...held, streamSides: sides ? sides.size : 0 }, evicted: { ...evicted, streamSides: sides ? sides.evicted : 0 } }
   }
 }
 

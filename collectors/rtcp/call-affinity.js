@@ -11,6 +11,13 @@
 // (call-quality.js). A sender that receives nothing (one-way media) sends
 // SRs without blocks; they follow the pair its receiver last reported it
 // in. Anything too short to read falls back to the source address.
+//
+// The SSRCs are the senders' choice: at most `maxSenders` are remembered,
+// the oldest forgotten first. Forgetting one costs little: its SRs follow
+// its own SSRC until its receiver's next report names it again.
+
+const { BoundedMap } = require('../../lib/shared/bounded-map')
+const { MAX_SOURCES } = require('./constants')
 
 const SR = 200
 const RR = 201
@@ -18,10 +25,12 @@ const SR_FIRST_BLOCK = 28 // header 4, SSRC 4, sender info 20
 const RR_FIRST_BLOCK = 8
 
 class CallAffinity {
-  /** @param {{ maxSenders?: number }} [options] how many one-way senders to remember (cleared when full) */
-  constructor ({ maxSenders = 100000 } = {}) {
-    this.maxSenders = maxSenders
-    this.pairOfSender = new Map() // reported SSRC → the pair key it was last reported in
+  /**
+   * @param {{ maxSenders?: number, onEvict?: () => void }} [options] how many
+   *   reported SSRCs to remember; onEvict hears of each one forgotten
+   */
+  constructor ({ maxSenders = MAX_SOURCES, onEvict } = {}) {
+    this.pairOfSender = new BoundedMap(maxSenders, onEvict) // reported SSRC → the pair key it was last reported in
   }
 
   /**
@@ -40,10 +49,7 @@ class CallAffinity {
     }
     const reported = u32(buf, block)
     const key = pairKey(reporter, reported)
-    if (this.pairOfSender.get(reported) !== key) {
-      if (this.pairOfSender.size >= this.maxSenders) this.pairOfSender.clear()
-      this.pairOfSender.set(reported, key)
-    }
+    if (this.pairOfSender.get(reported) !== key) this.pairOfSender.set(reported, key)
     return key
   }
 }

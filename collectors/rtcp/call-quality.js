@@ -9,6 +9,8 @@
 const { voipRFactor, mosFromR } = require('./e-model')
 const { codecNamed } = require('./codecs')
 const { QualityStats } = require('./quality-stats')
+const { MAX_SOURCES } = require('./constants')
+const { BoundedMap } = require('../../lib/shared/bounded-map')
 
 const NTP_UNIT = 65536 // LSR and DLSR count 1/65536 s (RFC 3550 §6.4.1)
 const REFS_KEPT = 8 // SRs (and XR RRTRs) kept per source for LSR look-ups
@@ -39,20 +41,20 @@ function bandOf (mos) {
 }
 
 /**
- * Per-worker memory of the calls it sees, bounded: `maxSources` sources
- * (SSRCs) and as many stream sides; past that the oldest half is forgotten
- * (counted in `evicted`) and their figures start over as for a new call.
+ * Per-worker memory of the calls it sees, bounded: at most `maxSources`
+ * sources (SSRCs), as many stream sides and as many calls. Past that the
+ * one not heard from longest is forgotten (counted per map, memory()) and
+ * its next figures start as for a new call: a report's loss over its
+ * interval falls back to the fraction lost, an RTT waits for the next SR.
  */
 class CallQuality {
-  constructor ({ codec, clockRate, maxSources = 100000 } = {}) {
+  constructor ({ codec, clockRate, maxSources = MAX_SOURCES } = {}) {
     this.codec = codecNamed(codec)
     this.clockRate = clockRate === undefined ? this.codec.clockRate : clockRate
-    this.maxSources = maxSources
-    this.sources = new Map() // SSRC → { refs: [{ mid, at, ntp, rtp }], rate }
-    this.sides = new Map() // 'reporter>reported' → { seq, lost, at, term, termAt }
-    this.calls = new Map() // unordered pair → { minute, band }
+    this.sources = new BoundedMap(maxSources) // SSRC → { refs: [{ mid, at, ntp, rtp }], rate, minute }
+    this.sides = new BoundedMap(maxSources) // 'reporter>reported' → { seq, lost, term, termAt, minute }
+    this.calls = new BoundedMap(maxSources) // unordered pair → { minute, band }
     this.invalid = Object.fromEntries(INVALID_REASONS.map((reason) => [reason, 0]))
-    this.evicted = 0
   }
 
   /**
@@ -60,7 +62,7 @@ class CallQuality {
    * timestamp of the same instant) or its XR RRTR (RFC 3611 §4.4, none).
    */
   reference (ssrc, ntpSec, ntpFrac, rtp, at) {
-    const source = this.source(ssrc)
+    const source = this.source(ssrc, at)
     const mid = (((ntpSec & 0xffff) << 16) | (ntpFrac >>> 16)) >>> 0
     const refs = source.refs
     if (refs.length > 0 && refs[refs.length - 1].mid === mid) return // the same SR again
@@ -82,7 +84,7 @@ class CallQuality {
    */
   report (reporter, block, at, xr, fields = {}) {
     const key = `${reporter}>${block.ssrc}`
-    const side = this.side(key)
+    const side = this.side(key, at)
     const rate = this.rateOf(block.ssrc)
     const stats = new QualityStats()
     // An impossible value leaves out its own figure (a null), and the MOS
@@ -201,7 +203,7 @@ class CallQuality {
   delayReport (reporter, ssrc, lrr, dlrr, at) {
     const term = this.oneWay(ssrc, lrr, dlrr, at)
     if (term === null || term === LSR_UNKNOWN) return
-    const side = this.side(`${reporter}>${ssrc}`)
+    const side = this.side(`${reporter}>${ssrc}`, at)
     side.term = term
     side.termAt = at
   }
@@ -271,15 +273,11 @@ class CallQuality {
     const minute = Math.floor(at / 60000)
     const band = bandOf(mos)
     let call = this.calls.get(pair)
-    if (!call) {
-      this.bound(this.calls)
-      call = { minute: -1, band: 'unknown' }
-    }
+    if (!call) call = { minute: -1, band: 'unknown' }
     if (call.minute !== minute) {
-      // Once a minute a call moves to the end: the bound forgets the calls
-      // not heard from longest, not the longest-running.
-      this.calls.delete(pair)
-      this.calls.set(pair, call)
+      // Once a minute a call moves to the newest end: the bound forgets the
+      // calls not heard from longest, not the longest-running.
+      this.calls.refresh(pair, call)
       call.minute = minute
       call.band = band
       return { [`calls.${band}`]: 1 }
@@ -297,39 +295,54 @@ class CallQuality {
     return { value: this.clockRate, source: 'configured' }
   }
 
-  source (ssrc) {
+  // A source and a side in use move to the newest end of their map once a
+  // minute (as calls do in countCall): the bound forgets those not heard
+  // from longest, at the cost of one re-insertion per entry and minute.
+  source (ssrc, at) {
+    const minute = Math.floor(at / 60000)
     let source = this.sources.get(ssrc)
     if (!source) {
-      this.bound(this.sources)
-      source = { refs: [], rate: 0 }
+      source = { refs: [], rate: 0, minute }
       this.sources.set(ssrc, source)
+    } else if (source.minute !== minute) {
+      source.minute = minute
+      this.sources.refresh(ssrc, source)
     }
     return source
   }
 
-  side (key) {
+  side (key, at) {
+    const minute = Math.floor(at / 60000)
     let side = this.sides.get(key)
     if (!side) {
-      this.bound(this.sides)
-      side = { seq: undefined, lost: 0, term: undefined, termAt: 0 }
+      side = { seq: undefined, lost: 0, term: undefined, termAt: 0, minute }
       this.sides.set(key, side)
+    } else if (side.minute !== minute) {
+      side.minute = minute
+      this.sides.refresh(key, side)
     }
     return side
   }
 
-  // Maps keep insertion order: the oldest half goes when one is full.
-  bound (map) {
-    if (map.size < this.maxSources) return
-    let drop = map.size >> 1
-    this.evicted += drop
-    for (const key of map.keys()) {
-      map.delete(key)
-      if (--drop === 0) break
-    }
+  stats () {
+    return { invalid: { ...this.invalid }, calls: this.calls.size }
   }
 
-  stats () {
-    return { invalid: { ...this.invalid }, evicted: this.evicted, calls: this.calls.size }
+  /**
+   * What this worker remembers of its calls, per map: keys held and keys
+   * forgotten over the bound (`ssrcs`: SRs and clock rates, `reportSides`:
+   * each side's previous report and delay, `calls`: who was counted this
+   * minute).
+   */
+  memory () {
+    const maps = { ssrcs: this.sources, reportSides: this.sides, calls: this.calls }
+    const held = {}
+    const evicted = {}
+    for (const [name, map] of Object.entries(maps)) {
+      held[name] = map.size
+      evicted[name] = map.evicted
+    }
+    return { held, evicted }
   }
 }
 

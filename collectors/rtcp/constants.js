@@ -15,6 +15,12 @@ const SENDER_INFO_SIZE = 20
 /** The 5-bit count field caps reports, SDES chunks and BYE sources. */
 const MAX_COUNT = 31
 
+/**
+ * SSRCs remembered per process (`--max-sources`): by the master for call
+ * affinity, by each worker for call quality. Not the protocol's: ours.
+ */
+const MAX_SOURCES = 100000
+
 /** Packet types (RFC 3550 §12.1, RFC 3611 §2). */
 const PT = Object.freeze({
   SR: 200,
@@ -87,6 +93,7 @@ module.exports = {
   REPORT_BLOCK_SIZE,
   SENDER_INFO_SIZE,
   MAX_COUNT,
+  MAX_SOURCES,
   PT,
   SDES_ITEM,
   SDES_NAME,

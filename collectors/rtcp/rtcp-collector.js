@@ -5,6 +5,7 @@ const MongoCollector = require('../mongo-collector')
 const RtcpConfig = require('./rtcp-config')
 const { CallAffinity } = require('./call-affinity')
 const { codecNamed } = require('./codecs')
+const InvalidOptionError = require('../../exceptions/invalid-option-error')
 const { entryDataStart, entryDataLength, entryKeyHash } = require('../../lib/shared/batch-codec')
 const { fnv1a } = require('../../lib/master/distribution')
 
@@ -14,15 +15,18 @@ const DEFAULTS = { name: 'rtcp', protocol: 'udp', port: 5005, distribution: 'has
  * The RTCP collector: UDP on 5005 by default, hash distribution on the call
  * (call-affinity.js: both ends of a call meet in one worker, which pairs
  * their reports into round-trip times and clock rates), RtcpWorker writing
- * call-quality streams.
+ * call-quality streams. The calls it remembers for that are bounded by
+ * `maxSources`; one forgotten is counted in `eventReasons.stateEvicted.callAffinity`.
  */
 class RtcpCollector extends MongoCollector {
   static workerOptionKeys = RtcpConfig.WORKER_KEYS
 
   constructor (options = {}) {
     super({ ...DEFAULTS, ...options })
-    codecNamed(this.options.workerOptions.codec) // refused here, not in every worker
-    this._calls = new CallAffinity()
+    const { codec, maxSources } = this.options.workerOptions
+    codecNamed(codec) // refused here, not in every worker
+    if (maxSources !== undefined && !(Number.isInteger(maxSources) && maxSources >= 1)) throw new InvalidOptionError('maxSources', maxSources, 'must be a positive integer')
+    this._calls = new CallAffinity({ maxSenders: maxSources, onEvict: () => this.ctx.count('stateEvicted', 'callAffinity') })
   }
 
   /**

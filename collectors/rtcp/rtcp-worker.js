@@ -26,7 +26,7 @@ class RtcpWorker extends StreamWorker {
     // --tolerate: deviations decoded anyway, counted by name
     this.decodeOptions = options.tolerate && options.tolerate.length ? { tolerate: [...options.tolerate] } : undefined
     this.deviations = {}
-    this.quality = new CallQuality({ codec: options.codec, clockRate: options.clockRate })
+    this.quality = new CallQuality({ codec: options.codec, clockRate: options.clockRate, maxSources: options.maxSources })
   }
 
   decode (message) {
@@ -56,6 +56,13 @@ class RtcpWorker extends StreamWorker {
 
   stats () {
     return { ...super.stats(), deviations: { ...this.deviations }, quality: this.quality.stats() }
+  }
+
+  // Beside the stream worker's maps, what it remembers of the calls.
+  stateStats () {
+    const { held, evicted } = super.stateStats()
+    const calls = this.quality.memory()
+    return { held: { ...held, ...calls.held }, evicted: { ...evicted, ...calls.evicted } }
   }
 }
 

@@ -58,7 +58,9 @@ class SyslogWorker extends MongoWorker {
     this.counts.messages++
     if (record.format === 'raw') this.countMalformed(record.error || 'unparsed')
     else if (record.deviations) this.countDeviations(record.deviations)
-    if (this.buffer.length >= this.settings.maxPending) return this.drop()
+    // The counters pending are per host, a name the sender chooses: bounded
+    // with the messages (they outlive them when only the counters' write fails).
+    if (this.buffer.length >= this.settings.maxPending || this.counterStore.size >= this.settings.maxPending) return this.drop()
     const delivery = this.delivery()
     record[SEQ] = delivery.seq
     this.buffer.push(record)
@@ -165,7 +167,8 @@ class SyslogWorker extends MongoWorker {
       dropped: this.counts.dropped,
       pending: this.buffer.length,
       dbWrites: this.counts.inserts + this.counterStore.stats.ops,
-      ...this.dbStats()
+      ...this.dbStats(),
+      ...this.stateStats()
     }
   }
 }

@@ -4,12 +4,15 @@ const { INVALID_ID_FIELD, packetOp, pairOp, sideOps, endOps } = require('./strea
 const { directionKey } = require('./packet-coalescer')
 const { pairKey, flowKey, sideKey } = require('./stream-key')
 const { checkAccounted } = require('./write-accounting')
+const { BoundedMap } = require('../../lib/shared/bounded-map')
 
 const DUPLICATE_KEY = 11000
 const LEGACY_SENTINEL_ID = '__collector_cluster_never_insert__'
 const MAX_ROUNDS = 6
 // How often, at most, a write first makes sure the unique indexes exist.
 const INDEX_CHECK_MS = 1000
+// Senders whose side is remembered (one per direction of a stream: the
+// senders' choice). One forgotten costs an E11000 and a round, once.
 const SIDE_CACHE_LIMIT = 200000
 // Documents given their pairKey per bulkWrite, and how often at most a
 // write that left entries unresolved backfills again (see backfillAgain).
@@ -32,16 +35,17 @@ const BACKFILL_RETRY_MS = 5000
 class StreamWriter {
   /**
    * @param {object} collection the native `streams` collection
-   * @param {{ maxBatchOps?: number, ensureIndexes?: () => Promise<unknown> }} [options]
-   *   ensureIndexes creates the unique indexes if they are missing (idempotent)
+   * @param {{ maxBatchOps?: number, ensureIndexes?: () => Promise<unknown>, maxSides?: number }} [options]
+   *   ensureIndexes creates the unique indexes if they are missing (idempotent);
+   *   maxSides: senders whose side is remembered (`sides.evicted` counts the forgotten)
    */
-  constructor (collection, { maxBatchOps = 1000, ensureIndexes = null } = {}) {
+  constructor (collection, { maxBatchOps = 1000, ensureIndexes = null, maxSides = SIDE_CACHE_LIMIT } = {}) {
     this.collection = collection
     this.maxBatchOps = maxBatchOps
     this.ensureIndexes = ensureIndexes
     this.indexesCheckedAt = Date.now()
     this.backfilledAt = 0
-    this.sides = new Map() // an entry's key (sender → peer) → 'to'; absent: 'from'
+    this.sides = new BoundedMap(maxSides) // an entry's key (sender → peer) → 'to'; absent: 'from'
     this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0, rejected: 0 }
   }
 
@@ -190,7 +194,6 @@ class StreamWriter {
   // start, with this sender as 'from').
   flip (entry) {
     const side = this.sideOf(entry) === 'from' ? 'to' : 'from'
-    if (this.sides.size >= SIDE_CACHE_LIMIT) this.sides.clear()
     if (side === 'from') this.sides.delete(entry.key)
     else this.sides.set(entry.key, side)
   }
