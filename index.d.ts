@@ -51,6 +51,16 @@ export interface LoadBalancerOptions {
   maxConnectionsPerSource?: number
   /** only these sources may send: IPv4/IPv6 addresses and prefixes ('10.0.0.0/8', 'fd00::/8'); udp and tcp_server; default everyone */
   allow?: string[] | string
+  /** tcp_client: connect with TLS, verifying the server against the system CAs unless tlsCa (implied by tlsCa and tlsCert) */
+  tls?: boolean
+  /** PEM certificate (chain) path: TLS on (tcp_server needs it with tlsKey; tcp_client presents it); re-read on restart() */
+  tlsCert?: string
+  /** PEM private key path (unencrypted) of tlsCert */
+  tlsKey?: string
+  /** PEM CA path: tcp_server requires client certificates signed by it (mutual TLS); tcp_client verifies the server against it */
+  tlsCa?: string
+  /** tcp_server with tlsCa: client certificate names (CN or DNS SAN) accepted; '*' = one leftmost label */
+  tlsAllowedNames?: string[] | string
   idleTimeout?: number
   batchSize?: number
   batchDelay?: number
@@ -460,13 +470,14 @@ export interface ProtocolContext {
   /** datagrams packed in the batch format (u32 length, u16 port, u8 address length, address, data) in buffer[0, end) */
   dispatchEntries (buffer: Buffer, end: number): void
   drop (reason: string): void
-  count (event: string): void
+  count (event: string, reason?: string): void
   onCapacity (fn: () => void): void
   fail (error: Error): void
 }
 
 export interface Protocol {
-  start (ctx: ProtocolContext): Promise<{ address (): object | null, close (): Promise<void> }>
+  /** `reload()`, when a listener has one, runs on restart(): re-read its files (TLS certificates); a throw keeps the old ones */
+  start (ctx: ProtocolContext): Promise<{ address (): object | null, close (): Promise<void>, reload? (): void }>
 }
 
 export const protocols: {

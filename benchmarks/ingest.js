@@ -9,6 +9,10 @@
 //   here with cc; the default) or node (udp-sender.js). The Node sender
 //   needs about as much CPU per datagram as a bare receiver, so on two cores
 //   it, not the receiver, sets the ceiling.
+//   [--allow [CIDR,...]] also measure each receiver with an allow-list set
+//   (as its own LoadBalancer, 'lb-<receiver>+allow'): the given list, or by
+//   default the sender's 127.0.0.1 among 20 other prefixes, so that a
+//   lookup is not trivially the first entry; prints the ratios to without.
 // Rates are nominal; each trial reports the rate the sender achieved, and a
 // receiver's loss-free rate is the achieved rate of its best loss-free
 // trial. The climb ends when the sender falls 5 % short of a nominal rate:
@@ -19,10 +23,16 @@ const minimist = require('minimist')
 const { LoadBalancer } = require('..')
 const { compile } = require('../native/build')
 
-const args = minimist(process.argv.slice(2), { string: ['rates', 'receivers', 'sender'], default: { duration: 2000, instances: 2, receivers: 'native,dgram', sender: 'c' } })
+const args = minimist(process.argv.slice(2), { string: ['rates', 'receivers', 'sender', 'allow'], default: { duration: 2000, instances: 2, receivers: 'native,dgram', sender: 'c' } })
 const RECEIVERS = args.receivers.split(',')
 const RATES = (args.rates || '25000,50000,75000,100000,125000,150000,175000,200000,225000,250000,275000,300000,350000,400000,450000,500000,600000,700000,800000').split(',').map(Number)
 const SETTLE_MS = 400
+const ALLOW = args.allow === undefined ? null : args.allow ? args.allow.split(',') : defaultAllowList()
+
+function defaultAllowList () {
+  const others = Array.from({ length: 20 }, (_, i) => i % 2 ? `172.${16 + i}.0.0/16` : `2001:db8:${i.toString(16)}::/48`)
+  return [...others.slice(0, 13), '127.0.0.1', ...others.slice(13)]
+}
 
 const SENDER = senderCommand(args.sender)
 
@@ -69,8 +79,8 @@ function startBare () {
   })))
 }
 
-async function startBalancer (udpReceiver) {
-  const lb = new LoadBalancer({ worker: path.join(__dirname, 'count-worker.js'), instances: args.instances, port: 0, maxInFlight: 200000, batchSize: args['batch-size'], batchDelay: args['batch-delay'], udpReceiver })
+async function startBalancer (udpReceiver, allow) {
+  const lb = new LoadBalancer({ worker: path.join(__dirname, 'count-worker.js'), instances: args.instances, port: 0, maxInFlight: 200000, batchSize: args['batch-size'], batchDelay: args['batch-delay'], udpReceiver, allow })
   await lb.start()
   let base = 0
   let masterPeak = 0
@@ -103,12 +113,16 @@ async function trial (target, rate) {
 
 async function main () {
   const targets = [['bare', await startBare()]]
-  for (const receiver of RECEIVERS) targets.push([`lb-${receiver}`, await startBalancer(receiver)])
+  for (const receiver of RECEIVERS) {
+    targets.push([`lb-${receiver}`, await startBalancer(receiver)])
+    if (ALLOW) targets.push([`lb-${receiver}+allow`, await startBalancer(receiver, ALLOW)])
+  }
   // One discarded trial each first: a cold master or worker (no JIT yet)
   // loses datagrams at rates it sustains once warm.
   for (const [, target] of targets) await trial(target, RATES[0])
   const rows = []
   const cpu = {}
+  const lossFreeCpu = Object.fromEntries(targets.map(([name]) => [name, {}])) // name → nominal rate → µs per datagram
   const best = Object.fromEntries(targets.map(([name]) => [name, 0]))
   const alive = Object.fromEntries(targets.map(([name]) => [name, true]))
   let senderLimited = false
@@ -118,6 +132,7 @@ async function main () {
       if (!alive[name]) continue
       const r = await trial(target, rate)
       row[name] = `${r.got}/${r.sent} @${Math.round(r.achieved / 1000)}k`
+      if (r.lossFree) lossFreeCpu[name][rate] = r.usPerDatagram
       if (r.lossFree && r.achieved > best[name]) {
         best[name] = r.achieved
         cpu[name] = { rate: r.achieved, ...r.usPerDatagram }
@@ -147,8 +162,28 @@ async function main () {
     const parts = Object.entries(c).filter(([k]) => k !== 'rate' && k !== 'sender').map(([k, v]) => `${k} ${v}`).join(' + ')
     console.log(`CPU µs per datagram, ${name} at ${c.rate}/s: ${parts} (sender ${c.sender})`)
   }
+  const allowRatios = ALLOW ? allowComparison(best, lossFreeCpu) : undefined
   console.log(`peak RSS MiB: ${JSON.stringify(memory)}`)
-  console.log(JSON.stringify({ bench: 'ingest', sender: args.sender, senderLimited, lossFree: best, ratios, peakRssMiB: memory, cpuUsPerDatagram: cpu, rows }))
+  console.log(JSON.stringify({ bench: 'ingest', sender: args.sender, senderLimited, allow: ALLOW || undefined, lossFree: best, ratios, allowRatios, peakRssMiB: memory, cpuUsPerDatagram: cpu, rows }))
+}
+
+// With an allow-list against without, per receiver: loss-free rate, and
+// master CPU per datagram at the highest rate both were loss-free at
+// (CPU per datagram falls with the rate, as batches fill; target: within 10 %).
+function allowComparison (best, lossFreeCpu) {
+  const out = {}
+  for (const receiver of RECEIVERS) {
+    const without = `lb-${receiver}`
+    const withAllow = `${without}+allow`
+    const rate = best[without] ? +(best[withAllow] / best[without]).toFixed(3) : 0
+    const common = Object.keys(lossFreeCpu[without]).filter((r) => lossFreeCpu[withAllow][r]).map(Number)
+    const at = common.length ? Math.max(...common) : null
+    const [a, b] = at ? [lossFreeCpu[withAllow][at].master, lossFreeCpu[without][at].master] : []
+    const master = at ? +(a / b).toFixed(3) : null
+    out[receiver] = { lossFreeRate: rate, masterCpuAt: at, masterCpuUs: at ? { allow: a, without: b } : null, masterCpuPerDatagram: master }
+    console.log(`allow-list (${ALLOW.length} entries), ${receiver} receiver: loss-free rate ${best[withAllow]}/s vs ${best[without]}/s without (ratio ${rate}); master CPU µs per datagram at ${at}/s nominal ${a} vs ${b} (ratio ${master}); target: within 10 %`)
+  }
+  return out
 }
 
 main().catch((err) => {

@@ -2,6 +2,9 @@
 
 const ArgvConfig = require('./argv-config')
 const { LOAD_BALANCER_FLAGS } = require('./load-balancer-flags')
+const { toKebab } = require('./flag-definitions')
+const { tlsProblems } = require('../lib/protocols/tls-options')
+const { loadWebConfig } = require('../lib/master/web-config')
 
 /**
  * Parses argv (and env) into the options object a LoadBalancer takes.
@@ -19,8 +22,16 @@ class LoadBalancerConfig extends ArgvConfig {
     if (config.protocol === 'udp' && given.has('framing')) {
       problems.push({ flag: 'framing', message: 'applies to tcp protocols only, but --protocol is udp' })
     }
+    if (config.protocol === 'tcp_client' && given.has('allow')) {
+      problems.push({ flag: 'allow', message: 'applies to senders that reach us (udp, tcp_server), but --protocol tcp_client connects out' })
+    }
     if (config.protocol === 'tcp_client' && config.port === 0) {
       problems.push({ flag: 'port', message: 'tcp_client needs the remote port to connect to, got 0' })
+    }
+    problems.push(...webConfigProblems(config, given))
+    // The LoadBalancer's own TLS checks (files read and parsed), as flags.
+    for (const { option, message } of tlsProblems(config, (name) => `--${toKebab(name)}`)) {
+      problems.push({ flag: toKebab(option), option, message })
     }
     return problems
   }
@@ -29,6 +40,21 @@ class LoadBalancerConfig extends ArgvConfig {
   finalize (config) {
     if ('workername' in config) config.worker = config.workername
     return config
+  }
+}
+
+// The metrics endpoint's web config is read and checked here, so that a bad
+// one is exit 2 before anything starts (the LoadBalancer checks it again).
+function webConfigProblems (config, given) {
+  if (!given.has('metricsWebConfig')) return []
+  const flag = 'metrics-web-config'
+  if (config.metricsPort === undefined) return [{ flag, option: 'metricsWebConfig', message: 'needs --metrics-port: the metrics endpoint is off without it' }]
+  try {
+    loadWebConfig(config.metricsWebConfig)
+    return []
+  } catch (err) {
+    if (err.code !== 'ERR_WEB_CONFIG') throw err
+    return [{ flag, option: 'metricsWebConfig', message: `${err.file}: ${err.detail}` }]
   }
 }
 

@@ -2,6 +2,7 @@
 
 const { OPTIONS, NAME_PATTERN } = require('../lib/master/options')
 const { deepFreeze } = require('./flag-definitions')
+const { allowListProblem } = require('../lib/shared/allow-list')
 
 // A LoadBalancer option as a flag: everything but the flag's name, range
 // and environment variable is the declaration's own (lib/master/options.js).
@@ -15,6 +16,11 @@ const optionFlags = Object.fromEntries(
 )
 optionFlags.workername.required = true
 optionFlags.name.validate = (name) => NAME_PATTERN.test(name) ? undefined : 'use letters, digits, ".", "_" and "-" only, starting with a letter or digit'
+optionFlags.allow.validate = (list) => {
+  const problem = list.length === 0 ? { reason: 'lists no address or prefix' } : allowListProblem(list)
+  // the message shows the value given: name the entry only when there are several
+  return problem && (list.length > 1 ? problem.message : problem.reason)
+}
 
 /**
  * The flags of `LoadBalancerConfig`: one per LoadBalancer option that can be

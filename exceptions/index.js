@@ -7,5 +7,6 @@ module.exports = {
   WorkerDownError: require('./worker-down-error'),
   DecodeError: require('./decode-error'),
   DatabaseError: require('./database-error'),
-  ListenError: require('./listen-error')
+  ListenError: require('./listen-error'),
+  WebConfigError: require('./web-config-error')
 }

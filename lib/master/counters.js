@@ -12,7 +12,7 @@ function createCounters () {
     received: 0,
     bytes: 0,
     dispatched: 0,
-    dropped: { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0 },
+    dropped: { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0, notAllowed: 0 },
     events: {},
     // Events that have a cause: per event, counts by reason (their sum is the event's count).
     eventReasons: {},

@@ -8,12 +8,20 @@ const { briefError } = require('../shared/logger')
 const WorkerPool = require('./worker-pool')
 const { strategies, keyHash, entryStrategy, entryKeyHash } = require('./distribution')
 const { normalizeOptions } = require('./options')
-const { remoteOf, entryEnd, entryDataLength, datagramAt } = require('../shared/batch-codec')
+const { remoteOf, entryEnd, entryDataLength, entryAddressStart, entryAddressLength, datagramAt } = require('../shared/batch-codec')
+const { AllowList } = require('../shared/allow-list')
+const LogLimiter = require('../shared/log-limiter')
 const { createCounters, countEvent, totalDropped } = require('./counters')
 
 // Unacknowledged messages older than this are worth a warning (at most one
 // per interval): the workers' database has stalled or falls behind.
 const STALL_WARN_MS = 5000
+// Sources refused by `allow` are logged at most once per this interval, per kind.
+const NOT_ALLOWED_LOG_MS = 10000
+const NOT_ALLOWED_LINES = {
+  datagram: 'datagrams from a source not in allow are dropped (dropped.notAllowed)',
+  connection: 'connections from a source not in allow are closed at accept (eventReasons.connectionsRejected.notAllowed)'
+}
 
 /**
  * The master of a collector: receives on one socket (a registered protocol),
@@ -63,6 +71,8 @@ class LoadBalancer extends EventEmitter {
     this.capacityWaiters = []
     this._rrNext = 0
     this.entryStrategy = null
+    this.allowList = this.options.allow ? new AllowList(this.options.allow) : null
+    this.notAllowedLog = new LogLimiter(NOT_ALLOWED_LOG_MS)
     this.ctx = this._createContext()
   }
 
@@ -115,7 +125,7 @@ class LoadBalancer extends EventEmitter {
     const { metricsPort: port, metricsHost: host, name } = this.options
     if (port === undefined) return
     const MetricsServer = require('./metrics-server') // loads prom-client only when asked for
-    this.metricsServer = new MetricsServer(this, { host, port, name })
+    this.metricsServer = new MetricsServer(this, { host, port, name, webConfig: this.options.metricsWebConfig, logger: this.logger })
     try {
       await this.metricsServer.start()
     } catch (err) {
@@ -251,6 +261,8 @@ class LoadBalancer extends EventEmitter {
       dispatchEntries: (buf, end) => this._dispatchEntries(buf, end),
       drop: (reason) => this._drop(reason),
       count: (event, reason) => countEvent(this.counters, event, reason),
+      allowList: this.allowList,
+      logNotAllowed: (kind, address) => this._logNotAllowed(kind, address),
       onCapacity: (fn) => this.capacityWaiters.push(fn),
       fail: (err) => this._onListenerFailure(err)
     }
@@ -282,9 +294,33 @@ class LoadBalancer extends EventEmitter {
    * built only for a `distribute` or `key` of the user's.
    */
   _dispatchEntries (buf, end) {
+    if (this.allowList === null) this._dispatchEntryRun(buf, 0, end)
+    else this._dispatchAllowedEntries(buf, end)
+  }
+
+  // With `allow`: one lookup per datagram on the address bytes of its entry;
+  // runs of allowed entries go on as without, refused ones are counted.
+  _dispatchAllowedEntries (buf, end) {
+    const allowList = this.allowList
+    let run = 0
+    let offset = 0
+    while (offset < end) {
+      const next = entryEnd(buf, offset)
+      if (!allowList.allowsBytes(buf, entryAddressStart(offset), entryAddressLength(buf, offset))) {
+        if (run < offset) this._dispatchEntryRun(buf, run, offset)
+        this._drop('notAllowed')
+        this._logNotAllowed('datagram', () => buf.latin1Slice(entryAddressStart(offset), entryAddressStart(offset) + entryAddressLength(buf, offset)))
+        run = next
+      }
+      offset = next
+    }
+    if (run < end) this._dispatchEntryRun(buf, run, end)
+  }
+
+  // Entries buf[offset, end) to their workers.
+  _dispatchEntryRun (buf, offset, end) {
     const counters = this.counters
     const strategy = this.entryStrategy
-    let offset = 0
     while (offset < end) {
       const next = entryEnd(buf, offset)
       const worker = strategy === null ? this._pick(datagramAt(buf, offset), false) : this._pickEntry(strategy, buf, offset)
@@ -349,6 +385,12 @@ class LoadBalancer extends EventEmitter {
     return strategies['round-robin'].call(this, workers)
   }
 
+  // `address`: the source's text, or a function giving it (built only when the line is written).
+  _logNotAllowed (kind, address) {
+    const fields = () => ({ remote: typeof address === 'function' ? address() : address })
+    this.notAllowedLog.log(this.logger, 'warn', kind, fields, NOT_ALLOWED_LINES[kind])
+  }
+
   /** Counts a received message that was thrown away, by reason. */
   _drop (reason) {
     this.counters.received++
@@ -361,14 +403,45 @@ class LoadBalancer extends EventEmitter {
     for (const fn of this.capacityWaiters.splice(0)) fn()
   }
 
-  /** Rolling restart: one worker at a time, the new one online before the old one leaves. */
+  /**
+   * Rolling restart: one worker at a time, the new one online before the
+   * old one leaves. The listener's files (TLS certificates) are re-read
+   * first; open connections are untouched.
+   */
   restart (cb) {
     const run = async () => {
       if (this.state !== 'running') throw new Error(`cannot restart a balancer that is ${this.state}`)
       this.logger.info({ instances: this.options.instances }, 'rolling restart')
+      this._reloadListener()
+      await this._reloadMetricsServer()
       await this.pool.restart()
     }
     return withCallback(run(), cb)
+  }
+
+  // A renewed file that cannot be used (unreadable, not PEM, key and
+  // certificate apart) leaves the one in use in place: logged and counted
+  // (events.listenerReloadFailed), the collector keeps running.
+  _reloadListener () {
+    if (!this.listener || typeof this.listener.reload !== 'function') return
+    try {
+      this.listener.reload()
+    } catch (err) {
+      countEvent(this.counters, 'listenerReloadFailed')
+      this.logger.error({ error: briefError(err) }, `listener files not reloaded, the ones in use stay: ${err.message}`)
+    }
+  }
+
+  // The metrics endpoint's web config (metricsWebConfig) likewise: one that
+  // does not check out leaves the one in use (events.metricsReloadFailed).
+  async _reloadMetricsServer () {
+    if (!this.metricsServer) return
+    try {
+      await this.metricsServer.reload()
+    } catch (err) {
+      countEvent(this.counters, 'metricsReloadFailed')
+      this.logger.error({ error: briefError(err) }, `metrics web config not reloaded, the one in use stays: ${err.message}`)
+    }
   }
 
   /** Stop receiving, deliver and process everything received, then stop the workers. Idempotent. */

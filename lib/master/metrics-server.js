@@ -1,7 +1,22 @@
 'use strict'
 
 const http = require('node:http')
+const https = require('node:https')
 const client = require('prom-client')
+const { loadWebConfig, CLIENT_AUTH } = require('./web-config')
+const { BasicAuth } = require('./basic-auth')
+const { createNoopLogger } = require('../shared/logger')
+const LogLimiter = require('../shared/log-limiter')
+const { isLoopback } = require('../shared/loopback')
+
+// Refusals are counted each, and logged at most once per interval and reason.
+const REJECT_REASONS = Object.freeze({
+  noCredentials: 'no basic auth credentials',
+  wrongCredentials: 'wrong user name or password',
+  authBusy: 'too many password checks pending',
+  tls: 'TLS handshake failed',
+  clientCertificate: 'client certificate missing or not valid'
+})
 
 /**
  * The master's HTTP endpoints for operations (off unless `metricsPort` is
@@ -12,33 +27,129 @@ const client = require('prom-client')
  * bound and every worker slot is online, else 503 with a JSON reason).
  * Everything is read from the balancer when scraped: no second set of
  * counters to drift.
+ *
+ * With a web config (`metricsWebConfig`, the Prometheus exporter toolkit's
+ * format: web-config.js) it serves HTTPS and asks for basic auth, on every
+ * path as the toolkit does; `reload()` re-reads the file.
  */
 class MetricsServer {
   /**
    * @param {object} balancer a LoadBalancer (summary(), stats(), readiness())
-   * @param {{ host: string, port: number, name: string }} options
+   * @param {{ host: string, port: number, name: string, webConfig?: string, logger?: object }} options
+   *   webConfig: path of the web config file (TLS, basic auth), or none
    */
-  constructor (balancer, { host, port, name }) {
+  constructor (balancer, { host, port, name, webConfig, logger }) {
     this.balancer = balancer
     this.host = host
     this.port = port
+    this.name = name
+    this.webConfigFile = webConfig || null
+    this.web = null
+    this.auth = null
+    this.logger = logger || createNoopLogger()
+    this.rejectLog = new LogLimiter()
     this.registry = new client.Registry()
     this.registry.setDefaultLabels({ collector: name })
     client.collectDefaultMetrics({ register: this.registry })
     this._defineMetrics()
+    this.rejected = new client.Counter({
+      name: 'collector_metrics_requests_rejected_total',
+      help: 'Requests and connections the metrics endpoint refused (web config: TLS, basic auth), by reason.',
+      labelNames: ['reason'],
+      registers: [this.registry]
+    })
     this.server = null
   }
 
   async start () {
-    this.server = http.createServer((req, res) => this._handle(req, res))
-    await new Promise((resolve, reject) => {
-      this.server.once('error', reject)
-      this.server.listen(this.port, this.host, () => {
-        this.server.off('error', reject)
-        resolve()
-      })
-    })
+    this.web = this.webConfigFile ? loadWebConfig(this.webConfigFile) : null
+    this._applyUsers()
+    this.server = this._createServer(this.web && this.web.tls)
+    await listen(this.server, this.port, this.host)
+    this.port = this.server.address().port // a rebind (reload) comes back here
+    this._warnIfExposed()
     return this.address()
+  }
+
+  /**
+   * Re-reads the web config (LoadBalancer.restart()). A file that does not
+   * check out throws WebConfigError and changes nothing. New certificates
+   * and users apply at once (to new connections); TLS turned on or off, or
+   * another client_auth_type, rebinds the port.
+   */
+  async reload () {
+    if (!this.webConfigFile || !this.server) return
+    const web = loadWebConfig(this.webConfigFile)
+    const before = this.web.tls
+    this.web = web
+    this._applyUsers()
+    if (before && web.tls && before.clientAuth === web.tls.clientAuth) {
+      this.server.setSecureContext(contextOptions(web.tls))
+    } else if (before || web.tls) {
+      await this._closeServer()
+      this.server = this._createServer(web.tls)
+      await listen(this.server, this.port, this.host)
+    }
+    this.logger.info({ webConfig: web.file, tls: Boolean(web.tls), users: web.users.size }, 'metrics endpoint: web config reloaded')
+  }
+
+  _createServer (tls) {
+    const handler = (req, res) => this._handle(req, res)
+    if (!tls) return http.createServer(handler)
+    const policy = CLIENT_AUTH[tls.clientAuth]
+    const server = https.createServer({ ...contextOptions(tls), requestCert: policy.requestCert, rejectUnauthorized: policy.rejectUnauthorized }, handler)
+    server.on('secureConnection', (socket) => {
+      if (clientCertificateAccepted(policy.check, socket)) return
+      this._reject('clientCertificate', socket.remoteAddress, socket.authorizationError && String(socket.authorizationError))
+      socket.destroy()
+    })
+    // A plaintext client, an unknown or expired client certificate, an old protocol version.
+    server.on('tlsClientError', (err, socket) => {
+      this._reject('tls', socket.remoteAddress, err.code || err.message)
+      socket.destroy()
+    })
+    return server
+  }
+
+  _applyUsers () {
+    const users = this.web ? this.web.users : new Map()
+    if (users.size === 0) {
+      if (this.auth) this.auth.close()
+      this.auth = null
+    } else if (this.auth) {
+      this.auth.setUsers(users)
+    } else {
+      this.auth = new BasicAuth(users)
+    }
+  }
+
+  // Bound beyond loopback without TLS and passwords: said once, at start.
+  _warnIfExposed () {
+    if (isLoopback(this.host)) return
+    const missing = [!(this.web && this.web.tls) && 'TLS', !this.auth && 'basic auth'].filter(Boolean)
+    if (missing.length === 0) return
+    this.logger.warn({ metrics: this.address(), webConfig: this.webConfigFile }, `metrics endpoint on ${this.host} has no ${missing.join(' and ')}: anyone who reaches port ${this.port} can read it${this.auth ? ', and passwords cross the network in the clear' : ''} (see metricsWebConfig)`)
+  }
+
+  _reject (reason, peer, detail) {
+    this.rejected.inc({ reason })
+    this.rejectLog.log(this.logger, 'warn', reason, { reason, peer, detail }, `metrics endpoint refused ${peer}: ${REJECT_REASONS[reason]}${detail ? ` (${detail})` : ''}`)
+  }
+
+  // true to serve the request; otherwise it is answered 401 (or 429) here.
+  async _authorized (req, res) {
+    const verdict = await this.auth.check(req.headers.authorization)
+    if (verdict === 'ok') return true
+    if (verdict === 'busy') {
+      this._reject('authBusy', req.socket.remoteAddress)
+      res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '1', 'cache-control': 'no-store' })
+      res.end('too many password checks pending; retry\n')
+      return false
+    }
+    this._reject(verdict === 'missing' ? 'noCredentials' : 'wrongCredentials', req.socket.remoteAddress)
+    res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': `Basic realm="collector ${this.name}", charset="UTF-8"`, 'cache-control': 'no-store' })
+    res.end('unauthorized\n')
+    return false
   }
 
   address () {
@@ -46,6 +157,12 @@ class MetricsServer {
   }
 
   async stop () {
+    await this._closeServer()
+    if (this.auth) await this.auth.close()
+    this.auth = null
+  }
+
+  async _closeServer () {
     const server = this.server
     this.server = null
     if (!server) return
@@ -56,6 +173,7 @@ class MetricsServer {
   async _handle (req, res) {
     const path = (req.url || '/').split('?')[0]
     try {
+      if (this.auth && !(await this._authorized(req, res))) return
       if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 405, 'text/plain', 'method not allowed\n')
       if (path === '/metrics') return reply(res, 200, this.registry.contentType, await this.registry.metrics())
       if (path === '/healthz') return reply(res, 200, 'application/json', JSON.stringify({ status: 'ok' }) + '\n')
@@ -89,6 +207,8 @@ class MetricsServer {
     }
     const one = (read) => async () => [[{}, read(await stats())]]
     const perWorker = (read) => async () => (await stats()).workers.map((w) => [{ slot: String(w.slot) }, read(w)]).filter(([, v]) => Number.isFinite(v))
+    const perWorkerMap = (field) => async () => (await stats()).workers.flatMap((w) => Object.entries((w.custom && w.custom[field]) || {})
+      .filter(([, v]) => Number.isFinite(v)).map(([map, v]) => [{ slot: String(w.slot), map }, v]))
     total('collector_messages_received_total', 'Messages received by the master (datagrams, TCP frames).', one((s) => s.received))
     total('collector_bytes_received_total', 'Bytes of the messages received.', one((s) => s.bytes))
     total('collector_messages_processed_total', 'Messages acknowledged by the workers (stored, for the MongoDB workers).', one((s) => s.processed))
@@ -107,6 +227,8 @@ class MetricsServer {
     total('collector_worker_db_writes_total', 'Database write operations, per worker slot (workers that report dbWrites).', perWorker((w) => w.custom && w.custom.dbWrites), ['slot'])
     total('collector_worker_db_errors_total', 'Database errors, per worker slot.', perWorker((w) => w.custom && w.custom.dbErrors), ['slot'])
     gauge('collector_worker_db_down', '1 while a worker cannot reach its database.', perWorker((w) => w.custom && typeof w.custom.dbDown === 'boolean' ? Number(w.custom.dbDown) : undefined), ['slot'])
+    total('collector_worker_state_evicted_total', 'Per-sender state forgotten over its bound, per worker slot and map (workers that report evicted).', perWorkerMap('evicted'), ['slot', 'map'])
+    gauge('collector_worker_state_held', 'Per-sender state held, per worker slot and map (keys; bounded, see README: Memory).', perWorkerMap('held'), ['slot', 'map'])
   }
 }
 
@@ -116,6 +238,28 @@ function eventSeries ({ events, eventReasons }) {
   return Object.entries(events).flatMap(([event, n]) => eventReasons[event]
     ? Object.entries(eventReasons[event]).map(([reason, r]) => [{ event, reason }, r])
     : [[{ event, reason: '' }, n]])
+}
+
+function listen (server, port, host) {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+}
+
+function contextOptions ({ cert, key, ca, minVersion, maxVersion }) {
+  return { cert, key, ...(ca ? { ca } : {}), minVersion, maxVersion }
+}
+
+// The two client_auth_type policies Node's server options cannot enforce alone.
+function clientCertificateAccepted (check, socket) {
+  if (!check) return true
+  const cert = socket.getPeerCertificate()
+  const present = Boolean(cert && Object.keys(cert).length > 0)
+  return check === 'present' ? present : !present || socket.authorized
 }
 
 function reply (res, status, type, body) {

@@ -9,6 +9,8 @@ const { validateFraming, FRAMINGS } = require('../protocols/framing')
 const { createNoopLogger, isLogger } = require('../shared/logger')
 const { closestName } = require('../shared/closest-name')
 const NativeUdpSocket = require('../protocols/native-udp-socket')
+const { checkTlsOptions } = require('../protocols/tls-options')
+const { allowListProblem } = require('../shared/allow-list')
 
 const UDP_RECEIVERS = ['auto', 'native', 'dgram']
 const NAME_PATTERN = /^[A-Za-z0-9][\w.-]*$/
@@ -33,9 +35,15 @@ const OPTIONS = declare({
   maxFrameBytes: { type: 'integer', default: 65536, range: [1, 0x7fffffff], group: 'Listener', description: 'largest TCP frame accepted; larger ones are dropped and counted, the connection survives' },
   maxConnections: { type: 'integer', default: 1024, range: [1, 1e6], group: 'Listener', description: 'tcp_server: concurrent connections accepted' },
   maxConnectionsPerSource: { type: 'integer', default: 32, range: [1, 1e6], group: 'Listener', description: 'tcp_server: concurrent connections from one remote address (raise it behind a NAT or proxy)' },
+  allow: { type: 'list', group: 'Listener', description: 'only these sources may send: CIDR,... (IPv4/IPv6 addresses and prefixes, e.g. 10.0.0.0/8,fd00::/8): other datagrams are dropped (dropped.notAllowed), other connections closed at accept; udp and tcp_server only (a tcp_client connects out); default: everyone' },
   idleTimeout: { type: 'duration', default: 300000, range: [0, 86400000], group: 'Listener', description: 'close TCP connections idle this long; 0 = never' },
   retry: { type: 'boolean', default: true, group: 'Listener', description: 'reopen the listener after socket errors once running' },
   retryDelay: { type: 'duration', default: 5000, range: [1, 3600000], group: 'Listener', description: 'first listener restart delay; grows x1.5 per consecutive failure' },
+  tls: { type: 'boolean', default: false, group: 'TLS', description: 'tcp_client: connect with TLS, verifying the server against the system CAs unless --tls-ca (implied by --tls-ca and --tls-cert)' },
+  tlsCert: { type: 'path', group: 'TLS', description: 'PEM certificate (chain) to present: turns TLS on (tcp_server needs it and --tls-key; tcp_client presents it as a client certificate); re-read on restart (tcp_client: at each connect)' },
+  tlsKey: { type: 'path', group: 'TLS', description: 'PEM private key (unencrypted) of --tls-cert' },
+  tlsCa: { type: 'path', group: 'TLS', description: 'PEM CA certificate(s): tcp_server then requires client certificates signed by them (mutual TLS); tcp_client verifies the server against them' },
+  tlsAllowedNames: { type: 'list', group: 'TLS', description: 'tcp_server with --tls-ca: client certificate names (subject CN or DNS name) accepted, e.g. host.example.com,*.example.net (* = one leftmost label); default: any verified client' },
   worker: { flag: 'workername', type: 'path', alias: ['w', 'worker'], group: 'Workers', description: 'path of the worker module: a Worker subclass, an object with doWork(), or a factory' },
   workerOptions: { flag: false, default: {}, description: 'passed to the worker constructor (JSON; travels in the environment, not argv)' },
   instances: { type: 'integer', default: 'auto', range: [1, 1024], alias: 'i', keywords: { auto: () => os.availableParallelism() }, group: 'Workers', description: 'worker processes; auto = one per CPU' },
@@ -49,6 +57,7 @@ const OPTIONS = declare({
   drainTimeout: { type: 'duration', default: 30000, range: [1, 86400000], group: 'Workers', description: 'a worker not drained by then is killed (its messages counted lost)' },
   metricsPort: { type: 'port', range: [0, 65535], group: 'Operations', description: 'serve /metrics (Prometheus), /healthz and /readyz on this port; off unless given (0 = ephemeral)' },
   metricsHost: { type: 'string', default: '127.0.0.1', group: 'Operations', description: 'address of the metrics endpoints' },
+  metricsWebConfig: { type: 'path', group: 'Operations', description: 'YAML file giving the metrics endpoints TLS and basic auth (the Prometheus exporter toolkit\'s web config: tls_server_config, basic_auth_users with bcrypt hashes; paths in it are relative to it); re-read on restart' },
   logger: { flag: false, description: 'any pino-compatible logger; worker logs are forwarded to it (default: none)' }
 })
 
@@ -91,6 +100,9 @@ function normalizeOptions (input = {}, extraKeys = []) {
     checkInteger(key, options[key], min, max)
   }
   checkChoices(options)
+  checkTlsOptions(options)
+  checkAllow(options)
+  checkWebConfig(options)
   options.worker = resolveWorkerModule(options.worker)
   options.retry = Boolean(options.retry)
   options.logger = options.logger || createNoopLogger()
@@ -122,6 +134,29 @@ function checkInteger (key, value, min, max) {
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new InvalidOptionError(key, value, `must be an integer from ${min} to ${max}`)
   }
+}
+
+// The file is read and checked now (WebConfigError, ERR_WEB_CONFIG), and
+// again by the metrics server when it starts and on each restart().
+function checkWebConfig (options) {
+  const file = options.metricsWebConfig
+  if (file === undefined) return
+  if (typeof file !== 'string' || file.length === 0) throw new InvalidOptionError('metricsWebConfig', file, 'must be the path of a web config file (YAML)')
+  if (options.metricsPort === undefined) throw new InvalidOptionError('metricsWebConfig', file, 'needs metricsPort: the metrics endpoint is off without it')
+  options.metricsWebConfig = path.resolve(file)
+  require('./web-config').loadWebConfig(options.metricsWebConfig)
+}
+
+// Checked here, compiled by the LoadBalancer; an empty list is refused
+// rather than read as "nobody" or "everyone".
+function checkAllow (options) {
+  if (options.allow === undefined) return
+  if (options.protocol === 'tcp_client') throw new InvalidOptionError('allow', options.allow, 'applies to senders that reach us (udp, tcp_server); a tcp_client connects out')
+  if (typeof options.allow === 'string') options.allow = options.allow.split(',')
+  if (!Array.isArray(options.allow) || options.allow.length === 0) throw new InvalidOptionError('allow', options.allow, 'must list at least one address or prefix (leave it out to let everyone send)')
+  const problem = allowListProblem(options.allow)
+  if (problem) throw new InvalidOptionError('allow', problem.entry, `has an entry that is not an address or prefix (${problem.reason})`)
+  options.allow = Object.freeze(options.allow.map((entry) => entry.trim()))
 }
 
 function checkChoices (options) {

@@ -3,6 +3,7 @@
 const os = require('node:os')
 const path = require('node:path')
 const { createNoopLogger } = require('../shared/logger')
+const { isLoopback } = require('../shared/loopback')
 const { findExecutable } = require('./find-executable')
 const { startMongod } = require('./mongod-server')
 const { startJavaServer, validatePort } = require('./java-server')
@@ -39,6 +40,7 @@ async function startEmbeddedServer ({ host = '127.0.0.1', port = 0, logger = cre
     : await startJavaServer({ host, port, logger, unref, env, dbPath })
   const storage = server.dbPath ? `data in ${server.dbPath}` : 'in memory: its data is gone when it stops'
   logger.info({ kind: server.kind, uri: server.uri, serverPid: server.pid, dbPath: server.dbPath }, `started embedded MongoDB-compatible server (${server.kind}) at ${server.uri}, ${storage}`)
+  if (!isLoopback(host)) logger.warn({ host, port: server.port }, `the embedded database listens on ${host}, without authentication or TLS: anyone who reaches port ${server.port} can read and change the collected data (use 127.0.0.1, or your own MongoDB with authentication in MONGODB_URI)`)
   return server
 }
 

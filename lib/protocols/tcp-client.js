@@ -2,13 +2,17 @@
 
 const net = require('node:net')
 const TcpConnection = require('./tcp-connection')
+const { connectTls } = require('./tls')
+const { tlsWanted } = require('./tls-options')
 
 /**
  * Connects out to `host:port` and frames what the peer sends. When the
  * connection drops the balancer's retry logic reconnects with backoff.
+ * With TLS (`tls`, `tlsCa`, `tlsCert`) the files are read at each connect,
+ * so a reconnect uses renewed ones.
  */
 async function start (ctx) {
-  const socket = await connect(ctx)
+  const socket = tlsWanted(ctx.options) ? await connectTls(ctx) : await connect(ctx)
   const connection = new TcpConnection(socket, ctx)
   let closing = false
   socket.on('close', () => {

@@ -54,9 +54,10 @@ async function startDgram (ctx) {
   const type = net.isIPv6(ctx.host) ? 'udp6' : 'udp4'
   const socket = dgram.createSocket({ type })
   let seen = 0
+  const receive = datagramReceiver(ctx)
   socket.on('message', (data, rinfo) => {
     seen++
-    if (!ctx.dispatch({ data, rinfo })) ctx.drop('queueFull')
+    receive(data, rinfo)
   })
   await bind(socket, ctx)
   socket.on('error', (err) => ctx.fail(err))
@@ -76,6 +77,19 @@ async function startDgram (ctx) {
     }
   }
   return listenerOf(socket, 'dgram', dgramKernelDrops(socket, type), drain)
+}
+
+// Chosen once: without `allow` a datagram costs no lookup. With it, one
+// from elsewhere is dropped before distribution (dropped.notAllowed).
+function datagramReceiver (ctx) {
+  const dispatch = (data, rinfo) => { if (!ctx.dispatch({ data, rinfo })) ctx.drop('queueFull') }
+  const allowList = ctx.allowList
+  if (!allowList) return dispatch
+  return (data, rinfo) => {
+    if (allowList.allows(rinfo.address)) return dispatch(data, rinfo)
+    ctx.drop('notAllowed')
+    ctx.logNotAllowed('datagram', rinfo.address)
+  }
 }
 
 // `kernelDrops()`: datagrams the kernel discarded for this socket so far

@@ -119,6 +119,16 @@ function entryKeyHash (buf, offset) {
   return h >>> 0
 }
 
+/** Where the address text of the entry at `offset` starts (its length: entryAddressLength). */
+function entryAddressStart (offset) {
+  return offset + HEADER
+}
+
+/** Bytes of address text in the entry at `offset`. */
+function entryAddressLength (buf, offset) {
+  return buf[offset + 6]
+}
+
 /** Where the data of the entry at `offset` starts. */
 function entryDataStart (buf, offset) {
   return offset + HEADER + buf[offset + 6]
@@ -147,4 +157,4 @@ function remoteOf (message) {
   return message.rinfo || message.remote
 }
 
-module.exports = { KIND_UDP, KIND_TCP, entrySize, writeEntry, entryEnd, entryDataStart, entryDataLength, entryKeyHash, datagramAt, BatchReader, forEachMessage, remoteOf }
+module.exports = { KIND_UDP, KIND_TCP, entrySize, writeEntry, entryEnd, entryDataStart, entryDataLength, entryAddressStart, entryAddressLength, entryKeyHash, datagramAt, BatchReader, forEachMessage, remoteOf }

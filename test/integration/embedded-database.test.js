@@ -16,6 +16,7 @@ const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { MongoClient } = require('mongodb')
 const { startJavaServer } = require('../../lib/mongo/java-server')
+const { startEmbeddedServer } = require('../../lib/mongo/embedded-server')
 const launcher = require('../../lib/ops/launcher')
 const { freePort } = require('../helpers/ports')
 const { runCli: cli } = require('../helpers/cli')
@@ -167,4 +168,20 @@ test('collector db start on a port in use: exit 1 at once with the reason, no PM
   const status = await cli(env, 'db', 'status')
   assert.equal(status.code, 1)
   assert.match(status.stdout, /not running under PM2/)
+})
+
+test('the embedded database keeps its data private: a --db-path it creates is 0700, and bound beyond loopback it warns that it has no authentication', { timeout: 120000 }, async (t) => {
+  const dbPath = path.join(tempDir(t), 'created', 'db')
+  const lines = []
+  const logger = { level: 'info', trace () {}, debug () {}, info () {}, warn: (fields, msg) => lines.push(msg), error () {}, fatal () {}, child () { return this } }
+  const local = await startEmbeddedServer({ port: 0, dbPath, logger })
+  t.after(() => local.stop())
+  assert.equal(fs.statSync(dbPath).mode & 0o777, 0o700)
+  assert.equal(fs.statSync(path.dirname(dbPath)).mode & 0o777, 0o700)
+  await local.stop()
+  assert.deepEqual(lines, [], 'on 127.0.0.1: no warning')
+  const exposed = await startEmbeddedServer({ host: '0.0.0.0', port: 0, logger })
+  t.after(() => exposed.stop())
+  assert.equal(lines.length, 1)
+  assert.match(lines[0], /^the embedded database listens on 0\.0\.0\.0, without authentication or TLS: anyone who reaches port \d+ can read and change/)
 })

@@ -4,58 +4,17 @@
 // stored equals what was sent, and readiness follows the worker slots.
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
-const { spawn, spawnSync } = require('node:child_process')
-const fs = require('node:fs')
 const net = require('node:net')
-const os = require('node:os')
-const path = require('node:path')
 const { startLb, settled, udpSocket, sendPaced, lines, HOST } = require('../helpers/lb')
 const { waitFor } = require('../helpers/wait-for')
-const { freePort } = require('../helpers/ports')
-
-const PROMETHEUS = 'prometheus'
-const available = spawnSync(PROMETHEUS, ['--version']).status === 0
-
-async function startPrometheus (t, target) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-prom-'))
-  const config = path.join(dir, 'prometheus.yml')
-  fs.writeFileSync(config, [
-    'global:',
-    '  scrape_interval: 1s',
-    'scrape_configs:',
-    '  - job_name: collector',
-    '    static_configs:',
-    `      - targets: ['${target}']`,
-    ''
-  ].join('\n'))
-  const port = await freePort()
-  const child = spawn(PROMETHEUS, [`--config.file=${config}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=${HOST}:${port}`], { stdio: 'ignore' })
-  t.after(async () => {
-    child.kill('SIGTERM')
-    await new Promise((resolve) => child.exitCode !== null ? resolve() : child.once('exit', resolve))
-    fs.rmSync(dir, { recursive: true, force: true })
-  })
-  const api = `http://${HOST}:${port}/api/v1`
-  await waitFor(async () => (await fetch(`${api}/status/buildinfo`).catch(() => null))?.ok, { what: 'prometheus to answer', timeout: 30000, interval: 200 })
-  return {
-    async query (expr) {
-      const body = await (await fetch(`${api}/query?query=${encodeURIComponent(expr)}`)).json()
-      assert.equal(body.status, 'success', JSON.stringify(body))
-      return body.data.result.map((r) => ({ labels: r.metric, value: Number(r.value[1]) }))
-    },
-    async targetUp () {
-      const body = await (await fetch(`${api}/targets`)).json()
-      return body.data.activeTargets.some((tg) => tg.health === 'up')
-    }
-  }
-}
+const { startPrometheus, PROMETHEUS_SKIP } = require('../helpers/prometheus')
 
 async function get (address, route) {
   const res = await fetch(`http://${address.address}:${address.port}${route}`)
   return { status: res.status, type: res.headers.get('content-type'), body: await res.text() }
 }
 
-test('a real Prometheus scrapes /metrics: the counters it stored equal the messages sent, per worker too, with the Node process metrics', { skip: !available && 'prometheus is not installed (Debian package prometheus; .ci/run installs it)', timeout: 120000 }, async (t) => {
+test('a real Prometheus scrapes /metrics: the counters it stored equal the messages sent, per worker too, with the Node process metrics', { skip: PROMETHEUS_SKIP, timeout: 120000 }, async (t) => {
   const lb = await startLb(t, { name: 'promtest', metricsPort: 0 })
   const address = lb.metricsAddress()
   assert.equal(lb.summary().metrics.port, address.port)
