@@ -51,7 +51,7 @@ export interface LoadBalancerOptions {
   maxConnectionsPerSource?: number
   /** only these sources may send: IPv4/IPv6 addresses and prefixes ('10.0.0.0/8', 'fd00::/8'); udp and tcp_server; default everyone */
   allow?: string[] | string
-  /** tcp_client: connect with TLS, verifying the server against the system CAs unless tlsCa (implied by tlsCa and tlsCert) */
+  /** tcp_client: connect with TLS, verifying the server against Node's bundled CAs (plus NODE_EXTRA_CA_CERTS) unless tlsCa (implied by tlsCa and tlsCert) */
   tls?: boolean
   /** PEM certificate (chain) path: TLS on (tcp_server needs it with tlsKey; tcp_client presents it); re-read on restart() */
   tlsCert?: string

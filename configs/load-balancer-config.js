@@ -5,6 +5,7 @@ const { LOAD_BALANCER_FLAGS } = require('./load-balancer-flags')
 const { toKebab } = require('./flag-definitions')
 const { tlsProblems } = require('../lib/protocols/tls-options')
 const { loadWebConfig } = require('../lib/master/web-config')
+const { ALLOW_PROTOCOLS } = require('../lib/master/options')
 
 /**
  * Parses argv (and env) into the options object a LoadBalancer takes.
@@ -22,8 +23,8 @@ class LoadBalancerConfig extends ArgvConfig {
     if (config.protocol === 'udp' && given.has('framing')) {
       problems.push({ flag: 'framing', message: 'applies to tcp protocols only, but --protocol is udp' })
     }
-    if (config.protocol === 'tcp_client' && given.has('allow')) {
-      problems.push({ flag: 'allow', message: 'applies to senders that reach us (udp, tcp_server), but --protocol tcp_client connects out' })
+    if (given.has('allow') && !ALLOW_PROTOCOLS.includes(config.protocol)) {
+      problems.push({ flag: 'allow', message: `applies to ${ALLOW_PROTOCOLS.join(' and ')} (senders that reach us), not to --protocol ${config.protocol}` })
     }
     if (config.protocol === 'tcp_client' && config.port === 0) {
       problems.push({ flag: 'port', message: 'tcp_client needs the remote port to connect to, got 0' })

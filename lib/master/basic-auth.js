@@ -6,6 +6,7 @@
 // stalls the receive path.
 
 const crypto = require('node:crypto')
+const net = require('node:net')
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 
@@ -14,14 +15,19 @@ const { Worker } = require('node:worker_threads')
 const CACHE_TTL_MS = 60000
 const CACHE_MAX = 64
 // Checks waiting for the thread beyond which a request is answered 429 at
-// once: a stream of wrong guesses cannot queue unbounded work.
+// once: a stream of wrong guesses cannot queue unbounded work. The bound per
+// client address comes first, so that one address's guesses cannot fill the
+// queue and lock everyone else out (Prometheus once its success expires);
+// only guesses from many addresses at once reach the overall bound.
 const MAX_PENDING = 8
+const MAX_PENDING_PER_ADDRESS = 2
 
 class BasicAuth {
   /** @param {Map<string, string>} users user name → bcrypt hash (at least one) */
   constructor (users) {
     this.secret = crypto.randomBytes(32)
     this.cache = new Map() // HMAC of (user, hash, password) → expiry, successes only
+    this.pendingBy = new Map() // peerKey → checks pending; at most MAX_PENDING entries
     this.verifier = new BcryptVerifier()
     this.setUsers(users)
   }
@@ -30,16 +36,20 @@ class BasicAuth {
   setUsers (users) {
     this.users = users
     // An unknown user costs a bcrypt against a real hash too, so that the
-    // time taken does not tell which user names exist.
-    this.decoy = users.values().next().value
+    // time taken does not tell which user names exist: the costliest one,
+    // or an unknown name would answer faster than the slowest real user.
+    this.decoy = [...users.values()].reduce((a, b) => bcryptCost(b) > bcryptCost(a) ? b : a)
     this.cache.clear()
   }
 
   /**
    * Checks an Authorization header: 'ok'; 'missing' (none, or not Basic);
-   * 'wrong' (unknown user or wrong password); 'busy' (too many checks pending).
+   * 'wrong' (unknown user or wrong password); 'busy' (too many checks
+   * pending, from `peer` or in all).
+   * @param {string | undefined} header
+   * @param {string | undefined} peer the client's address (socket.remoteAddress)
    */
-  async check (header) {
+  async check (header, peer) {
     const credentials = parseBasic(header)
     if (!credentials) return 'missing'
     const { user, password } = credentials
@@ -51,8 +61,8 @@ class BasicAuth {
     const expires = this.cache.get(key)
     if (stored && expires > Date.now()) return 'ok'
     if (expires !== undefined) this.cache.delete(key)
-    if (this.verifier.pending >= MAX_PENDING) return 'busy'
-    const ok = await this.verifier.verify(password, hash)
+    const ok = await this._verify(password, hash, peerKey(peer))
+    if (ok === null) return 'busy'
     // Failures are not cached: every guess costs a full bcrypt.
     if (!ok || !stored) return 'wrong'
     if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value)
@@ -60,9 +70,47 @@ class BasicAuth {
     return 'ok'
   }
 
+  // true or false; null when the bound per address or in all is reached.
+  async _verify (password, hash, key) {
+    const mine = this.pendingBy.get(key) || 0
+    if (mine >= MAX_PENDING_PER_ADDRESS || this.verifier.pending >= MAX_PENDING) return null
+    this.pendingBy.set(key, mine + 1)
+    try {
+      return await this.verifier.verify(password, hash)
+    } finally {
+      const left = this.pendingBy.get(key) - 1
+      if (left > 0) this.pendingBy.set(key, left)
+      else this.pendingBy.delete(key)
+    }
+  }
+
   close () {
     return this.verifier.close()
   }
+}
+
+// $2y$10$...: the cost is the two digits after the second $ (web-config.js checked the format).
+function bcryptCost (hash) {
+  return Number(hash.slice(4, 6))
+}
+
+// Whom the bound per address applies to: an IPv4 address (mapped ones
+// too), or an IPv6 address's /64, since one host usually holds a whole /64.
+function peerKey (address) {
+  const text = String(address || '').split('%')[0]
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(text)
+  if (mapped) return mapped[1]
+  if (net.isIPv6(text)) return ipv6Words(text).slice(0, 4).join(':') + '::/64'
+  return text
+}
+
+// The eight 16-bit groups of an IPv6 address, '::' expanded, as hex without leading zeros.
+function ipv6Words (text) {
+  const [head, tail] = text.split('::')
+  const left = head ? head.split(':') : []
+  const right = tail ? tail.split(':') : []
+  const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
+  return groups.map((g) => g.includes('.') ? g : parseInt(g, 16).toString(16))
 }
 
 // RFC 7617: "Basic" base64(user ":" password); the user name ends at the first colon.

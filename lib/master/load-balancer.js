@@ -16,8 +16,7 @@ const { createCounters, countEvent, totalDropped } = require('./counters')
 // Unacknowledged messages older than this are worth a warning (at most one
 // per interval): the workers' database has stalled or falls behind.
 const STALL_WARN_MS = 5000
-// Sources refused by `allow` are logged at most once per this interval, per kind.
-const NOT_ALLOWED_LOG_MS = 10000
+// Sources refused by `allow` are logged at most once per LogLimiter interval, per kind.
 const NOT_ALLOWED_LINES = {
   datagram: 'datagrams from a source not in allow are dropped (dropped.notAllowed)',
   connection: 'connections from a source not in allow are closed at accept (eventReasons.connectionsRejected.notAllowed)'
@@ -72,7 +71,7 @@ class LoadBalancer extends EventEmitter {
     this._rrNext = 0
     this.entryStrategy = null
     this.allowList = this.options.allow ? new AllowList(this.options.allow) : null
-    this.notAllowedLog = new LogLimiter(NOT_ALLOWED_LOG_MS)
+    this.notAllowedLog = new LogLimiter()
     this.ctx = this._createContext()
   }
 
@@ -440,7 +439,8 @@ class LoadBalancer extends EventEmitter {
       await this.metricsServer.reload()
     } catch (err) {
       countEvent(this.counters, 'metricsReloadFailed')
-      this.logger.error({ error: briefError(err) }, `metrics web config not reloaded, the one in use stays: ${err.message}`)
+      const outcome = err.endpointDown ? 'the endpoint is down until the next restart' : 'the one in use stays'
+      this.logger.error({ error: briefError(err) }, `metrics web config not reloaded, ${outcome}: ${err.message}`)
     }
   }
 

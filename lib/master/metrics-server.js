@@ -8,6 +8,7 @@ const { BasicAuth } = require('./basic-auth')
 const { createNoopLogger } = require('../shared/logger')
 const LogLimiter = require('../shared/log-limiter')
 const { isLoopback } = require('../shared/loopback')
+const ListenError = require('../../exceptions/listen-error')
 
 // Refusals are counted each, and logged at most once per interval and reason.
 const REJECT_REASONS = Object.freeze({
@@ -58,15 +59,16 @@ class MetricsServer {
       labelNames: ['reason'],
       registers: [this.registry]
     })
-    this.server = null
+    this.server = null // null while stopped, or down after a failed rebind (reload)
+    this.started = false
   }
 
   async start () {
     this.web = this.webConfigFile ? loadWebConfig(this.webConfigFile) : null
     this._applyUsers()
-    this.server = this._createServer(this.web && this.web.tls)
-    await listen(this.server, this.port, this.host)
+    await this._bind(this.web && this.web.tls)
     this.port = this.server.address().port // a rebind (reload) comes back here
+    this.started = true
     this._warnIfExposed()
     return this.address()
   }
@@ -75,22 +77,47 @@ class MetricsServer {
    * Re-reads the web config (LoadBalancer.restart()). A file that does not
    * check out throws WebConfigError and changes nothing. New certificates
    * and users apply at once (to new connections); TLS turned on or off, or
-   * another client_auth_type, rebinds the port.
+   * another client_auth_type, rebinds the port (see _rebind).
    */
   async reload () {
-    if (!this.webConfigFile || !this.server) return
+    if (!this.webConfigFile || !this.started) return
     const web = loadWebConfig(this.webConfigFile)
     const before = this.web.tls
+    if (this.server && (before ? web.tls && before.clientAuth === web.tls.clientAuth : !web.tls)) {
+      if (web.tls) this.server.setSecureContext(contextOptions(web.tls))
+    } else {
+      await this._rebind(web)
+    }
     this.web = web
     this._applyUsers()
-    if (before && web.tls && before.clientAuth === web.tls.clientAuth) {
-      this.server.setSecureContext(contextOptions(web.tls))
-    } else if (before || web.tls) {
-      await this._closeServer()
-      this.server = this._createServer(web.tls)
-      await listen(this.server, this.port, this.host)
-    }
     this.logger.info({ webConfig: web.file, tls: Boolean(web.tls), users: web.users.size }, 'metrics endpoint: web config reloaded')
+    this._warnIfExposed()
+  }
+
+  // A new server on the same port. Should the port be taken between the
+  // close and the bind, the config in use is bound again and ListenError
+  // thrown; if that fails too, the endpoint is down (address() null) until
+  // a reload binds it, and says so. Also the way back up once down.
+  async _rebind (web) {
+    await this._closeServer()
+    try {
+      await this._bind(web.tls)
+      return
+    } catch (err) {
+      const failed = new ListenError(web.tls ? 'https' : 'http', this.host, this.port, err)
+      const again = await this._bind(this.web.tls).then(() => null, (e) => e)
+      if (!again) throw failed
+      failed.endpointDown = true
+      this.logger.error({ error: failed.message, previous: again.code || again.message }, `metrics endpoint is down: ${failed.message}, and the web config in use could not be bound again either (${again.code || again.message}); /metrics, /healthz and /readyz are not served until a restart binds the port`)
+      throw failed
+    }
+  }
+
+  // this.server is set only once bound: while it is null, address() is null.
+  async _bind (tls) {
+    const server = this._createServer(tls)
+    await listen(server, this.port, this.host)
+    this.server = server
   }
 
   _createServer (tls) {
@@ -123,9 +150,9 @@ class MetricsServer {
     }
   }
 
-  // Bound beyond loopback without TLS and passwords: said once, at start.
+  // Bound beyond loopback without TLS and passwords: said at start and after each reload.
   _warnIfExposed () {
-    if (isLoopback(this.host)) return
+    if (!this.server || isLoopback(this.host)) return
     const missing = [!(this.web && this.web.tls) && 'TLS', !this.auth && 'basic auth'].filter(Boolean)
     if (missing.length === 0) return
     this.logger.warn({ metrics: this.address(), webConfig: this.webConfigFile }, `metrics endpoint on ${this.host} has no ${missing.join(' and ')}: anyone who reaches port ${this.port} can read it${this.auth ? ', and passwords cross the network in the clear' : ''} (see metricsWebConfig)`)
@@ -138,7 +165,7 @@ class MetricsServer {
 
   // true to serve the request; otherwise it is answered 401 (or 429) here.
   async _authorized (req, res) {
-    const verdict = await this.auth.check(req.headers.authorization)
+    const verdict = await this.auth.check(req.headers.authorization, req.socket.remoteAddress)
     if (verdict === 'ok') return true
     if (verdict === 'busy') {
       this._reject('authBusy', req.socket.remoteAddress)
@@ -157,6 +184,7 @@ class MetricsServer {
   }
 
   async stop () {
+    this.started = false
     await this._closeServer()
     if (this.auth) await this.auth.close()
     this.auth = null
@@ -205,39 +233,56 @@ class MetricsServer {
       if (!scrape) scrape = lb.stats().finally(() => setImmediate(() => { scrape = null }))
       return scrape
     }
-    const one = (read) => async () => [[{}, read(await stats())]]
-    const perWorker = (read) => async () => (await stats()).workers.map((w) => [{ slot: String(w.slot) }, read(w)]).filter(([, v]) => Number.isFinite(v))
-    const perWorkerMap = (field) => async () => (await stats()).workers.flatMap((w) => Object.entries((w.custom && w.custom[field]) || {})
-      .filter(([, v]) => Number.isFinite(v)).map(([map, v]) => [{ slot: String(w.slot), map }, v]))
-    total('collector_messages_received_total', 'Messages received by the master (datagrams, TCP frames).', one((s) => s.received))
-    total('collector_bytes_received_total', 'Bytes of the messages received.', one((s) => s.bytes))
-    total('collector_messages_processed_total', 'Messages acknowledged by the workers (stored, for the MongoDB workers).', one((s) => s.processed))
-    total('collector_messages_failed_total', 'Messages whose doWork failed.', one((s) => s.failed))
-    total('collector_messages_dropped_total', 'Messages dropped, by reason (kernel: lost in the receive buffer).',
-      async () => Object.entries((await stats()).dropped).filter(([reason]) => reason !== 'total').map(([reason, n]) => [{ reason }, n]), ['reason'])
-    total('collector_events_total', 'Listener events (connections, connectionsRejected, tlsRejected, idleTimeouts, …), by reason where they have one.',
-      async () => eventSeries(await stats()), ['event', 'reason'])
-    gauge('collector_messages_in_flight', 'Messages handed to workers and not yet acknowledged.', one((s) => s.inFlight))
-    gauge('collector_oldest_unacknowledged_seconds', 'Age of the oldest unacknowledged batch (a stalled database shows here).', one((s) => s.oldestUnackedMs / 1000))
-    total('collector_worker_restarts_total', 'Workers respawned after they died.', one((s) => s.restarts.workers))
-    total('collector_listener_restarts_total', 'Listener restarts after socket errors.', one((s) => s.restarts.listener))
-    gauge('collector_ready', '1 while the listener is bound and every worker slot is online.', async () => [[{}, lb.readiness().ready ? 1 : 0]])
-    total('collector_worker_messages_processed_total', 'Messages acknowledged, per worker slot (resets when a slot\'s worker is replaced).', perWorker((w) => w.processed), ['slot'])
-    gauge('collector_worker_messages_in_flight', 'Messages in flight, per worker slot.', perWorker((w) => w.inFlight), ['slot'])
-    total('collector_worker_db_writes_total', 'Database write operations, per worker slot (workers that report dbWrites).', perWorker((w) => w.custom && w.custom.dbWrites), ['slot'])
-    total('collector_worker_db_errors_total', 'Database errors, per worker slot.', perWorker((w) => w.custom && w.custom.dbErrors), ['slot'])
-    gauge('collector_worker_db_down', '1 while a worker cannot reach its database.', perWorker((w) => w.custom && typeof w.custom.dbDown === 'boolean' ? Number(w.custom.dbDown) : undefined), ['slot'])
-    total('collector_worker_state_evicted_total', 'Per-sender state forgotten over its bound, per worker slot and map (workers that report evicted).', perWorkerMap('evicted'), ['slot', 'map'])
-    gauge('collector_worker_state_held', 'Per-sender state held, per worker slot and map (keys; bounded, see README: Memory).', perWorkerMap('held'), ['slot', 'map'])
+    defineBalancerSeries({ total, gauge }, stats, lb)
+    defineWorkerSeries({ total, gauge }, stats)
   }
+}
+
+// The balancer's own series: what the master received, handed out and lost.
+function defineBalancerSeries ({ total, gauge }, stats, lb) {
+  const one = (read) => async () => [[{}, read(await stats())]]
+  total('collector_messages_received_total', 'Messages received by the master (datagrams, TCP frames).', one((s) => s.received))
+  total('collector_bytes_received_total', 'Bytes of the messages received.', one((s) => s.bytes))
+  total('collector_messages_processed_total', 'Messages acknowledged by the workers (stored, for the MongoDB workers).', one((s) => s.processed))
+  total('collector_messages_failed_total', 'Messages whose doWork failed.', one((s) => s.failed))
+  total('collector_messages_dropped_total', 'Messages dropped, by reason (kernel: lost in the receive buffer).',
+    async () => Object.entries((await stats()).dropped).filter(([reason]) => reason !== 'total').map(([reason, n]) => [{ reason }, n]), ['reason'])
+  total('collector_events_total', 'Listener events (connections, connectionsRejected, tlsRejected, idleTimeouts, …), by reason where they have one.',
+    async () => eventSeries(await stats()), ['event', 'reason'])
+  gauge('collector_messages_in_flight', 'Messages handed to workers and not yet acknowledged.', one((s) => s.inFlight))
+  gauge('collector_oldest_unacknowledged_seconds', 'Age of the oldest unacknowledged batch (a stalled database shows here).', one((s) => s.oldestUnackedMs / 1000))
+  total('collector_worker_restarts_total', 'Workers respawned after they died.', one((s) => s.restarts.workers))
+  total('collector_listener_restarts_total', 'Listener restarts after socket errors.', one((s) => s.restarts.listener))
+  gauge('collector_ready', '1 while the listener is bound and every worker slot is online.', async () => [[{}, lb.readiness().ready ? 1 : 0]])
+}
+
+// Per worker slot: the workers' acknowledgements and what they report of
+// themselves (database counters, per-sender state); a slot without a
+// figure has no series.
+function defineWorkerSeries ({ total, gauge }, stats) {
+  const perWorker = (read) => async () => (await stats()).workers.map((w) => [{ slot: String(w.slot) }, read(w)]).filter(([, v]) => Number.isFinite(v))
+  const perWorkerMap = (field) => async () => (await stats()).workers.flatMap((w) => Object.entries((w.custom && w.custom[field]) || {})
+    .filter(([, v]) => Number.isFinite(v)).map(([map, v]) => [{ slot: String(w.slot), map }, v]))
+  total('collector_worker_messages_processed_total', 'Messages acknowledged, per worker slot (resets when a slot\'s worker is replaced).', perWorker((w) => w.processed), ['slot'])
+  gauge('collector_worker_messages_in_flight', 'Messages in flight, per worker slot.', perWorker((w) => w.inFlight), ['slot'])
+  total('collector_worker_db_writes_total', 'Database write operations, per worker slot (workers that report dbWrites).', perWorker((w) => w.custom && w.custom.dbWrites), ['slot'])
+  total('collector_worker_db_errors_total', 'Database errors, per worker slot.', perWorker((w) => w.custom && w.custom.dbErrors), ['slot'])
+  gauge('collector_worker_db_down', '1 while a worker cannot reach its database.', perWorker((w) => w.custom && typeof w.custom.dbDown === 'boolean' ? Number(w.custom.dbDown) : undefined), ['slot'])
+  total('collector_worker_state_evicted_total', 'Per-sender state forgotten over its bound, per worker slot and map (workers that report evicted).', perWorkerMap('evicted'), ['slot', 'map'])
+  gauge('collector_worker_state_held', 'Per-sender state held, per worker slot and map (keys; bounded, see README: Memory).', perWorkerMap('held'), ['slot', 'map'])
 }
 
 // An event with reasons is one series per reason (they add up to its
 // count); one without has reason="".
+// An event counted both with and without a reason (count() allows both)
+// keeps the reasonless part as reason="", so the series add up to it.
 function eventSeries ({ events, eventReasons }) {
-  return Object.entries(events).flatMap(([event, n]) => eventReasons[event]
-    ? Object.entries(eventReasons[event]).map(([reason, r]) => [{ event, reason }, r])
-    : [[{ event, reason: '' }, n]])
+  return Object.entries(events).flatMap(([event, n]) => {
+    const reasons = Object.entries(eventReasons[event] || {})
+    const withReason = reasons.reduce((sum, [, r]) => sum + r, 0)
+    const series = reasons.map(([reason, r]) => [{ event, reason }, r])
+    return n > withReason ? [...series, [{ event, reason: '' }, n - withReason]] : series
+  })
 }
 
 function listen (server, port, host) {

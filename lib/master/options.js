@@ -14,6 +14,8 @@ const { allowListProblem } = require('../shared/allow-list')
 
 const UDP_RECEIVERS = ['auto', 'native', 'dgram']
 const NAME_PATTERN = /^[A-Za-z0-9][\w.-]*$/
+// The protocols whose listeners check `allow`.
+const ALLOW_PROTOCOLS = ['udp', 'tcp_server']
 
 /**
  * Every LoadBalancer option, declared once: its type (a flag type of
@@ -39,7 +41,7 @@ const OPTIONS = declare({
   idleTimeout: { type: 'duration', default: 300000, range: [0, 86400000], group: 'Listener', description: 'close TCP connections idle this long; 0 = never' },
   retry: { type: 'boolean', default: true, group: 'Listener', description: 'reopen the listener after socket errors once running' },
   retryDelay: { type: 'duration', default: 5000, range: [1, 3600000], group: 'Listener', description: 'first listener restart delay; grows x1.5 per consecutive failure' },
-  tls: { type: 'boolean', default: false, group: 'TLS', description: 'tcp_client: connect with TLS, verifying the server against the system CAs unless --tls-ca (implied by --tls-ca and --tls-cert)' },
+  tls: { type: 'boolean', default: false, group: 'TLS', description: 'tcp_client: connect with TLS, verifying the server against Node\'s bundled CAs (plus NODE_EXTRA_CA_CERTS) unless --tls-ca (implied by --tls-ca and --tls-cert)' },
   tlsCert: { type: 'path', group: 'TLS', description: 'PEM certificate (chain) to present: turns TLS on (tcp_server needs it and --tls-key; tcp_client presents it as a client certificate); re-read on restart (tcp_client: at each connect)' },
   tlsKey: { type: 'path', group: 'TLS', description: 'PEM private key (unencrypted) of --tls-cert' },
   tlsCa: { type: 'path', group: 'TLS', description: 'PEM CA certificate(s): tcp_server then requires client certificates signed by them (mutual TLS); tcp_client verifies the server against them' },
@@ -151,7 +153,9 @@ function checkWebConfig (options) {
 // rather than read as "nobody" or "everyone".
 function checkAllow (options) {
   if (options.allow === undefined) return
-  if (options.protocol === 'tcp_client') throw new InvalidOptionError('allow', options.allow, 'applies to senders that reach us (udp, tcp_server); a tcp_client connects out')
+  // The built-in listeners that take senders check it; a tcp_client connects
+  // out, and a registered protocol's dispatch() is not filtered.
+  if (!ALLOW_PROTOCOLS.includes(options.protocol)) throw new InvalidOptionError('allow', options.allow, `applies to ${ALLOW_PROTOCOLS.join(' and ')} (senders that reach us), not to protocol ${options.protocol}`)
   if (typeof options.allow === 'string') options.allow = options.allow.split(',')
   if (!Array.isArray(options.allow) || options.allow.length === 0) throw new InvalidOptionError('allow', options.allow, 'must list at least one address or prefix (leave it out to let everyone send)')
   const problem = allowListProblem(options.allow)
@@ -176,4 +180,4 @@ function checkChoices (options) {
   if (!options.workerOptions || typeof options.workerOptions !== 'object') throw new InvalidOptionError('workerOptions', options.workerOptions, 'must be an object')
 }
 
-module.exports = { OPTIONS, DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS, NAME_PATTERN, CONFIG_KEYS, normalizeOptions }
+module.exports = { OPTIONS, DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS, NAME_PATTERN, CONFIG_KEYS, ALLOW_PROTOCOLS, normalizeOptions }

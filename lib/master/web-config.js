@@ -24,14 +24,15 @@ const TLS_UNSUPPORTED = ['cert', 'key', 'client_ca', 'client_allowed_sans', 'cip
 /**
  * The toolkit's client_auth_type values (Go's tls.ClientAuthType) as Node
  * server options; `check` is enforced when the connection is established,
- * for the two policies Node's options cannot say by themselves.
+ * for the two policies Node's options cannot say by themselves; `verify`:
+ * the policy verifies certificates, against client_ca_file (required).
  */
 const CLIENT_AUTH = Object.freeze({
-  NoClientCert: { requestCert: false, rejectUnauthorized: false, check: null },
-  RequestClientCert: { requestCert: true, rejectUnauthorized: false, check: null },
-  RequireAnyClientCert: { requestCert: true, rejectUnauthorized: false, check: 'present' },
-  VerifyClientCertIfGiven: { requestCert: true, rejectUnauthorized: false, check: 'validIfPresent' },
-  RequireAndVerifyClientCert: { requestCert: true, rejectUnauthorized: true, check: null }
+  NoClientCert: { requestCert: false, rejectUnauthorized: false, check: null, verify: false },
+  RequestClientCert: { requestCert: true, rejectUnauthorized: false, check: null, verify: false },
+  RequireAnyClientCert: { requestCert: true, rejectUnauthorized: false, check: 'present', verify: false },
+  VerifyClientCertIfGiven: { requestCert: true, rejectUnauthorized: false, check: 'validIfPresent', verify: true },
+  RequireAndVerifyClientCert: { requestCert: true, rejectUnauthorized: true, check: null, verify: true }
 })
 // TLS 1.0 and 1.1 are refused, as on the TCP inputs: deprecated (RFC 8996).
 const TLS_VERSIONS = Object.freeze({ TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' })
@@ -95,6 +96,9 @@ function readTls (section, dir, fail) {
   const clientAuth = section.client_auth_type || 'NoClientCert'
   if (!Object.hasOwn(CLIENT_AUTH, clientAuth)) fail(`tls_server_config.client_auth_type must be one of ${Object.keys(CLIENT_AUTH).join(', ')}, got ${JSON.stringify(clientAuth)}`)
   if (section.client_ca_file && clientAuth === 'NoClientCert') fail('tls_server_config.client_ca_file is set but client_auth_type is NoClientCert: set client_auth_type: RequireAndVerifyClientCert')
+  // Without a CA of its own, Node would verify client certificates against
+  // its bundled public roots: any publicly issued certificate would pass.
+  if (!section.client_ca_file && CLIENT_AUTH[clientAuth].verify) fail(`tls_server_config.client_ca_file is missing: client_auth_type ${clientAuth} verifies client certificates against it (the CA that signs your clients' certificates, PEM)`)
   const minVersion = tlsVersion(section.min_version || 'TLS12', 'min_version', fail)
   const maxVersion = tlsVersion(section.max_version || 'TLS13', 'max_version', fail)
   if (minVersion > maxVersion) fail(`tls_server_config.min_version ${section.min_version} is above max_version ${section.max_version}`)

@@ -39,10 +39,16 @@ function statsPath (name, dir) {
 async function writeStats (dir, snapshot) {
   makeDir(dir, PRIVATE_DIR)
   const file = statsPath(snapshot.name, dir)
-  const tmp = `${file}.${process.pid}.tmp`
-  await fs.promises.writeFile(tmp, JSON.stringify(snapshot) + '\n', { mode: PRIVATE_FILE })
-  await fs.promises.rename(tmp, file)
+  await replaceFile(file, JSON.stringify(snapshot) + '\n')
   return file
+}
+
+// A new file renamed over the old one: readers never see half a file, and
+// the mode is the new file's (a file written in place keeps its old mode).
+async function replaceFile (file, text) {
+  const tmp = `${file}.${process.pid}.tmp`
+  await fs.promises.writeFile(tmp, text, { mode: PRIVATE_FILE })
+  await fs.promises.rename(tmp, file)
 }
 
 /**
@@ -58,7 +64,7 @@ function failurePath (name, dir) {
 async function writeFailure (dir, name, err) {
   makeDir(dir, PRIVATE_DIR)
   const failure = { pid: process.pid, time: new Date().toISOString(), code: (err && err.code) || null, message: String((err && err.message) || err) }
-  await fs.promises.writeFile(failurePath(name, dir), JSON.stringify(failure) + '\n', { mode: PRIVATE_FILE })
+  await replaceFile(failurePath(name, dir), JSON.stringify(failure) + '\n')
 }
 
 async function readFailure (name, dir) {

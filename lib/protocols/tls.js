@@ -4,7 +4,7 @@
 // sockets tcp-server.js accepted (and counted per source) and performs the
 // handshake on them; the client side connects out. Refused handshakes are
 // counted in events.tlsRejected by reason and logged at most once per
-// LOG_INTERVAL_MS per reason.
+// LogLimiter interval per reason.
 
 const net = require('node:net')
 const tls = require('node:tls')
@@ -14,7 +14,6 @@ const { loadTlsFiles } = require('./tls-options')
 
 const MIN_VERSION = 'TLSv1.2'
 const HANDSHAKE_TIMEOUT_MS = 10000
-const LOG_INTERVAL_MS = 10000
 
 // Certificate verification results (OpenSSL's X509_V_ERR_* names as Node
 // reports them) and handshake errors, to the reasons counted. The reasons
@@ -73,7 +72,7 @@ const limiters = new WeakMap()
 function refuse (ctx, reason, peer, detail) {
   ctx.count('tlsRejected', reason)
   let limiter = limiters.get(ctx)
-  if (!limiter) limiters.set(ctx, (limiter = new LogLimiter(LOG_INTERVAL_MS)))
+  if (!limiter) limiters.set(ctx, (limiter = new LogLimiter()))
   limiter.log(ctx.logger, 'warn', reason, { remote: peer, reason, ...detail }, `TLS handshake with ${peer} refused: ${reason}`)
 }
 
@@ -95,17 +94,23 @@ function nameAllowed (cert, patterns) {
   })
 }
 
-/** The subject CNs and DNS subject alternative names of a peer certificate (getPeerCertificate()). */
+/**
+ * The names of a peer certificate (getPeerCertificate()): its DNS subject
+ * alternative names, or its subject CN when it has none (RFC 6125 §6.4.4:
+ * a certificate with DNS names is not identified by its CN).
+ */
 function certificateNames (cert) {
-  const cn = cert && cert.subject ? [].concat(cert.subject.CN || []) : []
   const dns = cert && cert.subjectaltname
     ? cert.subjectaltname.split(', ').filter((entry) => entry.startsWith('DNS:')).map((entry) => entry.slice(4))
     : []
-  return [...new Set([...cn, ...dns])]
+  if (dns.length > 0) return [...new Set(dns)]
+  return cert && cert.subject ? [].concat(cert.subject.CN || []) : []
 }
 
+// minVersion here too: setSecureContext() on reload replaces the context,
+// and one without it would fall back to Node's default minimum.
 function serverContextOptions (files) {
-  return { cert: files.cert, key: files.key, ...(files.ca ? { ca: files.ca } : {}) }
+  return { cert: files.cert, key: files.key, ...(files.ca ? { ca: files.ca } : {}), minVersion: MIN_VERSION }
 }
 
 // The remote address of a socket whose handshake failed; the TLS socket
@@ -131,7 +136,6 @@ function createTlsAcceptor (ctx, onSecure) {
     ...serverContextOptions(files),
     requestCert: verify,
     rejectUnauthorized: verify,
-    minVersion: MIN_VERSION,
     handshakeTimeout: HANDSHAKE_TIMEOUT_MS
   })
   server.on('tlsClientError', (err, socket) => refuse(ctx, rejectReason(err, socket), peerOf(socket), errorDetail(err, socket)))

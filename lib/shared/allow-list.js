@@ -48,7 +48,11 @@ class AllowList {
     // Senders come in runs (one flow, one peer): dgram gives a new string per
     // datagram, but comparing it with the last one is cheaper than parsing.
     if (address === this.lastAddress) return this.lastAllowed
-    const length = typeof address === 'string' && address.length <= MAX_ADDRESS_TEXT ? this.scratch.latin1Write(address, 0) : 0
+    // Node names a link-local sender with its zone (fe80::1%eth0); the
+    // native receiver and the entries do not: the address is the same.
+    const zone = typeof address === 'string' ? address.indexOf('%') : -1
+    const text = zone === -1 ? address : address.slice(0, zone)
+    const length = typeof text === 'string' && text.length <= MAX_ADDRESS_TEXT ? this.scratch.latin1Write(text, 0) : 0
     this.lastAllowed = length > 0 && this.allowsBytes(this.scratch, 0, length)
     this.lastAddress = address
     return this.lastAllowed

@@ -1,5 +1,8 @@
 'use strict'
 
+// Used in the master (listeners, metrics endpoint): one interval for every
+// line a sender can cause, so the README can state it once (10 s).
+
 /**
  * Log lines about what a sender can cause at any rate (a refused source, a
  * failed handshake): at most one per `intervalMs` for each key; the next

@@ -1,5 +1,9 @@
 'use strict'
 
+// Used by the master (metrics endpoint) and the embedded database's starter.
+
+const net = require('node:net')
+
 /**
  * Whether a bind address reaches this machine only: `localhost`, 127.0.0.0/8,
  * `::1` or an IPv4-mapped loopback. Anything else (0.0.0.0, `::`, an
@@ -9,7 +13,7 @@
  */
 function isLoopback (host) {
   const h = String(host).toLowerCase()
-  return h === 'localhost' || h === '::1' || /^(::ffff:)?127\./.test(h)
+  return h === 'localhost' || (net.isIP(h) !== 0 && (h === '::1' || /^(::ffff:)?127\./.test(h)))
 }
 
 module.exports = { isLoopback }

@@ -174,7 +174,9 @@ test('allow refuses a bad entry at construction, naming it; tcp_client refuses a
   for (const bad of [['fd00::/129'], [''], ['1.2.3'], [], ['::ffff:1.2.3.4/64']]) {
     assert.throws(() => new LoadBalancer({ worker: COUNTING, allow: bad }), InvalidOptionError, JSON.stringify(bad))
   }
-  assert.throws(() => new LoadBalancer({ worker: COUNTING, protocol: 'tcp_client', port: 9, allow: ['10.0.0.0/8'] }), /option "allow" applies to senders that reach us/)
+  assert.throws(() => new LoadBalancer({ worker: COUNTING, protocol: 'tcp_client', port: 9, allow: ['10.0.0.0/8'] }), /option "allow" applies to udp and tcp_server \(senders that reach us\), not to protocol tcp_client/)
+  LoadBalancer.protocols.register('allow-test-custom', { start: async () => ({ address: () => null, close: async () => {} }) })
+  assert.throws(() => new LoadBalancer({ worker: COUNTING, protocol: 'allow-test-custom', allow: ['10.0.0.0/8'] }), /not to protocol allow-test-custom/, 'a registered protocol\'s dispatch() is not filtered, so allow is refused there')
   assert.deepEqual(new LoadBalancer({ worker: COUNTING, allow: ' 10.0.0.0/8 , ::1' }).options.allow, ['10.0.0.0/8', '::1'])
 })
 
@@ -189,5 +191,5 @@ test('collector run syslog --allow 10.0.0.0/33 exits 2 with one line naming the 
   assert.match(several.stderr, /--allow: "fd00::\/129" is not an address or prefix: the prefix length 129 is over 128/)
   const client = await runCli(process.env, 'run', 'syslog', '--protocol', 'tcp_client', '--port', '9', '--allow', '10.0.0.0/8')
   assert.equal(client.code, 2)
-  assert.match(client.stderr, /--allow: applies to senders that reach us \(udp, tcp_server\), but --protocol tcp_client connects out/)
+  assert.match(client.stderr, /--allow: applies to udp and tcp_server \(senders that reach us\), not to --protocol tcp_client/)
 })

@@ -9,6 +9,7 @@ const { execFileSync, spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const http = require('node:http')
 const https = require('node:https')
+const net = require('node:net')
 const path = require('node:path')
 const { LoadBalancer, InvalidOptionError, WebConfigError } = require('../..')
 const { startLb, settled, udpSocket, sendPaced, lines, COUNTING, HOST } = require('../helpers/lb')
@@ -16,6 +17,7 @@ const { makeTlsFixtures } = require('../helpers/tls-certs')
 const { startPrometheus, PROMETHEUS_SKIP } = require('../helpers/prometheus')
 const { runCli } = require('../helpers/cli')
 const { waitFor } = require('../helpers/wait-for')
+const { BasicAuth } = require('../../lib/master/basic-auth')
 
 const HTPASSWD_SKIP = spawnSync('htpasswd', ['-nbBC', '4', 'u', 'p']).status !== 0 && 'htpasswd is not installed (Debian package apache2-utils; .ci/run installs it)'
 
@@ -41,10 +43,12 @@ const tlsSection = (cert = 'server', extra = []) => ['tls_server_config:', `  ce
 const usersSection = (users) => ['basic_auth_users:', ...Object.entries(users).map(([user, hash]) => `  ${user}: ${hash}`)]
 const yamlOf = (...sections) => sections.flat().join('\n') + '\n'
 
+const basic = (auth) => `Basic ${Buffer.from(auth).toString('base64')}`
+
 /** One request (a fresh connection each): `{ status, headers, body }`; rejects when the connection is refused or reset. */
-function request (port, route, { tls = true, ca, auth, cert, key } = {}) {
-  const headers = auth ? { authorization: `Basic ${Buffer.from(auth).toString('base64')}` } : {}
-  const options = { host: HOST, port, path: route, agent: false, headers }
+function request (port, route, { tls = true, ca, auth, cert, key, localAddress } = {}) {
+  const headers = auth ? { authorization: basic(auth) } : {}
+  const options = { host: HOST, port, path: route, agent: false, headers, ...(localAddress ? { localAddress } : {}) }
   if (tls) Object.assign(options, { ca: ca && fs.readFileSync(ca), cert: cert && fs.readFileSync(cert), key: key && fs.readFileSync(key) })
   return new Promise((resolve, reject) => {
     const req = (tls ? https : http).request(options, (res) => {
@@ -234,6 +238,9 @@ test('a web config that cannot be used is WebConfigError (ERR_WEB_CONFIG, an Inv
     [yamlOf('tls_server_config:', '  cert_file: ../server.pem', '  key_file: ../client.key'), /key_file is not the private key of cert_file/],
     [yamlOf(tlsSection('server', ['  client_ca_file: ../ca.pem'])), /client_ca_file is set but client_auth_type is NoClientCert/],
     [yamlOf(tlsSection('server', ['  client_auth_type: RequireClientCert'])), /client_auth_type must be one of NoClientCert, /],
+    // Without a CA of its own Node would verify against its public roots.
+    [yamlOf(tlsSection('server', ['  client_auth_type: RequireAndVerifyClientCert'])), /tls_server_config\.client_ca_file is missing: client_auth_type RequireAndVerifyClientCert verifies client certificates against it/],
+    [yamlOf(tlsSection('server', ['  client_auth_type: VerifyClientCertIfGiven'])), /tls_server_config\.client_ca_file is missing: client_auth_type VerifyClientCertIfGiven verifies/],
     [yamlOf(tlsSection('server', ['  min_version: TLS10'])), /min_version must be TLS12 or TLS13, got "TLS10" \(TLS 1\.0 and 1\.1 are refused/],
     [yamlOf('basic_auth_users:', `  alice: ${hash.slice(0, -1)}`), /basic_auth_users\.alice is not a bcrypt hash/],
     [yamlOf('basic_auth_users:', '  alice: plaintext-password'), /basic_auth_users\.alice is not a bcrypt hash/],
@@ -254,6 +261,10 @@ test('a web config that cannot be used is WebConfigError (ERR_WEB_CONFIG, an Inv
       assert.ok(!err.message.includes(hash.slice(7)), 'the hash is not shown')
       return true
     }, String(expected))
+  }
+  for (const policy of ['RequestClientCert', 'RequireAnyClientCert']) { // these verify nothing, so need no CA
+    fx.write(yamlOf(tlsSection('server', [`  client_auth_type: ${policy}`]), users))
+    assert.doesNotThrow(() => new LoadBalancer({ worker: COUNTING, instances: 1, metricsPort: 0, metricsWebConfig: fx.webConfig }), policy)
   }
   fx.write(yamlOf(tlsSection(), users))
   assert.throws(() => new LoadBalancer({ worker: COUNTING, instances: 1, metricsWebConfig: fx.webConfig }), (err) => err.code === 'ERR_INVALID_OPTION' && /needs metricsPort/.test(err.message))
@@ -285,4 +296,105 @@ test('bound beyond loopback, the start warns when the endpoint has no TLS or no 
   const secured = captureLogger()
   await startLb(t, { instances: 1, metricsPort: 0, metricsHost: '0.0.0.0', metricsWebConfig: fx.webConfig, logger: secured.logger })
   assert.equal(secured.lines.filter((l) => l.message.startsWith('metrics endpoint on')).length, 0)
+})
+
+test('one address\'s wrong guesses cannot lock out another: with 12 wrong passwords in flight from 127.0.0.2, the right one from 127.0.0.1 is served (200, not 429); the guesser gets 401 or 429, each counted', { skip: HTPASSWD_SKIP, timeout: 90000 }, async (t) => {
+  const fx = fixtures(t)
+  // Cost 12: each check takes long enough that the guesses are still pending when the right password arrives.
+  fx.write(yamlOf(tlsSection(), usersSection({ alice: bcryptHash('right', 12) })))
+  const lb = await startLb(t, { instances: 1, metricsPort: 0, metricsWebConfig: fx.webConfig })
+  const { port } = lb.metricsAddress()
+  const ca = fx.ca.cert
+  let firstBusy
+  const busy = new Promise((resolve) => { firstBusy = resolve })
+  const guesses = Array.from({ length: 12 }, (_, i) => request(port, '/metrics', { ca, auth: `alice:wrong${i}`, localAddress: '127.0.0.2' })
+    .then((res) => { if (res.status === 429) firstBusy(); return res }))
+  // Once a guess is refused unchecked, the guesser's checks fill what it may queue.
+  await Promise.race([busy, Promise.all(guesses)])
+  const right = await request(port, '/metrics', { ca, auth: 'alice:right' })
+  assert.equal(right.status, 200, 'the right password from another address is checked, not refused as busy')
+  const statuses = (await Promise.all(guesses)).map((a) => a.status)
+  assert.ok(statuses.every((s) => s === 401 || s === 429), statuses.join(','))
+  assert.ok(statuses.includes(429), `the guesser is bounded: ${statuses.join(',')}`)
+  const metrics = await request(port, '/metrics', { ca, auth: 'alice:right' })
+  const count = (reason) => seriesValue(metrics.body, 'collector_metrics_requests_rejected_total', { reason })
+  assert.equal(count('wrongCredentials'), statuses.filter((s) => s === 401).length)
+  assert.equal(count('authBusy'), statuses.filter((s) => s === 429).length)
+  t.diagnostic(`12 concurrent guesses from 127.0.0.2: ${count('wrongCredentials')} checked (401), ${count('authBusy')} refused unchecked (429)`)
+})
+
+test('an unknown user name is checked against the costliest hash of the web config (also after new users), so that the time taken does not tell the name is unknown; the decoy\'s password does not let it in', { skip: HTPASSWD_SKIP, timeout: 60000 }, async (t) => {
+  const hashes = { cheap: bcryptHash('a', 4), dear: bcryptHash('b', 11), middling: bcryptHash('c', 6) }
+  const auth = new BasicAuth(new Map(Object.entries(hashes)))
+  t.after(() => auth.close())
+  const checked = []
+  const verify = auth.verifier.verify.bind(auth.verifier)
+  auth.verifier.verify = (password, hash) => { checked.push(hash); return verify(password, hash) }
+  assert.equal(await auth.check(basic('mallory:b'), HOST), 'wrong')
+  assert.deepEqual(checked, [hashes.dear])
+  const next = { first: bcryptHash('d', 5), second: bcryptHash('e', 7) }
+  auth.setUsers(new Map(Object.entries(next)))
+  assert.equal(await auth.check(basic('mallory:e'), HOST), 'wrong')
+  assert.deepEqual(checked, [hashes.dear, next.second])
+  assert.equal(await auth.check(basic('second:e'), HOST), 'ok')
+})
+
+test('restart() that must rebind (TLS off) while another socket took the port: the web config in use is bound again and still served (metricsReloadFailed, ERR_LISTEN named); when even that cannot bind, the endpoint says it is down (address null, an error logged) and the next restart() brings it up', { skip: HTPASSWD_SKIP, timeout: 90000 }, async (t) => {
+  const fx = fixtures(t)
+  const { logger, lines: logged } = captureLogger()
+  const users = usersSection({ alice: bcryptHash('pw', 4) })
+  fx.write(yamlOf(tlsSection(), users))
+  const lb = await startLb(t, { instances: 1, metricsPort: 0, metricsWebConfig: fx.webConfig, logger })
+  const { port } = lb.metricsAddress()
+  const metrics = lb.metricsServer
+  const thief = net.createServer()
+  t.after(() => new Promise((resolve) => thief.close(() => resolve())))
+  // Takes the port the moment the endpoint lets go of it, before it binds again.
+  const stealOnClose = () => metrics.server.once('close', () => thief.listen(port, HOST))
+
+  fx.write(yamlOf(users)) // TLS off: a rebind
+  stealOnClose()
+  const createServer = metrics._createServer
+  metrics._createServer = function (tls) { // the thief lets go once the new server failed to bind
+    const server = createServer.call(this, tls)
+    server.once('error', () => thief.close())
+    return server
+  }
+  t.after(() => { delete metrics._createServer })
+  await lb.restart()
+  delete metrics._createServer
+  assert.equal(lb.summary().events.metricsReloadFailed, 1)
+  const failure = logged.find((l) => l.level === 'error' && l.message.startsWith('metrics web config not reloaded, the one in use stays: '))
+  assert.ok(failure, JSON.stringify(logged.filter((l) => l.level === 'error')))
+  assert.equal(failure.message, `metrics web config not reloaded, the one in use stays: cannot listen on ${HOST}:${port} (http): address already in use (EADDRINUSE)`)
+  assert.equal(lb.metricsAddress().port, port)
+  assert.equal((await request(port, '/healthz', { ca: fx.ca.cert, auth: 'alice:pw' })).status, 200, 'still HTTPS, as in use before')
+
+  stealOnClose() // and now keeps it
+  await lb.restart()
+  assert.equal(lb.summary().events.metricsReloadFailed, 2)
+  const down = logged.find((l) => l.level === 'error' && l.message.startsWith('metrics endpoint is down: '))
+  assert.ok(down, JSON.stringify(logged.filter((l) => l.level === 'error')))
+  assert.match(down.message, new RegExp(`^metrics endpoint is down: cannot listen on ${HOST}:${port} \\(http\\): address already in use \\(EADDRINUSE\\), and the web config in use could not be bound again either \\(EADDRINUSE\\)`))
+  assert.equal(lb.metricsAddress(), null, 'not bound: no address')
+  assert.equal(lb.summary().metrics, null)
+
+  await new Promise((resolve) => thief.close(() => resolve()))
+  await lb.restart()
+  assert.equal(lb.metricsAddress().port, port, 'up again on the same port')
+  assert.equal((await request(port, '/healthz', { tls: false, auth: 'alice:pw' })).status, 200, 'with the new web config: plain HTTP')
+  assert.equal(lb.summary().events.metricsReloadFailed, 2)
+})
+
+test('bound beyond loopback, a restart() that drops TLS warns as the start does', { skip: HTPASSWD_SKIP, timeout: 60000 }, async (t) => {
+  const fx = fixtures(t)
+  const users = usersSection({ alice: bcryptHash('pw', 4) })
+  fx.write(yamlOf(tlsSection(), users))
+  const { logger, lines: logged } = captureLogger()
+  const lb = await startLb(t, { instances: 1, metricsPort: 0, metricsHost: '0.0.0.0', metricsWebConfig: fx.webConfig, logger })
+  const warnings = () => logged.filter((l) => l.level === 'warn' && l.message.startsWith('metrics endpoint on 0.0.0.0 has no'))
+  assert.equal(warnings().length, 0)
+  fx.write(yamlOf(users))
+  await lb.restart()
+  assert.deepEqual(warnings().map((l) => l.message), [`metrics endpoint on 0.0.0.0 has no TLS: anyone who reaches port ${lb.metricsAddress().port} can read it, and passwords cross the network in the clear (see metricsWebConfig)`])
 })

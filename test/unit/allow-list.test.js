@@ -132,3 +132,10 @@ test('a bad entry is named with the reason; an empty list is refused', () => {
   assert.match(allowListProblem([7]).message, /expected a string/)
   assert.equal(allowListProblem(['10.0.0.0/8', ' ::1 ', '::ffff:10.0.0.0/104']), undefined)
 })
+
+test('a link-local sender named with its zone (fe80::1%eth0, as Node reports it) is the same address as without', () => {
+  const list = new AllowList(['fe80::/10'])
+  assert.equal(list.allows('fe80::1%eth0'), true)
+  assert.equal(list.allows('fe80::1'), true)
+  assert.equal(new AllowList(['10.0.0.0/8']).allows('fe80::1%eth0'), false)
+})

@@ -46,6 +46,7 @@ test('stats and failure files are readable by their owner only, in a directory o
   t.after(() => fs.rmSync(root, { recursive: true, force: true }))
   const dir = path.join(root, 'collector-stats')
   const file = await writeStats(dir, { name: 'c1', received: 1 })
+  fs.writeFileSync(path.join(dir, 'c1.failed'), '{}', { mode: 0o644 }) // left by an older version
   await writeFailure(dir, 'c1', new Error('boom'))
   assert.strictEqual(fs.statSync(dir).mode & 0o777, 0o700)
   assert.strictEqual(fs.statSync(file).mode & 0o777, 0o600)

@@ -16,6 +16,7 @@ test('allowed names: exact names without case, * as exactly one leftmost label, 
   assert.equal(nameAllowed(cert('badexample.com'), ['*.example.com']), false)
   assert.equal(nameAllowed(cert('a.example.com.evil.net'), ['*.example.com']), false)
   assert.equal(nameAllowed(cert('unrelated', 'b.example.com'), ['*.example.com']), true, 'a DNS subject alternative name counts')
+  assert.equal(nameAllowed(cert('a.example.com', 'other.net'), ['*.example.com']), false, 'with DNS names the CN does not identify the certificate (RFC 6125)')
   assert.equal(nameAllowed(cert(undefined), ['*.example.com']), false)
   assert.equal(nameAllowed({ subject: { CN: ['a.other.net', 'b.example.com'] } }, ['b.example.com']), true, 'several CNs')
 })
