@@ -6,9 +6,9 @@
 // stalls the receive path.
 
 const crypto = require('node:crypto')
-const net = require('node:net')
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
+const { parseAddress } = require('../shared/allow-list')
 
 // A verified password is trusted this long: Prometheus scrapes every few
 // seconds, and each bcrypt costs ~70 ms (cost 10) by design.
@@ -96,21 +96,15 @@ function bcryptCost (hash) {
 
 // Whom the bound per address applies to: an IPv4 address (mapped ones
 // too), or an IPv6 address's /64, since one host usually holds a whole /64.
+// Parsed as the allow-list parses sources.
 function peerKey (address) {
   const text = String(address || '').split('%')[0]
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(text)
-  if (mapped) return mapped[1]
-  if (net.isIPv6(text)) return ipv6Words(text).slice(0, 4).join(':') + '::/64'
+  const bytes = Buffer.from(text, 'latin1')
+  const words = new Uint32Array(4)
+  const family = parseAddress(bytes, 0, bytes.length, words) // a mapped address parses as IPv4
+  if (family === 4) return `${words[0] >>> 24}.${(words[0] >>> 16) & 255}.${(words[0] >>> 8) & 255}.${words[0] & 255}`
+  if (family === 6) return `${words[0].toString(16)}:${words[1].toString(16)}::/64`
   return text
-}
-
-// The eight 16-bit groups of an IPv6 address, '::' expanded, as hex without leading zeros.
-function ipv6Words (text) {
-  const [head, tail] = text.split('::')
-  const left = head ? head.split(':') : []
-  const right = tail ? tail.split(':') : []
-  const groups = tail === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right]
-  return groups.map((g) => g.includes('.') ? g : parseInt(g, 16).toString(16))
 }
 
 // RFC 7617: "Basic" base64(user ":" password); the user name ends at the first colon.

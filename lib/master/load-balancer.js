@@ -303,17 +303,19 @@ class LoadBalancer extends EventEmitter {
     const allowList = this.allowList
     let run = 0
     let offset = 0
+    let refused = -1 // the first refused entry: logged once per batch
     while (offset < end) {
       const next = entryEnd(buf, offset)
       if (!allowList.allowsBytes(buf, entryAddressStart(offset), entryAddressLength(buf, offset))) {
         if (run < offset) this._dispatchEntryRun(buf, run, offset)
         this._drop('notAllowed')
-        this._logNotAllowed('datagram', () => buf.latin1Slice(entryAddressStart(offset), entryAddressStart(offset) + entryAddressLength(buf, offset)))
+        if (refused < 0) refused = offset
         run = next
       }
       offset = next
     }
     if (run < end) this._dispatchEntryRun(buf, run, end)
+    if (refused >= 0) this._logNotAllowed('datagram', () => buf.latin1Slice(entryAddressStart(refused), entryAddressStart(refused) + entryAddressLength(buf, refused)))
   }
 
   // Entries buf[offset, end) to their workers.
