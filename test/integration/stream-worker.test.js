@@ -82,7 +82,9 @@ test('stop with a database that hangs: the worker gives up at flushTimeout, noth
   const { lb, db, port } = await setup(t, { flushTimeout: 1500, serverSelectionTimeoutMS: 60000 }, { instances: 1, logger: capture, drainTimeout: 20000 })
   const packets = Array.from({ length: 40 }, (_, i) => ({ fromID: `H${i}`, toID: 'X', highestPacketNum: i, timestamp: Date.now() }))
   await sendAll(port, packets.slice(0, 1))
-  await waitFor(async () => (await streamDocs(db)).length === 1) // the first update has landed
+  // The first update has landed and its acknowledgement reached the master: a document
+  // visible to a reader does not mean the writer has had its reply yet.
+  await waitFor(async () => (await streamDocs(db)).length === 1 && lb.summary().processed === 1)
   server.pause()
   t.after(() => server.resume())
   await sendAll(port, packets.slice(1))
