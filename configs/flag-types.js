@@ -15,6 +15,9 @@ const FALSE_WORDS = new Set(['false', '0', 'no', 'off'])
 const INTEGER = /^[+-]?\d+$/
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i
 const DURATION = /^(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|h)?$/i
+// Sizes in powers of 1024 (k = KiB, m = MiB, g = GiB, t = TiB).
+const SIZE_UNITS = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }
+const SIZE = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/i
 
 function ok (value) {
   return { value }
@@ -24,9 +27,7 @@ function fail (error) {
   return { error }
 }
 
-function parseString (raw) {
-  return ok(String(raw))
-}
+const parseString = (raw) => ok(String(raw))
 
 function parseInteger (raw) {
   const text = String(raw).trim()
@@ -66,6 +67,14 @@ function formatDuration (ms) {
   return unit ? `${ms / DURATION_UNITS[unit]}${unit}` : `${ms}ms`
 }
 
+function parseSize (raw) {
+  const match = SIZE.exec(String(raw).trim())
+  const bytes = match && Math.round(Number(match[1]) * SIZE_UNITS[match[2].toLowerCase()])
+  if (!match) return fail('expected a size in bytes such as 65536, 512k, 256m or 1g (powers of 1024)')
+  return Number.isSafeInteger(bytes) ? ok(bytes) : fail('size too large')
+}
+const formatSize = (bytes) => ['t', 'g', 'm', 'k'].reduce((text, u) => text || (bytes > 0 && bytes % SIZE_UNITS[u] === 0 ? `${bytes / SIZE_UNITS[u]}${u}` : ''), '') || String(bytes)
+
 function parseList (raw) {
   const items = [].concat(raw).join(',').split(',')
   return ok(items.map((item) => item.trim()).filter(Boolean))
@@ -84,6 +93,7 @@ const flagTypes = Object.freeze({
   boolean: Object.freeze({ name: 'boolean', metavar: '', parse: parseBoolean }),
   port: Object.freeze({ name: 'port', metavar: 'port', parse: parsePort, min: 0, max: 65535 }),
   duration: Object.freeze({ name: 'duration', metavar: 'duration', parse: parseDuration, min: 0, format: formatDuration }),
+  size: Object.freeze({ name: 'size', metavar: 'bytes', parse: parseSize, min: 0, format: formatSize }),
   list: Object.freeze({ name: 'list', metavar: 'a,b,...', parse: parseList, format: (items) => items.join(',') }),
   path: Object.freeze({ name: 'path', metavar: 'path', parse: parsePath })
 })

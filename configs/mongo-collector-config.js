@@ -25,7 +25,9 @@ class MongoCollectorConfig extends LoadBalancerConfig {
     dbPath: { type: 'path', env: 'COLLECTOR_DB_PATH', group: 'Storage', description: 'where the embedded database keeps its data (default ~/.collector-cluster/db); used when no MongoDB is configured' },
     dbMemory: { type: 'boolean', default: false, env: 'COLLECTOR_DB_MEMORY', group: 'Storage', description: 'embedded database in memory: nothing is kept when it stops' },
     flushInterval: { type: 'duration', default: 250, group: 'Storage', description: 'how long updates are coalesced before one bulk write' },
-    maxPending: { type: 'integer', min: 1, default: 100000, group: 'Storage', description: 'pending updates kept per worker while the database is away; more are dropped and counted' }
+    maxPending: { type: 'integer', min: 1, default: 100000, group: 'Storage', description: 'pending updates kept per worker while the database is away; more are dropped and counted' },
+    // A collector that stores is what a database outage hurts: on unless --no-buffer.
+    buffer: { default: true }
   })
 }
 

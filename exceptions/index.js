@@ -8,5 +8,6 @@ module.exports = {
   DecodeError: require('./decode-error'),
   DatabaseError: require('./database-error'),
   ListenError: require('./listen-error'),
-  WebConfigError: require('./web-config-error')
+  WebConfigError: require('./web-config-error'),
+  BufferError: require('./buffer-error')
 }

@@ -12,7 +12,12 @@ function createCounters () {
     received: 0,
     bytes: 0,
     dispatched: 0,
-    dropped: { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0, notAllowed: 0 },
+    dropped: { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0, notAllowed: 0, bufferFull: 0 },
+    // Messages a previous run left in the disk buffer, delivered by this one.
+    replayed: 0,
+    // The disk buffer: messages left in it for the next run at stop, and
+    // damaged records skipped when it was opened.
+    buffer: { kept: 0, damagedRecords: 0, damagedBytes: 0 },
     events: {},
     // Events that have a cause: per event, counts by reason (their sum is the event's count).
     eventReasons: {},
@@ -39,7 +44,7 @@ function totalDropped (dropped) {
 
 /** Whether every message a summary counts has an outcome: stored/done, failed or dropped. */
 function accountedFor (s) {
-  return s.inFlight === 0 && s.received + s.dropped.kernel === s.processed + s.failed + s.dropped.total
+  return s.inFlight === 0 && s.received + (s.replayed || 0) + s.dropped.kernel === s.processed + s.failed + s.dropped.total + (s.buffered || 0)
 }
 
 module.exports = { createCounters, countEvent, totalDropped, accountedFor }

@@ -12,6 +12,7 @@ const { remoteOf, entryEnd, entryDataLength, entryAddressStart, entryAddressLeng
 const { AllowList } = require('../shared/allow-list')
 const LogLimiter = require('../shared/log-limiter')
 const { createCounters, countEvent, totalDropped } = require('./counters')
+const { Journal } = require('./journal')
 
 // Unacknowledged messages older than this are worth a warning (at most one
 // per interval): the workers' database has stalled or falls behind.
@@ -72,6 +73,8 @@ class LoadBalancer extends EventEmitter {
     this.entryStrategy = null
     this.allowList = this.options.allow ? new AllowList(this.options.allow) : null
     this.notAllowedLog = new LogLimiter()
+    this.bufferLog = new LogLimiter()
+    this.journal = null
     this.ctx = this._createContext()
   }
 
@@ -103,12 +106,23 @@ class LoadBalancer extends EventEmitter {
     this.startedAt = Date.now()
     await this._startMetricsServer()
     this.entryStrategy = this._resolveEntryStrategy()
-    this.pool = this._createPool()
-    await this.pool.start()
+    let found = null
+    try {
+      found = this._openBuffer()
+      this.pool = this._createPool()
+      await this.pool.start()
+    } catch (err) {
+      this._closeBuffer()
+      await this._stopMetricsServer()
+      this.state = 'stopped'
+      throw err
+    }
+    if (found) this._replay(found)
     try {
       await this._openListener({ first: true })
     } catch (err) {
       await this.pool.stop()
+      this._closeBuffer()
       await this._stopMetricsServer()
       this.state = 'stopped'
       throw err
@@ -160,10 +174,53 @@ class LoadBalancer extends EventEmitter {
     return this.metricsServer ? this.metricsServer.address() : null
   }
 
+  // The disk buffer, when on: opened (and what a previous run left read)
+  // before the workers start. Returns what was found, or null.
+  _openBuffer () {
+    const { buffer, bufferDir: dir, bufferMaxBytes: maxBytes, bufferSync: sync } = this.options
+    if (!buffer) return null
+    this.journal = new Journal({ dir, maxBytes, sync })
+    return this.journal.open()
+  }
+
+  _closeBuffer () {
+    const journal = this.journal
+    if (!journal) return
+    journal.close()
+    if (journal.messages > 0) this.logger.info({ dir: journal.dir, messages: journal.messages, bytes: journal.bytes }, `${journal.messages} messages stay in the disk buffer for the next start`)
+  }
+
+  /**
+   * What a previous run left in the disk buffer goes out before new traffic
+   * (the listener opens after this): each origin's batches to one worker,
+   * in order, as redeliveries, so the writers recognise what they stored.
+   */
+  _replay ({ batches, found, damaged }) {
+    if (damaged.records > 0) {
+      this.counters.buffer.damagedRecords += damaged.records
+      this.counters.buffer.damagedBytes += damaged.bytes
+      this.logger.error({ dir: this.journal.dir, records: damaged.records, bytes: damaged.bytes }, `disk buffer: ${damaged.records} damaged records skipped (${damaged.bytes} bytes: cut short by a crash or corrupted); the rest is replayed`)
+    }
+    if (batches.length === 0) return
+    const slots = new Map()
+    const workers = this.pool.rotation
+    for (const batch of batches) {
+      if (!slots.has(batch.origin)) slots.set(batch.origin, workers[slots.size % workers.length])
+      slots.get(batch.origin).redeliver(batch)
+      this.counters.replayed += batch.count
+    }
+    this.logger.warn({ dir: this.journal.dir, ...found }, `disk buffer: replaying ${found.messages} messages left by a previous run (${found.segments} segments, ${found.bytes} bytes); what was stored already is recognised by its key`)
+  }
+
   _createPool () {
-    const pool = new WorkerPool(this.options, this.logger)
+    const pool = new WorkerPool(this.options, this.logger, this.journal)
     pool.on('capacity', () => this._notifyCapacity())
     pool.on('dropped', (reason, n) => { this.counters.dropped[reason] = (this.counters.dropped[reason] || 0) + n })
+    pool.on('kept', (n) => { this.counters.buffer.kept += n })
+    pool.on('bufferWriteFailed', (err) => {
+      countEvent(this.counters, 'bufferWriteFailed', err && err.code ? err.code : 'error')
+      this.bufferLog.log(this.logger, 'error', 'write', () => ({ error: briefError(err), dir: this.journal.dir }), 'disk buffer write failed: batches are held in memory, not on disk (events.bufferWriteFailed)')
+    })
     pool.on('workerExit', (info) => {
       this.logger.warn(info, 'worker exited; out of rotation')
       this.emit('workerExit', info)
@@ -259,6 +316,7 @@ class LoadBalancer extends EventEmitter {
       dispatch: (message, force) => this._dispatch(message, force),
       dispatchEntries: (buf, end) => this._dispatchEntries(buf, end),
       drop: (reason) => this._drop(reason),
+      dropFull: () => this._drop(this.journal ? 'bufferFull' : 'queueFull'),
       count: (event, reason) => countEvent(this.counters, event, reason),
       allowList: this.allowList,
       logNotAllowed: (kind, address) => this._logNotAllowed(kind, address),
@@ -326,7 +384,7 @@ class LoadBalancer extends EventEmitter {
       const next = entryEnd(buf, offset)
       const worker = strategy === null ? this._pick(datagramAt(buf, offset), false) : this._pickEntry(strategy, buf, offset)
       if (worker === null) {
-        this._drop('queueFull')
+        this._drop(this.journal ? 'bufferFull' : 'queueFull')
       } else {
         worker.pushEntry(buf, offset, next)
         counters.received++
@@ -343,7 +401,14 @@ class LoadBalancer extends EventEmitter {
     const worker = strategy(workers, buf, offset)
     if (worker.state === 'ready' && !worker.saturated) return worker
     const open = workers.filter((w) => !w.saturated)
-    return open.length > 0 ? strategy(open, buf, offset) : null
+    if (open.length > 0) return strategy(open, buf, offset)
+    return this._canBuffer() ? worker : null
+  }
+
+  // Every worker is full: with room in the disk buffer, the message goes to
+  // the worker chosen for it all the same, and waits in the buffer.
+  _canBuffer () {
+    return this.journal !== null && !this.journal.full
   }
 
   // distribute() and key() as this instance has them: built-ins that can
@@ -361,6 +426,7 @@ class LoadBalancer extends EventEmitter {
     if (worker.state === 'ready' && (force || !worker.saturated)) return worker
     const open = workers.filter((w) => !w.saturated)
     if (open.length > 0) return this._choose(open, message)
+    if (this._canBuffer()) return worker
     return force ? workers[0] : null
   }
 
@@ -400,7 +466,7 @@ class LoadBalancer extends EventEmitter {
 
   _notifyCapacity () {
     if (this.capacityWaiters.length === 0) return
-    if (!this.pool.rotation.some((w) => !w.saturated)) return
+    if (!this._canBuffer() && !this.pool.rotation.some((w) => !w.saturated)) return
     for (const fn of this.capacityWaiters.splice(0)) fn()
   }
 
@@ -469,6 +535,7 @@ class LoadBalancer extends EventEmitter {
     await this._closeListener()
     for (const fn of this.capacityWaiters.splice(0)) fn()
     if (this.pool) await this.pool.stop()
+    this._closeBuffer()
     await this._stopMetricsServer()
     this.state = 'stopped'
     this.logger.info(this.summary(), 'collector stopped')
@@ -499,12 +566,20 @@ class LoadBalancer extends EventEmitter {
     return { ...this.summary(snapshot), ...parts }
   }
 
+  // The disk buffer's part of the summary; null when it is off.
+  _bufferSummary (totals) {
+    if (!this.options.buffer) return null
+    const c = this.counters.buffer
+    const disk = this.journal ? this.journal.stats() : { dir: this.options.bufferDir, bytes: 0, maxBytes: this.options.bufferMaxBytes, segments: 0, records: 0, messages: 0, sync: this.options.bufferSync, syncs: 0, writeErrors: 0 }
+    return { ...disk, full: this.journal ? this.journal.full : false, waiting: totals.buffered, oldestMs: totals.oldestBufferedMs, kept: c.kept, damagedRecords: c.damagedRecords, damagedBytes: c.damagedBytes }
+  }
+
   /** The counters now (no worker stats); `snapshot`: a pool snapshot to take the totals from. */
   summary (snapshot = this.pool ? this.pool.snapshot() : null) {
     const c = this.counters
     const dropped = { ...c.dropped, kernel: this._kernelDrops() }
     const pool = this.pool
-    const totals = snapshot ? snapshot.totals : { processed: 0, failed: 0, inFlight: 0, oldestUnackedMs: 0 }
+    const totals = snapshot ? snapshot.totals : { processed: 0, failed: 0, inFlight: 0, buffered: 0, oldestUnackedMs: 0, oldestBufferedMs: 0 }
     return {
       name: this.options.name,
       protocol: this.options.protocol,
@@ -521,6 +596,9 @@ class LoadBalancer extends EventEmitter {
       failed: totals.failed,
       inFlight: totals.inFlight,
       oldestUnackedMs: totals.oldestUnackedMs,
+      replayed: c.replayed,
+      buffered: totals.buffered + c.buffer.kept,
+      buffer: this._bufferSummary(totals),
       lost: c.dropped.workerLost,
       dropped: { ...dropped, total: totalDropped(dropped) },
       events: { ...c.events },

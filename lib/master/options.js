@@ -11,6 +11,8 @@ const { closestName } = require('../shared/closest-name')
 const NativeUdpSocket = require('../protocols/native-udp-socket')
 const { checkTlsOptions } = require('../protocols/tls-options')
 const { allowListProblem } = require('../shared/allow-list')
+const { SYNC_POLICIES } = require('./journal')
+const { defaultBufferDir } = require('../shared/state-dir')
 
 const UDP_RECEIVERS = ['auto', 'native', 'dgram']
 const NAME_PATTERN = /^[A-Za-z0-9][\w.-]*$/
@@ -57,6 +59,10 @@ const OPTIONS = declare({
   maxCrashes: { type: 'integer', default: 10, range: [0, 1e6], group: 'Workers', description: 'crashes within crash-window after which a worker slot is given up' },
   crashWindow: { type: 'duration', default: 60000, range: [1, 86400000], group: 'Workers', description: 'window in which crashes are counted' },
   drainTimeout: { type: 'duration', default: 30000, range: [1, 86400000], group: 'Workers', description: 'a worker not drained by then is killed (its messages counted lost)' },
+  buffer: { type: 'boolean', default: false, group: 'Buffer', description: 'disk buffer: each batch is written to --buffer-dir before it goes to a worker; while the workers are full (database slow or away) messages wait there instead of being dropped, and a start replays what a previous run left unstored (on by default in the CLI for collectors that store into MongoDB)' },
+  bufferDir: { type: 'path', group: 'Buffer', description: 'where the disk buffer lives, one directory per collector (default: <PM2 home>/collector-buffer/<name>, so run and start of one name share it)' },
+  bufferMaxBytes: { type: 'size', default: 1024 ** 3, range: [65536, 2 ** 50], group: 'Buffer', description: 'disk buffer bound (k, m, g: powers of 1024): when it holds this much, new messages are dropped (dropped.bufferFull) and TCP senders paused' },
+  bufferSync: { type: 'string', default: 'interval', choices: () => SYNC_POLICIES, group: 'Buffer', description: 'none: the page cache only (a process crash loses nothing); interval: fdatasync each second (a machine crash loses at most that second); batch: fdatasync every batch' },
   metricsPort: { type: 'port', range: [0, 65535], group: 'Operations', description: 'serve /metrics (Prometheus), /healthz and /readyz on this port; off unless given (0 = ephemeral)' },
   metricsHost: { type: 'string', default: '127.0.0.1', group: 'Operations', description: 'address of the metrics endpoints' },
   metricsWebConfig: { type: 'path', group: 'Operations', description: 'YAML file giving the metrics endpoints TLS and basic auth (the Prometheus exporter toolkit\'s web config: tls_server_config, basic_auth_users with bcrypt hashes; paths in it are relative to it); re-read on restart' },
@@ -105,6 +111,7 @@ function normalizeOptions (input = {}, extraKeys = []) {
   checkTlsOptions(options)
   checkAllow(options)
   checkWebConfig(options)
+  checkBuffer(options)
   options.worker = resolveWorkerModule(options.worker)
   options.retry = Boolean(options.retry)
   options.logger = options.logger || createNoopLogger()
@@ -147,6 +154,17 @@ function checkWebConfig (options) {
   if (options.metricsPort === undefined) throw new InvalidOptionError('metricsWebConfig', file, 'needs metricsPort: the metrics endpoint is off without it')
   options.metricsWebConfig = path.resolve(file)
   require('./web-config').loadWebConfig(options.metricsWebConfig)
+}
+
+function checkBuffer (options) {
+  options.buffer = Boolean(options.buffer)
+  if (!SYNC_POLICIES.includes(options.bufferSync)) throw new InvalidOptionError('bufferSync', options.bufferSync, `must be one of ${SYNC_POLICIES.join(', ')}`)
+  if (options.bufferDir === undefined) {
+    if (options.buffer) options.bufferDir = defaultBufferDir(options.name)
+    return
+  }
+  if (typeof options.bufferDir !== 'string' || options.bufferDir.length === 0) throw new InvalidOptionError('bufferDir', options.bufferDir, 'must be the path of a directory')
+  options.bufferDir = path.resolve(options.bufferDir)
 }
 
 // Checked here, compiled by the LoadBalancer; an empty list is refused

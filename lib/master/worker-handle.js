@@ -3,6 +3,8 @@
 const EventEmitter = require('node:events')
 const ipc = require('../shared/ipc')
 const { KIND_UDP, KIND_TCP, entrySize, writeEntry, remoteOf } = require('../shared/batch-codec')
+const { originOf } = require('../shared/batch-ids')
+const { createBatch } = require('./batch')
 
 const BATCH_BYTES = 256 * 1024
 
@@ -15,6 +17,11 @@ const BATCH_BYTES = 256 * 1024
  * hold, plus the batch being filled, are its in-flight count, which
  * `maxInFlight` bounds.
  *
+ * With a disk buffer (`journal`, see journal.js) every batch is appended to
+ * it before it is sent, and a batch formed while the worker is full waits in
+ * the buffer (`backlog`, its bytes on disk only: `buffered` messages) and is
+ * sent, in order, as acknowledgements make room.
+ *
  * Events: 'ack' (after an acknowledgement), 'idle' (in-flight reached 0),
  * 'dropped' (reason, n: messages the worker refused by name), 'ready',
  * 'initFailed' (message), 'closed', 'log', 'stats'.
@@ -25,13 +32,14 @@ class WorkerHandle extends EventEmitter {
    * @param {number} slot
    * @param {object} options the balancer's options
    * @param {{ runId: string, next(): number }} batchIds the master's batch identities
+   * @param {import('./journal').Journal|null} [journal] the disk buffer, if on
    */
-  constructor (clusterWorker, slot, { batchSize, batchDelay = 0, maxInFlight }, batchIds) {
+  constructor (clusterWorker, slot, { batchSize, batchDelay = 0, maxInFlight }, batchIds, journal = null) {
     super()
     this.worker = clusterWorker
     this.id = clusterWorker.id
     this.pid = clusterWorker.process.pid
-    this.key = `${batchIds.runId}_${clusterWorker.id}`
+    this.key = originOf(batchIds.runId, clusterWorker.id)
     this.slot = slot
     this.state = 'starting' // → ready → closing → gone
     this.startedAt = Date.now()
@@ -44,7 +52,10 @@ class WorkerHandle extends EventEmitter {
     this.processed = 0
     this.failed = 0
     this.inFlight = 0
-    this.unacked = [] // batch records sent, oldest first: { id, kind, bytes, count, origin, redelivered, sentAt }
+    this.unacked = [] // batches sent, oldest first (see batch.js)
+    this.journal = journal
+    this.backlog = [] // batches waiting for room, oldest first; sent in this order
+    this.buffered = 0 // messages in the backlog
     this.buffer = Buffer.allocUnsafe(BATCH_BYTES)
     this.offset = 0
     this.count = 0
@@ -58,8 +69,9 @@ class WorkerHandle extends EventEmitter {
     clusterWorker.on('error', (err) => this.emit('log', 'debug', { err }, 'worker channel error'))
   }
 
+  /** Full: at maxInFlight, or batches wait in the buffer (new ones must queue behind them). */
   get saturated () {
-    return this.inFlight >= this.maxInFlight
+    return this.inFlight >= this.maxInFlight || this.backlog.length > 0
   }
 
   /**
@@ -109,7 +121,7 @@ class WorkerHandle extends EventEmitter {
     writeEntry(bytes, 0, message.data, remote.address, remote.port)
     this.dispatched++
     this.inFlight++
-    this.sendBatch(this.newBatch(kind, bytes, 1))
+    this.dispatchBatch(this.newBatch(kind, bytes, 1))
   }
 
   /** Sends the pending batch, keeping its own copy of the bytes until it is acknowledged. */
@@ -120,7 +132,36 @@ class WorkerHandle extends EventEmitter {
       this.flushTimer = null
     }
     const batch = this.takeBatch()
-    if (batch) this.sendBatch(batch)
+    if (batch) this.dispatchBatch(batch)
+  }
+
+  // A new batch: into the disk buffer (if on), then to the worker, or into
+  // the backlog when the worker is full or others wait before it.
+  dispatchBatch (batch) {
+    if (this.journal === null) return this.sendBatch(batch)
+    if (!this.journal.append(batch)) this.emit('bufferWriteFailed', this.journal.lastWriteError)
+    if (this.backlog.length === 0 && this.inFlight - batch.count < this.maxInFlight) return this.sendBatch(batch)
+    this.inFlight -= batch.count
+    this.toBacklog(batch)
+  }
+
+  // A journaled batch waits with its bytes on disk only; one the buffer
+  // could not take keeps them in memory.
+  toBacklog (batch) {
+    if (batch.at !== null) batch.bytes = null
+    this.backlog.push(batch)
+    this.buffered += batch.count
+  }
+
+  /** Sends from the backlog while there is room (a worker being retired sends no more). */
+  pump () {
+    while (this.backlog.length > 0 && this.inFlight < this.maxInFlight && this.state === 'ready') {
+      const batch = this.backlog.shift()
+      this.buffered -= batch.count
+      if (batch.bytes === null) batch.bytes = this.journal.read(batch)
+      this.inFlight += batch.count
+      this.sendBatch(batch)
+    }
   }
 
   takeBatch () {
@@ -134,7 +175,7 @@ class WorkerHandle extends EventEmitter {
   }
 
   newBatch (kind, bytes, count, receivedAt = Date.now()) {
-    return { id: this.batchIds.next(), kind, bytes, count, origin: this.key, redelivered: false, receivedAt, sentAt: 0, deliveries: 0 }
+    return createBatch(kind, bytes, count, this.batchIds.next(), this.key, receivedAt)
   }
 
   sendBatch (batch) {
@@ -143,22 +184,37 @@ class WorkerHandle extends EventEmitter {
     this.send([ipc.BATCH, batch.kind, batch.bytes, batch.count, batch.id, batch.origin, batch.redelivered, batch.receivedAt])
   }
 
-  /** Sends a batch another worker held when it died; it keeps its id and origin. */
+  /**
+   * Takes a batch another worker held when it died (or one a previous run
+   * left in the disk buffer); it keeps its id and origin. Sent at once when
+   * its bytes are at hand and nothing waits before it, else it waits its
+   * turn in the backlog: batches of one origin stay in order.
+   */
   redeliver (batch) {
     batch.redelivered = true
-    this.inFlight += batch.count
-    this.sendBatch(batch)
+    if (batch.bytes !== null && this.backlog.length === 0) {
+      this.inFlight += batch.count
+      return this.sendBatch(batch)
+    }
+    this.toBacklog(batch)
+    this.pump()
   }
 
-  /** Every batch this worker holds, sent or not, taken back (the worker is gone); oldest first. */
+  /**
+   * Every batch this worker holds, sent or not, taken back (the worker is
+   * gone); oldest first: sent, then waiting in the backlog, then the one
+   * being filled (which, with a disk buffer, is appended to it now).
+   */
   takeUndelivered () {
     const pending = this.takeBatch()
-    const batches = this.unacked
+    const batches = this.unacked.concat(this.backlog)
     if (pending) {
-      pending.sentAt = Date.now()
+      if (this.journal !== null) this.journal.append(pending)
       batches.push(pending)
     }
     this.unacked = []
+    this.backlog = []
+    this.buffered = 0
     this.inFlight = 0
     return batches
   }
@@ -192,13 +248,22 @@ class WorkerHandle extends EventEmitter {
 
   onAck (batches, processed, failed, dropped) {
     let messages = 0
-    for (const batch of this.unacked.splice(0, batches)) messages += batch.count
+    for (const batch of this.unacked.splice(0, batches)) {
+      messages += batch.count
+      if (this.journal !== null) this.journal.release(batch)
+    }
     this.processed += processed
     this.failed += failed
     this.inFlight -= messages
     if (dropped) for (const reason of Object.keys(dropped)) this.emit('dropped', reason, dropped[reason])
+    this.pump()
     this.emit('ack')
     if (this.inFlight === 0) this.emit('idle')
+  }
+
+  /** When the oldest message waiting in this worker's backlog was received; 0 if none. */
+  oldestBufferedAt () {
+    return this.backlog.length > 0 ? this.backlog[0].receivedAt : 0
   }
 
   /** Resolves once every message sent to this worker is acknowledged (or it is gone). */
@@ -228,6 +293,7 @@ class WorkerHandle extends EventEmitter {
       processed: this.processed,
       failed: this.failed,
       inFlight: this.inFlight,
+      buffered: this.buffered,
       oldestUnackedMs: oldest ? now - oldest : 0
     }
   }

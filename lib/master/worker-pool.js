@@ -32,15 +32,22 @@ const STABLE_UPTIME_MS = 1000
  * order (a storing worker's idempotence relies on that, see README
  * "Delivery").
  *
+ * With a disk buffer (`journal`), what the pool cannot deliver while it
+ * stops stays in the buffer for the next run ('kept') instead of being
+ * dropped, and a batch given up (it killed MAX_DELIVERIES workers) is
+ * released from it.
+ *
  * Events: 'workerExit' (info), 'workerRespawned' (handle), 'capacity',
  * 'dropped' (reason, n: messages given up, already counted as received),
+ * 'kept' (n: messages left in the disk buffer), 'bufferWriteFailed' (err),
  * 'slotFailed' (slot), 'error' (WorkerDownError: no worker left).
  */
 class WorkerPool extends EventEmitter {
-  constructor (options, logger) {
+  constructor (options, logger, journal = null) {
     super()
     this.options = options
     this.logger = logger
+    this.journal = journal
     this.state = 'idle' // → running → stopping → stopped
     this.current = new Array(options.instances).fill(null)
     this.rotation = []
@@ -71,8 +78,9 @@ class WorkerPool extends EventEmitter {
   snapshot (customs = null) {
     const now = Date.now()
     const retired = { ...this.retired }
-    const totals = { processed: retired.processed, failed: retired.failed, dispatched: retired.dispatched, inFlight: 0, oldestUnackedMs: 0 }
+    const totals = { processed: retired.processed, failed: retired.failed, dispatched: retired.dispatched, inFlight: 0, buffered: 0, oldestUnackedMs: 0, oldestBufferedMs: 0 }
     let oldest = Infinity
+    let oldestBuffered = Infinity
     const workers = []
     for (const h of this.live) {
       const worker = h.snapshot(now)
@@ -80,8 +88,11 @@ class WorkerPool extends EventEmitter {
       totals.failed += worker.failed
       totals.dispatched += worker.dispatched
       totals.inFlight += worker.inFlight
+      totals.buffered += worker.buffered
       const sentAt = h.oldestSentAt()
       if (sentAt && sentAt < oldest) oldest = sentAt
+      const bufferedAt = h.oldestBufferedAt()
+      if (bufferedAt && bufferedAt < oldestBuffered) oldestBuffered = bufferedAt
       if (customs) {
         const reply = customs.get(h)
         worker.custom = reply ? reply.custom : null
@@ -89,15 +100,22 @@ class WorkerPool extends EventEmitter {
       }
       workers.push(worker)
     }
+    // Orphans a dead worker was sent are in flight; those it never sent, buffered.
     let orphaned = 0
     for (const batches of this.orphans) {
       for (const batch of batches) {
+        if (batch.sentAt === 0) {
+          totals.buffered += batch.count
+          if (batch.receivedAt < oldestBuffered) oldestBuffered = batch.receivedAt
+          continue
+        }
         orphaned += batch.count
         if (batch.sentAt < oldest) oldest = batch.sentAt
       }
     }
     totals.inFlight += orphaned
     if (oldest !== Infinity) totals.oldestUnackedMs = now - oldest
+    if (oldestBuffered !== Infinity) totals.oldestBufferedMs = now - oldestBuffered
     workers.sort((a, b) => a.slot - b.slot || a.id - b.id)
     return { totals, workers, retired, orphaned }
   }
@@ -144,12 +162,12 @@ class WorkerPool extends EventEmitter {
       COLLECTOR_WORKER_OPTIONS: JSON.stringify(options.workerOptions || {}),
       COLLECTOR_NAME: options.name,
       COLLECTOR_SLOT: String(slot),
-      COLLECTOR_RUN_ID: this.batchIds.runId,
       // Records below the master's level are dropped in the worker, before IPC.
       COLLECTOR_WORKER_LOG_LEVEL: String(minLevel(this.logger))
     })
-    const handle = new WorkerHandle(worker, slot, options, this.batchIds)
+    const handle = new WorkerHandle(worker, slot, options, this.batchIds, this.journal)
     this.live.add(handle)
+    handle.on('bufferWriteFailed', (err) => this.emit('bufferWriteFailed', err))
     handle.on('log', (level, fields, msg) => this.logWorker(handle, level, fields, msg))
     handle.on('ack', () => this.emit('capacity'))
     handle.on('dropped', (reason, n) => this.emit('dropped', reason, n))
@@ -216,8 +234,8 @@ class WorkerPool extends EventEmitter {
   rehome (slot, batches, expected) {
     const keep = []
     for (const batch of batches) {
-      if (this.state !== 'running') this.emit('dropped', expected ? 'shutdown' : 'workerLost', batch.count)
-      else if (++batch.deliveries >= MAX_DELIVERIES) this.emit('dropped', 'workerLost', batch.count)
+      if (this.state !== 'running') this.leave(batch, expected ? 'shutdown' : 'workerLost')
+      else if (batch.sentAt > 0 && ++batch.deliveries >= MAX_DELIVERIES) this.giveUp(batch, 'workerLost')
       else keep.push(batch)
     }
     if (keep.length === 0) return
@@ -232,8 +250,22 @@ class WorkerPool extends EventEmitter {
     const heir = this.rotation[0]
     for (const batch of batches) {
       if (heir) heir.redeliver(batch)
-      else this.emit('dropped', 'workerLost', batch.count)
+      else this.leave(batch, 'workerLost')
     }
+  }
+
+  // A batch no worker of this run will take: it stays in the disk buffer
+  // for the next run when it lies there, else it is dropped by `reason`.
+  leave (batch, reason) {
+    if (batch.at) this.emit('kept', batch.count)
+    else this.emit('dropped', reason, batch.count)
+  }
+
+  // A batch dropped for good (it killed MAX_DELIVERIES workers): out of the
+  // disk buffer too, or every start would replay it into the same deaths.
+  giveUp (batch, reason) {
+    if (this.journal !== null) this.journal.release(batch)
+    this.emit('dropped', reason, batch.count)
   }
 
   // Crash-loop protection: the delay doubles per crash within the window;
@@ -244,7 +276,7 @@ class WorkerPool extends EventEmitter {
     const crashes = this.crashes[slot].filter((t) => now - t < crashWindow)
     crashes.push(now)
     this.crashes[slot] = crashes
-    if (crashes.length > maxCrashes) return this.giveUp(slot, crashes.length)
+    if (crashes.length > maxCrashes) return this.abandonSlot(slot, crashes.length)
     const delay = Math.min(respawnDelay * 2 ** (crashes.length - 1), 30000)
     const timer = setTimeout(() => this.respawn(slot, timer), delay)
     this.respawnTimers.add(timer)
@@ -262,7 +294,7 @@ class WorkerPool extends EventEmitter {
     })
   }
 
-  giveUp (slot, crashes) {
+  abandonSlot (slot, crashes) {
     this.failedSlots.add(slot)
     this.adoptOrphans(this.orphans[slot].splice(0))
     this.emit('slotFailed', slot)

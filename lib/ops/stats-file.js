@@ -1,9 +1,9 @@
 'use strict'
 
 const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
 const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../shared/make-dir')
+const { stateHome } = require('../shared/state-dir')
 
 /** Version of the stats-file layout; bumped on incompatible changes. */
 const FORMAT = 1
@@ -16,8 +16,7 @@ const FORMAT = 1
  */
 function statsDir ({ env = process.env, pm2Home } = {}) {
   if (env.COLLECTOR_STATS_DIR) return path.resolve(env.COLLECTOR_STATS_DIR)
-  const home = pm2Home || env.PM2_HOME || path.join(os.homedir(), '.pm2')
-  return path.join(path.resolve(home), 'collector-stats')
+  return path.join(stateHome({ env, pm2Home }), 'collector-stats')
 }
 
 /**

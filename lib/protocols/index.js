@@ -6,7 +6,10 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * The protocol registry. A protocol is `{ start(ctx) → Promise<listener> }`
  * where the listener is `{ address(), close() → Promise }`. `ctx` gives
  * `host`, `port`, `options`, `logger`, `dispatch(message, force) → boolean`
- * (false: every worker is saturated; `force`: take it past maxInFlight),
+ * (false: every worker is saturated and the disk buffer, if on, is full;
+ * `force`: take it past maxInFlight), `dropFull()` (a message refused by
+ * dispatch thrown away: counted as `queueFull`, or `bufferFull` with a disk
+ * buffer),
  * `dispatchEntries(buffer, end)` (datagrams already packed in the batch
  * format of lib/shared/batch-codec.js; each that no worker can take is dropped
  * and counted), `drop(reason)` (a received message

@@ -32,6 +32,21 @@ class BatchIds {
   }
 }
 
+/**
+ * The origin of the batches first sent to one worker: the master's run id
+ * and the worker's id. Batches keep their origin when delivered again (to
+ * another worker, or by a later run replaying the disk buffer), and a
+ * message's key takes its run id from it.
+ */
+function originOf (runId, workerId) {
+  return `${runId}_${workerId}`
+}
+
+/** The 4 run-id bytes of an origin (see originOf). */
+function originRunIdBytes (origin) {
+  return Buffer.from(origin.slice(0, origin.indexOf('_')), 'hex')
+}
+
 /** 12 bytes: batch second (4) | run id (4) | n within the second (2) | index in the batch (2). */
 function messageKey (batchId, runIdBytes, index) {
   const key = Buffer.allocUnsafe(12)
@@ -42,4 +57,4 @@ function messageKey (batchId, runIdBytes, index) {
   return key
 }
 
-module.exports = { BatchIds, messageKey }
+module.exports = { BatchIds, messageKey, originOf, originRunIdBytes }

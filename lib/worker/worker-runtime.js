@@ -2,7 +2,7 @@
 
 const ipc = require('../shared/ipc')
 const { BatchReader } = require('../shared/batch-codec')
-const { messageKey } = require('../shared/batch-ids')
+const { messageKey, originRunIdBytes } = require('../shared/batch-ids')
 const { LEVELS } = require('../shared/logger')
 
 const FAILURE_LOG_INTERVAL_MS = 1000
@@ -22,10 +22,13 @@ const RUNTIME = Symbol.for('collector-cluster.worker-runtime')
  * another worker if this one dies).
  */
 class WorkerRuntime {
-  constructor (worker, channel = process, runId = process.env.COLLECTOR_RUN_ID || '00000000') {
+  constructor (worker, channel = process) {
     this.worker = worker
     this.channel = channel
-    this.runIdBytes = Buffer.from(runId, 'hex')
+    // The run id of the origin last seen (a message key takes its run's id
+    // from its batch's origin: the same when a later run replays it).
+    this.origin = null
+    this.runIdBytes = null
     this.queue = []
     this.running = false
     this.shuttingDown = false
@@ -90,6 +93,10 @@ class WorkerRuntime {
       const batch = { seq: ++this.seq, id, origin, redelivered: Boolean(redelivered), processed: 0, failed: 0, dropped: null }
       batch.delivery = Object.freeze({ seq: batch.seq, batchId: id, origin, redelivered: batch.redelivered, receivedAt })
       this.batch = batch
+      if (origin !== this.origin) {
+        this.origin = origin
+        this.runIdBytes = originRunIdBytes(origin)
+      }
       if (batch.redelivered) await this.prepareRedelivered(bytes, kind, batch.delivery)
       const reader = new BatchReader(bytes, kind)
       this.index = 0

@@ -1,0 +1,402 @@
+'use strict'
+
+const fs = require('node:fs')
+const path = require('node:path')
+const zlib = require('node:zlib')
+const BufferError = require('../../exceptions/buffer-error')
+const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../shared/make-dir')
+const { createBatch } = require('./batch')
+
+/*
+ * The master's disk buffer: every batch the master forms is appended here
+ * before it goes to a worker (or instead, while the workers are full), and
+ * released when its worker acknowledges it. This module is the one owner of
+ * the file format.
+ *
+ * A directory of segment files, `<n>.ccj`, appended to in order. A record:
+ *   magic u32 'CCJ1' | body length u32 | CRC-32 of the body u32 | body
+ *   body: kind u8 | count u32 | batch id f64 | receivedAt f64 |
+ *         origin length u8 | origin (latin1) | the batch's bytes
+ * (big-endian; the batch bytes are the master's batch format, see
+ * lib/shared/batch-codec.js). One positional writev per batch. A segment is
+ * deleted once every record in it is released; at open, the records of
+ * segments left behind (a crash, a stop during an outage) are handed back
+ * to be delivered again, with their batch ids and origins, so every message
+ * keeps its key. A record cut short (a crash mid-write) or damaged fails its
+ * length or checksum: it is skipped and counted, and reading resumes at the
+ * next record that checks out.
+ */
+const MAGIC = 0x43434a31
+const HEAD = 12
+const META = 1 + 4 + 8 + 8 + 1
+const SUFFIX = '.ccj'
+const LOCK_FILE = 'lock'
+const SYNC_INTERVAL_MS = 1000
+const SYNC_POLICIES = Object.freeze(['none', 'interval', 'batch'])
+const MAX_SEGMENT_BYTES = 64 * 1024 * 1024
+const MIN_SEGMENT_BYTES = 64 * 1024
+
+class Journal {
+  /**
+   * @param {{ dir: string, maxBytes: number, sync?: string }} options
+   *   sync: 'none' (the page cache: survives a process crash), 'interval'
+   *   (fdatasync once a second when written: a machine crash loses at most
+   *   that second) or 'batch' (fdatasync per batch)
+   */
+  constructor ({ dir, maxBytes, sync = 'interval' }) {
+    this.dir = path.resolve(dir)
+    this.maxBytes = maxBytes
+    this.sync = sync
+    this.segmentBytes = Math.min(MAX_SEGMENT_BYTES, Math.max(MIN_SEGMENT_BYTES, Math.floor(maxBytes / 16)))
+    this.segments = new Map() // seq → Segment, oldest first
+    this.active = null
+    this.bytes = 0 // on disk, over every segment
+    this.messages = 0 // in records not yet released
+    this.records = 0
+    this.syncs = 0
+    this.writeErrors = 0
+    this.lastWriteError = null
+    this.dirty = false
+    this.syncTimer = null
+    this.locked = false
+  }
+
+  /**
+   * Takes the directory (creating it, owner-only) and reads what a previous
+   * run left: `{ batches, found: { segments, records, messages, bytes },
+   * damaged: { records, bytes } }`, batches oldest first, their bytes left
+   * on disk (read()).
+   * @throws {BufferError} directory unusable or held by another live process
+   */
+  open () {
+    try {
+      makeDir(this.dir, PRIVATE_DIR)
+    } catch (err) {
+      throw new BufferError(this.dir, `cannot create the directory (${err.code || err.message})`, err)
+    }
+    this.lock()
+    const found = { segments: 0, records: 0, messages: 0, bytes: 0 }
+    const damaged = { records: 0, bytes: 0 }
+    const batches = []
+    for (const seq of this.segmentNumbers()) {
+      const segment = this.readSegment(seq, batches, damaged)
+      if (segment === null) continue
+      found.segments++
+      found.records += segment.live
+      found.messages += segment.messages
+      found.bytes += segment.size
+    }
+    this.startSegment(this.nextSeq())
+    if (this.sync === 'interval') {
+      this.syncTimer = setInterval(() => this.syncNow(), SYNC_INTERVAL_MS)
+      this.syncTimer.unref()
+    }
+    return { batches, found, damaged }
+  }
+
+  lock () {
+    const file = path.join(this.dir, LOCK_FILE)
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: PRIVATE_FILE })
+        this.locked = true
+        return
+      } catch (err) {
+        if (err.code !== 'EEXIST') throw new BufferError(this.dir, `cannot write in the directory (${err.code || err.message})`, err)
+      }
+      const holder = Number.parseInt(readText(file), 10)
+      if (holder && holder !== process.pid && isAlive(holder)) {
+        throw new BufferError(this.dir, `in use by process ${holder}: each collector needs a buffer directory of its own (--buffer-dir)`)
+      }
+      fs.rmSync(file, { force: true }) // left by a process that is gone
+    }
+    throw new BufferError(this.dir, 'could not take the lock file')
+  }
+
+  segmentNumbers () {
+    return fs.readdirSync(this.dir)
+      .filter((name) => name.endsWith(SUFFIX) && /^\d+$/.test(name.slice(0, -SUFFIX.length)))
+      .map((name) => Number(name.slice(0, -SUFFIX.length)))
+      .sort((a, b) => a - b)
+  }
+
+  nextSeq () {
+    let last = 0
+    for (const seq of this.segments.keys()) last = Math.max(last, seq)
+    return last + 1
+  }
+
+  fileOf (seq) {
+    return path.join(this.dir, `${String(seq).padStart(10, '0')}${SUFFIX}`)
+  }
+
+  // The records of one segment left behind, appended to `batches`; the
+  // segment stays until they are released. null: nothing in it to deliver.
+  readSegment (seq, batches, damaged) {
+    const file = this.fileOf(seq)
+    const buf = fs.readFileSync(file)
+    const segment = new Segment(seq, file, null, buf.length)
+    scanRecords(buf, (record) => {
+      const batch = createBatch(record.kind, null, record.count, record.id, record.origin, record.receivedAt)
+      batch.redelivered = true
+      batch.at = { segment, dataOffset: record.dataOffset, dataLength: record.dataLength }
+      segment.live++
+      segment.messages += record.count
+      batches.push(batch)
+    }, (bytes) => {
+      damaged.records++
+      damaged.bytes += bytes
+    })
+    if (segment.live === 0) {
+      fs.rmSync(file, { force: true })
+      return null
+    }
+    segment.fd = fs.openSync(file, 'r')
+    this.segments.set(seq, segment)
+    this.bytes += segment.size
+    this.messages += segment.messages
+    this.records += segment.live
+    return segment
+  }
+
+  startSegment (seq) {
+    const file = this.fileOf(seq)
+    const fd = fs.openSync(file, 'wx+', PRIVATE_FILE)
+    if (this.sync !== 'none') syncDirectory(this.dir)
+    this.active = new Segment(seq, file, fd, 0)
+    this.segments.set(seq, this.active)
+  }
+
+  /** Whether the buffer holds maxBytes or more: new batches are refused until some are released. */
+  get full () {
+    return this.bytes >= this.maxBytes
+  }
+
+  /**
+   * Appends a batch (one writev) and notes where it lies (`batch.at`).
+   * Returns false when it could not be written (the disk is full, an I/O
+   * error: `lastWriteError`); nothing of it is left in the file then.
+   */
+  append (batch) {
+    if (this.active.size >= this.segmentBytes) this.rotate()
+    const segment = this.active
+    const origin = batch.origin
+    const meta = Buffer.allocUnsafe(HEAD + META + origin.length)
+    meta.writeUInt32BE(MAGIC, 0)
+    meta.writeUInt32BE(META + origin.length + batch.bytes.length, 4)
+    meta[HEAD] = batch.kind
+    meta.writeUInt32BE(batch.count, HEAD + 1)
+    meta.writeDoubleBE(batch.id, HEAD + 5)
+    meta.writeDoubleBE(batch.receivedAt, HEAD + 13)
+    meta[HEAD + 21] = origin.length
+    meta.latin1Write(origin, HEAD + META)
+    meta.writeUInt32BE(zlib.crc32(batch.bytes, zlib.crc32(meta.subarray(HEAD))), 8)
+    const size = meta.length + batch.bytes.length
+    try {
+      const written = fs.writevSync(segment.fd, [meta, batch.bytes], segment.size)
+      if (written !== size) throw Object.assign(new Error(`short write (${written} of ${size} bytes)`), { code: 'EIO' })
+      if (this.sync === 'batch') this.syncSegment(segment)
+    } catch (err) {
+      this.writeErrors++
+      this.lastWriteError = err
+      try { fs.ftruncateSync(segment.fd, segment.size) } catch {}
+      return false
+    }
+    batch.at = { segment, dataOffset: segment.size + meta.length, dataLength: batch.bytes.length }
+    segment.size += size
+    segment.live++
+    segment.messages += batch.count
+    this.bytes += size
+    this.messages += batch.count
+    this.records++
+    this.dirty = true
+    return true
+  }
+
+  rotate () {
+    const old = this.active
+    if (this.sync !== 'none') this.syncSegment(old)
+    this.startSegment(old.seq + 1)
+    if (old.live === 0) this.remove(old)
+  }
+
+  /** The bytes of a batch that lies here (batch.at). */
+  read (batch) {
+    const { segment, dataOffset, dataLength } = batch.at
+    const bytes = Buffer.allocUnsafeSlow(dataLength)
+    let done = 0
+    while (done < dataLength) {
+      const n = fs.readSync(segment.fd, bytes, done, dataLength - done, dataOffset + done)
+      if (n === 0) throw new BufferError(this.dir, `${path.basename(segment.file)} ends before a record it holds (truncated while open?)`)
+      done += n
+    }
+    return bytes
+  }
+
+  /** The batch is done with (acknowledged, or given up by name): its segment goes once all of its batches are. */
+  release (batch) {
+    const at = batch.at
+    if (!at) return
+    batch.at = null
+    const segment = at.segment
+    segment.live--
+    segment.messages -= batch.count
+    this.messages -= batch.count
+    this.records--
+    if (segment.live === 0 && segment !== this.active) this.remove(segment)
+  }
+
+  remove (segment) {
+    this.segments.delete(segment.seq)
+    this.bytes -= segment.size
+    closeQuietly(segment.fd)
+    fs.rmSync(segment.file, { force: true })
+  }
+
+  syncNow () {
+    if (!this.dirty || !this.active) return
+    this.syncSegment(this.active)
+  }
+
+  syncSegment (segment) {
+    try {
+      fs.fdatasyncSync(segment.fd)
+      this.syncs++
+      if (segment === this.active) this.dirty = false
+    } catch (err) {
+      this.writeErrors++
+      this.lastWriteError = err
+    }
+  }
+
+  /**
+   * Flushes (unless sync is none) and closes. Segments whose records are
+   * all released are deleted; the others stay for the next open.
+   */
+  close () {
+    clearInterval(this.syncTimer)
+    this.syncTimer = null
+    if (this.active && this.sync !== 'none') this.syncNow()
+    for (const segment of [...this.segments.values()]) {
+      if (segment.live === 0) this.remove(segment)
+      else closeQuietly(segment.fd)
+    }
+    this.segments.clear()
+    this.active = null
+    if (this.locked) fs.rmSync(path.join(this.dir, LOCK_FILE), { force: true })
+    this.locked = false
+  }
+
+  /** For stats(): `{ dir, bytes, maxBytes, segments, records, messages, sync, syncs, writeErrors }`. */
+  stats () {
+    return {
+      dir: this.dir,
+      bytes: this.bytes,
+      maxBytes: this.maxBytes,
+      segments: this.segments.size,
+      records: this.records,
+      messages: this.messages,
+      sync: this.sync,
+      syncs: this.syncs,
+      writeErrors: this.writeErrors
+    }
+  }
+}
+
+class Segment {
+  constructor (seq, file, fd, size) {
+    this.seq = seq
+    this.file = file
+    this.fd = fd
+    this.size = size
+    this.live = 0 // records not yet released
+    this.messages = 0
+  }
+}
+
+/**
+ * Calls `record({ kind, count, id, receivedAt, origin, dataOffset,
+ * dataLength })` for each record of `buf` that checks out, and
+ * `damaged(bytes)` for each stretch that does not (a torn tail, a record
+ * whose checksum fails); after damage, reading resumes at the next magic
+ * number whose record checks out.
+ */
+function scanRecords (buf, record, damaged) {
+  let offset = 0
+  let badFrom = -1
+  const endDamage = (at) => {
+    if (badFrom >= 0) damaged(at - badFrom)
+    badFrom = -1
+  }
+  while (offset < buf.length) {
+    const parsed = parseRecord(buf, offset)
+    if (parsed) {
+      endDamage(offset)
+      record(parsed)
+      offset = parsed.dataOffset + parsed.dataLength
+    } else {
+      if (badFrom < 0) badFrom = offset
+      offset = nextMagic(buf, offset + 1)
+    }
+  }
+  endDamage(buf.length)
+}
+
+function parseRecord (buf, offset) {
+  if (offset + HEAD + META > buf.length || buf.readUInt32BE(offset) !== MAGIC) return null
+  const bodyLength = buf.readUInt32BE(offset + 4)
+  const body = offset + HEAD
+  if (bodyLength < META || body + bodyLength > buf.length) return null
+  if (zlib.crc32(buf.subarray(body, body + bodyLength)) !== buf.readUInt32BE(offset + 8)) return null
+  const originLength = buf[body + 21]
+  const dataOffset = body + META + originLength
+  if (dataOffset > body + bodyLength) return null
+  return {
+    kind: buf[body],
+    count: buf.readUInt32BE(body + 1),
+    id: buf.readDoubleBE(body + 5),
+    receivedAt: buf.readDoubleBE(body + 13),
+    origin: buf.latin1Slice(body + META, dataOffset),
+    dataOffset,
+    dataLength: body + bodyLength - dataOffset
+  }
+}
+
+const MAGIC_BYTES = Buffer.from([MAGIC >>> 24, (MAGIC >>> 16) & 0xff, (MAGIC >>> 8) & 0xff, MAGIC & 0xff])
+
+function nextMagic (buf, from) {
+  const at = buf.indexOf(MAGIC_BYTES, from)
+  return at < 0 ? buf.length : at
+}
+
+function syncDirectory (dir) {
+  let fd = null
+  try {
+    fd = fs.openSync(dir, 'r')
+    fs.fsyncSync(fd)
+  } catch {
+    // Not every file system can sync a directory; the data files still are.
+  } finally {
+    if (fd !== null) closeQuietly(fd)
+  }
+}
+
+function closeQuietly (fd) {
+  if (fd === null) return
+  try { fs.closeSync(fd) } catch {}
+}
+
+function readText (file) {
+  try { return fs.readFileSync(file, 'utf8') } catch { return '' }
+}
+
+function isAlive (pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return err.code === 'EPERM'
+  }
+}
+
+module.exports = { Journal, SYNC_POLICIES, scanRecords }
