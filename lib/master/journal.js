@@ -178,7 +178,7 @@ class Journal {
    * error: `lastWriteError`); nothing of it is left in the file then.
    */
   append (batch) {
-    if (this.active.size >= this.segmentBytes) this.rotate()
+    if (this.active.size >= this.segmentBytes && !this.rotate()) return false
     const segment = this.active
     const origin = batch.origin
     const meta = Buffer.allocUnsafe(HEAD + META + origin.length)
@@ -213,11 +213,20 @@ class Journal {
     return true
   }
 
+  // false: the next segment could not be created (out of file descriptors,
+  // of inodes), counted as a failed write; the active one stays, to retry.
   rotate () {
     const old = this.active
     if (this.sync !== 'none') this.syncSegment(old)
-    this.startSegment(old.seq + 1)
+    try {
+      this.startSegment(old.seq + 1)
+    } catch (err) {
+      this.writeErrors++
+      this.lastWriteError = err
+      return false
+    }
     if (old.live === 0) this.remove(old)
+    return true
   }
 
   /** The bytes of a batch that lies here (batch.at). */
@@ -250,7 +259,14 @@ class Journal {
     this.segments.delete(segment.seq)
     this.bytes -= segment.size
     closeQuietly(segment.fd)
-    fs.rmSync(segment.file, { force: true })
+    try {
+      fs.rmSync(segment.file, { force: true })
+    } catch (err) {
+      // A file that cannot be deleted (EACCES, EROFS) only takes disk space:
+      // its records were all released. Counted, never thrown at an acknowledgement.
+      this.writeErrors++
+      this.lastWriteError = err
+    }
   }
 
   syncNow () {

@@ -187,7 +187,7 @@ class LoadBalancer extends EventEmitter {
     const journal = this.journal
     if (!journal) return
     journal.close()
-    if (journal.messages > 0) this.logger.info({ dir: journal.dir, messages: journal.messages, bytes: journal.bytes }, `${journal.messages} messages stay in the disk buffer for the next start`)
+    if (journal.messages > 0) this.logger.warn({ dir: journal.dir, messages: journal.messages, bytes: journal.bytes }, `${journal.messages} messages stay in the disk buffer for the next start`)
   }
 
   /**
@@ -220,6 +220,9 @@ class LoadBalancer extends EventEmitter {
     pool.on('bufferWriteFailed', (err) => {
       countEvent(this.counters, 'bufferWriteFailed', err && err.code ? err.code : 'error')
       this.bufferLog.log(this.logger, 'error', 'write', () => ({ error: briefError(err), dir: this.journal.dir }), 'disk buffer write failed: batches are held in memory, not on disk (events.bufferWriteFailed)')
+    })
+    pool.on('bufferReadFailed', (err) => {
+      this.bufferLog.log(this.logger, 'error', 'read', () => ({ error: briefError(err), dir: this.journal.dir }), 'disk buffer read failed: the batch is dropped (dropped.bufferUnreadable)')
     })
     pool.on('workerExit', (info) => {
       this.logger.warn(info, 'worker exited; out of rotation')

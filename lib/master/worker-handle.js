@@ -158,9 +158,24 @@ class WorkerHandle extends EventEmitter {
     while (this.backlog.length > 0 && this.inFlight < this.maxInFlight && this.state === 'ready') {
       const batch = this.backlog.shift()
       this.buffered -= batch.count
-      if (batch.bytes === null) batch.bytes = this.journal.read(batch)
+      if (batch.bytes === null && !this.load(batch)) continue
       this.inFlight += batch.count
       this.sendBatch(batch)
+    }
+  }
+
+  // The bytes of a batch waiting on disk. A segment cut short or removed
+  // under a running collector cannot give them back: the batch is dropped,
+  // by name (bufferUnreadable), and released.
+  load (batch) {
+    try {
+      batch.bytes = this.journal.read(batch)
+      return true
+    } catch (err) {
+      this.journal.release(batch)
+      this.emit('bufferReadFailed', err)
+      this.emit('dropped', 'bufferUnreadable', batch.count)
+      return false
     }
   }
 

@@ -168,6 +168,7 @@ class WorkerPool extends EventEmitter {
     const handle = new WorkerHandle(worker, slot, options, this.batchIds, this.journal)
     this.live.add(handle)
     handle.on('bufferWriteFailed', (err) => this.emit('bufferWriteFailed', err))
+    handle.on('bufferReadFailed', (err) => this.emit('bufferReadFailed', err))
     handle.on('log', (level, fields, msg) => this.logWorker(handle, level, fields, msg))
     handle.on('ack', () => this.emit('capacity'))
     handle.on('dropped', (reason, n) => this.emit('dropped', reason, n))

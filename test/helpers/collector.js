@@ -3,11 +3,12 @@
 // own database on the test server, and a client to read that database.
 const { MongoClient } = require('mongodb')
 const { getTestMongo, uniqueDbName } = require('./mongo')
+const { tempBufferDir } = require('./buffer-dir')
 
 async function startTestCollector (t, collectorModule, argv = []) {
   const { uri } = await getTestMongo()
   const database = uniqueDbName('collector')
-  const config = new collectorModule.Config(['--port', '0', '-i', '2', '--database', database, '--flush-interval', '50ms', ...argv]).getConfig()
+  const config = new collectorModule.Config(['--port', '0', '-i', '2', '--database', database, '--flush-interval', '50ms', '--buffer-dir', tempBufferDir(t), ...argv]).getConfig()
   const collector = new collectorModule.Collector({ ...config, workerOptions: { mongoUri: uri } })
   t.after(() => collector.stop())
   await collector.start()

@@ -10,6 +10,7 @@ const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
 const { MongoClient } = require('mongodb')
 const syslog = require('../../collectors/syslog')
+const { tempBufferDir } = require('../helpers/buffer-dir')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { createTcpProxy } = require('../helpers/tcp-proxy')
 const { waitFor } = require('../helpers/streams')
@@ -26,7 +27,7 @@ function captureLogger () {
 
 async function startSyslog (t, uri, logger) {
   const database = uniqueDbName('dbfault')
-  const config = new syslog.Config(['--port', '0', '-i', '1', '--database', database, '--flush-interval', '50ms']).getConfig()
+  const config = new syslog.Config(['--port', '0', '-i', '1', '--database', database, '--flush-interval', '50ms', '--buffer-dir', tempBufferDir(t)]).getConfig()
   const collector = new syslog.Collector({ ...config, logger, workerOptions: { mongoUri: uri, serverSelectionTimeoutMS: 1000 } })
   t.after(() => collector.stop())
   await collector.start()

@@ -1,0 +1,206 @@
+'use strict'
+
+// The master's disk buffer (lib/master/journal.js) end to end: an outage
+// longer than the in-flight bounds, a master SIGKILLed during it, a buffer
+// that fills, a journal damaged by a crash, worker kills during replay.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const dgram = require('node:dgram')
+const fs = require('node:fs')
+const path = require('node:path')
+const { MongoClient } = require('mongodb')
+const { LoadBalancer } = require('../..')
+const syslog = require('../../collectors/syslog')
+const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+const { tempBufferDir } = require('../helpers/buffer-dir')
+const { killLoop } = require('../helpers/kill-loop')
+const { runCollector, sendNumbered, countLines, withDatabase, waitFor } = require('../fixtures/foreground-run')
+
+const HOLDING_WORKER = path.join(__dirname, '..', 'fixtures', 'buffering-worker.js')
+
+/** Sends `<tag> <i>` for i in [from, to) over UDP, paced so that the kernel drops none. */
+async function sendLines (port, tag, from, to, line = (i) => `${tag} ${i}`) {
+  const socket = dgram.createSocket('udp4')
+  try {
+    for (let i = from; i < to; i++) {
+      await new Promise((resolve, reject) => socket.send(line(i), port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+      if (i % 100 === 99) await new Promise((resolve) => setTimeout(resolve, 2))
+    }
+  } finally {
+    socket.close()
+  }
+}
+
+/** Every line the buffering workers wrote under `dir`: { key, redelivered, text }. */
+function storedLines (dir) {
+  return fs.readdirSync(dir).filter((f) => f.endsWith('.log')).flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean)).map((line) => {
+    const [key, redelivered, ...text] = line.split(' ')
+    return { key, redelivered: redelivered === '1', text: text.join(' ') }
+  })
+}
+
+function segmentFiles (dir) {
+  return fs.readdirSync(dir).filter((f) => f.endsWith('.ccj')).sort()
+}
+
+/** A LoadBalancer on the buffering worker: `hold` never stores (everything stays unacknowledged). */
+async function holdingBalancer (t, bufferDir, outDir, { hold, ...options }) {
+  const lb = new LoadBalancer({ worker: HOLDING_WORKER, instances: 2, buffer: true, bufferDir, drainTimeout: 5000, workerOptions: { dir: outDir, hold, storeEveryMs: 20 }, ...options })
+  t.after(() => lb.stop())
+  await lb.start()
+  return lb
+}
+
+function tempDir (t) {
+  return tempBufferDir(t) // any private temporary directory will do
+}
+
+test('the issue\'s scenario: bounds 1,000, database stalled, 12,000 syslog lines, master SIGKILLed, database back, collector started again: 12,000 stored once', { timeout: 240000 }, async (t) => {
+  const { uri, server } = await getTestMongo()
+  if (!server) return t.skip('MONGODB_URI given: the test cannot pause a server it did not start')
+  const database = uniqueDbName('bufkill')
+  const bufferDir = path.join(tempDir(t), 'buffer')
+  const env = { MONGODB_URI: withDatabase(uri, database), COLLECTOR_BUFFER_DIR: bufferDir }
+  const flags = ['-i', '2', '--max-in-flight', '1000', '--max-pending', '1000', '--flush-interval', '50ms']
+  const first = await runCollector(t, 'syslog', { flags, env })
+  server.pause()
+  t.after(() => server.resume())
+  await sendNumbered(first, 'line', 12000)
+  await waitFor(async () => { const s = await first.stats(); return s.inFlight + s.buffered === 12000 && s }, { what: 'every line held or buffered', timeout: 30000 })
+  const before = await first.stats()
+  assert.equal(before.dropped.total, 0, 'nothing dropped at the door while the database is away')
+  assert.ok(before.buffered >= 12000 - 2 * 1000 - 2 * 256, `beyond the in-flight bounds the lines wait in the buffer (${before.buffered})`)
+  process.kill(first.pid, 'SIGKILL') // the master only: its workers are left to fend for themselves
+  await first.exited
+  server.resume()
+  const second = await runCollector(t, 'syslog', { flags, env })
+  await waitFor(async () => await countLines(uri, database, 'line') === 12000, { what: '12,000 distinct lines stored', timeout: 120000 })
+  const stats = await second.stats()
+  assert.equal(stats.replayed, 12000, 'every line of the killed run was in the buffer and replayed')
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  assert.equal(await client.db(database).collection('syslog').countDocuments({ message: /^line / }), 12000, 'each stored once')
+  await waitFor(async () => { const s = await second.stats(); return s.processed === 12000 && s.buffer.messages === 0 }, { what: 'the replay acknowledged', timeout: 60000 })
+  process.kill(second.pid, 'SIGINT')
+  const { code } = await second.exited
+  assert.equal(code, 0)
+  assert.deepEqual(segmentFiles(bufferDir), [], 'a drained stop leaves no segment behind')
+})
+
+test('a full buffer drops the newest, counted as bufferFull; the rest is delivered exactly, oldest first', { timeout: 120000 }, async (t) => {
+  const bufferDir = tempDir(t)
+  const out = tempDir(t)
+  const total = 400
+  const line = (i) => `m${i} ${'x'.repeat(400)}`
+  const lb = await holdingBalancer(t, bufferDir, out, { hold: true, maxInFlight: 10, bufferMaxBytes: 65536, distribution: 'round-robin' })
+  await sendLines(lb.address().port, 'm', 0, total, line)
+  await waitFor(() => lb.summary().received === total, { what: `${total} received` })
+  const held = lb.summary()
+  assert.equal(held.dropped.kernel, 0)
+  assert.ok(held.dropped.bufferFull > 0 && held.dropped.bufferFull < total, `some refused (${held.dropped.bufferFull})`)
+  assert.equal(held.dropped.total, held.dropped.bufferFull, 'and only for that reason')
+  assert.ok(held.buffer.full, 'the buffer says it is full')
+  await lb.stop()
+  const kept = lb.summary()
+  assert.equal(kept.buffered, total - kept.dropped.bufferFull, 'what was not refused stays in the buffer')
+  const again = await holdingBalancer(t, bufferDir, out, { hold: false })
+  await waitFor(() => again.summary().processed === kept.buffered, { what: 'the replay stored' })
+  await again.stop()
+  const texts = new Set(storedLines(out).map((l) => l.text.split(' ')[0]))
+  const expected = new Set(Array.from({ length: kept.buffered }, (_, i) => `m${i}`))
+  assert.deepEqual(texts, expected, 'the oldest were kept, the newest refused')
+  assert.deepEqual(segmentFiles(bufferDir), [])
+})
+
+test('a journal cut mid-record and with a flipped byte: the collector starts, skips the two damaged records with a count and delivers the rest', { timeout: 120000 }, async (t) => {
+  const bufferDir = tempDir(t)
+  const out = tempDir(t)
+  const total = 600
+  const lb = await holdingBalancer(t, bufferDir, out, { hold: true, batchSize: 20, batchDelay: 0 })
+  await sendLines(lb.address().port, 'k', 0, total)
+  await waitFor(() => lb.summary().received === total, { what: `${total} received` })
+  await lb.stop()
+  const [segment] = segmentFiles(bufferDir)
+  const file = path.join(bufferDir, segment)
+  const records = readRecords(fs.readFileSync(file))
+  assert.ok(records.length >= 4, `several records (${records.length})`)
+  const middle = records[Math.floor(records.length / 2)]
+  const last = records[records.length - 1]
+  const bytes = fs.readFileSync(file)
+  bytes[middle.dataStart + 3] ^= 0x40 // a flipped bit in the middle record's data
+  fs.writeFileSync(file, bytes.subarray(0, last.start + Math.floor((last.end - last.start) / 2))) // the last cut in half
+  const lost = new Set([...middle.texts, ...last.texts])
+  const again = await holdingBalancer(t, bufferDir, out, { hold: false })
+  const s = again.summary()
+  assert.equal(s.buffer.damagedRecords, 2)
+  assert.equal(s.replayed, total - lost.size)
+  await waitFor(() => again.summary().processed === total - lost.size, { what: 'the rest stored' })
+  await again.stop()
+  const texts = new Set(storedLines(out).map((l) => l.text))
+  const expected = new Set(Array.from({ length: total }, (_, i) => `k ${i}`).filter((text) => !lost.has(text)))
+  assert.deepEqual(texts, expected, 'everything but the two damaged records')
+})
+
+test('worker kills during a replay: every line stored exactly once', { timeout: 180000 }, async (t) => {
+  const { uri, server } = await getTestMongo()
+  if (!server) return t.skip('MONGODB_URI given: the test cannot pause a server it did not start')
+  const database = uniqueDbName('bufreplay')
+  const bufferDir = tempDir(t)
+  const lines = 10000
+  const start = async (extra = []) => {
+    const config = new syslog.Config(['--port', '0', '-i', '2', '--database', database, '--flush-interval', '50ms', '--buffer-dir', bufferDir, ...extra]).getConfig()
+    const collector = new syslog.Collector({ ...config, workerOptions: { mongoUri: uri, flushTimeout: 500 } })
+    t.after(() => collector.stop())
+    await collector.start()
+    return collector
+  }
+  // A worker whose database is stopped cannot close its connection: the master kills it at drainTimeout.
+  const first = await start(['--max-in-flight', '500', '--max-pending', '500', '--drain-timeout', '3s'])
+  server.pause()
+  t.after(() => server.resume())
+  await sendLines(first.address().port, 'r', 0, lines, (i) => `<14>1 2026-11-24T10:00:00Z h app - - - r ${i}`)
+  await waitFor(() => first.summary().received === lines, { what: `${lines} received` })
+  await first.stop() // the workers give up at flushTimeout: what they held stays in the buffer
+  server.resume()
+  const stopped = first.summary()
+  assert.equal(stopped.buffered, lines - stopped.processed, 'everything not stored is left in the buffer')
+  assert.equal(stopped.dropped.total, 0)
+  const second = await start(['--max-in-flight', '300', '--batch-size', '50'])
+  const kills = killLoop(second, 250)
+  await waitFor(() => second.summary().processed >= stopped.buffered, { what: 'the replay stored', timeout: 120000 })
+  const killed = await kills.stop()
+  await second.stop()
+  assert.ok(killed > 0, 'workers were killed during the replay')
+  assert.equal(await countLines(uri, database, 'r'), lines)
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  assert.equal(await client.db(database).collection('syslog').countDocuments({ message: /^r / }), lines, 'no line twice')
+  t.diagnostic(`${killed} workers killed during a replay of ${stopped.buffered} lines`)
+})
+
+// The records of a segment file, read by the layout README "Disk buffer"
+// states (magic, body length, CRC, then kind, count, id, receivedAt,
+// origin, batch bytes), with the texts of the datagrams each holds.
+function readRecords (buf) {
+  const records = []
+  let offset = 0
+  while (offset + 12 <= buf.length) {
+    const bodyLength = buf.readUInt32BE(offset + 4)
+    const body = offset + 12
+    const originLength = buf[body + 21]
+    const dataStart = body + 22 + originLength
+    const end = body + bodyLength
+    const texts = []
+    for (let at = dataStart; at < end;) {
+      const length = buf.readUInt32BE(at)
+      const addressLength = buf[at + 6]
+      const data = at + 7 + addressLength
+      texts.push(buf.toString('latin1', data, data + length))
+      at = data + length
+    }
+    records.push({ start: offset, dataStart, end, texts })
+    offset = end
+  }
+  return records
+}

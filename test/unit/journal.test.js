@@ -1,0 +1,428 @@
+'use strict'
+
+// The master's disk buffer (lib/master/journal.js) against real files: one
+// fresh directory per test. What should come back is checked against what
+// the test wrote (ids, bytes) and against the files on disk, not against the
+// journal's own bookkeeping.
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { spawn, spawnSync } = require('node:child_process')
+const { once } = require('node:events')
+const { Journal } = require('../../lib/master/journal')
+const { createBatch } = require('../../lib/master/batch')
+const { KIND_UDP, KIND_TCP, entrySize, writeEntry } = require('../../lib/shared/batch-codec')
+const BufferError = require('../../exceptions/buffer-error')
+
+const JOURNAL_MODULE = require.resolve('../../lib/master/journal')
+const BATCH_MODULE = require.resolve('../../lib/master/batch')
+const CODEC_MODULE = require.resolve('../../lib/shared/batch-codec')
+const BASE_ID = 1700000000 * 0x10000 // a batch id as lib/shared/batch-ids.js makes them
+const KIB = 1024
+
+// A batch in the master's batch format; its text never holds the record
+// magic 'CCJ1', so a damaged record cannot be mistaken for the next one.
+// Also sent as source to child processes: it uses only the names they define.
+function makeBatch (n, { kind = KIND_UDP, messages = 3, dataBytes = 40, origin = 'a1b2c3d4_1' } = {}) {
+  const entries = []
+  for (let i = 0; i < messages; i++) {
+    entries.push({ data: Buffer.alloc(dataBytes, `batch ${n} message ${i} `), address: `10.0.${i % 256}.${n % 256}`, port: 1024 + i })
+  }
+  const bytes = Buffer.alloc(entries.reduce((sum, e) => sum + entrySize(e.data, e.address), 0))
+  let offset = 0
+  for (const e of entries) offset = writeEntry(bytes, offset, e.data, e.address, e.port)
+  return createBatch(kind, bytes, messages, BASE_ID + n, origin, 1700000000000 + n * 7)
+}
+
+// From the format documented in journal.js: a 12-byte head (magic, body
+// length, CRC), 22 bytes of meta, the origin, the batch's bytes.
+function recordSize (batch) {
+  return 12 + 22 + batch.origin.length + batch.bytes.length
+}
+
+function tempDir (t) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'journal-'))
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  return path.join(root, 'buffer')
+}
+
+function segmentFiles (dir) {
+  return fs.readdirSync(dir).filter((name) => name.endsWith('.ccj')).sort()
+}
+
+function bytesOnDisk (dir) {
+  return segmentFiles(dir).reduce((sum, name) => sum + fs.statSync(path.join(dir, name)).size, 0)
+}
+
+function openJournal (t, dir, options = {}) {
+  const journal = new Journal({ dir, maxBytes: 64 * 1024 * KIB, sync: 'none', ...options })
+  const opened = journal.open()
+  t.after(() => { if (journal.active) journal.close() })
+  return { journal, opened }
+}
+
+function appendAll (journal, batches) {
+  for (const batch of batches) assert.equal(journal.append(batch), true, `append ${batch.id}`)
+}
+
+// What open() returned is exactly `expected` (the batches the test wrote), in
+// that order, each read back byte for byte.
+function assertReplayed (journal, replayed, expected) {
+  assert.deepEqual(replayed.map((b) => b.id), expected.map((b) => b.id), 'the batches, oldest first')
+  for (let i = 0; i < expected.length; i++) {
+    const got = replayed[i]
+    const want = expected[i]
+    assert.equal(got.origin, want.origin)
+    assert.equal(got.kind, want.kind)
+    assert.equal(got.count, want.count)
+    assert.equal(got.receivedAt, want.receivedAt)
+    assert.equal(got.redelivered, true)
+    assert.equal(got.bytes, null, 'bytes stay on disk until read')
+    assert.ok(journal.read(got).equals(want.bytes), `bytes of ${want.id}`)
+  }
+}
+
+function sum (batches, fn) {
+  return batches.reduce((n, b) => n + fn(b), 0)
+}
+
+test('unreleased batches come back at the next open, oldest first, with their ids, origins and bytes', (t) => {
+  const dir = tempDir(t)
+  const written = [
+    makeBatch(1),
+    makeBatch(2, { kind: KIND_TCP, messages: 1, dataBytes: 300 }),
+    makeBatch(3, { origin: 'ffff0000_12', messages: 7 }),
+    makeBatch(4, { kind: KIND_TCP, origin: 'ffff0000_12', messages: 2, dataBytes: 0 }),
+    makeBatch(5, { messages: 50, dataBytes: 5 })
+  ]
+  const first = openJournal(t, dir)
+  assert.deepEqual(first.opened, { batches: [], found: { segments: 0, records: 0, messages: 0, bytes: 0 }, damaged: { records: 0, bytes: 0 } })
+  appendAll(first.journal, written)
+  first.journal.close()
+  assert.deepEqual(segmentFiles(dir), ['0000000001.ccj'])
+  assert.equal(fs.existsSync(path.join(dir, 'lock')), false, 'close removes the lock file')
+
+  const size = sum(written, recordSize)
+  const messages = sum(written, (b) => b.count)
+  assert.equal(bytesOnDisk(dir), size, 'the file holds exactly the records')
+  for (let round = 0; round < 2; round++) { // a replayed batch not released survives another restart
+    const { journal, opened } = openJournal(t, dir)
+    assert.deepEqual(opened.found, { segments: 1, records: written.length, messages, bytes: size })
+    assert.deepEqual(opened.damaged, { records: 0, bytes: 0 })
+    assertReplayed(journal, opened.batches, written)
+    assert.equal(Number(fs.readFileSync(path.join(dir, 'lock'), 'utf8')), process.pid)
+    const stats = journal.stats()
+    assert.deepEqual([stats.segments, stats.records, stats.messages, stats.bytes], [2, written.length, messages, size], 'the old segment and a new, empty, active one')
+    journal.close()
+    assert.deepEqual(segmentFiles(dir), ['0000000001.ccj'], 'the empty active segment is deleted at close')
+  }
+})
+
+// Which segment each record lands in, from the documented rule: a new
+// segment once the active one holds segmentBytes or more.
+function expectedSegments (batches, segmentBytes) {
+  const segments = [[]]
+  let size = 0
+  for (const batch of batches) {
+    if (size >= segmentBytes) {
+      segments.push([])
+      size = 0
+    }
+    segments[segments.length - 1].push(batch)
+    size += recordSize(batch)
+  }
+  return segments
+}
+
+test('a segment goes once all its records are released and it is no longer active; close keeps the others', (t) => {
+  const dir = tempDir(t)
+  const maxBytes = 2 * 1024 * KIB // segments of max(64 KiB, maxBytes / 16) = 128 KiB
+  const { journal } = openJournal(t, dir, { maxBytes })
+  assert.equal(journal.segmentBytes, 128 * KIB)
+  const written = []
+  for (let n = 1; n <= 50; n++) written.push(makeBatch(n, { messages: 10, dataBytes: 1000 - n }))
+  appendAll(journal, written)
+  const segments = expectedSegments(written, 128 * KIB)
+  assert.equal(segments.length, 4)
+  const files = segmentFiles(dir)
+  assert.deepEqual(files.map((name) => fs.statSync(path.join(dir, name)).size), segments.map((s) => sum(s, recordSize)))
+
+  const check = (unreleased, what) => {
+    const stats = journal.stats()
+    assert.equal(stats.bytes, bytesOnDisk(dir), `${what}: bytes = the segment files' sizes`)
+    assert.equal(stats.records, unreleased.length, `${what}: records`)
+    assert.equal(stats.messages, sum(unreleased, (b) => b.count), `${what}: messages`)
+    assert.equal(stats.segments, segmentFiles(dir).length, `${what}: segments`)
+  }
+  check(written, 'all appended')
+  const [oldest, second, third, active] = segments
+  for (const batch of oldest.slice(0, -1)) journal.release(batch)
+  assert.deepEqual(segmentFiles(dir), files, 'a segment with one record unreleased stays')
+  journal.release(oldest[oldest.length - 1])
+  journal.release(oldest[0]) // again: nothing happens
+  assert.deepEqual(segmentFiles(dir), files.slice(1), 'its last record released: the oldest segment is deleted')
+  check([...second, ...third, ...active], 'oldest released')
+  for (const batch of active) journal.release(batch)
+  assert.deepEqual(segmentFiles(dir), files.slice(1), 'the active segment stays while active, though all released')
+  for (const batch of third) journal.release(batch)
+  journal.release(second[1])
+  const kept = second.filter((_, i) => i !== 1)
+  check(kept, 'some of the second segment unreleased')
+  assert.equal(journal.full, false)
+
+  journal.close()
+  assert.deepEqual(fs.readdirSync(dir), [files[1]], 'close deletes the released active segment and the lock; keeps the one with unreleased records')
+  const again = openJournal(t, dir, { maxBytes })
+  assertReplayed(again.journal, again.opened.batches, second) // segments, not records, are kept: a released one in a kept segment comes back too
+  for (const batch of again.opened.batches) again.journal.release(batch)
+  assert.equal(again.journal.stats().bytes, 0, 'the replayed segment is deleted once released (it is not the active one)')
+  again.journal.close()
+  assert.ok(fs.statSync(dir).isDirectory())
+  assert.deepEqual(fs.readdirSync(dir), [], 'fully released: no segment files and no lock file')
+})
+
+test('a record cut short at the end of the last segment is skipped and counted, at any cut point', async (t) => {
+  const written = []
+  for (let n = 1; n <= 6; n++) written.push(makeBatch(n, { kind: n % 2 ? KIND_UDP : KIND_TCP, messages: n, dataBytes: 50 }))
+  const last = written[written.length - 1]
+  const lastStart = sum(written.slice(0, -1), recordSize)
+  const lastSize = recordSize(last)
+  const cuts = {
+    'in the magic': 2,
+    'in the length field': 6,
+    'in the checksum': 11,
+    'at the end of the head': 12,
+    'in the meta': 12 + 9,
+    'in the origin': 12 + 22 + 3,
+    'at the start of the data': 12 + 22 + last.origin.length,
+    'in the data': 12 + 22 + last.origin.length + 100,
+    'one byte short': lastSize - 1
+  }
+  for (const [where, keep] of Object.entries(cuts)) {
+    await t.test(where, (t) => {
+      const dir = tempDir(t)
+      const first = openJournal(t, dir)
+      appendAll(first.journal, written)
+      first.journal.close()
+      const file = path.join(dir, '0000000001.ccj')
+      fs.truncateSync(file, lastStart + keep)
+      const { journal, opened } = openJournal(t, dir)
+      assertReplayed(journal, opened.batches, written.slice(0, -1))
+      assert.deepEqual(opened.damaged, { records: 1, bytes: keep })
+      assert.deepEqual(opened.found, { segments: 1, records: written.length - 1, messages: sum(written.slice(0, -1), (b) => b.count), bytes: lastStart + keep })
+      const more = makeBatch(7)
+      assert.equal(journal.append(more), true, 'appending goes on, in a new segment')
+      for (const batch of opened.batches) journal.release(batch)
+      assert.equal(fs.existsSync(file), false, 'the damaged segment goes once its good records are released')
+      journal.close()
+      const after = openJournal(t, dir)
+      assertReplayed(after.journal, after.opened.batches, [more])
+      assert.deepEqual(after.opened.damaged, { records: 0, bytes: 0 })
+    })
+  }
+})
+
+// Writes `written` into a fresh journal, changes one byte of the file, and
+// checks that the record holding it, and only it, is lost.
+function assertOneRecordLost (t, written, lost, offsetInRecord, change) {
+  const dir = tempDir(t)
+  const first = openJournal(t, dir)
+  appendAll(first.journal, written)
+  first.journal.close()
+  const file = path.join(dir, '0000000001.ccj')
+  const buf = fs.readFileSync(file)
+  const at = sum(written.slice(0, lost), recordSize) + offsetInRecord
+  buf[at] = change(buf[at])
+  fs.writeFileSync(file, buf)
+  const { journal, opened } = openJournal(t, dir)
+  const survivors = written.filter((_, i) => i !== lost)
+  assertReplayed(journal, opened.batches, survivors)
+  assert.deepEqual(opened.damaged, { records: 1, bytes: recordSize(written[lost]) })
+  assert.equal(opened.found.records, survivors.length)
+}
+
+test('a damaged record in the middle is skipped; the records before and after it come back intact', async (t) => {
+  const written = []
+  for (let n = 1; n <= 7; n++) written.push(makeBatch(n, { messages: 2 + n, dataBytes: 30 + n }))
+  const dataAt = 12 + 22 + written[3].origin.length
+  const flip = (byte) => byte ^ 0x40
+  await t.test('a flipped byte in the data', (t) => assertOneRecordLost(t, written, 3, dataAt + 17, flip))
+  await t.test('a flipped byte in the meta (message count)', (t) => assertOneRecordLost(t, written, 3, 12 + 4, flip))
+  await t.test('a flipped byte in the checksum', (t) => assertOneRecordLost(t, written, 3, 9, flip))
+  await t.test('the length made huge (past the end of the file)', (t) => assertOneRecordLost(t, written, 3, 4, flip))
+  await t.test('the length one more (the body takes the next magic)', (t) => assertOneRecordLost(t, written, 3, 7, (b) => b + 1))
+  await t.test('the length one less', (t) => assertOneRecordLost(t, written, 3, 7, (b) => b - 1))
+  await t.test('the length 64 KiB more (past the end of the file)', (t) => assertOneRecordLost(t, written, 3, 6, (b) => b + 1))
+  await t.test('the first record', (t) => assertOneRecordLost(t, written, 0, dataAt, flip))
+  await t.test('the magic', (t) => assertOneRecordLost(t, written, 5, 1, flip))
+})
+
+test('the directory of another live process is refused; a lock left by a dead one is taken over', async (t) => {
+  const dir = tempDir(t)
+  const lock = path.join(dir, 'lock')
+  const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' })
+  t.after(() => holder.kill('SIGKILL'))
+  await once(holder, 'spawn')
+  fs.mkdirSync(dir, { recursive: true })
+  fs.writeFileSync(lock, `${holder.pid}\n`)
+  const refused = new Journal({ dir, maxBytes: 1024 * KIB })
+  assert.throws(() => refused.open(), (err) => {
+    assert.ok(err instanceof BufferError)
+    assert.equal(err.code, 'ERR_BUFFER')
+    assert.equal(err.dir, dir)
+    assert.match(err.message, new RegExp(`^disk buffer ${dir}: in use by process ${holder.pid}\\b.*--buffer-dir`))
+    assert.ok(!err.message.includes('\n'), 'one line')
+    return true
+  })
+  assert.equal(fs.readFileSync(lock, 'utf8'), `${holder.pid}\n`, 'the holder keeps its lock')
+  assert.deepEqual(segmentFiles(dir), [], 'nothing written')
+
+  holder.kill('SIGKILL')
+  await once(holder, 'exit')
+  const { journal, opened } = openJournal(t, dir)
+  assert.deepEqual(opened.batches, [])
+  assert.equal(fs.readFileSync(lock, 'utf8'), `${process.pid}\n`, 'a dead holder\'s lock is taken over')
+  assert.equal(journal.append(makeBatch(1)), true)
+})
+
+test('full turns on when the buffer holds maxBytes and off when releases delete enough segments', (t) => {
+  const dir = tempDir(t)
+  const maxBytes = 512 * KIB // segments of 64 KiB
+  const { journal } = openJournal(t, dir, { maxBytes })
+  const written = []
+  for (let n = 1; !journal.full; n++) {
+    assert.ok(bytesOnDisk(dir) < maxBytes, 'not full while the files hold less than maxBytes')
+    const batch = makeBatch(n, { messages: 20, dataBytes: 500 })
+    appendAll(journal, [batch])
+    written.push(batch)
+  }
+  assert.ok(bytesOnDisk(dir) >= maxBytes, 'full once the files hold maxBytes')
+  assert.ok(bytesOnDisk(dir) < maxBytes + recordSize(written[0]), 'and not before')
+  for (const batch of written) {
+    journal.release(batch)
+    assert.equal(journal.full, bytesOnDisk(dir) >= maxBytes, `after releasing ${batch.id - BASE_ID}`)
+    if (!journal.full) break
+  }
+  assert.equal(journal.full, false)
+  assert.ok(segmentFiles(dir).length < Math.ceil(maxBytes / (64 * KIB)))
+})
+
+test('a buffer directory that cannot be created: ERR_BUFFER, one line naming it and why', (t) => {
+  const dir = tempDir(t)
+  fs.mkdirSync(dir)
+  fs.writeFileSync(path.join(dir, 'file'), 'x')
+  const inside = path.join(dir, 'file', 'buffer')
+  assert.throws(() => new Journal({ dir: inside, maxBytes: 1024 * KIB }).open(), (err) => {
+    assert.ok(err instanceof BufferError)
+    assert.equal(err.code, 'ERR_BUFFER')
+    assert.equal(err.message, `disk buffer ${inside}: cannot create the directory (ENOTDIR)`)
+    return true
+  })
+})
+
+test('sync: batch syncs once per append, none never, interval when written', (t) => {
+  const batches = [makeBatch(1), makeBatch(2), makeBatch(3)]
+  const perAppend = openJournal(t, tempDir(t), { sync: 'batch' }).journal
+  const never = openJournal(t, tempDir(t), { sync: 'none' }).journal
+  const interval = openJournal(t, tempDir(t), { sync: 'interval' }).journal
+  for (let i = 0; i < batches.length; i++) {
+    appendAll(perAppend, [batches[i]])
+    appendAll(never, [batches[i]])
+    assert.equal(perAppend.stats().syncs, i + 1)
+    assert.equal(never.stats().syncs, 0)
+  }
+  never.close()
+  assert.equal(never.stats().syncs, 0, 'none: not even at close')
+  assert.equal(perAppend.stats().writeErrors, 0)
+  interval.syncNow() // what its timer calls
+  assert.equal(interval.stats().syncs, 0, 'interval: nothing written, nothing to sync')
+  appendAll(interval, batches)
+  interval.syncNow()
+  interval.syncNow()
+  assert.equal(interval.stats().syncs, 1, 'interval: once for what was written since the last sync')
+})
+
+// Runs `body` in a child process (limits set by prlimit) with `journal`
+// opened on `dir` and `makeBatch` defined; prints what body returns as JSON.
+function runChild (limits, dir, body) {
+  const source = `
+    const { Journal } = require(${JSON.stringify(JOURNAL_MODULE)})
+    const { createBatch } = require(${JSON.stringify(BATCH_MODULE)})
+    const { KIND_UDP, entrySize, writeEntry } = require(${JSON.stringify(CODEC_MODULE)})
+    const BASE_ID = ${BASE_ID}
+    ${makeBatch.toString()}
+    const journal = new Journal({ dir: ${JSON.stringify(dir)}, maxBytes: 1024 * 1024, sync: 'none' })
+    journal.open()
+    const result = (${body.toString()})(journal)
+    journal.close()
+    process.stdout.write(JSON.stringify(result))`
+  const child = spawnSync('prlimit', [...limits, process.execPath, '-e', source], { encoding: 'utf8' })
+  assert.equal(child.status, 0, child.stderr)
+  return JSON.parse(child.stdout)
+}
+
+const hasPrlimit = spawnSync('prlimit', ['--version']).status === 0
+
+// Not fs.closeSync(journal.active.fd): that leaves the journal a stale fd
+// number which the process may give to the next file it opens (and close()
+// would then close that file), and the write then fails before writing
+// anything. A file size limit (RLIMIT_FSIZE, which Node answers with EFBIG,
+// not SIGXFSZ) makes the kernel write part of a record, as a full disk does.
+test('a write cut short by the file size limit returns false, counts, and leaves no partial record', { skip: !hasPrlimit && 'no prlimit' }, (t) => {
+  const dir = tempDir(t)
+  const good = [makeBatch(1), makeBatch(2)]
+  const big = makeBatch(3, { messages: 10, dataBytes: 400 })
+  const small = makeBatch(4, { messages: 1, dataBytes: 10 })
+  const limit = sum(good, recordSize) + recordSize(big) - 100
+  assert.ok(limit > sum(good, recordSize) + recordSize(small))
+  const result = runChild([`--fsize=${limit}`], dir, (journal) => {
+    const appended = [makeBatch(1), makeBatch(2)].map((b) => journal.append(b))
+    appended.push(journal.append(makeBatch(3, { messages: 10, dataBytes: 400 })))
+    const error = { code: journal.lastWriteError.code, message: journal.lastWriteError.message }
+    const size = journal.active.size
+    appended.push(journal.append(makeBatch(4, { messages: 1, dataBytes: 10 })))
+    return { appended, error, size, stats: journal.stats() }
+  })
+  assert.deepEqual(result.appended, [true, true, false, true])
+  assert.deepEqual(result.error, { code: 'EIO', message: `short write (${limit - sum(good, recordSize)} of ${recordSize(big)} bytes)` })
+  assert.equal(result.size, sum(good, recordSize), 'the failed record takes no room')
+  assert.equal(result.stats.writeErrors, 1)
+  assert.equal(result.stats.records, 3)
+  assert.equal(result.stats.messages, sum([...good, small], (b) => b.count))
+
+  assert.equal(bytesOnDisk(dir), sum([...good, small], recordSize), 'the file holds the good records only')
+  const { journal, opened } = openJournal(t, dir)
+  assertReplayed(journal, opened.batches, [...good, small])
+  assert.deepEqual(opened.damaged, { records: 0, bytes: 0 })
+})
+
+test('a new segment that cannot be opened (out of file descriptors): append returns false, and goes on when it can', { skip: !hasPrlimit && 'no prlimit' }, (t) => {
+  const dir = tempDir(t)
+  const result = runChild(['--nofile=128'], dir, (journal) => {
+    const fs = require('node:fs')
+    const appended = []
+    let n = 1
+    while (journal.active.size < journal.segmentBytes) appended.push(journal.append(makeBatch(n++, { messages: 10, dataBytes: 500 })))
+    const held = []
+    try {
+      for (;;) held.push(fs.openSync('/dev/null', 'r'))
+    } catch {}
+    const failed = journal.append(makeBatch(n++, { messages: 10, dataBytes: 500 }))
+    const error = journal.lastWriteError && journal.lastWriteError.code
+    for (const fd of held) fs.closeSync(fd)
+    appended.push(journal.append(makeBatch(n++, { messages: 10, dataBytes: 500 })))
+    return { appended, failed, error, held: held.length, stats: journal.stats() }
+  })
+  assert.ok(result.held > 0)
+  assert.equal(result.failed, false)
+  assert.equal(result.error, 'EMFILE')
+  assert.ok(result.appended.every(Boolean))
+  assert.equal(result.stats.writeErrors, 1)
+  assert.equal(result.stats.segments, 2)
+  const { journal, opened } = openJournal(t, dir)
+  assert.deepEqual(opened.damaged, { records: 0, bytes: 0 })
+  assert.equal(opened.batches.length, result.appended.length)
+  assert.equal(journal.stats().records, result.appended.length)
+})
