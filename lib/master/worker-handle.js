@@ -7,6 +7,10 @@ const { originOf } = require('../shared/batch-ids')
 const { createBatch } = require('./batch')
 
 const BATCH_BYTES = 256 * 1024
+// While batches wait in the disk buffer, a new one waits this long to fill
+// (not batchDelay): latency is moot then, and fuller batches mean fewer
+// records on disk and fewer of them described in the master's memory.
+const BACKLOG_BATCH_DELAY_MS = 100
 
 /**
  * The master's view of one forked worker: its counters, the batch being
@@ -61,6 +65,7 @@ class WorkerHandle extends EventEmitter {
     this.count = 0
     this.kind = KIND_UDP
     this.flushTimer = null
+    this.timerIsTimeout = false
     this.flushNow = () => this.flush()
     clusterWorker.on('message', (message) => this.onMessage(message))
     // A send to a worker that just died fails later with EPIPE as an 'error'
@@ -112,7 +117,9 @@ class WorkerHandle extends EventEmitter {
     this.inFlight++
     if (this.count >= this.batchSize) this.flush()
     else if (this.flushTimer === null) {
-      this.flushTimer = this.batchDelay > 0 ? setTimeout(this.flushNow, this.batchDelay) : setImmediate(this.flushNow)
+      const delay = this.backlog.length > 0 ? BACKLOG_BATCH_DELAY_MS : this.batchDelay
+      this.flushTimer = delay > 0 ? setTimeout(this.flushNow, delay) : setImmediate(this.flushNow)
+      this.timerIsTimeout = delay > 0
     }
   }
 
@@ -127,7 +134,7 @@ class WorkerHandle extends EventEmitter {
   /** Sends the pending batch, keeping its own copy of the bytes until it is acknowledged. */
   flush () {
     if (this.flushTimer !== null) {
-      if (this.batchDelay > 0) clearTimeout(this.flushTimer)
+      if (this.timerIsTimeout) clearTimeout(this.flushTimer)
       else clearImmediate(this.flushTimer)
       this.flushTimer = null
     }
