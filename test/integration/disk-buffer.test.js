@@ -204,3 +204,22 @@ function readRecords (buf) {
   }
   return records
 }
+
+test('tcp_server with a full buffer pauses the sender instead of dropping: nothing counted as dropped, the rest waits in TCP', { timeout: 60000 }, async (t) => {
+  const net = require('node:net')
+  const bufferDir = tempDir(t)
+  const out = tempDir(t)
+  const lb = await holdingBalancer(t, bufferDir, out, { hold: true, protocol: 'tcp_server', maxInFlight: 10, bufferMaxBytes: 65536 })
+  const total = 2000
+  const socket = net.connect(lb.address().port, '127.0.0.1')
+  t.after(() => socket.destroy())
+  socket.on('error', () => {}) // the stop at the end resets a connection with data still unread
+  await new Promise((resolve) => socket.once('connect', resolve))
+  for (let i = 0; i < total; i++) socket.write(`t${i} ${'y'.repeat(400)}\n`)
+  let last = -1
+  await waitFor(() => { const now = lb.summary().received; const still = now === last && lb.summary().buffer.full; last = now; return still }, { what: 'the master to stop reading', interval: 300, timeout: 30000 })
+  const s = lb.summary()
+  assert.ok(s.received < total, `the sender was paused (${s.received} of ${total} read)`)
+  assert.equal(s.dropped.total, 0, 'nothing dropped: TCP waits')
+  assert.equal(s.received, s.inFlight + s.buffered, 'everything read is held or buffered')
+})
