@@ -319,7 +319,7 @@ class LoadBalancer extends EventEmitter {
       dispatch: (message, force) => this._dispatch(message, force),
       dispatchEntries: (buf, end) => this._dispatchEntries(buf, end),
       drop: (reason) => this._drop(reason),
-      dropFull: () => this._drop(this.journal ? 'bufferFull' : 'queueFull'),
+      dropFull: () => this._dropFull(),
       count: (event, reason) => countEvent(this.counters, event, reason),
       allowList: this.allowList,
       logNotAllowed: (kind, address) => this._logNotAllowed(kind, address),
@@ -387,7 +387,7 @@ class LoadBalancer extends EventEmitter {
       const next = entryEnd(buf, offset)
       const worker = strategy === null ? this._pick(datagramAt(buf, offset), false) : this._pickEntry(strategy, buf, offset)
       if (worker === null) {
-        this._drop(this.journal ? 'bufferFull' : 'queueFull')
+        this._dropFull()
       } else {
         worker.pushEntry(buf, offset, next)
         counters.received++
@@ -459,6 +459,11 @@ class LoadBalancer extends EventEmitter {
   _logNotAllowed (kind, address) {
     const fields = () => ({ remote: typeof address === 'function' ? address() : address })
     this.notAllowedLog.log(this.logger, 'warn', kind, fields, NOT_ALLOWED_LINES[kind])
+  }
+
+  /** Counts a message no worker could take: the disk buffer is full, or without one every worker is. */
+  _dropFull () {
+    this._drop(this.journal ? 'bufferFull' : 'queueFull')
   }
 
   /** Counts a received message that was thrown away, by reason. */
