@@ -72,6 +72,14 @@ export interface LoadBalancerOptions {
   maxCrashes?: number
   crashWindow?: number
   drainTimeout?: number
+  /** disk buffer (off by default in code, on in the CLI for MongoDB collectors): each batch is written to bufferDir before it goes to a worker; while the workers are full messages wait there instead of being dropped, and a start replays what a previous run left unstored */
+  buffer?: boolean
+  /** the disk buffer's directory, one per collector (default: <PM2 home>/collector-buffer/<name>); a second live collector on it fails the start with BufferError */
+  bufferDir?: string
+  /** disk buffer bound in bytes (default 1 GiB, at least 65536): when it holds this much, new messages are dropped (dropped.bufferFull) and TCP senders paused */
+  bufferMaxBytes?: number
+  /** none: the page cache only (survives a process crash); interval (default): fdatasync each second (a machine crash loses at most that second); batch: fdatasync every batch */
+  bufferSync?: 'none' | 'interval' | 'batch'
   /** serve /metrics (Prometheus), /healthz and /readyz on this port (off unless given; 0 = ephemeral) */
   metricsPort?: number
   metricsHost?: string
@@ -116,12 +124,47 @@ export interface Summary {
   inFlight: number
   /** how long the oldest unacknowledged batch has waited (a stalled database shows here) */
   oldestUnackedMs: number
+  /** messages a previous run left in the disk buffer, delivered by this one */
+  replayed: number
+  /** messages waiting in the disk buffer for room at a worker; after a stop, those left in it for the next start (0 when the buffer is off) */
+  buffered: number
+  /** the disk buffer; null when it is off */
+  buffer: BufferSummary | null
   lost: number
-  dropped: { queueFull: number, oversize: number, badFrame: number, partial: number, workerLost: number, shutdown: number, notAllowed: number, kernel: number, total: number, [reason: string]: number }
+  /** bufferFull: dropped because the disk buffer was at bufferMaxBytes; bufferUnreadable: a batch the disk buffer could not read back */
+  dropped: { queueFull: number, oversize: number, badFrame: number, partial: number, workerLost: number, shutdown: number, notAllowed: number, bufferFull: number, bufferUnreadable: number, kernel: number, total: number, [reason: string]: number }
   events: Record<string, number>
   /** for events that have a cause: counts by reason, e.g. eventReasons.connectionsRejected.notAllowed */
   eventReasons: Record<string, Record<string, number>>
   restarts: { listener: number, workers: number, rolling: number }
+}
+
+export interface BufferSummary {
+  /** absolute path of the buffer directory */
+  dir: string
+  /** bytes of its segment files */
+  bytes: number
+  maxBytes: number
+  segments: number
+  /** records (one per batch) not yet acknowledged, and the messages in them (sent or waiting) */
+  records: number
+  messages: number
+  sync: 'none' | 'interval' | 'batch'
+  /** fdatasync calls made */
+  syncs: number
+  /** writes and syncs that failed (batches then held in memory only; events.bufferWriteFailed) */
+  writeErrors: number
+  /** at maxBytes: new messages are dropped (dropped.bufferFull), TCP senders paused */
+  full: boolean
+  /** messages waiting in it for room at a worker */
+  waiting: number
+  /** age of the oldest waiting message (0 when none waits) */
+  oldestMs: number
+  /** messages a stop left in it for the next start */
+  kept: number
+  /** damaged records (cut short by a crash, or corrupted) skipped when it was opened, and their bytes */
+  damagedRecords: number
+  damagedBytes: number
 }
 
 /**
@@ -414,7 +457,7 @@ export function decodeRtcp (buf: Buffer | Uint8Array, options?: RtcpDecodeOption
 /** Encodes packets in decodeRtcp's shapes into one compound datagram. */
 export function encodeRtcp (packets: RtcpPacket[]): Buffer
 
-/** After a drained stop: received + dropped.kernel = processed + failed + dropped.total. */
+/** After a drained stop: received + replayed + dropped.kernel = processed + failed + dropped.total + inFlight + buffered. */
 export function accountedFor (summary: Summary): boolean
 
 export interface FlagDefinition {
@@ -459,7 +502,7 @@ export class MongoCollectorConfig extends LoadBalancerConfig {
 }
 
 export interface FlagType { name: string, metavar?: string, parse (raw: string): { value: unknown } | { error: string }, min?: number, max?: number, format? (value: unknown): string }
-export const flagTypes: Readonly<Record<'string' | 'integer' | 'number' | 'boolean' | 'port' | 'duration' | 'list' | 'path', FlagType>>
+export const flagTypes: Readonly<Record<'string' | 'integer' | 'number' | 'boolean' | 'port' | 'duration' | 'size' | 'list' | 'path', FlagType>>
 
 export interface ProtocolContext {
   host: string
@@ -514,6 +557,13 @@ export class WebConfigError extends InvalidOptionError {
   file: string
   /** what is wrong, one line, no secret values */
   detail: string
+}
+
+/** the disk buffer cannot be used (ERR_BUFFER): its directory cannot be created or written, or another live process holds it (each collector needs a bufferDir of its own) */
+export class BufferError extends CollectorError {
+  constructor (dir: string, reason: string, cause?: Error)
+  /** absolute path of the buffer directory */
+  dir: string
 }
 
 export function resolveMongo (options?: { uri?: string, env?: NodeJS.ProcessEnv, logger?: Logger, port?: number, host?: string }): Promise<{ uri: string, server: { uri: string, stop (): Promise<void> } | null }>

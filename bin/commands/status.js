@@ -1,7 +1,7 @@
 'use strict'
 
 const { readStats, writesOf } = require('../../lib/ops/stats-file')
-const { commandConfig, takePositionals, defaultStatsDir, formatTable, formatUptime } = require('./common')
+const { commandConfig, takePositionals, defaultStatsDir, formatTable, formatUptime, formatBytes } = require('./common')
 
 const USAGE = 'collector status <name> [--json]'
 const Config = commandConfig(USAGE, {
@@ -49,6 +49,7 @@ function render (snap) {
       { what: 'per second', received: r.received, processed: r.processed, failed: r.failed, dropped: r.dropped, lost: null, inFlight: null }
     ]).trimEnd(),
     `dropped by reason: ${dropped || 'none'}`,
+    ...bufferLines(s),
     `restarts: listener ${s.restarts.listener}, worker respawns ${s.restarts.workers}, rolling ${s.restarts.rolling}`,
     '',
     formatTable(WORKER_COLUMNS, s.workers.map((w) => workerRow(w, r))).trimEnd(),
@@ -66,6 +67,23 @@ const COUNTER_COLUMNS = [
   { key: 'lost', title: 'LOST' },
   { key: 'inFlight', title: 'IN-FLIGHT' }
 ]
+
+// The disk buffer, when on (stats files of collectors without it, or from
+// before it, have buffer null or none: no line).
+function bufferLines (s) {
+  const b = s.buffer
+  if (!b) return []
+  const notes = [
+    b.full && 'FULL: new messages are dropped',
+    b.damagedRecords > 0 && `${b.damagedRecords} damaged records skipped at start`,
+    b.kept > 0 && `${b.kept} kept for the next start`,
+    b.writeErrors > 0 && `${b.writeErrors} write errors`
+  ].filter(Boolean)
+  return [
+    `disk buffer: ${s.buffered} waiting (oldest ${formatUptime(b.oldestMs)}), ${formatBytes(b.bytes)} of ${formatBytes(b.maxBytes)} in ${b.segments} segment${b.segments === 1 ? '' : 's'}, replayed ${s.replayed}, dropped when full ${s.dropped.bufferFull}${notes.length ? `; ${notes.join('; ')}` : ''}`,
+    `  ${b.dir}`
+  ]
+}
 
 function workerRow (w, rates) {
   const rate = rates.workers.find((x) => x.slot === w.slot && x.pid === w.pid)

@@ -1,7 +1,7 @@
 'use strict'
 
 const { readAllStats, writesOf } = require('../../lib/ops/stats-file')
-const { commandConfig, defaultStatsDir, formatTable } = require('./common')
+const { commandConfig, defaultStatsDir, formatTable, formatUptime, formatBytes } = require('./common')
 
 const Config = commandConfig('collector top [--once] [--interval 1s] [--all]', {
   once: { type: 'boolean', default: false, description: 'print one frame and exit' },
@@ -26,6 +26,15 @@ const COLUMNS = [
   { key: 'failed', title: 'FAILED' },
   { key: 'writes', title: 'WRITES/S' },
   { key: 'writesTotal', title: 'WRITES' }
+]
+
+// Shown when a collector on screen has a disk buffer.
+const BUFFER_COLUMNS = [
+  { key: 'buffered', title: 'BUFFERED' },
+  { key: 'bufferAge', title: 'BUF-AGE' },
+  { key: 'bufferDisk', title: 'BUF-DISK/MAX', align: 'left' },
+  { key: 'replayed', title: 'REPLAYED' },
+  { key: 'bufferFull', title: 'BUF-FULL' }
 ]
 
 /** `collector top`: refreshes every --interval like mongotop; --once for one frame. */
@@ -63,7 +72,8 @@ async function frame (dir, config) {
   const snapshots = (await readAllStats(dir)).filter((s) => config.all || (s.state !== 'stopped' && s.age < STALE_AFTER_MS))
   const header = `collector top — ${new Date().toISOString()} — ${dir}\n\n`
   if (snapshots.length === 0) return header + 'no running collectors\n'
-  return header + formatTable(COLUMNS, snapshots.flatMap(rows))
+  const columns = snapshots.some((s) => s.stats.buffer) ? [...COLUMNS, ...BUFFER_COLUMNS] : COLUMNS
+  return header + formatTable(columns, snapshots.flatMap(rows))
 }
 
 function rows (snap) {
@@ -85,9 +95,20 @@ function rows (snap) {
     inFlight: s.inFlight,
     failed: s.failed,
     writes,
-    writesTotal
+    writesTotal,
+    ...(s.buffer ? bufferCells(s) : {})
   }
   return [collector, ...workers]
+}
+
+function bufferCells (s) {
+  return {
+    buffered: s.buffered,
+    bufferAge: formatUptime(s.buffer.oldestMs),
+    bufferDisk: `${formatBytes(s.buffer.bytes)}/${formatBytes(s.buffer.maxBytes)}`,
+    replayed: s.replayed,
+    bufferFull: s.dropped.bufferFull
+  }
 }
 
 function workerRow (w, rates) {

@@ -293,11 +293,12 @@ class Journal {
     clearInterval(this.syncTimer)
     this.syncTimer = null
     if (this.active && this.sync !== 'none') this.syncNow()
+    // What stays is still counted (segments, bytes) for the summary after stop.
     for (const segment of [...this.segments.values()]) {
       if (segment.live === 0) this.remove(segment)
       else closeQuietly(segment.fd)
+      segment.fd = null
     }
-    this.segments.clear()
     this.active = null
     if (this.locked) fs.rmSync(path.join(this.dir, LOCK_FILE), { force: true })
     this.locked = false

@@ -234,6 +234,9 @@ class MetricsServer {
       return scrape
     }
     defineBalancerSeries({ total, gauge }, stats, lb)
+    // The buffer is on or off for the balancer's life: when off, no series
+    // at all (an unlabelled series would read 0, as if it were on and empty).
+    if (lb.summary().buffer !== null) defineBufferSeries({ total, gauge }, stats)
     defineWorkerSeries({ total, gauge }, stats)
   }
 }
@@ -254,6 +257,24 @@ function defineBalancerSeries ({ total, gauge }, stats, lb) {
   total('collector_worker_restarts_total', 'Workers respawned after they died.', one((s) => s.restarts.workers))
   total('collector_listener_restarts_total', 'Listener restarts after socket errors.', one((s) => s.restarts.listener))
   gauge('collector_ready', '1 while the listener is bound and every worker slot is online.', async () => [[{}, lb.readiness().ready ? 1 : 0]])
+}
+
+// The disk buffer (summary.buffer): what waits in it, its size against its
+// bound, and what a start found there. Its drops are dropped{reason="bufferFull"}.
+function defineBufferSeries ({ total, gauge }, stats) {
+  const one = (read) => async () => [[{}, read(await stats())]]
+  gauge('collector_messages_buffered', 'Messages waiting in the disk buffer for room at a worker, plus after a stop those left there for the next start.', one((s) => s.buffered))
+  gauge('collector_oldest_buffered_seconds', 'Age of the oldest message waiting in the disk buffer (0 when none waits).', one((s) => s.buffer.oldestMs / 1000))
+  total('collector_messages_replayed_total', 'Messages a previous run left in the disk buffer, delivered by this one.', one((s) => s.replayed))
+  gauge('collector_buffer_bytes', 'Bytes of the disk buffer\'s segment files.', one((s) => s.buffer.bytes))
+  gauge('collector_buffer_max_bytes', 'The disk buffer\'s bound (bufferMaxBytes): at it, new messages are dropped (reason bufferFull).', one((s) => s.buffer.maxBytes))
+  gauge('collector_buffer_segments', 'Segment files in the disk buffer.', one((s) => s.buffer.segments))
+  gauge('collector_buffer_full', '1 while the disk buffer is at its bound (new messages dropped, TCP senders paused).', one((s) => Number(s.buffer.full)))
+  total('collector_buffer_damaged_records_total', 'Damaged records (cut short by a crash, or corrupted) skipped when the disk buffer was opened.', one((s) => s.buffer.damagedRecords))
+  total('collector_buffer_damaged_bytes_total', 'Bytes of the damaged records skipped when the disk buffer was opened.', one((s) => s.buffer.damagedBytes))
+  total('collector_buffer_kept_messages_total', 'Messages left in the disk buffer for the next start by a stop (the database was away).', one((s) => s.buffer.kept))
+  total('collector_buffer_syncs_total', 'fdatasync calls on the disk buffer (bufferSync interval or batch).', one((s) => s.buffer.syncs))
+  total('collector_buffer_write_errors_total', 'Disk buffer writes and syncs that failed (batches then held in memory only; events.bufferWriteFailed by errno).', one((s) => s.buffer.writeErrors))
 }
 
 // Per worker slot: the workers' acknowledgements and what they report of

@@ -105,12 +105,14 @@ test('run in the foreground: status --json, top --once, then SIGINT drains and e
   assert.equal(table.code, 0)
   assert.match(table.stdout, /RECEIVED\s+PROCESSED/)
   assert.match(table.stdout, /DB WRITES/)
+  assert.doesNotMatch(table.stdout, /disk buffer/, 'no buffer line while the buffer is off')
 
   const top = await cli(['top', '--once'], env).done
   assert.equal(top.code, 0, top.stderr)
   assert.match(top.stdout, new RegExp(`^${name}\\s+${ready.pid}\\s+running`, 'm'))
   assert.match(top.stdout, /^ {2}worker 0 /m)
   assert.match(top.stdout, /^ {2}worker 1 /m)
+  assert.doesNotMatch(top.stdout, /BUFFERED|REPLAYED/, 'no buffer columns while no collector has one')
 
   // 200 messages x 30 ms over 2 workers: still in flight when the signal lands.
   run.child.kill('SIGINT')
@@ -121,6 +123,44 @@ test('run in the foreground: status --json, top --once, then SIGINT drains and e
   assert.equal(final.state, 'stopped')
   assert.equal(final.stats.processed, 200, 'everything received was processed before exit')
   assert.equal(final.stats.lost, 0)
+})
+
+test('run --buffer with a stalled worker: status and top show what waits in the disk buffer, as the stats file says', { timeout: 60000 }, async (t) => {
+  const { dir, env } = tempEnv(t)
+  const name = 'cli-buffer'
+  // The first message takes an hour: 10 in flight, the other 90 wait in the buffer.
+  const { run, ready } = await runAndFeed(t, { dir, env, name, count: 100, flags: ['--instances', '1', '--delay', '1h', '--drain-timeout', '1s', '--buffer', '--max-in-flight', '10', '--batch-size', '5'] })
+  const snap = await waitFor(async () => { const s = await readStats(name, dir); return s.stats.buffered === 90 && s }, { what: '90 messages in the buffer', timeout: 30000 })
+  // Should the test fail before the stop, the stuck worker would outlive its master by hours.
+  t.after(() => { for (const w of snap.stats.workers) try { process.kill(w.pid, 'SIGKILL') } catch {} })
+  const b = snap.stats.buffer
+  assert.equal(b.dir, path.join(dir, 'pm2', 'collector-buffer', name), 'the default buffer directory: per name under the PM2 home')
+  assert.deepEqual(fs.readdirSync(b.dir).filter((f) => f.endsWith('.ccj')).map((f) => fs.statSync(path.join(b.dir, f)).size), [b.bytes], 'one segment, the size the file system says')
+
+  const table = await cli(['status', name], env).done
+  assert.equal(table.code, 0, table.stderr)
+  const line = /^disk buffer: (\d+) waiting \(oldest (\S+)\), ([\d.]+ \S+) of 1\.0 GiB in 1 segment, replayed 0, dropped when full 0$/m.exec(table.stdout)
+  assert.ok(line, table.stdout)
+  assert.equal(Number(line[1]), 90)
+  assert.match(line[2], /^\d+s$/)
+  assert.equal(line[3], b.bytes < 1024 ? `${b.bytes} B` : `${(b.bytes / 1024).toFixed(1)} KiB`)
+  assert.match(table.stdout, new RegExp(`^ {2}${b.dir}$`, 'm'))
+
+  const top = await cli(['top', '--once'], env).done
+  assert.equal(top.code, 0, top.stderr)
+  const header = top.stdout.split('\n').find((l) => l.startsWith('COLLECTOR / WORKER'))
+  assert.match(header, /BUFFERED\s+BUF-AGE\s+BUF-DISK\/MAX\s+REPLAYED\s+BUF-FULL$/)
+  assert.match(top.stdout, new RegExp(`^${name}\\s+${ready.pid}\\s+running\\s.*\\s90\\s+\\d+s\\s+${line[3].replace('.', '\\.')}/1\\.0 GiB\\s+0\\s+0$`, 'm'))
+  assert.match(top.stdout, /^ {2}worker 0 .*\s-\s+-\s+-\s+-\s+-$/m, 'worker rows have no buffer figures')
+
+  // A stop while the worker is stuck (killed after --drain-timeout): what it did not store stays in the buffer.
+  run.child.kill('SIGINT')
+  const exit = await run.done
+  assert.equal(exit.code, 0, 'nothing dropped at shutdown')
+  const final = await readStats(name, dir)
+  assert.deepEqual([final.state, final.stats.buffered, final.stats.buffer.kept, final.stats.dropped.total], ['stopped', 100, 100, 0])
+  const after = await cli(['status', name], env).done
+  assert.match(after.stdout, /^disk buffer: 100 waiting .*; 100 kept for the next start$/m)
 })
 
 test('a second SIGINT (past the 500 ms that makes a repeat the same signal) forces exit 1 without waiting for the drain', { timeout: 60000 }, async (t) => {

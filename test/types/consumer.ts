@@ -1,6 +1,6 @@
 // Compiled (never run) by test/integration/typings.test.js with tsc --strict: a user's
 // collector written against index.d.ts alone.
-import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, protocols, strategies } from '../..'
+import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, BufferError, protocols, strategies } from '../..'
 import type { Message, Stats, WorkerRef } from '../..'
 
 class StatsdWorker extends Worker {
@@ -49,12 +49,18 @@ class ByName extends LoadBalancer {
 
 async function main (): Promise<void> {
   const config = new LoadBalancerConfig(['-p', '8125', '-i', '2']).getConfig()
-  const lb = new ByName({ ...config, worker: __filename, framing: 'length-prefixed:16', udpReceiver: 'auto' })
+  const lb = new ByName({ ...config, worker: __filename, framing: 'length-prefixed:16', udpReceiver: 'auto', buffer: true, bufferDir: '/var/lib/statsd/buffer', bufferMaxBytes: 256 * 1024 ** 2, bufferSync: 'batch' })
   lb.on('listening', (address: object) => console.log(address))
-  await lb.start()
+  try {
+    await lb.start()
+  } catch (err) {
+    if (err instanceof BufferError) console.log(err.code, err.dir)
+    throw err
+  }
   const stats: Stats = await lb.stats()
   const kernel: number = stats.dropped.kernel
-  const accounted = stats.received + kernel === stats.processed + stats.failed + stats.dropped.total
+  const accounted = stats.received + stats.replayed + kernel === stats.processed + stats.failed + stats.dropped.total + stats.inFlight + stats.buffered
+  if (stats.buffer !== null) console.log(stats.buffer.bytes / stats.buffer.maxBytes, stats.buffer.oldestMs, stats.buffer.damagedRecords, stats.dropped.bufferFull)
   console.log(accounted, stats.oldestUnackedMs, stats.workers.map((w) => w.oldestUnackedMs))
   await lb.stop()
   console.log(protocols.list(), Object.keys(strategies))

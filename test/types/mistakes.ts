@@ -12,6 +12,8 @@ export const wrongType = new LoadBalancer({ worker: './w.js', port: '9999' })
 export const badStrategy = new LoadBalancer({ worker: './w.js', distribution: 'random' })
 // @ts-expect-error a MongoDB option on a plain LoadBalancer
 export const notMongo = new LoadBalancer({ worker: './w.js', mongoUri: 'mongodb://x' })
+// @ts-expect-error a sync policy that does not exist
+export const badSync = new LoadBalancer({ worker: './w.js', buffer: true, bufferSync: 'always' })
 export const mongo = new MongoCollector({ worker: './w.js', mongoUri: 'mongodb://x', database: 'd' })
 
 const lb = new LoadBalancer({ worker: './w.js' })
