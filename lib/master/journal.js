@@ -6,6 +6,7 @@ const zlib = require('node:zlib')
 const BufferError = require('../../exceptions/buffer-error')
 const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../shared/make-dir')
 const { createBatch } = require('./batch')
+const { isAlive } = require('../shared/is-alive')
 
 /*
  * The master's disk buffer: every batch the master forms is appended here
@@ -405,15 +406,6 @@ function closeQuietly (fd) {
 
 function readText (file) {
   try { return fs.readFileSync(file, 'utf8') } catch { return '' }
-}
-
-function isAlive (pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return err.code === 'EPERM'
-  }
 }
 
 module.exports = { Journal, SYNC_POLICIES, scanRecords }

@@ -8,6 +8,7 @@ const { DatabaseError } = require('../../exceptions')
 const { createNoopLogger } = require('../shared/logger')
 const { findExecutable } = require('./find-executable')
 const { tailOf } = require('./child-server')
+const { isAlive } = require('../shared/is-alive')
 
 const JAVA_DIR = path.resolve(__dirname, '..', '..', 'java')
 const TARGET_DIR = path.join(JAVA_DIR, 'target')
@@ -96,15 +97,6 @@ function removeStaleLock () {
     return
   }
   if (pid > 0 && !isAlive(pid)) fs.rmSync(PATHS.lock, { force: true })
-}
-
-function isAlive (pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return err.code === 'EPERM'
-  }
 }
 
 function runMaven ({ logger, env, timeoutMs }) {
