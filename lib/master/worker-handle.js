@@ -9,8 +9,10 @@ const { createBatch } = require('./batch')
 const BATCH_BYTES = 256 * 1024
 // While batches wait in the disk buffer, a new one waits this long to fill
 // (not batchDelay): latency is moot then, and fuller batches mean fewer
-// records on disk and fewer of them described in the master's memory.
-const BACKLOG_BATCH_DELAY_MS = 100
+// records on disk and fewer of them described in the master's memory. Kept
+// short: a batch is on disk only once formed, so a master killed meanwhile
+// loses the one being filled.
+const BACKLOG_BATCH_DELAY_MS = 25
 
 /**
  * The master's view of one forked worker: its counters, the batch being
