@@ -162,9 +162,15 @@ class WorkerHandle extends EventEmitter {
     this.buffered += batch.count
   }
 
-  /** Sends from the backlog while there is room (a worker being retired sends no more). */
+  /**
+   * Sends from the backlog while the next batch fits under maxInFlight (or
+   * nothing is in flight: a batch larger than the bound still goes, alone);
+   * a worker being retired is sent no more. Fitting matters: a storing
+   * worker's own bound (maxPending) is often set to maxInFlight, and a batch
+   * past it would be refused there (workerFull).
+   */
   pump () {
-    while (this.backlog.length > 0 && this.inFlight < this.maxInFlight && this.state === 'ready') {
+    while (this.backlog.length > 0 && this.state === 'ready' && (this.inFlight === 0 || this.inFlight + this.backlog[0].count <= this.maxInFlight)) {
       const batch = this.backlog.shift()
       this.buffered -= batch.count
       if (batch.bytes === null && !this.load(batch)) continue

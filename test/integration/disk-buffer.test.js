@@ -78,7 +78,13 @@ test('the issue\'s scenario: bounds 1,000, database stalled, 12,000 syslog lines
   await first.exited
   server.resume()
   const second = await runCollector(t, 'syslog', { flags, env })
-  await waitFor(async () => await countLines(uri, database, 'line') === 12000, { what: '12,000 distinct lines stored', timeout: 120000 })
+  try {
+    await waitFor(async () => await countLines(uri, database, 'line') === 12000, { what: '12,000 distinct lines stored', timeout: 120000 })
+  } catch (err) {
+    const s = await second.stats()
+    t.diagnostic(`stored ${await countLines(uri, database, 'line')}; second run: ${JSON.stringify({ received: s.received, replayed: s.replayed, processed: s.processed, failed: s.failed, inFlight: s.inFlight, buffered: s.buffered, dropped: s.dropped, buffer: s.buffer, workers: s.workers })}`)
+    throw err
+  }
   const stats = await second.stats()
   assert.equal(stats.replayed, 12000, 'every line of the killed run was in the buffer and replayed')
   const client = await new MongoClient(uri).connect()
