@@ -6,17 +6,34 @@
 //   syslog          numbered RFC 5424 lines over UDP, no fault
 //   syslog-kill     the same, a worker SIGKILLed every --kill-every ms
 //   syslog-stall    the same, the database SIGSTOPped for --stall ms from a
-//                   third of the run (UDP past maxInFlight is dropped and
-//                   counted as queueFull; nothing may vanish uncounted)
+//                   third of the run, the disk buffer off (UDP past
+//                   maxInFlight is dropped and counted as queueFull; nothing
+//                   may vanish uncounted)
+//   syslog-stall-buffer  the same stall with the disk buffer on
+//   syslog-stall-60 the database SIGSTOPped for --long-stall ms (60 s) from a
+//                   third of the run, the disk buffer on, default bounds:
+//                   nothing may be dropped
+//   syslog-master-kill  `collector run syslog` in a child process, buffer on;
+//                   the database SIGSTOPped from a third of the run; once the
+//                   master received everything it is SIGKILLed (its pid only),
+//                   the database resumed and the collector started again on
+//                   the same buffer directory: every line stored, once
 //   rtcp            RTCP reports of --calls calls, no fault
 //   rtcp-kill       the same, a worker SIGKILLed every --kill-every ms
+// The disk buffer is on unless a scenario says off (the CLI's default for
+// collectors that store), each run in a temporary --buffer-dir.
 // Printed per scenario: sent, received, stored (distinct), duplicated,
 // unaccounted (sent − stored − dropped: must be 0), dropped by reason,
-// workers killed, and throughput (stored per second from the first send to
-// the last acknowledgement). A table, then one JSON line.
+// workers killed, throughput (stored per second from the first send to
+// the last acknowledgement), the master's peak RSS and the buffer's peak
+// bytes. A table, then one JSON line.
 // Usage: node benchmarks/chaos.js [--seconds 60] [--rate 10000]
-//   [--kill-every 2000] [--stall 10000] [--calls 1000] [--only syslog,rtcp-kill,...]
-// MONGODB_URI uses that server instead (the stall scenario is then skipped).
+//   [--kill-every 2000] [--stall 10000] [--long-stall 60000] [--calls 1000]
+//   [--only syslog,rtcp-kill,...] (default: syslog, syslog-kill,
+//   syslog-stall, rtcp, rtcp-kill)
+// MONGODB_URI uses that server instead (the stall scenarios are then skipped).
+const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 const dgram = require('node:dgram')
 const { fork } = require('node:child_process')
@@ -28,10 +45,11 @@ const RtcpSimulator = require('../collectors/rtcp/simulator')
 const { startJavaServer } = require('../lib/mongo/java-server')
 const { accountedFor } = require('../lib/master/counters')
 const { killLoop } = require('../test/helpers/kill-loop')
+const { runCollector } = require('../test/fixtures/foreground-run')
 
 const args = minimist(process.argv.slice(2), {
   string: ['only', 'sender'],
-  default: { seconds: 60, rate: 10000, 'kill-every': 2000, stall: 10000, calls: 200, only: 'syslog,syslog-kill,syslog-stall,rtcp,rtcp-kill' }
+  default: { seconds: 60, rate: 10000, 'kill-every': 2000, stall: 10000, 'long-stall': 60000, calls: 200, only: 'syslog,syslog-kill,syslog-stall,rtcp,rtcp-kill' }
 })
 const DRAIN_LIMIT_MS = 180000
 const SOURCES = 64
@@ -40,7 +58,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const SCENARIOS = {
   syslog: { collector: syslog, traffic: 'syslog' },
   'syslog-kill': { collector: syslog, traffic: 'syslog', kill: true },
-  'syslog-stall': { collector: syslog, traffic: 'syslog', stall: true },
+  'syslog-stall': { collector: syslog, traffic: 'syslog', stall: 'stall', buffer: false },
+  'syslog-stall-buffer': { collector: syslog, traffic: 'syslog', stall: 'stall' },
+  'syslog-stall-60': { collector: syslog, traffic: 'syslog', stall: 'long-stall', noDrops: true },
+  'syslog-master-kill': { collector: syslog, traffic: 'syslog', stall: 'until-killed', masterKill: true, noDrops: true },
   rtcp: { collector: rtcp, traffic: 'rtcp' },
   'rtcp-kill': { collector: rtcp, traffic: 'rtcp', kill: true }
 }
@@ -92,15 +113,28 @@ async function database () {
   return { uri: server.uri, server }
 }
 
+const dbNameOf = (name) => `chaos_${name.replace(/-/g, '_')}_${Date.now().toString(36)}`
+
 async function runScenario (name, scenario, mongo, client) {
-  const dbName = `chaos_${name.replace(/-/g, '_')}_${Date.now().toString(36)}`
-  const config = new scenario.collector.Config(['--port', '0', '-i', '2', '--database', dbName, '--log-level', 'error']).getConfig()
+  const dbName = dbNameOf(name)
+  const bufferDir = scenario.buffer === false ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'chaos-buffer-'))
+  const bufferFlags = bufferDir ? ['--buffer-dir', bufferDir] : ['--no-buffer']
+  const config = new scenario.collector.Config(['--port', '0', '-i', '2', '--database', dbName, '--log-level', 'error', ...bufferFlags]).getConfig()
   const collector = new scenario.collector.Collector({ ...config, workerOptions: { mongoUri: mongo.uri } })
   await collector.start()
   const total = Math.round(args.rate * args.seconds)
   const started = Date.now()
+  // The master runs in this process: its RSS is ours (what earlier
+  // scenarios left in the heap included: rssStartMiB).
+  const rssStart = process.memoryUsage().rss
+  const peaks = { rss: rssStart, bufferBytes: 0 }
+  const sampler = setInterval(() => {
+    peaks.rss = Math.max(peaks.rss, process.memoryUsage().rss)
+    const buffer = collector.summary().buffer
+    if (buffer) peaks.bufferBytes = Math.max(peaks.bufferBytes, buffer.bytes)
+  }, 100)
   const kills = scenario.kill ? killLoop(collector, args['kill-every']) : null
-  const stall = scenario.stall ? stallDatabase(mongo.server, args.seconds * 1000 / 3, args.stall) : null
+  const stall = scenario.stall ? stallDatabase(mongo.server, args.seconds * 1000 / 3, args[scenario.stall]) : null
   const trace = process.env.BENCH_DEBUG ? setInterval(() => traceLine(collector, started), 500) : null
   const sender = await send(scenario.traffic, collector.address().port, total)
   const killed = kills ? await kills.stop() : 0
@@ -113,14 +147,17 @@ async function runScenario (name, scenario, mongo, client) {
   }
   const settledMs = Date.now() - started
   clearInterval(trace)
+  clearInterval(sampler)
   await collector.stop()
+  if (bufferDir) fs.rmSync(bufferDir, { recursive: true, force: true })
   const s = collector.summary()
   const db = client.db(dbName)
-  const check = scenario.traffic === 'syslog' ? await checkSyslog(db) : await checkRtcp(db, sender.expected)
+  const check = scenario.traffic === 'syslog' ? await checkSyslog(db, sender.sent) : await checkRtcp(db, sender.expected)
   await db.dropDatabase()
   const dropped = Object.fromEntries(Object.entries(s.dropped).filter(([k, v]) => k !== 'total' && v > 0))
   return {
     scenario: name,
+    buffer: bufferDir ? 'on' : 'off',
     sent: sender.sent,
     sendRate: Math.round(sender.sent * 1000 / sender.ms),
     received: s.received,
@@ -135,7 +172,123 @@ async function runScenario (name, scenario, mongo, client) {
     ...(check.wrongSides === undefined ? {} : { wrongSides: check.wrongSides }),
     countersOff: check.countersOff,
     storedPerSecond: Math.round(check.stored * 1000 / settledMs),
-    settledMs
+    settledMs,
+    peakRssMiB: mib(peaks.rss),
+    rssStartMiB: mib(rssStart),
+    bufferPeakBytes: bufferDir ? peaks.bufferBytes : undefined,
+    bufferPeakMiB: bufferDir ? mib(peaks.bufferBytes) : undefined
+  }
+}
+
+const mib = (bytes) => Math.round(bytes / 1048576)
+
+/*
+ * syslog-master-kill: `collector run syslog` as an operator starts it (a
+ * child process, buffer on), the database stopped from a third of the run;
+ * once the master has received every line, it alone is SIGKILLed (its
+ * workers, left alone, flush what they can and exit; what they held is in
+ * the buffer too), the database resumed and the collector started again on the same buffer
+ * directory, which replays what the killed one left.
+ */
+async function runMasterKill (name, scenario, mongo, client) {
+  const dbName = dbNameOf(name)
+  const bufferDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaos-buffer-'))
+  const cleanups = []
+  const t = { after: (fn) => cleanups.push(fn) } // what runCollector expects of a test
+  const start = () => runCollector(t, 'syslog', { flags: ['-i', '2', '--database', dbName, '--log-level', 'error', '--buffer-dir', bufferDir], env: { MONGODB_URI: mongo.uri } })
+  try {
+    const first = await start()
+    const total = Math.round(args.rate * args.seconds)
+    const started = Date.now()
+    const peaks = { rss: 0, bufferBytes: 0 }
+    const sample = async (run) => {
+      peaks.rss = Math.max(peaks.rss, peakRssOf(run.pid))
+      const s = await run.stats()
+      if (s && s.buffer) peaks.bufferBytes = Math.max(peaks.bufferBytes, s.buffer.bytes)
+      return s
+    }
+    const stalled = sleep(args.seconds * 1000 / 3).then(() => mongo.server.pause())
+    const sender = await send(scenario.traffic, first.port, total)
+    await stalled
+    const before = await waitUntil(async () => { const s = await sample(first); return s && s.received + s.dropped.kernel === sender.sent && s }, 'the master to receive every line')
+    peaks.bufferBytes = Math.max(peaks.bufferBytes, segmentBytes(bufferDir))
+    const masterGone = new Promise((resolve) => first.child.once('exit', resolve))
+    process.kill(first.pid, 'SIGKILL') // the master only
+    await masterGone // not first.exited: its workers keep the output pipes open
+    const stalledMs = Date.now() - started - args.seconds * 1000 / 3
+    mongo.server.resume()
+    const second = await start()
+    const after = await waitUntil(async () => { const s = await sample(second); return s && s.buffer.messages === 0 && s.inFlight === 0 && s.buffered === 0 && s }, 'the replay to be stored')
+    await waitUntil(() => !groupAlive(first.pid), 'the killed master\'s workers to finish')
+    process.kill(second.pid, 'SIGINT')
+    const exit = await second.exited
+    if (exit.code !== 0) throw new Error(`the second run exited with ${exit.code}: ${exit.stderr.slice(-500)}`)
+    const settledMs = Date.now() - started
+    const db = client.db(dbName)
+    const check = await checkSyslog(db, sender.sent)
+    await db.dropDatabase()
+    const droppedBy = {}
+    for (const s of [before, after]) for (const [k, v] of Object.entries(s.dropped)) if (k !== 'total' && v > 0) droppedBy[k] = (droppedBy[k] || 0) + v
+    const droppedTotal = before.dropped.total + after.dropped.total
+    return {
+      scenario: name,
+      buffer: 'on',
+      sent: sender.sent,
+      sendRate: Math.round(sender.sent * 1000 / sender.ms),
+      received: before.received,
+      replayed: after.replayed,
+      processed: after.processed,
+      stored: check.stored,
+      duplicated: check.duplicated,
+      unaccounted: sender.sent - check.stored - droppedTotal,
+      dropped: droppedBy,
+      droppedTotal,
+      killed: 'master',
+      countersOff: check.countersOff,
+      storedPerSecond: Math.round(check.stored * 1000 / settledMs),
+      settledMs,
+      stalledMs,
+      peakRssMiB: mib(peaks.rss),
+      bufferPeakBytes: peaks.bufferBytes,
+      bufferPeakMiB: mib(peaks.bufferBytes)
+    }
+  } finally {
+    for (const fn of cleanups.reverse()) await fn()
+    fs.rmSync(bufferDir, { recursive: true, force: true })
+  }
+}
+
+async function waitUntil (check, what) {
+  const deadline = Date.now() + DRAIN_LIMIT_MS
+  while (Date.now() < deadline) {
+    const value = await check()
+    if (process.env.BENCH_DEBUG) console.error(`${new Date().toISOString()} waiting for ${what}`)
+    if (value) return value
+    await sleep(250)
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+// The kernel's high-water mark of a process's resident set (0 once it is gone).
+function peakRssOf (pid) {
+  try {
+    const kb = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return kb ? Number(kb[1]) * 1024 : 0
+  } catch {
+    return 0
+  }
+}
+
+function segmentBytes (dir) {
+  return fs.readdirSync(dir).filter((f) => f.endsWith('.ccj')).reduce((sum, f) => sum + fs.statSync(path.join(dir, f)).size, 0)
+}
+
+function groupAlive (pid) {
+  try {
+    process.kill(-pid, 0)
+    return true
+  } catch (err) {
+    return err.code === 'EPERM'
   }
 }
 
@@ -156,12 +309,21 @@ function stallDatabase (server, afterMs, forMs) {
 }
 
 // Every line stored once: distinct message numbers, and the per-minute
-// counters (incremented by the same workers) agree with them.
-async function checkSyslog (db) {
-  const docs = await db.collection('syslog').find({}, { projection: { message: 1 } }).toArray()
-  const distinct = new Set(docs.map((d) => d.message))
+// counters (incremented by the same workers) agree with them. Streamed into
+// a bitmap of the numbers sent: this process hosts the next scenario's
+// master, whose peak RSS is measured.
+async function checkSyslog (db, sent) {
+  const seen = new Uint8Array(sent)
+  let docs = 0
+  let stored = 0
+  for await (const d of db.collection('syslog').find({}, { projection: { _id: 0, message: 1 } })) {
+    docs++
+    const i = Number(d.message.slice(d.message.lastIndexOf(' ') + 1))
+    if (seen[i] === 0) stored++
+    seen[i] = 1
+  }
   const counted = (await db.collection('counters').find().toArray()).reduce((sum, c) => sum + c.daily, 0)
-  return { stored: distinct.size, duplicated: docs.length - distinct.size, countersOff: counted - distinct.size }
+  return { stored, duplicated: docs - stored, countersOff: counted - stored }
 }
 
 // One stream per call, each side's highestPacketNum and packet count as
@@ -181,7 +343,7 @@ async function checkRtcp (db, expected) {
 }
 
 function printTable (rows) {
-  const columns = ['scenario', 'sent', 'sendRate', 'received', 'stored', 'duplicated', 'unaccounted', 'droppedTotal', 'killed', 'wrongSides', 'countersOff', 'storedPerSecond']
+  const columns = ['scenario', 'buffer', 'sent', 'sendRate', 'received', 'stored', 'duplicated', 'unaccounted', 'droppedTotal', 'killed', 'wrongSides', 'countersOff', 'storedPerSecond', 'peakRssMiB', 'bufferPeakMiB']
   const cells = rows.map((r) => columns.map((c) => (r[c] === undefined ? '-' : String(r[c]))))
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i].length)))
   const line = (values) => values.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ')
@@ -203,15 +365,16 @@ async function main () {
         continue
       }
       console.error(`chaos: ${name} (${args.rate}/s for ${args.seconds} s)…`)
-      rows.push(await runScenario(name, SCENARIOS[name], mongo, client))
+      const run = SCENARIOS[name].masterKill ? runMasterKill : runScenario
+      rows.push(await run(name, SCENARIOS[name], mongo, client))
     }
   } finally {
     await client.close()
     if (mongo.server) await mongo.server.stop()
   }
   printTable(rows)
-  console.log(JSON.stringify({ benchmark: 'chaos', rate: args.rate, seconds: args.seconds, killEveryMs: args['kill-every'], stallMs: args.stall, results: rows }))
-  const broken = rows.filter((r) => r.duplicated !== 0 || r.unaccounted !== 0 || r.wrongSides > 0 || r.countersOff !== 0)
+  console.log(JSON.stringify({ benchmark: 'chaos', rate: args.rate, seconds: args.seconds, killEveryMs: args['kill-every'], stallMs: args.stall, longStallMs: args['long-stall'], results: rows }))
+  const broken = rows.filter((r) => r.duplicated !== 0 || r.unaccounted !== 0 || r.wrongSides > 0 || r.countersOff !== 0 || (SCENARIOS[r.scenario].noDrops && r.droppedTotal > 0))
   if (broken.length > 0) {
     console.log(`NOT EXACT: ${broken.map((r) => r.scenario).join(', ')}`)
     process.exitCode = 1

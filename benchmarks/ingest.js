@@ -13,21 +13,31 @@
 //   (as its own LoadBalancer, 'lb-<receiver>+allow'): the given list, or by
 //   default the sender's 127.0.0.1 among 20 other prefixes, so that a
 //   lookup is not trivially the first entry; prints the ratios to without.
+//   [--buffer] also measure each receiver with the disk buffer on
+//   ('lb-<receiver>+buffer/interval': buffer: true, the default sync
+//   'interval', a temporary bufferDir removed at the end); prints the ratios
+//   to without, as --allow does.
+//   [--buffer-sync none,interval,batch] the same, one LoadBalancer per sync
+//   policy listed ('lb-<receiver>+buffer/<policy>'): what each policy costs.
 // Rates are nominal; each trial reports the rate the sender achieved, and a
 // receiver's loss-free rate is the achieved rate of its best loss-free
 // trial. The climb ends when the sender falls 5 % short of a nominal rate:
 // above that the run measures the sender.
+const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 const { fork, execFile } = require('node:child_process')
 const minimist = require('minimist')
 const { LoadBalancer } = require('..')
 const { compile } = require('../native/build')
 
-const args = minimist(process.argv.slice(2), { string: ['rates', 'receivers', 'sender', 'allow'], default: { duration: 2000, instances: 2, receivers: 'native,dgram', sender: 'c' } })
+const args = minimist(process.argv.slice(2), { string: ['rates', 'receivers', 'sender', 'allow', 'buffer-sync'], boolean: ['buffer'], default: { duration: 2000, instances: 2, receivers: 'native,dgram', sender: 'c' } })
 const RECEIVERS = args.receivers.split(',')
 const RATES = (args.rates || '25000,50000,75000,100000,125000,150000,175000,200000,225000,250000,275000,300000,350000,400000,450000,500000,600000,700000,800000').split(',').map(Number)
 const SETTLE_MS = 400
 const ALLOW = args.allow === undefined ? null : args.allow ? args.allow.split(',') : defaultAllowList()
+const BUFFER_SYNCS = args['buffer-sync'] ? args['buffer-sync'].split(',') : args.buffer ? ['interval'] : []
+const bufferDirs = []
 
 function defaultAllowList () {
   const others = Array.from({ length: 20 }, (_, i) => i % 2 ? `172.${16 + i}.0.0/16` : `2001:db8:${i.toString(16)}::/48`)
@@ -79,8 +89,12 @@ function startBare () {
   })))
 }
 
-async function startBalancer (udpReceiver, allow) {
-  const lb = new LoadBalancer({ worker: path.join(__dirname, 'count-worker.js'), instances: args.instances, port: 0, maxInFlight: 200000, batchSize: args['batch-size'], batchDelay: args['batch-delay'], udpReceiver, allow })
+// bufferSync: the disk buffer on, with that policy, in a directory of its
+// own on the same file system as os.tmpdir() (removed at exit).
+async function startBalancer (udpReceiver, { allow, bufferSync } = {}) {
+  const buffer = bufferSync ? { buffer: true, bufferSync, bufferDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ingest-buffer-')) } : {}
+  if (buffer.bufferDir) bufferDirs.push(buffer.bufferDir)
+  const lb = new LoadBalancer({ worker: path.join(__dirname, 'count-worker.js'), instances: args.instances, port: 0, maxInFlight: 200000, batchSize: args['batch-size'], batchDelay: args['batch-delay'], udpReceiver, allow, ...buffer })
   await lb.start()
   let base = 0
   let masterPeak = 0
@@ -115,7 +129,8 @@ async function main () {
   const targets = [['bare', await startBare()]]
   for (const receiver of RECEIVERS) {
     targets.push([`lb-${receiver}`, await startBalancer(receiver)])
-    if (ALLOW) targets.push([`lb-${receiver}+allow`, await startBalancer(receiver, ALLOW)])
+    if (ALLOW) targets.push([`lb-${receiver}+allow`, await startBalancer(receiver, { allow: ALLOW })])
+    for (const sync of BUFFER_SYNCS) targets.push([`lb-${receiver}+buffer/${sync}`, await startBalancer(receiver, { bufferSync: sync })])
   }
   // One discarded trial each first: a cold master or worker (no JIT yet)
   // loses datagrams at rates it sustains once warm.
@@ -162,29 +177,35 @@ async function main () {
     const parts = Object.entries(c).filter(([k]) => k !== 'rate' && k !== 'sender').map(([k, v]) => `${k} ${v}`).join(' + ')
     console.log(`CPU µs per datagram, ${name} at ${c.rate}/s: ${parts} (sender ${c.sender})`)
   }
-  const allowRatios = ALLOW ? allowComparison(best, lossFreeCpu) : undefined
+  const allowRatios = ALLOW ? variantRatios(best, lossFreeCpu, 'allow', `allow-list (${ALLOW.length} entries)`) : undefined
+  const bufferRatios = BUFFER_SYNCS.length ? Object.fromEntries(BUFFER_SYNCS.map((sync) => [sync, variantRatios(best, lossFreeCpu, `buffer/${sync}`, `disk buffer (sync ${sync})`)])) : undefined
   console.log(`peak RSS MiB: ${JSON.stringify(memory)}`)
-  console.log(JSON.stringify({ bench: 'ingest', sender: args.sender, senderLimited, allow: ALLOW || undefined, lossFree: best, ratios, allowRatios, peakRssMiB: memory, cpuUsPerDatagram: cpu, rows }))
+  console.log(JSON.stringify({ bench: 'ingest', sender: args.sender, senderLimited, allow: ALLOW || undefined, bufferSync: BUFFER_SYNCS.length ? BUFFER_SYNCS : undefined, lossFree: best, ratios, allowRatios, bufferRatios, peakRssMiB: memory, cpuUsPerDatagram: cpu, rows }))
 }
 
-// With an allow-list against without, per receiver: loss-free rate, and
-// master CPU per datagram at the highest rate both were loss-free at
-// (CPU per datagram falls with the rate, as batches fill; target: within 10 %).
-function allowComparison (best, lossFreeCpu) {
+// A variant ('allow', 'buffer/interval', ...) against the plain balancer,
+// per receiver: loss-free rate, and master CPU per datagram at the highest
+// rate both were loss-free at (CPU per datagram falls with the rate, as
+// batches fill; target: within 10 %).
+function variantRatios (best, lossFreeCpu, variant, label) {
   const out = {}
   for (const receiver of RECEIVERS) {
     const without = `lb-${receiver}`
-    const withAllow = `${without}+allow`
-    const rate = best[without] ? +(best[withAllow] / best[without]).toFixed(3) : 0
-    const common = Object.keys(lossFreeCpu[without]).filter((r) => lossFreeCpu[withAllow][r]).map(Number)
+    const withVariant = `${without}+${variant}`
+    const rate = best[without] ? +(best[withVariant] / best[without]).toFixed(3) : 0
+    const common = Object.keys(lossFreeCpu[without]).filter((r) => lossFreeCpu[withVariant][r]).map(Number)
     const at = common.length ? Math.max(...common) : null
-    const [a, b] = at ? [lossFreeCpu[withAllow][at].master, lossFreeCpu[without][at].master] : []
+    const [a, b] = at ? [lossFreeCpu[withVariant][at].master, lossFreeCpu[without][at].master] : []
     const master = at ? +(a / b).toFixed(3) : null
-    out[receiver] = { lossFreeRate: rate, masterCpuAt: at, masterCpuUs: at ? { allow: a, without: b } : null, masterCpuPerDatagram: master }
-    console.log(`allow-list (${ALLOW.length} entries), ${receiver} receiver: loss-free rate ${best[withAllow]}/s vs ${best[without]}/s without (ratio ${rate}); master CPU µs per datagram at ${at}/s nominal ${a} vs ${b} (ratio ${master}); target: within 10 %`)
+    out[receiver] = { lossFreeRate: rate, masterCpuAt: at, masterCpuUs: at ? { [variant.split('/')[0]]: a, without: b } : null, masterCpuPerDatagram: master }
+    console.log(`${label}, ${receiver} receiver: loss-free rate ${best[withVariant]}/s vs ${best[without]}/s without (ratio ${rate}); master CPU µs per datagram at ${at}/s nominal ${a} vs ${b} (ratio ${master}); target: within 10 %`)
   }
   return out
 }
+
+process.on('exit', () => {
+  for (const dir of bufferDirs) fs.rmSync(dir, { recursive: true, force: true })
+})
 
 main().catch((err) => {
   console.error(err)

@@ -44,7 +44,7 @@ class Journal {
    *   (fdatasync once a second when written: a machine crash loses at most
    *   that second) or 'batch' (fdatasync per batch)
    */
-  constructor ({ dir, maxBytes, sync = 'interval' }) {
+  constructor ({ dir, maxBytes, sync = 'none' }) {
     this.dir = path.resolve(dir)
     this.maxBytes = maxBytes
     this.sync = sync

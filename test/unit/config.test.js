@@ -33,7 +33,7 @@ test('defaults fill in every base flag', () => {
     buffer: false,
     bufferDir: undefined,
     bufferMaxBytes: 1024 ** 3,
-    bufferSync: 'interval',
+    bufferSync: 'none',
     metricsWebConfig: undefined,
     respawnDelay: 100,
     maxCrashes: 10,
