@@ -116,7 +116,7 @@ class CounterWorker extends MongoWorker {
   }
 
   abandonPending () {
-    this.logger.error({ pending: this.counterStore.size }, 'database unavailable at shutdown: counter increments not stored (their messages are counted by the master as dropped.shutdown)')
+    this.logger.error({ pending: this.counterStore.size }, 'database unavailable at shutdown: counter increments not stored (their messages are counted by the master as dropped.shutdown, or kept in its disk buffer for the next start)')
     this.counterStore.clear()
   }
 

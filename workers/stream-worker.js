@@ -259,7 +259,7 @@ class StreamWorker extends MongoWorker {
     this.counts.dropped += pending + unconfirmed
     this.counterStore.clear()
     this.logger.error({ pending, unconfirmed, flushTimeout: this.settings.flushTimeout, uri: this.uri },
-      'database too slow or unavailable at shutdown: stream updates not stored (their messages are counted by the master as dropped.shutdown; unconfirmed ones may still land)')
+      'database too slow or unavailable at shutdown: stream updates not stored (their messages are counted by the master as dropped.shutdown, or kept in its disk buffer for the next start; unconfirmed ones may still land)')
   }
 
   async close () {

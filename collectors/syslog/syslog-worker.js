@@ -153,7 +153,7 @@ class SyslogWorker extends MongoWorker {
     const unconfirmed = this.writing ? this.writing.length : 0
     this.counts.dropped += this.buffer.length + unconfirmed
     this.logger.error({ pending: this.buffer.length, unconfirmed, uri: this.uri },
-      'database too slow or unavailable at shutdown: syslog messages not stored (counted by the master as dropped.shutdown; unconfirmed ones may still land)')
+      'database too slow or unavailable at shutdown: syslog messages not stored (counted by the master as dropped.shutdown, or kept in its disk buffer for the next start; unconfirmed ones may still land)')
     this.buffer = []
     this.counterStore.clear()
   }
