@@ -18,11 +18,11 @@ async function main (argv) {
   const name = ALIASES[given] || given
   if (!COMMANDS.includes(name)) {
     process.stderr.write(given ? `collector: unknown command ${JSON.stringify(given)}\n\n` : '')
-    process.stderr.write(require('./commands/help').text())
+    process.stderr.write(require('../app/commands/help').text())
     return EXIT_USAGE
   }
   try {
-    return await require(`./commands/${name}`).run(rest, { command: name })
+    return await require(`../app/commands/${name}`).run(rest, { command: name })
   } catch (err) {
     return report(err)
   }

@@ -11,13 +11,13 @@
 // (collector_demo_<pid>_<time>), and removes only what it created: that
 // database on a server it was given, the server it started.
 const dgram = require('node:dgram')
-const { commandConfig } = require('./commands/common')
+const { commandConfig } = require('../app/commands/common')
 const pino = require('pino')
 const { MongoClient } = require('mongodb')
 const RtcpCollector = require('../collectors/rtcp/rtcp-collector')
 const { startEmbeddedServer } = require('../lib/mongo/embedded-server')
 const { redactUri } = require('../lib/mongo/redact-uri')
-const { prettyStream } = require('../lib/ops/pretty-log')
+const { prettyStream } = require('../app/pretty-log')
 const RtcpSimulator = require('../collectors/rtcp/simulator')
 const { callAnalytics } = require('../collectors/rtcp/quality-analytics')
 

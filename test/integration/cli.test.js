@@ -10,7 +10,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { decodeRtcp } = require('../../collectors/rtcp/decoder')
 const { parseSyslog } = require('../../collectors/syslog/parser')
-const { readStats } = require('../../lib/ops/stats-file')
+const { readStats } = require('../../app/stats-file')
 const { waitFor } = require('../helpers/wait-for')
 
 const CLI = path.join(__dirname, '..', '..', 'bin', 'collector.js')

@@ -17,7 +17,7 @@ const { spawn } = require('node:child_process')
 const { MongoClient } = require('mongodb')
 const { startJavaServer } = require('../../lib/mongo/java-server')
 const { startEmbeddedServer } = require('../../lib/mongo/embedded-server')
-const launcher = require('../../lib/ops/launcher')
+const launcher = require('../../app/launcher')
 const { freePort } = require('../helpers/ports')
 const { runCli: cli } = require('../helpers/cli')
 

@@ -391,7 +391,7 @@ test('a bare duration is milliseconds in every command; a range error says so an
   const lb = LoadBalancerConfig.parse([...W, '--retry-delay', '250', '--drain-timeout', '5s'], {})
   assert.equal(lb.retryDelay, 250)
   assert.equal(lb.drainTimeout, 5000)
-  const simulate = require('../../bin/commands/simulate').Config
+  const simulate = require('../../app/commands/simulate').Config
   assert.equal(simulate.parse(['--target', '127.0.0.1:9', '--duration', '2s'], {}).duration, 2000)
   assert.equal(simulate.parse(['--target', '127.0.0.1:9', '--duration', '1500'], {}).duration, 1500)
   const err = problemsOf(() => simulate.parse(['--target', '127.0.0.1:9', '--duration', '5'], {}))

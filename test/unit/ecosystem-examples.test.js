@@ -8,7 +8,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
-const { loadCollector } = require('../../lib/ops/collector-registry')
+const { loadCollector } = require('../../app/collector-registry')
 
 const EXAMPLES = path.join(__dirname, '..', '..', 'examples')
 const FILES = ['ecosystem.config.js', 'ecosystem.multi-host.config.js']

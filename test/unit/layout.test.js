@@ -1,7 +1,9 @@
 'use strict'
-// The layout the README's "Concepts" table describes: nothing under lib/
-// imports from workers/, configs/ or collectors/; configs/ files stay small;
-// the master's option declarations never reach into the worker process.
+// The layout the README's "Concepts" table describes: lib/ is the runtime
+// and imports nothing above it (workers/, configs/, collectors/, the
+// application layer app/ and bin/), not even through a computed path;
+// configs/ files stay small; the worker process's code never reaches into
+// the master's.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -22,12 +24,52 @@ function requiresOf (file) {
   return [...text.matchAll(/require\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g)].map((m) => path.resolve(path.dirname(file), m[1]))
 }
 
-test('nothing under lib/ imports from workers/, configs/ or collectors/', () => {
-  const upward = ['workers', 'configs', 'collectors'].map((d) => path.join(ROOT, d) + path.sep)
+const ABOVE_LIB = ['workers', 'configs', 'collectors', 'app', 'bin']
+
+test('nothing under lib/ imports from workers/, configs/, collectors/, app/ or bin/', () => {
+  const upward = ABOVE_LIB.map((d) => path.join(ROOT, d) + path.sep)
   const found = []
   for (const file of jsFiles(path.join(ROOT, 'lib'))) {
     for (const target of requiresOf(file)) {
       if (upward.some((dir) => target.startsWith(dir))) found.push(`${path.relative(ROOT, file)} → ${path.relative(ROOT, target)}`)
+    }
+  }
+  assert.deepEqual(found, [])
+})
+
+// A require of a computed path, or a path built from __dirname that leaves
+// lib/, would get round the test above. The ones lib/ needs are listed with
+// why: anything else fails.
+const COMPUTED_REQUIRES = {
+  'lib/worker/load-worker.js': 'the user\'s worker module, by the path the user gave',
+  'lib/protocols/native-udp-socket.js': 'the native receive addon built on install (native/, not code above lib/)'
+}
+const PATHS_OUT_OF_LIB = {
+  'lib/mongo/java-build.js': 'java/: the embedded server\'s sources and jars, built and run as a process'
+}
+
+test('lib/ reaches nothing above it through a computed require or a path out of lib/', () => {
+  const found = []
+  for (const file of jsFiles(path.join(ROOT, 'lib'))) {
+    const rel = path.relative(ROOT, file)
+    const text = fs.readFileSync(file, 'utf8')
+    const computed = [...text.matchAll(/\brequire\(\s*(?!['"][^'"]*['"]\s*\))/g)]
+    if (computed.length > 0 && !COMPUTED_REQUIRES[rel]) found.push(`${rel}: require of a computed path`)
+    for (const m of text.matchAll(/path\.(?:join|resolve)\(\s*__dirname\s*((?:,\s*'[^']*'\s*)+)\)/g)) {
+      const parts = [...m[1].matchAll(/'([^']*)'/g)].map((p) => p[1])
+      const target = path.resolve(path.dirname(file), ...parts)
+      if (!target.startsWith(path.join(ROOT, 'lib') + path.sep) && !PATHS_OUT_OF_LIB[rel]) found.push(`${rel}: path to ${path.relative(ROOT, target)}`)
+    }
+  }
+  assert.deepEqual(found, [])
+})
+
+test('the application layer (app/) is imported only by bin/, app/ itself, tests and benchmarks', () => {
+  const app = path.join(ROOT, 'app') + path.sep
+  const found = []
+  for (const dir of ['lib', 'workers', 'configs', 'collectors', 'exceptions']) {
+    for (const file of jsFiles(path.join(ROOT, dir))) {
+      for (const target of requiresOf(file)) if (target.startsWith(app)) found.push(`${path.relative(ROOT, file)} → ${path.relative(ROOT, target)}`)
     }
   }
   assert.deepEqual(found, [])

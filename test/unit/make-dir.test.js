@@ -6,7 +6,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { makeDir, PRIVATE_DIR } = require('../../lib/shared/make-dir')
-const { writeStats, writeFailure } = require('../../lib/ops/stats-file')
+const { writeStats, writeFailure } = require('../../app/stats-file')
 
 test('makeDir creates the missing levels and accepts an existing directory', (t) => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'make-dir-'))

@@ -8,7 +8,7 @@ const path = require('node:path')
  * (also `npm start`), run as a child with the terminal so Ctrl-C reaches it.
  */
 function run (argv) {
-  const child = spawn(process.execPath, [path.join(__dirname, '..', 'demo.js'), ...argv], { stdio: 'inherit' })
+  const child = spawn(process.execPath, [path.join(__dirname, '..', '..', 'bin', 'demo.js'), ...argv], { stdio: 'inherit' })
   process.on('SIGINT', () => {}) // the child drains and reports; we wait for it
   return new Promise((resolve) => child.on('exit', (code) => resolve(code === null ? 1 : code)))
 }

@@ -1,16 +1,16 @@
 'use strict'
 
-const launcher = require('../../lib/ops/launcher')
+const launcher = require('../launcher')
 const { takePositionals, launcherOptions, usageError } = require('./common')
 
-const USAGE = 'collector stop <name>'
+const USAGE = 'collector restart <name>'
 
-/** `collector stop <name>`: drains, then PM2 marks it stopped. */
+/** `collector restart <name>`: rolling restart of the workers; waits until done. */
 async function run (argv) {
   const { values: [name], rest } = takePositionals(argv, ['name'], USAGE)
   if (rest.length) throw usageError(`unexpected argument(s): ${rest.join(' ')}\nusage: ${USAGE}`)
-  const proc = await launcher.stop(name, launcherOptions())
-  process.stdout.write(`stopped ${name} (${proc ? proc.status : 'gone'})\n`)
+  await launcher.restart(name, launcherOptions())
+  process.stdout.write(`restarted the workers of ${name}, one at a time\n`)
   return 0
 }
 

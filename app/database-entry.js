@@ -8,7 +8,7 @@
 
 const { startEmbeddedServer, defaultDbPath } = require('../lib/mongo/embedded-server')
 const { commandConfig } = require('./commands/common')
-const EXIT = require('../lib/ops/exit-codes')
+const EXIT = require('./exit-codes')
 
 const USAGE = 'collector db run [--port 27017] [--host 127.0.0.1] [--db-path DIR] [--db-memory]'
 const Config = commandConfig(USAGE, {

@@ -1,6 +1,6 @@
 'use strict'
 
-const { readStats, writesOf } = require('../../lib/ops/stats-file')
+const { readStats, writesOf } = require('../stats-file')
 const { commandConfig, takePositionals, defaultStatsDir, formatTable, formatUptime, formatBytes } = require('./common')
 
 const USAGE = 'collector status <name> [--json]'

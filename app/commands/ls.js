@@ -1,7 +1,7 @@
 'use strict'
 
-const launcher = require('../../lib/ops/launcher')
-const { readStats } = require('../../lib/ops/stats-file')
+const launcher = require('../launcher')
+const { readStats } = require('../stats-file')
 const { commandConfig, launcherOptions, defaultStatsDir, formatTable, formatUptime } = require('./common')
 
 const Config = commandConfig('collector ls [--json]', {

@@ -1,7 +1,7 @@
 'use strict'
 
-const launcher = require('../../lib/ops/launcher')
-const { loadCollector } = require('../../lib/ops/collector-registry')
+const launcher = require('../launcher')
+const { loadCollector } = require('../collector-registry')
 const { takePositionals, launcherOptions } = require('./common')
 
 const USAGE = 'collector start <collector> [flags] | collector start <name>'

@@ -1,16 +1,16 @@
 'use strict'
 
-const launcher = require('../../lib/ops/launcher')
+const launcher = require('../launcher')
 const { takePositionals, launcherOptions, usageError } = require('./common')
 
-const USAGE = 'collector restart <name>'
+const USAGE = 'collector stop <name>'
 
-/** `collector restart <name>`: rolling restart of the workers; waits until done. */
+/** `collector stop <name>`: drains, then PM2 marks it stopped. */
 async function run (argv) {
   const { values: [name], rest } = takePositionals(argv, ['name'], USAGE)
   if (rest.length) throw usageError(`unexpected argument(s): ${rest.join(' ')}\nusage: ${USAGE}`)
-  await launcher.restart(name, launcherOptions())
-  process.stdout.write(`restarted the workers of ${name}, one at a time\n`)
+  const proc = await launcher.stop(name, launcherOptions())
+  process.stdout.write(`stopped ${name} (${proc ? proc.status : 'gone'})\n`)
   return 0
 }
 

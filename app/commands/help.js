@@ -1,6 +1,6 @@
 'use strict'
 
-const { builtIns } = require('../../lib/ops/collector-registry')
+const { builtIns } = require('../collector-registry')
 
 const LINES = [
   ['run <collector> [flags]', 'run a collector in the foreground (Ctrl-C drains and exits)'],

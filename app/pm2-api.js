@@ -7,7 +7,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const pm2 = require('pm2')
-const CollectorError = require('../../exceptions/collector-error')
+const CollectorError = require('../exceptions/collector-error')
 const EXIT = require('./exit-codes')
 
 /*
@@ -19,7 +19,7 @@ const EXIT = require('./exit-codes')
  * ignore SIGINT/SIGTERM on purpose (the master drains them), PM2 waits for
  * every pid of the tree to leave, and its SIGKILL after kill_timeout takes
  * the workers too, so no worker is orphaned. A config error and a failed
- * start (lib/ops/exit-codes.js) are not restarted: restarting fixes neither.
+ * start (app/exit-codes.js) are not restarted: restarting fixes neither.
  */
 const APP_DEFAULTS = Object.freeze({
   exec_mode: 'fork',

@@ -1,6 +1,6 @@
 'use strict'
 
-const { readAllStats, writesOf } = require('../../lib/ops/stats-file')
+const { readAllStats, writesOf } = require('../stats-file')
 const { commandConfig, defaultStatsDir, formatTable, formatUptime, formatBytes } = require('./common')
 
 const Config = commandConfig('collector top [--once] [--interval 1s] [--all]', {

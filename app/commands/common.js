@@ -4,7 +4,7 @@
 
 const ArgvConfig = require('../../configs/argv-config')
 const CollectorError = require('../../exceptions/collector-error')
-const { statsDir } = require('../../lib/ops/stats-file')
+const { statsDir } = require('../stats-file')
 
 /**
  * A config class for a command's own flags, on the same argv engine as the

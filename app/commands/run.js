@@ -11,7 +11,7 @@ const USAGE = 'collector run <collector> [flags]'
  */
 async function run (argv) {
   const { values: [collector], rest } = takePositionals(argv, ['collector'], USAGE)
-  await require('../../lib/ops/collector-entry').main([collector, ...rest])
+  await require('../collector-entry').main([collector, ...rest])
   return null
 }
 

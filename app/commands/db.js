@@ -1,6 +1,6 @@
 'use strict'
 
-const launcher = require('../../lib/ops/launcher')
+const launcher = require('../launcher')
 const { defaultDbPath } = require('../../lib/mongo/embedded-server')
 const { pingMongo } = require('../../lib/mongo/resolve-mongo')
 const { takePositionals, launcherOptions, usageError } = require('./common')
@@ -16,11 +16,11 @@ const USAGE = 'collector db run|start|stop|status [--port 27017] [--host 127.0.0
 async function run (argv) {
   if (argv[0] === '--help' || argv[0] === '-h') {
     process.stdout.write(`usage: ${USAGE}\n\n`)
-    return require('../db').Config.printHelp()
+    return require('../database-entry').Config.printHelp()
   }
   const { values: [action], rest } = takePositionals(argv, ['run|start|stop|status'], USAGE)
   switch (action) {
-    case 'run': return require('../db').main(rest)
+    case 'run': return require('../database-entry').main(rest)
     case 'start': return start(rest)
     case 'stop': return stop(rest)
     case 'status': return status(rest)
@@ -29,7 +29,7 @@ async function run (argv) {
 }
 
 async function start (argv) {
-  const { Config } = require('../db')
+  const { Config } = require('../database-entry')
   const config = Config.parse(argv) // a bad flag fails here, not in a PM2 log
   if (config.help) return Config.printHelp()
   const proc = await launcher.startDatabase(argv, launcherOptions())
@@ -51,7 +51,7 @@ async function status (argv) {
     process.stdout.write('the database is not running under PM2 (start it with `collector db start`)\n')
     return 1
   }
-  const config = require('../db').Config.parse(proc.args, {})
+  const config = require('../database-entry').Config.parse(proc.args, {})
   const uri = `mongodb://${config.host}:${config.port}`
   const answers = proc.status === 'online' && await pingMongo(uri)
   process.stdout.write([

@@ -1,6 +1,6 @@
 'use strict'
 
-const launcher = require('../../lib/ops/launcher')
+const launcher = require('../launcher')
 const { takePositionals, launcherOptions, usageError } = require('./common')
 
 const USAGE = 'collector delete <name>'

@@ -4,21 +4,21 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const CollectorError = require('../../exceptions/collector-error')
+const CollectorError = require('../exceptions/collector-error')
 const { APP_DEFAULTS, withPm2, call, findApp, removeApp } = require('./pm2-api')
-const { findExecutable } = require('../mongo/find-executable')
-const { ensureJavaServerBuilt } = require('../mongo/java-build')
+const { findExecutable } = require('../lib/mongo/find-executable')
+const { ensureJavaServerBuilt } = require('../lib/mongo/java-build')
 
 /** The PM2 app of the shared embedded database (`collector db start`). */
 const DB_APP = 'collector-db'
-const DB_ENTRY = path.join(__dirname, '..', '..', 'bin', 'db.js')
+const DB_ENTRY = path.join(__dirname, 'database-entry.js')
 
 /**
  * Starts the embedded database under PM2 (`collector db start`), so that the
  * collectors started with `collector start` share one server that none of
  * them stops. Resolves once it listens; rejects with its own one-line reason
  * (and leaves no PM2 app behind) when it cannot start.
- * @param {string[]} argv its flags (bin/db.js: --port, --host, --db-path, --db-memory)
+ * @param {string[]} argv its flags (app/database-entry.js: --port, --host, --db-path, --db-memory)
  * @param {{ pm2Home?: string, env?: object }} [options]
  * @returns {Promise<{ name: string, pid: number, status: string, args: string[] }>}
  */

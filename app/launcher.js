@@ -2,7 +2,8 @@
 
 const path = require('node:path')
 const async = require('async')
-const CollectorError = require('../../exceptions/collector-error')
+const CollectorError = require('../exceptions/collector-error')
+const { toKebab } = require('../configs/flag-definitions')
 const { loadCollector } = require('./collector-registry')
 const stats = require('./stats-file')
 const { APP_DEFAULTS, killTimeout, withPm2, call, removeApp, killDaemon } = require('./pm2-api')
@@ -285,8 +286,7 @@ function secretNames (flags) {
   const names = new Map()
   for (const [name, def] of Object.entries(flags)) {
     if (!def.secret) continue
-    const kebab = name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)
-    for (const alias of [name, kebab, ...[].concat(def.alias || [])]) names.set(alias, def)
+    for (const alias of [name, toKebab(name), ...[].concat(def.alias || [])]) names.set(alias, def)
   }
   return names
 }

@@ -2,8 +2,9 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const CollectorError = require('../../exceptions/collector-error')
-const LoadBalancer = require('../master/load-balancer')
+const CollectorError = require('../exceptions/collector-error')
+const LoadBalancer = require('../lib/master/load-balancer')
+const LoadBalancerConfig = require('../configs/load-balancer-config')
 
 /**
  * A collector module is a CommonJS module exporting
@@ -18,14 +19,14 @@ const LoadBalancer = require('../master/load-balancer')
  *
  * @typedef {object} CollectorModule
  * @property {typeof LoadBalancer} Collector
- * @property {typeof import('../../configs/load-balancer-config')} Config
+ * @property {typeof LoadBalancerConfig} Config
  * @property {string} [description]
  */
 
 /** Built-in collector names → module paths, resolved only when used. */
 const BUILT_INS = Object.freeze({
-  rtcp: path.join(__dirname, '..', '..', 'collectors', 'rtcp', 'index.js'),
-  syslog: path.join(__dirname, '..', '..', 'collectors', 'syslog', 'index.js')
+  rtcp: path.join(__dirname, '..', 'collectors', 'rtcp', 'index.js'),
+  syslog: path.join(__dirname, '..', 'collectors', 'syslog', 'index.js')
 })
 
 /**
@@ -86,7 +87,7 @@ function loadCollector (target, cwd) {
 function checkModule (exported, target) {
   const problems = []
   if (!exported || !isSubclass(exported.Collector, LoadBalancer, COLLECTOR_METHODS)) problems.push('Collector must be a class extending LoadBalancer')
-  if (!exported || !isSubclass(exported.Config, null, CONFIG_METHODS)) problems.push('Config must be a class extending LoadBalancerConfig')
+  if (!exported || !isSubclass(exported.Config, LoadBalancerConfig, CONFIG_METHODS)) problems.push('Config must be a class extending LoadBalancerConfig')
   if (problems.length) {
     throw new CollectorError(`collector ${target} is not a collector module: ${problems.join('; ')}`, 'ERR_INVALID_COLLECTOR', { target })
   }
@@ -96,11 +97,10 @@ const COLLECTOR_METHODS = ['start', 'stop', 'restart', 'stats']
 const CONFIG_METHODS = ['getConfig', 'help']
 
 // A user's module may extend its own installed copy of this package, so a
-// class with the right methods passes too (the config is known by its
-// methods alone: lib/ does not import configs/).
+// class with the right methods passes too.
 function isSubclass (candidate, base, methods) {
   if (typeof candidate !== 'function' || !candidate.prototype) return false
-  if (base && (candidate === base || candidate.prototype instanceof base)) return true
+  if (candidate === base || candidate.prototype instanceof base) return true
   return methods.every((name) => typeof candidate.prototype[name] === 'function')
 }
 

@@ -2,8 +2,8 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../shared/make-dir')
-const { stateHome } = require('../shared/state-dir')
+const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../lib/shared/make-dir')
+const { stateHome } = require('../lib/shared/state-dir')
 
 /** Version of the stats-file layout; bumped on incompatible changes. */
 const FORMAT = 1

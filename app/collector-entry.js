@@ -2,7 +2,7 @@
 
 // The process entry of one collector, run under PM2 by the launcher and in
 // the foreground by `collector run`:
-//   node lib/ops/collector-entry.js <collector name|path> [flags]
+//   node app/collector-entry.js <collector name|path> [flags]
 // It owns the process: signals (SIGINT/SIGTERM drain and exit 0, or 1 if
 // messages were dropped at shutdown; a second signal forces exit 1, the same
 // signal again within SAME_SIGNAL_MS being the same one; SIGUSR2 rolls the
@@ -16,7 +16,7 @@ const { loadCollector } = require('./collector-registry')
 const { createMetrics } = require('./metrics')
 const stats = require('./stats-file')
 const { prettyStream } = require('./pretty-log')
-const { briefError } = require('../shared/logger')
+const { briefError } = require('../lib/shared/logger')
 
 const STATS_INTERVAL_MS = 1000
 const EXIT = require('./exit-codes')

@@ -1,8 +1,8 @@
 'use strict'
 
 const fs = require('node:fs')
-const launcher = require('../../lib/ops/launcher')
-const { lineFormatter } = require('../../lib/ops/pretty-log')
+const launcher = require('../launcher')
+const { lineFormatter } = require('../pretty-log')
 const { commandConfig, takePositionals, launcherOptions } = require('./common')
 
 const USAGE = 'collector logs <name> [--lines N] [--follow] [--json]'
