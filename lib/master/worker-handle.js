@@ -34,7 +34,7 @@ const BACKLOG_BATCH_DELAY_MS = 25
  */
 class WorkerHandle extends EventEmitter {
   /**
-   * @param {object} clusterWorker
+   * @param {import('node:cluster').Worker} clusterWorker the forked process (not the user's Worker, which lives in it)
    * @param {number} slot
    * @param {object} options the balancer's options
    * @param {{ runId: string, next(): number }} batchIds the master's batch identities
@@ -42,10 +42,11 @@ class WorkerHandle extends EventEmitter {
    */
   constructor (clusterWorker, slot, { batchSize, batchDelay = 0, maxInFlight }, batchIds, journal = null) {
     super()
-    this.worker = clusterWorker
+    this.clusterWorker = clusterWorker
     this.id = clusterWorker.id
     this.pid = clusterWorker.process.pid
-    this.key = originOf(batchIds.runId, clusterWorker.id)
+    // Stamped on every batch first sent to this worker (not lb.key(), a message's flow key).
+    this.origin = originOf(batchIds.runId, clusterWorker.id)
     this.slot = slot
     this.state = 'starting' // → ready → closing → gone
     this.startedAt = Date.now()
@@ -62,13 +63,15 @@ class WorkerHandle extends EventEmitter {
     this.journal = journal
     this.backlog = [] // batches waiting for room, oldest first; sent in this order
     this.buffered = 0 // messages in the backlog
-    this.buffer = Buffer.allocUnsafe(BATCH_BYTES)
-    this.offset = 0
-    this.count = 0
-    this.kind = KIND_UDP
-    this.flushTimer = null
+    // The batch being filled (in memory; not the disk buffer): its bytes up
+    // to pendingLength, its message count, kind and first message's time.
+    this.pendingBytes = Buffer.allocUnsafe(BATCH_BYTES)
+    this.pendingLength = 0
+    this.pendingCount = 0
+    this.pendingKind = KIND_UDP
+    this.pendingTimer = null
     this.timerIsTimeout = false
-    this.flushNow = () => this.flush()
+    this.sendPendingNow = () => this.sendPending()
     clusterWorker.on('message', (message) => this.onMessage(message))
     // A send to a worker that just died fails later with EPIPE as an 'error'
     // event; unhandled it would kill the master. The exit handler takes the
@@ -92,10 +95,10 @@ class WorkerHandle extends EventEmitter {
     const remote = remoteOf(message) || NO_REMOTE
     const kind = message.rinfo ? KIND_UDP : KIND_TCP
     const size = entrySize(message.data, remote.address)
-    if (this.count > 0 && (kind !== this.kind || this.offset + size > this.buffer.length)) this.flush()
-    if (size > this.buffer.length) return this.sendAlone(message, remote, kind, size)
-    this.kind = kind
-    this.offset = writeEntry(this.buffer, this.offset, message.data, remote.address, remote.port)
+    if (this.pendingCount > 0 && (kind !== this.pendingKind || this.pendingLength + size > this.pendingBytes.length)) this.sendPending()
+    if (size > this.pendingBytes.length) return this.sendAlone(message, remote, kind, size)
+    this.pendingKind = kind
+    this.pendingLength = writeEntry(this.pendingBytes, this.pendingLength, message.data, remote.address, remote.port)
     this.appended()
   }
 
@@ -105,22 +108,22 @@ class WorkerHandle extends EventEmitter {
    */
   pushEntry (buf, start, end) {
     const size = end - start
-    if (this.count > 0 && (this.kind !== KIND_UDP || this.offset + size > this.buffer.length)) this.flush()
-    this.kind = KIND_UDP
-    buf.copy(this.buffer, this.offset, start, end)
-    this.offset += size
+    if (this.pendingCount > 0 && (this.pendingKind !== KIND_UDP || this.pendingLength + size > this.pendingBytes.length)) this.sendPending()
+    this.pendingKind = KIND_UDP
+    buf.copy(this.pendingBytes, this.pendingLength, start, end)
+    this.pendingLength += size
     this.appended()
   }
 
   appended () {
-    if (this.count === 0) this.firstAt = Date.now()
-    this.count++
+    if (this.pendingCount === 0) this.pendingSince = Date.now()
+    this.pendingCount++
     this.dispatched++
     this.inFlight++
-    if (this.count >= this.batchSize) this.flush()
-    else if (this.flushTimer === null) {
+    if (this.pendingCount >= this.batchSize) this.sendPending()
+    else if (this.pendingTimer === null) {
       const delay = this.backlog.length > 0 ? BACKLOG_BATCH_DELAY_MS : this.batchDelay
-      this.flushTimer = delay > 0 ? setTimeout(this.flushNow, delay) : setImmediate(this.flushNow)
+      this.pendingTimer = delay > 0 ? setTimeout(this.sendPendingNow, delay) : setImmediate(this.sendPendingNow)
       this.timerIsTimeout = delay > 0
     }
   }
@@ -133,14 +136,18 @@ class WorkerHandle extends EventEmitter {
     this.dispatchBatch(this.newBatch(kind, bytes, 1))
   }
 
-  /** Sends the pending batch, keeping its own copy of the bytes until it is acknowledged. */
-  flush () {
-    if (this.flushTimer !== null) {
-      if (this.timerIsTimeout) clearTimeout(this.flushTimer)
-      else clearImmediate(this.flushTimer)
-      this.flushTimer = null
+  /**
+   * Sends the batch being filled (if any) over IPC now, keeping its own copy
+   * of the bytes until it is acknowledged. Not a Worker's flush(): that one
+   * writes to the database, in the worker process.
+   */
+  sendPending () {
+    if (this.pendingTimer !== null) {
+      if (this.timerIsTimeout) clearTimeout(this.pendingTimer)
+      else clearImmediate(this.pendingTimer)
+      this.pendingTimer = null
     }
-    const batch = this.takeBatch()
+    const batch = this.takePending()
     if (batch) this.dispatchBatch(batch)
   }
 
@@ -194,18 +201,18 @@ class WorkerHandle extends EventEmitter {
     }
   }
 
-  takeBatch () {
-    if (this.count === 0) return null
-    const bytes = Buffer.allocUnsafeSlow(this.offset)
-    this.buffer.copy(bytes, 0, 0, this.offset)
-    const batch = this.newBatch(this.kind, bytes, this.count, this.firstAt)
-    this.offset = 0
-    this.count = 0
+  takePending () {
+    if (this.pendingCount === 0) return null
+    const bytes = Buffer.allocUnsafeSlow(this.pendingLength)
+    this.pendingBytes.copy(bytes, 0, 0, this.pendingLength)
+    const batch = this.newBatch(this.pendingKind, bytes, this.pendingCount, this.pendingSince)
+    this.pendingLength = 0
+    this.pendingCount = 0
     return batch
   }
 
   newBatch (kind, bytes, count, receivedAt = Date.now()) {
-    return createBatch(kind, bytes, count, this.batchIds.next(), this.key, receivedAt)
+    return createBatch(kind, bytes, count, this.batchIds.next(), this.origin, receivedAt)
   }
 
   sendBatch (batch) {
@@ -236,7 +243,7 @@ class WorkerHandle extends EventEmitter {
    * being filled (which, with a disk buffer, is appended to it now).
    */
   takeUndelivered () {
-    const pending = this.takeBatch()
+    const pending = this.takePending()
     const batches = this.unacked.concat(this.backlog)
     if (pending) {
       if (this.journal !== null) this.journal.append(pending)
@@ -255,9 +262,9 @@ class WorkerHandle extends EventEmitter {
   }
 
   send (message) {
-    if (this.state === 'gone' || !this.worker.isConnected()) return false
+    if (this.state === 'gone' || !this.clusterWorker.isConnected()) return false
     try {
-      this.worker.send(message)
+      this.clusterWorker.send(message)
       return true
     } catch {
       return false
@@ -298,7 +305,7 @@ class WorkerHandle extends EventEmitter {
 
   /** Resolves once every message sent to this worker is acknowledged (or it is gone). */
   waitIdle () {
-    this.flush()
+    this.sendPending()
     if (this.inFlight === 0 || this.state === 'gone') return Promise.resolve()
     return new Promise((resolve) => {
       const done = () => {

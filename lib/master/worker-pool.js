@@ -153,26 +153,26 @@ class WorkerPool extends EventEmitter {
     const { options } = this
     cluster.setupPrimary({
       exec: WORKER_ENTRY,
-      args: ['--collector', options.name, '--slot', String(slot)],
+      args: ipc.workerArgs(options.name, slot),
       execArgv: process.execArgv.filter((arg) => !arg.startsWith('--test')),
       serialization: 'advanced'
     })
-    const worker = cluster.fork({
-      COLLECTOR_WORKER_MODULE: options.worker,
-      COLLECTOR_WORKER_OPTIONS: JSON.stringify(options.workerOptions || {}),
-      COLLECTOR_NAME: options.name,
-      COLLECTOR_SLOT: String(slot),
+    const clusterWorker = cluster.fork(ipc.workerEnv({
+      module: options.worker,
+      options: options.workerOptions,
+      collectorName: options.name,
+      slot,
       // Records below the master's level are dropped in the worker, before IPC.
-      COLLECTOR_WORKER_LOG_LEVEL: String(minLevel(this.logger))
-    })
-    const handle = new WorkerHandle(worker, slot, options, this.batchIds, this.journal)
+      logLevel: minLevel(this.logger)
+    }))
+    const handle = new WorkerHandle(clusterWorker, slot, options, this.batchIds, this.journal)
     this.live.add(handle)
     handle.on('bufferWriteFailed', (err) => this.emit('bufferWriteFailed', err))
     handle.on('bufferReadFailed', (err) => this.emit('bufferReadFailed', err))
     handle.on('log', (level, fields, msg) => this.logWorker(handle, level, fields, msg))
     handle.on('ack', () => this.emit('capacity'))
     handle.on('dropped', (reason, n) => this.emit('dropped', reason, n))
-    worker.on('exit', (code, signal) => this.onExit(handle, code, signal))
+    clusterWorker.on('exit', (code, signal) => this.onExit(handle, code, signal))
     return handle
   }
 
@@ -324,7 +324,7 @@ class WorkerPool extends EventEmitter {
     if (handle.state === 'gone') return Promise.resolve()
     this.takeOutOfRotation(handle)
     handle.state = 'closing'
-    handle.flush()
+    handle.sendPending()
     const gone = new Promise((resolve) => handle.once('gone', resolve))
     handle.send([ipc.SHUTDOWN])
     const timer = setTimeout(() => this.forceKill(handle), this.options.drainTimeout)
@@ -333,7 +333,7 @@ class WorkerPool extends EventEmitter {
 
   forceKill (handle) {
     this.logger.error({ worker: handle.id, inFlight: handle.inFlight, drainTimeout: this.options.drainTimeout }, 'worker did not drain in time; killing it')
-    handle.worker.process.kill('SIGKILL')
+    handle.clusterWorker.process.kill('SIGKILL')
   }
 
   /** Drains and stops every worker; idempotent. */
@@ -348,7 +348,6 @@ class WorkerPool extends EventEmitter {
     this.state = 'stopped'
   }
 
-  /** Per-worker counters plus what each worker's own stats() reports. */
   /**
    * Each live worker's own stats (its Worker#stats(), over IPC): a Map from
    * handle to `{ custom, at }`, `at` when the reply came (null custom if

@@ -1,11 +1,18 @@
 'use strict'
 
+const WorkerDownError = require('../../exceptions/worker-down-error')
+const { LEVELS } = require('./logger')
+
+// The contract between the master (lib/master/worker-pool.js) and the worker
+// entry it forks (lib/worker/worker-entry.js): the tags of the IPC messages,
+// then the environment and argv each worker starts with.
+
 // Tags of the arrays exchanged between the master and its workers over the
 // cluster IPC channel (advanced serialization, so Buffers travel as bytes).
-module.exports = Object.freeze({
+const TAGS = Object.freeze({
   // master → worker: [BATCH, kind, buffer, count, batchId, origin, redelivered, receivedAt]
-  // batchId: unique in this master run (see batch-ids.js); origin: the key of
-  // the worker it was first sent to; redelivered: a worker holding it died;
+  // batchId: unique in this master run (see batch-ids.js); origin: the identity
+  // of the worker it was first sent to; redelivered: a worker holding it died;
   // receivedAt: when the master received its first message (epoch ms).
   BATCH: 1,
   // worker → master: [ACK, batches, processed, failed, dropped | null]
@@ -21,3 +28,84 @@ module.exports = Object.freeze({
   LOG: 9, // worker → master: [LOG, level, fields, message]
   ROLE: 10 // master → worker: [ROLE, { leader }]
 })
+
+/**
+ * Every variable the master sets for a worker. All share a prefix that no
+ * option's environment name (COLLECTOR_<FLAG>, lib/master/options.js) may
+ * start with, so a collector's own environment (say COLLECTOR_NAME for its
+ * --name) never reaches a worker as part of this contract, nor the reverse
+ * (test/unit/worker-env.test.js checks it against the option table).
+ */
+const WORKER_ENV_PREFIX = 'COLLECTOR_WORKER_'
+const WORKER_ENV = Object.freeze({
+  module: 'COLLECTOR_WORKER_MODULE', // absolute path of the user's worker module
+  options: 'COLLECTOR_WORKER_OPTIONS', // the workerOptions object, as JSON
+  collectorName: 'COLLECTOR_WORKER_COLLECTOR_NAME', // the balancer's `name`
+  slot: 'COLLECTOR_WORKER_SLOT', // 0..instances-1, inherited by a replacement
+  logLevel: 'COLLECTOR_WORKER_LOG_LEVEL' // index in LEVELS (logger.js); records below it stay in the worker
+})
+
+/**
+ * The master's side: the environment of a worker it forks. Credentials stay
+ * out of argv (`ps` shows it); workerOptions travel here for that reason.
+ * @param {{ module: string, options: object, collectorName: string, slot: number, logLevel: number }} contract
+ */
+function workerEnv (contract) {
+  return {
+    [WORKER_ENV.module]: contract.module,
+    [WORKER_ENV.options]: JSON.stringify(contract.options || {}),
+    [WORKER_ENV.collectorName]: contract.collectorName,
+    [WORKER_ENV.slot]: String(contract.slot),
+    [WORKER_ENV.logLevel]: String(contract.logLevel)
+  }
+}
+
+/** The worker's argv: only there for `ps` and `top`, never read back. */
+function workerArgs (collectorName, slot) {
+  return ['--name', collectorName, '--slot', String(slot)]
+}
+
+/**
+ * The worker's side: reads and checks the contract from its environment.
+ * Throws a WorkerDownError (ERR_WORKER_DOWN) naming the variable when one is
+ * missing or malformed: a worker entry started by hand, or by a master of
+ * another version.
+ * @returns {{ module: string, options: object, collectorName: string, slot: number, logLevel: number }}
+ */
+function readWorkerEnv (env = process.env) {
+  const text = (key) => {
+    const value = env[WORKER_ENV[key]]
+    if (typeof value !== 'string' || value === '') throw envError(key, 'is missing (the master sets it when it forks the worker)')
+    return value
+  }
+  const integer = (key, max) => {
+    const value = text(key)
+    if (!/^\d+$/.test(value) || Number(value) > max) throw envError(key, `must be an integer from 0 to ${max}, got ${JSON.stringify(value)}`)
+    return Number(value)
+  }
+  const modulePath = text('module')
+  const json = text('options')
+  let options
+  try {
+    options = JSON.parse(json)
+  } catch (err) {
+    // Not err.message: V8 quotes the text, and workerOptions may hold a credential.
+    const at = /position (\d+)/.exec(err.message)
+    throw envError('options', `is not JSON${at ? ` (at character ${at[1]})` : ''}`)
+  }
+  if (options === null || typeof options !== 'object') throw envError('options', `must be a JSON object, got ${JSON.stringify(options)}`)
+  return {
+    module: modulePath,
+    options,
+    collectorName: text('collectorName'),
+    slot: integer('slot', Number.MAX_SAFE_INTEGER),
+    logLevel: integer('logLevel', LEVELS.length) // LEVELS.length: 'silent'
+  }
+}
+
+function envError (key, problem) {
+  const variable = WORKER_ENV[key]
+  return new WorkerDownError(`worker environment: ${variable} ${problem}`, { variable })
+}
+
+module.exports = Object.freeze({ ...TAGS, WORKER_ENV, WORKER_ENV_PREFIX, workerEnv, workerArgs, readWorkerEnv })

@@ -17,17 +17,16 @@ const clusterDisconnectListeners = process.listeners('disconnect')
 async function main () {
   let runtime
   try {
-    const options = JSON.parse(process.env.COLLECTOR_WORKER_OPTIONS || '{}')
-    const worker = instantiateWorker(process.env.COLLECTOR_WORKER_MODULE, options)
-    runtime = new WorkerRuntime(worker)
+    const contract = ipc.readWorkerEnv(process.env)
+    const worker = instantiateWorker(contract.module, contract.options)
+    runtime = new WorkerRuntime(worker, process, { minLevel: contract.logLevel })
     worker.logger = runtime.createLogger()
-    worker.slot = Number(process.env.COLLECTOR_SLOT)
-    worker.collectorName = process.env.COLLECTOR_NAME
+    worker.slot = contract.slot
+    worker.collectorName = contract.collectorName
     process.on('message', (message) => runtime.onMessage(message))
     await worker.init()
   } catch (err) {
-    const detail = err && err.message ? err.message : String(err)
-    return process.send([ipc.INIT_FAILED, detail], () => process.exit(1))
+    return failStart(err)
   }
   // The master died: cluster's exit(0) would throw away everything this
   // worker holds. Its listener goes (listeners the user's worker added stay);
@@ -39,6 +38,16 @@ async function main () {
     runtime.shutdown()
   })
   process.send([ipc.READY])
+}
+
+// The master learns why over IPC (it raises WorkerDownError with the
+// message). Started by hand there is no channel: one line on stderr, with
+// the error's code, instead of a stack trace.
+function failStart (err) {
+  const detail = err && err.message ? err.message : String(err)
+  if (typeof process.send === 'function') return process.send([ipc.INIT_FAILED, detail], () => process.exit(1))
+  process.stderr.write(`collector-cluster worker: ${err && err.code ? `${err.code}: ` : ''}${detail}\n`)
+  process.exitCode = 1
 }
 
 process.on('SIGINT', () => {})

@@ -22,14 +22,19 @@ const RUNTIME = Symbol.for('collector-cluster.worker-runtime')
  * another worker if this one dies).
  */
 class WorkerRuntime {
-  constructor (worker, channel = process) {
+  /**
+   * @param {object} worker the user's Worker
+   * @param {object} [channel] the IPC channel to the master
+   * @param {{ minLevel?: number }} [settings] minLevel: the master's log level (an index in LEVELS)
+   */
+  constructor (worker, channel = process, { minLevel = 0 } = {}) {
     this.worker = worker
     this.channel = channel
     // The run id of the origin last seen (a message key takes its run's id
     // from its batch's origin: the same when a later run replays it).
     this.origin = null
     this.runIdBytes = null
-    this.queue = []
+    this.queue = [] // BATCH messages not yet processed
     this.running = false
     this.shuttingDown = false
     this.processed = 0
@@ -38,7 +43,7 @@ class WorkerRuntime {
     this.lastFailureLog = 0
     this.idleWaiters = []
     // The master's level (an index in LEVELS): records below it never cross IPC.
-    this.minLevel = Number(process.env.COLLECTOR_WORKER_LOG_LEVEL || 0)
+    this.minLevel = minLevel
     this.seq = 0 // batches received; the checkpoint of a message is its batch's seq
     this.completed = 0 // every batch up to this seq has been through doWork
     this.storedThrough = 0
@@ -81,8 +86,9 @@ class WorkerRuntime {
     }
   }
 
-  enqueue (batch) {
-    this.queue.push(batch)
+  // The BATCH message as it came; run() decodes it in turn.
+  enqueue (message) {
+    this.queue.push(message)
     if (!this.running) this.run()
   }
 

@@ -1,0 +1,54 @@
+'use strict'
+// The master→worker environment (lib/shared/ipc.js) across a real fork:
+// what a forked worker sees, and the one-line error a bad environment gives.
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const path = require('node:path')
+const { spawn, fork } = require('node:child_process')
+const { once } = require('node:events')
+const ipc = require('../../lib/shared/ipc')
+const { fixture, startLb } = require('../helpers/lb')
+
+const WORKER_ENTRY = path.join(__dirname, '..', '..', 'lib', 'worker', 'worker-entry.js')
+const PROBE = fixture('contract-probe-worker.js')
+
+// The parent's own environment without any variable of ours.
+function cleanEnv (extra = {}) {
+  const env = {}
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('COLLECTOR_')) env[key] = value
+  return { ...env, ...extra }
+}
+
+test('each forked worker gets the collector name, its slot and the worker options; ps shows --name and --slot', async (t) => {
+  const workerOptions = { label: 'probe', nested: { depth: [1, 2, 3] } }
+  const lb = await startLb(t, { name: 'probe-collector', worker: PROBE, instances: 2, workerOptions })
+  const { workers } = await lb.stats()
+  assert.equal(workers.length, 2)
+  for (const worker of workers) {
+    assert.deepEqual(worker.custom.options, workerOptions)
+    assert.equal(worker.custom.collectorName, 'probe-collector')
+    assert.equal(worker.custom.slot, worker.slot)
+    assert.deepEqual(worker.custom.argv, ['--name', 'probe-collector', '--slot', String(worker.slot)])
+  }
+  assert.deepEqual(workers.map((w) => w.custom.slot).sort(), [0, 1])
+})
+
+test('a worker entry started by hand says what is missing in one line, with its code, and exits 1', async () => {
+  const child = spawn(process.execPath, [WORKER_ENTRY], { env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (chunk) => { stderr += chunk })
+  const [code] = await once(child, 'exit')
+  assert.equal(code, 1)
+  assert.equal(stderr, 'collector-cluster worker: ERR_WORKER_DOWN: worker environment: COLLECTOR_WORKER_MODULE is missing (the master sets it when it forks the worker)\n')
+})
+
+test('a malformed variable reaches the master as INIT_FAILED naming it, and the worker exits 1', async () => {
+  const env = cleanEnv(ipc.workerEnv({ module: PROBE, options: {}, collectorName: 'probe', slot: 0, logLevel: 0 }))
+  env[ipc.WORKER_ENV.slot] = 'first'
+  const child = fork(WORKER_ENTRY, [], { env, serialization: 'advanced', stdio: ['ignore', 'ignore', 'pipe', 'ipc'] })
+  const messages = []
+  child.on('message', (message) => messages.push(message))
+  const [code] = await once(child, 'exit')
+  assert.equal(code, 1)
+  assert.deepEqual(messages, [[ipc.INIT_FAILED, 'worker environment: COLLECTOR_WORKER_SLOT must be an integer from 0 to 9007199254740991, got "first"']])
+})
