@@ -1,39 +1,104 @@
 'use strict'
 
 /**
- * The master's own counters; per-worker ones live on the worker handles.
- * The summary adds `dropped.kernel`, the one loss the master never sees:
- * datagrams the kernel discarded before the master read them, read from the
- * socket when asked. It is not in `received`, so
- * `received + dropped.kernel = processed + failed + dropped.total`.
+ * The master's own counters, and the only code that changes them (the
+ * fields are private: nothing else can write them); per-worker ones live on
+ * the worker handles. Every received message is counted once, when its fate
+ * is known: `accepted` (a worker, or the disk buffer behind it, took it) or
+ * `dropped` (thrown away, by reason). The summary adds `dropped.kernel`, the
+ * one loss the master never sees: datagrams the kernel discarded before the
+ * master read them, read from the socket when asked. It is not in
+ * `received`, so `received + dropped.kernel = processed + failed + dropped.total`
+ * (see accountedFor for the disk buffer's part).
  */
-function createCounters () {
-  return {
-    received: 0,
-    bytes: 0,
-    dispatched: 0,
-    dropped: { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0, notAllowed: 0, bufferFull: 0, bufferUnreadable: 0 },
-    // Messages a previous run left in the disk buffer, delivered by this one.
-    replayed: 0,
-    // The disk buffer: messages left in it for the next run at stop, and
-    // damaged records skipped when it was opened.
-    buffer: { kept: 0, damagedRecords: 0, damagedBytes: 0 },
-    events: {},
-    // Events that have a cause: per event, counts by reason (their sum is the event's count).
-    eventReasons: {},
-    restarts: { listener: 0 }
-  }
-}
+class MasterCounters {
+  #received = 0
+  #bytes = 0
+  #dispatched = 0
+  #dropped = { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0, notAllowed: 0, bufferFull: 0, bufferUnreadable: 0 }
+  // Messages a previous run left in the disk buffer, delivered by this one.
+  #replayed = 0
+  // The disk buffer: messages left in it for the next run at stop, and
+  // damaged records skipped when it was opened.
+  #buffer = { kept: 0, damagedRecords: 0, damagedBytes: 0 }
+  #events = {}
+  // Events that have a cause: per event, counts by reason (their sum is the event's count).
+  #eventReasons = {}
+  #listenerRestarts = 0
 
-/**
- * Counts one event (`connections`, `connectionsRejected`, …) and, when a
- * reason is given, that reason under it: `eventReasons.connectionsRejected.notAllowed`.
- */
-function countEvent (counters, event, reason) {
-  counters.events[event] = (counters.events[event] || 0) + 1
-  if (reason === undefined) return
-  const reasons = counters.eventReasons[event] || (counters.eventReasons[event] = {})
-  reasons[reason] = (reasons[reason] || 0) + 1
+  // Frozen: a write such as `counters.received++` from elsewhere throws
+  // instead of starting a second, silent count.
+  constructor () {
+    Object.freeze(this)
+  }
+
+  /** The hot path: a received message of `bytes` bytes that a worker took. */
+  accepted (bytes) {
+    this.#received++
+    this.#bytes += bytes
+    this.#dispatched++
+  }
+
+  /** A received message thrown away before any worker took it, by reason. */
+  dropped (reason) {
+    this.#received++
+    this.#dropped[reason] = (this.#dropped[reason] || 0) + 1
+  }
+
+  /** `n` messages counted when accepted or replayed that will not be stored after all (workerLost, shutdown, bufferUnreadable). */
+  droppedAccepted (reason, n) {
+    this.#dropped[reason] = (this.#dropped[reason] || 0) + n
+  }
+
+  /** `n` messages a previous run left in the disk buffer, handed to this run's workers. */
+  replayed (n) {
+    this.#replayed += n
+  }
+
+  /** `n` messages left in the disk buffer for the next run. */
+  kept (n) {
+    this.#buffer.kept += n
+  }
+
+  /** Damaged disk buffer records skipped when it was opened. */
+  damaged (records, bytes) {
+    this.#buffer.damagedRecords += records
+    this.#buffer.damagedBytes += bytes
+  }
+
+  listenerRestarted () {
+    this.#listenerRestarts++
+  }
+
+  /**
+   * Counts one event (`connections`, `connectionsRejected`, …) and, when a
+   * reason is given, that reason under it: `eventReasons.connectionsRejected.notAllowed`.
+   * Returns the event's count.
+   */
+  event (name, reason) {
+    const count = (this.#events[name] || 0) + 1
+    this.#events[name] = count
+    if (reason !== undefined) {
+      const reasons = this.#eventReasons[name] || (this.#eventReasons[name] = {})
+      reasons[reason] = (reasons[reason] || 0) + 1
+    }
+    return count
+  }
+
+  /** The counters now, as copies the caller may keep or change. */
+  read () {
+    return {
+      received: this.#received,
+      bytes: this.#bytes,
+      dispatched: this.#dispatched,
+      dropped: { ...this.#dropped },
+      replayed: this.#replayed,
+      buffer: { ...this.#buffer },
+      events: { ...this.#events },
+      eventReasons: Object.fromEntries(Object.entries(this.#eventReasons).map(([name, reasons]) => [name, { ...reasons }])),
+      restarts: { listener: this.#listenerRestarts }
+    }
+  }
 }
 
 function totalDropped (dropped) {
@@ -47,4 +112,4 @@ function accountedFor (s) {
   return s.inFlight === 0 && s.received + (s.replayed || 0) + s.dropped.kernel === s.processed + s.failed + s.dropped.total + (s.buffered || 0)
 }
 
-module.exports = { createCounters, countEvent, totalDropped, accountedFor }
+module.exports = { MasterCounters, totalDropped, accountedFor }

@@ -11,7 +11,7 @@ const { normalizeOptions } = require('./options')
 const { remoteOf, entryEnd, entryDataLength, entryAddressStart, entryAddressLength, datagramAt } = require('../shared/batch-codec')
 const { AllowList } = require('../shared/allow-list')
 const LogLimiter = require('../shared/log-limiter')
-const { createCounters, countEvent, totalDropped } = require('./counters')
+const { MasterCounters, totalDropped } = require('./counters')
 const { Journal } = require('./journal')
 
 // Unacknowledged messages older than this are worth a warning (at most one
@@ -57,7 +57,7 @@ class LoadBalancer extends EventEmitter {
     this.logger = this.options.logger
     this.protocol = protocols.get(this.options.protocol)
     this.strategy = typeof this.options.distribution === 'function' ? this.options.distribution : strategies[this.options.distribution]
-    this.counters = createCounters()
+    this.counters = new MasterCounters()
     this.backoff = new Backoff({ initial: this.options.retryDelay })
     this.pool = null
     this.listener = null
@@ -197,8 +197,7 @@ class LoadBalancer extends EventEmitter {
    */
   _replay ({ batches, found, damaged }) {
     if (damaged.records > 0) {
-      this.counters.buffer.damagedRecords += damaged.records
-      this.counters.buffer.damagedBytes += damaged.bytes
+      this.counters.damaged(damaged.records, damaged.bytes)
       this.logger.error({ dir: this.journal.dir, records: damaged.records, bytes: damaged.bytes }, `disk buffer: ${damaged.records} damaged records skipped (${damaged.bytes} bytes: cut short by a crash or corrupted); the rest is replayed`)
     }
     if (batches.length === 0) return
@@ -207,7 +206,7 @@ class LoadBalancer extends EventEmitter {
     for (const batch of batches) {
       if (!slots.has(batch.origin)) slots.set(batch.origin, workers[slots.size % workers.length])
       slots.get(batch.origin).redeliver(batch)
-      this.counters.replayed += batch.count
+      this.counters.replayed(batch.count)
     }
     this.logger.warn({ dir: this.journal.dir, ...found }, `disk buffer: replaying ${found.messages} messages left by a previous run (${found.segments} segments, ${found.bytes} bytes); what was stored already is recognised by its key`)
   }
@@ -215,10 +214,10 @@ class LoadBalancer extends EventEmitter {
   _createPool () {
     const pool = new WorkerPool(this.options, this.logger, this.journal)
     pool.on('capacity', () => this._notifyCapacity())
-    pool.on('dropped', (reason, n) => { this.counters.dropped[reason] = (this.counters.dropped[reason] || 0) + n })
-    pool.on('kept', (n) => { this.counters.buffer.kept += n })
+    pool.on('dropped', (reason, n) => this.counters.droppedAccepted(reason, n))
+    pool.on('kept', (n) => this.counters.kept(n))
     pool.on('bufferWriteFailed', (err) => {
-      countEvent(this.counters, 'bufferWriteFailed', err && err.code ? err.code : 'error')
+      this.counters.event('bufferWriteFailed', err && err.code ? err.code : 'error')
       this.bufferLog.log(this.logger, 'error', 'write', () => ({ error: briefError(err), dir: this.journal.dir }), 'disk buffer write failed: batches are held in memory, not on disk (events.bufferWriteFailed)')
     })
     pool.on('bufferReadFailed', (err) => {
@@ -256,7 +255,7 @@ class LoadBalancer extends EventEmitter {
 
   _waitRetry (err) {
     const delay = this.backoff.next()
-    this.counters.restarts.listener++
+    this.counters.listenerRestarted()
     this.logger.warn({ error: briefError(err), delay }, `listener failed (${err.message}); retrying in ${delay} ms`)
     this.emit('listenerError', err, delay)
     return new Promise((resolve) => {
@@ -318,9 +317,9 @@ class LoadBalancer extends EventEmitter {
       logger,
       dispatch: (message, force) => this._dispatch(message, force),
       dispatchEntries: (buf, end) => this._dispatchEntries(buf, end),
-      drop: (reason) => this._drop(reason),
-      dropFull: () => this._dropFull(),
-      count: (event, reason) => countEvent(this.counters, event, reason),
+      drop: (reason) => this.counters.dropped(reason),
+      dropRefused: () => this._dropRefused(),
+      count: (event, reason) => { this.counters.event(event, reason) },
       allowList: this.allowList,
       logNotAllowed: (kind, address) => this._logNotAllowed(kind, address),
       onCapacity: (fn) => this.capacityWaiters.push(fn),
@@ -329,22 +328,16 @@ class LoadBalancer extends EventEmitter {
   }
 
   /**
-   * The hot path: count, pick a worker, append to its batch. Returns false
-   * when no worker can take the message (the caller drops or pauses);
-   * `force` goes past maxInFlight rather than refuse (data already accepted).
+   * The hot path: pick a worker, append to its batch, count. Returns false
+   * when no worker can take the message, counting nothing: the caller waits
+   * (onCapacity) or gives it up with `dropRefused()`. `force` goes past
+   * maxInFlight rather than refuse (data already accepted).
    */
   _dispatch (message, force) {
-    const counters = this.counters
-    counters.received++
-    counters.bytes += message.data.length
     const worker = this._pick(message, force)
-    if (worker === null) {
-      counters.received--
-      counters.bytes -= message.data.length
-      return false
-    }
+    if (worker === null) return false
     worker.push(message)
-    counters.dispatched++
+    this.counters.accepted(message.data.length)
     return true
   }
 
@@ -369,7 +362,7 @@ class LoadBalancer extends EventEmitter {
       const next = entryEnd(buf, offset)
       if (!allowList.allowsBytes(buf, entryAddressStart(offset), entryAddressLength(buf, offset))) {
         if (run < offset) this._dispatchEntryRun(buf, run, offset)
-        this._drop('notAllowed')
+        this.counters.dropped('notAllowed')
         if (refused < 0) refused = offset
         run = next
       }
@@ -387,12 +380,10 @@ class LoadBalancer extends EventEmitter {
       const next = entryEnd(buf, offset)
       const worker = strategy === null ? this._pick(datagramAt(buf, offset), false) : this._pickEntry(strategy, buf, offset)
       if (worker === null) {
-        this._dropFull()
+        this._dropRefused()
       } else {
         worker.pushEntry(buf, offset, next)
-        counters.received++
-        counters.bytes += entryDataLength(buf, offset)
-        counters.dispatched++
+        counters.accepted(entryDataLength(buf, offset))
       }
       offset = next
     }
@@ -449,9 +440,7 @@ class LoadBalancer extends EventEmitter {
   }
 
   _distributeFailed (workers, err) {
-    const events = this.counters.events
-    countEvent(this.counters, 'distributeErrors')
-    if (events.distributeErrors === 1) this.logger.error({ err }, 'distribute() failed; messages go round-robin when it does (counted in events.distributeErrors)')
+    if (this.counters.event('distributeErrors') === 1) this.logger.error({ err }, 'distribute() failed; messages go round-robin when it does (counted in events.distributeErrors)')
     return strategies['round-robin'].call(this, workers)
   }
 
@@ -461,15 +450,14 @@ class LoadBalancer extends EventEmitter {
     this.notAllowedLog.log(this.logger, 'warn', kind, fields, NOT_ALLOWED_LINES[kind])
   }
 
-  /** Counts a message no worker could take: the disk buffer is full, or without one every worker is. */
-  _dropFull () {
-    this._drop(this.journal ? 'bufferFull' : 'queueFull')
-  }
-
-  /** Counts a received message that was thrown away, by reason. */
-  _drop (reason) {
-    this.counters.received++
-    this.counters.dropped[reason] = (this.counters.dropped[reason] || 0) + 1
+  /**
+   * Counts a message _pick or _pickEntry refused; the one place that says
+   * why. With workers up and the disk buffer on, a refusal means the buffer
+   * is full (bufferFull); otherwise every worker is saturated, or none is up
+   * (queueFull), and the buffer, if on, has nowhere to take it from.
+   */
+  _dropRefused () {
+    this.counters.dropped(this.journal !== null && this.pool.rotation.length > 0 ? 'bufferFull' : 'queueFull')
   }
 
   _notifyCapacity () {
@@ -502,7 +490,7 @@ class LoadBalancer extends EventEmitter {
     try {
       this.listener.reload()
     } catch (err) {
-      countEvent(this.counters, 'listenerReloadFailed')
+      this.counters.event('listenerReloadFailed')
       this.logger.error({ error: briefError(err) }, `listener files not reloaded, the ones in use stay: ${err.message}`)
     }
   }
@@ -514,7 +502,7 @@ class LoadBalancer extends EventEmitter {
     try {
       await this.metricsServer.reload()
     } catch (err) {
-      countEvent(this.counters, 'metricsReloadFailed')
+      this.counters.event('metricsReloadFailed')
       const outcome = err.endpointDown ? 'the endpoint is down until the next restart' : 'the one in use stays'
       this.logger.error({ error: briefError(err) }, `metrics web config not reloaded, ${outcome}: ${err.message}`)
     }
@@ -575,16 +563,15 @@ class LoadBalancer extends EventEmitter {
   }
 
   // The disk buffer's part of the summary; null when it is off.
-  _bufferSummary (totals) {
+  _bufferSummary (totals, c) {
     if (!this.options.buffer) return null
-    const c = this.counters.buffer
     const disk = this.journal ? this.journal.stats() : { dir: this.options.bufferDir, bytes: 0, maxBytes: this.options.bufferMaxBytes, segments: 0, records: 0, messages: 0, sync: this.options.bufferSync, syncs: 0, writeErrors: 0 }
     return { ...disk, full: this.journal ? this.journal.full : false, waiting: totals.buffered, oldestMs: totals.oldestBufferedMs, kept: c.kept, damagedRecords: c.damagedRecords, damagedBytes: c.damagedBytes }
   }
 
   /** The counters now (no worker stats); `snapshot`: a pool snapshot to take the totals from. */
   summary (snapshot = this.pool ? this.pool.snapshot() : null) {
-    const c = this.counters
+    const c = this.counters.read()
     const dropped = { ...c.dropped, kernel: this._kernelDrops() }
     const pool = this.pool
     const totals = snapshot ? snapshot.totals : { processed: 0, failed: 0, inFlight: 0, buffered: 0, oldestUnackedMs: 0, oldestBufferedMs: 0 }
@@ -606,11 +593,11 @@ class LoadBalancer extends EventEmitter {
       oldestUnackedMs: totals.oldestUnackedMs,
       replayed: c.replayed,
       buffered: totals.buffered + c.buffer.kept,
-      buffer: this._bufferSummary(totals),
+      buffer: this._bufferSummary(totals, c.buffer),
       lost: c.dropped.workerLost,
       dropped: { ...dropped, total: totalDropped(dropped) },
-      events: { ...c.events },
-      eventReasons: Object.fromEntries(Object.entries(c.eventReasons).map(([event, reasons]) => [event, { ...reasons }])),
+      events: c.events,
+      eventReasons: c.eventReasons,
       restarts: {
         listener: c.restarts.listener,
         workers: pool ? pool.respawns : 0,

@@ -6,14 +6,18 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * The protocol registry. A protocol is `{ start(ctx) → Promise<listener> }`
  * where the listener is `{ address(), close() → Promise }`. `ctx` gives
  * `host`, `port`, `options`, `logger`, `dispatch(message, force) → boolean`
- * (false: every worker is saturated and the disk buffer, if on, is full;
- * `force`: take it past maxInFlight), `dropFull()` (a message refused by
- * dispatch thrown away: counted as `queueFull`, or `bufferFull` with a disk
- * buffer),
+ * (true: a worker took it, counted as received; false: no worker could,
+ * nothing is counted and the caller still holds it: it waits for
+ * `onCapacity`, as TCP does, or gives it up with `dropRefused()`; `force`:
+ * take it past maxInFlight, refused only when no worker is up),
+ * `dropRefused()` (a message dispatch refused is thrown away; the master
+ * counts it under the reason it knows: `bufferFull` when the disk buffer is
+ * full, else `queueFull`: every worker saturated, or none up),
  * `dispatchEntries(buffer, end)` (datagrams already packed in the batch
- * format of lib/shared/batch-codec.js; each that no worker can take is dropped
- * and counted), `drop(reason)` (a received message
- * thrown away), `count(event, reason?)` (e.g. 'connections', or
+ * format of lib/shared/batch-codec.js; each that no worker can take is
+ * dropped and counted as by `dropRefused`), `drop(reason)` (a received
+ * message thrown away for a reason of the protocol's own: `oversize`,
+ * `badFrame`, `partial`, `notAllowed`), `count(event, reason?)` (e.g. 'connections', or
  * ('connectionsRejected', 'perSourceLimit'): counted in `events` and, with a
  * reason, in `eventReasons[event][reason]`), `onCapacity(fn)`
  * (fn runs once when workers have room again) and `fail(error)` (the

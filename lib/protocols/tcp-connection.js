@@ -58,11 +58,12 @@ class TcpConnection {
   /**
    * The connection is torn down (peer gone or stop()): frames still waiting
    * were already read, so TCP told the sender they arrived. Deliver them,
-   * past maxInFlight if need be; only with no worker at all are they dropped.
+   * past maxInFlight if need be; only with no worker at all are they
+   * dropped, and the master names the reason.
    */
   abandon () {
     for (const message of this.waiting) {
-      if (!this.ctx.dispatch(message, true)) this.ctx.drop('queueFull')
+      if (!this.ctx.dispatch(message, true)) this.ctx.dropRefused()
     }
     this.waiting = []
   }

@@ -82,7 +82,7 @@ async function startDgram (ctx) {
 // Chosen once: without `allow` a datagram costs no lookup. With it, one
 // from elsewhere is dropped before distribution (dropped.notAllowed).
 function datagramReceiver (ctx) {
-  const dispatch = (data, rinfo) => { if (!ctx.dispatch({ data, rinfo })) ctx.dropFull() }
+  const dispatch = (data, rinfo) => { if (!ctx.dispatch({ data, rinfo })) ctx.dropRefused() }
   const allowList = ctx.allowList
   if (!allowList) return dispatch
   return (data, rinfo) => {
