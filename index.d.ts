@@ -268,6 +268,28 @@ export type StreamItem =
   | { sideID: string | number, IP?: string, timestamp?: Date | number, fields: Record<string, unknown> }
   | { endID: string | number, timestamp?: Date | number }
 
+/** One setting of a collector or its workers, in the shape of the LoadBalancer's options (lib/shared/settings.js). */
+export interface SettingDeclaration {
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'port' | 'duration' | 'size' | 'list' | 'path'
+  default?: unknown
+  /** inclusive; durations in ms */
+  range?: readonly [number, number]
+  choices?: readonly string[] | (() => readonly string[])
+  env?: string
+  secret?: boolean
+  group?: string
+  description?: string
+  /** false: code only (a worker setting passed in `workerOptions`, not a collector option or flag) */
+  flag?: false
+}
+export type SettingsDeclaration = Readonly<Record<string, SettingDeclaration>>
+/** A collector's settings: its LoadBalancer defaults, the options it takes itself, and its workers' settings. */
+export interface CollectorSettings {
+  defaults: Readonly<Partial<LoadBalancerOptions>>
+  master: SettingsDeclaration
+  worker: SettingsDeclaration
+}
+
 /** Options every MongoDB-writing worker understands (its `settings`). */
 export interface MongoWorkerSettings {
   mongoUri?: string
@@ -287,6 +309,8 @@ export interface MongoWorkerSettings {
  * abandonPending().
  */
 export abstract class MongoWorker extends Worker {
+  /** the settings it takes, declared once (workers/mongo-settings.js): defaults, ranges, choices; checked by the constructor (InvalidOptionError) */
+  static settings: SettingsDeclaration
   constructor (options?: MongoWorkerSettings, defaults?: MongoWorkerSettings)
   readonly settings: Required<Pick<MongoWorkerSettings, 'flushInterval' | 'maxPending' | 'flushTimeout' | 'serverSelectionTimeoutMS' | 'retryDelay'>> & MongoWorkerSettings
   /** the mongoose connection (open once prepare() ran) */
@@ -360,7 +384,8 @@ export class CounterStore {
 
 /** Ends idle streams (and those past a BYE's grace) in adaptive batches; run by the leader worker. */
 export class StreamSweeper {
-  constructor (collection: MongoCollection, options?: { streamTimeout?: number, byeGrace?: number, interval?: number, logger?: Logger, batch?: object })
+  /** the times (ms) are the StreamWorker's settings: the sweeper has no defaults of its own */
+  constructor (collection: MongoCollection, options: { streamTimeout: number, byeGrace: number, interval: number, logger?: Logger, batch?: object, analytics?: (doc: Record<string, any>, endedAt: Date) => Record<string, unknown> })
   start (): void
   stop (): Promise<void>
   sweep (now?: number): Promise<number | void>
@@ -381,7 +406,9 @@ export interface MongoCollectorOptions extends LoadBalancerOptions {
 
 /** A LoadBalancer whose workers write to MongoDB: settles the database (URI, local server or an embedded one it owns) before the workers start. */
 export class MongoCollector extends LoadBalancer {
-  /** options forwarded to the workers: `static workerOptionKeys = [...MongoCollector.workerOptionKeys, 'mine']` */
+  /** its settings, declared once (collectors/mongo-settings.js): a collector built on it may declare its own */
+  static settings: CollectorSettings
+  /** options forwarded to the workers (default: the worker settings that have a flag): `static workerOptionKeys = [...MongoCollector.workerOptionKeys, 'mine']` */
   static workerOptionKeys: readonly string[]
   constructor (options?: MongoCollectorOptions, workerKeys?: readonly string[])
 }
@@ -496,9 +523,10 @@ export class ArgvConfig {
 /** ArgvConfig with the load balancer's flags (one per option that has a flag, plus --log-level and --help). */
 export class LoadBalancerConfig extends ArgvConfig {}
 
-/** LoadBalancerConfig plus --mongo-uri, --database, --flush-interval, --max-pending. */
+/** LoadBalancerConfig plus the flags of MongoCollector's settings (--mongo-uri, --database, --flush-interval, --max-pending, --db-path, --db-memory). */
 export class MongoCollectorConfig extends LoadBalancerConfig {
-  static WORKER_KEYS: readonly string[]
+  /** the flags of a collector's settings: `static flags = MongoCollectorConfig.extendFlags(MongoCollectorConfig.settingsFlags(MY_SETTINGS))` */
+  static settingsFlags (settings: CollectorSettings): Record<string, Partial<FlagDefinition>>
 }
 
 export interface FlagType { name: string, metavar?: string, parse (raw: string): { value: unknown } | { error: string }, min?: number, max?: number, format? (value: unknown): string }
@@ -509,7 +537,10 @@ export interface ProtocolContext {
   port: number
   options: Required<LoadBalancerOptions>
   logger: Logger
+  /** true: a worker took it (counted); false: nothing counted, the caller still holds it: wait for onCapacity, or give it up with dropRefused() */
   dispatch (message: Message, force?: boolean): boolean
+  /** a message dispatch() refused is thrown away: counted as dropped.bufferFull (the disk buffer is full) or dropped.queueFull */
+  dropRefused (): void
   /** datagrams packed in the batch format (u32 length, u16 port, u8 address length, address, data) in buffer[0, end) */
   dispatchEntries (buffer: Buffer, end: number): void
   drop (reason: string): void

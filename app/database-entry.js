@@ -8,14 +8,17 @@
 
 const { startEmbeddedServer, defaultDbPath } = require('../lib/mongo/embedded-server')
 const { commandConfig } = require('./commands/common')
+const { flagOf } = require('../configs/load-balancer-flags')
+const { DATABASE_SETTINGS } = require('../collectors/mongo-settings')
 const EXIT = require('./exit-codes')
 
 const USAGE = 'collector db run [--port 27017] [--host 127.0.0.1] [--db-path DIR] [--db-memory]'
 const Config = commandConfig(USAGE, {
   port: { alias: 'p', type: 'port', default: 27017, env: 'COLLECTOR_DB_PORT', description: 'port to listen on (0 = ephemeral)' },
   host: { type: 'string', default: '127.0.0.1', description: 'address to listen on' },
-  dbPath: { type: 'path', env: 'COLLECTOR_DB_PATH', description: 'where the data lives (default ~/.collector-cluster/db)' },
-  dbMemory: { type: 'boolean', default: false, env: 'COLLECTOR_DB_MEMORY', description: 'keep the data in memory only: gone when the server stops' }
+  // The collectors' own (collectors/mongo-settings.js): one --db-path for both.
+  dbPath: flagOf(DATABASE_SETTINGS.dbPath),
+  dbMemory: flagOf(DATABASE_SETTINGS.dbMemory)
 })
 
 // Plain lines for people: the server's own log says what it started.

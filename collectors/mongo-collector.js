@@ -1,7 +1,8 @@
 'use strict'
 
 const LoadBalancer = require('../lib/master/load-balancer')
-const MongoCollectorConfig = require('../configs/mongo-collector-config')
+const { MONGO_COLLECTOR_SETTINGS } = require('./mongo-settings')
+const { forwardedKeys, checkSettings } = require('../lib/shared/settings')
 const { resolveMongo, resolveDatabase, uriDatabase } = require('../lib/mongo/resolve-mongo')
 const { defaultDbPath } = require('../lib/mongo/embedded-server')
 
@@ -15,8 +16,21 @@ const { defaultDbPath } = require('../lib/mongo/embedded-server')
  * is stopped last, after the workers have drained.
  */
 class MongoCollector extends LoadBalancer {
-  /** Options forwarded to the workers (a subclass adds its own: `[...super.workerOptionKeys, 'x']`). */
-  static workerOptionKeys = MongoCollectorConfig.WORKER_KEYS
+  /**
+   * The settings declared once for this collector (collectors/mongo-settings.js):
+   * `defaults` (its LoadBalancer defaults), `master` (options it takes
+   * itself), `worker` (what its workers take). A collector built on it
+   * declares its own: `static settings = MY_SETTINGS`.
+   */
+  static settings = MONGO_COLLECTOR_SETTINGS
+
+  /**
+   * Options forwarded to the workers: the worker settings that have a flag
+   * (a subclass adds its own: `static workerOptionKeys = [...super.workerOptionKeys, 'x']`).
+   */
+  static get workerOptionKeys () {
+    return forwardedKeys(this.settings.worker)
+  }
 
   /**
    * Accepted beside LoadBalancer's: the worker options, and for an embedded
@@ -25,18 +39,23 @@ class MongoCollector extends LoadBalancer {
    * `dbMemory` (keep nothing: the memory backend).
    */
   static get optionKeys () {
-    return [...super.optionKeys, 'mongoPort', 'dbPath', 'dbMemory', ...this.workerOptionKeys]
+    return [...super.optionKeys, ...Object.keys(this.settings.master), ...this.workerOptionKeys]
   }
 
   /**
-   * @param {object} options LoadBalancer options (or a parsed config); the
-   *   keys named by `workerKeys` are forwarded to the workers
+   * @param {object} options LoadBalancer options (or a parsed config) over
+   *   the collector's `settings.defaults`; the keys named by `workerKeys`
+   *   are forwarded to the workers; the declared settings are checked here
+   *   (InvalidOptionError), as the config checks its flags
    * @param {string[]} [workerKeys] default: the class's `workerOptionKeys`
    */
   constructor (options = {}, workerKeys = new.target.workerOptionKeys) {
+    const { settings } = new.target
     const workerOptions = { ...options.workerOptions }
     for (const key of workerKeys) if (options[key] !== undefined) workerOptions[key] = options[key]
-    super({ ...options, workerOptions })
+    checkSettings(settings.master, options)
+    checkSettings(settings.worker, workerOptions)
+    super({ ...settings.defaults, ...options, workerOptions })
     this.dbServer = null
   }
 

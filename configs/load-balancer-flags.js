@@ -4,11 +4,33 @@ const { OPTIONS, NAME_PATTERN } = require('../lib/master/options')
 const { deepFreeze } = require('./flag-definitions')
 const { allowListProblem } = require('../lib/shared/allow-list')
 
-// A LoadBalancer option as a flag: everything but the flag's name, range
-// and environment variable is the declaration's own (lib/master/options.js).
+/**
+ * A declared option or setting as a flag: everything but the flag's name,
+ * range and environment variable is the declaration's own
+ * (lib/master/options.js, lib/shared/settings.js).
+ */
 function flagOf (decl) {
   const { flag, range, env, ...rest } = decl // eslint-disable-line no-unused-vars
-  return { ...rest, ...(range ? { min: range[0], max: range[1] } : {}), env }
+  return { ...rest, ...(range ? { min: range[0], max: range[1] } : {}), ...(env ? { env } : {}) }
+}
+
+/**
+ * The flags of a collector's settings (collectors/mongo-settings.js): its
+ * LoadBalancer defaults as changes to those flags (a collector names its own
+ * worker, so --workername is not required), and a flag per setting of the
+ * master and the workers that has one. For `Config.extendFlags(...)`.
+ * @param {{ defaults?: object, master?: object, worker?: object }} settings
+ * @returns {Object<string, object>}
+ */
+function settingsFlags ({ defaults = {}, master = {}, worker = {} }) {
+  const flags = {}
+  for (const [option, value] of Object.entries(defaults)) {
+    const decl = OPTIONS[option]
+    if (!decl || !decl.flag) throw new TypeError(`collector default ${option}: not a LoadBalancer option with a flag`)
+    flags[decl.flag] = option === 'worker' ? { default: value, required: false } : { default: value }
+  }
+  for (const [name, decl] of Object.entries({ ...worker, ...master })) if (decl.flag !== false) flags[name] = flagOf(decl)
+  return flags
 }
 
 const optionFlags = Object.fromEntries(
@@ -39,4 +61,4 @@ const LOAD_BALANCER_FLAGS = deepFreeze({
   help: { alias: 'h', type: 'boolean', default: false, group: 'General', description: 'show this help' }
 })
 
-module.exports = { LOAD_BALANCER_FLAGS }
+module.exports = { LOAD_BALANCER_FLAGS, flagOf, settingsFlags }

@@ -4,10 +4,7 @@ const MongoWorker = require('./mongo-worker')
 const { CounterStore } = require('./storage/counter-store')
 const { counterSchema, defineModel } = require('./storage/schemas')
 
-const COUNTER_DEFAULTS = Object.freeze({
-  countersCollection: 'counters',
-  preallocateRate: 0
-})
+const { COUNTER_SETTINGS } = require('./mongo-settings')
 
 /**
  * A worker for collectors whose data is counts: each message becomes
@@ -25,8 +22,11 @@ const COUNTER_DEFAULTS = Object.freeze({
  * counter document records the highest batch of each origin it covers).
  */
 class CounterWorker extends MongoWorker {
+  /** Its settings (workers/mongo-settings.js). */
+  static settings = COUNTER_SETTINGS
+
   constructor (options = {}, defaults = {}) {
-    super(options, { ...COUNTER_DEFAULTS, ...defaults })
+    super(options, defaults)
     this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate })
     this.counts = { messages: 0, increments: 0, malformed: {}, dropped: 0 }
   }
@@ -133,7 +133,5 @@ class CounterWorker extends MongoWorker {
     }
   }
 }
-
-CounterWorker.DEFAULTS = COUNTER_DEFAULTS
 
 module.exports = CounterWorker

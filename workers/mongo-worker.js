@@ -7,17 +7,8 @@ const DatabaseError = require('../exceptions/database-error')
 const { redactUri } = require('../lib/mongo/redact-uri')
 const { resolveDatabase } = require('../lib/mongo/resolve-mongo')
 const { BoundedMap } = require('../lib/shared/bounded-map')
-
-/** Options every MongoDB-writing worker understands. */
-const MONGO_DEFAULTS = Object.freeze({
-  mongoUri: undefined, // else MONGODB_URI
-  database: undefined, // else the URI's database, else 'collector'
-  flushInterval: 250,
-  maxPending: 100000,
-  flushTimeout: 20000, // how long flush() on stop keeps retrying
-  serverSelectionTimeoutMS: 5000,
-  retryDelay: 200
-})
+const { resolveSettings } = require('../lib/shared/settings')
+const { MONGO_SETTINGS } = require('./mongo-settings')
 
 const LOG_INTERVAL_MS = 5000
 // A flush that leaves this many items behind, or takes this long, means
@@ -49,10 +40,22 @@ function watermarkKey (store, origin, key) {
  * checkpoint held, Infinity if none) and `abandonPending()`.
  */
 class MongoWorker extends Worker {
+  /**
+   * The settings this worker takes, declared once (workers/mongo-settings.js):
+   * their defaults, ranges and choices. A subclass with settings of its own
+   * declares them: `static settings = { ...MongoWorker.settings, mine: { type, default, range } }`.
+   */
+  static settings = MONGO_SETTINGS
+
+  /**
+   * @param {object} [options] the worker options (the collector's `workerOptions`);
+   *   its declared settings are checked (InvalidOptionError)
+   * @param {object} [defaults] a subclass's own defaults, over the declared ones
+   */
   constructor (options = {}, defaults = {}) {
     super(options)
     this.acknowledge = 'stored'
-    this.settings = { ...MONGO_DEFAULTS, ...defaults, ...options }
+    this.settings = resolveSettings(new.target.settings, defaults, options)
     this.backoff = new Backoff({ initial: this.settings.retryDelay, factor: 2, max: 5000 })
     this.dbCounts = { dbErrors: 0, flushes: 0, abandoned: 0 }
     this.flushing = null
@@ -307,7 +310,5 @@ function raceDeadline (promise, deadline) {
 function redactMessage (err) {
   return String((err && err.message) || err).replace(/mongodb(\+srv)?:\/\/\S+/g, (uri) => redactUri(uri))
 }
-
-MongoWorker.DEFAULTS = MONGO_DEFAULTS
 
 module.exports = MongoWorker

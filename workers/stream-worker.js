@@ -9,20 +9,7 @@ const { sideKey } = require('./storage/stream-key')
 const StreamSweeper = require('./storage/stream-sweeper')
 const { defineModels } = require('./storage/schemas')
 const { streamAnalytics } = require('./storage/stream-analytics')
-
-/** Defaults of the StreamWorker's options (the collector's `workerOptions`), beyond MongoWorker's. */
-const STREAM_DEFAULTS = Object.freeze({
-  ...MongoWorker.DEFAULTS,
-  streamsCollection: 'streams',
-  countersCollection: 'counters',
-  maxStreamsPerFlush: 5000, // distinct pending streams that trigger an early flush
-  streamTimeout: 60000,
-  byeGrace: 5000,
-  sweepInterval: 1000,
-  sweep: true,
-  preallocateRate: 0.001,
-  counterMetric: undefined // default `${collector name}.packets`
-})
+const { STREAM_SETTINGS } = require('./mongo-settings')
 
 /**
  * A Worker that turns decoded packets into race-free stream upserts.
@@ -44,8 +31,11 @@ const STREAM_DEFAULTS = Object.freeze({
  * when a flood of malformed datagrams arrives.
  */
 class StreamWorker extends MongoWorker {
-  constructor (options = {}) {
-    super(options, STREAM_DEFAULTS)
+  /** Its settings, with streamTimeout and byeGrace (workers/mongo-settings.js). */
+  static settings = STREAM_SETTINGS
+
+  constructor (options = {}, defaults = {}) {
+    super(options, defaults)
     this.coalescer = new PacketCoalescer(this.settings.maxPending)
     this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate, minuteFields: this.constructor.minuteFields })
     this.counts = { packets: 0, items: 0, malformed: {}, dropped: 0, rejected: 0 }
@@ -303,7 +293,6 @@ class StreamWorker extends MongoWorker {
   }
 }
 
-StreamWorker.DEFAULTS = STREAM_DEFAULTS
 /** Prefixes of the items' per-minute `counts`, preallocated in each day's counter document. */
 StreamWorker.minuteFields = []
 

@@ -6,6 +6,7 @@ const { tryDecodeRtcp, DECODE_REASONS } = require('./decoder')
 const { toStreamUpdates } = require('./to-stream-updates')
 const { CallQuality, BANDS } = require('./call-quality')
 const { callAnalytics } = require('./quality-analytics')
+const RTCP_SETTINGS = require('./rtcp-settings')
 
 // StreamWorker counts a refused message by the `reason` of the DecodeError
 // decode() returns. One per reason, made once: a refusal costs neither a
@@ -21,12 +22,16 @@ const REFUSALS = Object.freeze(Object.fromEntries(DECODE_REASONS.map((reason) =>
 class RtcpWorker extends StreamWorker {
   static minuteFields = [...BANDS, 'unknown'].map((band) => `calls.${band}`)
 
-  constructor (options = {}) {
-    super(options)
+  /** Its settings (rtcp-settings.js). */
+  static settings = RTCP_SETTINGS.worker
+
+  constructor (options = {}, defaults = {}) {
+    super(options, defaults)
+    const { tolerate, codec, clockRate, maxSources } = this.settings
     // --tolerate: deviations decoded anyway, counted by name
-    this.decodeOptions = options.tolerate && options.tolerate.length ? { tolerate: [...options.tolerate] } : undefined
+    this.decodeOptions = tolerate.length ? { tolerate: [...tolerate] } : undefined
     this.deviations = {}
-    this.quality = new CallQuality({ codec: options.codec, clockRate: options.clockRate, maxSources: options.maxSources })
+    this.quality = new CallQuality({ codec, clockRate, maxSources })
   }
 
   decode (message) {

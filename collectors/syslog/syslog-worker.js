@@ -6,17 +6,10 @@ const { CounterStore } = require('../../workers/storage/counter-store')
 const { checkAccounted } = require('../../workers/storage/write-accounting')
 const { defineSyslogModels } = require('./syslog-schema')
 const { parseSyslog } = require('./parser')
+const SYSLOG_SETTINGS = require('./syslog-settings')
 
 const DUPLICATE_KEY = 11000
 const SEQ = Symbol('checkpoint') // a record's checkpoint; symbol keys are not serialized
-
-const SYSLOG_DEFAULTS = Object.freeze({
-  collection: 'syslog',
-  countersCollection: 'counters',
-  maxBatch: 1000, // messages that trigger an early insertMany
-  maxPending: 100000, // messages held while the database is away
-  preallocateRate: 0.001
-})
 
 /**
  * Parses syslog (RFC 5424, RFC 3164; anything else is kept raw and counted)
@@ -24,12 +17,15 @@ const SYSLOG_DEFAULTS = Object.freeze({
  * per host and severity in the counter store (`syslog.<host>.<severity>`).
  */
 class SyslogWorker extends MongoWorker {
-  constructor (options = {}) {
-    super(options, SYSLOG_DEFAULTS)
+  /** Its settings (syslog-settings.js). */
+  static settings = SYSLOG_SETTINGS.worker
+
+  constructor (options = {}, defaults = {}) {
+    super(options, defaults)
     this.buffer = []
     this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate })
     this.counts = { messages: 0, stored: 0, malformed: {}, deviations: {}, dropped: 0, inserts: 0 }
-    const { strict = false, lenient } = options
+    const { strict, lenient } = this.settings
     this.parseOptions = { strict, lenient, receivedAt: null }
   }
 
@@ -176,8 +172,6 @@ class SyslogWorker extends MongoWorker {
 function onlyDuplicates (err) {
   return Array.isArray(err.writeErrors) && err.writeErrors.length > 0 && err.writeErrors.every((e) => e.code === DUPLICATE_KEY)
 }
-
-SyslogWorker.DEFAULTS = SYSLOG_DEFAULTS
 
 /** The per-minute counter a syslog record counts in, and when. */
 function counterOf (record, remote, receivedAt) {

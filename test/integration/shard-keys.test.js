@@ -118,7 +118,7 @@ test('stream documents carry pairKey: both directions of a pair, and after the s
   // C-D ends; its next packet, from D this time, starts a new stream of the same pair.
   const old = new Date(Date.now() - 120000)
   await collection.updateOne({ pairKey: pairKey('C', 'D'), flowKey: flowKey('C', 'D') }, { $set: { 'metadata.lastUpdated': old } })
-  assert.strictEqual(await new StreamSweeper(collection, { streamTimeout: 60000 }).sweep(), 1)
+  assert.strictEqual(await new StreamSweeper(collection, { streamTimeout: 60000, byeGrace: 5000, interval: 1000 }).sweep(), 1)
   assert.deepStrictEqual(await write(new StreamWriter(collection), packets('D', 'C', [5])), { failed: [], unresolved: [] })
 
   const docs = await collection.find().toArray()
@@ -244,7 +244,7 @@ test('every write by pair or by _id names its collection\'s whole shard key, so 
 
   // The sweeper's closes: by pair; a stream of an earlier version gets its pairKey as it closes.
   const closes = recordingCollection()
-  const sweeper = new StreamSweeper(closes)
+  const sweeper = new StreamSweeper(closes, { streamTimeout: 60000, byeGrace: 5000, interval: 1000 })
   const lastUpdated = new Date(T0)
   await sweeper.endBatch([
     { _id: 'c1', pairKey: pairKey('S1', 'S2'), openKey: pairKey('S1', 'S2'), flowKey: flowKey('S1', 'S2'), from: { ID: 'S1' }, to: { ID: 'S2' }, metadata: { lastUpdated } },

@@ -74,7 +74,7 @@ test('a wrong belief on the paired upsert (the stream is open the other way roun
   const mistaken = new StreamWriter(collection)
   await flush(mistaken, [...packets('A', 'B', [1]), ...packets('B', 'A', [50])])
   // ...but that stream ends, and writer 2 opens the next one with B as from.
-  await new StreamSweeper(collection, { streamTimeout: 1000 }).sweep(Date.now() + 60000)
+  await new StreamSweeper(collection, { streamTimeout: 1000, byeGrace: 5000, interval: 1000 }).sweep(Date.now() + 60000)
   await flush(new StreamWriter(collection), packets('B', 'A', [60]))
   const retriesBefore = mistaken.stats.duplicateRetries
   await flush(mistaken, [...packets('A', 'B', [2, 3]), ...packets('B', 'A', [61, 62])])

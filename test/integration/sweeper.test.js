@@ -23,6 +23,8 @@ const { sendAll, streamDocs, waitFor } = require('../helpers/streams')
 const WORKER = path.join(__dirname, '..', 'fixtures/json-stream-worker.js')
 const T0 = Date.UTC(2026, 10, 21, 12, 0, 0)
 const TIMEOUT = 60000
+// The sweeper has no defaults of its own: the StreamWorker gives it its settings.
+const TIMES = { streamTimeout: TIMEOUT, byeGrace: 5000, interval: 1000 }
 let client
 let connection
 after(() => Promise.all([client && client.close(), connection && connection.close()]))
@@ -61,7 +63,7 @@ test('idle streams are ended with analytics; active ones are untouched', async (
   const lossy = range(1, 10).filter((n) => n !== 4 && n !== 7 && n !== 8) // 7 of 10
   await write(collection, [...packets('I1', 'I2', lossy), ...packets('I2', 'I1', range(100, 104))], idleSince)
   await write(collection, packets('L1', 'L2', range(1, 5)), new Date())
-  const sweeper = new StreamSweeper(collection, { streamTimeout: TIMEOUT })
+  const sweeper = new StreamSweeper(collection, TIMES)
   assert.strictEqual(await sweeper.sweep(), 1)
   const idle = await byFrom(collection, 'I1')
   assert.strictEqual(idle.active, false)
@@ -97,7 +99,7 @@ test('an RTCP stream ends with call quality: loss over the call from its first a
     }
   }
   await write(collection, items, new Date(idleSince))
-  const sweeper = new StreamSweeper(collection, { streamTimeout: TIMEOUT, analytics: callAnalytics })
+  const sweeper = new StreamSweeper(collection, { ...TIMES, analytics: callAnalytics })
   assert.strictEqual(await sweeper.sweep(), 1)
   const [doc] = await streamDocs(collection.s.db, { pairKey: pairKey('21', '22') })
   const a = doc.analytics
@@ -121,7 +123,7 @@ test('BYE: both sides ended closes at once; one side closes only after the grace
   await write(collection, [...packets('B1', 'B2', [1]), ...packets('B2', 'B1', [1])], now)
   await write(collection, [...packets('H1', 'H2', [1]), ...packets('G1', 'G2', [1])], now)
   await write(collection, [{ endID: 'B1', timestamp: Date.now() }, { endID: 'B2', timestamp: Date.now() }, { endID: 'H1', timestamp: Date.now() }], now)
-  const sweeper = new StreamSweeper(collection, { streamTimeout: TIMEOUT, byeGrace: 5000 })
+  const sweeper = new StreamSweeper(collection, TIMES)
   assert.strictEqual(await sweeper.sweep(), 1, 'only the stream both sides left')
   const both = await byFrom(collection, 'B1')
   assert.strictEqual(both.active, false)
@@ -142,7 +144,7 @@ test('through a LoadBalancer: a packet after the end starts a new stream', async
   await waitFor(async () => (await streamDocs(db)).length === 1)
   await sendAll(port, packets('N2', 'N1', [50, 51]))
   await waitFor(async () => (await streamDocs(db, { 'metadata.packets': 5 })).length === 1)
-  const sweeper = new StreamSweeper(collection, { streamTimeout: TIMEOUT })
+  const sweeper = new StreamSweeper(collection, TIMES)
   assert.strictEqual(await sweeper.sweep(Date.now() + 2 * TIMEOUT), 1)
   // N2 is cached as 'to' by its worker: the stale belief must bounce, not update the closed stream.
   await sendAll(port, [...packets('N2', 'N1', [60]), ...packets('N1', 'N2', [9])])
@@ -197,7 +199,7 @@ test('a backlog of 5,000 idle streams is swept completely, in adaptive batches',
   const docs = Array.from({ length: 5000 }, (_, i) => idleDoc(i, old))
   for (let i = 0; i < docs.length; i += 1000) await collection.insertMany(docs.slice(i, i + 1000))
   await write(collection, packets('F1', 'F2', [1]))
-  const sweeper = new StreamSweeper(collection, { streamTimeout: TIMEOUT, batch: { initial: 100, floor: 10, ceiling: 2000 } })
+  const sweeper = new StreamSweeper(collection, { ...TIMES, batch: { initial: 100, floor: 10, ceiling: 2000 } })
   const batches = []
   const record = sweeper.batch.record.bind(sweeper.batch)
   sweeper.batch.record = (count, ms) => {

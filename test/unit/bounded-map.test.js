@@ -83,7 +83,7 @@ test('maxSources: a bad value is refused with its name, by the collector and by 
   }
   assert.throws(() => RtcpConfig.parse(['--max-sources', '0'], {}), (err) => err instanceof InvalidConfigError && /max-sources/.test(err.message))
   assert.equal(RtcpConfig.parse(['--max-sources', '5000'], {}).maxSources, 5000)
-  assert.ok(RtcpConfig.WORKER_KEYS.includes('maxSources'), 'the workers get it too')
+  assert.ok(require('../../collectors/rtcp/rtcp-collector').workerOptionKeys.includes('maxSources'), 'the workers get it too')
 })
 
 test('stream writer: the senders whose side it remembers are bounded, the forgotten counted', () => {

@@ -128,3 +128,125 @@ test('the README\'s options table is the one rendered from the declarations (npm
   assert.ok(readme.includes(BUILT_IN_TABLE), 'README options table is stale: run npm run docs')
   for (const name of Object.keys(OPTIONS)) assert.ok(BUILT_IN_TABLE.includes(`| \`${name}\` |`), name)
 })
+
+// Collectors and their workers: each collector's settings are declared once
+// (collectors/*-settings.js, workers/mongo-settings.js); its config's flags,
+// its defaults, the keys it forwards to its workers and the workers'
+// defaults must all be that declaration, and both the config and the code
+// must refuse what it refuses.
+const { MongoCollector, MongoCollectorConfig, MongoWorker, CounterWorker, StreamWorker, StreamSweeper } = require('../..')
+const rtcp = require('../../collectors/rtcp')
+const syslog = require('../../collectors/syslog')
+const { forwardedKeys, settingsDefaults } = require('../../lib/shared/settings')
+const { settingsTables } = require('../../app/option-docs')
+
+const COLLECTORS = [
+  { name: 'mongo', Collector: MongoCollector, Config: MongoCollectorConfig, Worker: MongoWorker, argv: ['-w', COUNTING], options: { worker: COUNTING } },
+  { name: 'rtcp', Collector: rtcp.Collector, Config: rtcp.Config, Worker: rtcp.Worker, argv: [], options: {} },
+  { name: 'syslog', Collector: syslog.Collector, Config: syslog.Config, Worker: syslog.Worker, argv: [], options: {} }
+]
+const WORKERS = [MongoWorker, CounterWorker, StreamWorker, rtcp.Worker, syslog.Worker]
+
+function parseSetting (c, name, value) {
+  return c.Config.parse([...c.argv, `--${kebab(name)}`, [].concat(value).join(',')], {})
+}
+
+// Each setting's values at the ends of its range (or its choices), and just past them.
+function edgesOf (decl) {
+  if (decl.range) return { good: decl.range, bad: [decl.range[0] - 1, decl.range[1] + 1] }
+  const choices = typeof decl.choices === 'function' ? decl.choices() : decl.choices
+  if (!choices) return null
+  return decl.type === 'list' ? { good: [choices, [choices[0]]], bad: [['not-a-choice']] } : { good: choices, bad: ['not-a-choice'] }
+}
+
+function refusedAsOption (fn, name, what) {
+  assert.throws(fn, (err) => err instanceof InvalidOptionError && err.code === 'ERR_INVALID_OPTION' && err.option === name, what)
+}
+
+test('collectors: every worker setting\'s flag default is the worker\'s default and the declaration\'s', () => {
+  for (const c of COLLECTORS) {
+    const { worker, master } = c.Collector.settings
+    assert.equal(c.Worker.settings, worker, `${c.name}: the worker and the collector share one declaration`)
+    const configDefaults = new c.Config(c.argv).getDefault()
+    const workerSettings = new c.Worker({}).settings
+    for (const [name, decl] of Object.entries(worker)) {
+      assert.deepEqual(workerSettings[name], decl.default, `${c.name} worker default of ${name}`)
+      // (retryDelay is also the LoadBalancer's own option, of the listener: not the workers')
+      if (decl.flag === false) assert.ok(!(name in c.Config.flags) || name in OPTIONS, `${c.name}: ${name} is code only, yet a flag`)
+      else assert.deepEqual(configDefaults[name], decl.default, `${c.name} flag default of ${name}`)
+    }
+    for (const [name, decl] of Object.entries(master)) if (decl.flag !== false) assert.deepEqual(configDefaults[name], decl.default, `${c.name} flag default of ${name}`)
+  }
+  for (const Worker of WORKERS) assert.deepEqual(Object.entries(settingsDefaults(Worker.settings)).filter(([name, value]) => new Worker({}).settings[name] !== value), [], Worker.name)
+})
+
+test('collectors: their LoadBalancer defaults are the config\'s and the collector\'s, from the one declaration', () => {
+  for (const c of COLLECTORS) {
+    const configDefaults = new c.Config(c.argv).getDefault()
+    const collector = new c.Collector(c.options)
+    for (const [name, value] of Object.entries(c.Collector.settings.defaults)) {
+      assert.deepEqual(configDefaults[name], value, `${c.name} config default of ${name}`)
+      assert.deepEqual(collector.options[name], value, `${c.name} collector default of ${name}`)
+    }
+    assert.equal(c.Config.flags.workername.required, c.name === 'mongo', `${c.name}: --workername required only without a worker of its own`)
+  }
+})
+
+test('collectors: range ends and choices are accepted by the config, the collector and the worker; one past, refused by all three', () => {
+  for (const c of COLLECTORS) {
+    for (const [where, table] of Object.entries({ master: c.Collector.settings.master, worker: c.Collector.settings.worker })) {
+      for (const [name, decl] of Object.entries(table)) {
+        const edges = edgesOf(decl)
+        if (!edges) continue
+        const hasFlag = decl.flag !== false
+        const asOptions = (value) => hasFlag ? { ...c.options, [name]: value } : { ...c.options, workerOptions: { [name]: value } }
+        for (const value of edges.good) {
+          const what = `${c.name} ${name} ${value}`
+          if (hasFlag) assert.deepEqual(parseSetting(c, name, value)[name], value, what)
+          const collector = new c.Collector(hasFlag ? parseSetting(c, name, value) : asOptions(value))
+          if (where === 'worker') {
+            assert.deepEqual(collector.options.workerOptions[name], value, `${what}: forwarded`)
+            assert.deepEqual(new c.Worker({ [name]: value }).settings[name], value, `${what}: worker`)
+          }
+        }
+        for (const value of edges.bad) {
+          const what = `${c.name} ${name} ${value}`
+          if (hasFlag) assert.throws(() => parseSetting(c, name, value), InvalidConfigError, `${what}: config`)
+          refusedAsOption(() => new c.Collector(asOptions(value)), name, `${what}: collector`)
+          if (where === 'worker') refusedAsOption(() => new c.Worker({ [name]: value }), name, `${what}: worker`)
+        }
+      }
+    }
+  }
+})
+
+test('collectors forward exactly their declared worker settings that have a flag: the config\'s own flags', () => {
+  const lbFlags = new Set(Object.keys(LoadBalancerConfig.flags))
+  for (const c of COLLECTORS) {
+    const { worker, master } = c.Collector.settings
+    const declared = forwardedKeys(worker)
+    assert.deepEqual([...c.Collector.workerOptionKeys].sort(), [...declared].sort(), c.name)
+    const ownFlags = Object.keys(c.Config.flags).filter((f) => !lbFlags.has(f) && !Object.hasOwn(master, f))
+    assert.deepEqual(ownFlags.sort(), [...declared].sort(), `${c.name}: the config's flags beyond the LoadBalancer's and the master's are the forwarded settings`)
+    // Every one given, each at a value of its own: all of them, and nothing else, reach the workers.
+    const given = Object.fromEntries(declared.map((name) => [name, worker[name].range ? worker[name].range[0] : worker[name].default ?? 'x']))
+    const collector = new c.Collector({ ...c.options, ...given })
+    assert.deepEqual(collector.options.workerOptions, given, c.name)
+    refusedAsOption(() => new c.Collector({ ...c.options, flushTimeout: 1000 }), 'flushTimeout', `${c.name}: a code-only setting is not a collector option`)
+  }
+})
+
+test('a bad setting in code gets the InvalidOptionError the config\'s range implies: RtcpCollector, RtcpWorker, and the sweeper has no defaults of its own', () => {
+  for (const make of [() => new rtcp.Collector({ streamTimeout: -1 }), () => new rtcp.Worker({ streamTimeout: -1 })]) {
+    assert.throws(make, (err) => err instanceof InvalidOptionError && /"streamTimeout" must be an integer from 1 to 86400000 \(ms\), got -1/.test(err.message))
+  }
+  assert.throws(() => rtcp.Config.parse(['--stream-timeout', '0'], {}), /--stream-timeout: must be between 1ms and 24h/)
+  assert.throws(() => new StreamSweeper({}, { streamTimeout: 60000 }), (err) => err instanceof InvalidOptionError && err.option === 'byeGrace')
+})
+
+test('the README\'s collector settings tables are the ones rendered from the declarations (npm run docs)', () => {
+  const readme = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8')
+  for (const [id, table] of Object.entries(settingsTables())) assert.ok(readme.includes(table), `README ${id} settings table is stale: run npm run docs`)
+  const tables = Object.values(settingsTables()).join('\n')
+  for (const c of COLLECTORS) for (const name of Object.keys(c.Collector.settings.worker)) assert.ok(tables.includes(`| \`${name}\` |`), `${c.name} ${name}`)
+})

@@ -1,6 +1,7 @@
 'use strict'
 
 const AdaptiveBatch = require('./adaptive-batch')
+const InvalidOptionError = require('../../exceptions/invalid-option-error')
 const { pairKey, closedKey } = require('./stream-key')
 const { streamAnalytics } = require('./stream-analytics')
 
@@ -18,11 +19,16 @@ const { streamAnalytics } = require('./stream-analytics')
 class StreamSweeper {
   /**
    * @param {object} collection the native `streams` collection
-   * @param {{ streamTimeout?: number, byeGrace?: number, interval?: number, logger?: object, batch?: object,
-   *   analytics?: (doc: object, endedAt: Date) => object }} [options] analytics: the figures an ended
-   *   stream keeps (default: stream-analytics.js)
+   * @param {{ streamTimeout: number, byeGrace: number, interval: number, logger?: object, batch?: object,
+   *   analytics?: (doc: object, endedAt: Date) => object }} options the times are the StreamWorker's
+   *   settings (streamTimeout, byeGrace, sweepInterval: workers/mongo-settings.js), in ms; analytics:
+   *   the figures an ended stream keeps (default: stream-analytics.js)
    */
-  constructor (collection, { streamTimeout = 60000, byeGrace = 5000, interval = 1000, logger, batch, analytics = streamAnalytics } = {}) {
+  constructor (collection, { streamTimeout, byeGrace, interval, logger, batch, analytics = streamAnalytics } = {}) {
+    // No defaults here: the worker's settings have them, and a second copy drifts.
+    for (const [name, value] of Object.entries({ streamTimeout, byeGrace, interval })) {
+      if (!Number.isInteger(value) || value < 0) throw new InvalidOptionError(name, value, 'must be an integer number of ms (the StreamWorker setting)')
+    }
     this.collection = collection
     this.analytics = analytics
     this.streamTimeout = streamTimeout

@@ -1,0 +1,59 @@
+'use strict'
+
+const { declareSettings } = require('../lib/shared/settings')
+
+/*
+ * The settings of the workers that write to MongoDB, declared once (the
+ * shape of lib/master/options.js, see lib/shared/settings.js): the workers
+ * take their defaults from here, a collector's config its flags, a
+ * collector the keys it forwards to its workers (those without
+ * `flag: false`, which only code passes, in `workerOptions`).
+ */
+
+/** Every MongoDB-writing worker (MongoWorker). */
+const MONGO_SETTINGS = declareSettings({
+  mongoUri: {
+    type: 'string',
+    secret: true,
+    // Where `collector start` moves it: flags of a PM2 process show in ps.
+    env: 'COLLECTOR_MONGO_URI',
+    group: 'Storage',
+    description: 'MongoDB URI without a password (else MONGODB_URI; else a local or embedded server)'
+  },
+  // No default: a value given must be told apart from none, when the URI's
+  // database wins (collectors/mongo-collector.js).
+  database: { type: 'string', group: 'Storage', description: 'database name (default: the one the URI names, else collector)' },
+  flushInterval: { type: 'duration', default: 250, range: [1, 3600000], group: 'Storage', description: 'how long updates are coalesced before one bulk write' },
+  maxPending: { type: 'integer', default: 100000, range: [1, 1e9], group: 'Storage', description: 'pending updates kept per worker while the database is away; more are dropped and counted' },
+  flushTimeout: { flag: false, type: 'duration', default: 20000, range: [0, 86400000], group: 'Storage', description: 'how long flush() on stop keeps retrying' },
+  serverSelectionTimeoutMS: { flag: false, type: 'duration', default: 5000, range: [1, 3600000], group: 'Storage', description: 'the driver\'s wait for a server; a write running longer shows as dbStalled' },
+  retryDelay: { flag: false, type: 'duration', default: 200, range: [1, 3600000], group: 'Storage', description: 'first retry of a failed connect or write (doubles, at most 5 s)' }
+})
+
+/** Counters of the CounterStore: one document per metric per UTC day. */
+const COUNTER_STORE_SETTINGS = {
+  countersCollection: { flag: false, type: 'string', default: 'counters', group: 'Storage', description: 'collection of the per-minute counters' },
+  preallocateRate: { flag: false, type: 'number', default: 0.001, range: [0, 1], group: 'Storage', description: 'probability per counter write of preallocating the next day\'s document' }
+}
+
+/** CounterWorker: counts only. */
+const COUNTER_SETTINGS = declareSettings({
+  ...MONGO_SETTINGS,
+  ...COUNTER_STORE_SETTINGS,
+  preallocateRate: { ...COUNTER_STORE_SETTINGS.preallocateRate, default: 0 }
+})
+
+/** StreamWorker: race-free stream upserts, ended by the sweeper. */
+const STREAM_SETTINGS = declareSettings({
+  ...MONGO_SETTINGS,
+  ...COUNTER_STORE_SETTINGS,
+  streamTimeout: { type: 'duration', default: 60000, range: [1, 86400000], group: 'Storage', description: 'end a stream after this long without a report' },
+  byeGrace: { type: 'duration', default: 5000, range: [0, 86400000], group: 'Storage', description: 'after a BYE, end the stream once quiet this long' },
+  streamsCollection: { flag: false, type: 'string', default: 'streams', group: 'Storage', description: 'collection of the streams' },
+  maxStreamsPerFlush: { flag: false, type: 'integer', default: 5000, range: [1, 1e9], group: 'Storage', description: 'distinct pending streams that trigger an early flush' },
+  sweepInterval: { flag: false, type: 'duration', default: 1000, range: [1, 3600000], group: 'Storage', description: 'how often the leader worker ends the streams due' },
+  sweep: { flag: false, type: 'boolean', default: true, group: 'Storage', description: 'whether the leader worker ends streams at all' },
+  counterMetric: { flag: false, type: 'string', group: 'Storage', description: 'metric of the packet counter (default: <collector name>.packets)' }
+})
+
+module.exports = { MONGO_SETTINGS, COUNTER_SETTINGS, STREAM_SETTINGS }
