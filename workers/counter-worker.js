@@ -128,6 +128,7 @@ class CounterWorker extends MongoWorker {
       dropped: this.counts.dropped,
       pending: this.counterStore.size,
       dbWrites: this.counterStore.stats.ops,
+      counterRepeats: this.counterStore.repeats(),
       ...this.dbStats(),
       ...this.stateStats()
     }

@@ -276,6 +276,7 @@ class StreamWorker extends MongoWorker {
       rejected: this.counts.rejected,
       pending: this.coalescer.size,
       dbWrites: streamOps + this.counterStore.stats.ops,
+      counterRepeats: this.counterStore.repeats(),
       streamWrites: streamOps,
       writesPerPacket: this.counts.packets ? streamOps / this.counts.packets : 0,
       duplicateRetries: this.writer ? this.writer.stats.duplicateRetries : 0,

@@ -163,6 +163,7 @@ class SyslogWorker extends MongoWorker {
       dropped: this.counts.dropped,
       pending: this.buffer.length,
       dbWrites: this.counts.inserts + this.counterStore.stats.ops,
+      counterRepeats: this.counterStore.repeats(),
       ...this.dbStats(),
       ...this.stateStats()
     }

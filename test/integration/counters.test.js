@@ -151,3 +151,54 @@ test('through a StreamWorker: the per-minute packets counter is exact', async (t
   assert.deepStrictEqual(doc.hourly, { 14: 165, 15: 300 })
   assert.deepStrictEqual(doc.minute, { 14: { 58: 120, 59: 45 }, 15: { '00': 300 } })
 })
+
+// A master SIGKILLed during a database stall leaves its workers flushing
+// when the database is back, while the next run replays the same batches
+// from its disk buffer to new workers: two writers of one origin's batches.
+// Each batch must be counted once whatever the order their writes land in,
+// even when a reply is lost after the server applied the write.
+test('two writers of the same batches count each once, in 150 random interleavings with lost replies', async () => {
+  const { collection } = await counters()
+  let seed = 20261124
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+  const t0 = Date.UTC(2026, 10, 24, 10, 0, 0)
+  for (let round = 0; round < 150; round++) {
+    let steps = 0
+    const metric = `dup${round}`
+    const batches = Array.from({ length: 12 }, (_, i) => ({ batchId: 1000 + i, n: 1 + Math.floor(random() * 9), minute: Math.floor(random() * 3) }))
+    // The oracle: every batch once.
+    const expected = { daily: 0, minute: {} }
+    for (const b of batches) {
+      expected.daily += b.n
+      const mm = String(b.minute).padStart(2, '0')
+      expected.minute[mm] = (expected.minute[mm] || 0) + b.n
+    }
+    const lossy = (target) => ({
+      find: (...args) => target.find(...args),
+      bulkWrite: async (ops, options) => {
+        const result = await target.bulkWrite(ops, options)
+        if (random() < 0.2) throw Object.assign(new Error('connection reset after the write'), { name: 'MongoNetworkError' })
+        return result
+      }
+    })
+    const orphan = { store: new CounterStore(lossy(collection)), next: 0, upTo: 1 + Math.floor(random() * 12), redelivered: false }
+    const replayer = { store: new CounterStore(lossy(collection)), next: 0, upTo: 12, redelivered: true }
+    let seq = 0
+    const step = async (w) => {
+      if (w.next < w.upTo && random() < 0.6) {
+        const b = batches[w.next++]
+        w.store.increment(metric, t0 + b.minute * 60000, b.n, { origin: 'run1_1', batchId: b.batchId, seq: ++seq, redelivered: w.redelivered })
+      } else {
+        await w.store.flush().catch(() => {})
+      }
+    }
+    while (orphan.next < orphan.upTo || replayer.next < replayer.upTo || orphan.store.size > 0 || replayer.store.size > 0) {
+      assert.ok(++steps < 1000, `round ${round}: the writers settle`)
+      await step(random() < 0.5 ? orphan : replayer)
+    }
+    const doc = await collection.findOne({ _id: `20261124/${metric}` })
+    assert.strictEqual(doc.daily, expected.daily, `round ${round}: daily`)
+    assert.deepStrictEqual(doc.minute['10'], expected.minute, `round ${round}: minutes`)
+    assert.strictEqual(doc.watermarks.run1_1, 1011)
+  }
+})

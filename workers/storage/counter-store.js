@@ -3,6 +3,7 @@
 const { checkAccounted } = require('./write-accounting')
 
 const pad = (n) => String(n).padStart(2, '0')
+const DUPLICATE_KEY = 11000
 
 /**
  * Time-series counters in the style of MMS: one document per metric per UTC
@@ -14,12 +15,27 @@ const pad = (n) => String(n).padStart(2, '0')
  * running it any number of times is harmless).
  *
  * Redelivery without double counting: each increment names its batch
- * (`mark`: `{ origin, batchId, seq }`, the worker's `delivery()`), and each
- * write records per origin the highest batch it covers
- * (`watermarks.<origin>`, `$max`). An origin's batches are processed in
- * order, so a batch at or below a document's watermark for its origin is
- * already counted there: `watermark()` reads it, on the rare redelivery
- * path.
+ * (`mark`: `{ origin, batchId, seq, redelivered }`, the worker's
+ * `delivery()`), and each write records per origin the highest batch it
+ * covers (`watermarks.<origin>`, `$max`). An origin's batches are processed
+ * in order, so a batch at or below a document's watermark for its origin is
+ * already counted there.
+ *
+ * That is enforced by the write itself, not by a read before it: the upsert
+ * of an origin's increments matches only while the document's watermark is
+ * below the first batch it carries. Two writers of one origin's batches (the
+ * workers of a master that was SIGKILLed, still flushing, and the next run
+ * replaying the same batches from its disk buffer) may read the same old
+ * watermark, but only one of their writes applies each batch: the other
+ * misses its filter, the upsert collides on `_id` (E11000), and the store
+ * reads the watermark and keeps only what lies above it. Pending increments
+ * of one document and origin are kept in segments, each a run of batches
+ * (one batch each when redelivered), so that what lies above it is known.
+ * A watermark inside a segment means another writer is replaying this
+ * origin's batches one by one, from below that segment on: this store then
+ * leaves the document's count for that origin to it (`yielded`), since a
+ * write of its later batches would raise the watermark over the ones in
+ * between.
  */
 class CounterStore {
   /**
@@ -32,19 +48,22 @@ class CounterStore {
     this.preallocateRate = preallocateRate
     this.minuteFields = minuteFields
     this.random = random
-    this.pending = new Map() // _id → { metric, day, inc: { path: n }, marks: { origin: batchId }, minSeq }
-    this.writing = null // the docs of the write in progress
-    this.stats = { ops: 0, preallocations: 0 }
+    this.pending = new Map() // _id, or _id and origin → entry (see pendingDoc)
+    this.writing = null // the entries of the write in progress
+    // alreadyCounted: segments of increments not written because their document had counted their batches
+    // yielded: documents whose count for an origin was left to another writer of its batches (see keepUncounted)
+    this.stats = { ops: 0, preallocations: 0, alreadyCounted: 0, yielded: 0 }
+    this.yieldedKeys = new Set() // document and origin keys left to another writer
   }
 
   /** Counts `n` events of `metric` at `date` (a Date or epoch ms); `mark` names the batch they came from. */
   increment (metric, date, n = 1, mark = null) {
     const d = date instanceof Date ? date : new Date(date)
-    const doc = this.pendingDoc(metric, d, mark)
+    const inc = this.pendingInc(metric, d, mark)
     const hh = pad(d.getUTCHours())
-    add(doc.inc, 'daily', n)
-    add(doc.inc, `hourly.${hh}`, n)
-    add(doc.inc, `minute.${hh}.${pad(d.getUTCMinutes())}`, n)
+    add(inc, 'daily', n)
+    add(inc, `hourly.${hh}`, n)
+    add(inc, `minute.${hh}.${pad(d.getUTCMinutes())}`, n)
   }
 
   /**
@@ -55,20 +74,28 @@ class CounterStore {
    */
   incrementMinute (metric, date, prefix, n, mark = null) {
     const d = date instanceof Date ? date : new Date(date)
-    const doc = this.pendingDoc(metric, d, mark)
-    add(doc.inc, `${prefix}.${pad(d.getUTCHours())}.${pad(d.getUTCMinutes())}`, n)
+    add(this.pendingInc(metric, d, mark), `${prefix}.${pad(d.getUTCHours())}.${pad(d.getUTCMinutes())}`, n)
   }
 
-  pendingDoc (metric, d, mark) {
+  // The increments to add to: those of the open segment of the entry for
+  // the document and the batch's origin. An entry without a mark (code that
+  // counts outside a worker) is written unconditionally.
+  pendingInc (metric, d, mark) {
     const day = dayOf(d)
     const id = `${day}/${metric}`
-    let doc = this.pending.get(id)
-    if (!doc) {
-      doc = { metric, day, inc: {}, marks: {}, minSeq: Infinity }
-      this.pending.set(id, doc)
+    const origin = mark ? mark.origin : null
+    const key = origin === null ? id : `${id}\u0000${origin}`
+    if (this.yieldedKeys.has(key)) return {}
+    let entry = this.pending.get(key)
+    if (!entry) {
+      entry = { id, metric, day, origin, segments: [], minSeq: Infinity }
+      this.pending.set(key, entry)
     }
-    if (mark) addMark(doc, mark)
-    return doc
+    if (!mark) return openSegment(entry, 0, false).inc
+    if (mark.seq < entry.minSeq) entry.minSeq = mark.seq
+    const segment = openSegment(entry, mark.batchId, mark.redelivered)
+    if (mark.batchId > segment.last) segment.last = mark.batchId
+    return segment.inc
   }
 
   get size () {
@@ -79,9 +106,14 @@ class CounterStore {
   oldestPending () {
     let min = Infinity
     for (const docs of [this.pending, this.writing]) {
-      if (docs) for (const doc of docs.values()) if (doc.minSeq < min) min = doc.minSeq
+      if (docs) for (const entry of docs.values()) if (entry.minSeq < min) min = entry.minSeq
     }
     return min
+  }
+
+  /** For a worker's stats(): segments skipped as counted already, and documents left to another writer. */
+  repeats () {
+    return { alreadyCounted: this.stats.alreadyCounted, yielded: this.stats.yielded }
   }
 
   /** The `_id` of the document counting `metric` on the day of `date`. */
@@ -101,46 +133,96 @@ class CounterStore {
     return new Map(ids.map((id) => [id, typeof found.get(id) === 'number' ? found.get(id) : null]))
   }
 
-  /** Writes the pending increments; on failure they stay pending (merged with newer ones). */
+  /**
+   * Writes the pending increments; on failure they stay pending (kept apart
+   * from newer ones, as closed segments). A write that missed its filter
+   * because the document had counted some of its batches already keeps
+   * only the segments above the document's watermark.
+   */
   async flush () {
     if (this.pending.size === 0) return
-    const docs = this.pending
+    const entries = this.pending
     this.pending = new Map()
-    this.writing = docs
+    this.writing = entries
     const ops = []
-    for (const [id, doc] of docs) {
-      const update = { $inc: doc.inc, $setOnInsert: { metric: doc.metric, day: doc.day } }
-      const marks = Object.keys(doc.marks)
-      if (marks.length > 0) {
-        update.$max = {}
-        for (const origin of marks) update.$max[`watermarks.${origin}`] = doc.marks[origin]
-      }
-      ops.push({ updateOne: { filter: { _id: id }, update, upsert: true } })
+    const opEntries = [] // ops[i]'s entry; null for a preallocation
+    for (const entry of entries.values()) {
+      ops.push(upsertOp(entry))
+      opEntries.push(entry)
       if (this.random() < this.preallocateRate) {
-        ops.push(preallocateOp(doc, this.minuteFields))
+        ops.push(preallocateOp(entry, this.minuteFields))
+        opEntries.push(null)
         this.stats.preallocations++
       }
     }
     try {
-      checkAccounted(await this.collection.bulkWrite(ops, { ordered: false }), ops.length, 0, 'counter upserts')
+      const collided = await this.bulkWrite(ops, opEntries)
+      if (collided.length > 0) await this.keepUncounted(collided)
       this.stats.ops += ops.length
     } catch (err) {
-      this.restore(docs)
+      this.restore(entries.values())
       throw err
     } finally {
       this.writing = null
     }
   }
 
-  restore (docs) {
-    for (const [id, doc] of docs) {
-      const current = this.pending.get(id)
+  // The unordered bulkWrite of ops; returns the entries whose upsert missed
+  // its watermark filter (E11000 on `_id`). Any other refusal fails the write.
+  async bulkWrite (ops, opEntries) {
+    let result
+    let errors = []
+    try {
+      result = await this.collection.bulkWrite(ops, { ordered: false })
+    } catch (err) {
+      if (!Array.isArray(err.writeErrors) || !err.writeErrors.every((e) => e.code === DUPLICATE_KEY)) throw err
+      result = err.result
+      errors = err.writeErrors
+    }
+    checkAccounted(result, ops.length, errors.length, 'counter upserts')
+    // A preallocation that collides found its document there: nothing to do.
+    return errors.map((e) => opEntries[e.index]).filter((entry) => entry && entry.origin !== null)
+  }
+
+  // Entries whose write missed its filter: the document had counted some of
+  // their batches (another writer of the same batches got there first), or
+  // it did not exist yet and another upsert created it meanwhile. The
+  // watermark tells which: what lies above it goes back to pending.
+  async keepUncounted (entries) {
+    const byOrigin = new Map()
+    for (const entry of entries) {
+      if (!byOrigin.has(entry.origin)) byOrigin.set(entry.origin, [])
+      byOrigin.get(entry.origin).push(entry)
+    }
+    const kept = []
+    for (const [origin, group] of byOrigin) {
+      const watermarks = await this.watermarks(group.map((entry) => entry.id), origin)
+      for (const entry of group) {
+        const watermark = watermarks.get(entry.id)
+        if (watermark !== null && entry.segments.some((segment) => segment.first <= watermark && segment.last > watermark)) {
+          this.yieldedKeys.add(`${entry.id}\u0000${origin}`)
+          this.stats.yielded++
+          continue
+        }
+        const above = watermark === null ? entry.segments : entry.segments.filter((segment) => segment.first > watermark)
+        this.stats.alreadyCounted += entry.segments.length - above.length
+        if (above.length > 0) kept.push({ ...entry, segments: above })
+      }
+    }
+    this.restore(kept)
+  }
+
+  restore (entries) {
+    for (const entry of entries) {
+      for (const segment of entry.segments) segment.open = false
+      const key = entry.origin === null ? entry.id : `${entry.id}\u0000${entry.origin}`
+      const current = this.pending.get(key)
       if (!current) {
-        this.pending.set(id, doc)
+        this.pending.set(key, entry)
         continue
       }
-      for (const [path, n] of Object.entries(doc.inc)) add(current.inc, path, n)
-      for (const origin of Object.keys(doc.marks)) addMark(current, { origin, batchId: doc.marks[origin], seq: doc.minSeq })
+      current.segments.unshift(...entry.segments)
+      if (entry.minSeq < current.minSeq) current.minSeq = entry.minSeq
     }
   }
 
@@ -193,9 +275,26 @@ function nextDay (day) {
   return dayOf(d)
 }
 
-function addMark (doc, { origin, batchId, seq }) {
-  if (!(doc.marks[origin] >= batchId)) doc.marks[origin] = batchId
-  if (seq < doc.minSeq) doc.minSeq = seq
+// The segment new increments of batch `batchId` go to: the last one while
+// it is open and, for a redelivered batch, holds that batch only.
+function openSegment (entry, batchId, redelivered) {
+  const last = entry.segments[entry.segments.length - 1]
+  if (last && last.open && (!redelivered || (last.first === batchId && last.last === batchId))) return last
+  const segment = { first: batchId, last: batchId, inc: {}, open: true }
+  entry.segments.push(segment)
+  return segment
+}
+
+// One entry's upsert: every segment's increments, applied only while the
+// document's watermark for the origin is below the first batch.
+function upsertOp (entry) {
+  const inc = {}
+  for (const segment of entry.segments) for (const path of Object.keys(segment.inc)) add(inc, path, segment.inc[path])
+  const update = { $inc: inc, $setOnInsert: { metric: entry.metric, day: entry.day } }
+  if (entry.origin === null) return { updateOne: { filter: { _id: entry.id }, update, upsert: true } }
+  const field = `watermarks.${entry.origin}`
+  update.$max = { [field]: entry.segments[entry.segments.length - 1].last }
+  return { updateOne: { filter: { _id: entry.id, [field]: { $not: { $gte: entry.segments[0].first } } }, update, upsert: true } }
 }
 
 function add (inc, path, n) {
