@@ -16,7 +16,7 @@ const { MongoClient } = require('mongodb')
 const { startJavaServer } = require('../lib/mongo/java-server')
 const { packetOp } = require('../workers/storage/stream-ops')
 const { streamSchema } = require('../workers/storage/schemas')
-const { directionKey } = require('../workers/storage/packet-coalescer')
+const { directionKey } = require('../workers/storage/stream-key')
 
 const args = minimist(process.argv.slice(2), { default: { streams: 30000, passes: 4 } })
 const BATCH = 1000

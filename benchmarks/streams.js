@@ -14,7 +14,7 @@ const { LoadBalancer } = require('..')
 const { startJavaServer } = require('../lib/mongo/java-server')
 const { packetOp } = require('../workers/storage/stream-ops')
 const { defineModels } = require('../workers/storage/schemas')
-const { directionKey } = require('../workers/storage/packet-coalescer')
+const { directionKey } = require('../workers/storage/stream-key')
 const { packetOf } = require('./stream-sender')
 
 const args = minimist(process.argv.slice(2), { string: ['only'], default: { scale: 1, instances: 2, only: 'hot,hot-bidi,wide' } })

@@ -5,7 +5,7 @@ const DecodeError = require('../exceptions/decode-error')
 const { PacketCoalescer, invalidReason } = require('./storage/packet-coalescer')
 const StreamWriter = require('./storage/stream-writer')
 const { CounterStore } = require('./storage/counter-store')
-const { sideKey } = require('./storage/stream-key')
+const { directionKey } = require('./storage/stream-key')
 const StreamSweeper = require('./storage/stream-sweeper')
 const { defineModels } = require('./storage/schemas')
 const { streamAnalytics } = require('./storage/stream-analytics')
@@ -139,7 +139,7 @@ class StreamWorker extends MongoWorker {
       const at = itemTime(item)
       const id = this.counterStore.documentId(this.metric, at)
       const counted = await this.redeliveredApplied(delivery, 'counters', id, (origin) => this.counterStore.watermark(id, origin))
-      const written = await this.redeliveredApplied(delivery, 'streams', sideKey(item.fromID, item.toID), (origin) => this.writer.watermark(item, origin))
+      const written = await this.redeliveredApplied(delivery, 'streams', directionKey(item.fromID, item.toID), (origin) => this.writer.watermark(item, origin))
       if (!written) this.stage(delivery, () => this.accept(item, delivery, !counted, true))
       else if (!counted) this.stage(delivery, () => this.count(item, delivery))
     }
@@ -164,7 +164,7 @@ class StreamWorker extends MongoWorker {
     if (items.length === 0) return
     const { origin } = delivery
     await this.prefetchWatermarks('counters', origin, items.map((item) => this.counterStore.documentId(this.metric, itemTime(item))), (ids) => this.counterStore.watermarks(ids, origin))
-    const bySide = new Map(items.map((item) => [sideKey(item.fromID, item.toID), item]))
+    const bySide = new Map(items.map((item) => [directionKey(item.fromID, item.toID), item]))
     await this.prefetchWatermarks('streams', origin, [...bySide.keys()], (keys) => this.writer.watermarks(keys.map((key) => bySide.get(key)), origin))
   }
 

@@ -235,7 +235,7 @@ test('every write by pair or by _id names its collection\'s whole shard key, so 
   const writer = new StreamWriter(streams)
   // New streams, a known pair in both directions (one pairOp), and a 'to' side.
   await write(writer, [...packets('S1', 'S2', [1]), ...packets('S3', 'S4', [1])])
-  writer.flip({ key: require('../../workers/storage/packet-coalescer').directionKey('S4', 'S3') })
+  writer.flip({ key: require('../../workers/storage/stream-key').directionKey('S4', 'S3') })
   await write(writer, [...packets('S1', 'S2', [2]), ...packets('S4', 'S3', [5]), ...packets('S3', 'S4', [2])])
   const upserts = streams.ops.filter((op) => op.updateOne)
   assert.ok(upserts.length >= 4)

@@ -1,5 +1,6 @@
 'use strict'
 
+const { directionKey } = require('./stream-key')
 
 /**
  * Folds the updates of one flush window: all packets of one direction of a
@@ -64,9 +65,10 @@ class PacketCoalescer {
 
 function toEntry (item) {
   const ts = toDate(item.timestamp)
-  if (item.endID !== undefined) return { kind: 'end', key: `e\0${item.endID}`, endID: String(item.endID), maxTs: ts, count: 0, minSeq: Infinity, marks: null }
+  // Endpoint keys start with NUL, which no direction key does.
+  if (item.endID !== undefined) return { kind: 'end', key: `\u0000e${item.endID}`, endID: String(item.endID), maxTs: ts, count: 0, minSeq: Infinity, marks: null }
   if (item.sideID !== undefined) {
-    return { kind: 'side', key: `s\0${item.sideID}`, sideID: String(item.sideID), IP: item.IP, fields: { ...item.fields }, maxTs: ts, count: 0, minSeq: Infinity, marks: null }
+    return { kind: 'side', key: `\u0000s${item.sideID}`, sideID: String(item.sideID), IP: item.IP, fields: { ...item.fields }, maxTs: ts, count: 0, minSeq: Infinity, marks: null }
   }
   const fromID = String(item.fromID)
   const toID = String(item.toID)
@@ -95,10 +97,6 @@ function addMark (entry, { origin, batchId, seq }) {
   if (!(marks[origin] >= batchId)) marks[origin] = batchId
 }
 
-/** The key of a packet entry: one direction of a stream. */
-function directionKey (fromID, toID) {
-  return `p\0${fromID}\0${toID}`
-}
 
 function merge (into, entry) {
   into.count += entry.count
@@ -132,4 +130,4 @@ function invalidReason (item) {
   return null
 }
 
-module.exports = { PacketCoalescer, directionKey, invalidReason }
+module.exports = { PacketCoalescer, invalidReason }

@@ -33,9 +33,14 @@ function flowKey (fromID, toID) {
   return `${fromID.length}:${fromID}>${toID}`
 }
 
-/** Names one sender's side of a stream (fromID: the sender), for caches in memory only. */
-function sideKey (fromID, toID) {
-  return `${fromID}>${toID}`
+/**
+ * Names one direction of a stream, fromID (the sender) to toID, in memory
+ * only: the packet coalescer's entries, the writer's beliefs about sides
+ * and its watermark reads all key by it. IDs never hold NUL, so it is
+ * unambiguous, and it never starts with NUL (see the coalescer's other keys).
+ */
+function directionKey (fromID, toID) {
+  return `${fromID}\u0000${toID}`
 }
 
 /** The `openKey` / `flowKey` a stream keeps once closed, unique per document (`pairKey` stays). */
@@ -43,4 +48,4 @@ function closedKey (key, id) {
   return `${key}#${id}`
 }
 
-module.exports = { pairKey, flowKey, sideKey, closedKey }
+module.exports = { pairKey, flowKey, directionKey, closedKey }

@@ -1,8 +1,7 @@
 'use strict'
 
 const { INVALID_ID_FIELD, packetOp, pairOp, sideOps, endOps } = require('./stream-ops')
-const { directionKey } = require('./packet-coalescer')
-const { pairKey, flowKey, sideKey } = require('./stream-key')
+const { pairKey, flowKey, directionKey } = require('./stream-key')
 const { checkAccounted } = require('./write-accounting')
 const { BoundedMap } = require('../../lib/shared/bounded-map')
 
@@ -147,12 +146,12 @@ class StreamWriter {
    * redelivered batches only.
    */
   async watermark (item, origin) {
-    return (await this.watermarks([item], origin)).get(sideKey(item.fromID, item.toID))
+    return (await this.watermarks([item], origin)).get(directionKey(item.fromID, item.toID))
   }
 
   /**
    * The same for many packets in one read: a Map from each sender's
-   * `sideKey(fromID, toID)` to its watermark or null. The filter names the
+   * `directionKey(fromID, toID)` to its watermark or null. The filter names the
    * pairs too, so that on a sharded cluster the read goes only to the
    * shards holding them. (mongo-java-server answers `$in` on a compound
    * index with a collection scan; one per redelivered batch.)
@@ -173,12 +172,12 @@ class StreamWriter {
       for (const [side, peer] of [[doc.from, doc.to], [doc.to, doc.from]]) {
         if (!side || !peer) continue
         const watermark = side.watermarks && side.watermarks[origin]
-        bySide.set(sideKey(side.ID, peer.ID), typeof watermark === 'number' ? watermark : null)
+        bySide.set(directionKey(side.ID, peer.ID), typeof watermark === 'number' ? watermark : null)
       }
     }
     const result = new Map()
     for (const item of items) {
-      const key = sideKey(item.fromID, item.toID)
+      const key = directionKey(item.fromID, item.toID)
       result.set(key, bySide.has(key) ? bySide.get(key) : null)
     }
     return result
