@@ -36,7 +36,7 @@ class CounterWorker extends MongoWorker {
    * @param {{ data: Buffer }} message
    * @returns {Array<{ metric: string, n?: number, at?: Date|number }>}
    */
-  countsOf (message) { // eslint-disable-line no-unused-vars
+  countsOf (message) {
     throw new Error(`${this.constructor.name} must implement countsOf(message)`)
   }
 
@@ -70,8 +70,7 @@ class CounterWorker extends MongoWorker {
       counts = this.countsOf(message) || []
     } catch (err) {
       if (!err || typeof err.reason !== 'string') throw err
-      this.counts.malformed[err.reason] = (this.counts.malformed[err.reason] || 0) + 1
-      this.dropMessage(err.reason)
+      this.refuse(err.reason)
       return null
     }
     return counts.map((c) => ({ metric: c.metric, n: c.n === undefined ? 1 : c.n, at: c.at === undefined ? now : c.at }))

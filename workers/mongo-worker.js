@@ -231,6 +231,18 @@ class MongoWorker extends Worker {
       unreachable ? `database unreachable (${this.dbError}); holding messages and retrying` : `database ${stage} failed (${this.dbError}); holding messages and retrying`)
   }
 
+  /**
+   * The message being processed is one its decoder refused: counted by
+   * reason in the worker's `malformed` (`this.counts.malformed`) and dropped
+   * under that reason in the master's counters. Nothing of it is stored, so
+   * it is not `processed`.
+   */
+  refuse (reason) {
+    const malformed = this.counts.malformed
+    malformed[reason] = (malformed[reason] || 0) + 1
+    this.dropMessage(reason)
+  }
+
   logAtMost (key, level, fields, msg) {
     const now = Date.now()
     if (now - (this.lastLog[key] || 0) < LOG_INTERVAL_MS) return

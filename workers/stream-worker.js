@@ -112,10 +112,10 @@ class StreamWorker extends MongoWorker {
     try {
       items = this.decode(message)
     } catch (err) {
-      return this.countMalformed(err.reason || 'decode-error')
+      return this.refuse(err.reason || 'decode-error')
     }
     if (items === null || items === undefined) return
-    if (items instanceof DecodeError) return this.countMalformed(items.reason)
+    if (items instanceof DecodeError) return this.refuse(items.reason)
     if (!Array.isArray(items)) items = [items]
     const delivery = this.delivery()
     if (delivery.redelivered) return this.acceptRedelivered(items, delivery)
@@ -188,6 +188,7 @@ class StreamWorker extends MongoWorker {
     if (item.counts) for (const prefix of Object.keys(item.counts)) this.counterStore.incrementMinute(this.metric, at, prefix, item.counts[prefix], delivery)
   }
 
+  // An item of a message that is refused alone (the message's other items are kept).
   countMalformed (reason) {
     this.counts.malformed[reason] = (this.counts.malformed[reason] || 0) + 1
   }

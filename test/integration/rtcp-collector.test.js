@@ -76,11 +76,15 @@ test('malformed RTCP is counted by reason and nothing crashes', async (t) => {
   badVersion[0] = (badVersion[0] & 0x3f) | 0x40
   const datagrams = [good, Buffer.from('hello'), badVersion, good.subarray(0, good.length - 4), Buffer.alloc(0)]
   for (const d of datagrams) socket.send(d, port, peers.HOST)
-  await waitFor(() => collector.summary().processed === datagrams.length)
+  await waitFor(() => collector.summary().processed + collector.summary().dropped.total === datagrams.length)
   const [worker] = (await collector.stats()).workers
   const malformed = worker.custom.malformed
   assert.equal(malformed['bad-version'], 1)
   assert.equal(Object.values(malformed).reduce((a, b) => a + b, 0), 4, JSON.stringify(malformed))
+  // Refused, so dropped under the same reasons in the master, not processed (stored): only the good one is.
+  const summary = collector.summary()
+  assert.equal(summary.processed, 1)
+  for (const [reason, n] of Object.entries(malformed)) assert.equal(summary.dropped[reason], n, reason)
   await collector.stop()
   const docs = await db.collection('streams').find({ openKey: { $exists: true } }).toArray()
   assert.equal(docs.length, 1)
