@@ -227,7 +227,6 @@ function droppedAtShutdown (collector) {
   return Number.isFinite(lost) ? lost : 0
 }
 
-
 // Under PM2 the script is loaded by PM2's container; show our flags in `ps`.
 function runAsScript () {
   const argv = process.argv.slice(2)

@@ -63,7 +63,7 @@ async function removeApp (api, name) {
 // One PM2 connection per call, always closed, so the caller's process can exit.
 async function withPm2 (options, fn) {
   const home = options.pm2Home || process.env.PM2_HOME
-  const api = new pm2.custom(home ? { pm2_home: path.resolve(home) } : {}) // eslint-disable-line new-cap
+  const api = new pm2.custom(home ? { pm2_home: path.resolve(home) } : {})
   await call(api, 'connect')
   try {
     return await fn(api)

@@ -6,10 +6,12 @@ const dgram = require('node:dgram')
 const socket = dgram.createSocket('udp4')
 let received = 0
 socket.on('message', () => { received++ })
-try { socket.bind(0, '127.0.0.1', () => {
-  try { socket.setRecvBufferSize(8 * 1024 * 1024) } catch {}
-  process.send({ port: socket.address().port })
-}) } catch (err) { process.send({ error: err.message }) }
+try {
+  socket.bind(0, '127.0.0.1', () => {
+    try { socket.setRecvBufferSize(8 * 1024 * 1024) } catch {}
+    process.send({ port: socket.address().port })
+  })
+} catch (err) { process.send({ error: err.message }) }
 process.on('message', (m) => {
   if (m === 'count') {
     const { user, system } = process.cpuUsage()

@@ -232,7 +232,7 @@ async function runScenario (name, uri, client) {
     drainAfterSendMs: Math.max(0, stoppedAt - started - s.ms),
     duplicateRetries: sumWorkers(stats, 'duplicateRetries'),
     dbErrors: sumWorkers(stats, 'dbErrors'),
-    dropped: sumWorkers(stats, 'dropped'),
+    workerDropped: sumWorkers(stats, 'dropped'), // stream updates a worker gave up (maxPending, shutdown)
     rejected: sumWorkers(stats, 'rejected'),
     docs: check.docs,
     expectedDocs: check.expected,

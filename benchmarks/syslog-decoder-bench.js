@@ -59,7 +59,7 @@ function corpora () {
   return {
     '5424 + SD, escapes, BOM, UTF-8': make(() => rfc5424(rand, true)),
     '5424 no SD': make(() => rfc5424(rand, false)),
-    '3164': make(() => rfc3164(rand)),
+    3164: make(() => rfc3164(rand)),
     'malformed mix': make(() => BROKEN[rand(BROKEN.length)](rfc5424(rand, true)))
   }
 }

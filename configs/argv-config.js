@@ -94,7 +94,7 @@ class ArgvConfig {
    * @param {Set<string>} given option names set from argv or env
    * @returns {Array<{flag: string, message: string}>}
    */
-  validate (config, given) { // eslint-disable-line no-unused-vars
+  validate (config, given) {
     return []
   }
 

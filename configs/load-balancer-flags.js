@@ -10,7 +10,7 @@ const { allowListProblem } = require('../lib/shared/allow-list')
  * (lib/master/options.js, lib/shared/settings.js).
  */
 function flagOf (decl) {
-  const { flag, range, env, ...rest } = decl // eslint-disable-line no-unused-vars
+  const { flag, range, env, ...rest } = decl
   return { ...rest, ...(range ? { min: range[0], max: range[1] } : {}), ...(env ? { env } : {}) }
 }
 

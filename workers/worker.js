@@ -83,10 +83,10 @@ class Worker {
   async init () {}
 
   /** Before the doWork calls of a redelivered batch: all its messages (a worker that checks what is stored can read it in bulk here). */
-  async prepareRedelivered (messages, delivery) { // eslint-disable-line no-unused-vars
+  async prepareRedelivered (messages, delivery) {
   }
 
-  async doWork (message) { // eslint-disable-line no-unused-vars
+  async doWork (message) {
     throw new Error(`${this.constructor.name} must implement doWork(message)`)
   }
 
@@ -98,7 +98,7 @@ class Worker {
     return {}
   }
 
-  onLeader (isLeader) { // eslint-disable-line no-unused-vars
+  onLeader (isLeader) {
   }
 }
 

@@ -80,7 +80,7 @@ class LoadBalancer extends EventEmitter {
 
   /** Picks the worker for a message. Round-robin unless `distribution` says otherwise; override freely. */
   distribute (workers, message) {
-    return this.strategy.call(this, workers, message)
+    return this.strategy(workers, message)
   }
 
   /** Flow key for `hash` distribution: the source address and port (a string is hashed, an integer mixed). */

@@ -102,7 +102,6 @@ class MetricsServer {
     await this._closeServer()
     try {
       await this._bind(web.tls)
-      return
     } catch (err) {
       const failed = new ListenError(web.tls ? 'https' : 'http', this.host, this.port, err)
       const again = await this._bind(this.web.tls).then(() => null, (e) => e)

@@ -125,7 +125,7 @@ function checkPem ({ cert, key, ca }, fail) {
   try { privateKey = crypto.createPrivateKey(key) } catch (err) { fail(`tls_server_config.key_file is not an unencrypted PEM private key (${err.message})`) }
   if (!x509.checkPrivateKey(privateKey)) fail('tls_server_config.key_file is not the private key of cert_file')
   if (ca) {
-    try { new crypto.X509Certificate(ca) } catch (err) { fail(`tls_server_config.client_ca_file is not a PEM certificate (${err.message})`) } // eslint-disable-line no-new
+    try { new crypto.X509Certificate(ca) } catch (err) { fail(`tls_server_config.client_ca_file is not a PEM certificate (${err.message})`) } // eslint-disable-line no-new -- built only to check that the PEM parses
   }
 }
 

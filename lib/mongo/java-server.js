@@ -1,6 +1,5 @@
 'use strict'
 
-const fs = require('node:fs')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { InvalidOptionError, DatabaseError } = require('../../exceptions')

@@ -10,7 +10,8 @@ function instantiateWorker (modulePath, options) {
   let exported = require(modulePath)
   if (exported && exported.default) exported = exported.default
   if (typeof exported === 'function' && exported.prototype && typeof exported.prototype.doWork === 'function') {
-    return new exported(options) // eslint-disable-line new-cap
+    const WorkerClass = exported
+    return new WorkerClass(options)
   }
   if (typeof exported === 'function') return adopt(exported(options), modulePath)
   return adopt(exported, modulePath)

@@ -32,7 +32,6 @@ function cli (args, env = process.env) {
   return { child, done }
 }
 
-
 /** `collector run` of the echo collector in the foreground, fed `count` datagrams, all received; its child and first stats snapshot. */
 async function runAndFeed (t, { dir, env, name, count, flags }) {
   const run = cli(['run', ECHO, '--port', '0', ...flags, '--name', name], env)

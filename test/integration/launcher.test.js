@@ -14,7 +14,6 @@ const { waitFor } = require('../helpers/wait-for')
 const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
 const NAME = 'echo-launch'
 
-
 function udpSender (port) {
   const socket = dgram.createSocket('udp4')
   let sent = 0
@@ -46,7 +45,7 @@ function assertRolled (snapshot, oldPids, masterPid) {
 }
 
 async function pm2Api (pm2Home) {
-  const api = new pm2.custom({ pm2_home: pm2Home }) // eslint-disable-line new-cap
+  const api = new pm2.custom({ pm2_home: pm2Home })
   const call = (method, ...args) => new Promise((resolve, reject) => {
     api[method](...args, (err, result) => (err ? reject(err instanceof Error ? err : new Error(JSON.stringify(err))) : resolve(result)))
   })

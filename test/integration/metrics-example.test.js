@@ -66,8 +66,8 @@ async function stopAndCheck (run, sent) {
 test('metrics example over UDP: counters, timers and a prefix stored per minute; bad datagrams refused by reason, bad lines counted', { timeout: 90000 }, async (t) => {
   const { run, uri, database } = await runExample(t, ['--prefix', 'app.'])
   const payloads = []
-  for (let i = 0; i < 400; i++) payloads.push(`requests:1|c`)
-  for (let i = 0; i < 100; i++) payloads.push(`latency:20|ms\nlatency:40|ms\nerrors:1|c|@0.5`)
+  for (let i = 0; i < 400; i++) payloads.push('requests:1|c')
+  for (let i = 0; i < 100; i++) payloads.push('latency:20|ms\nlatency:40|ms\nerrors:1|c|@0.5')
   for (let i = 0; i < 20; i++) payloads.push('not a metric')
   for (let i = 0; i < 10; i++) payloads.push('requests:1|c\nrequests:x|c')
   await sendDatagrams(run.port, payloads)

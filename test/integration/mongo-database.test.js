@@ -131,4 +131,3 @@ test('no MongoDB configured: the embedded server is started on disk, the lines l
   await sendLines(second.address().port, LINES)
   await waitFor(async () => await countLines(embeddedUri, 'collector', tag) === 2 * LINES, { what: `${2 * LINES} lines in collector`, timeout: 30000 })
 })
-

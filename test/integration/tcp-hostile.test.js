@@ -11,7 +11,6 @@ const net = require('node:net')
 const { once } = require('node:events')
 const { startLb, settled, tcpClient, write, waitFor, sleep, HOST } = require('../helpers/lb')
 
-
 // Blocks this process's event loop (the in-process master's) for `ms`.
 function blockEventLoop (ms) {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)

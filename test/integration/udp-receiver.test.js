@@ -252,7 +252,7 @@ for (const receiver of RECEIVERS) {
   })
 }
 
-test('entryKeyHash(entry) equals fnv1a(`${address}:${port}`) for every address form and port width', () => {
+test('entryKeyHash(entry) equals fnv1a("<address>:<port>") for every address form and port width', () => {
   const addresses = ['127.0.0.1', '10.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', '2001:db8::ff00:42:8329',
     '::ffff:192.0.2.128', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', '']
   const ports = [0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 1001, 5005, 9999, 10000, 10001, 12345, 49152, 65534, 65535]

@@ -60,10 +60,13 @@ test('SR, RR, SDES, BYE, APP round trip field by field', () => {
   const packets = [
     sr([block(1), block(0xffffffff, { cumulativeLost: -5 })]),
     rr([block(2)]),
-    { type: 'SDES', chunks: [
-      { ssrc: 0xfedcba98, items: { cname: 'ffmpeg@host', name: 'Zoë', email: 'a@b.c', phone: '+1 555', loc: 'Lab', tool: 'Lavf', note: 'hi', priv: [{ prefix: 'x-ab', value: 'v1' }, { prefix: '', value: 'v2' }] } },
-      { ssrc: 7, items: { cname: 'abc' } }
-    ] },
+    {
+      type: 'SDES',
+      chunks: [
+        { ssrc: 0xfedcba98, items: { cname: 'ffmpeg@host', name: 'Zoë', email: 'a@b.c', phone: '+1 555', loc: 'Lab', tool: 'Lavf', note: 'hi', priv: [{ prefix: 'x-ab', value: 'v1' }, { prefix: '', value: 'v2' }] } },
+        { ssrc: 7, items: { cname: 'abc' } }
+      ]
+    },
     { type: 'BYE', sources: [0xfedcba98, 1], reason: 'teardown' },
     { type: 'APP', subtype: 17, ssrc: 9, name: 'ABCD', data: Buffer.from('01020304a0b0c0d0', 'hex') }
   ]

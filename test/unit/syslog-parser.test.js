@@ -68,7 +68,7 @@ test('5424: a BOM as UTF-8 bytes in a Buffer is stripped from MSG', () => {
 test('5424: SD-IDs named like Object.prototype members are plain own data', () => {
   const record = parseSyslog('<13>1 - h a - - [__proto__ polluted="1"][constructor x="2"] m')
   assert.deepEqual(Object.keys(record.structuredData), ['__proto__', 'constructor'])
-  assert.equal(record.structuredData.__proto__.polluted, '1') // eslint-disable-line no-proto
+  assert.equal(record.structuredData.__proto__.polluted, '1') // eslint-disable-line no-proto -- the own SD-ID named __proto__, kept as plain data
   assert.equal({}.polluted, undefined)
   assert.equal(Object.getPrototypeOf(record.structuredData), Object.prototype)
 })
@@ -265,7 +265,6 @@ test('generator: values a format cannot carry are InvalidOptionError naming the 
     assert.throws(() => generateSyslog(options), { code: 'ERR_INVALID_OPTION', option }, JSON.stringify(options))
   }
 })
-
 
 // ------------------------------------------------------------ named defects (each was accepted or altered before)
 

@@ -97,7 +97,6 @@ function addMark (entry, { origin, batchId, seq }) {
   if (!(marks[origin] >= batchId)) marks[origin] = batchId
 }
 
-
 function merge (into, entry) {
   into.count += entry.count
   if (entry.marks) for (const origin of Object.keys(entry.marks)) addMark(into, { origin, batchId: entry.marks[origin], seq: entry.minSeq })
