@@ -281,6 +281,11 @@ class StreamWorker extends MongoWorker {
       streamWrites: streamOps,
       writesPerPacket: this.counts.packets ? streamOps / this.counts.packets : 0,
       duplicateRetries: this.writer ? this.writer.stats.duplicateRetries : 0,
+      // Side fields without report blocks (an SR's packet and octet counts,
+      // a CNAME) stored on the open streams of their SSRC: updates written,
+      // and the streams they reached (none: no open stream has that SSRC).
+      sideUpdates: this.writer ? this.writer.stats.sideUpdates : 0,
+      sideStreamsUpdated: this.writer ? this.writer.stats.sideMatches : 0,
       ...this.dbStats(),
       ...this.stateStats(),
       sweeper: this.leader && this.sweeper ? { ...this.sweeper.stats } : null

@@ -131,3 +131,25 @@ test('--tolerate: an unterminated SDES chunk is refused and counted by default, 
     }
   }
 })
+
+test('sender reports without report blocks: counted as side updates, stored on the open streams of their SSRC, and visibly reaching none otherwise', async (t) => {
+  const { collector, db, port } = await startCollector(t, ['-i', '1'])
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const sender = (packetCount) => ({ ntpSec: 1, ntpFrac: 0, rtpTimestamp: 0, packetCount, octetCount: packetCount * 160 })
+  socket.send(encodeReport({ ssrc: 1, reports: [{ ssrc: 2, fractionLost: 0, cumulativeLost: 0, highestSeq: 500, jitter: 1, lsr: 0, dlsr: 0 }], cname: 'one@test' }), port, peers.HOST)
+  await waitFor(() => collector.summary().processed === 1)
+  // SSRC 2 is the reported side of that stream; 3..202 are in no stream at all.
+  const unknown = 200
+  socket.send(encodeReport({ ssrc: 2, sender: sender(777), cname: 'two@test' }), port, peers.HOST)
+  for (let i = 0; i < unknown; i++) socket.send(encodeReport({ ssrc: 3 + i, sender: sender(i), cname: `x${i}@test` }), port, peers.HOST)
+  await waitFor(() => collector.summary().processed === unknown + 2)
+  const [worker] = (await collector.stats()).workers
+  assert.equal(worker.custom.sideUpdates, unknown + 1)
+  assert.equal(worker.custom.sideStreamsUpdated, 1)
+  await collector.stop()
+  const [doc] = await db.collection('streams').find({ openKey: { $exists: true } }).toArray()
+  assert.equal(doc.to.ID, '2')
+  assert.equal(doc.to.packetCount, 777)
+  assert.equal(doc.to.octetCount, 777 * 160)
+})

@@ -45,7 +45,10 @@ class StreamWriter {
     this.indexesCheckedAt = Date.now()
     this.backfilledAt = 0
     this.sides = new BoundedMap(maxSides) // an entry's key (sender → peer) → 'to'; absent: 'from'
-    this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0, rejected: 0 }
+    // sideUpdates: side entries written (an SR without report blocks, a
+    // CNAME); sideMatches: open streams they updated. An SSRC in no open
+    // stream updates nothing: so many updates and no matches is visible.
+    this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0, rejected: 0, sideUpdates: 0, sideMatches: 0 }
   }
 
   async write (entries, now = new Date()) {
@@ -70,15 +73,18 @@ class StreamWriter {
     return { failed, unresolved: pending }
   }
 
-  // Two bulkWrites: the packets' upserts (one stream each), then the
-  // endpoint-wide updateManys (side fields, BYE). Apart, because the driver
-  // retries a bulkWrite after a network error or a failover (retryable
-  // writes) only if it holds no multi-document update: together, the
-  // packets' $inc would lose that exactly-once retry whenever a side update
-  // rode along. If the second fails, only its entries are unwritten.
+  // The packets' upserts (one stream each), then the endpoint-wide
+  // updateManys: side fields, then BYEs (apart, so that the sides' matched
+  // count is theirs; both are rare). Apart from the upserts, because the
+  // driver retries a bulkWrite after a network error or a failover
+  // (retryable writes) only if it holds no multi-document update: together,
+  // the packets' $inc would lose that exactly-once retry whenever a side
+  // update rode along. If a later one fails, only its entries are unwritten.
   async writeChunk (entries, now, retry, failed) {
-    const streamOps = { ops: [], owners: [] } // owners[i]: the entries op i writes (one, or both directions)
-    const endpointOps = { ops: [], owners: [] }
+    const opsOf = () => ({ ops: [], owners: [] }) // owners[i]: the entries op i writes (one, or both directions)
+    const streamOps = opsOf()
+    const sideOpsOf = opsOf()
+    const endOpsOf = opsOf()
     const add = (target, op, entryList) => {
       target.ops.push(op)
       target.owners.push(entryList)
@@ -89,17 +95,27 @@ class StreamWriter {
       if (partner === null) continue // written by its partner's op
       if (partner) add(streamOps, pairOp(entry, partner, now), [entry, partner])
       else if (entry.kind === 'packet') add(streamOps, packetOp(entry, this.sideOf(entry), now), [entry])
-      else for (const op of entry.kind === 'side' ? sideOps(entry, now) : endOps(entry)) add(endpointOps, op, [entry])
+      else if (entry.kind === 'side') for (const op of sideOps(entry, now)) add(sideOpsOf, op, [entry])
+      else for (const op of endOps(entry)) add(endOpsOf, op, [entry])
     }
-    this.settle(streamOps.owners, await this.bulkWrite(streamOps.ops, { upserts: true }), retry, failed)
-    let endpointErrors
+    this.settle(streamOps.owners, (await this.bulkWrite(streamOps.ops, { upserts: true })).errors, retry, failed)
+    const sides = await this.endpointWrite(sideOpsOf, retry, failed, endOpsOf.owners)
+    this.stats.sideUpdates += sideOpsOf.ops.length / 2
+    this.stats.sideMatches += sides.matched
+    await this.endpointWrite(endOpsOf, retry, failed)
+  }
+
+  // `later`: owners of the writes after this one, unwritten too if it fails.
+  async endpointWrite ({ ops, owners }, retry, failed, later = []) {
+    let outcome
     try {
-      endpointErrors = await this.bulkWrite(endpointOps.ops)
+      outcome = await this.bulkWrite(ops)
     } catch (err) {
-      err.chunkUnwritten = [...new Set(endpointOps.owners.flat())]
+      err.chunkUnwritten = [...new Set(owners.concat(later).flat())]
       throw err
     }
-    this.settle(endpointOps.owners, endpointErrors, retry, failed)
+    this.settle(owners, outcome.errors, retry, failed)
+    return outcome
   }
 
   // Per-op write errors: a packet on the wrong side is retried, the rest fail.
@@ -211,13 +227,14 @@ class StreamWriter {
   }
 
   /**
-   * Runs one unordered bulkWrite; returns its per-op write errors, throws on
-   * anything else. `upserts`: every op is an updateOne upsert, so the reply
-   * must account for each (write-accounting.js); updateMany ops touch any
-   * number of documents and cannot be.
+   * Runs one unordered bulkWrite; returns `{ errors, matched }`: its per-op
+   * write errors and the documents it matched; throws on anything else.
+   * `upserts`: every op is an updateOne upsert, so the reply must account
+   * for each (write-accounting.js); updateMany ops touch any number of
+   * documents and cannot be.
    */
   async bulkWrite (ops, { upserts = false } = {}) {
-    if (ops.length === 0) return []
+    if (ops.length === 0) return { errors: [], matched: 0 }
     this.stats.bulkWrites++
     this.stats.ops += ops.length
     let result
@@ -226,10 +243,10 @@ class StreamWriter {
     } catch (err) {
       if (!Array.isArray(err.writeErrors) || err.writeErrors.length === 0) throw err
       if (upserts) checkAccounted(err.result, ops.length, err.writeErrors.length, 'stream upserts')
-      return err.writeErrors
+      return { errors: err.writeErrors, matched: (err.result && err.result.matchedCount) || 0 }
     }
     if (upserts) checkAccounted(result, ops.length, 0, 'stream upserts')
-    return []
+    return { errors: [], matched: result.matchedCount || 0 }
   }
 
   /**
