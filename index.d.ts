@@ -49,6 +49,10 @@ export interface LoadBalancerOptions {
   maxFrameBytes?: number
   maxConnections?: number
   maxConnectionsPerSource?: number
+  /** tcp_server, ms: a connection that would pass a limit first closes the one longest without a complete frame, if that long (default 10000; 0 = refuse instead) */
+  reclaimIdleAfter?: number
+  /** ms: a TCP connection holding an unfinished frame this long is closed (default 60000; 0 = never) */
+  frameTimeout?: number
   /** only these sources may send: IPv4/IPv6 addresses and prefixes ('10.0.0.0/8', 'fd00::/8'); udp and tcp_server; default everyone */
   allow?: string[] | string
   /** tcp_client: connect with TLS, verifying the server against Node's bundled CAs (plus NODE_EXTRA_CA_CERTS) unless tlsCa (implied by tlsCa and tlsCert) */
@@ -61,6 +65,8 @@ export interface LoadBalancerOptions {
   tlsCa?: string
   /** tcp_server with tlsCa: client certificate names (CN or DNS SAN) accepted; '*' = one leftmost label */
   tlsAllowedNames?: string[] | string
+  /** ms: a TLS handshake not finished by then is closed and its connection slot freed (default 10000) */
+  tlsHandshakeTimeout?: number
   idleTimeout?: number
   batchSize?: number
   batchDelay?: number
@@ -132,7 +138,7 @@ export interface Summary {
   buffer: BufferSummary | null
   lost: number
   /** bufferFull: dropped because the disk buffer was at bufferMaxBytes; bufferUnreadable: a batch the disk buffer could not read back */
-  dropped: { queueFull: number, oversize: number, badFrame: number, partial: number, workerLost: number, shutdown: number, notAllowed: number, bufferFull: number, bufferUnreadable: number, kernel: number, total: number, [reason: string]: number }
+  dropped: { queueFull: number, oversize: number, badFrame: number, empty: number, partial: number, workerLost: number, shutdown: number, notAllowed: number, bufferFull: number, bufferUnreadable: number, kernel: number, total: number, [reason: string]: number }
   events: Record<string, number>
   /** for events that have a cause: counts by reason, e.g. eventReasons.connectionsRejected.notAllowed */
   eventReasons: Record<string, Record<string, number>>

@@ -15,7 +15,7 @@ class MasterCounters {
   #received = 0
   #bytes = 0
   #dispatched = 0
-  #dropped = { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0, notAllowed: 0, bufferFull: 0, bufferUnreadable: 0 }
+  #dropped = { queueFull: 0, oversize: 0, badFrame: 0, empty: 0, partial: 0, workerLost: 0, shutdown: 0, notAllowed: 0, bufferFull: 0, bufferUnreadable: 0 }
   // Messages a previous run left in the disk buffer, delivered by this one.
   #replayed = 0
   // The disk buffer: messages left in it for the next run at stop, and

@@ -249,7 +249,7 @@ function defineBalancerSeries ({ total, gauge }, stats, lb) {
   total('collector_messages_failed_total', 'Messages whose doWork failed.', one((s) => s.failed))
   total('collector_messages_dropped_total', 'Messages dropped, by reason (kernel: lost in the receive buffer).',
     async () => Object.entries((await stats()).dropped).filter(([reason]) => reason !== 'total').map(([reason, n]) => [{ reason }, n]), ['reason'])
-  total('collector_events_total', 'Listener events (connections, connectionsRejected, tlsRejected, idleTimeouts, …), by reason where they have one.',
+  total('collector_events_total', 'Listener events (connections, connectionsRejected, connectionsEvicted, tlsRejected, idleTimeouts, frameTimeouts, …), by reason where they have one.',
     async () => eventSeries(await stats()), ['event', 'reason'])
   gauge('collector_messages_in_flight', 'Messages handed to workers and not yet acknowledged.', one((s) => s.inFlight))
   gauge('collector_oldest_unacknowledged_seconds', 'Age of the oldest unacknowledged batch (a stalled database shows here).', one((s) => s.oldestUnackedMs / 1000))

@@ -5,7 +5,8 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
 // A framer turns a TCP byte stream into messages. `push(chunk)` calls
 // `sink.frame(buffer)` per complete message and `sink.drop(reason)` for a
 // frame it discards ('oversize' over maxFrameBytes, 'badFrame' for a broken
-// octet-count header); the connection always survives. `end()` handles the
+// octet-count header, 'empty' for a frame declared zero bytes long); the
+// connection always survives. `end()` handles the
 // bytes left when the peer closes.
 
 const NEWLINE = 0x0a
@@ -32,16 +33,33 @@ class Framer {
     if (used < buf.length) this.rest = Buffer.from(buf.subarray(used))
   }
 
-  /** Bytes left at end of stream: a final frame for newline framing, else partial. */
-  end () {
+  /**
+   * Bytes left at end of stream: a final frame for newline framing, else
+   * partial. `cut`: the collector closed the stream, not the sender, so
+   * what it had not finished is partial whatever the framing.
+   */
+  end (cut = false) {
     const rest = this.rest
     this.rest = null
     if (!rest || rest.length === 0 || this.discardLine) return
-    if (this.finalFrameOnEnd(rest)) this.emit(rest)
+    if (!cut && this.finalFrameOnEnd(rest)) this.emit(rest)
     else this.sink.drop('partial')
   }
 
   finalFrameOnEnd () { return false }
+
+  /** Whether bytes of an unfinished frame are held (or being skipped). */
+  holding () {
+    return this.rest !== null || this.skip > 0 || this.discardLine
+  }
+
+  // A frame whose header declared it empty (octet-counted `0 `, a zero
+  // length prefix) is a message with nothing in it: counted, not stored.
+  // An empty line is only a separator.
+  emitCounted (frame) {
+    if (frame.length === 0) this.sink.drop('empty')
+    else this.emit(frame)
+  }
 
   emit (frame) {
     if (frame.length > this.max) this.sink.drop('oversize')
@@ -84,7 +102,7 @@ class Framer {
     const start = i + 1
     if (len > this.max) return this.skipFrame(buf, start, len)
     if (buf.length - start < len) return -1
-    this.emit(buf.subarray(start, start + len))
+    this.emitCounted(buf.subarray(start, start + len))
     return start + len
   }
 
@@ -176,7 +194,7 @@ class LengthPrefixedFramer extends Framer {
         continue
       }
       if (buf.length - start < len) break
-      this.emit(buf.subarray(start, start + len))
+      this.emitCounted(buf.subarray(start, start + len))
       offset = start + len
     }
     return offset
@@ -197,7 +215,7 @@ class FunctionFramer extends Framer {
       if (result === THREW) return buf.length
       if (!result || !(result.consumed > 0)) break
       offset += result.consumed
-      if (result.frame) this.emit(result.frame)
+      if (result.frame) this.emitCounted(result.frame)
     }
     return offset
   }

@@ -16,6 +16,7 @@ class TcpConnection {
     this.remote = { address: socket.remoteAddress || '', port: socket.remotePort || 0 }
     this.waiting = []
     this.ended = false
+    this.frames = 0 // completed frames: tcp-server.js notes when they last moved
     this.framer = createFramer(ctx.options.framing, ctx.options.maxFrameBytes, {
       frame: (data) => this.onFrame(data),
       drop: (reason) => ctx.drop(reason)
@@ -28,14 +29,20 @@ class TcpConnection {
     socket.on('error', (err) => ctx.logger.debug({ err, remote: this.remote }, 'tcp connection error'))
   }
 
-  /** The byte stream is over: what remains of an unfinished frame is settled once. */
-  end () {
+  /**
+   * The byte stream is over: what remains of an unfinished frame is settled
+   * once. `cut`: the collector closes it (a reclaimed slot, frameTimeout),
+   * so an unfinished frame is partial even where the sender's own close
+   * would have ended it.
+   */
+  end (cut = false) {
     if (this.ended) return
     this.ended = true
-    this.framer.end()
+    this.framer.end(cut)
   }
 
   onFrame (data) {
+    this.frames++
     const message = { data, remote: this.remote }
     if (this.waiting.length === 0 && this.ctx.dispatch(message)) return
     this.waiting.push(message)

@@ -13,7 +13,6 @@ const LogLimiter = require('../shared/log-limiter')
 const { loadTlsFiles } = require('./tls-options')
 
 const MIN_VERSION = 'TLSv1.2'
-const HANDSHAKE_TIMEOUT_MS = 10000
 
 // Certificate verification results (OpenSSL's X509_V_ERR_* names as Node
 // reports them) and handshake errors, to the reasons counted. The reasons
@@ -113,18 +112,27 @@ function serverContextOptions (files) {
   return { cert: files.cert, key: files.key, ...(files.ca ? { ca: files.ca } : {}), minVersion: MIN_VERSION }
 }
 
+// The TCP socket tcp-server.js accepted under a TLS socket the server made
+// of it (Node keeps it as the TLS socket's parent).
+function rawSocketOf (socket) {
+  return socket._parent || null
+}
+
 // The remote address of a socket whose handshake failed; the TLS socket
 // may already be closed, the TCP socket under it cached its address.
 function peerOf (socket) {
-  const address = socket.remoteAddress || (socket._parent && socket._parent.remoteAddress)
-  return address || 'unknown'
+  const raw = rawSocketOf(socket)
+  return socket.remoteAddress || (raw && raw.remoteAddress) || 'unknown'
 }
 
 /**
  * The TLS side of tcp_server: `handshake(rawSocket)` takes an accepted TCP
- * socket through the handshake, `onSecure(tlsSocket)` gets each one that
- * succeeded (a verified client certificate with an allowed name, when
- * tlsCa is given). `reload()` re-reads the files for new connections.
+ * socket through the handshake, `onSecure(tlsSocket, rawSocket)` gets each
+ * one that succeeded (a verified client certificate with an allowed name,
+ * when tlsCa is given). A handshake that fails or is not done within
+ * tlsHandshakeTimeout is counted and its socket closed: Node reports a
+ * timed-out handshake but leaves the socket open, and with it the sender's
+ * connection slot. `reload()` re-reads the files for new connections.
  */
 function createTlsAcceptor (ctx, onSecure) {
   const { options } = ctx
@@ -136,16 +144,19 @@ function createTlsAcceptor (ctx, onSecure) {
     ...serverContextOptions(files),
     requestCert: verify,
     rejectUnauthorized: verify,
-    handshakeTimeout: HANDSHAKE_TIMEOUT_MS
+    handshakeTimeout: options.tlsHandshakeTimeout
   })
-  server.on('tlsClientError', (err, socket) => refuse(ctx, rejectReason(err, socket), peerOf(socket), errorDetail(err, socket)))
+  server.on('tlsClientError', (err, socket) => {
+    refuse(ctx, rejectReason(err, socket), peerOf(socket), errorDetail(err, socket))
+    socket.destroy()
+  })
   server.on('secureConnection', (socket) => {
     const cert = options.tlsAllowedNames && socket.getPeerCertificate()
     if (cert && !nameAllowed(cert, options.tlsAllowedNames)) {
       refuse(ctx, 'nameNotAllowed', peerOf(socket), { names: certificateNames(cert).join(',').slice(0, 200) })
       return socket.destroy()
     }
-    onSecure(socket)
+    onSecure(socket, rawSocketOf(socket))
   })
   logCertificate(ctx.logger, files, 'TLS certificate in use')
   return {
@@ -183,7 +194,7 @@ function connectTls (ctx) {
       minVersion: MIN_VERSION
     })
     let connected = false
-    const timer = setTimeout(() => socket.destroy(Object.assign(new Error('TLS handshake timeout'), { code: 'ERR_TLS_HANDSHAKE_TIMEOUT' })), HANDSHAKE_TIMEOUT_MS)
+    const timer = setTimeout(() => socket.destroy(Object.assign(new Error('TLS handshake timeout'), { code: 'ERR_TLS_HANDSHAKE_TIMEOUT' })), ctx.options.tlsHandshakeTimeout)
     const onError = (err) => {
       clearTimeout(timer)
       if (connected) refuse(ctx, rejectReason(err), `${host}:${port}`, errorDetail(err))
@@ -202,4 +213,4 @@ function connectTls (ctx) {
   })
 }
 
-module.exports = { createTlsAcceptor, connectTls, rejectReason, nameAllowed, MIN_VERSION, HANDSHAKE_TIMEOUT_MS }
+module.exports = { createTlsAcceptor, connectTls, rejectReason, nameAllowed, MIN_VERSION }

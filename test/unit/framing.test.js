@@ -82,8 +82,8 @@ test('auto: oversize of either kind dropped, stream continues', () => {
 
 test('length-prefixed 16 and 32 bit, split anywhere; oversize skipped', () => {
   const frames = ['one', '', 'three', 'x'.repeat(100)]
-  assertEverySplit('length-prefixed:16', lengthPrefixed(2, frames), { frames: ['one', 'three', 'x'.repeat(100)], drops: [] })
-  assertEverySplit('length-prefixed', lengthPrefixed(4, frames), { frames: ['one', 'three', 'x'.repeat(100)], drops: [] })
+  assertEverySplit('length-prefixed:16', lengthPrefixed(2, frames), { frames: ['one', 'three', 'x'.repeat(100)], drops: ['empty'] })
+  assertEverySplit('length-prefixed', lengthPrefixed(4, frames), { frames: ['one', 'three', 'x'.repeat(100)], drops: ['empty'] })
   assertEverySplit('length-prefixed:32', lengthPrefixed(4, ['a', 'b'.repeat(101), 'c']), { frames: ['a', 'c'], drops: ['oversize'] })
   assertEverySplit('length-prefixed:16', lengthPrefixed(2, ['a', 'b'.repeat(300), 'c']), { frames: ['a', 'c'], drops: ['oversize'] })
 })
@@ -117,4 +117,25 @@ test('a user framing function that throws costs its buffered bytes (badFrame), n
     return i === -1 ? null : { frame: buf.subarray(0, i), consumed: i + 1 }
   }
   assert.deepEqual(frame(picky, ['a|', '!oops|', 'b|']), { frames: ['a', 'b'], drops: ['badFrame'] })
+})
+
+test('a frame declared zero bytes long is counted as empty; an empty line is only a separator', () => {
+  assertEverySplit('octet-counting', '3 one0 3 two', { frames: ['one', 'two'], drops: ['empty'] })
+  assertEverySplit('auto', '0 <1>a\n\n0 ', { frames: ['<1>a'], drops: ['empty', 'empty'] })
+  assertEverySplit('newline', 'a\n\n\r\nb\n', { frames: ['a', 'b'], drops: [] })
+})
+
+test('holding() tells whether bytes of an unfinished frame are held', () => {
+  for (const [framing, partial, rest] of [['newline', 'abc', 'def\n'], ['octet-counting', '5 ab', 'cde'], ['length-prefixed:16', '\u0000\u0003a', 'bc']]) {
+    const framer = createFramer(framing, 100, { frame: () => {}, drop: () => {} })
+    assert.equal(framer.holding(), false, framing)
+    framer.push(Buffer.from(partial, 'latin1'))
+    assert.equal(framer.holding(), true, `${framing}: after a partial frame`)
+    framer.push(Buffer.from(rest, 'latin1'))
+    assert.equal(framer.holding(), false, `${framing}: after the frame completed`)
+  }
+  // Skipping the rest of an oversize counted frame is holding too.
+  const framer = createFramer('octet-counting', 4, { frame: () => {}, drop: () => {} })
+  framer.push(Buffer.from('10 abc'))
+  assert.equal(framer.holding(), true)
 })

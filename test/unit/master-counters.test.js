@@ -50,7 +50,7 @@ test('each operation moves exactly the fields it names', () => {
 test('a fresh set of counters lists every drop reason at 0', () => {
   const { received, dropped } = new MasterCounters().read()
   assert.equal(received, 0)
-  assert.deepEqual(dropped, { queueFull: 0, oversize: 0, badFrame: 0, partial: 0, workerLost: 0, shutdown: 0, notAllowed: 0, bufferFull: 0, bufferUnreadable: 0 })
+  assert.deepEqual(dropped, { queueFull: 0, oversize: 0, badFrame: 0, empty: 0, partial: 0, workerLost: 0, shutdown: 0, notAllowed: 0, bufferFull: 0, bufferUnreadable: 0 })
 })
 
 test('nothing outside the owner can change a counter', () => {
