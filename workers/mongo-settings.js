@@ -1,6 +1,7 @@
 'use strict'
 
 const { declareSettings } = require('../lib/shared/settings')
+const { RISKS } = require('../lib/mongo/server-identity')
 
 /*
  * The settings of the workers that write to MongoDB, declared once (the
@@ -24,6 +25,7 @@ const MONGO_SETTINGS = declareSettings({
   // database wins (collectors/mongo-collector.js).
   database: { type: 'string', group: 'Storage', description: 'database name (default: the one the URI names, else collector)' },
   flushInterval: { type: 'duration', default: 250, range: [1, 3600000], group: 'Storage', description: 'how long updates are coalesced before one bulk write' },
+  allowServer: { type: 'list', default: [], choices: () => Object.keys(RISKS), group: 'Storage', description: 'write to a server known to break a guarantee the collector relies on (ferretdb: concurrent updates to one document are not atomic); without it such a server is refused, nothing written' },
   maxPending: { type: 'integer', default: 100000, range: [1, 1e9], group: 'Storage', description: 'pending updates kept per worker while the database is away; more are dropped and counted' },
   flushTimeout: { flag: false, type: 'duration', default: 20000, range: [0, 86400000], group: 'Storage', description: 'how long flush() on stop keeps retrying' },
   serverSelectionTimeoutMS: { flag: false, type: 'duration', default: 5000, range: [1, 3600000], group: 'Storage', description: 'the driver\'s wait for a server; a write running longer shows as dbStalled' },

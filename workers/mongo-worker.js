@@ -9,6 +9,7 @@ const { resolveDatabase } = require('../lib/mongo/resolve-mongo')
 const { BoundedMap } = require('../lib/shared/bounded-map')
 const { resolveSettings } = require('../lib/shared/settings')
 const { MONGO_SETTINGS } = require('./mongo-settings')
+const { identifyServer, serverLine } = require('../lib/mongo/server-identity')
 
 const LOG_INTERVAL_MS = 5000
 // A flush that leaves this many items behind, or takes this long, means
@@ -99,6 +100,7 @@ class MongoWorker extends Worker {
   async _prepareOnce () {
     try {
       if (this.connection.readyState !== 1) await this.connection.openUri(this.rawUri, this.connectOptions)
+      await this._checkServer()
       await this.prepare()
       this.prepared = true
       return true
@@ -106,6 +108,27 @@ class MongoWorker extends Worker {
       this._onDbError(err, 'connect')
       return false
     }
+  }
+
+  /**
+   * Who the server is, said once per worker start (and again if it
+   * changes) by the first worker, at debug level by the others. A server
+   * known to break a guarantee we rely on is refused, nothing written,
+   * unless its kind is in `allowServer`; accepted, the risk is said.
+   */
+  async _checkServer () {
+    const hosts = (this.connection.getClient().options.hosts || []).map((address) => String(address.host || address))
+    const server = this.server = await identifyServer(this.connection.db, hosts)
+    const line = serverLine(server)
+    const said = this._serverLine === line
+    this._serverLine = line
+    const level = this.slot === 0 ? 'info' : 'debug'
+    if (!said) this.logger[level]({ server: server.kind, version: server.version, topology: server.topology }, `database: ${line}`)
+    if (!server.risk) return
+    if (!this.settings.allowServer.includes(server.kind)) {
+      throw new DatabaseError(`${server.name} ${server.version}: ${server.risk}; nothing is written to it unless the collector is started with --allow-server ${server.kind}`)
+    }
+    if (!said) this.logger[this.slot === 0 ? 'warn' : 'debug']({ server: server.kind }, `${server.name}: ${server.risk} (accepted: --allow-server ${server.kind})`)
   }
 
   /**

@@ -7,7 +7,7 @@ const StreamWriter = require('./storage/stream-writer')
 const { CounterStore } = require('./storage/counter-store')
 const { directionKey } = require('./storage/stream-key')
 const StreamSweeper = require('./storage/stream-sweeper')
-const { defineModels } = require('./storage/schemas')
+const { defineModels, missingIndexes } = require('./storage/schemas')
 const { streamAnalytics } = require('./storage/stream-analytics')
 const { STREAM_SETTINGS } = require('./mongo-settings')
 
@@ -58,7 +58,7 @@ class StreamWorker extends MongoWorker {
       counters: this.settings.countersCollection
     })
     await StreamWriter.prepare(Stream.collection)
-    this.writer = new StreamWriter(Stream.collection, { ensureIndexes: () => Stream.createIndexes() })
+    this.writer = new StreamWriter(Stream.collection, { ensureIndexes: () => this.restoreIndexes(Stream) })
     this.counterStore.collection = Counter.collection
     this.sweeper = new StreamSweeper(Stream.collection, {
       streamTimeout: this.settings.streamTimeout,
@@ -69,6 +69,16 @@ class StreamWorker extends MongoWorker {
     })
     if (this.leader) this.startSweeper()
     this.backfillIfLeader()
+  }
+
+  // A collection dropped or recreated under running collectors comes back
+  // without its indexes: noticed by a read, created again only then.
+  async restoreIndexes (model) {
+    const missing = await missingIndexes(model)
+    if (missing.length === 0) return
+    await model.createIndexes()
+    this.logger.warn({ collection: model.collection.collectionName, indexes: missing.map(([fields]) => Object.keys(fields).join('+')) },
+      'indexes were missing (the collection was dropped or recreated?): created again before writing')
   }
 
   // Streams written before `pairKey` get it from one worker per collector,

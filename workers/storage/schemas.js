@@ -81,6 +81,26 @@ const counterSchema = new Schema({
 
 counterSchema.index({ metric: 1, day: 1 })
 
+/**
+ * The indexes of `model`'s schema that its collection lacks, compared by
+ * key (names aside): all of them when the collection is gone. A read
+ * (listIndexes), where createIndexes is a schema command: on a sharded
+ * cluster one for every shard, on FerretDB one that took locks.
+ */
+async function missingIndexes (model) {
+  let present
+  try {
+    present = await model.collection.listIndexes().toArray()
+  } catch (err) {
+    if (err.code !== NAMESPACE_NOT_FOUND) throw err
+    present = []
+  }
+  const keys = new Set(present.map((index) => JSON.stringify(index.key)))
+  return model.schema.indexes().filter(([fields]) => !keys.has(JSON.stringify(fields)))
+}
+
+const NAMESPACE_NOT_FOUND = 26
+
 /** Binds a schema to a connection under a collection name and creates its indexes. */
 async function defineModel (connection, name, schema, collection) {
   const model = connection.model(name, schema, collection)
@@ -96,4 +116,4 @@ async function defineModels (connection, { streams = 'streams', counters = 'coun
   }
 }
 
-module.exports = { SHARD_KEYS, streamSchema, counterSchema, defineModel, defineModels }
+module.exports = { SHARD_KEYS, streamSchema, counterSchema, defineModel, defineModels, missingIndexes }

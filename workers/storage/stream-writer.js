@@ -35,7 +35,7 @@ class StreamWriter {
   /**
    * @param {object} collection the native `streams` collection
    * @param {{ maxBatchOps?: number, ensureIndexes?: () => Promise<unknown>, maxSides?: number }} [options]
-   *   ensureIndexes creates the unique indexes if they are missing (idempotent);
+   *   ensureIndexes makes sure the unique indexes exist: checks with a read, creates them only if missing;
    *   maxSides: senders whose side is remembered (`sides.evicted` counts the forgotten)
    */
   constructor (collection, { maxBatchOps = 1000, ensureIndexes = null, maxSides = SIDE_CACHE_LIMIT } = {}) {
@@ -217,8 +217,9 @@ class StreamWriter {
    * A collection dropped or recreated under running collectors (a restarted
    * in-memory server, an operator's drop) comes back without its unique
    * indexes, and then both ends of a new call make two documents. Before
-   * writing, at most once a second, the indexes are ensured again: a write
-   * more than a second after the recreation cannot duplicate.
+   * writing, at most once a second, the indexes are looked at (a read) and
+   * created again if missing: a write more than a second after the
+   * recreation cannot duplicate.
    */
   async checkIndexes () {
     if (!this.ensureIndexes || Date.now() - this.indexesCheckedAt < INDEX_CHECK_MS) return
