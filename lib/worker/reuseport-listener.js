@@ -18,7 +18,7 @@ const BATCH_BYTES = 256 * 1024
  * @param {import('./worker-runtime')} runtime
  */
 async function openReuseportListener (runtime, listen, logger) {
-  const packer = new EntryPacker((buf, end, count) => runtime.receiveEntries(buf, end, count))
+  const packer = new EntryPacker((buf, end, count) => runtime.receiveEntries(buf, end, count), listen.batchDelay)
   const ctx = {
     host: listen.host,
     port: listen.port,
@@ -45,11 +45,14 @@ async function openReuseportListener (runtime, listen, logger) {
 }
 
 // node:dgram gives one datagram per callback: they are packed into batch
-// entries and handed over together at the end of the turn (a UDP datagram,
-// at most 64 KiB, always fits).
+// entries and handed over together batchDelay ms after the first (0: at
+// the end of the turn), as the master batches for a worker: one turn of
+// the event loop reads only a few datagrams, and each batch costs an ACK
+// to the master. A UDP datagram, at most 64 KiB, always fits.
 class EntryPacker {
-  constructor (deliver) {
+  constructor (deliver, delayMs) {
     this.deliver = deliver
+    this.delayMs = delayMs
     this.bytes = Buffer.allocUnsafe(BATCH_BYTES)
     this.length = 0
     this.count = 0
@@ -61,11 +64,12 @@ class EntryPacker {
     if (this.count > 0 && this.length + size > this.bytes.length) this.flush()
     this.length = writeEntry(this.bytes, this.length, data, rinfo.address, rinfo.port)
     this.count++
-    if (this.timer === null) this.timer = setImmediate(() => this.flush())
+    if (this.timer === null) this.timer = this.delayMs > 0 ? setTimeout(() => this.flush(), this.delayMs) : setImmediate(() => this.flush())
     return true
   }
 
   flush () {
+    clearTimeout(this.timer)
     clearImmediate(this.timer)
     this.timer = null
     if (this.count === 0) return
