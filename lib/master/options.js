@@ -184,7 +184,7 @@ function checkReceive (options) {
   const refuse = (why) => { throw new InvalidOptionError('receive', options.receive, why) }
   if (options.protocol !== 'udp') refuse(`applies to protocol udp only (${options.protocol} connections are accepted by the master)`)
   if (process.platform !== 'linux') refuse(`needs Linux, whose kernel spreads one port's datagrams over several sockets (running on ${process.platform})`)
-  if (options.buffer) refuse('cannot be combined with the disk buffer: the workers receive, the master never holds a datagram to write there')
+  if (options.buffer) refuse('cannot be combined with the disk buffer (on by default for the CLI\'s MongoDB collectors: --no-buffer): the workers receive, the master never holds a datagram to write there')
   if (options.distribution !== 'round-robin') refuse(`cannot honour distribution ${typeof options.distribution === 'function' ? 'given as a function' : JSON.stringify(options.distribution)}: the kernel picks the worker by the sender's address and port, so neither round-robin nor affinity across senders (one call's two directions) holds`)
   if (options.allow !== undefined) refuse('cannot be combined with allow, which the master checks: in this mode the master sees no datagram')
   if (receiverFor(options.udpReceiver) === 'dgram' && !nodeHasDgramReusePort()) refuse(`needs Node >= ${DGRAM_REUSE_PORT_SINCE.join('.')} for node:dgram's reusePort (running ${process.versions.node}), or the native receiver (node native/build.js)`)
