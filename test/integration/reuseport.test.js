@@ -70,7 +70,7 @@ for (const [udpReceiver, skip] of Object.entries(RECEIVERS)) {
 
 test('a worker SIGKILLed is respawned, binds the same port again and receives; what it held is counted lost', async (t) => {
   // Slow: the killed worker still holds datagrams it reported received.
-  const lb = await startLb(t, { receive: 'reuseport', workerOptions: { record: true, delayMs: 20, slowSlot: 0 } })
+  const lb = await startLb(t, { receive: 'reuseport', workerOptions: { record: true, delayMs: 40, slowSlot: 0 } })
   const port = lb.address().port
   const respawned = once(lb, 'workerRespawned')
   const sent = await sendFromMany(lb, await senders(t), 10, 'a')
@@ -97,8 +97,9 @@ test('a worker SIGKILLed is respawned, binds the same port again and receives; w
 test('stop drains: everything the workers received is processed before they exit', async (t) => {
   const flushDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reuseport-flush-'))
   t.after(() => fs.rmSync(flushDir, { recursive: true, force: true }))
-  const lb = await startLb(t, { receive: 'reuseport', workerOptions: { delayMs: 5, flushDir } })
-  const expected = await sendFromMany(lb, await senders(t, 8), 25)
+  // 80 datagrams of 50 ms each: about 2 s of work per worker, received in well under that.
+  const lb = await startLb(t, { receive: 'reuseport', workerOptions: { delayMs: 50, flushDir } })
+  const expected = await sendFromMany(lb, await senders(t, 8), 10)
   const held = lb.summary()
   assert.ok(held.inFlight > 0, 'the workers still hold datagrams when stop begins')
   await lb.stop()
