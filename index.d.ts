@@ -74,6 +74,8 @@ export interface LoadBalancerOptions {
   recvBufferSize?: number
   /** UDP receive path: native recvmmsg (built on install), node:dgram, or auto (native when built) */
   udpReceiver?: 'auto' | 'native' | 'dgram'
+  /** udp: 'master' (default) receives in the master and distributes batches; 'reuseport' (Linux; Node >= 22.12 or the native receiver): each worker binds the port (SO_REUSEPORT), the kernel picks the worker by sender address and port; refused with the disk buffer, allow, a distribution or distribute()/key() of one's own, tcp */
+  receive?: 'master' | 'reuseport'
   respawnDelay?: number
   maxCrashes?: number
   crashWindow?: number

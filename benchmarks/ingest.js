@@ -19,6 +19,12 @@
 //   to without, as --allow does.
 //   [--buffer-sync none,interval,batch] the same, one LoadBalancer per sync
 //   policy listed ('lb-<receiver>+buffer/<policy>'): what each policy costs.
+//   [--reuseport] also measure each receiver with receive 'reuseport'
+//   ('lb-<receiver>+reuseport': every worker binds the port, no master
+//   hop); prints the ratios to master distribution, loss-free rate and the
+//   CPU per datagram of all processes together (master + workers).
+//   [--senders N] send from N sockets (source ports) in turn, default 1:
+//   reuseport spreads by 4-tuple, so one sender reaches one worker only.
 // Rates are nominal; each trial reports the rate the sender achieved, and a
 // receiver's loss-free rate is the achieved rate of its best loss-free
 // trial. The climb ends when the sender falls 5 % short of a nominal rate:
@@ -31,7 +37,7 @@ const minimist = require('minimist')
 const { LoadBalancer } = require('..')
 const { compile } = require('../native/build')
 
-const args = minimist(process.argv.slice(2), { string: ['rates', 'receivers', 'sender', 'allow', 'buffer-sync'], boolean: ['buffer'], default: { duration: 2000, instances: 2, receivers: 'native,dgram', sender: 'c' } })
+const args = minimist(process.argv.slice(2), { string: ['rates', 'receivers', 'sender', 'allow', 'buffer-sync'], boolean: ['buffer', 'reuseport'], default: { duration: 2000, instances: 2, receivers: 'native,dgram', sender: 'c', senders: 1 } })
 const RECEIVERS = args.receivers.split(',')
 const RATES = (args.rates || '25000,50000,75000,100000,125000,150000,175000,200000,225000,250000,275000,300000,350000,400000,450000,500000,600000,700000,800000').split(',').map(Number)
 const SETTLE_MS = 400
@@ -56,7 +62,7 @@ function senderCommand (kind) {
 
 function send (port, rate) {
   return new Promise((resolve, reject) => {
-    execFile(SENDER[0], [...SENDER[1], port, rate, args.duration], (err, stdout) => {
+    execFile(SENDER[0], [...SENDER[1], port, rate, args.duration, 200, args.senders], (err, stdout) => {
       if (err) return reject(err)
       resolve(JSON.parse(stdout))
     })
@@ -91,10 +97,10 @@ function startBare () {
 
 // bufferSync: the disk buffer on, with that policy, in a directory of its
 // own on the same file system as os.tmpdir() (removed at exit).
-async function startBalancer (udpReceiver, { allow, bufferSync } = {}) {
+async function startBalancer (udpReceiver, { allow, bufferSync, receive } = {}) {
   const buffer = bufferSync ? { buffer: true, bufferSync, bufferDir: fs.mkdtempSync(path.join(os.tmpdir(), 'ingest-buffer-')) } : {}
   if (buffer.bufferDir) bufferDirs.push(buffer.bufferDir)
-  const lb = new LoadBalancer({ worker: path.join(__dirname, 'count-worker.js'), instances: args.instances, port: 0, maxInFlight: 200000, batchSize: args['batch-size'], batchDelay: args['batch-delay'], udpReceiver, allow, ...buffer })
+  const lb = new LoadBalancer({ worker: path.join(__dirname, 'count-worker.js'), instances: args.instances, port: 0, maxInFlight: 200000, batchSize: args['batch-size'], batchDelay: args['batch-delay'], udpReceiver, allow, receive, ...buffer })
   await lb.start()
   let base = 0
   let masterPeak = 0
@@ -108,6 +114,16 @@ async function startBalancer (udpReceiver, { allow, bufferSync } = {}) {
     // Only one balancer receives at a time, so the process's CPU is its master's.
     cpu: async () => ({ master: cpuMs(process.cpuUsage()), workers: (await lb.stats()).workers.reduce((sum, w) => sum + w.custom.cpuMs, 0) }),
     close: async () => { clearInterval(timer); await lb.stop() }
+  }
+}
+
+// A Node without dgram reusePort (< 22.12) refuses it with the dgram receiver: said, not measured.
+async function addReuseport (targets, receiver) {
+  try {
+    targets.push([`lb-${receiver}+reuseport`, await startBalancer(receiver, { receive: 'reuseport' })])
+  } catch (err) {
+    if (err.code !== 'ERR_INVALID_OPTION') throw err
+    console.log(`lb-${receiver}+reuseport not measured: ${err.message}`)
   }
 }
 
@@ -131,6 +147,7 @@ async function main () {
     targets.push([`lb-${receiver}`, await startBalancer(receiver)])
     if (ALLOW) targets.push([`lb-${receiver}+allow`, await startBalancer(receiver, { allow: ALLOW })])
     for (const sync of BUFFER_SYNCS) targets.push([`lb-${receiver}+buffer/${sync}`, await startBalancer(receiver, { bufferSync: sync })])
+    if (args.reuseport) await addReuseport(targets, receiver)
   }
   // One discarded trial each first: a cold master or worker (no JIT yet)
   // loses datagrams at rates it sustains once warm.
@@ -179,26 +196,32 @@ async function main () {
   }
   const allowRatios = ALLOW ? variantRatios(best, lossFreeCpu, 'allow', `allow-list (${ALLOW.length} entries)`) : undefined
   const bufferRatios = BUFFER_SYNCS.length ? Object.fromEntries(BUFFER_SYNCS.map((sync) => [sync, variantRatios(best, lossFreeCpu, `buffer/${sync}`, `disk buffer (sync ${sync})`)])) : undefined
+  const reuseportRatios = args.reuseport ? variantRatios(best, lossFreeCpu, 'reuseport', `receive reuseport (${args.senders} senders)`) : undefined
   console.log(`peak RSS MiB: ${JSON.stringify(memory)}`)
-  console.log(JSON.stringify({ bench: 'ingest', sender: args.sender, senderLimited, allow: ALLOW || undefined, bufferSync: BUFFER_SYNCS.length ? BUFFER_SYNCS : undefined, lossFree: best, ratios, allowRatios, bufferRatios, peakRssMiB: memory, cpuUsPerDatagram: cpu, rows }))
+  console.log(JSON.stringify({ bench: 'ingest', sender: args.sender, senders: args.senders, senderLimited, allow: ALLOW || undefined, bufferSync: BUFFER_SYNCS.length ? BUFFER_SYNCS : undefined, lossFree: best, ratios, allowRatios, bufferRatios, reuseportRatios, peakRssMiB: memory, cpuUsPerDatagram: cpu, rows }))
 }
 
-// A variant ('allow', 'buffer/interval', ...) against the plain balancer,
-// per receiver: loss-free rate, and master CPU per datagram at the highest
-// rate both were loss-free at (CPU per datagram falls with the rate, as
-// batches fill; target: within 10 %).
+// A variant ('allow', 'buffer/interval', 'reuseport') against the plain
+// balancer, per receiver: loss-free rate, and master CPU per datagram at
+// the highest rate both were loss-free at (CPU per datagram falls with the
+// rate, as batches fill; target: within 10 %), and that of master and
+// workers together (reuseport moves the receiving into the workers).
 function variantRatios (best, lossFreeCpu, variant, label) {
   const out = {}
+  const total = (us) => +(us.master + us.workers).toFixed(2)
   for (const receiver of RECEIVERS) {
     const without = `lb-${receiver}`
     const withVariant = `${without}+${variant}`
+    if (!lossFreeCpu[withVariant]) continue
     const rate = best[without] ? +(best[withVariant] / best[without]).toFixed(3) : 0
     const common = Object.keys(lossFreeCpu[without]).filter((r) => lossFreeCpu[withVariant][r]).map(Number)
     const at = common.length ? Math.max(...common) : null
-    const [a, b] = at ? [lossFreeCpu[withVariant][at].master, lossFreeCpu[without][at].master] : []
-    const master = at ? +(a / b).toFixed(3) : null
-    out[receiver] = { lossFreeRate: rate, masterCpuAt: at, masterCpuUs: at ? { [variant.split('/')[0]]: a, without: b } : null, masterCpuPerDatagram: master }
-    console.log(`${label}, ${receiver} receiver: loss-free rate ${best[withVariant]}/s vs ${best[without]}/s without (ratio ${rate}); master CPU µs per datagram at ${at}/s nominal ${a} vs ${b} (ratio ${master}); target: within 10 %`)
+    const [a, b] = at ? [lossFreeCpu[withVariant][at], lossFreeCpu[without][at]] : []
+    const master = at ? +(a.master / b.master).toFixed(3) : null
+    const all = at ? +(total(a) / total(b)).toFixed(3) : null
+    const name = variant.split('/')[0]
+    out[receiver] = { lossFreeRate: rate, masterCpuAt: at, masterCpuUs: at ? { [name]: a.master, without: b.master } : null, masterCpuPerDatagram: master, allCpuUs: at ? { [name]: total(a), without: total(b) } : null, allCpuPerDatagram: all }
+    console.log(`${label}, ${receiver} receiver: loss-free rate ${best[withVariant]}/s vs ${best[without]}/s without (ratio ${rate}); at ${at}/s nominal, CPU µs per datagram: master ${at && a.master} vs ${at && b.master} (ratio ${master}), master + workers ${at && total(a)} vs ${at && total(b)} (ratio ${all})`)
   }
   return out
 }

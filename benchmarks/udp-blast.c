@@ -1,6 +1,9 @@
 // The ingest benchmark's load generator: sends <size>-byte datagrams to
 // 127.0.0.1:<port> at <rate>/s for <ms>, with sendmmsg() in bursts paced
-// every 100 us, then prints {"sent":N,"ms":M,"cpuMs":C}. A Node sender
+// every 100 us, then prints {"sent":N,"ms":M,"cpuMs":C}. With <senders>
+// (default 1, at most 64) it sends from that many sockets, each its own
+// source port, a burst from each in turn: several 4-tuples, as many
+// senders are (a reuseport group spreads by 4-tuple). A Node sender
 // costs about as much CPU per datagram as the receivers it measures, so on
 // two cores it runs out first; this one leaves the CPU to the receivers.
 // Bounded: it stops at <rate>·<ms> datagrams or after 3·<ms>.
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #define BURST 64
+#define MAX_SENDERS 64
 
 static double now_ms (void) {
   struct timespec ts;
@@ -32,7 +36,7 @@ static double cpu_ms (void) {
 
 int main (int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: udp-blast <port> <rate> <ms> [size]\n");
+    fprintf(stderr, "usage: udp-blast <port> <rate> <ms> [size] [senders]\n");
     return 2;
   }
   int port = atoi(argv[1]);
@@ -40,15 +44,21 @@ int main (int argc, char **argv) {
   double duration = atof(argv[3]);
   size_t size = argc > 4 ? (size_t)atoi(argv[4]) : 200;
   if (size < 4 || size > 65507) size = 200;
+  int senders = argc > 5 ? atoi(argv[5]) : 1;
+  if (senders < 1 || senders > MAX_SENDERS) senders = 1;
   long total = (long)(rate * duration / 1000 + 0.5);
 
-  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  int fds[MAX_SENDERS];
   struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
   inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-  if (fd < 0 || connect(fd, (struct sockaddr *)&to, sizeof to) != 0) {
-    perror("udp-blast");
-    return 1;
+  for (int i = 0; i < senders; i++) {
+    fds[i] = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fds[i] < 0 || connect(fds[i], (struct sockaddr *)&to, sizeof to) != 0) {
+      perror("udp-blast");
+      return 1;
+    }
   }
+  long bursts = 0;
 
   static uint8_t payloads[BURST][65536];
   struct iovec iov[BURST];
@@ -74,7 +84,7 @@ int main (int argc, char **argv) {
         uint32_t seq = htonl((uint32_t)(sent + i));
         memcpy(payloads[i], &seq, 4);
       }
-      int done = sendmmsg(fd, msgs, n, 0);
+      int done = sendmmsg(fds[bursts++ % senders], msgs, n, 0);
       if (done < 0) {
         if (errno == EINTR || errno == ENOBUFS || errno == EAGAIN) continue;
         // The receiver is gone (ICMP port unreachable): stop, reporting what was sent.
@@ -87,6 +97,6 @@ int main (int argc, char **argv) {
     nanosleep(&pause, NULL);
   }
   printf("{\"sent\":%ld,\"ms\":%ld,\"cpuMs\":%.3f}\n", sent, (long)(now_ms() - t0 + 0.5), cpu_ms());
-  close(fd);
+  for (int i = 0; i < senders; i++) close(fds[i]);
   return 0;
 }

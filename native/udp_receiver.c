@@ -7,8 +7,10 @@
 // (big-endian), handed to JavaScript once per buffer, not once per datagram.
 //
 // Exports:
-//   bind(host, port, ipv6, recvBufferSize) -> handle (throws an Error with
-//     code/errno/syscall on failure)
+//   bind(host, port, ipv6, recvBufferSize, reusePort) -> handle (throws an
+//     Error with code/errno/syscall on failure); reusePort sets SO_REUSEPORT
+//     before bind, so that each worker of receive 'reuseport' binds the port
+//     and the kernel spreads datagrams among them by 4-tuple
 //   start(handle, out: Buffer, onBatch(count, bytes), onError(err), holdoffMs)
 //   address(handle) -> { address, family, port }
 //   stats(handle) -> { truncated, wakeups, syscalls, holdoffs, kernelDrops }
@@ -389,18 +391,20 @@ static void on_readable (uv_poll_t *handle, int status, int events) {
 }
 
 static napi_value js_bind (napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
+  size_t argc = 5;
+  napi_value argv[5];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   char host[256];
   size_t host_len;
   uint32_t port;
   bool ipv6;
   int32_t rcvbuf;
+  bool reuse_port = false;
   CHECK(napi_get_value_string_utf8(env, argv[0], host, sizeof host, &host_len));
   CHECK(napi_get_value_uint32(env, argv[1], &port));
   CHECK(napi_get_value_bool(env, argv[2], &ipv6));
   CHECK(napi_get_value_int32(env, argv[3], &rcvbuf));
+  if (argc > 4) CHECK(napi_get_value_bool(env, argv[4], &reuse_port));
 
   struct sockaddr_storage addr;
   socklen_t addr_len;
@@ -422,6 +426,13 @@ static napi_value js_bind (napi_env env, napi_callback_info info) {
   int fd = socket(ipv6 ? AF_INET6 : AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) { napi_throw(env, make_errno_error(env, errno, "socket")); return NULL; }
   if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  int one = 1;
+  if (reuse_port && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
+    int err = errno;
+    close(fd);
+    napi_throw(env, make_errno_error(env, err, "setsockopt"));
+    return NULL;
+  }
   if (bind(fd, (struct sockaddr *)&addr, addr_len) != 0) {
     int err = errno;
     close(fd);

@@ -39,6 +39,22 @@ class MasterCounters {
     this.#dispatched++
   }
 
+  /**
+   * receive 'reuseport': what a worker's own socket brought, `n` messages
+   * of `bytes` bytes taken, and `dropped` ({ reason: n } | null) refused at its door.
+   */
+  receivedByWorker (n, bytes, dropped) {
+    this.#received += n
+    this.#bytes += bytes
+    this.#dispatched += n
+    if (dropped) {
+      for (const [reason, count] of Object.entries(dropped)) {
+        this.#received += count
+        this.#dropped[reason] = (this.#dropped[reason] || 0) + count
+      }
+    }
+  }
+
   /** A received message thrown away before any worker took it, by reason. */
   dropped (reason) {
     this.#received++

@@ -13,6 +13,8 @@ const { AllowList } = require('../shared/allow-list')
 const LogLimiter = require('../shared/log-limiter')
 const { MasterCounters, totalDropped } = require('./counters')
 const { Journal } = require('./journal')
+const InvalidOptionError = require('../../exceptions/invalid-option-error')
+const { claimPort, listenSpec, workersListener } = require('./reuseport')
 
 // Unacknowledged messages older than this are worth a warning (at most one
 // per interval): the workers' database has stalled or falls behind.
@@ -76,6 +78,15 @@ class LoadBalancer extends EventEmitter {
     this.bufferLog = new LogLimiter()
     this.journal = null
     this.ctx = this._createContext()
+    this._checkReuseport()
+  }
+
+  // receive 'reuseport': the kernel picks the worker (see options.js checkReceive).
+  _checkReuseport () {
+    if (this.options.receive !== 'reuseport') return
+    for (const method of ['distribute', 'key']) {
+      if (this[method] !== LoadBalancer.prototype[method]) throw new InvalidOptionError('receive', 'reuseport', `cannot honour a ${method}() of ${this.constructor.name}: the kernel picks the worker by the sender's address and port, so no affinity across senders (one call's two directions) holds`)
+    }
   }
 
   /** Picks the worker for a message. Round-robin unless `distribution` says otherwise; override freely. */
@@ -109,7 +120,7 @@ class LoadBalancer extends EventEmitter {
     let found = null
     try {
       found = this._openBuffer()
-      this.pool = this._createPool()
+      this.pool = this._createPool(await this._reuseportSpec())
       await this.pool.start()
     } catch (err) {
       this._closeBuffer()
@@ -211,8 +222,21 @@ class LoadBalancer extends EventEmitter {
     this.logger.warn({ dir: this.journal.dir, ...found }, `disk buffer: replaying ${found.messages} messages left by a previous run (${found.segments} segments, ${found.bytes} bytes); what was stored already is recognised by its key`)
   }
 
-  _createPool () {
-    const pool = new WorkerPool(this.options, this.logger, this.journal)
+  // receive 'reuseport': the port claimed (ListenError if taken) and what
+  // each worker binds; null in master mode.
+  async _reuseportSpec () {
+    if (this.options.receive !== 'reuseport') return null
+    try {
+      this.ctx.port = await claimPort(this.ctx.host, this.ctx.port)
+    } catch (err) {
+      throw ListenError.isBindError(err) ? new ListenError(this.options.protocol, this.ctx.host, this.ctx.port, err) : err
+    }
+    return listenSpec(this.options, this.ctx.port)
+  }
+
+  _createPool (listen) {
+    const pool = new WorkerPool(this.options, this.logger, this.journal, listen)
+    pool.on('received', (n, bytes, dropped) => this.counters.receivedByWorker(n, bytes, dropped))
     pool.on('capacity', () => this._notifyCapacity())
     pool.on('dropped', (reason, n) => this.counters.droppedAccepted(reason, n))
     pool.on('kept', (n) => this.counters.kept(n))
@@ -239,7 +263,7 @@ class LoadBalancer extends EventEmitter {
   async _openListener ({ first = false } = {}) {
     for (;;) {
       try {
-        this.listener = await this.protocol.start(this.ctx)
+        this.listener = this.options.receive === 'reuseport' ? workersListener(this.pool, this.options) : await this.protocol.start(this.ctx)
         this._keepPort()
         this.backoff.reset()
         this.emit('listening', this.address())

@@ -9,12 +9,18 @@ const { validateFraming, FRAMINGS } = require('../protocols/framing')
 const { createNoopLogger, isLogger } = require('../shared/logger')
 const { closestName } = require('../shared/closest-name')
 const NativeUdpSocket = require('../protocols/native-udp-socket')
+const { receiverFor } = require('../protocols/udp')
 const { checkTlsOptions } = require('../protocols/tls-options')
 const { allowListProblem } = require('../shared/allow-list')
 const { SYNC_POLICIES } = require('./journal')
 const { defaultBufferDir } = require('../shared/state-dir')
 
 const UDP_RECEIVERS = ['auto', 'native', 'dgram']
+const RECEIVE_MODES = ['master', 'reuseport']
+// node:dgram has `reusePort` from 22.12 (the native receiver sets
+// SO_REUSEPORT itself); Linux is where the kernel spreads a reuseport
+// group's datagrams over its sockets by 4-tuple.
+const DGRAM_REUSE_PORT_SINCE = [22, 12]
 const NAME_PATTERN = /^[A-Za-z0-9][\w.-]*$/
 // The protocols whose listeners check `allow`.
 const ALLOW_PROTOCOLS = ['udp', 'tcp_server']
@@ -34,6 +40,7 @@ const OPTIONS = declare({
   host: { type: 'string', default: '127.0.0.1', group: 'Listener', description: 'address to bind (tcp_client: to connect to); 0.0.0.0 to receive from the network' },
   port: { type: 'port', default: 0, range: [0, 65535], alias: 'p', group: 'Listener', description: 'port to bind (tcp_client: to connect to); 0 = ephemeral' },
   framing: { type: 'string', default: 'newline', choices: () => FRAMINGS, group: 'Listener', description: 'how TCP streams are split into messages (code may also pass a function)' },
+  receive: { type: 'string', default: 'master', choices: () => RECEIVE_MODES, group: 'Listener', description: 'udp: who binds the port. master: the master receives and hands batches to the workers (distribution, disk buffer, redelivery when a worker dies); reuseport (Linux; Node >= 22.12 or the native receiver): each worker binds the port itself (SO_REUSEPORT) and processes what it receives, no master hop; the kernel picks the worker by sender address and port, so no distribution of ours, no disk buffer or allow, and what a worker held when it died is lost (dropped.workerLost)' },
   udpReceiver: { type: 'string', default: 'auto', choices: () => UDP_RECEIVERS, group: 'Listener', description: 'UDP receive path: native recvmmsg (built on install), node:dgram, or auto = native when built' },
   recvBufferSize: { type: 'integer', default: 8 * 1024 * 1024, range: [0, 0x7fffffff], group: 'Listener', description: 'UDP kernel receive buffer in bytes (capped by net.core.rmem_max); 0 = the system default' },
   maxFrameBytes: { type: 'integer', default: 65536, range: [1, 0x7fffffff], group: 'Listener', description: 'largest TCP frame accepted; larger ones are dropped and counted, the connection survives' },
@@ -115,6 +122,7 @@ function normalizeOptions (input = {}, extraKeys = []) {
   checkAllow(options)
   checkWebConfig(options)
   checkBuffer(options)
+  checkReceive(options)
   options.worker = resolveWorkerModule(options.worker)
   options.retry = Boolean(options.retry)
   options.logger = options.logger || createNoopLogger()
@@ -170,6 +178,27 @@ function checkBuffer (options) {
   options.bufferDir = path.resolve(options.bufferDir)
 }
 
+// receive 'reuseport': what the master does not see it cannot do. Each
+// refusal says what the mode gives up; a distribute() or key() of a
+// subclass is refused by the LoadBalancer (it knows the class).
+function checkReceive (options) {
+  if (!RECEIVE_MODES.includes(options.receive)) throw new InvalidOptionError('receive', options.receive, `must be one of ${RECEIVE_MODES.join(', ')}`)
+  if (options.receive === 'master') return
+  const refuse = (why) => { throw new InvalidOptionError('receive', options.receive, why) }
+  if (options.protocol !== 'udp') refuse(`applies to protocol udp only (${options.protocol} connections are accepted by the master)`)
+  if (process.platform !== 'linux') refuse(`needs Linux, whose kernel spreads one port's datagrams over several sockets (running on ${process.platform})`)
+  if (options.buffer) refuse('cannot be combined with the disk buffer (on by default for the CLI\'s MongoDB collectors: --no-buffer): the workers receive, the master never holds a datagram to write there')
+  if (options.distribution !== 'round-robin') refuse(`cannot honour distribution ${typeof options.distribution === 'function' ? 'given as a function' : JSON.stringify(options.distribution)}: the kernel picks the worker by the sender's address and port, so neither round-robin nor affinity across senders (one call's two directions) holds`)
+  if (options.allow !== undefined) refuse('cannot be combined with allow, which the master checks: in this mode the master sees no datagram')
+  if (receiverFor(options.udpReceiver) === 'dgram' && !nodeHasDgramReusePort()) refuse(`needs Node >= ${DGRAM_REUSE_PORT_SINCE.join('.')} for node:dgram's reusePort (running ${process.versions.node}), or the native receiver (node native/build.js)`)
+}
+
+function nodeHasDgramReusePort (version = process.versions.node) {
+  const [major, minor] = version.split('.').map(Number)
+  const [wantMajor, wantMinor] = DGRAM_REUSE_PORT_SINCE
+  return major > wantMajor || (major === wantMajor && minor >= wantMinor)
+}
+
 // Checked here, compiled by the LoadBalancer; an empty list is refused
 // rather than read as "nobody" or "everyone".
 function checkAllow (options) {
@@ -201,4 +230,4 @@ function checkChoices (options) {
   if (!options.workerOptions || typeof options.workerOptions !== 'object') throw new InvalidOptionError('workerOptions', options.workerOptions, 'must be an object')
 }
 
-module.exports = { OPTIONS, DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS, NAME_PATTERN, CONFIG_KEYS, ALLOW_PROTOCOLS, normalizeOptions }
+module.exports = { OPTIONS, DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS, RECEIVE_MODES, NAME_PATTERN, nodeHasDgramReusePort, CONFIG_KEYS, ALLOW_PROTOCOLS, normalizeOptions }

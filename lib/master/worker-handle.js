@@ -28,9 +28,15 @@ const BACKLOG_BATCH_DELAY_MS = 25
  * the buffer (`backlog`, its bytes on disk only: `buffered` messages) and is
  * sent, in order, as acknowledgements make room.
  *
+ * With receive 'reuseport' the worker receives on its own socket: nothing
+ * of that is held here; its ACKs report what came (`received`, counted in
+ * `dispatched` and `inFlight` until done: `ownInFlight`, lost if it dies)
+ * and its socket's kernel drops.
+ *
  * Events: 'ack' (after an acknowledgement), 'idle' (in-flight reached 0),
- * 'dropped' (reason, n: messages the worker refused by name), 'ready',
- * 'initFailed' (message), 'closed', 'log', 'stats'.
+ * 'dropped' (reason, n: messages the worker refused by name), 'received'
+ * (messages, bytes, dropped: what its own socket brought), 'ready',
+ * 'initFailed' (message), 'closed', 'unlistened', 'log', 'stats'.
  */
 class WorkerHandle extends EventEmitter {
   /**
@@ -59,6 +65,9 @@ class WorkerHandle extends EventEmitter {
     this.processed = 0
     this.failed = 0
     this.inFlight = 0
+    this.ownInFlight = 0 // receive 'reuseport': of inFlight, what the worker received itself
+    this.kernelDrops = 0 // receive 'reuseport': its socket's, as last reported
+    this.address = null // receive 'reuseport': its socket's
     this.unacked = [] // batches sent, oldest first (see batch.js)
     this.journal = journal
     this.backlog = [] // batches waiting for room, oldest first; sent in this order
@@ -274,8 +283,11 @@ class WorkerHandle extends EventEmitter {
   onMessage (message) {
     if (!Array.isArray(message)) return
     switch (message[0]) {
-      case ipc.ACK: return this.onAck(message[1], message[2], message[3], message[4])
-      case ipc.READY: return this.emit('ready')
+      case ipc.ACK: return this.onAck(message[1], message[2], message[3], message[4], message[5])
+      case ipc.READY:
+        this.address = message[1] || null
+        return this.emit('ready')
+      case ipc.UNLISTENED: return this.emit('unlistened')
       case ipc.INIT_FAILED: return this.emit('initFailed', message[1])
       case ipc.CLOSED: return this.emit('closed')
       case ipc.LOG: return this.emit('log', message[1], message[2], message[3])
@@ -283,8 +295,12 @@ class WorkerHandle extends EventEmitter {
     }
   }
 
-  onAck (batches, processed, failed, dropped) {
+  onAck (batches, processed, failed, dropped, received) {
     let messages = 0
+    if (received) {
+      this.onReceived(received)
+      messages += received.done
+    }
     for (const batch of this.unacked.splice(0, batches)) {
       messages += batch.count
       if (this.journal !== null) this.journal.release(batch)
@@ -296,6 +312,15 @@ class WorkerHandle extends EventEmitter {
     this.pump()
     this.emit('ack')
     if (this.inFlight === 0) this.emit('idle')
+  }
+
+  // What the worker's own socket brought (receive 'reuseport'), see ipc.ACK.
+  onReceived ({ messages, bytes, dropped, kernelDrops, done }) {
+    this.dispatched += messages
+    this.inFlight += messages
+    this.ownInFlight += messages - done
+    this.kernelDrops = kernelDrops
+    if (messages > 0 || dropped) this.emit('received', messages, bytes, dropped)
   }
 
   /** When the oldest message waiting in this worker's backlog was received; 0 if none. */

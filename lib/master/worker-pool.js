@@ -37,17 +37,24 @@ const STABLE_UPTIME_MS = 1000
  * dropped, and a batch given up (it killed MAX_DELIVERIES workers) is
  * released from it.
  *
+ * With receive 'reuseport' (`listen`: the socket each worker binds) the
+ * workers receive themselves: a worker is ready once bound, and what it
+ * received and had not finished when it died is lost with it
+ * (dropped.workerLost; nobody else held it).
+ *
  * Events: 'workerExit' (info), 'workerRespawned' (handle), 'capacity',
+ * 'received' (messages, bytes, dropped: what a worker's own socket brought),
  * 'dropped' (reason, n: messages given up, already counted as received),
  * 'kept' (n: messages left in the disk buffer), 'bufferWriteFailed' (err),
  * 'slotFailed' (slot), 'error' (WorkerDownError: no worker left).
  */
 class WorkerPool extends EventEmitter {
-  constructor (options, logger, journal = null) {
+  constructor (options, logger, journal = null, listen = null) {
     super()
     this.options = options
     this.logger = logger
     this.journal = journal
+    this.listen = listen
     this.state = 'idle' // → running → stopping → stopped
     this.current = new Array(options.instances).fill(null)
     this.rotation = []
@@ -62,6 +69,7 @@ class WorkerPool extends EventEmitter {
     this.statsRequests = 0
     this.live = new Set() // every handle not yet gone, including ones draining
     this.retired = { processed: 0, failed: 0, dispatched: 0 }
+    this.retiredKernelDrops = 0
   }
 
   /**
@@ -164,7 +172,8 @@ class WorkerPool extends EventEmitter {
       collectorName: options.name,
       slot,
       // Records below the master's level are dropped in the worker, before IPC.
-      logLevel: minLevel(this.logger)
+      logLevel: minLevel(this.logger),
+      listen: this.listen
     }))
     const handle = new WorkerHandle(clusterWorker, slot, options, this.batchIds, this.journal)
     this.live.add(handle)
@@ -173,6 +182,7 @@ class WorkerPool extends EventEmitter {
     handle.on('log', (level, fields, msg) => this.logWorker(handle, level, fields, msg))
     handle.on('ack', () => this.emit('capacity'))
     handle.on('dropped', (reason, n) => this.emit('dropped', reason, n))
+    handle.on('received', (n, bytes, dropped) => this.emit('received', n, bytes, dropped))
     clusterWorker.on('exit', (code, signal) => this.onExit(handle, code, signal))
     return handle
   }
@@ -210,12 +220,15 @@ class WorkerPool extends EventEmitter {
     const expected = handle.state === 'closing'
     handle.state = 'gone'
     this.takeOutOfRotation(handle)
+    const own = handle.ownInFlight
     const batches = handle.takeUndelivered()
     const held = batches.reduce((sum, batch) => sum + batch.count, 0)
     this.live.delete(handle)
     this.retired.processed += handle.processed
     this.retired.failed += handle.failed
     this.retired.dispatched += handle.dispatched
+    this.retiredKernelDrops += handle.kernelDrops
+    if (own > 0) this.emit('dropped', expected ? 'shutdown' : 'workerLost', own)
     handle.emit('gone')
     if (expected && held === 0) return
     this.emit('workerExit', { id: handle.id, slot: handle.slot, pid: handle.pid, code, signal, held })
@@ -335,6 +348,38 @@ class WorkerPool extends EventEmitter {
   forceKill (handle) {
     this.logger.error({ worker: handle.id, inFlight: handle.inFlight, drainTimeout: this.options.drainTimeout }, 'worker did not drain in time; killing it')
     handle.clusterWorker.process.kill('SIGKILL')
+  }
+
+  /** receive 'reuseport': the kernel drops of every worker's socket, as last reported. */
+  kernelDrops () {
+    let drops = this.retiredKernelDrops
+    for (const h of this.live) drops += h.kernelDrops
+    return drops
+  }
+
+  /** receive 'reuseport': the workers' shared address (null when none is up). */
+  address () {
+    const bound = this.rotation.find((h) => h.address)
+    return bound ? bound.address : null
+  }
+
+  /**
+   * receive 'reuseport': every live worker closes its own socket, reading
+   * its queue empty first, and reports its final counts. What they read is
+   * processed on; retire() (stop) waits for that.
+   */
+  async unlisten () {
+    const handles = [...this.live].filter((h) => h.state === 'ready' || h.state === 'closing')
+    await Promise.all(handles.map((h) => new Promise((resolve) => {
+      const done = () => {
+        h.removeListener('unlistened', done)
+        h.removeListener('gone', done)
+        resolve()
+      }
+      h.on('unlistened', done)
+      h.on('gone', done)
+      if (!h.send([ipc.UNLISTEN])) done()
+    })))
   }
 
   /** Drains and stops every worker; idempotent. */

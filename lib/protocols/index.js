@@ -13,7 +13,7 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * `dropRefused()` (a message dispatch refused is thrown away; the master
  * counts it under the reason it knows: `bufferFull` when the disk buffer is
  * full, else `queueFull`: every worker saturated, or none up),
- * `dispatchEntries(buffer, end)` (datagrams already packed in the batch
+ * `dispatchEntries(buffer, end, count)` (`count` datagrams already packed in the batch
  * format of lib/shared/batch-codec.js; each that no worker can take is
  * dropped and counted as by `dropRefused`), `drop(reason)` (a received
  * message thrown away for a reason of the protocol's own: `oversize`,

@@ -46,12 +46,13 @@ class NativeUdpSocket extends EventEmitter {
    * `holdoffMs`: after a wake-up that found few datagrams, wait this long
    * before polling again when the kernel buffer can safely hold what
    * arrives meanwhile (see native/udp_receiver.c); 0 never waits.
+   * `reusePort`: SO_REUSEPORT, so that other sockets may bind the port too.
    */
-  constructor ({ host, port, ipv6, recvBufferSize, holdoffMs = 0 }) {
+  constructor ({ host, port, ipv6, recvBufferSize, holdoffMs = 0, reusePort = false }) {
     super()
     this.holdoffMs = holdoffMs
     if (load() === null) throw new Error(`the native UDP receiver is not built: ${NativeUdpSocket.unavailableReason()}`)
-    this.handle = addon.bind(host, port, ipv6, recvBufferSize)
+    this.handle = addon.bind(host, port, ipv6, recvBufferSize, reusePort)
     this.closed = false
   }
 

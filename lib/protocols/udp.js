@@ -15,18 +15,21 @@ const CLOSE_DRAIN_DATAGRAMS = 1 << 20
 const CLOSE_DRAIN_MS = 1000
 
 /**
- * One UDP socket in the master. Two receive paths with one behaviour:
+ * One UDP socket: the master's, or with receive 'reuseport' each worker's
+ * (`ctx.reusePort`: the socket shares its port with the other workers',
+ * lib/worker/reuseport-listener.js). Two receive paths with one behaviour:
  * - native (`udpReceiver` 'native', or 'auto' when the addon is built):
  *   recvmmsg() batches straight into the master's batch format, handed to
  *   `ctx.dispatchEntries` once per wake-up;
  * - dgram: node:dgram, each datagram dispatched as `{ data, rinfo }`.
  */
 async function start (ctx) {
-  return useNative(ctx.options.udpReceiver) ? startNative(ctx) : startDgram(ctx)
+  return receiverFor(ctx.options.udpReceiver) === 'native' ? startNative(ctx) : startDgram(ctx)
 }
 
-function useNative (mode) {
-  return mode === 'native' || (mode === 'auto' && NativeUdpSocket.available)
+/** The receive path a `udpReceiver` option gives here: 'native' or 'dgram'. */
+function receiverFor (mode) {
+  return mode === 'native' || (mode === 'auto' && NativeUdpSocket.available) ? 'native' : 'dgram'
 }
 
 // A host name resolves as dgram resolves it: IPv4 unless the host is an
@@ -39,20 +42,21 @@ async function startNative (ctx) {
     port: ctx.port,
     ipv6,
     recvBufferSize: ctx.options.recvBufferSize,
+    reusePort: Boolean(ctx.reusePort),
     // Datagrams may already wait batchDelay ms to share an IPC message, so
     // waiting up to 1 ms of it in the kernel buffer adds little latency and
     // saves most wake-ups when the master is faster than its traffic.
     holdoffMs: Math.min(1, ctx.options.batchDelay)
   })
   socket.on('error', (err) => ctx.fail(err))
-  socket.start((buffer, count, bytes) => ctx.dispatchEntries(buffer, bytes))
+  socket.start((buffer, count, bytes) => ctx.dispatchEntries(buffer, bytes, count))
   const kernelDrops = () => socket.counters().kernelDrops
   return listenerOf(socket, 'native', kernelDrops, async () => { socket.drain(CLOSE_DRAIN_DATAGRAMS) })
 }
 
 async function startDgram (ctx) {
   const type = net.isIPv6(ctx.host) ? 'udp6' : 'udp4'
-  const socket = dgram.createSocket({ type })
+  const socket = dgram.createSocket({ type, reusePort: Boolean(ctx.reusePort) })
   let seen = 0
   const receive = datagramReceiver(ctx)
   socket.on('message', (data, rinfo) => {
@@ -134,4 +138,4 @@ function setBufferSize (socket, size, logger) {
   }
 }
 
-module.exports = { start }
+module.exports = { start, receiverFor }

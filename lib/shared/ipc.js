@@ -15,18 +15,25 @@ const TAGS = Object.freeze({
   // of the worker it was first sent to; redelivered: a worker holding it died;
   // receivedAt: when the master received its first message (epoch ms).
   BATCH: 1,
-  // worker → master: [ACK, batches, processed, failed, dropped | null]
+  // worker → master: [ACK, batches, processed, failed, dropped | null, received | null]
   // acknowledges the oldest `batches` unacknowledged batches, in order;
-  // dropped: { reason: n } for messages the worker refused by name.
+  // dropped: { reason: n } for messages the worker refused by name;
+  // received (receive 'reuseport' only, see worker-runtime.js): what the
+  // worker's own socket brought since its last report, { messages, bytes,
+  // dropped: { reason: n } | null (refused at the door), kernelDrops (its
+  // socket's count so far), done (messages of its own batches acknowledged
+  // by this ACK, beside `batches`) }. processed and failed count both kinds.
   ACK: 2,
-  READY: 3, // worker → master: [READY]
+  READY: 3, // worker → master: [READY, address | null] (address: of the worker's own socket, receive 'reuseport')
   INIT_FAILED: 4, // worker → master: [INIT_FAILED, message]
   SHUTDOWN: 5, // master → worker: [SHUTDOWN]
   CLOSED: 6, // worker → master: [CLOSED]
   STATS_REQ: 7, // master → worker: [STATS_REQ, requestId]
   STATS_RES: 8, // worker → master: [STATS_RES, requestId, stats]
   LOG: 9, // worker → master: [LOG, level, fields, message]
-  ROLE: 10 // master → worker: [ROLE, { leader }]
+  ROLE: 10, // master → worker: [ROLE, { leader }]
+  UNLISTEN: 11, // master → worker: [UNLISTEN] close your own socket (receive 'reuseport'); everything read from it is still processed
+  UNLISTENED: 12 // worker → master: [UNLISTENED] the socket is closed, the last ACK carried its final counts
 })
 
 /**
@@ -42,13 +49,16 @@ const WORKER_ENV = Object.freeze({
   options: 'COLLECTOR_WORKER_OPTIONS', // the workerOptions object, as JSON
   collectorName: 'COLLECTOR_WORKER_COLLECTOR_NAME', // the balancer's `name`
   slot: 'COLLECTOR_WORKER_SLOT', // 0..instances-1, inherited by a replacement
-  logLevel: 'COLLECTOR_WORKER_LOG_LEVEL' // index in LEVELS (logger.js); records below it stay in the worker
+  logLevel: 'COLLECTOR_WORKER_LOG_LEVEL', // index in LEVELS (logger.js); records below it stay in the worker
+  // receive 'reuseport': JSON { host, port, udpReceiver, recvBufferSize,
+  // batchDelay, maxInFlight }, the socket the worker binds itself; 'null' otherwise
+  listen: 'COLLECTOR_WORKER_LISTEN'
 })
 
 /**
  * The master's side: the environment of a worker it forks. Credentials stay
  * out of argv (`ps` shows it); workerOptions travel here for that reason.
- * @param {{ module: string, options: object, collectorName: string, slot: number, logLevel: number }} contract
+ * @param {{ module: string, options: object, collectorName: string, slot: number, logLevel: number, listen?: object | null }} contract
  */
 function workerEnv (contract) {
   return {
@@ -56,7 +66,8 @@ function workerEnv (contract) {
     [WORKER_ENV.options]: JSON.stringify(contract.options || {}),
     [WORKER_ENV.collectorName]: contract.collectorName,
     [WORKER_ENV.slot]: String(contract.slot),
-    [WORKER_ENV.logLevel]: String(contract.logLevel)
+    [WORKER_ENV.logLevel]: String(contract.logLevel),
+    [WORKER_ENV.listen]: JSON.stringify(contract.listen || null)
   }
 }
 
@@ -70,7 +81,7 @@ function workerArgs (collectorName, slot) {
  * Throws a WorkerDownError (ERR_WORKER_DOWN) naming the variable when one is
  * missing or malformed: a worker entry started by hand, or by a master of
  * another version.
- * @returns {{ module: string, options: object, collectorName: string, slot: number, logLevel: number }}
+ * @returns {{ module: string, options: object, collectorName: string, slot: number, logLevel: number, listen: object | null }}
  */
 function readWorkerEnv (env = process.env) {
   const text = (key) => {
@@ -83,23 +94,27 @@ function readWorkerEnv (env = process.env) {
     if (!/^\d+$/.test(value) || Number(value) > max) throw envError(key, `must be an integer from 0 to ${max}, got ${JSON.stringify(value)}`)
     return Number(value)
   }
-  const modulePath = text('module')
-  const json = text('options')
-  let options
-  try {
-    options = JSON.parse(json)
-  } catch (err) {
-    // Not err.message: V8 quotes the text, and workerOptions may hold a credential.
-    const at = /position (\d+)/.exec(err.message)
-    throw envError('options', `is not JSON${at ? ` (at character ${at[1]})` : ''}`)
+  const json = (key, nullable) => {
+    let value
+    try {
+      value = JSON.parse(text(key))
+    } catch (err) {
+      if (err.code === 'ERR_WORKER_DOWN') throw err
+      // Not err.message: V8 quotes the text, and workerOptions may hold a credential.
+      const at = /position (\d+)/.exec(err.message)
+      throw envError(key, `is not JSON${at ? ` (at character ${at[1]})` : ''}`)
+    }
+    if (value === null && nullable) return null
+    if (value === null || typeof value !== 'object') throw envError(key, `must be a JSON object${nullable ? ' or null' : ''}, got ${JSON.stringify(value)}`)
+    return value
   }
-  if (options === null || typeof options !== 'object') throw envError('options', `must be a JSON object, got ${JSON.stringify(options)}`)
   return {
-    module: modulePath,
-    options,
+    module: text('module'),
+    options: json('options', false),
     collectorName: text('collectorName'),
     slot: integer('slot', Number.MAX_SAFE_INTEGER),
-    logLevel: integer('logLevel', LEVELS.length) // LEVELS.length: 'silent'
+    logLevel: integer('logLevel', LEVELS.length), // LEVELS.length: 'silent'
+    listen: json('listen', true)
   }
 }
 

@@ -16,6 +16,7 @@ const clusterDisconnectListeners = process.listeners('disconnect')
 
 async function main () {
   let runtime
+  let address = null
   try {
     const contract = ipc.readWorkerEnv(process.env)
     const worker = instantiateWorker(contract.module, contract.options)
@@ -25,6 +26,8 @@ async function main () {
     worker.collectorName = contract.collectorName
     process.on('message', (message) => runtime.onMessage(message))
     await worker.init()
+    // receive 'reuseport': ready means bound too.
+    if (contract.listen) address = await runtime.listen(contract.listen)
   } catch (err) {
     return failStart(err)
   }
@@ -37,7 +40,7 @@ async function main () {
     if (cluster.worker) cluster.worker.emit('disconnect')
     runtime.shutdown()
   })
-  process.send([ipc.READY])
+  process.send([ipc.READY, address])
 }
 
 // The master learns why over IPC (it raises WorkerDownError with the

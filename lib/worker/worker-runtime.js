@@ -1,11 +1,14 @@
 'use strict'
 
 const ipc = require('../shared/ipc')
-const { BatchReader } = require('../shared/batch-codec')
-const { messageKey, originRunIdBytes } = require('../shared/batch-ids')
+const { BatchReader, KIND_UDP, entryEnd, entryDataLength } = require('../shared/batch-codec')
+const { BatchIds, messageKey, originOf, originRunIdBytes } = require('../shared/batch-ids')
 const { LEVELS } = require('../shared/logger')
 
 const FAILURE_LOG_INTERVAL_MS = 1000
+// receive 'reuseport': what the worker's own socket brought reaches the
+// master's counters with the next ACK, or this long after it came.
+const RECEIVED_REPORT_MS = 50
 /** Where a Worker finds the runtime that drives it (see workers/worker.js). */
 const RUNTIME = Symbol.for('collector-cluster.worker-runtime')
 
@@ -20,6 +23,14 @@ const RUNTIME = Symbol.for('collector-cluster.worker-runtime')
  * reports `stored(checkpoint)` when everything up to a checkpoint is
  * durable; until then the master keeps the batches (and hands them to
  * another worker if this one dies).
+ *
+ * With receive 'reuseport' the worker binds the port itself (`listen()`,
+ * lib/worker/reuseport-listener.js): what its socket brings is queued as a
+ * batch of its own, processed and acknowledged like one from the master,
+ * in the same order, under its own run id and batch ids. Nobody else
+ * holds those datagrams, so the ACK only reports them: how many came, how
+ * many were refused at the door (queueFull past maxInFlight), how many the
+ * kernel dropped, and how many of them are done.
  */
 class WorkerRuntime {
   /**
@@ -51,7 +62,73 @@ class WorkerRuntime {
     this.batch = null // the batch being processed: { seq, id, origin, redelivered }
     this.index = 0 // of the message being processed, in its batch
     this.dropReason = null
+    this.local = null // receive 'reuseport': the worker's own socket and its counts
     worker[RUNTIME] = this
+  }
+
+  /**
+   * receive 'reuseport': binds the port shared with the other workers;
+   * resolves with its address.
+   * @param {{ host: string, port: number, udpReceiver: string, recvBufferSize: number, batchDelay: number, maxInFlight: number }} listen
+   */
+  async listen (listen) {
+    const { openReuseportListener } = require('./reuseport-listener')
+    const ids = new BatchIds()
+    this.local = { listener: null, ids, origin: originOf(ids.runId, 'local'), maxInFlight: listen.maxInFlight, inFlight: 0, messages: 0, bytes: 0, dropped: null, kernelDrops: 0, reportTimer: null }
+    this.local.listener = await openReuseportListener(this, listen, this.createLogger())
+    return this.local.listener.address()
+  }
+
+  /**
+   * Datagrams from the worker's own socket, `buf[0, end)` in batch format
+   * (`buf` is reused by the caller: copied here). At maxInFlight they are
+   * refused at the door, as the master refuses them (dropped.queueFull).
+   */
+  receiveEntries (buf, end, count) {
+    const local = this.local
+    if (local.inFlight >= local.maxInFlight) {
+      local.dropped = mergeCounts(local.dropped || {}, { queueFull: count })
+    } else {
+      let bytes = 0
+      for (let offset = 0; offset < end; offset = entryEnd(buf, offset)) bytes += entryDataLength(buf, offset)
+      local.messages += count
+      local.bytes += bytes
+      local.inFlight += count
+      const copy = Buffer.allocUnsafeSlow(end)
+      buf.copy(copy, 0, 0, end)
+      this.enqueue([ipc.BATCH, KIND_UDP, copy, count, local.ids.next(), local.origin, false, Date.now(), true])
+    }
+    if (local.reportTimer === null) local.reportTimer = setTimeout(() => this.reportReceived(), RECEIVED_REPORT_MS)
+  }
+
+  // What the socket brought and the kernel dropped since the last report,
+  // and `done` of the worker's own messages finished; null without a socket.
+  takeReceived (done) {
+    const local = this.local
+    if (local === null) return null
+    clearTimeout(local.reportTimer)
+    local.reportTimer = null
+    if (local.listener) local.kernelDrops = local.listener.kernelDrops()
+    local.inFlight -= done
+    const report = { messages: local.messages, bytes: local.bytes, dropped: local.dropped, kernelDrops: local.kernelDrops, done }
+    local.messages = 0
+    local.bytes = 0
+    local.dropped = null
+    return report
+  }
+
+  reportReceived () {
+    this.send([ipc.ACK, 0, 0, 0, null, this.takeReceived(0)])
+  }
+
+  /** Closes the worker's own socket (reading its queue empty first) and reports; idempotent. */
+  async unlisten () {
+    const listener = this.local && this.local.listener
+    if (!listener) return
+    this.local.listener = null
+    await listener.close()
+    this.local.kernelDrops = listener.kernelDrops()
+    this.reportReceived()
   }
 
   /** A pino-like logger whose records go to the master's logger. */
@@ -83,6 +160,7 @@ class WorkerRuntime {
       case ipc.STATS_REQ: return this.replyStats(message[1])
       case ipc.ROLE: return this.setLeader(Boolean(message[1] && message[1].leader))
       case ipc.SHUTDOWN: return this.shutdown()
+      case ipc.UNLISTEN: return this.unlisten().then(() => this.send([ipc.UNLISTENED]))
     }
   }
 
@@ -95,8 +173,8 @@ class WorkerRuntime {
   async run () {
     this.running = true
     while (this.queue.length > 0) {
-      const [, kind, bytes, , id, origin, redelivered, receivedAt] = this.queue.shift()
-      const batch = { seq: ++this.seq, id, origin, redelivered: Boolean(redelivered), processed: 0, failed: 0, dropped: null }
+      const [, kind, bytes, count, id, origin, redelivered, receivedAt, local] = this.queue.shift()
+      const batch = { seq: ++this.seq, id, origin, redelivered: Boolean(redelivered), processed: 0, failed: 0, dropped: null, local: local ? count : 0 }
       batch.delivery = Object.freeze({ seq: batch.seq, batchId: id, origin, redelivered: batch.redelivered, receivedAt })
       this.batch = batch
       if (origin !== this.origin) {
@@ -183,22 +261,26 @@ class WorkerRuntime {
     this.acknowledge()
   }
 
-  // One ACK for every finished batch up to the stored checkpoint, oldest first.
+  // One ACK for every finished batch up to the stored checkpoint, oldest
+  // first: the master's counted in `batches`, the worker's own in `done`.
   acknowledge () {
     const through = Math.min(this.storedThrough, this.completed)
     let n = 0
+    let own = 0
     let processed = 0
     let failed = 0
     let dropped = null
     while (n < this.unacked.length && this.unacked[n].seq <= through) {
       const batch = this.unacked[n++]
+      own += batch.local
       processed += batch.processed
       failed += batch.failed
       if (batch.dropped) dropped = mergeCounts(dropped || {}, batch.dropped)
     }
     if (n === 0) return
+    const ownBatches = own > 0 ? this.unacked.slice(0, n).filter((batch) => batch.local > 0).length : 0
     this.unacked.splice(0, n)
-    this.send([ipc.ACK, n, processed, failed, dropped])
+    this.send([ipc.ACK, n - ownBatches, processed, failed, dropped, this.takeReceived(own)])
   }
 
   /**
@@ -227,6 +309,7 @@ class WorkerRuntime {
   }
 
   async replyStats (requestId) {
+    if (this.local !== null) this.reportReceived()
     let custom = null
     try {
       custom = await this.worker.stats()
@@ -255,6 +338,7 @@ class WorkerRuntime {
   async shutdown () {
     if (this.shuttingDown) return
     this.shuttingDown = true
+    await this.unlisten()
     await this.idle()
     await this.step('flush')
     await this.step('close')

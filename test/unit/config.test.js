@@ -43,6 +43,7 @@ test('defaults fill in every base flag', () => {
     host: '127.0.0.1',
     port: 0,
     udpReceiver: 'auto',
+    receive: 'master',
     framing: 'newline',
     maxFrameBytes: 65536,
     maxConnections: 1024,

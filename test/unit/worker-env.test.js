@@ -9,12 +9,15 @@ const ipc = require('../../lib/shared/ipc')
 const { OPTIONS } = require('../../lib/master/options')
 const { LEVELS } = require('../../lib/shared/logger')
 
-const CONTRACT = { module: '/srv/my-worker.js', options: { uri: 'x', depth: [1, 2] }, collectorName: 'rtcp-1', slot: 3, logLevel: 2 }
+const CONTRACT = { module: '/srv/my-worker.js', options: { uri: 'x', depth: [1, 2] }, collectorName: 'rtcp-1', slot: 3, logLevel: 2, listen: null }
+const LISTEN = { host: '127.0.0.1', port: 5140, udpReceiver: 'auto', recvBufferSize: 8388608, batchDelay: 2, maxInFlight: 100000 }
 
 test('what the master builds the worker reads back, field for field', () => {
-  const env = ipc.workerEnv(CONTRACT)
-  for (const value of Object.values(env)) assert.equal(typeof value, 'string', 'process environments hold strings only')
-  assert.deepStrictEqual(ipc.readWorkerEnv(env), CONTRACT)
+  for (const contract of [CONTRACT, { ...CONTRACT, listen: LISTEN }]) {
+    const env = ipc.workerEnv(contract)
+    for (const value of Object.values(env)) assert.equal(typeof value, 'string', 'process environments hold strings only')
+    assert.deepStrictEqual(ipc.readWorkerEnv(env), contract)
+  }
 })
 
 test('the master sets every variable of the contract and no other', () => {
@@ -59,7 +62,9 @@ test('malformed values are refused with the value in the message', () => {
     ['slot', '-1', /COLLECTOR_WORKER_SLOT must be an integer .*got "-1"/],
     ['slot', '1.5', /COLLECTOR_WORKER_SLOT must be an integer/],
     ['slot', 'two', /got "two"/],
-    ['logLevel', String(LEVELS.length + 1), new RegExp(`COLLECTOR_WORKER_LOG_LEVEL must be an integer from 0 to ${LEVELS.length}`)]
+    ['logLevel', String(LEVELS.length + 1), new RegExp(`COLLECTOR_WORKER_LOG_LEVEL must be an integer from 0 to ${LEVELS.length}`)],
+    ['listen', '5140', /COLLECTOR_WORKER_LISTEN must be a JSON object or null, got 5140/],
+    ['listen', '{"port":', /COLLECTOR_WORKER_LISTEN is not JSON/]
   ]
   for (const [key, value, pattern] of cases) {
     const env = { ...ipc.workerEnv(CONTRACT), [ipc.WORKER_ENV[key]]: value }
