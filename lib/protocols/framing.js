@@ -201,6 +201,53 @@ class LengthPrefixedFramer extends Framer {
   }
 }
 
+// HEP3 over a stream (HOMER's TCP input, and TLS): each packet carries its
+// own total length after the magic "HEP3", header included, so packets are
+// simply concatenated. A frame is the whole packet, header included: the
+// packet's decoder owns the format. Bytes that do not start a packet are one
+// badFrame, skipped up to the next magic.
+const HEP3 = Buffer.from('HEP3')
+
+class HepFramer extends Framer {
+  parse (buf) {
+    let offset = 0
+    while (buf.length - offset >= 6) {
+      if (buf.readUInt32BE(offset) !== 0x48455033) {
+        offset = this.resync(buf, offset)
+        continue
+      }
+      this.resyncing = false
+      const len = buf.readUInt16BE(offset + 4)
+      if (len < 6) {
+        offset = this.resync(buf, offset)
+        continue
+      }
+      if (len > this.max) {
+        offset = this.skipFrame(buf, offset + 6, len - 6)
+        continue
+      }
+      if (buf.length - offset < len) break
+      this.emit(buf.subarray(offset, offset + len))
+      offset += len
+    }
+    return offset
+  }
+
+  // Counts the bytes at `offset` as one badFrame (once per run of garbage)
+  // and returns where the next magic starts, or where a magic may still be
+  // cut off at the end of what arrived.
+  resync (buf, offset) {
+    if (!this.resyncing) this.sink.drop('badFrame')
+    const next = buf.indexOf(HEP3, offset + 1)
+    this.resyncing = next === -1
+    return next === -1 ? Math.max(offset + 1, buf.length - 3) : next
+  }
+
+  holding () {
+    return super.holding() && !this.resyncing
+  }
+}
+
 // A user function `(buffer) => ({ frame, consumed }) | null` (null: need more bytes).
 class FunctionFramer extends Framer {
   constructor (max, sink, fn) {
@@ -251,7 +298,7 @@ function trimCR (line) {
   return line.length > 0 && line[line.length - 1] === 0x0d ? line.subarray(0, line.length - 1) : line
 }
 
-const NAMED = ['newline', 'octet-counting', 'auto', 'length-prefixed', 'length-prefixed:16', 'length-prefixed:32']
+const NAMED = ['newline', 'octet-counting', 'auto', 'length-prefixed', 'length-prefixed:16', 'length-prefixed:32', 'hep']
 
 /** Checks a framing option early, with the bad value in the error. */
 function validateFraming (framing) {
@@ -269,6 +316,7 @@ function createFramer (framing, maxFrameBytes, sink) {
     case 'length-prefixed:16': return new LengthPrefixedFramer(maxFrameBytes, sink, 2)
     case 'length-prefixed':
     case 'length-prefixed:32': return new LengthPrefixedFramer(maxFrameBytes, sink, 4)
+    case 'hep': return new HepFramer(maxFrameBytes, sink)
   }
   validateFraming(framing)
 }

@@ -139,3 +139,22 @@ test('holding() tells whether bytes of an unfinished frame are held', () => {
   framer.push(Buffer.from('10 abc'))
   assert.equal(framer.holding(), true)
 })
+
+// HEP3 packets as the framer sees them: magic, total length, any body.
+function hepPacket (body) {
+  const head = Buffer.alloc(6)
+  head.write('HEP3')
+  head.writeUInt16BE(6 + body.length, 4)
+  return Buffer.concat([head, Buffer.from(body, 'latin1')])
+}
+
+test('hep: packets framed by their own length, split anywhere; garbage is one badFrame up to the next magic; oversize skipped', () => {
+  const a = hepPacket('first')
+  const b = hepPacket('second packet')
+  const text = Buffer.concat([a, Buffer.from('junk!'), b, hepPacket('x'.repeat(200)), a]).toString('latin1')
+  assertEverySplit('hep', text, { frames: [a, b, a].map((p) => p.toString('latin1')), drops: ['badFrame', 'oversize'] })
+  // A length below the header's own is broken: counted, and the stream resynchronises.
+  const broken = Buffer.from('HEP3\u0000\u0002', 'latin1')
+  assertEverySplit('hep', Buffer.concat([broken, b]).toString('latin1'), { frames: [b.toString('latin1')], drops: ['badFrame'] })
+  assert.deepEqual(frame('hep', [a.subarray(0, 8)]), { frames: [], drops: ['partial'] })
+})

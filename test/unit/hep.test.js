@@ -1,0 +1,193 @@
+'use strict'
+
+// The HEP3 decoder against an independent encoder (hep-js, a dev
+// dependency), and the payloads a HEP collector reads: RTCP as the agents'
+// JSON or as raw bytes (checked against our RTCP encoder's packets), SIP.
+
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const zlib = require('node:zlib')
+const HEPjs = require('hep-js')
+const { decodeHep, captureTime, HEP_REASONS } = require('../../collectors/hep/hep-decoder')
+const { rtcpOfHep } = require('../../collectors/hep/rtcp-json')
+const { parseSip } = require('../../collectors/hep/sip')
+const { encodeReport } = require('../../collectors/rtcp/encoder')
+const { decodeRtcp, DECODE_REASONS } = require('../../collectors/rtcp/decoder')
+
+const RCINFO = {
+  protocolFamily: 2,
+  protocol: 17,
+  srcIp: '10.1.2.3',
+  dstIp: '10.9.8.7',
+  srcPort: 30000,
+  dstPort: 40002,
+  timeSeconds: 1795590000,
+  timeUseconds: 123456,
+  payloadType: 5,
+  captureId: 2001,
+  hepNodeName: 'rtpengine-1',
+  capturePass: 'secret',
+  correlation_id: 'a84b4c76e66710@pc33.example.com'
+}
+
+test('HEP3 packets from an independent encoder decode field for field', () => {
+  const payload = '{"ssrc":1}'
+  const packet = decodeHep(HEPjs.encapsulate(payload, RCINFO))
+  assert.equal(packet instanceof Error, false, String(packet))
+  assert.deepEqual({
+    family: packet.family,
+    ipProtocol: packet.ipProtocol,
+    srcIp: packet.srcIp,
+    dstIp: packet.dstIp,
+    srcPort: packet.srcPort,
+    dstPort: packet.dstPort,
+    timeSec: packet.timeSec,
+    timeUsec: packet.timeUsec,
+    protocolType: packet.protocolType,
+    captureId: packet.captureId,
+    nodeName: packet.nodeName,
+    authKey: packet.authKey,
+    correlationId: packet.correlationId,
+    payload: packet.payload.toString()
+  }, {
+    family: 2,
+    ipProtocol: 17,
+    srcIp: '10.1.2.3',
+    dstIp: '10.9.8.7',
+    srcPort: 30000,
+    dstPort: 40002,
+    timeSec: 1795590000,
+    timeUsec: 123456,
+    protocolType: 5,
+    captureId: 2001,
+    nodeName: 'rtpengine-1',
+    authKey: 'secret',
+    correlationId: 'a84b4c76e66710@pc33.example.com',
+    payload
+  })
+  assert.equal(captureTime(packet), 1795590000123)
+  // The independent decoder agrees on what it reads of ours: the same bytes.
+  assert.equal(HEPjs.decapsulate(HEPjs.encapsulate(payload, RCINFO)).rcinfo.correlation_id, packet.correlationId)
+})
+
+test('IPv6 inner addresses, unknown chunks skipped by length, a compressed payload inflated', () => {
+  const chunk = (vendor, type, body) => {
+    const head = Buffer.alloc(6)
+    head.writeUInt16BE(vendor, 0)
+    head.writeUInt16BE(type, 2)
+    head.writeUInt16BE(6 + body.length, 4)
+    return Buffer.concat([head, body])
+  }
+  const u8 = (n) => Buffer.from([n])
+  const ip6 = (text) => Buffer.from(text.split(':').map((g) => g.padStart(4, '0')).join(''), 'hex')
+  const sip = 'OPTIONS sip:x@y SIP/2.0\r\nCall-ID: c1\r\nFrom: <sip:a@b>;tag=1\r\nTo: <sip:x@y>\r\nCSeq: 1 OPTIONS\r\n\r\n'
+  const body = Buffer.concat([
+    chunk(0, 0x01, u8(10)),
+    chunk(0, 0x05, ip6('2001:db8:0:0:0:0:0:1')),
+    chunk(0, 0x06, ip6('fe80:0:0:1:0:0:0:0')),
+    chunk(0x0008, 0x0080, Buffer.from('vendor chunk')),
+    chunk(0, 0x0b, u8(1)),
+    chunk(0, 0x77, Buffer.from('a future generic chunk')),
+    chunk(0, 0x10, zlib.gzipSync(sip))
+  ])
+  const head = Buffer.from('HEP3\0\0', 'latin1')
+  head.writeUInt16BE(6 + body.length, 4)
+  const packet = decodeHep(Buffer.concat([head, body]))
+  assert.equal(packet.srcIp, '2001:db8::1')
+  assert.equal(packet.dstIp, 'fe80:0:0:1::')
+  assert.equal(packet.skippedChunks, 2)
+  assert.equal(packet.payload.toString(), sip)
+  assert.equal(packet.protocolType, 1)
+})
+
+test('broken HEP3 packets are refused by reason, never thrown', () => {
+  const good = HEPjs.encapsulate('{"ssrc":1}', RCINFO)
+  const reasonOf = (buf) => {
+    const result = decodeHep(buf)
+    return result instanceof Error ? result.reason : 'decoded'
+  }
+  assert.equal(reasonOf(Buffer.from('HEP2........')), 'hep-bad-magic')
+  assert.equal(reasonOf(good.subarray(0, good.length - 1)), 'hep-bad-length')
+  const shortChunk = Buffer.from(good)
+  shortChunk.writeUInt16BE(3, 10) // the first chunk's length below its own header
+  assert.equal(reasonOf(shortChunk), 'hep-truncated-chunk')
+  const longChunk = Buffer.from(good)
+  longChunk.writeUInt16BE(good.length, 10)
+  assert.equal(reasonOf(longChunk), 'hep-truncated-chunk')
+  const badPort = Buffer.from(good)
+  // The src port chunk (type 7) declared 3 bytes of payload is the wrong size.
+  const at = badPort.indexOf(Buffer.from([0, 0, 0, 7, 0, 8]))
+  badPort.writeUInt16BE(9, at + 4)
+  assert.equal(reasonOf(badPort), 'hep-bad-chunk', 'a port chunk of 3 bytes is the wrong size for a port')
+  // Random bytes after a good header: never a throw.
+  for (let i = 0; i < 2000; i++) {
+    const noise = Buffer.from(good)
+    for (let k = 0; k < 4; k++) noise[6 + Math.floor(Math.random() * (noise.length - 6))] = Math.floor(Math.random() * 256)
+    const reason = reasonOf(noise)
+    assert.ok(reason === 'decoded' || HEP_REASONS.includes(reason), reason)
+  }
+  const bomb = Buffer.concat([Buffer.from('HEP3\0\0'), Buffer.from([0, 0, 0, 0x10, 0, 0]), zlib.gzipSync(Buffer.alloc(2 * 1024 * 1024))])
+  bomb.writeUInt16BE(bomb.length, 4)
+  bomb.writeUInt16BE(bomb.length - 6, 10)
+  assert.equal(reasonOf(bomb), 'hep-bad-gzip', 'a payload that inflates past 1 MiB is refused')
+})
+
+test('RTCP as rtpengine sends it in JSON (SR with report blocks and SDES) becomes the RTCP decoder\'s packets', () => {
+  const raw = encodeReport({
+    ssrc: 0xdeadbeef,
+    sender: { ntpSec: 3972000000, ntpFrac: 0x80000000, rtpTimestamp: 160000, packetCount: 500, octetCount: 80000 },
+    reports: [{ ssrc: 0x1234, fractionLost: 12, cumulativeLost: -3, highestSeq: 70001, jitter: 44, lsr: 0xabcd1234, dlsr: 65536 }],
+    cname: 'alice@host'
+  })
+  const [sr, sdes] = decodeRtcp(raw).packets
+  // The JSON rtpengine writes for that compound: numbers as %u (the lost count as its unsigned 24 bits).
+  const json = `{ "sender_information":{"ntp_timestamp_sec":${sr.ntpSec},"ntp_timestamp_usec":${sr.ntpFrac},"octets":${sr.octetCount},"rtp_timestamp":${sr.rtpTimestamp}, "packets":${sr.packetCount}},` +
+    `"ssrc":${sr.ssrc},"type":200,"report_count":1,"report_blocks":[{"source_ssrc":${sr.reports[0].ssrc},"highest_seq_no":70001,"fraction_lost":12,"ia_jitter":44,"packets_lost":${0x1000000 - 3},"lsr":${0xabcd1234},"dlsr":65536}],` +
+    `"sdes_report_count":1,"sdes_information": [ {"sdes_chunk_ssrc":${sdes.chunks[0].ssrc},"type":1,"text":"alice@host"}], }`.replace(/,\s*}$/, ' }')
+  const { packets, reason } = rtcpOfHep(Buffer.from(json))
+  assert.equal(reason, undefined)
+  const { extension, ...srFields } = sr
+  assert.deepEqual(packets[0], srFields)
+  assert.deepEqual(packets[1], { type: 'SDES', chunks: [{ ssrc: 0xdeadbeef, items: { cname: 'alice@host' } }] })
+})
+
+test('RTCP JSON quirks: type 202 with sender information is an SR; Unix-time timevals (Asterisk); numbers as strings; an empty sender block is an RR', () => {
+  const asterisk = rtcpOfHep(Buffer.from(JSON.stringify({ ssrc: 7, type: 202, report_count: 0, report_blocks: [], sender_information: { ntp_timestamp_sec: 1795590000, ntp_timestamp_usec: 500000, rtp_timestamp: 8000, packets: 50, octets: 8000 } })))
+  assert.equal(asterisk.packets[0].type, 'SR')
+  assert.equal(asterisk.packets[0].ntpSec, 1795590000 + 2208988800)
+  assert.equal(asterisk.packets[0].ntpFrac, 0x80000000)
+  const strings = rtcpOfHep(Buffer.from(JSON.stringify({ ssrc: '7', report_blocks: [{ source_ssrc: '9', highest_seq_no: '100', fraction_lost: '0', ia_jitter: '3', packets_lost: '0', lsr: '0', dlsr: '0' }], sender_information: { ntp_timestamp_sec: 0, ntp_timestamp_usec: 0, rtp_timestamp: 0, packets: 0, octets: 0 } })))
+  assert.deepEqual(strings.packets, [{ type: 'RR', ssrc: 7, reports: [{ ssrc: 9, fractionLost: 0, cumulativeLost: 0, highestSeq: 100, jitter: 3, lsr: 0, dlsr: 0 }] }])
+  assert.equal(rtcpOfHep(Buffer.from('{"ssrc": 1, "report_blocks": [{"source_ssrc": 2, "fraction_lost": 300}]}')).reason, 'hep-rtcp-field')
+  assert.equal(rtcpOfHep(Buffer.from('{"type": 201}')).reason, 'hep-rtcp-json')
+  assert.equal(rtcpOfHep(Buffer.from('{not json')).reason, 'hep-rtcp-json')
+})
+
+test('raw binary RTCP on type 5 is told apart from JSON and decoded by the RTCP decoder', () => {
+  const raw = encodeReport({ ssrc: 5, reports: [{ ssrc: 6, fractionLost: 0, cumulativeLost: 0, highestSeq: 10, jitter: 1, lsr: 0, dlsr: 0 }], cname: 'b@c' })
+  assert.deepEqual(rtcpOfHep(raw).packets.map((p) => p.type), ['RR', 'SDES'])
+  assert.ok(DECODE_REASONS.includes(rtcpOfHep(raw.subarray(0, 10)).reason), 'a cut packet: the RTCP decoder\'s reason')
+})
+
+test('SIP: requests and responses, compact headers, name-addresses with tags', () => {
+  const invite = parseSip(Buffer.from([
+    'INVITE sip:+4930123@b.example.com;user=phone SIP/2.0',
+    'Via: SIP/2.0/UDP pc33.example.com;branch=z9hG4bK776asdhds',
+    'f: "Alice" <sip:alice@A.example.com>;tag=1928301774',
+    't: <sip:+4930123@b.example.com;user=phone>',
+    'i: a84b4c76e66710@pc33.example.com',
+    'CSeq: 314159 INVITE',
+    'Content-Length: 0', '', ''].join('\r\n')))
+  assert.deepEqual(invite, {
+    method: 'INVITE',
+    uri: 'sip:+4930123@b.example.com;user=phone',
+    callId: 'a84b4c76e66710@pc33.example.com',
+    from: { user: 'alice', host: 'a.example.com', tag: '1928301774' },
+    to: { user: '+4930123', host: 'b.example.com', tag: null },
+    cseq: { seq: 314159, method: 'INVITE' }
+  })
+  const ok = parseSip(Buffer.from('SIP/2.0 200 OK\r\nCall-ID: x1\r\nFrom: sip:a@h;tag=9\r\nTo: <tel:+15551234>;tag=8\r\nCSeq: 2 INVITE\r\n\r\nv=0\r\n'))
+  assert.deepEqual([ok.status, ok.reason, ok.to.user, ok.to.tag, ok.from.tag], [200, 'OK', '+15551234', '8', '9'])
+  assert.equal(parseSip(Buffer.from('HTTP/1.1 200 OK\r\n\r\n')), null)
+  assert.equal(parseSip(Buffer.from('BYE sip:a@b SIP/2.0\r\nFrom: <sip:a@b>\r\n\r\n')), null, 'no Call-ID, To or CSeq')
+})
