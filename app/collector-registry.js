@@ -26,6 +26,7 @@ const LoadBalancerConfig = require('../configs/load-balancer-config')
 /** Built-in collector names → module paths, resolved only when used. */
 const BUILT_INS = Object.freeze({
   rtcp: path.join(__dirname, '..', 'collectors', 'rtcp', 'index.js'),
+  hep: path.join(__dirname, '..', 'collectors', 'hep', 'index.js'),
   syslog: path.join(__dirname, '..', 'collectors', 'syslog', 'index.js')
 })
 

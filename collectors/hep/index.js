@@ -1,0 +1,8 @@
+'use strict'
+
+module.exports = {
+  description: 'HEP3 (HOMER encapsulation) collector: SIP calls by Call-ID and their RTCP call quality from rtpengine, Kamailio, Asterisk, FreeSWITCH, heplify',
+  Collector: require('./hep-collector'),
+  Config: require('./hep-config'),
+  Worker: require('./hep-worker')
+}

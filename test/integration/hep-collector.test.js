@@ -1,0 +1,140 @@
+'use strict'
+
+// The HEP collector end to end over real sockets, fed by an independent
+// HEP encoder (hep-js): a SIP dialog and the RTCP of both media directions
+// as an agent sends them become one call document and two stream sides
+// tagged with the Call-ID, stamped with the capture time; refusals are
+// counted by reason; TCP carries the same packets framed by their length.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const dgram = require('node:dgram')
+const net = require('node:net')
+const { once } = require('node:events')
+const HEPjs = require('hep-js')
+const hep = require('../../collectors/hep')
+const { startTestCollector } = require('../helpers/collector')
+const { waitFor } = require('../helpers/streams')
+
+const HOST = '127.0.0.1'
+const T0 = Date.UTC(2026, 10, 25, 9, 0, 0) // capture times: far from now, so that a stamp of arrival shows
+
+function rcinfo (type, { at, src = ['10.0.0.1', 5060], dst = ['10.0.0.2', 5060], correlation, password } = {}) {
+  return {
+    protocolFamily: 2,
+    protocol: 17,
+    srcIp: src[0],
+    srcPort: src[1],
+    dstIp: dst[0],
+    dstPort: dst[1],
+    timeSeconds: Math.floor(at / 1000),
+    timeUseconds: (at % 1000) * 1000,
+    payloadType: type,
+    captureId: 7,
+    hepNodeName: 'test-agent',
+    ...(password ? { capturePass: password } : {}),
+    ...(correlation ? { correlation_id: correlation } : {})
+  }
+}
+
+function sipMessage (startLine, { callId, from, to, cseq }) {
+  return [startLine, 'Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK1', `From: ${from}`, `To: ${to}`, `Call-ID: ${callId}`, `CSeq: ${cseq}`, 'Content-Length: 0', '', ''].join('\r\n')
+}
+
+/** The HEP packets of one answered call of `seconds`, hung up by the callee: SIP and RTCP (rtpengine's JSON). */
+function callPackets (callId, { password } = {}) {
+  const alice = '"Alice" <sip:alice@a.example.com>;tag=a1'
+  const bob = '<sip:+4930123@b.example.com>'
+  const bobTagged = `${bob};tag=b1`
+  const sip = (line, headers, at, dir = 'ab') => HEPjs.encapsulate(sipMessage(line, { callId, ...headers }), rcinfo(1, { at, password, ...(dir === 'ba' ? { src: ['10.0.0.2', 5060], dst: ['10.0.0.1', 5060] } : {}) }))
+  const rtcp = (json, at, src, dst) => HEPjs.encapsulate(JSON.stringify(json), rcinfo(5, { at, password, correlation: callId, src, dst }))
+  const block = (ssrc, seq, lost) => ({ source_ssrc: ssrc, highest_seq_no: seq, fraction_lost: 0, ia_jitter: 40, packets_lost: lost, lsr: 0, dlsr: 0 })
+  return [
+    sip('INVITE sip:+4930123@b.example.com SIP/2.0', { from: alice, to: bob, cseq: '1 INVITE' }, T0),
+    sip('SIP/2.0 180 Ringing', { from: alice, to: bobTagged, cseq: '1 INVITE' }, T0 + 500, 'ba'),
+    sip('SIP/2.0 200 OK', { from: alice, to: bobTagged, cseq: '1 INVITE' }, T0 + 3000, 'ba'),
+    sip('ACK sip:+4930123@b.example.com SIP/2.0', { from: alice, to: bobTagged, cseq: '1 ACK' }, T0 + 3010),
+    rtcp({ ssrc: 111, type: 201, report_count: 1, report_blocks: [block(222, 1250, 5)] }, T0 + 8000, ['10.0.0.1', 30001], ['10.0.0.2', 40001]),
+    rtcp({ ssrc: 222, type: 201, report_count: 1, report_blocks: [block(111, 1249, 2)] }, T0 + 8100, ['10.0.0.2', 40001], ['10.0.0.1', 30001]),
+    sip('BYE sip:alice@10.0.0.1 SIP/2.0', { from: bobTagged, to: alice, cseq: '1 BYE' }, T0 + 20000, 'ba')
+  ]
+}
+
+async function sendUdp (t, port, packets) {
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  for (const packet of packets) await new Promise((resolve, reject) => socket.send(packet, port, HOST, (err) => err ? reject(err) : resolve()))
+}
+
+function assertCall (call, callId) {
+  assert.equal(call.callId, callId)
+  assert.deepEqual(call.caller, { user: 'alice', host: 'a.example.com' })
+  assert.deepEqual(call.callee, { user: '+4930123', host: 'b.example.com' })
+  assert.equal(+call.invitedAt, T0, 'the capture time, not the arrival')
+  assert.equal(+call.answeredAt, T0 + 3000)
+  assert.equal(+call.endedAt, T0 + 20000)
+  assert.equal(call.final % 1000, 200)
+  assert.notEqual(call.byeFromTag, call.callerTag, 'the callee hung up')
+}
+
+test('a SIP dialog and its RTCP over HEP (UDP) become one call and two stream sides tagged with the Call-ID', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const callId = 'call-1@a.example.com'
+  const packets = callPackets(callId)
+  await sendUdp(t, port, packets)
+  await waitFor(() => collector.summary().processed === packets.length)
+  await collector.stop()
+  const calls = await db.collection('calls').find().toArray()
+  assert.equal(calls.length, 1)
+  assertCall(calls[0], callId)
+  const streams = await db.collection('streams').find({ openKey: { $exists: true } }).toArray()
+  assert.equal(streams.length, 1, 'both directions of the media make one stream')
+  const [stream] = streams
+  assert.deepEqual([stream.from.callId, stream.to.callId], [callId, callId])
+  assert.equal(stream.from.IP_ADDRESS, '10.0.0.1', 'the media endpoint, not the agent')
+  assert.equal(+stream.startTime, T0 + 8000, 'stamped with the capture time')
+})
+
+test('TCP: packets framed by their own length, split anywhere, arrive whole', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep, ['--protocol', 'tcp_server'])
+  const callId = 'call-tcp@a.example.com'
+  const packets = callPackets(callId)
+  const bytes = Buffer.concat(packets)
+  const socket = net.connect({ host: HOST, port })
+  t.after(() => socket.destroy())
+  await once(socket, 'connect')
+  for (let at = 0; at < bytes.length; at += 37) socket.write(bytes.subarray(at, at + 37))
+  await waitFor(() => collector.summary().processed === packets.length)
+  await collector.stop()
+  const [call] = await db.collection('calls').find().toArray()
+  assertCall(call, callId)
+})
+
+test('refusals by reason: wrong or missing auth key, keepalives, other protocol types, broken packets', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-key-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const keyFile = path.join(dir, 'key')
+  fs.writeFileSync(keyFile, 'right-key\n')
+  const { collector, db, port } = await startTestCollector(t, hep, ['-i', '1', '--hep-password-file', keyFile])
+  const good = callPackets('c-auth@x', { password: 'right-key' })
+  const wrong = callPackets('c-wrong@x', { password: 'wrong-key' }).slice(0, 2)
+  const none = callPackets('c-none@x').slice(0, 1)
+  const rtp = HEPjs.encapsulate('rtp bytes', rcinfo(4, { at: T0, password: 'right-key' }))
+  const broken = Buffer.from(good[0]).subarray(0, 20)
+  const ping = HEPjs.encapsulate('ping', rcinfo(0, { at: T0, password: 'right-key' }))
+  await sendUdp(t, port, [...good, ...wrong, ...none, rtp, broken, ping])
+  const sent = good.length + wrong.length + none.length + 3
+  await waitFor(() => collector.summary().received === sent && collector.summary().inFlight === 0)
+  const s = collector.summary()
+  assert.equal(s.processed, good.length)
+  assert.equal(s.dropped['hep-auth'], 3)
+  assert.equal(s.dropped['hep-type-4'], 1)
+  assert.equal(s.dropped['hep-bad-length'], 1)
+  assert.equal(s.dropped['hep-keepalive'], 1, 'a ping is counted, not stored')
+  assert.equal(s.received, s.processed + s.failed + s.dropped.total)
+  await collector.stop()
+  assert.deepEqual((await db.collection('calls').find().toArray()).map((c) => c.callId), ['c-auth@x'])
+})
