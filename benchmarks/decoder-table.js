@@ -8,7 +8,7 @@
 const fmt = (n) => n.toLocaleString('en-US')
 
 /**
- * @param {Array<{ decoder: string, rows: Array<{ corpus: string, messages: number, baselinePerSec: number, newPerSec: number, ratio: number }> }>} results
+ * @param {Array<{ decoder: string, baseline?: string, target?: number, rows: Array<{ corpus: string, messages: number, baselinePerSec: number, newPerSec: number, ratio: number }> }>} results
  * @returns {string} the table and one verdict line per decoder
  */
 function decoderTable (results) {
@@ -17,12 +17,12 @@ function decoderTable (results) {
   const widths = head.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)))
   const line = (cells) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')
   const out = [line(head), ...lines.map(line)]
-  for (const { decoder, rows } of results) {
+  for (const { decoder, rows, baseline = 'the previous decoder', target = 2 } of results) {
     const valid = rows.filter((r) => !/malformed/.test(r.corpus))
     const malformed = rows.filter((r) => /malformed/.test(r.corpus))
     const slowest = Math.min(...valid.map((r) => r.newPerSec))
     const lowestRatio = Math.min(...valid.map((r) => r.ratio))
-    out.push(`${decoder}: valid corpora ${lowestRatio.toFixed(2)}x the previous decoder at the least (target 2x); ` +
+    out.push(`${decoder}: valid corpora ${lowestRatio.toFixed(2)}x ${baseline} at the least (target ${target}x); ` +
       malformed.map((r) => `${r.corpus} ${fmt(r.newPerSec)}/s vs slowest valid ${fmt(slowest)}/s`).join(', '))
   }
   return out.join('\n')

@@ -9,6 +9,7 @@
 const minimist = require('minimist')
 const syslog = require('./syslog-decoder-bench')
 const rtcp = require('./rtcp-decoder-bench')
+const hep = require('./hep-decoder-bench')
 const { decoderTable } = require('./decoder-table')
 
 async function main () {
@@ -16,7 +17,8 @@ async function main () {
   const results = [
     { decoder: 'syslog', rows: await syslog.run({ seconds }) },
     // the RTCP bench's seconds are its whole run, over its five corpora
-    { decoder: 'rtcp', rows: await rtcp.run({ seconds: seconds * 5 }) }
+    { decoder: 'rtcp', rows: await rtcp.run({ seconds: seconds * 5 }) },
+    { decoder: 'hep', baseline: 'hep-js', target: 5, rows: await hep.run({ seconds: seconds * 2 }) }
   ]
   console.log(decoderTable(results))
   console.log(JSON.stringify({ bench: 'decoders', seconds, results }))

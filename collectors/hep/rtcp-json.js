@@ -83,8 +83,10 @@ function senderInfo (info) {
   if (fields.includes(null)) return null
   const [sec, fraction, rtpTimestamp, packetCount, octetCount] = fields
   if (sec === 0 && fraction === 0 && packetCount === 0 && octetCount === 0) return undefined
-  const unix = sec < NTP_UNIX_OFFSET
-  if (unix && fraction >= 1e6) return null
+  // Unix seconds with microseconds (Asterisk); anything else is the NTP
+  // timestamp's two words. (Real NTP seconds are below the offset only
+  // before 1970 or, from 2036, in NTP era 1: then give agents' words as sent.)
+  const unix = sec < NTP_UNIX_OFFSET && fraction < 1e6
   return {
     ntpSec: unix ? sec + NTP_UNIX_OFFSET : sec,
     ntpFrac: unix ? Math.floor(fraction * U32 / 1e6) : fraction,
