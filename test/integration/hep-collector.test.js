@@ -18,6 +18,8 @@ const HEPjs = require('hep-js')
 const hep = require('../../collectors/hep')
 const { startTestCollector } = require('../helpers/collector')
 const { waitFor } = require('../helpers/streams')
+const { killLoop } = require('../helpers/kill-loop')
+const { accountedFor } = require('../../lib/master/counters')
 
 const HOST = '127.0.0.1'
 const T0 = Date.UTC(2026, 10, 25, 9, 0, 0) // capture times: far from now, so that a stamp of arrival shows
@@ -44,22 +46,30 @@ function sipMessage (startLine, { callId, from, to, cseq }) {
   return [startLine, 'Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK1', `From: ${from}`, `To: ${to}`, `Call-ID: ${callId}`, `CSeq: ${cseq}`, 'Content-Length: 0', '', ''].join('\r\n')
 }
 
-/** The HEP packets of one answered call of `seconds`, hung up by the callee: SIP and RTCP (rtpengine's JSON). */
-function callPackets (callId, { password } = {}) {
+/**
+ * The HEP packets of one answered call, hung up by the callee: SIP, and
+ * `reports` RTCP receiver reports from each side (rtpengine's JSON) whose
+ * highest sequence number rises by 50 each; SSRCs `ssrc` (A) and `ssrc` + 1 (B).
+ */
+function callPackets (callId, { password, reports = 1, ssrc = 111 } = {}) {
   const alice = '"Alice" <sip:alice@a.example.com>;tag=a1'
   const bob = '<sip:+4930123@b.example.com>'
   const bobTagged = `${bob};tag=b1`
   const sip = (line, headers, at, dir = 'ab') => HEPjs.encapsulate(sipMessage(line, { callId, ...headers }), rcinfo(1, { at, password, ...(dir === 'ba' ? { src: ['10.0.0.2', 5060], dst: ['10.0.0.1', 5060] } : {}) }))
   const rtcp = (json, at, src, dst) => HEPjs.encapsulate(JSON.stringify(json), rcinfo(5, { at, password, correlation: callId, src, dst }))
-  const block = (ssrc, seq, lost) => ({ source_ssrc: ssrc, highest_seq_no: seq, fraction_lost: 0, ia_jitter: 40, packets_lost: lost, lsr: 0, dlsr: 0 })
+  const block = (source, seq, lost) => ({ source_ssrc: source, highest_seq_no: seq, fraction_lost: 0, ia_jitter: 40, packets_lost: lost, lsr: 0, dlsr: 0 })
+  const media = []
+  for (let r = 0; r < reports; r++) {
+    media.push(rtcp({ ssrc, type: 201, report_count: 1, report_blocks: [block(ssrc + 1, 1200 + 50 * r, 5)] }, T0 + 8000 + 5000 * r, ['10.0.0.1', 30001], ['10.0.0.2', 40001]))
+    media.push(rtcp({ ssrc: ssrc + 1, type: 201, report_count: 1, report_blocks: [block(ssrc, 1199 + 50 * r, 2)] }, T0 + 8100 + 5000 * r, ['10.0.0.2', 40001], ['10.0.0.1', 30001]))
+  }
   return [
     sip('INVITE sip:+4930123@b.example.com SIP/2.0', { from: alice, to: bob, cseq: '1 INVITE' }, T0),
     sip('SIP/2.0 180 Ringing', { from: alice, to: bobTagged, cseq: '1 INVITE' }, T0 + 500, 'ba'),
     sip('SIP/2.0 200 OK', { from: alice, to: bobTagged, cseq: '1 INVITE' }, T0 + 3000, 'ba'),
     sip('ACK sip:+4930123@b.example.com SIP/2.0', { from: alice, to: bobTagged, cseq: '1 ACK' }, T0 + 3010),
-    rtcp({ ssrc: 111, type: 201, report_count: 1, report_blocks: [block(222, 1250, 5)] }, T0 + 8000, ['10.0.0.1', 30001], ['10.0.0.2', 40001]),
-    rtcp({ ssrc: 222, type: 201, report_count: 1, report_blocks: [block(111, 1249, 2)] }, T0 + 8100, ['10.0.0.2', 40001], ['10.0.0.1', 30001]),
-    sip('BYE sip:alice@10.0.0.1 SIP/2.0', { from: bobTagged, to: alice, cseq: '1 BYE' }, T0 + 20000, 'ba')
+    ...media,
+    sip('BYE sip:alice@10.0.0.1 SIP/2.0', { from: bobTagged, to: alice, cseq: '1 BYE' }, T0 + 20000 + 5000 * reports, 'ba')
   ]
 }
 
@@ -75,7 +85,7 @@ function assertCall (call, callId) {
   assert.deepEqual(call.callee, { user: '+4930123', host: 'b.example.com' })
   assert.equal(+call.invitedAt, T0, 'the capture time, not the arrival')
   assert.equal(+call.answeredAt, T0 + 3000)
-  assert.equal(+call.endedAt, T0 + 20000)
+  assert.equal(+call.endedAt, T0 + 25000)
   assert.equal(call.final % 1000, 200)
   assert.notEqual(call.byeFromTag, call.callerTag, 'the callee hung up')
 }
@@ -137,4 +147,38 @@ test('refusals by reason: wrong or missing auth key, keepalives, other protocol 
   assert.equal(s.received, s.processed + s.failed + s.dropped.total)
   await collector.stop()
   assert.deepEqual((await db.collection('calls').find().toArray()).map((c) => c.callId), ['c-auth@x'])
+})
+
+test('workers SIGKILLed every 700 ms under 300 interleaved calls: one call document and one stream per call, every field exact', { timeout: 120000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const calls = 300
+  const reports = 4
+  const perCall = Array.from({ length: calls }, (_, c) => callPackets(`kill-${c}@a.example.com`, { reports, ssrc: 10000 + 2 * c }))
+  // Interleaved: round-robin over the calls, each call's packets in order.
+  const packets = []
+  for (let k = 0; k < perCall[0].length; k++) for (const call of perCall) packets.push(call[k])
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const kills = killLoop(collector, 700)
+  for (let i = 0; i < packets.length; i++) {
+    await new Promise((resolve, reject) => socket.send(packets[i], port, HOST, (err) => err ? reject(err) : resolve()))
+    if (i % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  const killed = await kills.stop()
+  await waitFor(() => { const s = collector.summary(); return s.received === packets.length && accountedFor(s) }, { timeout: 60000 })
+  await collector.stop()
+  const s = collector.summary()
+  assert.ok(killed >= 3, `workers were killed (${killed})`)
+  assert.equal(s.dropped.total, 0, JSON.stringify(s.dropped))
+  assert.equal(s.processed, packets.length)
+  const docs = await db.collection('calls').find().toArray()
+  assert.equal(docs.length, calls, 'one document per call')
+  for (const doc of docs) {
+    assertCall({ ...doc, endedAt: new Date(+doc.endedAt - 5000 * (reports - 1)) }, doc.callId)
+  }
+  const streams = await db.collection('streams').find({ openKey: { $exists: true } }).toArray()
+  assert.equal(streams.length, calls, 'one stream per call')
+  const wrong = streams.filter((d) => d.from.callId !== d.to.callId || d.metadata.packets !== 2 * reports ||
+    Math.max(d.from.highestPacketNum, d.to.highestPacketNum) !== 1200 + 50 * (reports - 1))
+  assert.deepEqual(wrong.slice(0, 2), [], `${wrong.length} streams differ from what was sent`)
 })

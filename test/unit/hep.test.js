@@ -191,3 +191,18 @@ test('SIP: requests and responses, compact headers, name-addresses with tags', (
   assert.equal(parseSip(Buffer.from('HTTP/1.1 200 OK\r\n\r\n')), null)
   assert.equal(parseSip(Buffer.from('BYE sip:a@b SIP/2.0\r\nFrom: <sip:a@b>\r\n\r\n')), null, 'no Call-ID, To or CSeq')
 })
+
+test('the master\'s call key: a call\'s SIP (Call-ID header, long or compact) and RTCP (correlation chunk) hash alike; no call, -1', () => {
+  const { callKeyOf } = require('../../collectors/hep/call-key')
+  const key = (buf) => callKeyOf(buf, 0, buf.length)
+  const callId = 'a84b4c76e66710@pc33.example.com'
+  const sip = (header) => HEPjs.encapsulate(`INVITE sip:x@y SIP/2.0\r\nVia: SIP/2.0/UDP h\r\n${header}\r\nFrom: <sip:a@b>;tag=1\r\nTo: <sip:x@y>\r\nCSeq: 1 INVITE\r\n\r\n`, { ...RCINFO, payloadType: 1, correlation_id: undefined })
+  const rtcp = HEPjs.encapsulate('{"ssrc":1}', RCINFO)
+  const keys = [key(rtcp), key(sip(`Call-ID: ${callId}`)), key(sip(`call-id:${callId}  `)), key(sip(`i: ${callId}`))]
+  assert.ok(keys[0] >= 0)
+  assert.deepEqual(new Set(keys).size, 1, String(keys))
+  assert.notEqual(key(sip('Call-ID: another@host')), keys[0])
+  assert.equal(key(HEPjs.encapsulate('{"ssrc":1}', { ...RCINFO, correlation_id: undefined })), -1)
+  assert.equal(key(Buffer.from('not a HEP packet at all')), -1)
+  assert.equal(key(sip('X-Call-ID-Like: no')), -1, 'only a real Call-ID header')
+})
