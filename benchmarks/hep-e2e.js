@@ -1,0 +1,132 @@
+'use strict'
+// The same RTCP reports stored through HEP and straight, in one invocation:
+// the HEP collector fed the RTCP simulator's datagrams wrapped in HEP3 (raw
+// RTCP on protocol type 5, the call's id in the correlation chunk, as an
+// agent that forwards the bytes sends them) against the RTCP collector fed
+// the bare datagrams. Both with 2 workers on one embedded
+// MongoDB-compatible server (in memory), a sender in another process at
+// --rate reports/s for --reports reports over --calls calls, variants
+// alternating for --rounds rounds.
+//   storedPerSec  reports / (last acknowledgement − first send)
+//   callsPerSec   storedPerSec / 2 reports per call per round of reports
+//   masterUsPerReport  the master's CPU (this process) / reports
+// Prints a table per round, the medians and HEP/RTCP ratios (target: HEP
+// stores ≥ 0.9 of RTCP's rate), then one JSON line.
+// Usage: node benchmarks/hep-e2e.js [--reports 60000] [--rate 10000]
+//   [--calls 500] [--rounds 3]
+const os = require('node:os')
+const path = require('node:path')
+const fs = require('node:fs')
+const dgram = require('node:dgram')
+const { fork } = require('node:child_process')
+const minimist = require('minimist')
+const rtcp = require('../collectors/rtcp')
+const hep = require('../collectors/hep')
+const RtcpSimulator = require('../collectors/rtcp/simulator')
+const { startJavaServer } = require('../lib/mongo/java-server')
+const { accountedFor } = require('../lib/master/counters')
+
+const args = minimist(process.argv.slice(2), { default: { reports: 60000, rate: 10000, calls: 500, rounds: 3 } })
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+if (process.argv[2] === '--sender') sender()
+else main().catch((err) => { console.error(err); process.exit(1) })
+
+// ---- the sender (a child process): generates the reports, then sends them paced ----
+
+function sender () {
+  process.once('message', async ({ variant, port, reports, rate, calls }) => {
+    const HEPjs = require('hep-js')
+    const simulator = new RtcpSimulator({ streams: calls })
+    const datagrams = []
+    for (let i = 0; i < reports; i++) {
+      const call = simulator.cursor >> 1
+      const raw = simulator.next()
+      datagrams.push(variant === 'rtcp'
+        ? raw
+        : HEPjs.encapsulate(raw, { protocolFamily: 2, protocol: 17, srcIp: '10.0.0.1', dstIp: '10.0.0.2', srcPort: 30001, dstPort: 40001, timeSeconds: Math.floor(Date.now() / 1000), timeUseconds: 0, payloadType: 5, captureId: 1, hepNodeName: 'bench', correlation_id: `call-${call}@bench` }))
+    }
+    const socket = dgram.createSocket('udp4')
+    socket.bind(0, '127.0.0.1', async () => {
+      process.send({ ready: true })
+      const perTick = Math.max(1, Math.round(rate / 100))
+      const started = Date.now()
+      for (let i = 0; i < datagrams.length;) {
+        const tickEnd = started + (i / perTick + 1) * 10
+        for (let k = 0; k < perTick && i < datagrams.length; k++, i++) socket.send(datagrams[i], port, '127.0.0.1')
+        const wait = tickEnd - Date.now()
+        if (wait > 0) await sleep(wait)
+      }
+      await sleep(100)
+      process.send({ done: true, started })
+      socket.close()
+    })
+  })
+}
+
+// ---- the master: one run per variant and round ----
+
+async function runOnce (variant, uri, round) {
+  const module = variant === 'rtcp' ? rtcp : hep
+  const bufferDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-bench-'))
+  const config = new module.Config(['--port', '0', '-i', '2', '--database', `bench_${variant}_${round}_${Date.now()}`, '--buffer-dir', bufferDir]).getConfig()
+  const collector = new module.Collector({ ...config, workerOptions: { mongoUri: uri } })
+  await collector.start()
+  const child = fork(__filename, ['--sender'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const messages = []
+  child.on('message', (m) => messages.push(m))
+  child.send({ variant, port: collector.address().port, reports: args.reports, rate: args.rate, calls: args.calls })
+  while (!messages.some((m) => m.ready)) await sleep(20)
+  const cpuBefore = process.cpuUsage()
+  while (!messages.some((m) => m.done)) await sleep(50)
+  const deadline = Date.now() + 120000
+  let s = collector.summary()
+  while (Date.now() < deadline && !(s.received + s.dropped.kernel >= args.reports && accountedFor(s))) {
+    await sleep(20)
+    s = collector.summary()
+  }
+  const finished = Date.now()
+  const cpu = process.cpuUsage(cpuBefore)
+  const started = messages.find((m) => m.done).started
+  await collector.stop()
+  fs.rmSync(bufferDir, { recursive: true, force: true })
+  s = collector.summary()
+  const storedPerSec = Math.round(s.processed / ((finished - started) / 1000))
+  return {
+    variant,
+    round,
+    sent: args.reports,
+    processed: s.processed,
+    dropped: s.dropped.total,
+    storedPerSec,
+    callsPerSec: Math.round(storedPerSec / 2),
+    masterUsPerReport: Math.round((cpu.user + cpu.system) / args.reports * 100) / 100
+  }
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+async function main () {
+  const server = await startJavaServer({ port: 0 })
+  const results = []
+  try {
+    for (let round = 0; round < args.rounds; round++) {
+      for (const variant of round % 2 ? ['hep', 'rtcp'] : ['rtcp', 'hep']) {
+        const r = await runOnce(variant, server.uri, round)
+        results.push(r)
+        console.log(`round ${round} ${variant.padEnd(4)} sent ${r.sent} processed ${r.processed} dropped ${r.dropped} stored/s ${r.storedPerSec} calls/s ${r.callsPerSec} master µs/report ${r.masterUsPerReport}`)
+      }
+    }
+  } finally {
+    await server.stop()
+  }
+  const of = (variant, field) => median(results.filter((r) => r.variant === variant).map((r) => r[field]))
+  const summary = {
+    rtcp: { storedPerSec: of('rtcp', 'storedPerSec'), masterUsPerReport: of('rtcp', 'masterUsPerReport') },
+    hep: { storedPerSec: of('hep', 'storedPerSec'), masterUsPerReport: of('hep', 'masterUsPerReport') }
+  }
+  summary.storedRatio = Math.round(summary.hep.storedPerSec / summary.rtcp.storedPerSec * 100) / 100
+  summary.masterCpuRatio = Math.round(summary.hep.masterUsPerReport / summary.rtcp.masterUsPerReport * 100) / 100
+  console.log(`median: HEP ${summary.hep.storedPerSec}/s vs RTCP ${summary.rtcp.storedPerSec}/s stored (ratio ${summary.storedRatio}, target ≥ 0.9); master CPU per report ${summary.hep.masterUsPerReport} vs ${summary.rtcp.masterUsPerReport} µs (ratio ${summary.masterCpuRatio})`)
+  console.log(JSON.stringify({ bench: 'hep-e2e', node: process.version, args: { reports: args.reports, rate: args.rate, calls: args.calls, rounds: args.rounds }, results, summary }))
+}
