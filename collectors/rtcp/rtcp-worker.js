@@ -27,11 +27,11 @@ class RtcpWorker extends StreamWorker {
 
   constructor (options = {}, defaults = {}) {
     super(options, defaults)
-    const { tolerate, codec, clockRate, maxSources } = this.settings
+    const { tolerate, codec, clockRate, jitterBuffer, maxSources } = this.settings
     // --tolerate: deviations decoded anyway, counted by name
     this.decodeOptions = tolerate.length ? { tolerate: [...tolerate] } : undefined
     this.deviations = {}
-    this.quality = new CallQuality({ codec, clockRate, maxSources })
+    this.quality = new CallQuality({ codec, clockRate, jitterBuffer, maxSources })
   }
 
   decode (message) {

@@ -20,6 +20,7 @@ const { sideQuality } = require('../../collectors/rtcp/quality-analytics')
 const { oracleRatings } = require('../helpers/emodel-oracle')
 const { waitFor, streamDocs } = require('../helpers/streams')
 const { CODECS } = require('../../collectors/rtcp/codecs')
+const { JITTER_BUFFER_MS } = require('../../collectors/rtcp/constants')
 
 const DELAY_MS = 50
 const CALLS = [{ drop: 0, ssrcA: 0x11110001, ssrcB: 0x11110002 }, { drop: 0.02, ssrcA: 0x22220001, ssrcB: 0x22220002 }, { drop: 0.1, ssrcA: 0x33330001, ssrcB: 0x33330002 }]
@@ -86,7 +87,7 @@ test('real GStreamer calls through netsim: stored loss, jitter, RTT and MOS agre
   assert.equal(checked.length, 6, 'both directions of three calls')
   const g711 = CODECS['G.711']
   const oracle = oracleRatings(checked.map(({ worst }) => {
-    const T = worst.rttMs / 2 + 2 * worst.jitterMs + g711.delayMs
+    const T = worst.rttMs / 2 + JITTER_BUFFER_MS + g711.delayMs
     return { Ie: g711.Ie, Bpl: g711.Bpl, Ppl: worst.loss * 100, T, Ta: T, Tr: 2 * T }
   }))
   checked.forEach((q, i) => assert.ok(Math.abs(q.worst.mos - oracle[i].MOS) < 1e-6, `MOS ${q.worst.mos} = oracle ${oracle[i].MOS}`))

@@ -15,13 +15,14 @@ const { sendCalls } = require('../helpers/rtcp-calls')
 const { oracleRatings } = require('../helpers/emodel-oracle')
 const { waitFor, streamDocs } = require('../helpers/streams')
 const { CODECS } = require('../../collectors/rtcp/codecs')
+const { JITTER_BUFFER_MS } = require('../../collectors/rtcp/constants')
 
 const G711 = CODECS['G.711']
 
 // The collector's mouth-to-ear delay (README, Call quality): half the RTT,
-// twice the jitter, the codec's delay.
-function oracleInput ({ loss, jitterMs, rttMs }) {
-  const T = (rttMs === null ? 0 : rttMs / 2) + 2 * jitterMs + G711.delayMs
+// the declared jitter buffer (default), the codec's delay.
+function oracleInput ({ loss, rttMs }) {
+  const T = rttMs / 2 + JITTER_BUFFER_MS + G711.delayMs
   return { Ie: G711.Ie, Bpl: G711.Bpl, Ppl: loss * 100, T, Ta: T, Tr: 2 * T }
 }
 
@@ -67,7 +68,11 @@ test('loss, jitter in ms, RTT and MOS of closed calls are what the calls carried
       assert.ok(Math.abs(side.jitterMs.max - firstJitterMs) < 1e-9, `first jitter ${side.jitterMs.max} ms`)
       assert.ok(Math.abs(side.rttMs.avg - 80) < 10, `RTT ${side.rttMs.avg} ms ≈ 2 × 40`)
       // The first end's first block names no SR yet (LSR 0): no RTT for it.
-      assert.equal(side.rttMs.count, doc.from.ID === String(call.a) && name === 'from' ? 11 : 12, 'an RTT for every block with an LSR')
+      // Until the other end has echoed an SR too, an RTT is twice one direction: kept apart.
+      const estimated = side.rttEstimatedMs ? side.rttEstimatedMs.count : 0
+      assert.equal(side.rttMs.count + estimated, doc.from.ID === String(call.a) && name === 'from' ? 11 : 12, `an RTT for every block with an LSR: ${name} ${JSON.stringify([side.rttMs, side.rttEstimatedMs, side.unscored, side.mos])}`)
+      assert.ok(estimated <= 1, `${estimated} one-direction estimates: only before both directions are known`)
+      assert.equal(side.mos.count + (side.unscored['rtt-unknown'] || 0), 12, `a block without any RTT gives no MOS, counted: ${JSON.stringify([side.mos, side.unscored, side.loss, side.rttMs, side.rttEstimatedMs])}`)
       assert.deepEqual(side.invalid, {})
       sides.push(side)
     }
