@@ -10,12 +10,15 @@ const { commandConfig, usageError, formatTable, formatUptime } = require('./comm
 
 const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h] [--json] [--database DB] [--mongo-uri URI]'
 const DESCRIPTION = [
-  'The worst RTCP calls (streams) with a report within --since: lowest MOS',
-  '(the minimum over both ends) first; calls without a MOS yet come last.',
-  'Loss F→T is the media from FROM to TO, as TO reports it; T→F the reverse.',
-  'Jitter: the highest of either end; RTT: the average; MOS min / avg: the worse end.',
-  'The footer counts every call in the window by band: good (MOS ≥ 4.0),',
-  'fair (3.6 to 4.0), poor (< 3.6), unknown (no MOS).',
+  'The worst RTCP calls (streams) with a report within --since, worst first by',
+  'the call\'s verdict (MOS CALL: the E-model over the whole call\'s loss and',
+  'delay, the worse direction); calls without a MOS yet come last.',
+  'FROM is the media\'s sender when only one end sends. Loss F→T is the media',
+  'from FROM to TO over the call, as TO reports it; T→F the reverse.',
+  'JITTER MAX: the highest of either end; RTT AVG: measured both ways (~: only',
+  'twice one direction); MOS 10s: the worst 10 s of media of either direction.',
+  'The footer counts every call in the window by the band of its verdict:',
+  'good (MOS ≥ 4.0), fair (3.6 to 4.0), poor (< 3.6), unknown (no MOS).',
   'NAME (default rtcp) is the collector\'s name; it does not change where calls',
   'are read (a collector\'s name names its counters, not its database): the',
   'database is --database, else the one the URI names, else collector, as for',
@@ -28,8 +31,8 @@ const formatWindow = flagTypes.duration.format
 
 const Config = commandConfig(USAGE, {
   worst: { type: 'integer', min: 1, default: 10, description: 'how many calls to show, worst first' },
-  since: { type: 'duration', min: 1, default: '1h', description: 'calls whose last report (endTime) is this recent (30s, 15m, 2h)' },
-  json: { type: 'boolean', default: false, description: 'one JSON object per call (its identifying fields and callAnalytics); the footer goes to stderr' },
+  since: { type: 'duration', min: 1, default: '1h', description: 'calls whose last report (endTime) is this recent (30s, 15m, 2h, 1d)' },
+  json: { type: 'boolean', default: false, description: 'one JSON object per call (its identifying fields and analytics, as a closed stream stores them); the footer goes to stderr' },
   database: { type: 'string', description: 'database name (default: the one the URI names, else collector)' },
   mongoUri: {
     type: 'string',
@@ -46,10 +49,10 @@ const COLUMNS = [
   { key: 'duration', title: 'DURATION' },
   { key: 'lossFT', title: 'LOSS% F→T' },
   { key: 'lossTF', title: 'LOSS% T→F' },
-  { key: 'jitter', title: 'JITTER ms' },
-  { key: 'rtt', title: 'RTT ms' },
-  { key: 'mosMin', title: 'MOS MIN' },
-  { key: 'mosAvg', title: 'MOS AVG' },
+  { key: 'jitter', title: 'JITTER MAX ms' },
+  { key: 'rtt', title: 'RTT AVG ms' },
+  { key: 'mos', title: 'MOS CALL' },
+  { key: 'window', title: 'MOS 10s' },
   { key: 'band', title: 'BAND', align: 'left' }
 ]
 
@@ -126,61 +129,74 @@ function printHelp (out) {
 }
 
 /**
- * Every call of the window by band, and the `worst` lowest by MOS min (no
- * MOS last; ties: the most recent first). One pass reads only the MOS
- * figures of every call in the window; the shown ones are then read whole.
+ * Every call of the window by band, and the `worst` lowest by the call's
+ * verdict (no MOS last; ties: the most recent first). One pass reads only
+ * the figures the verdict needs of every call in the window; the shown ones
+ * are then read whole.
  * @param {import('mongodb').Collection} streams
  * @param {{ since: number, worst: number }} options since: epoch ms
  * @returns {Promise<{ total: number, bands: Object<string, number>, shown: Array<{ doc: object, analytics: object }> }>}
  */
 async function worstCalls (streams, { since, worst }) {
   const filter = { endTime: { $gte: new Date(since) } }
-  const projection = { endTime: 1, 'from.quality.mos': 1, 'to.quality.mos': 1 }
+  const projection = { endTime: 1 }
+  for (const side of ['from', 'to']) for (const path of ['quality.loss', 'quality.delayMs', 'quality.mos', 'codec']) projection[`${side}.${path}`] = 1
   const bands = Object.fromEntries(BAND_ORDER.map((band) => [band, 0]))
   const ranked = []
   for await (const doc of streams.find(filter, { projection })) {
-    const { mosMin, band } = callAnalytics(doc)
+    const { mos, band } = callAnalytics(doc)
     bands[band]++
-    ranked.push({ _id: doc._id, mosMin, endTime: doc.endTime })
+    ranked.push({ _id: doc._id, mos, endTime: doc.endTime })
   }
   ranked.sort(byWorst)
   const ids = ranked.slice(0, worst).map((r) => r._id)
   const docs = ids.length ? await streams.find({ _id: { $in: ids } }).toArray() : []
   const shown = docs.map((doc) => ({ doc, analytics: callAnalytics(doc), endTime: doc.endTime }))
-    .map((c) => ({ ...c, mosMin: c.analytics.mosMin }))
+    .map((c) => ({ ...c, mos: c.analytics.mos }))
     .sort(byWorst)
     .map(({ doc, analytics }) => ({ doc, analytics }))
   return { total: ranked.length, bands, shown }
 }
 
 function byWorst (a, b) {
-  if (a.mosMin !== b.mosMin) {
-    if (a.mosMin === null) return 1
-    if (b.mosMin === null) return -1
-    return a.mosMin - b.mosMin
+  if (a.mos !== b.mos) {
+    if (a.mos === null) return 1
+    if (b.mos === null) return -1
+    return a.mos - b.mos
   }
   return new Date(b.endTime || 0) - new Date(a.endTime || 0)
 }
 
 function row (doc, a) {
+  // A side holds what its end received: the end that reports alone is the receiver.
+  const swap = Boolean(a.from && !a.to)
+  const [sender, receiver] = swap ? [doc.to, doc.from] : [doc.from, doc.to]
+  const [atReceiver, atSender] = swap ? [a.from, a.to] : [a.to, a.from]
   const sides = [a.from, a.to].filter(Boolean)
-  const worse = sides.filter((s) => s.mos).sort((x, y) => x.mos.min - y.mos.min)[0] || null
   const jitters = sides.filter((s) => s.jitterMs).map((s) => s.jitterMs.max)
-  const rtts = sides.filter((s) => s.rttMs)
-  const rttCount = rtts.reduce((n, s) => n + s.rttMs.count, 0)
   return {
-    from: endpoint(doc.from),
-    to: endpoint(doc.to),
+    from: endpoint(sender),
+    to: endpoint(receiver),
     state: doc.active ? 'open' : `ended${doc.endReason ? ' ' + doc.endReason : ''}`,
     duration: formatDuration(a.durationMs),
-    lossFT: percent(a.to && a.to.lossRate), // what TO received
-    lossTF: percent(a.from && a.from.lossRate), // what FROM received
+    lossFT: percent(atReceiver && atReceiver.lossRate), // what the receiving end reports
+    lossTF: percent(atSender && atSender.lossRate),
     jitter: fixed(jitters.length ? Math.max(...jitters) : null, 1),
-    rtt: fixed(rttCount ? rtts.reduce((sum, s) => sum + s.rttMs.avg * s.rttMs.count, 0) / rttCount : null, 1),
-    mosMin: fixed(a.mosMin, 2),
-    mosAvg: fixed(worse && worse.mos.avg, 2),
+    rtt: averageRtt(sides),
+    mos: fixed(a.mos, 2),
+    window: fixed(a.worstWindow && a.worstWindow.mos, 2),
     band: a.band
   }
+}
+
+// Measured round trips over both ends, else the one-direction estimates marked `~`.
+function averageRtt (sides) {
+  for (const [key, mark] of [['rttMs', ''], ['rttEstimatedMs', '~']]) {
+    const known = sides.filter((s) => s[key])
+    const count = known.reduce((n, s) => n + s[key].count, 0)
+    if (count > 0) return mark + fixed(known.reduce((sum, s) => sum + s[key].avg * s[key].count, 0) / count, 1)
+  }
+  return null
 }
 
 function endpoint (side) {
@@ -201,7 +217,7 @@ function formatDuration (ms) {
   return ms < 60000 ? `${(ms / 1000).toFixed(1)}s` : formatUptime(ms)
 }
 
-/** The JSON line of one call: what identifies it, and callAnalytics. */
+/** The JSON line of one call: what identifies it, and its analytics (callAnalytics). */
 function jsonLine (doc, analytics) {
   const side = (s) => s ? { ID: s.ID, IP_ADDRESS: s.IP_ADDRESS, cname: s.cname } : null
   return {

@@ -380,3 +380,35 @@ test('per-report MOS agrees with the independent E-model on the same loss, RTT a
   })
   assert.ok(results[results.length - 2].mos < 3.8, 'at 150 ms each way with a 100 ms buffer the call is not good')
 })
+
+test('the call verdict: a 2 s burst in a good minute leaves the call good, its worst 10 s window poor; both checked against the E-model oracle', () => {
+  const q = new CallQuality()
+  const { callAnalytics } = require('../../collectors/rtcp/quality-analytics')
+  const results = []
+  let lost = 0
+  for (let i = 0; i <= 120; i++) { // a report every 0.5 s (25 packets of 20 ms) for 60 s
+    if (i >= 60 && i < 64) lost += i % 2 === 0 ? 13 : 12 // 2 s at 50 %
+    results.push(scoredReport(q, 1, { highestSeq: 10000 + 25 * i, cumulativeLost: lost }, 1000 + 500 * i))
+  }
+  const side = storedSide(results)
+  const a = callAnalytics({ from: { ID: '1', ...side }, to: null, startTime: new Date(0), endTime: new Date(61000) })
+  const q1 = a.from
+  assert.equal(q1.lossRate, 50 / 3000)
+  assert.ok(q1.mos.min < 2, `the burst's own reports are very poor (${q1.mos.min})`)
+  assert.equal(a.mos, q1.verdict.mos)
+  assert.equal(a.band, 'good', `verdict ${a.mos}`)
+  assert.equal(a.worstWindow.side, 'from')
+  assert.deepEqual([a.worstWindow.lost, a.worstWindow.expected], [50, 500], 'the window holding the burst')
+  assert.ok(a.worstWindow.mos < 3.6, `worst window ${a.worstWindow.mos} is poor`)
+  const T = 20 + 50 + 20 // half the 40 ms RTT, the jitter buffer, G.711
+  const oracle = oracleRatings([
+    { Ie: 0, Bpl: 25.1, Ppl: 100 * 50 / 3000, T, Ta: T, Tr: 2 * T },
+    { Ie: 0, Bpl: 25.1, Ppl: 10, T, Ta: T, Tr: 2 * T }
+  ])
+  assert.ok(Math.abs(a.mos - oracle[0].MOS) < 1e-9, `verdict ${a.mos} vs oracle ${oracle[0].MOS}`)
+  assert.ok(Math.abs(a.worstWindow.mos - oracle[1].MOS) < 1e-9, `window ${a.worstWindow.mos} vs oracle ${oracle[1].MOS}`)
+  // Windows are spans of media: a hold adds none, and a short first or last one is left out.
+  const windows = side.quality.windows
+  assert.ok(Object.values(windows).every((w) => w.expected <= 500))
+  assert.equal(Object.values(windows).filter((w) => w.expected >= 250).length, 6)
+})
