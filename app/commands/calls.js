@@ -1,14 +1,15 @@
 'use strict'
 
 const { MongoClient } = require('mongodb')
-const { callAnalytics } = require('../../collectors/rtcp/quality-analytics')
+const { callAnalytics, minuteBands } = require('../../collectors/rtcp/quality-analytics')
+const { minuteKey } = require('../../collectors/rtcp/call-quality')
 const { pingMongo, resolveDatabase, uriDatabase } = require('../../lib/mongo/resolve-mongo')
 const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
 const { NAME_PATTERN } = require('../../lib/master/options')
 const { flagTypes } = require('../../configs/flag-types')
 const { commandConfig, usageError, formatTable, formatUptime } = require('./common')
 
-const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h] [--json] [--database DB] [--mongo-uri URI]'
+const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h] [--per-minute] [--json] [--database DB] [--mongo-uri URI]'
 const DESCRIPTION = [
   'The worst RTCP calls (streams) with a report within --since, worst first by',
   'the call\'s verdict (MOS CALL: the E-model over the whole call\'s loss and',
@@ -19,6 +20,8 @@ const DESCRIPTION = [
   'twice one direction); MOS 10s: the worst 10 s of media of either direction.',
   'The footer counts every call in the window by the band of its verdict:',
   'good (MOS ≥ 4.0), fair (3.6 to 4.0), poor (< 3.6), unknown (no MOS).',
+  '--per-minute lists instead, per UTC minute of the window, the calls with',
+  'media that minute by the band of their worst report in it, each call once.',
   'NAME (default rtcp) is the collector\'s name; it does not change where calls',
   'are read (a collector\'s name names its counters, not its database): the',
   'database is --database, else the one the URI names, else collector, as for',
@@ -32,6 +35,7 @@ const formatWindow = flagTypes.duration.format
 const Config = commandConfig(USAGE, {
   worst: { type: 'integer', min: 1, default: 10, description: 'how many calls to show, worst first' },
   since: { type: 'duration', min: 1, default: '1h', description: 'calls whose last report (endTime) is this recent (30s, 15m, 2h, 1d)' },
+  perMinute: { type: 'boolean', default: false, description: 'per UTC minute of the window, the calls with media by the band of their worst report that minute' },
   json: { type: 'boolean', default: false, description: 'one JSON object per call (its identifying fields and analytics, as a closed stream stores them); the footer goes to stderr' },
   database: { type: 'string', description: 'database name (default: the one the URI names, else collector)' },
   mongoUri: {
@@ -86,7 +90,9 @@ async function run (argv, { env = process.env, out = process.stdout, err = proce
       err.write(`collector: cannot reach MongoDB at ${redactUri(uri)}: ${oneLine(error.message)}\n`)
       return 1
     }
-    const report = await worstCalls(client.db(database).collection('streams'), { since: Date.now() - config.since, worst: config.worst })
+    const streams = client.db(database).collection('streams')
+    if (config.perMinute) return printMinutes(await callsByMinute(streams, { since: Date.now() - config.since }), config, out)
+    const report = await worstCalls(streams, { since: Date.now() - config.since, worst: config.worst })
     const footer = footerLine(report, { since: config.since, where: `${database}.streams` })
     if (config.json) {
       for (const { doc, analytics } of report.shown) out.write(JSON.stringify(jsonLine(doc, analytics)) + '\n')
@@ -156,6 +162,40 @@ async function worstCalls (streams, { since, worst }) {
     .sort(byWorst)
     .map(({ doc, analytics }) => ({ doc, analytics }))
   return { total: ranked.length, bands, shown }
+}
+
+/**
+ * Per UTC minute (`YYYYMMDDHHmm`) from `since` to `until`, the calls that had
+ * media that minute by band (minuteBands): `[{ minute, good, fair, poor,
+ * unknown }]`, oldest first. Exact: each call once per minute, in one band.
+ * @param {import('mongodb').Collection} streams
+ * @param {{ since: number, until?: number }} window epoch ms
+ */
+async function callsByMinute (streams, { since, until = Date.now() }) {
+  const first = minuteKey(since)
+  const last = minuteKey(until)
+  const filter = { endTime: { $gte: new Date(Math.floor(since / 60000) * 60000) }, startTime: { $lte: new Date(until) } }
+  const minutes = new Map()
+  for await (const doc of streams.find(filter, { projection: { 'from.quality.minutes': 1, 'to.quality.minutes': 1 } })) {
+    for (const [minute, band] of minuteBands(doc)) {
+      if (minute < first || minute > last) continue
+      if (!minutes.has(minute)) minutes.set(minute, { minute, ...Object.fromEntries(BAND_ORDER.map((b) => [b, 0])) })
+      minutes.get(minute)[band]++
+    }
+  }
+  return [...minutes.values()].sort((a, b) => (a.minute < b.minute ? -1 : 1))
+}
+
+function printMinutes (minutes, config, out) {
+  if (config.json) {
+    for (const minute of minutes) out.write(JSON.stringify(minute) + '\n')
+    return 0
+  }
+  const at = (key) => `${key.slice(0, 4)}-${key.slice(4, 6)}-${key.slice(6, 8)} ${key.slice(8, 10)}:${key.slice(10, 12)}`
+  const columns = [{ key: 'minute', title: 'MINUTE (UTC)', align: 'left' }, ...BAND_ORDER.map((band) => ({ key: band, title: band.toUpperCase() }))]
+  if (minutes.length > 0) out.write(formatTable(columns, minutes.map((m) => ({ ...m, minute: at(m.minute) }))))
+  out.write(`${minutes.length} minute${minutes.length === 1 ? '' : 's'} with calls in the last ${formatWindow(config.since)}\n`)
+  return 0
 }
 
 function byWorst (a, b) {
@@ -244,4 +284,4 @@ function oneLine (text) {
   return String(text).replace(/\s+/g, ' ').trim()
 }
 
-module.exports = { run, USAGE, worstCalls, footerLine }
+module.exports = { run, USAGE, worstCalls, callsByMinute, footerLine }

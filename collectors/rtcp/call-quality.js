@@ -40,9 +40,8 @@ const UNSCORED_REASONS = Object.freeze([
   'rtt-unknown' // no round trip measured yet (no SR echoed) nor given by XR
 ])
 
-/** MOS bands of the per-minute call counts, best first (README: Call quality). */
+/** MOS bands, best first (README: Call quality); `unknown` when there is no MOS. */
 const BANDS = Object.freeze(['good', 'fair', 'poor'])
-const BAND_RANK = Object.freeze({ unknown: 0, good: 1, fair: 2, poor: 3 })
 
 function bandOf (mos) {
   if (mos === null) return 'unknown'
@@ -51,7 +50,7 @@ function bandOf (mos) {
 
 /**
  * Per-worker memory of the calls it sees, bounded: at most `maxSources`
- * sources (SSRCs), as many stream sides and as many calls. Past that the
+ * sources (SSRCs) and as many stream sides. Past that the
  * one not heard from longest is forgotten (counted per map, memory()) and
  * its next figures start as for a new call: a report's loss over its
  * interval falls back to the fraction lost, an RTT waits for the next SR.
@@ -65,7 +64,6 @@ class CallQuality {
     this.clockRate = clockRate === undefined ? this.codec.clockRate : clockRate
     this.sources = new BoundedMap(maxSources) // SSRC → { refs: [{ mid, at, ntp, rtp }], rate, minute }
     this.sides = new BoundedMap(maxSources) // 'reporter>reported' → { seq, lost, term, termAt, minute }
-    this.calls = new BoundedMap(maxSources) // unordered pair → { minute, band }
     this.invalid = Object.fromEntries(INVALID_REASONS.map((reason) => [reason, 0]))
     this.unscoredCounts = Object.fromEntries(UNSCORED_REASONS.map((reason) => [reason, 0]))
   }
@@ -87,8 +85,7 @@ class CallQuality {
 
   /**
    * The figures of one report block from `reporter` about `block.ssrc`,
-   * arriving at `at` (ms), as side statistics and per-minute call counts
-   * for the stream worker. `xr` is what the same datagram's XR VoIP
+   * arriving at `at` (ms), as side statistics for the stream worker. `xr` is what the same datagram's XR VoIP
    * Metrics block says of that stream, if any.
    *
    * The last values go into `fields` (given, or a new object). A report
@@ -96,7 +93,7 @@ class CallQuality {
    * one: hold, silence suppression, the end of a call) or whose delay is
    * unknown gives no MOS, counted by reason (UNSCORED_REASONS).
    *
-   * @returns {{ fields: object, stats: QualityStats, counts: object|null }}
+   * @returns {{ fields: object, stats: QualityStats }}
    */
   report (reporter, block, at, xr, fields = {}) {
     const key = `${reporter}>${block.ssrc}`
@@ -134,11 +131,11 @@ class CallQuality {
       fields.rFactor = figures.rFactor
       fields.mos = figures.mos
     }
-    return { fields, stats, counts: this.countCall(reporter, block.ssrc, figures ? figures.mos : null, at) }
+    return { fields, stats }
   }
 
   // A report of an interval without media: its RTT stands (RTCP still
-  // flows), it gives no loss, jitter or MOS and counts no call.
+  // flows), it gives no loss, jitter or MOS and no minute bucket.
   unscored (reason, stats, fields, rttMs, rttBasis) {
     this.countUnscored(reason, stats)
     stats.addRtt(rttMs, rttBasis)
@@ -146,7 +143,7 @@ class CallQuality {
     fields.rttMs = rttMs
     fields.rttBasis = rttBasis
     fields.delayMs = fields.rFactor = fields.mos = null
-    return { fields, stats, counts: null }
+    return { fields, stats }
   }
 
   countUnscored (reason, stats) {
@@ -316,32 +313,6 @@ class CallQuality {
     return figures
   }
 
-  /**
-   * Per-minute call counts by MOS band: each call (the pair of SSRCs) is
-   * counted once per minute, in the band of its worst report that minute
-   * (a worse report moves it). `counts` are paths of the stream worker's
-   * counter document for that minute (counter-store.js).
-   */
-  countCall (a, b, mos, at) {
-    const pair = a < b ? `${a}|${b}` : `${b}|${a}`
-    const minute = Math.floor(at / 60000)
-    const band = bandOf(mos)
-    let call = this.calls.get(pair)
-    if (!call) call = { minute: -1, band: 'unknown' }
-    if (call.minute !== minute) {
-      // Once a minute a call moves to the newest end: the bound forgets the
-      // calls not heard from longest, not the longest-running.
-      this.calls.refresh(pair, call)
-      call.minute = minute
-      call.band = band
-      return { [`calls.${band}`]: 1 }
-    }
-    if (BAND_RANK[band] <= BAND_RANK[call.band]) return null
-    const counts = { [`calls.${call.band}`]: -1, [`calls.${band}`]: 1 }
-    call.band = band
-    return counts
-  }
-
   /** The reported source's clock rate: inferred from its SRs, else the configured one. */
   rateOf (ssrc) {
     const source = this.sources.get(ssrc)
@@ -350,7 +321,7 @@ class CallQuality {
   }
 
   // A source and a side in use move to the newest end of their map once a
-  // minute (as calls do in countCall): the bound forgets those not heard
+  // minute: the bound forgets those not heard
   // from longest, at the cost of one re-insertion per entry and minute.
   source (ssrc, at) {
     const minute = Math.floor(at / 60000)
@@ -379,17 +350,16 @@ class CallQuality {
   }
 
   stats () {
-    return { invalid: { ...this.invalid }, unscored: { ...this.unscoredCounts }, calls: this.calls.size }
+    return { invalid: { ...this.invalid }, unscored: { ...this.unscoredCounts } }
   }
 
   /**
    * What this worker remembers of its calls, per map: keys held and keys
    * forgotten over the bound (`ssrcs`: SRs and clock rates, `reportSides`:
-   * each side's previous report and delay, `calls`: who was counted this
-   * minute).
+   * each side's previous report and delay).
    */
   memory () {
-    const maps = { ssrcs: this.sources, reportSides: this.sides, calls: this.calls }
+    const maps = { ssrcs: this.sources, reportSides: this.sides }
     const held = {}
     const evicted = {}
     for (const [name, map] of Object.entries(maps)) {
@@ -432,4 +402,4 @@ function minuteKeyOf (at) {
   return lastKey
 }
 
-module.exports = { CallQuality, INVALID_REASONS, UNSCORED_REASONS, BANDS, WINDOW_MS, bandOf }
+module.exports = { CallQuality, INVALID_REASONS, UNSCORED_REASONS, BANDS, WINDOW_MS, bandOf, minuteKey }

@@ -42,6 +42,31 @@ function callAnalytics (doc, endedAt) {
 }
 
 /**
+ * The band the call of stream `doc` had in each UTC minute it had media
+ * (`YYYYMMDDHHmm` → band): the band of the lower of its two sides'
+ * `minutes.<key>.mosMin`, `unknown` when neither side scored a report that
+ * minute. Each call is one band per minute however its reports were spread
+ * over workers, worker deaths and redelivery: the buckets are written by
+ * the stream's own upserts ($min, $inc applied once), not by a worker's
+ * memory of what it counted.
+ */
+function minuteBands (doc) {
+  const lows = new Map()
+  for (const side of [doc.from, doc.to]) {
+    const minutes = side && side.quality && side.quality.minutes
+    if (!minutes) continue
+    for (const [key, bucket] of Object.entries(minutes)) {
+      const low = typeof bucket.mosMin === 'number' ? bucket.mosMin : null
+      const seen = lows.get(key)
+      if (seen === undefined || (low !== null && (seen === null || low < seen))) lows.set(key, low)
+    }
+  }
+  const bands = new Map()
+  for (const [key, low] of lows) bands.set(key, bandOf(low))
+  return bands
+}
+
+/**
  * One side's figures: loss over the stream (RFC 3550 A.3) from its first
  * and last reports, or, when the reporter restarted its numbering, the sum
  * of the intervals; min / avg / max of the per-report loss, jitter (ms),
@@ -131,4 +156,4 @@ function clamp01 (x) {
   return Math.min(1, Math.max(0, x))
 }
 
-module.exports = { callAnalytics, sideQuality }
+module.exports = { callAnalytics, sideQuality, minuteBands }

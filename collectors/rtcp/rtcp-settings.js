@@ -21,6 +21,6 @@ module.exports = Object.freeze({
     jitterBuffer: { type: 'duration', default: JITTER_BUFFER_MS, range: [0, 1000], group: 'Call quality', description: 'delay of the receivers\' jitter buffers in the E-model\'s mouth-to-ear delay, unless an XR VoIP Metrics block gives its nominal delay (RTCP does not say; an adaptive buffer holds about 40–60 ms on a clean path)' },
     clockRate: { type: 'integer', range: [1000, 1000000], group: 'Call quality', description: 'RTP clock rate (Hz) for jitter in ms until two SRs of the sender tell it (default: the codec\'s)' },
     // The master keeps as many for call affinity: RtcpCollector reads it too.
-    maxSources: { type: 'integer', default: MAX_SOURCES, range: [1, 10000000], group: 'Call quality', description: 'SSRCs (and as many stream sides and calls) remembered by the master for call affinity and by each worker for call quality; past it the least recently seen are forgotten and counted (events.stateEvicted, the workers\' evicted)' }
+    maxSources: { type: 'integer', default: MAX_SOURCES, range: [1, 10000000], group: 'Call quality', description: 'SSRCs (and as many stream sides) remembered by the master for call affinity and by each worker for call quality; past it the least recently seen are forgotten and counted (events.stateEvicted, the workers\' evicted)' }
   })
 })

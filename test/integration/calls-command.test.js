@@ -100,6 +100,14 @@ test('collector calls lists the worst calls first, with their loss, and --json c
     assert.equal(line.analytics.to.lossRate, doc.analytics.to.lossRate)
   })
   assert.match(json.stderr, /^3 calls with a report in the last 1d/, 'the footer on stderr; --since takes days')
+
+  const perMinute = await runCli(env, 'calls', ...where, '--per-minute', '--json')
+  assert.equal(perMinute.code, 0, perMinute.stderr)
+  const minutes = perMinute.stdout.trimEnd().split('\n').map((line) => JSON.parse(line))
+  assert.ok(minutes.length >= 1 && minutes.length <= 2, perMinute.stdout)
+  for (const m of minutes) assert.equal(m.good + m.fair + m.poor + m.unknown, CALLS.length, `every call once in minute ${m.minute}`)
+  const perMinuteTable = await runCli(env, 'calls', ...where, '--per-minute')
+  assert.match(perMinuteTable.stdout, /^MINUTE \(UTC\)\s+GOOD\s+FAIR\s+POOR\s+UNKNOWN\n/)
 })
 
 test('collector calls: --worst 0 and --since soon exit 2 with one line naming the flag', async () => {

@@ -243,18 +243,22 @@ test('XR VoIP Metrics: its loss, discard, burst and jitter buffer feed the MOS a
   assert.equal(item.fields.mos, mosFromR(R))
 })
 
-test('calls are counted once a minute, in the band of their worst report that minute', () => {
+test('per minute a call is in one band, that of its worst report that minute over both sides; unknown when none was scored', () => {
+  const { minuteBands } = require('../../collectors/rtcp/quality-analytics')
   const q = new CallQuality()
-  const good = { highestSeq: 0, cumulativeLost: 0 }
   const at = Date.UTC(2026, 10, 24, 14, 5, 0)
-  const report = (seq, lost, t) => scoredReport(q, 1, { highestSeq: seq, cumulativeLost: lost }, t).counts
-  assert.deepEqual(report(1000 + good.highestSeq, 0, at), { 'calls.good': 1 })
-  assert.equal(report(1500, 0, at + 5000), null, 'the same call and minute, no worse: not again')
-  assert.deepEqual(report(2000, 100, at + 10000), { 'calls.good': -1, 'calls.poor': 1 }, '20 % loss moves it to poor')
-  assert.equal(report(2500, 100, at + 15000), null, 'better again: stays poor this minute')
-  assert.deepEqual(report(3000, 100, at + 60000), { 'calls.good': 1 }, 'a new minute counts it again')
-  // The other end's reports are the same call.
-  assert.equal(scoredReport(q, 2, { ssrc: 1, highestSeq: 500 }, at + 61000).counts, null)
+  const ab = [
+    scoredReport(q, 1, { highestSeq: 1000 }, at),
+    scoredReport(q, 1, { highestSeq: 1500 }, at + 5000),
+    scoredReport(q, 1, { highestSeq: 2000, cumulativeLost: 100 }, at + 10000), // 20 %: poor
+    scoredReport(q, 1, { highestSeq: 2500, cumulativeLost: 100 }, at + 60000) // the next minute, clean
+  ]
+  const ba = [
+    q.report(2, block({ ssrc: 1, highestSeq: 700 }), at + 61000), // no RTT known: not scored
+    q.report(2, block({ ssrc: 1, highestSeq: 900 }), at + 125000)
+  ]
+  const doc = { from: { ID: '1', ...storedSide(ab) }, to: { ID: '2', ...storedSide(ba) } }
+  assert.deepEqual(Object.fromEntries(minuteBands(doc)), { 202611241405: 'poor', 202611241406: 'good', 202611241407: 'unknown' })
 })
 
 test('the E-model agrees with the independent oracle (G.107, written apart) across loss, burst, codec and delay', () => {
@@ -323,7 +327,7 @@ test('an interval without media (hold, the call\'s end) gives no loss and no MOS
     scoredReport(q, 1, { highestSeq: 1250, cumulativeLost: 25 }, at + 15000)
   ]
   for (const r of results.slice(2)) {
-    assert.deepEqual([r.fields.lossRate, r.fields.mos, r.counts], [null, null, null])
+    assert.deepEqual([r.fields.lossRate, r.fields.mos], [null, null])
     assert.equal(r.stats.unscored['no-media'], 1)
     assert.equal(r.stats.lossCount + r.stats.mosCount + r.stats.jitterMsCount, 0)
     assert.equal(r.stats.minute, null, 'no per-minute bucket')
