@@ -9,7 +9,7 @@ const { NAME_PATTERN } = require('../../lib/master/options')
 const { flagTypes } = require('../../configs/flag-types')
 const { commandConfig, usageError, formatTable, formatUptime } = require('./common')
 
-const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h] [--per-minute] [--json] [--database DB] [--mongo-uri URI]'
+const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h] [--per-minute] [--json] [--serve PORT [--host 127.0.0.1] [--web-config FILE]] [--database DB] [--mongo-uri URI]'
 const DESCRIPTION = [
   'The worst RTCP calls (streams) with a report within --since, worst first by',
   'the call\'s verdict (MOS CALL: the E-model over the whole call\'s loss and',
@@ -36,6 +36,9 @@ const Config = commandConfig(USAGE, {
   worst: { type: 'integer', min: 1, default: 10, description: 'how many calls to show, worst first' },
   since: { type: 'duration', min: 1, default: '1h', description: 'calls whose last report (endTime) is this recent (30s, 15m, 2h, 1d)' },
   perMinute: { type: 'boolean', default: false, description: 'per UTC minute of the window, the calls with media by the band of their worst report that minute' },
+  serve: { type: 'port', description: 'serve the view (the worst calls, calls by band per minute, one call per minute) as HTML on this port (0: a free one) until Ctrl-C' },
+  host: { type: 'string', default: '127.0.0.1', description: 'address of --serve (loopback unless given)' },
+  webConfig: { type: 'path', description: 'TLS and basic auth of --serve, as --metrics-web-config (the Prometheus exporter toolkit\'s web config)' },
   json: { type: 'boolean', default: false, description: 'one JSON object per call (its identifying fields and analytics, as a closed stream stores them); the footer goes to stderr' },
   database: { type: 'string', description: 'database name (default: the one the URI names, else collector)' },
   mongoUri: {
@@ -91,6 +94,7 @@ async function run (argv, { env = process.env, out = process.stdout, err = proce
       return 1
     }
     const streams = client.db(database).collection('streams')
+    if (config.serve !== undefined) return await serve(streams, config, out)
     if (config.perMinute) return printMinutes(await callsByMinute(streams, { since: Date.now() - config.since }), config, out)
     const report = await worstCalls(streams, { since: Date.now() - config.since, worst: config.worst })
     const footer = footerLine(report, { since: config.since, where: `${database}.streams` })
@@ -184,6 +188,22 @@ async function callsByMinute (streams, { since, until = Date.now() }) {
     }
   }
   return [...minutes.values()].sort((a, b) => (a.minute < b.minute ? -1 : 1))
+}
+
+// The HTML view until SIGINT or SIGTERM (calls-view.js).
+async function serve (streams, config, out) {
+  const { CallsViewServer } = require('./calls-view')
+  const read = { worstCalls, callsByMinute, row, columns: COLUMNS }
+  const server = new CallsViewServer(streams, { host: config.host, port: config.serve, webConfig: config.webConfig, since: config.since, worst: config.worst, read })
+  const { address, port } = await server.start()
+  const web = server.web
+  out.write(`serving the calls at ${web && web.tls ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}/ (Ctrl-C stops)\n`)
+  await new Promise((resolve) => {
+    process.once('SIGINT', resolve)
+    process.once('SIGTERM', resolve)
+  })
+  await server.stop()
+  return 0
 }
 
 function printMinutes (minutes, config, out) {
