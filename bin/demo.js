@@ -153,15 +153,15 @@ async function printSummary (collector, client, traffic) {
   process.exitCode = docs.length === args.streams && exact === expected.length && s.dropped.total === 0 ? 0 : 1
 }
 
-// The calls by MOS band (the worse end's lowest MOS, as `collector calls`
-// ranks them), and the lowest and median of those MOS.
+// The calls by the band of their verdict (the call-level MOS of the worse
+// end, as `collector calls` ranks them), and the lowest and median verdict.
 function mosDistribution (docs) {
   const bands = { good: 0, fair: 0, poor: 0, unknown: 0 }
   const mos = []
   for (const doc of docs) {
-    const { mosMin, band } = callAnalytics(doc)
+    const { mos: verdict, band } = callAnalytics(doc)
     bands[band]++
-    if (mosMin !== null) mos.push(mosMin)
+    if (verdict !== null) mos.push(verdict)
   }
   mos.sort((a, b) => a - b)
   const mid = mos.length >> 1

@@ -9,12 +9,12 @@ const path = require('node:path')
  * it may be shown (secret flags).
  */
 
-const DURATION_UNITS = { h: 3600000, m: 60000, s: 1000, ms: 1 }
+const DURATION_UNITS = { d: 86400000, h: 3600000, m: 60000, s: 1000, ms: 1 }
 const TRUE_WORDS = new Set(['true', '1', 'yes', 'on'])
 const FALSE_WORDS = new Set(['false', '0', 'no', 'off'])
 const INTEGER = /^[+-]?\d+$/
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i
-const DURATION = /^(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|h)?$/i
+const DURATION = /^(\d+(?:\.\d+)?|\.\d+)\s*(ms|s|m|h|d)?$/i
 // Sizes in powers of 1024 (k = KiB, m = MiB, g = GiB, t = TiB).
 const SIZE_UNITS = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }
 const SIZE = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/i
@@ -56,13 +56,13 @@ function parseBoolean (raw) {
 
 function parseDuration (raw) {
   const match = DURATION.exec(String(raw).trim())
-  if (!match) return fail('expected a duration such as 250, 250ms, 5s, 2m or 1h')
+  if (!match) return fail('expected a duration such as 250, 250ms, 5s, 2m, 1h or 1d')
   const unit = DURATION_UNITS[(match[2] || 'ms').toLowerCase()]
   return ok(Math.round(Number(match[1]) * unit))
 }
 
 function formatDuration (ms) {
-  const unit = ['h', 'm', 's'].find((u) => ms > 0 && ms % DURATION_UNITS[u] === 0)
+  const unit = ['d', 'h', 'm', 's'].find((u) => ms > 0 && ms % DURATION_UNITS[u] === 0)
   if (ms === 0) return '0'
   return unit ? `${ms / DURATION_UNITS[unit]}${unit}` : `${ms}ms`
 }

@@ -87,12 +87,15 @@ class StreamWorker extends MongoWorker {
   // times per start. Meanwhile upserts on such a stream bounce (unresolved,
   // written again next flush) and never duplicate it: the earlier unique
   // indexes stay until the operator drops them (README, Scaling out).
+  // A worker that is closing starts none, and a pass its own close cut off
+  // (the driver's "client was closed") is no failure: the next start runs it.
   backfillIfLeader () {
-    if (!this.leader || !this.writer || this.backfilled) return
+    if (!this.leader || !this.writer || this.backfilled || this.closing) return
     this.backfilled = StreamWriter.backfillPairKeys(this.writer.collection).then(({ updated }) => {
       if (updated > 0) this.logger.info({ updated }, 'gave streams of an earlier version their pairKey')
     }, (err) => {
       this.backfilled = null // the next leadership or start tries again
+      if (this.closing) return this.logger.debug({ err: { message: err.message } }, 'pairKey backfill stopped by the worker closing; the next start runs it again')
       this.logger.warn({ err: { message: err.message } }, 'pairKey backfill failed; streams of an earlier version stay unresolved until it runs')
     })
   }
@@ -264,6 +267,7 @@ class StreamWorker extends MongoWorker {
   }
 
   async close () {
+    this.closing = true
     if (this.sweeper) await this.sweeper.stop()
     await super.close()
   }

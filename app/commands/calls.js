@@ -1,21 +1,27 @@
 'use strict'
 
 const { MongoClient } = require('mongodb')
-const { callAnalytics } = require('../../collectors/rtcp/quality-analytics')
+const { callAnalytics, minuteBands } = require('../../collectors/rtcp/quality-analytics')
+const { minuteKey } = require('../../collectors/rtcp/call-quality')
 const { pingMongo, resolveDatabase, uriDatabase } = require('../../lib/mongo/resolve-mongo')
 const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
 const { NAME_PATTERN } = require('../../lib/master/options')
 const { flagTypes } = require('../../configs/flag-types')
 const { commandConfig, usageError, formatTable, formatUptime } = require('./common')
 
-const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h] [--json] [--database DB] [--mongo-uri URI]'
+const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h] [--per-minute] [--json] [--serve PORT [--host 127.0.0.1] [--web-config FILE]] [--database DB] [--mongo-uri URI]'
 const DESCRIPTION = [
-  'The worst RTCP calls (streams) with a report within --since: lowest MOS',
-  '(the minimum over both ends) first; calls without a MOS yet come last.',
-  'Loss F→T is the media from FROM to TO, as TO reports it; T→F the reverse.',
-  'Jitter: the highest of either end; RTT: the average; MOS min / avg: the worse end.',
-  'The footer counts every call in the window by band: good (MOS ≥ 4.0),',
-  'fair (3.6 to 4.0), poor (< 3.6), unknown (no MOS).',
+  'The worst RTCP calls (streams) with a report within --since, worst first by',
+  'the call\'s verdict (MOS CALL: the E-model over the whole call\'s loss and',
+  'delay, the worse direction); calls without a MOS yet come last.',
+  'FROM is the media\'s sender when only one end sends. Loss F→T is the media',
+  'from FROM to TO over the call, as TO reports it; T→F the reverse.',
+  'JITTER MAX: the highest of either end; RTT AVG: measured both ways (~: only',
+  'twice one direction); MOS 10s: the worst 10 s of media of either direction.',
+  'The footer counts every call in the window by the band of its verdict:',
+  'good (MOS ≥ 4.0), fair (3.6 to 4.0), poor (< 3.6), unknown (no MOS).',
+  '--per-minute lists instead, per UTC minute of the window, the calls with',
+  'media that minute by the band of their worst report in it, each call once.',
   'NAME (default rtcp) is the collector\'s name; it does not change where calls',
   'are read (a collector\'s name names its counters, not its database): the',
   'database is --database, else the one the URI names, else collector, as for',
@@ -28,8 +34,12 @@ const formatWindow = flagTypes.duration.format
 
 const Config = commandConfig(USAGE, {
   worst: { type: 'integer', min: 1, default: 10, description: 'how many calls to show, worst first' },
-  since: { type: 'duration', min: 1, default: '1h', description: 'calls whose last report (endTime) is this recent (30s, 15m, 2h)' },
-  json: { type: 'boolean', default: false, description: 'one JSON object per call (its identifying fields and callAnalytics); the footer goes to stderr' },
+  since: { type: 'duration', min: 1, default: '1h', description: 'calls whose last report (endTime) is this recent (30s, 15m, 2h, 1d)' },
+  perMinute: { type: 'boolean', default: false, description: 'per UTC minute of the window, the calls with media by the band of their worst report that minute' },
+  serve: { type: 'port', description: 'serve the view (the worst calls, calls by band per minute, one call per minute) as HTML on this port (0: a free one) until Ctrl-C' },
+  host: { type: 'string', default: '127.0.0.1', description: 'address of --serve (loopback unless given)' },
+  webConfig: { type: 'path', description: 'TLS and basic auth of --serve, as --metrics-web-config (the Prometheus exporter toolkit\'s web config)' },
+  json: { type: 'boolean', default: false, description: 'one JSON object per call (its identifying fields and analytics, as a closed stream stores them); the footer goes to stderr' },
   database: { type: 'string', description: 'database name (default: the one the URI names, else collector)' },
   mongoUri: {
     type: 'string',
@@ -46,10 +56,10 @@ const COLUMNS = [
   { key: 'duration', title: 'DURATION' },
   { key: 'lossFT', title: 'LOSS% F→T' },
   { key: 'lossTF', title: 'LOSS% T→F' },
-  { key: 'jitter', title: 'JITTER ms' },
-  { key: 'rtt', title: 'RTT ms' },
-  { key: 'mosMin', title: 'MOS MIN' },
-  { key: 'mosAvg', title: 'MOS AVG' },
+  { key: 'jitter', title: 'JITTER MAX ms' },
+  { key: 'rtt', title: 'RTT AVG ms' },
+  { key: 'mos', title: 'MOS CALL' },
+  { key: 'window', title: 'MOS 10s' },
   { key: 'band', title: 'BAND', align: 'left' }
 ]
 
@@ -83,7 +93,10 @@ async function run (argv, { env = process.env, out = process.stdout, err = proce
       err.write(`collector: cannot reach MongoDB at ${redactUri(uri)}: ${oneLine(error.message)}\n`)
       return 1
     }
-    const report = await worstCalls(client.db(database).collection('streams'), { since: Date.now() - config.since, worst: config.worst })
+    const streams = client.db(database).collection('streams')
+    if (config.serve !== undefined) return await serve(streams, config, out)
+    if (config.perMinute) return printMinutes(await callsByMinute(streams, { since: Date.now() - config.since }), config, out)
+    const report = await worstCalls(streams, { since: Date.now() - config.since, worst: config.worst })
     const footer = footerLine(report, { since: config.since, where: `${database}.streams` })
     if (config.json) {
       for (const { doc, analytics } of report.shown) out.write(JSON.stringify(jsonLine(doc, analytics)) + '\n')
@@ -126,61 +139,124 @@ function printHelp (out) {
 }
 
 /**
- * Every call of the window by band, and the `worst` lowest by MOS min (no
- * MOS last; ties: the most recent first). One pass reads only the MOS
- * figures of every call in the window; the shown ones are then read whole.
+ * Every call of the window by band, and the `worst` lowest by the call's
+ * verdict (no MOS last; ties: the most recent first). One pass reads only
+ * the figures the verdict needs of every call in the window; the shown ones
+ * are then read whole.
  * @param {import('mongodb').Collection} streams
  * @param {{ since: number, worst: number }} options since: epoch ms
  * @returns {Promise<{ total: number, bands: Object<string, number>, shown: Array<{ doc: object, analytics: object }> }>}
  */
 async function worstCalls (streams, { since, worst }) {
   const filter = { endTime: { $gte: new Date(since) } }
-  const projection = { endTime: 1, 'from.quality.mos': 1, 'to.quality.mos': 1 }
+  const projection = { endTime: 1 }
+  for (const side of ['from', 'to']) for (const path of ['quality.loss', 'quality.delayMs', 'quality.mos', 'codec']) projection[`${side}.${path}`] = 1
   const bands = Object.fromEntries(BAND_ORDER.map((band) => [band, 0]))
   const ranked = []
   for await (const doc of streams.find(filter, { projection })) {
-    const { mosMin, band } = callAnalytics(doc)
+    const { mos, band } = callAnalytics(doc)
     bands[band]++
-    ranked.push({ _id: doc._id, mosMin, endTime: doc.endTime })
+    ranked.push({ _id: doc._id, mos, endTime: doc.endTime })
   }
   ranked.sort(byWorst)
   const ids = ranked.slice(0, worst).map((r) => r._id)
   const docs = ids.length ? await streams.find({ _id: { $in: ids } }).toArray() : []
   const shown = docs.map((doc) => ({ doc, analytics: callAnalytics(doc), endTime: doc.endTime }))
-    .map((c) => ({ ...c, mosMin: c.analytics.mosMin }))
+    .map((c) => ({ ...c, mos: c.analytics.mos }))
     .sort(byWorst)
     .map(({ doc, analytics }) => ({ doc, analytics }))
   return { total: ranked.length, bands, shown }
 }
 
+/**
+ * Per UTC minute (`YYYYMMDDHHmm`) from `since` to `until`, the calls that had
+ * media that minute by band (minuteBands): `[{ minute, good, fair, poor,
+ * unknown }]`, oldest first. Exact: each call once per minute, in one band.
+ * @param {import('mongodb').Collection} streams
+ * @param {{ since: number, until?: number }} window epoch ms
+ */
+async function callsByMinute (streams, { since, until = Date.now() }) {
+  const first = minuteKey(since)
+  const last = minuteKey(until)
+  const filter = { endTime: { $gte: new Date(Math.floor(since / 60000) * 60000) }, startTime: { $lte: new Date(until) } }
+  const minutes = new Map()
+  for await (const doc of streams.find(filter, { projection: { 'from.quality.minutes': 1, 'to.quality.minutes': 1 } })) {
+    for (const [minute, band] of minuteBands(doc)) {
+      if (minute < first || minute > last) continue
+      if (!minutes.has(minute)) minutes.set(minute, { minute, ...Object.fromEntries(BAND_ORDER.map((b) => [b, 0])) })
+      minutes.get(minute)[band]++
+    }
+  }
+  return [...minutes.values()].sort((a, b) => (a.minute < b.minute ? -1 : 1))
+}
+
+// The HTML view until SIGINT or SIGTERM (calls-view.js).
+async function serve (streams, config, out) {
+  const { CallsViewServer } = require('./calls-view')
+  const read = { worstCalls, callsByMinute, row, columns: COLUMNS }
+  const server = new CallsViewServer(streams, { host: config.host, port: config.serve, webConfig: config.webConfig, since: config.since, worst: config.worst, read })
+  const { address, port } = await server.start()
+  const web = server.web
+  out.write(`serving the calls at ${web && web.tls ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}/ (Ctrl-C stops)\n`)
+  await new Promise((resolve) => {
+    process.once('SIGINT', resolve)
+    process.once('SIGTERM', resolve)
+  })
+  await server.stop()
+  return 0
+}
+
+function printMinutes (minutes, config, out) {
+  if (config.json) {
+    for (const minute of minutes) out.write(JSON.stringify(minute) + '\n')
+    return 0
+  }
+  const at = (key) => `${key.slice(0, 4)}-${key.slice(4, 6)}-${key.slice(6, 8)} ${key.slice(8, 10)}:${key.slice(10, 12)}`
+  const columns = [{ key: 'minute', title: 'MINUTE (UTC)', align: 'left' }, ...BAND_ORDER.map((band) => ({ key: band, title: band.toUpperCase() }))]
+  if (minutes.length > 0) out.write(formatTable(columns, minutes.map((m) => ({ ...m, minute: at(m.minute) }))))
+  out.write(`${minutes.length} minute${minutes.length === 1 ? '' : 's'} with calls in the last ${formatWindow(config.since)}\n`)
+  return 0
+}
+
 function byWorst (a, b) {
-  if (a.mosMin !== b.mosMin) {
-    if (a.mosMin === null) return 1
-    if (b.mosMin === null) return -1
-    return a.mosMin - b.mosMin
+  if (a.mos !== b.mos) {
+    if (a.mos === null) return 1
+    if (b.mos === null) return -1
+    return a.mos - b.mos
   }
   return new Date(b.endTime || 0) - new Date(a.endTime || 0)
 }
 
 function row (doc, a) {
+  // A side holds what its end received: the end that reports alone is the receiver.
+  const swap = Boolean(a.from && !a.to)
+  const [sender, receiver] = swap ? [doc.to, doc.from] : [doc.from, doc.to]
+  const [atReceiver, atSender] = swap ? [a.from, a.to] : [a.to, a.from]
   const sides = [a.from, a.to].filter(Boolean)
-  const worse = sides.filter((s) => s.mos).sort((x, y) => x.mos.min - y.mos.min)[0] || null
   const jitters = sides.filter((s) => s.jitterMs).map((s) => s.jitterMs.max)
-  const rtts = sides.filter((s) => s.rttMs)
-  const rttCount = rtts.reduce((n, s) => n + s.rttMs.count, 0)
   return {
-    from: endpoint(doc.from),
-    to: endpoint(doc.to),
+    from: endpoint(sender),
+    to: endpoint(receiver),
     state: doc.active ? 'open' : `ended${doc.endReason ? ' ' + doc.endReason : ''}`,
     duration: formatDuration(a.durationMs),
-    lossFT: percent(a.to && a.to.lossRate), // what TO received
-    lossTF: percent(a.from && a.from.lossRate), // what FROM received
+    lossFT: percent(atReceiver && atReceiver.lossRate), // what the receiving end reports
+    lossTF: percent(atSender && atSender.lossRate),
     jitter: fixed(jitters.length ? Math.max(...jitters) : null, 1),
-    rtt: fixed(rttCount ? rtts.reduce((sum, s) => sum + s.rttMs.avg * s.rttMs.count, 0) / rttCount : null, 1),
-    mosMin: fixed(a.mosMin, 2),
-    mosAvg: fixed(worse && worse.mos.avg, 2),
+    rtt: averageRtt(sides),
+    mos: fixed(a.mos, 2),
+    window: fixed(a.worstWindow && a.worstWindow.mos, 2),
     band: a.band
   }
+}
+
+// Measured round trips over both ends, else the one-direction estimates marked `~`.
+function averageRtt (sides) {
+  for (const [key, mark] of [['rttMs', ''], ['rttEstimatedMs', '~']]) {
+    const known = sides.filter((s) => s[key])
+    const count = known.reduce((n, s) => n + s[key].count, 0)
+    if (count > 0) return mark + fixed(known.reduce((sum, s) => sum + s[key].avg * s[key].count, 0) / count, 1)
+  }
+  return null
 }
 
 function endpoint (side) {
@@ -201,7 +277,7 @@ function formatDuration (ms) {
   return ms < 60000 ? `${(ms / 1000).toFixed(1)}s` : formatUptime(ms)
 }
 
-/** The JSON line of one call: what identifies it, and callAnalytics. */
+/** The JSON line of one call: what identifies it, and its analytics (callAnalytics). */
 function jsonLine (doc, analytics) {
   const side = (s) => s ? { ID: s.ID, IP_ADDRESS: s.IP_ADDRESS, cname: s.cname } : null
   return {
@@ -228,4 +304,4 @@ function oneLine (text) {
   return String(text).replace(/\s+/g, ' ').trim()
 }
 
-module.exports = { run, USAGE, worstCalls, footerLine }
+module.exports = { run, USAGE, worstCalls, callsByMinute, footerLine }

@@ -7,9 +7,9 @@
 // (Call quality); the formulas are cited where they are computed.
 
 const { voipRFactor, mosFromR } = require('./e-model')
-const { codecNamed } = require('./codecs')
+const { codecNamed, DEFAULT_CODEC } = require('./codecs')
 const { QualityStats } = require('./quality-stats')
-const { MAX_SOURCES } = require('./constants')
+const { MAX_SOURCES, JITTER_BUFFER_MS } = require('./constants')
 const { BoundedMap } = require('../../lib/shared/bounded-map')
 
 const NTP_UNIT = 65536 // LSR and DLSR count 1/65536 s (RFC 3550 §6.4.1)
@@ -21,6 +21,9 @@ const RATE_TOLERANCE = 0.02
 const KNOWN_RATES = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 90000]
 const MAX_DROPOUT = 3000 // RFC 3550 A.1: a larger jump of the highest sequence is a restart
 const LSR_UNKNOWN = Symbol('lsr-unknown')
+const NO_MEDIA = Symbol('no-media')
+/** The span of media of a quality window (README: Call quality, worst window). */
+const WINDOW_MS = 10000
 
 /** Why a report's figures are not used: counted by reason, flagged on the side. */
 const INVALID_REASONS = Object.freeze([
@@ -31,9 +34,14 @@ const INVALID_REASONS = Object.freeze([
   'rtt-negative' // LSR/DLSR and arrival times give a round trip below zero
 ])
 
-/** MOS bands of the per-minute call counts, best first (README: Call quality). */
+/** Why a report with usable values gives no MOS: counted by reason, on the side too. */
+const UNSCORED_REASONS = Object.freeze([
+  'no-media', // no packet expected since the previous report: hold, silence, the call's end
+  'rtt-unknown' // no round trip measured yet (no SR echoed) nor given by XR
+])
+
+/** MOS bands, best first (README: Call quality); `unknown` when there is no MOS. */
 const BANDS = Object.freeze(['good', 'fair', 'poor'])
-const BAND_RANK = Object.freeze({ unknown: 0, good: 1, fair: 2, poor: 3 })
 
 function bandOf (mos) {
   if (mos === null) return 'unknown'
@@ -42,19 +50,22 @@ function bandOf (mos) {
 
 /**
  * Per-worker memory of the calls it sees, bounded: at most `maxSources`
- * sources (SSRCs), as many stream sides and as many calls. Past that the
+ * sources (SSRCs) and as many stream sides. Past that the
  * one not heard from longest is forgotten (counted per map, memory()) and
  * its next figures start as for a new call: a report's loss over its
  * interval falls back to the fraction lost, an RTT waits for the next SR.
  */
 class CallQuality {
-  constructor ({ codec, clockRate, maxSources = MAX_SOURCES } = {}) {
+  constructor ({ codec = DEFAULT_CODEC, clockRate, jitterBuffer = JITTER_BUFFER_MS, maxSources = MAX_SOURCES } = {}) {
     this.codec = codecNamed(codec)
+    this.codecName = codec
+    this.jitterBuffer = jitterBuffer
+    this.windowPackets = WINDOW_MS / this.codec.packetMs
     this.clockRate = clockRate === undefined ? this.codec.clockRate : clockRate
     this.sources = new BoundedMap(maxSources) // SSRC → { refs: [{ mid, at, ntp, rtp }], rate, minute }
     this.sides = new BoundedMap(maxSources) // 'reporter>reported' → { seq, lost, term, termAt, minute }
-    this.calls = new BoundedMap(maxSources) // unordered pair → { minute, band }
     this.invalid = Object.fromEntries(INVALID_REASONS.map((reason) => [reason, 0]))
+    this.unscoredCounts = Object.fromEntries(UNSCORED_REASONS.map((reason) => [reason, 0]))
   }
 
   /**
@@ -74,13 +85,15 @@ class CallQuality {
 
   /**
    * The figures of one report block from `reporter` about `block.ssrc`,
-   * arriving at `at` (ms), as side statistics and per-minute call counts
-   * for the stream worker. `xr` is what the same datagram's XR VoIP
+   * arriving at `at` (ms), as side statistics for the stream worker. `xr` is what the same datagram's XR VoIP
    * Metrics block says of that stream, if any.
    *
-   * The last values go into `fields` (given, or a new object).
+   * The last values go into `fields` (given, or a new object). A report
+   * whose interval carried no media (nothing expected since the previous
+   * one: hold, silence suppression, the end of a call) or whose delay is
+   * unknown gives no MOS, counted by reason (UNSCORED_REASONS).
    *
-   * @returns {{ fields: object, stats: QualityStats, counts: object|null }}
+   * @returns {{ fields: object, stats: QualityStats }}
    */
   report (reporter, block, at, xr, fields = {}) {
     const key = `${reporter}>${block.ssrc}`
@@ -97,22 +110,50 @@ class CallQuality {
       jitterMs = null
     }
     const rttMs = this.roundTrip(reporter, block.ssrc, side, block.lsr, block.dlsr, at, flags)
+    const rttBasis = rttMs === null ? null : side.basis
     for (const reason of flags) {
       this.invalid[reason]++
       stats.addInvalid(reason)
     }
-    const figures = loss !== null && jitterMs !== null ? this.figures(loss, jitterMs, rttMs, xr) : null
     fields.clockRate = rate.value
     fields.clockRateSource = rate.source
+    fields.codec = this.codecName
+    if (loss === NO_MEDIA) return this.unscored('no-media', stats, fields, rttMs, rttBasis)
+    const figures = loss !== null && jitterMs !== null ? this.figures(loss, jitterMs, rttMs, rttBasis, xr) : null
     if (figures) {
-      stats.addReport(figures, at, minuteKeyOf(at))
+      stats.addReport(figures, at, minuteKeyOf(at), this.windowOf(block.highestSeq))
+      if (figures.mos === null) this.countUnscored('rtt-unknown', stats)
       fields.lossRate = figures.loss
       fields.jitterMs = figures.jitterMs
       fields.rttMs = figures.rttMs
+      fields.rttBasis = figures.rttBasis
+      fields.delayMs = figures.delayMs
       fields.rFactor = figures.rFactor
       fields.mos = figures.mos
     }
-    return { fields, stats, counts: this.countCall(reporter, block.ssrc, figures ? figures.mos : null, at) }
+    return { fields, stats }
+  }
+
+  // A report of an interval without media: its RTT stands (RTCP still
+  // flows), it gives no loss, jitter or MOS and no minute bucket.
+  unscored (reason, stats, fields, rttMs, rttBasis) {
+    this.countUnscored(reason, stats)
+    stats.addRtt(rttMs, rttBasis)
+    fields.lossRate = null
+    fields.rttMs = rttMs
+    fields.rttBasis = rttBasis
+    fields.delayMs = fields.rFactor = fields.mos = null
+    return { fields, stats }
+  }
+
+  countUnscored (reason, stats) {
+    this.unscoredCounts[reason]++
+    stats.addUnscored(reason)
+  }
+
+  /** The window of media (WINDOW_MS of packets of the codec) an interval ending at `seq` falls in. */
+  windowOf (seq) {
+    return Math.floor(seq / this.windowPackets)
   }
 
   /**
@@ -125,7 +166,8 @@ class CallQuality {
    * sequence going back, or on by more than 16 × MAX_DROPOUT at once with a
    * lost count that does not fit) is counted
    * in `quality.loss.restarts`, and then the overall figure is the sum of
-   * the intervals instead.
+   * the intervals instead. NO_MEDIA when no packet was expected since the
+   * previous report: the interval carried no media to judge.
    */
   loss (side, block, flags, stats) {
     const seq = block.highestSeq
@@ -153,11 +195,10 @@ class CallQuality {
       if (expected === 0 && block.fractionLost > 0) flags.push('fraction-without-expected')
       else if (lostInInterval > expected) flags.push('lost-exceeds-expected')
       if (flags.length > 0) return null
-      if (expected > 0) {
-        loss = Math.max(0, lostInInterval) / expected
-        stats.intervalExpected = expected
-        stats.intervalLost = Math.max(0, lostInInterval)
-      }
+      if (expected === 0) return NO_MEDIA
+      loss = Math.max(0, lostInInterval) / expected
+      stats.intervalExpected = expected
+      stats.intervalLost = Math.max(0, lostInInterval)
     }
     side.seq = seq
     side.lost = lost
@@ -172,9 +213,11 @@ class CallQuality {
    * their arrival times less DLSR give the one-way delay from the source to
    * the reporter, plus the difference of the two ends' delays to the
    * collector. The same from the other end's reports cancels that
-   * difference: RTT = one direction + the other. With one direction only
-   * (the other end sends no SR), RTT = 2 × it, assuming a symmetric path
-   * and both ends equally far from the collector.
+   * difference: RTT = one direction + the other (`side.basis`
+   * 'both-directions'). With one direction only (the other end sends no SR,
+   * or has not echoed one yet), RTT = 2 × it, assuming a symmetric path and
+   * both ends equally far from the collector: 'one-direction', an estimate
+   * kept apart from the measured RTT (quality-stats.js).
    */
   roundTrip (reporter, ssrc, side, lsr, dlsr, at, flags) {
     const term = this.oneWay(ssrc, lsr, dlsr, at)
@@ -186,7 +229,9 @@ class CallQuality {
     side.term = term
     side.termAt = at
     const peer = this.sides.get(`${ssrc}>${reporter}`)
-    const rtt = peer && peer.term !== undefined && at - peer.termAt <= PEER_TERM_MS ? term + peer.term : 2 * term
+    const both = peer && peer.term !== undefined && at - peer.termAt <= PEER_TERM_MS
+    const rtt = both ? term + peer.term : 2 * term
+    side.basis = both ? 'both-directions' : 'one-direction'
     if (rtt < 0) {
       flags.push('rtt-negative')
       return null
@@ -242,50 +287,30 @@ class CallQuality {
    * (codecs.js): Ppl is the interval's loss, or XR's loss + discard rate
    * when the reporter sends VoIP Metrics (RFC 3611 §4.7.1), with its burst
    * ratio; the mouth-to-ear delay Ta = T is half the RTT (ours, else XR's
-   * round-trip delay, else 0) plus the jitter buffer (XR's nominal delay,
-   * else twice the jitter) plus the codec's delay; Tr = 2T.
+   * round-trip delay) plus the jitter buffer (XR's nominal delay, else
+   * `--jitter-buffer`) plus the codec's delay; Tr = 2T. With no RTT known
+   * there is no delay to score: R and MOS are null (never a delay of 0,
+   * which would flatter the call).
    */
-  figures (loss, jitterMs, rttMs, xr) {
-    if (loss === null) return null
+  figures (loss, jitterMs, rttMs, rttBasis, xr) {
     let Ppl = loss * 100
     let BurstR = 1
-    let bufferMs = 2 * jitterMs
-    let roundTripMs = rttMs === null ? 0 : rttMs
+    let bufferMs = this.jitterBuffer
+    let roundTripMs = rttMs
     if (xr) {
       Ppl = (xr.lossRate + xr.discardRate) * 100
       BurstR = xr.burstR
       if (xr.jbNominalMs > 0) bufferMs = xr.jbNominalMs
-      if (rttMs === null) roundTripMs = xr.roundTripDelayMs
+      if (rttMs === null && xr.roundTripDelayMs > 0) roundTripMs = xr.roundTripDelayMs
     }
+    const figures = { loss, jitterMs, rttMs, rttBasis, delayMs: null, rFactor: null, mos: null }
+    if (roundTripMs === null) return figures
     const T = roundTripMs / 2 + bufferMs + this.codec.delayMs
     const R = voipRFactor(this.codec.Ie, this.codec.Bpl, Ppl, BurstR, T, T, 2 * T)
-    return { loss, jitterMs, rttMs, rFactor: R, mos: mosFromR(R) }
-  }
-
-  /**
-   * Per-minute call counts by MOS band: each call (the pair of SSRCs) is
-   * counted once per minute, in the band of its worst report that minute
-   * (a worse report moves it). `counts` are paths of the stream worker's
-   * counter document for that minute (counter-store.js).
-   */
-  countCall (a, b, mos, at) {
-    const pair = a < b ? `${a}|${b}` : `${b}|${a}`
-    const minute = Math.floor(at / 60000)
-    const band = bandOf(mos)
-    let call = this.calls.get(pair)
-    if (!call) call = { minute: -1, band: 'unknown' }
-    if (call.minute !== minute) {
-      // Once a minute a call moves to the newest end: the bound forgets the
-      // calls not heard from longest, not the longest-running.
-      this.calls.refresh(pair, call)
-      call.minute = minute
-      call.band = band
-      return { [`calls.${band}`]: 1 }
-    }
-    if (BAND_RANK[band] <= BAND_RANK[call.band]) return null
-    const counts = { [`calls.${call.band}`]: -1, [`calls.${band}`]: 1 }
-    call.band = band
-    return counts
+    figures.delayMs = T
+    figures.rFactor = R
+    figures.mos = mosFromR(R)
+    return figures
   }
 
   /** The reported source's clock rate: inferred from its SRs, else the configured one. */
@@ -296,7 +321,7 @@ class CallQuality {
   }
 
   // A source and a side in use move to the newest end of their map once a
-  // minute (as calls do in countCall): the bound forgets those not heard
+  // minute: the bound forgets those not heard
   // from longest, at the cost of one re-insertion per entry and minute.
   source (ssrc, at) {
     const minute = Math.floor(at / 60000)
@@ -315,7 +340,7 @@ class CallQuality {
     const minute = Math.floor(at / 60000)
     let side = this.sides.get(key)
     if (!side) {
-      side = { seq: undefined, lost: 0, term: undefined, termAt: 0, minute }
+      side = { seq: undefined, lost: 0, term: undefined, termAt: 0, basis: null, minute }
       this.sides.set(key, side)
     } else if (side.minute !== minute) {
       side.minute = minute
@@ -325,17 +350,16 @@ class CallQuality {
   }
 
   stats () {
-    return { invalid: { ...this.invalid }, calls: this.calls.size }
+    return { invalid: { ...this.invalid }, unscored: { ...this.unscoredCounts } }
   }
 
   /**
    * What this worker remembers of its calls, per map: keys held and keys
    * forgotten over the bound (`ssrcs`: SRs and clock rates, `reportSides`:
-   * each side's previous report and delay, `calls`: who was counted this
-   * minute).
+   * each side's previous report and delay).
    */
   memory () {
-    const maps = { ssrcs: this.sources, reportSides: this.sides, calls: this.calls }
+    const maps = { ssrcs: this.sources, reportSides: this.sides }
     const held = {}
     const evicted = {}
     for (const [name, map] of Object.entries(maps)) {
@@ -378,4 +402,4 @@ function minuteKeyOf (at) {
   return lastKey
 }
 
-module.exports = { CallQuality, INVALID_REASONS, BANDS, bandOf }
+module.exports = { CallQuality, INVALID_REASONS, UNSCORED_REASONS, BANDS, WINDOW_MS, bandOf, minuteKey }

@@ -21,6 +21,13 @@ const MAX_COUNT = 31
  */
 const MAX_SOURCES = 100000
 
+/**
+ * The receivers' jitter buffer delay (ms) assumed by the E-model when no XR
+ * VoIP Metrics block gives its nominal delay (`--jitter-buffer`): RTCP does
+ * not carry it, and an adaptive buffer on a clean path holds about 40–60 ms.
+ */
+const JITTER_BUFFER_MS = 50
+
 /** Packet types (RFC 3550 §12.1, RFC 3611 §2). */
 const PT = Object.freeze({
   SR: 200,
@@ -88,6 +95,7 @@ const TOLERABLE_REASONS = Object.freeze([
 ])
 
 module.exports = {
+  JITTER_BUFFER_MS,
   VERSION,
   HEADER_SIZE,
   REPORT_BLOCK_SIZE,

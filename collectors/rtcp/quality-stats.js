@@ -9,7 +9,9 @@
 // coalesced or redelivered (README: Call quality lists every path).
 // Numbers in fixed fields, not maps of paths: this runs once per report.
 
-const FIGURES = ['loss', 'jitterMs', 'rttMs', 'mos']
+// rttMs: measured both ways; rttEstimatedMs: twice one direction (see
+// CallQuality#roundTrip); delayMs: the mouth-to-ear delay a MOS was scored with.
+const FIGURES = ['loss', 'jitterMs', 'rttMs', 'rttEstimatedMs', 'delayMs', 'mos']
 // Each figure's four fields, named once (no key is built per report).
 const KEYS = Object.fromEntries(FIGURES.map((name) => [name, { min: `${name}Min`, max: `${name}Max`, sum: `${name}Sum`, count: `${name}Count` }]))
 
@@ -22,14 +24,19 @@ class QualityStats {
     this.intervalLost = 0
     this.intervalExpected = 0
     this.restarts = 0
-    this.lossMin = this.jitterMsMin = this.rttMsMin = this.mosMin = Infinity
-    this.lossMax = this.jitterMsMax = this.rttMsMax = this.mosMax = -Infinity
-    this.lossSum = this.jitterMsSum = this.rttMsSum = this.mosSum = 0
-    this.lossCount = this.jitterMsCount = this.rttMsCount = this.mosCount = 0
-    this.worst = null // { mos, rFactor, loss, jitterMs, rttMs, at }: the lowest MOS
+    for (const name of FIGURES) {
+      const k = KEYS[name]
+      this[k.min] = Infinity
+      this[k.max] = -Infinity
+      this[k.sum] = 0
+      this[k.count] = 0
+    }
+    this.worst = null // { mos, rFactor, loss, jitterMs, rttMs, delayMs, at }: the lowest MOS
     this.minute = null // the bucket of the minute of these reports, { key, ... }
     this.otherMinutes = null // more buckets, when a flush spans minutes
     this.invalid = null // reason → reports
+    this.unscored = null // reason → reports that gave no MOS
+    this.windows = null // window index → { lost, expected, delaySum, delayCount, at }
   }
 
   /** A report's `{ seq, lost }` (extended highest sequence, cumulative lost). */
@@ -53,21 +60,55 @@ class QualityStats {
     this[k.count]++
   }
 
-  /** One report's figures at `at` (ms), with the key of its minute. */
-  addReport (figures, at, minuteKey) {
-    const { loss, jitterMs, rttMs, mos } = figures
+  /** An RTT by its basis: measured both ways, or estimated from one direction. */
+  addRtt (rttMs, basis) {
+    this.addFigure(basis === 'one-direction' ? 'rttEstimatedMs' : 'rttMs', rttMs)
+  }
+
+  /**
+   * One report's figures at `at` (ms), with the key of its minute and the
+   * window of media its interval ends in. A MOS of null (no delay known)
+   * leaves the report out of the MOS figures, the worst and the minute's
+   * MOS, not out of its loss and jitter.
+   */
+  addReport (figures, at, minuteKey, window) {
+    const { loss, jitterMs, rttMs, delayMs, mos } = figures
     this.addFigure('loss', loss)
     this.addFigure('jitterMs', jitterMs)
-    this.addFigure('rttMs', rttMs)
-    this.addFigure('mos', mos)
-    const worst = { mos, rFactor: figures.rFactor, loss, jitterMs, rttMs, at }
-    if (this.worst === null || compareWorst(worst, this.worst) < 0) this.worst = worst
-    this.addBucket({ key: minuteKey, mosMin: mos, mosSum: mos, reports: 1, lossMax: loss, jitterMsMax: jitterMs, rttMsMax: rttMs })
+    this.addRtt(rttMs, figures.rttBasis)
+    this.addFigure('delayMs', delayMs)
+    const measuredRtt = figures.rttBasis === 'both-directions' ? rttMs : null
+    const scored = mos !== null
+    if (scored) {
+      this.addFigure('mos', mos)
+      const worst = { mos, rFactor: figures.rFactor, loss, jitterMs, rttMs, delayMs, at }
+      if (this.worst === null || compareWorst(worst, this.worst) < 0) this.worst = worst
+    }
+    this.addBucket({ key: minuteKey, mosMin: scored ? mos : Infinity, mosSum: scored ? mos : 0, reports: scored ? 1 : 0, lossMax: loss, jitterMsMax: jitterMs, rttMsMax: measuredRtt })
+    if (this.intervalExpected > 0 || scored) {
+      this.addWindow(window, { lost: this.intervalLost, expected: this.intervalExpected, delaySum: scored ? delayMs : 0, delayCount: scored ? 1 : 0, at })
+    }
+  }
+
+  addWindow (index, figures) {
+    const windows = this.windows || (this.windows = new Map())
+    const into = windows.get(index)
+    if (!into) return windows.set(index, { ...figures })
+    into.lost += figures.lost
+    into.expected += figures.expected
+    into.delaySum += figures.delaySum
+    into.delayCount += figures.delayCount
+    if (figures.at < into.at) into.at = figures.at
   }
 
   addInvalid (reason, n = 1) {
     const invalid = this.invalid || (this.invalid = {})
     invalid[reason] = (invalid[reason] || 0) + n
+  }
+
+  addUnscored (reason, n = 1) {
+    const unscored = this.unscored || (this.unscored = {})
+    unscored[reason] = (unscored[reason] || 0) + n
   }
 
   addBucket (bucket) {
@@ -101,6 +142,8 @@ class QualityStats {
     if (other.minute !== null) this.addBucket(other.minute)
     if (other.otherMinutes !== null) for (const bucket of other.otherMinutes.values()) this.addBucket(bucket)
     if (other.invalid !== null) for (const reason in other.invalid) this.addInvalid(reason, other.invalid[reason])
+    if (other.unscored !== null) for (const reason in other.unscored) this.addUnscored(reason, other.unscored[reason])
+    if (other.windows !== null) for (const [index, figures] of other.windows) this.addWindow(index, figures)
     return this
   }
 
@@ -130,6 +173,17 @@ class QualityStats {
     if (this.minute !== null) addBucketTo(update, `${q}.minutes`, this.minute)
     if (this.otherMinutes !== null) for (const bucket of this.otherMinutes.values()) addBucketTo(update, `${q}.minutes`, bucket)
     if (this.invalid !== null) for (const reason in this.invalid) inc[`${q}.invalid.${reason}`] = this.invalid[reason]
+    if (this.unscored !== null) for (const reason in this.unscored) inc[`${q}.unscored.${reason}`] = this.unscored[reason]
+    if (this.windows !== null) {
+      for (const [index, w] of this.windows) {
+        const path = `${q}.windows.${index}`
+        inc[`${path}.lost`] = w.lost
+        inc[`${path}.expected`] = w.expected
+        inc[`${path}.delaySum`] = w.delaySum
+        inc[`${path}.delayCount`] = w.delayCount
+        min[`${path}.at`] = new Date(w.at)
+      }
+    }
   }
 }
 
@@ -144,9 +198,11 @@ function mergeBucket (into, bucket) {
 
 function addBucketTo (update, prefix, bucket) {
   const path = `${prefix}.${bucket.key}`
-  update.$min[`${path}.mosMin`] = bucket.mosMin
-  update.$inc[`${path}.mosSum`] = bucket.mosSum
-  update.$inc[`${path}.reports`] = bucket.reports
+  if (bucket.reports > 0) {
+    update.$min[`${path}.mosMin`] = bucket.mosMin
+    update.$inc[`${path}.mosSum`] = bucket.mosSum
+    update.$inc[`${path}.reports`] = bucket.reports
+  }
   update.$max[`${path}.lossMax`] = bucket.lossMax
   update.$max[`${path}.jitterMsMax`] = bucket.jitterMsMax
   if (bucket.rttMsMax !== null) update.$max[`${path}.rttMsMax`] = bucket.rttMsMax
@@ -155,7 +211,7 @@ function addBucketTo (update, prefix, bucket) {
 // MongoDB's order for the stored `worst` documents: field by field, null
 // (an unknown RTT) below any number.
 function compareWorst (a, b) {
-  for (const key of ['mos', 'rFactor', 'loss', 'jitterMs', 'rttMs', 'at']) {
+  for (const key of ['mos', 'rFactor', 'loss', 'jitterMs', 'rttMs', 'delayMs', 'at']) {
     const x = a[key]
     const y = b[key]
     if (x === y) continue

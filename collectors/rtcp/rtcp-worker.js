@@ -4,7 +4,7 @@ const StreamWorker = require('../../workers/stream-worker')
 const DecodeError = require('../../exceptions/decode-error')
 const { tryDecodeRtcp, DECODE_REASONS } = require('./decoder')
 const { toStreamUpdates } = require('./to-stream-updates')
-const { CallQuality, BANDS } = require('./call-quality')
+const { CallQuality } = require('./call-quality')
 const { callAnalytics } = require('./quality-analytics')
 const RTCP_SETTINGS = require('./rtcp-settings')
 
@@ -20,18 +20,16 @@ const REFUSALS = Object.freeze(Object.fromEntries(DECODE_REASONS.map((reason) =>
  * reason (see decoder.js DECODE_REASONS) and skipped.
  */
 class RtcpWorker extends StreamWorker {
-  static minuteFields = [...BANDS, 'unknown'].map((band) => `calls.${band}`)
-
   /** Its settings (rtcp-settings.js). */
   static settings = RTCP_SETTINGS.worker
 
   constructor (options = {}, defaults = {}) {
     super(options, defaults)
-    const { tolerate, codec, clockRate, maxSources } = this.settings
+    const { tolerate, codec, clockRate, jitterBuffer, maxSources } = this.settings
     // --tolerate: deviations decoded anyway, counted by name
     this.decodeOptions = tolerate.length ? { tolerate: [...tolerate] } : undefined
     this.deviations = {}
-    this.quality = new CallQuality({ codec, clockRate, maxSources })
+    this.quality = new CallQuality({ codec, clockRate, jitterBuffer, maxSources })
   }
 
   decode (message) {

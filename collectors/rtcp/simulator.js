@@ -8,17 +8,23 @@ const { encodeReport } = require('./encoder')
 const LOST_PER_REPORT_CYCLE = [0, 0, 0, 1, 0, 0, 2, 0, 5, 0]
 const JITTER_CYCLE = [24, 40, 80, 160, 400] // raw, at 8,000 Hz: 3 to 50 ms
 
+const NTP_UNIX_OFFSET = 2208988800 // seconds from 1900 to 1970
+
 /**
  * Synthetic RTCP for N bidirectional streams (calls): each call has two
- * SSRCs that report on each other with receiver-report blocks whose
- * extended highest sequence number advances `packetsPerReport` packets per
- * report (20 ms audio) and whose cumulative lost grows by the call's loss.
+ * SSRCs that report on each other with SRs whose report block's extended
+ * highest sequence number advances `packetsPerReport` packets per report
+ * (20 ms audio) and whose cumulative lost grows by the call's loss. Each
+ * block echoes the peer's last SR that a path of `delayMs` each way would
+ * have delivered (LSR, and DLSR from the wall clock), so that a collector
+ * receiving the datagrams as they are made measures a round trip of about
+ * 2 × `delayMs`; the SRs' RTP timestamps run at 8,000 Hz.
  * `next()` returns the next datagram in round-robin order over both sides
  * of every call; `expected()` what a collector must have stored for the
  * datagrams produced so far.
  */
 class RtcpSimulator {
-  constructor ({ streams = 200, firstSsrc = 0x10000000, packetsPerReport = 50, cnamePrefix = 'sim' } = {}) {
+  constructor ({ streams = 200, firstSsrc = 0x10000000, packetsPerReport = 50, cnamePrefix = 'sim', delayMs = 20, now = Date.now } = {}) {
     this.calls = []
     for (let i = 0; i < streams; i++) {
       const lost = LOST_PER_REPORT_CYCLE[i % LOST_PER_REPORT_CYCLE.length]
@@ -29,6 +35,9 @@ class RtcpSimulator {
     }
     this.packetsPerReport = packetsPerReport
     this.cnamePrefix = cnamePrefix
+    this.delayMs = delayMs
+    this.now = now
+    this.t0 = now()
     this.cursor = 0
     this.sent = 0
   }
@@ -44,11 +53,25 @@ class RtcpSimulator {
     this.sent++
     me.lastReported = peer.seq
     const fractionLost = me.reports > 1 ? Math.floor(me.lostPerReport / this.packetsPerReport * 256) : 0
+    const at = this.now()
+    const echo = (peer.srs || []).filter((sr) => at - sr.at >= this.delayMs).pop()
+    const sender = this.senderInfo(me, at)
     return encodeReport({
       ssrc: me.ssrc,
-      reports: [{ ssrc: peer.ssrc, fractionLost, cumulativeLost: me.cumulativeLost, highestSeq: peer.seq, jitter: me.jitter, lsr: 0, dlsr: 0 }],
+      sender,
+      reports: [{ ssrc: peer.ssrc, fractionLost, cumulativeLost: me.cumulativeLost, highestSeq: peer.seq, jitter: me.jitter, lsr: echo ? echo.mid : 0, dlsr: echo ? Math.round((at - echo.at - this.delayMs) / 1000 * 65536) : 0 }],
       cname: `${this.cnamePrefix}-${me.ssrc}@demo`
     })
+  }
+
+  // The SR's sender info at `at` (ms), remembered (the last two) for the peer to echo.
+  senderInfo (me, at) {
+    const seconds = at / 1000 + NTP_UNIX_OFFSET
+    const ntpSec = Math.floor(seconds) >>> 0
+    const ntpFrac = Math.floor((seconds - Math.floor(seconds)) * 0x100000000) >>> 0
+    me.srs = [...(me.srs || []).slice(-1), { mid: (((ntpSec & 0xffff) << 16) | (ntpFrac >>> 16)) >>> 0, at }]
+    const packets = me.reports * this.packetsPerReport
+    return { ntpSec, ntpFrac, rtpTimestamp: Math.floor((at - this.t0) * 8) >>> 0, packetCount: packets, octetCount: packets * 160 }
   }
 
   /**

@@ -17,7 +17,7 @@
  *
  * With `quality` (a CallQuality, call-quality.js) each packet also carries
  * its call-quality figures: `fields` gain the last values, `stats` the
- * side's min / max / sums, `counts` the minute's call counts. The
+ * side's min / max / sums and per-minute buckets. The
  * datagram's clock references (SR sender info, XR RRTR) and XR DLRR round
  * trips are taken first, so that its own report blocks can use them; an XR
  * VoIP Metrics block (RFC 3611 §4.7) rides, as sent, on the report block
@@ -137,10 +137,9 @@ function mapReports (ctx, packet, counters) {
 
 function addQuality (ctx, item, reporter, block) {
   const xr = ctx.xr && ctx.xr.get(`${reporter}>${block.ssrc}`)
-  const { stats, counts } = ctx.quality.report(reporter, block, ctx.time, xr, item.fields)
+  const { stats } = ctx.quality.report(reporter, block, ctx.time, xr, item.fields)
   if (xr) item.fields.xr = xr
   item.stats = stats
-  if (counts) item.counts = counts
 }
 
 function blockFields (block) {

@@ -202,16 +202,22 @@ class MetricsServer {
     try {
       if (this.auth && !(await this._authorized(req, res))) return
       if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 405, 'text/plain', 'method not allowed\n')
-      if (path === '/metrics') return reply(res, 200, this.registry.contentType, await this.registry.metrics())
-      if (path === '/healthz') return reply(res, 200, 'application/json', JSON.stringify({ status: 'ok' }) + '\n')
-      if (path === '/readyz') {
-        const ready = this.balancer.readiness()
-        return reply(res, ready.ready ? 200 : 503, 'application/json', JSON.stringify(ready) + '\n')
-      }
-      return reply(res, 404, 'text/plain', 'not found: try /metrics, /healthz or /readyz\n')
+      return await this._route(path, req, res)
     } catch (err) {
       return reply(res, 500, 'text/plain', `${err.message}\n`)
     }
+  }
+
+  // An authorized GET or HEAD of `path`. An endpoint of another kind with
+  // the same TLS and basic auth (`collector calls --serve`) serves its own.
+  async _route (path, req, res) {
+    if (path === '/metrics') return reply(res, 200, this.registry.contentType, await this.registry.metrics())
+    if (path === '/healthz') return reply(res, 200, 'application/json', JSON.stringify({ status: 'ok' }) + '\n')
+    if (path === '/readyz') {
+      const ready = this.balancer.readiness()
+      return reply(res, ready.ready ? 200 : 503, 'application/json', JSON.stringify(ready) + '\n')
+    }
+    return reply(res, 404, 'text/plain', 'not found: try /metrics, /healthz or /readyz\n')
   }
 
   _defineMetrics () {
@@ -331,5 +337,7 @@ function reply (res, status, type, body) {
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' })
   res.end(body)
 }
+
+MetricsServer.reply = reply
 
 module.exports = MetricsServer

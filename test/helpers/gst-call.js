@@ -81,6 +81,9 @@ async function checkPrerequisites () {
  * @param {number} [options.rtcpIntervalMs=500] rtpsession rtcp-min-interval
  * @param {number} [options.probation] rtpsession probation (GStreamer default 2)
  * @param {number} [options.ssrcA] [options.ssrcB] fixed SSRCs (default random)
+ * @param {number} [options.seqnumOffset] first RTP sequence number of both senders (default random)
+ * @param {{ atMs: number, durationMs: number, drop: number }} [options.burst] A->B media dropped with `drop` for a while
+ * @param {{ atMs: number, durationMs: number }} [options.hold] both senders stop producing media (no sequence number spent) while RTCP goes on
  * @param {string} [options.pcap] capture the call on lo with tshark into this file (needs root)
  * @param {AbortSignal} [options.signal] abort: kill the fixture and reject
  * @param {import('node:test').TestContext} [options.t] kill the fixture in t.after if still running
@@ -89,7 +92,7 @@ async function checkPrerequisites () {
  */
 async function runGstCall ({
   collectorPort, drop = 0, dropAtoB, dropBtoA, delayMs = 0, delayJitterMs = 0, durationMs = 6000,
-  bidirectional = true, rtcpIntervalMs = 500, probation, ssrcA, ssrcB, pcap, signal, t, onSpawn
+  bidirectional = true, rtcpIntervalMs = 500, probation, ssrcA, ssrcB, seqnumOffset, burst, hold, pcap, signal, t, onSpawn
 } = {}) {
   if (!Number.isInteger(collectorPort) || collectorPort <= 0 || collectorPort > 65535) {
     throw new TypeError(`runGstCall: collectorPort must be a UDP port, got ${collectorPort}`)
@@ -112,6 +115,9 @@ async function runGstCall ({
   if (probation !== undefined) args.push('--probation', String(probation))
   if (ssrcA !== undefined) args.push('--ssrc-a', String(ssrcA >>> 0))
   if (ssrcB !== undefined) args.push('--ssrc-b', String(ssrcB >>> 0))
+  if (seqnumOffset !== undefined) args.push('--seqnum-offset', String(seqnumOffset))
+  if (burst) args.push('--burst-at-s', String(burst.atMs / 1000), '--burst-s', String(burst.durationMs / 1000), '--burst-drop', String(burst.drop))
+  if (hold) args.push('--hold-at-s', String(hold.atMs / 1000), '--hold-s', String(hold.durationMs / 1000))
   if (pcap) args.push('--pcap', pcap)
 
   // The fixture has its own hard limit (duration + delays + 3 intervals + 10 s);

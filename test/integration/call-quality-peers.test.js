@@ -16,10 +16,14 @@ const path = require('node:path')
 const rtcp = require('../../collectors/rtcp')
 const { startTestCollector } = require('../helpers/collector')
 const { runGstCall, requireGstCall, tsharkRtpSequences, tsharkRtpStreams } = require('../helpers/gst-call')
+const { run } = require('../helpers/rtp-peers')
+const { getTestMongo } = require('../helpers/mongo')
+const { runCli } = require('../helpers/cli')
 const { sideQuality } = require('../../collectors/rtcp/quality-analytics')
 const { oracleRatings } = require('../helpers/emodel-oracle')
 const { waitFor, streamDocs } = require('../helpers/streams')
 const { CODECS } = require('../../collectors/rtcp/codecs')
+const { JITTER_BUFFER_MS } = require('../../collectors/rtcp/constants')
 
 const DELAY_MS = 50
 const CALLS = [{ drop: 0, ssrcA: 0x11110001, ssrcB: 0x11110002 }, { drop: 0.02, ssrcA: 0x22220001, ssrcB: 0x22220002 }, { drop: 0.1, ssrcA: 0x33330001, ssrcB: 0x33330002 }]
@@ -86,10 +90,117 @@ test('real GStreamer calls through netsim: stored loss, jitter, RTT and MOS agre
   assert.equal(checked.length, 6, 'both directions of three calls')
   const g711 = CODECS['G.711']
   const oracle = oracleRatings(checked.map(({ worst }) => {
-    const T = worst.rttMs / 2 + 2 * worst.jitterMs + g711.delayMs
+    const T = worst.rttMs / 2 + JITTER_BUFFER_MS + g711.delayMs
     return { Ie: g711.Ie, Bpl: g711.Bpl, Ppl: worst.loss * 100, T, Ta: T, Tr: 2 * T }
   }))
   checked.forEach((q, i) => assert.ok(Math.abs(q.worst.mos - oracle[i].MOS) < 1e-6, `MOS ${q.worst.mos} = oracle ${oracle[i].MOS}`))
   const clean = docs.find((d) => d.from.ID.startsWith(String(CALLS[0].ssrcA).slice(0, 4)) || d.pairKey.includes(String(CALLS[0].ssrcA)))
   assert.equal(sideQuality(clean.from).lossRate, 0, 'no drop, no loss')
+})
+
+/**
+ * The report blocks sent to the collector as tshark dissects them, per
+ * reporter → reported SSRC, in capture order: `{ seq, lost }` (extended
+ * highest sequence number, cumulative lost).
+ */
+async function tsharkReportBlocks (pcapFile, collectorPort) {
+  const { code, stdout, stderr } = await run('tshark', ['-n', '-r', pcapFile, '-d', `udp.port==${collectorPort},rtcp`, '-Y', `udp.dstport==${collectorPort} && rtcp`,
+    '-T', 'fields', '-e', 'rtcp.senderssrc', '-e', 'rtcp.ssrc.identifier', '-e', 'rtcp.ssrc.ext_high', '-e', 'rtcp.ssrc.cum_nr'])
+  if (code !== 0) throw new Error(`tshark on ${pcapFile} failed (${code}): ${stderr}`)
+  const blocks = new Map()
+  for (const line of stdout.split('\n')) {
+    const [reporter, identifiers, seq, lost] = line.trim().split('\t')
+    if (!seq) continue // a compound without a report block (the BYE's)
+    const key = `${parseInt(reporter.split(',')[0], 16)}>${parseInt(identifiers.split(',')[0], 16)}`
+    if (!blocks.has(key)) blocks.set(key, [])
+    blocks.get(key).push({ seq: Number(seq), lost: Number(lost) })
+  }
+  return blocks
+}
+
+// Reports that expected no packet since the previous one (hold, the end): tshark's view.
+const noMediaReports = (blocks) => blocks.filter((b, i) => i > 0 && b.seq === blocks[i - 1].seq).length
+
+test('real GStreamer calls: a 2 s burst in a long clean call leaves it good with a poor worst window; a hold scores no MOS; a one-way call is listed from its sender', { timeout: 180000 }, async (t) => {
+  await requireGstCall()
+  const { collector, db, port } = await startTestCollector(t, rtcp)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gst-verdict-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const common = { collectorPort: port, delayMs: 20, probation: 0, pcap: undefined, t }
+  // GStreamer's extended sequence numbers start at 65536 + the first one: with
+  // 0 the 10 s windows (500 packets) start at packets 464, 964, …; the burst
+  // (packets ~600–700) falls inside one.
+  const runs = [
+    { name: 'burst', durationMs: 40000, seqnumOffset: 0, burst: { atMs: 12000, durationMs: 2000, drop: 0.5 }, ssrcA: 0x44440001, ssrcB: 0x44440002 },
+    { name: 'hold', durationMs: 16000, hold: { atMs: 6000, durationMs: 4000 }, ssrcA: 0x55550001, ssrcB: 0x55550002 },
+    { name: 'one-way', durationMs: 12000, bidirectional: false, drop: 0.02, ssrcA: 0x66660001, ssrcB: 0x66660002 }
+  ]
+  const truths = await Promise.all(runs.map((r) => runGstCall({ ...common, ...r, pcap: path.join(dir, `${r.name}.pcap`) })))
+  const sent = truths.reduce((sum, truth) => sum + truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams, 0)
+  await waitFor(() => collector.summary().processed === sent, { what: `${sent} RTCP datagrams processed` })
+  await waitFor(async () => (await streamDocs(db, { active: false })).length === runs.length, { what: 'the sweeper closing the calls' })
+  const docs = await streamDocs(db)
+  assert.equal(docs.length, runs.length, 'one stream per call')
+  const docOf = (truth) => docs.find((d) => [d.from.ID, d.to.ID].includes(String(truth.ssrc.A)))
+  const sideOf = (doc, ssrc) => doc.from.ID === String(ssrc) ? doc.from : doc.to
+  const g711 = CODECS['G.711']
+  const rated = []
+  const rate = (loss, delayMs) => { rated.push({ Ie: g711.Ie, Bpl: g711.Bpl, Ppl: loss * 100, T: delayMs, Ta: delayMs, Tr: 2 * delayMs }); return rated.length - 1 }
+  const checks = []
+
+  for (const [i, truth] of truths.entries()) {
+    const pcap = path.join(dir, `${runs[i].name}.pcap`)
+    const doc = docOf(truth)
+    const sequences = await tsharkRtpSequences(pcap)
+    const blocks = await tsharkReportBlocks(pcap, port)
+    for (const receiver of truth.receivers) {
+      const side = sideOf(doc, receiver.receiverSsrc)
+      const q = sideQuality(side)
+      const what = `${runs[i].name}: ${receiver.receiver} about ${receiver.sender}`
+      const { first, last } = side.quality.loss
+      // GStreamer starts its extended numbers a cycle up (65536 + the first).
+      const cycles = Math.floor(first.seq / 65536) * 65536
+      const lost = wireLost(sequences.get(receiver.senderSsrc), first.seq - cycles, last.seq - cycles)
+      assert.ok(Math.abs((last.lost - first.lost) - lost) <= 1, `${what}: ${last.lost - first.lost} lost in the reports' window, ${lost} on the wire (tshark)`)
+      assert.equal(side.jitter, receiver['sent-rb-jitter'], `${what}: the last jitter is GStreamer's`)
+      // Every block is scored, or not scored for a counted reason; tshark tells which carried no media.
+      const sentBlocks = blocks.get(`${receiver.receiverSsrc}>${receiver.senderSsrc}`)
+      assert.equal(q.reports, sentBlocks.length, `${what}: every block sent was stored`)
+      assert.equal(q.unscored['no-media'] || 0, noMediaReports(sentBlocks), `${what}: reports without media, as tshark shows them`)
+      assert.equal(q.mos.count + (q.unscored['no-media'] || 0) + (q.unscored['rtt-unknown'] || 0), q.reports, `${what}: ${JSON.stringify(q.unscored)}`)
+      assert.equal(q.loss.count + (q.unscored['no-media'] || 0), q.reports, `${what}: no loss sample from an interval without media`)
+      checks.push({ what, q, verdict: rate(q.verdict.loss, q.verdict.delayMs), window: q.worstWindow && rate(q.worstWindow.loss, q.worstWindow.delayMs) })
+    }
+  }
+  const oracle = oracleRatings(rated)
+  for (const { what, q, verdict, window } of checks) {
+    assert.ok(Math.abs(q.verdict.mos - oracle[verdict].MOS) < 1e-9, `${what}: verdict ${q.verdict.mos} = E-model ${oracle[verdict].MOS}`)
+    if (window !== null) assert.ok(Math.abs(q.worstWindow.mos - oracle[window].MOS) < 1e-9, `${what}: worst window = E-model`)
+  }
+
+  // The burst: good over the call, poor in its worst 10 s, which holds the burst.
+  const burst = docOf(truths[0])
+  assert.equal(burst.analytics.band, 'good', `burst call verdict ${burst.analytics.mos}`)
+  assert.ok(burst.analytics.worstWindow.mos < 3.6, `its worst window ${burst.analytics.worstWindow.mos} is poor`)
+  assert.equal(burst.analytics.worstWindow.side, sideOf(burst, truths[0].ssrc.B) === burst.from ? 'from' : 'to', 'on the side that received the burst')
+  assert.ok(burst.analytics.mosMin < burst.analytics.worstWindow.mos, 'the single worst report is worse still')
+  const { mos, worstWindow: w, mosMin } = burst.analytics
+  t.diagnostic(`burst call: verdict ${mos.toFixed(3)} (loss ${(100 * w.loss).toFixed(1)} % in the worst window, ${w.lost}/${w.expected}, MOS ${w.mos.toFixed(3)}), worst report ${mosMin.toFixed(3)}`)
+  // The hold: no MOS and no loss from its reports (checked above), and nothing lost.
+  const hold = docOf(truths[1])
+  assert.ok(hold.analytics.from.unscored['no-media'] >= 4, `the hold's reports: ${JSON.stringify(hold.analytics.from.unscored)}`)
+  assert.equal(hold.analytics.band, 'good')
+  t.diagnostic(`hold call: no-media reports ${hold.analytics.from.unscored['no-media']} and ${hold.analytics.to.unscored['no-media']}, verdict ${hold.analytics.mos.toFixed(3)}`)
+  // One way: B reports on A alone; its RTT is twice one direction, an estimate next to GStreamer's own.
+  const oneWay = docOf(truths[2])
+  const bSide = sideQuality(sideOf(oneWay, truths[2].ssrc.B))
+  assert.equal(bSide.rttMs, null, 'no measured RTT: A reports on nobody')
+  const own = truths[2].rtt.find((r) => r.measuredBy === 'A')
+  assert.ok(Math.abs(bSide.rttEstimatedMs.avg - own.roundTripMs) < 20, `estimate ${bSide.rttEstimatedMs.avg} ms, GStreamer's ${own.roundTripMs} ms`)
+  const { uri } = await getTestMongo()
+  const table = await runCli({ ...process.env, MONGODB_URI: uri }, 'calls', '--database', db.databaseName, '--worst', '10')
+  assert.equal(table.code, 0, table.stderr)
+  const row = table.stdout.split('\n').find((line) => line.includes(String(truths[2].ssrc.B)))
+  assert.match(row, new RegExp(`^${truths[2].ssrc.A} `), `FROM is the sender A: ${row}`)
+  assert.match(row, /~\d+\.\d/, 'the RTT shown as an estimate')
 })

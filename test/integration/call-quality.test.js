@@ -15,13 +15,16 @@ const { sendCalls } = require('../helpers/rtcp-calls')
 const { oracleRatings } = require('../helpers/emodel-oracle')
 const { waitFor, streamDocs } = require('../helpers/streams')
 const { CODECS } = require('../../collectors/rtcp/codecs')
+const { JITTER_BUFFER_MS } = require('../../collectors/rtcp/constants')
+const { callsByMinute } = require('../../app/commands/calls')
+const { killLoop } = require('../helpers/kill-loop')
 
 const G711 = CODECS['G.711']
 
 // The collector's mouth-to-ear delay (README, Call quality): half the RTT,
-// twice the jitter, the codec's delay.
-function oracleInput ({ loss, jitterMs, rttMs }) {
-  const T = (rttMs === null ? 0 : rttMs / 2) + 2 * jitterMs + G711.delayMs
+// the declared jitter buffer (default), the codec's delay.
+function oracleInput ({ loss, rttMs }) {
+  const T = rttMs / 2 + JITTER_BUFFER_MS + G711.delayMs
   return { Ie: G711.Ie, Bpl: G711.Bpl, Ppl: loss * 100, T, Ta: T, Tr: 2 * T }
 }
 
@@ -67,7 +70,11 @@ test('loss, jitter in ms, RTT and MOS of closed calls are what the calls carried
       assert.ok(Math.abs(side.jitterMs.max - firstJitterMs) < 1e-9, `first jitter ${side.jitterMs.max} ms`)
       assert.ok(Math.abs(side.rttMs.avg - 80) < 10, `RTT ${side.rttMs.avg} ms ≈ 2 × 40`)
       // The first end's first block names no SR yet (LSR 0): no RTT for it.
-      assert.equal(side.rttMs.count, doc.from.ID === String(call.a) && name === 'from' ? 11 : 12, 'an RTT for every block with an LSR')
+      // Until the other end has echoed an SR too, an RTT is twice one direction: kept apart.
+      const estimated = side.rttEstimatedMs ? side.rttEstimatedMs.count : 0
+      assert.equal(side.rttMs.count + estimated, doc.from.ID === String(call.a) && name === 'from' ? 11 : 12, `an RTT for every block with an LSR: ${name} ${JSON.stringify([side.rttMs, side.rttEstimatedMs, side.unscored, side.mos])}`)
+      assert.ok(estimated <= 1, `${estimated} one-direction estimates: only before both directions are known`)
+      assert.equal(side.mos.count + (side.unscored['rtt-unknown'] || 0), 12, `a block without any RTT gives no MOS, counted: ${JSON.stringify([side.mos, side.unscored, side.loss, side.rttMs, side.rttEstimatedMs])}`)
       assert.deepEqual(side.invalid, {})
       sides.push(side)
     }
@@ -83,13 +90,34 @@ test('loss, jitter in ms, RTT and MOS of closed calls are what the calls carried
   assert.deepEqual(bands.filter((b) => b === 'good').length, 5, `2 % calls are good: ${bands}`)
   assert.deepEqual(bands.filter((b) => b === 'poor').length, 5, `10 % calls are poor: ${bands}`)
 
-  // One read tells how many calls were good or poor that minute.
-  const hh = String(minute.getUTCHours()).padStart(2, '0')
-  const mm = String(minute.getUTCMinutes()).padStart(2, '0')
-  const day = minute.toISOString().slice(0, 10).replace(/-/g, '')
-  const counter = await db.collection('counters').findOne({ _id: `${day}/rtcp.packets` })
-  assert.equal(counter.calls.good[hh][mm], 5, JSON.stringify(counter.calls))
-  assert.equal(counter.calls.poor[hh][mm], 5)
-  assert.equal((counter.calls.fair && counter.calls.fair[hh] && counter.calls.fair[hh][mm]) || 0, 0)
+  // Per minute, each call once, in the band of its worst report that minute.
+  const minutes = await callsByMinute(db.collection('streams'), { since: minute.getTime() })
+  const total = minutes.reduce((n, m) => n + m.good + m.fair + m.poor + m.unknown, 0)
+  assert.equal(total, 10 * minutes.length, `each call once a minute: ${JSON.stringify(minutes)}`)
+  const first = minutes[0]
+  assert.equal(first.minute, minute.toISOString().slice(0, 16).replace(/[-T:]/g, ''))
+  assert.equal(first.poor, 5, 'the 10 % calls are poor')
+  assert.equal(first.good + first.fair, 5, JSON.stringify(first))
   await collector.stop()
+})
+
+test('calls by band per minute stay exact while workers are killed: each call once a minute, in one band', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, rtcp, ['--stream-timeout', '30s'])
+  const calls = Array.from({ length: 20 }, (_, i) => {
+    const media = { lostPerRound: i % 2 ? 25 : 0, jitter: 160, delayMs: 20 }
+    return { a: 0x7000 + 2 * i, b: 0x7001 + 2 * i, ab: media, ba: media }
+  })
+  await awayFromMinuteEnd(15000)
+  const since = Date.now()
+  const kills = killLoop(collector, 250)
+  const { sent } = await sendCalls(port, calls, { rounds: 24 })
+  const killed = await kills.stop()
+  await waitFor(() => collector.summary().processed === sent, { what: 'every datagram processed' })
+  await collector.stop()
+  assert.ok(killed >= 2, `${killed} workers killed during the calls`)
+  const minutes = await callsByMinute(db.collection('streams'), { since })
+  assert.equal(minutes.length, 1, JSON.stringify(minutes))
+  const [m] = minutes
+  assert.equal(m.good + m.fair + m.poor + m.unknown, calls.length, `each call once: ${JSON.stringify(m)}`)
+  assert.equal(m.poor, 10, 'the 10 % calls are poor that minute')
 })

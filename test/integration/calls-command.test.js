@@ -53,7 +53,7 @@ test('collector calls lists the worst calls first, with their loss, and --json c
   await waitFor(async () => (await streamDocs(db, { active: false })).length === CALLS.length, { what: 'the sweeper closing the calls' })
   const docs = await streamDocs(db)
   assert.equal(docs.length, CALLS.length)
-  const worstFirst = docs.slice().sort((x, y) => x.analytics.mosMin - y.analytics.mosMin)
+  const worstFirst = docs.slice().sort((x, y) => x.analytics.mos - y.analytics.mos)
   assert.equal(callOf(worstFirst[0].from.ID), CALLS[2], 'the 10 % call is the worst')
   assert.equal(callOf(worstFirst[1].from.ID), CALLS[1])
 
@@ -74,7 +74,9 @@ test('collector calls lists the worst calls first, with their loss, and --json c
     const loss = expectedLoss(doc)
     assert.equal(row['LOSS% F→T'], loss['LOSS% F→T'], `row ${i + 1} loss from→to`)
     assert.equal(row['LOSS% T→F'], loss['LOSS% T→F'], `row ${i + 1} loss to→from`)
-    assert.equal(row['MOS MIN'], doc.analytics.mosMin.toFixed(2))
+    assert.equal(row['MOS CALL'], doc.analytics.mos.toFixed(2), 'the call\'s verdict')
+    assert.equal(row['JITTER MAX ms'], '20.0')
+    assert.match(row['RTT AVG ms'], /^~?\d+\.\d$/)
     assert.equal(row.BAND, doc.analytics.band)
   })
   const bands = { good: 0, fair: 0, poor: 0 }
@@ -82,7 +84,7 @@ test('collector calls lists the worst calls first, with their loss, and --json c
   assert.ok(bands.poor >= 1, 'the 10 % call is poor')
   assert.match(footer, new RegExp(`^3 calls with a report in the last 1h in ${db.databaseName}\\.streams: good ${bands.good} \\(MOS ≥ 4\\.0\\), fair ${bands.fair} \\(3\\.6–4\\.0\\), poor ${bands.poor} \\(< 3\\.6\\), unknown 0 \\(no MOS\\); showing the worst 2$`))
 
-  const json = await runCli(env, 'calls', ...where, '--json')
+  const json = await runCli(env, 'calls', ...where, '--json', '--since', '1d')
   assert.equal(json.code, 0, json.stderr)
   const lines = json.stdout.trimEnd().split('\n').map((line) => JSON.parse(line))
   assert.equal(lines.length, 3, 'one line per call')
@@ -93,10 +95,19 @@ test('collector calls lists the worst calls first, with their loss, and --json c
     assert.equal(line.active, false)
     assert.equal(line.endReason, 'bye')
     assert.equal(line.analytics.mosMin, doc.analytics.mosMin, 'callAnalytics gives what the sweeper stored')
+    assert.equal(line.analytics.mos, doc.analytics.mos)
     assert.equal(line.analytics.band, doc.analytics.band)
     assert.equal(line.analytics.to.lossRate, doc.analytics.to.lossRate)
   })
-  assert.match(json.stderr, /^3 calls with a report in the last 1h/, 'the footer on stderr')
+  assert.match(json.stderr, /^3 calls with a report in the last 1d/, 'the footer on stderr; --since takes days')
+
+  const perMinute = await runCli(env, 'calls', ...where, '--per-minute', '--json')
+  assert.equal(perMinute.code, 0, perMinute.stderr)
+  const minutes = perMinute.stdout.trimEnd().split('\n').map((line) => JSON.parse(line))
+  assert.ok(minutes.length >= 1 && minutes.length <= 2, perMinute.stdout)
+  for (const m of minutes) assert.equal(m.good + m.fair + m.poor + m.unknown, CALLS.length, `every call once in minute ${m.minute}`)
+  const perMinuteTable = await runCli(env, 'calls', ...where, '--per-minute')
+  assert.match(perMinuteTable.stdout, /^MINUTE \(UTC\)\s+GOOD\s+FAIR\s+POOR\s+UNKNOWN\n/)
 })
 
 test('collector calls: --worst 0 and --since soon exit 2 with one line naming the flag', async () => {

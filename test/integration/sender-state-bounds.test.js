@@ -30,7 +30,7 @@ const FIRST_PORT = 10000
 const PER_ROUND = 500 // sockets open at once; the next round waits until these arrived
 const REPORTER0 = 0x10000000
 const REPORTED0 = 0x20000000
-const CALL_MAPS = ['ssrcs', 'reportSides', 'calls'] // the workers' maps keyed by the SSRCs (call-quality.js)
+const CALL_MAPS = ['ssrcs', 'reportSides'] // the workers' maps keyed by the SSRCs (call-quality.js)
 
 /** The collector in its own process, driven over IPC (test/fixtures/rtcp-master.js). */
 async function startMaster (t, argv) {

@@ -261,3 +261,16 @@ test('every write by pair or by _id names its collection\'s whole shard key, so 
   assert.ok(counters.ops.length === 2, 'the increment and the next day\'s preallocation')
   for (const op of counters.ops) assert.deepStrictEqual(Object.keys(op.updateOne.filter), ['_id'])
 })
+
+test('a stop while the leader\'s backfill is running logs no warning: the pass was cut off by the worker\'s own close', async (t) => {
+  const { uri, name, db } = await database('shard_stop')
+  await legacyDatabase(db, Array.from({ length: 3000 }, (_, i) => legacyStream(`S${i}`, `T${i}`)))
+  const warnings = []
+  const record = (level) => (fields, msg) => { if (typeof fields === 'string') msg = fields; warnings.push(`${level}: ${msg}`) }
+  const logger = { trace () {}, debug () {}, info () {}, warn: record('warn'), error: record('error'), fatal: record('fatal'), child () { return logger } }
+  const lb = new LoadBalancer({ worker: WORKER, instances: 2, distribution: 'round-robin', logger, workerOptions: { mongoUri: uri, database: name, flushInterval: 50, sweep: false } })
+  t.after(() => lb.stop())
+  await lb.start().catch((err) => { throw new Error(`${err.message}: ${warnings.join('; ')}`) })
+  await lb.stop()
+  assert.deepStrictEqual(warnings.filter((w) => /backfill/.test(w)), [])
+})

@@ -20,6 +20,17 @@ const { oracleRatings } = require('../helpers/emodel-oracle')
 
 const block = (fields) => ({ ssrc: 2, fractionLost: 0, cumulativeLost: 0, highestSeq: 1000, jitter: 80, lsr: 0, dlsr: 0, ...fields })
 
+// A report whose LSR echoes a clock reference of the reported source seen
+// 50 ms before it, held 30 ms: 20 ms one way, an RTT (estimated) of 40 ms,
+// so that it is scored.
+let ntpSec = 100
+function scoredReport (q, reporter, fields, at) {
+  const b = block(fields)
+  ntpSec++
+  q.reference(b.ssrc, ntpSec, 0, undefined, at - 50)
+  return q.report(reporter, { ...b, lsr: (ntpSec & 0xffff) << 16, dlsr: 0.03 * 65536 }, at)
+}
+
 // MongoDB's order for what the statistics hold: null below numbers,
 // Dates by time, documents field by field.
 function bsonCompare (a, b) {
@@ -126,7 +137,7 @@ test('reports coalesced in one flush make the same update as one upsert each: fi
   const q = new CallQuality()
   const coalescer = new PacketCoalescer(10)
   const results = []
-  for (let i = 0; i < 4; i++) results.push(q.report(1, block({ highestSeq: 1000 + i * 500, cumulativeLost: i * (i === 2 ? 60 : 5) }), i * 5000))
+  for (let i = 0; i < 4; i++) results.push(scoredReport(q, 1, { highestSeq: 1000 + i * 500, cumulativeLost: i * (i === 2 ? 60 : 5) }, i * 5000))
   const alone = storedSide(results) // before the coalescer merges into the first report's stats
   results.forEach((r, i) => coalescer.add({ fromID: '1', toID: '2', highestPacketNum: 1000 + i * 500, timestamp: i * 5000, fields: r.fields, stats: r.stats }))
   const [entry] = coalescer.take()
@@ -163,7 +174,8 @@ test('impossible values are not used, counted by reason and flagged on the side'
   const r = q.report(1, block({ highestSeq: 1300, lsr: 0x00650000 + 7 }), 1000)
   assert.equal(r.stats.invalid['lsr-unknown'], 1)
   assert.equal(r.fields.rttMs, null, 'no RTT from it')
-  assert.equal(typeof r.fields.mos, 'number', 'its loss and jitter still give a MOS')
+  assert.deepEqual([r.fields.lossRate, r.fields.jitterMs], [0, 10], 'its loss and jitter stand')
+  assert.deepEqual([r.fields.mos, r.stats.unscored['rtt-unknown']], [null, 1], 'no delay known: no MOS, counted')
   assert.deepEqual(q.stats().invalid, { 'lost-exceeds-expected': 2, 'fraction-without-expected': 1, 'jitter-out-of-range': 1, 'lsr-unknown': 1, 'rtt-negative': 0 })
 })
 
@@ -231,18 +243,22 @@ test('XR VoIP Metrics: its loss, discard, burst and jitter buffer feed the MOS a
   assert.equal(item.fields.mos, mosFromR(R))
 })
 
-test('calls are counted once a minute, in the band of their worst report that minute', () => {
+test('per minute a call is in one band, that of its worst report that minute over both sides; unknown when none was scored', () => {
+  const { minuteBands } = require('../../collectors/rtcp/quality-analytics')
   const q = new CallQuality()
-  const good = { highestSeq: 0, cumulativeLost: 0 }
   const at = Date.UTC(2026, 10, 24, 14, 5, 0)
-  const report = (seq, lost, t) => q.report(1, block({ highestSeq: seq, cumulativeLost: lost }), t).counts
-  assert.deepEqual(report(1000 + good.highestSeq, 0, at), { 'calls.good': 1 })
-  assert.equal(report(1500, 0, at + 5000), null, 'the same call and minute, no worse: not again')
-  assert.deepEqual(report(2000, 100, at + 10000), { 'calls.good': -1, 'calls.poor': 1 }, '20 % loss moves it to poor')
-  assert.equal(report(2500, 100, at + 15000), null, 'better again: stays poor this minute')
-  assert.deepEqual(report(3000, 100, at + 60000), { 'calls.good': 1 }, 'a new minute counts it again')
-  // The other end's reports are the same call.
-  assert.equal(q.report(2, block({ ssrc: 1, highestSeq: 500 }), at + 61000).counts, null)
+  const ab = [
+    scoredReport(q, 1, { highestSeq: 1000 }, at),
+    scoredReport(q, 1, { highestSeq: 1500 }, at + 5000),
+    scoredReport(q, 1, { highestSeq: 2000, cumulativeLost: 100 }, at + 10000), // 20 %: poor
+    scoredReport(q, 1, { highestSeq: 2500, cumulativeLost: 100 }, at + 60000) // the next minute, clean
+  ]
+  const ba = [
+    q.report(2, block({ ssrc: 1, highestSeq: 700 }), at + 61000), // no RTT known: not scored
+    q.report(2, block({ ssrc: 1, highestSeq: 900 }), at + 125000)
+  ]
+  const doc = { from: { ID: '1', ...storedSide(ab) }, to: { ID: '2', ...storedSide(ba) } }
+  assert.deepEqual(Object.fromEntries(minuteBands(doc)), { 202611241405: 'poor', 202611241406: 'good', 202611241407: 'unknown' })
 })
 
 test('the E-model agrees with the independent oracle (G.107, written apart) across loss, burst, codec and delay', () => {
@@ -299,4 +315,104 @@ test('the per-report E-model path is the general one', () => {
   for (const [Ie, Bpl, Ppl, BurstR, T] of [[0, 25.1, 0, 1, 20], [11, 19, 3.5, 1.4, 180], [15, 16.1, 12, 2, 420], [0, 4.3, 1, 1, 0.5]]) {
     assert.equal(voipRFactor(Ie, Bpl, Ppl, BurstR, T, T, 2 * T), rFactor({ Ie, Bpl, Ppl, BurstR, T, Ta: T, Tr: 2 * T }))
   }
+})
+
+test('an interval without media (hold, the call\'s end) gives no loss and no MOS: counted, out of the figures, the worst and the minute', () => {
+  const q = new CallQuality()
+  const at = Date.UTC(2026, 10, 24, 14, 5, 0)
+  const results = [
+    scoredReport(q, 1, { highestSeq: 1000, cumulativeLost: 0 }, at),
+    scoredReport(q, 1, { highestSeq: 1250, cumulativeLost: 25 }, at + 5000), // 10 %
+    scoredReport(q, 1, { highestSeq: 1250, cumulativeLost: 25 }, at + 10000), // on hold: nothing expected
+    scoredReport(q, 1, { highestSeq: 1250, cumulativeLost: 25 }, at + 15000)
+  ]
+  for (const r of results.slice(2)) {
+    assert.deepEqual([r.fields.lossRate, r.fields.mos], [null, null])
+    assert.equal(r.stats.unscored['no-media'], 1)
+    assert.equal(r.stats.lossCount + r.stats.mosCount + r.stats.jitterMsCount, 0)
+    assert.equal(r.stats.minute, null, 'no per-minute bucket')
+    assert.equal(r.stats.rttEstimatedMsCount, 1, 'RTCP still flows: its round trip stands')
+  }
+  const side = sideQuality(storedSide(results))
+  assert.deepEqual([side.mos.count, side.loss.count, side.unscored['no-media']], [2, 2, 2])
+  assert.equal(side.minutes, undefined)
+  const minutes = storedSide(results).quality.minutes
+  assert.equal(Object.values(minutes)[0].reports, 2, 'the minute holds the two reports with media')
+  assert.equal(side.worst.loss, 0.1, 'the worst is a report with media')
+  assert.equal(q.stats().unscored['no-media'], 2)
+})
+
+test('the delay scored: unknown RTT gives no MOS; a one-direction estimate is kept apart from the measured RTT; the jitter buffer is the declared one', () => {
+  const q = new CallQuality({ jitterBuffer: 60 })
+  const first = q.report(1, block({ highestSeq: 1000 }), 500) // LSR 0: no SR echoed yet
+  assert.deepEqual([first.fields.rttMs, first.fields.mos, first.stats.unscored['rtt-unknown']], [null, null, 1])
+  assert.deepEqual([first.stats.mosCount, first.stats.lossCount], [0, 1], 'its loss stands')
+  const mid = (sec) => (sec & 0xffff) << 16
+  q.reference(2, 7, 0, undefined, 1000)
+  const one = q.report(1, block({ highestSeq: 1250, lsr: mid(7), dlsr: 0.2 * 65536 }), 1230) // 30 ms from 2 to 1
+  assert.equal(one.fields.rttBasis, 'one-direction')
+  assert.deepEqual([one.stats.rttMsCount, one.stats.rttEstimatedMsCount], [0, 1], 'an estimate, not a measured RTT')
+  q.reference(1, 9, 0, undefined, 1300)
+  const both = q.report(2, block({ ssrc: 1, highestSeq: 1250, lsr: mid(9), dlsr: 0.07 * 65536 }), 1420) // 50 ms from 1 to 2
+  assert.equal(both.fields.rttBasis, 'both-directions')
+  assert.ok(Math.abs(both.fields.rttMs - 80) < 1e-9)
+  assert.deepEqual([both.stats.rttMsCount, both.stats.rttEstimatedMsCount], [1, 0])
+  // Mouth-to-ear: half the RTT + the jitter buffer (60) + G.711's 20 ms, whatever the jitter.
+  assert.ok(Math.abs(one.fields.delayMs - (30 + 60 + 20)) < 1e-9)
+  assert.ok(Math.abs(both.fields.delayMs - (40 + 60 + 20)) < 1e-9)
+  assert.equal(new CallQuality().jitterBuffer, 50, 'the default: a typical adaptive buffer')
+})
+
+test('per-report MOS agrees with the independent E-model on the same loss, RTT and declared jitter buffer', () => {
+  const inputs = []
+  const results = []
+  for (const buffer of [40, 50, 100]) {
+    for (const [lossPct, oneWayMs] of [[0, 10], [1, 75], [5, 150], [20, 30]]) {
+      const q = new CallQuality({ jitterBuffer: buffer })
+      q.report(1, block({ highestSeq: 1000 }), 0)
+      q.reference(2, 7, 0, undefined, 1000)
+      const r = q.report(1, block({ highestSeq: 2000, cumulativeLost: lossPct * 10, jitter: 8 * 30, lsr: (7 & 0xffff) << 16, dlsr: 0 }), 1000 + oneWayMs)
+      const T = oneWayMs + buffer + 20 // half of 2 × one way, the buffer, G.711's packet
+      inputs.push({ Ie: 0, Bpl: 25.1, Ppl: lossPct, T, Ta: T, Tr: 2 * T })
+      results.push(r.fields)
+    }
+  }
+  const oracle = oracleRatings(inputs)
+  results.forEach((fields, i) => {
+    assert.ok(Math.abs(fields.rFactor - oracle[i].R) < 1e-9, `R ${fields.rFactor} vs oracle ${oracle[i].R} for ${JSON.stringify(inputs[i])}`)
+    assert.ok(Math.abs(fields.mos - oracle[i].MOS) < 1e-9)
+  })
+  assert.ok(results[results.length - 2].mos < 3.8, 'at 150 ms each way with a 100 ms buffer the call is not good')
+})
+
+test('the call verdict: a 2 s burst in a good minute leaves the call good, its worst 10 s window poor; both checked against the E-model oracle', () => {
+  const q = new CallQuality()
+  const { callAnalytics } = require('../../collectors/rtcp/quality-analytics')
+  const results = []
+  let lost = 0
+  for (let i = 0; i <= 120; i++) { // a report every 0.5 s (25 packets of 20 ms) for 60 s
+    if (i >= 60 && i < 64) lost += i % 2 === 0 ? 13 : 12 // 2 s at 50 %
+    results.push(scoredReport(q, 1, { highestSeq: 10000 + 25 * i, cumulativeLost: lost }, 1000 + 500 * i))
+  }
+  const side = storedSide(results)
+  const a = callAnalytics({ from: { ID: '1', ...side }, to: null, startTime: new Date(0), endTime: new Date(61000) })
+  const q1 = a.from
+  assert.equal(q1.lossRate, 50 / 3000)
+  assert.ok(q1.mos.min < 2, `the burst's own reports are very poor (${q1.mos.min})`)
+  assert.equal(a.mos, q1.verdict.mos)
+  assert.equal(a.band, 'good', `verdict ${a.mos}`)
+  assert.equal(a.worstWindow.side, 'from')
+  assert.deepEqual([a.worstWindow.lost, a.worstWindow.expected], [50, 500], 'the window holding the burst')
+  assert.ok(a.worstWindow.mos < 3.6, `worst window ${a.worstWindow.mos} is poor`)
+  const T = 20 + 50 + 20 // half the 40 ms RTT, the jitter buffer, G.711
+  const oracle = oracleRatings([
+    { Ie: 0, Bpl: 25.1, Ppl: 100 * 50 / 3000, T, Ta: T, Tr: 2 * T },
+    { Ie: 0, Bpl: 25.1, Ppl: 10, T, Ta: T, Tr: 2 * T }
+  ])
+  assert.ok(Math.abs(a.mos - oracle[0].MOS) < 1e-9, `verdict ${a.mos} vs oracle ${oracle[0].MOS}`)
+  assert.ok(Math.abs(a.worstWindow.mos - oracle[1].MOS) < 1e-9, `window ${a.worstWindow.mos} vs oracle ${oracle[1].MOS}`)
+  // Windows are spans of media: a hold adds none, and a short first or last one is left out.
+  const windows = side.quality.windows
+  assert.ok(Object.values(windows).every((w) => w.expected <= 500))
+  assert.equal(Object.values(windows).filter((w) => w.expected >= 250).length, 6)
 })

@@ -403,3 +403,10 @@ test('a bare duration is milliseconds in every command; a range error says so an
   const top = problemsOf(() => LoadBalancerConfig.parse([...W, '--retry-delay', '0'], {}))
   assert.match(top.message, /--retry-delay: must be between 1ms and 1h \(a bare number is milliseconds\)/)
 })
+
+test('durations take days: 1d is 86,400,000 ms and prints back as 1d', () => {
+  assert.deepEqual(flagTypes.duration.parse('1d'), { value: 86400000 })
+  assert.deepEqual(flagTypes.duration.parse('1.5d'), { value: 129600000 })
+  assert.equal(flagTypes.duration.format(2 * 86400000), '2d')
+  assert.equal(flagTypes.duration.format(3600000), '1h')
+})

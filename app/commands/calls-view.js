@@ -1,0 +1,156 @@
+'use strict'
+
+// `collector calls --serve`: the calls as plain HTML and inline SVG, drawn
+// on the server (no script, no CDN, no build step). `/` lists the worst
+// calls and charts the calls by band per minute; `/call?id=<_id>` charts
+// one call's MOS, loss and jitter per minute. Runs in the CLI process;
+// served with the metrics endpoint's TLS and basic auth (its web config).
+
+const { ObjectId } = require('mongodb')
+const MetricsServer = require('../../lib/master/metrics-server')
+const { callAnalytics } = require('../../collectors/rtcp/quality-analytics')
+
+const reply = MetricsServer.reply
+const HTML = 'text/html; charset=utf-8'
+const COLORS = Object.freeze({ good: '#2ca02c', fair: '#f0b400', poor: '#d62728', unknown: '#9e9e9e' })
+const BANDS = Object.keys(COLORS)
+const STYLE = 'body{font:14px sans-serif;margin:24px;color:#222}table{border-collapse:collapse}' +
+  'td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}td.l,th.l{text-align:left}' +
+  'svg text{font:11px sans-serif}.band{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}'
+
+/**
+ * The view's HTTP endpoint: a MetricsServer (its binding, TLS, basic auth
+ * and refusal counting) whose paths are the view's.
+ */
+class CallsViewServer extends MetricsServer {
+  /**
+   * @param {import('mongodb').Collection} streams
+   * @param {{ host: string, port: number, webConfig?: string, since: number, worst: number, logger?: object,
+   *   read: { worstCalls: Function, callsByMinute: Function, row: Function, columns: object[] } }} options
+   *   since: the window in ms; read: the queries and the table of `collector calls`
+   */
+  constructor (streams, { host, port, webConfig, since, worst, logger, read }) {
+    super(null, { host, port, name: 'calls', webConfig, logger })
+    Object.assign(this, { streams, since, worst, read })
+  }
+
+  _defineMetrics () {} // no balancer here: only the refusals counter
+
+  async _route (path, req, res) {
+    if (path === '/') return reply(res, 200, HTML, await this.overview())
+    if (path === '/call') return this.callPage(new URL(req.url, 'http://view').searchParams.get('id'), res)
+    return reply(res, 404, 'text/plain', 'not found: try / or /call?id=<stream _id>\n')
+  }
+
+  async overview () {
+    const since = Date.now() - this.since
+    const report = await this.read.worstCalls(this.streams, { since, worst: this.worst })
+    const minutes = await this.read.callsByMinute(this.streams, { since })
+    const rows = report.shown.map(({ doc, analytics }) => ({ id: String(doc._id), cells: this.read.row(doc, analytics) }))
+    return page('Calls', [
+      `<h1>Calls</h1><p>${report.total} calls with a report in the window; the worst ${rows.length} by their verdict (MOS CALL).</p>`,
+      worstTable(this.read.columns, rows),
+      '<h2>Calls per minute by band</h2>',
+      bandChart(minutes, { since, until: Date.now() }),
+      legend()
+    ])
+  }
+
+  async callPage (id, res) {
+    const doc = ObjectId.isValid(id || '') ? await this.streams.findOne({ _id: new ObjectId(id) }) : null
+    if (!doc) return reply(res, 404, HTML, page('No such call', [`<p>No call ${escape(id || '')}. <a href="/">All calls</a></p>`]))
+    const a = callAnalytics(doc)
+    const sides = [['from', doc.from], ['to', doc.to]].filter(([, side]) => side && side.quality && side.quality.minutes)
+    const series = (name, read) => sides.map(([label, side]) => ({ label: `${label} ${side.ID}`, points: minuteSeries(side.quality.minutes, read) }))
+    return reply(res, 200, HTML, page(`Call ${doc.from.ID} – ${doc.to.ID}`, [
+      `<h1>Call ${escape(doc.from.ID)} – ${escape(doc.to.ID)}</h1><p><a href="/">All calls</a></p>`,
+      `<p id="verdict">MOS ${fmt(a.mos, 2)} (${a.band}); worst 10 s ${fmt(a.worstWindow && a.worstWindow.mos, 2)}; worst report ${fmt(a.mosMin, 2)}</p>`,
+      '<h2>MOS per minute (average)</h2>', lineChart('mos', series('mos', (b) => b.reports > 0 ? b.mosSum / b.reports : null), { min: 1, max: 4.5 }),
+      '<h2>Loss per minute (highest, %)</h2>', lineChart('loss', series('loss', (b) => b.lossMax * 100), { min: 0 }),
+      '<h2>Jitter per minute (highest, ms)</h2>', lineChart('jitter', series('jitter', (b) => b.jitterMsMax), { min: 0 })
+    ]))
+  }
+}
+
+function page (title, parts) {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${escape(title)}</title><style>${STYLE}</style></head><body>${parts.join('\n')}</body></html>\n`
+}
+
+function worstTable (columns, rows) {
+  const head = columns.map((c) => `<th class="${c.align === 'left' ? 'l' : ''}">${escape(c.title)}</th>`).join('')
+  const body = rows.map(({ id, cells }) => '<tr>' + columns.map((c, i) => {
+    const text = escape(cells[c.key] === null || cells[c.key] === undefined ? '-' : String(cells[c.key]))
+    const content = i === 0 ? `<a href="/call?id=${encodeURIComponent(id)}">${text}</a>` : text
+    return `<td class="${c.align === 'left' ? 'l' : ''}${c.key === 'band' ? ' ' + text : ''}">${content}</td>`
+  }).join('') + '</tr>').join('\n')
+  return `<table id="worst"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`
+}
+
+// One stacked bar per minute of the window (`since` to `until`, ms): the
+// calls of each band, good at the bottom; a minute without calls is a gap.
+function bandChart (minutes, { since, until }, width = 900, height = 220) {
+  const first = Math.floor(since / 60000)
+  const slots = Math.max(1, Math.floor(until / 60000) - first + 1)
+  const top = Math.max(1, ...minutes.map((m) => BANDS.reduce((n, b) => n + m[b], 0)))
+  const step = (width - 60) / slots
+  const barWidth = Math.max(1, Math.min(40, step * 0.8))
+  const scale = (height - 40) / top
+  const bars = minutes.map((m) => {
+    const x = 40 + (minuteOf(m.minute) - first) * step
+    let y = height - 20
+    return BANDS.filter((band) => m[band] > 0).map((band) => {
+      const h = m[band] * scale
+      y -= h
+      return `<rect class="${band}" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${barWidth.toFixed(1)}" height="${h.toFixed(1)}" fill="${COLORS[band]}"><title>${minuteLabel(m.minute)} ${band} ${m[band]}</title></rect>`
+    }).join('')
+  }).join('\n')
+  const label = (minute, x, anchor) => `<text x="${x}" y="${height - 4}" text-anchor="${anchor}">${timeLabel(minute * 60000)}</text>`
+  const empty = minutes.length ? '' : `<text x="40" y="${height / 2}">no calls in the window</text>`
+  return `<svg id="bands" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><line x1="38" y1="${height - 20}" x2="${width - 20}" y2="${height - 20}" stroke="#444"/><text x="34" y="24" text-anchor="end">${top}</text>${bars}${label(first, 40, 'start')}${label(first + slots - 1, width - 20, 'end')}${empty}</svg>`
+}
+
+// The minute (since the epoch) of a `YYYYMMDDHHmm` key.
+function minuteOf (key) {
+  return Date.UTC(+key.slice(0, 4), +key.slice(4, 6) - 1, +key.slice(6, 8), +key.slice(8, 10), +key.slice(10, 12)) / 60000
+}
+
+function timeLabel (ms) {
+  return new Date(ms).toISOString().slice(11, 16)
+}
+
+function legend () {
+  return '<p>' + BANDS.map((band) => `<span class="band" style="background:${COLORS[band]}"></span>${band}`).join('') + '</p>'
+}
+
+// `[{ minute, value }]` of a side's per-minute buckets, oldest first, without the minutes `read` has no value for.
+function minuteSeries (minutes, read) {
+  return Object.keys(minutes).sort().map((minute) => ({ minute, value: read(minutes[minute]) })).filter((p) => typeof p.value === 'number' && Number.isFinite(p.value))
+}
+
+// One polyline per side over the minutes of both, with its points as circles.
+function lineChart (id, series, { min, max }, width = 900, height = 160) {
+  const keys = [...new Set(series.flatMap((s) => s.points.map((p) => p.minute)))].sort()
+  const values = series.flatMap((s) => s.points.map((p) => p.value))
+  const hi = max !== undefined ? max : Math.max(min + 1, ...values)
+  const x = (minute) => 40 + (keys.length > 1 ? keys.indexOf(minute) / (keys.length - 1) : 0.5) * (width - 80)
+  const y = (value) => height - 20 - (value - min) / (hi - min) * (height - 40)
+  const strokes = ['#1f77b4', '#ff7f0e']
+  const lines = series.map((s, i) => `<polyline class="${id}" fill="none" stroke="${strokes[i]}" stroke-width="2" points="${s.points.map((p) => `${x(p.minute).toFixed(1)},${y(p.value).toFixed(1)}`).join(' ')}"/>` +
+    s.points.map((p) => `<circle cx="${x(p.minute).toFixed(1)}" cy="${y(p.value).toFixed(1)}" r="4" fill="${strokes[i]}"><title>${escape(s.label)} ${minuteLabel(p.minute)} ${p.value.toFixed(2)}</title></circle>`).join('') +
+    `<text x="${width - 30}" y="${14 + 13 * i}" text-anchor="end" fill="${strokes[i]}">${escape(s.label)}</text>`).join('\n')
+  return `<svg id="${id}" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><line x1="38" y1="${height - 20}" x2="${width - 40}" y2="${height - 20}" stroke="#444"/><text x="34" y="24" text-anchor="end">${fmt(hi, 1)}</text><text x="34" y="${height - 20}" text-anchor="end">${fmt(min, 1)}</text>${lines}</svg>`
+}
+
+function minuteLabel (key) {
+  return `${key.slice(8, 10)}:${key.slice(10, 12)}`
+}
+
+function fmt (value, digits) {
+  return typeof value === 'number' ? value.toFixed(digits) : '-'
+}
+
+function escape (text) {
+  return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+}
+
+module.exports = { CallsViewServer }
