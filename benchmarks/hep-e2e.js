@@ -1,8 +1,8 @@
 'use strict'
 // The same RTCP reports stored through HEP and straight, in one invocation:
-// the HEP collector fed the RTCP simulator's datagrams wrapped in HEP3 (raw
-// RTCP on protocol type 5, the call's id in the correlation chunk, as an
-// agent that forwards the bytes sends them) against the RTCP collector fed
+// the HEP collector fed the RTCP simulator's reports as rtpengine sends them
+// (HEP3, protocol type 5, the report as rtpengine's JSON, the call's id in
+// the correlation chunk; encoded by hep-js) against the RTCP collector fed
 // the bare datagrams. Both with 2 workers on one embedded
 // MongoDB-compatible server (in memory), a sender in another process at
 // --rate reports/s for --reports reports over --calls calls, variants
@@ -37,6 +37,7 @@ else main().catch((err) => { console.error(err); process.exit(1) })
 function sender () {
   process.once('message', async ({ variant, port, reports, rate, calls }) => {
     const HEPjs = require('hep-js')
+    const { decodeRtcp } = require('../collectors/rtcp/decoder')
     const simulator = new RtcpSimulator({ streams: calls })
     const datagrams = []
     for (let i = 0; i < reports; i++) {
@@ -44,7 +45,7 @@ function sender () {
       const raw = simulator.next()
       datagrams.push(variant === 'rtcp'
         ? raw
-        : HEPjs.encapsulate(raw, { protocolFamily: 2, protocol: 17, srcIp: '10.0.0.1', dstIp: '10.0.0.2', srcPort: 30001, dstPort: 40001, timeSeconds: Math.floor(Date.now() / 1000), timeUseconds: 0, payloadType: 5, captureId: 1, hepNodeName: 'bench', correlation_id: `call-${call}@bench` }))
+        : HEPjs.encapsulate(rtpengineJson(decodeRtcp(raw).packets), { protocolFamily: 2, protocol: 17, srcIp: '10.0.0.1', dstIp: '10.0.0.2', srcPort: 30001, dstPort: 40001, timeSeconds: Math.floor(Date.now() / 1000), timeUseconds: 0, payloadType: 5, captureId: 1, hepNodeName: 'bench', correlation_id: `call-${call}@bench` }))
     }
     const socket = dgram.createSocket('udp4')
     socket.bind(0, '127.0.0.1', async () => {
@@ -62,6 +63,20 @@ function sender () {
       socket.close()
     })
   })
+}
+
+// An RTCP compound as rtpengine writes it into HEP type 5 (daemon/rtcp.c's homer handlers).
+function rtpengineJson (packets) {
+  const parts = []
+  for (const p of packets) {
+    if (p.type === 'SR') parts.push(`"sender_information":{"ntp_timestamp_sec":${p.ntpSec},"ntp_timestamp_usec":${p.ntpFrac},"octets":${p.octetCount},"rtp_timestamp":${p.rtpTimestamp}, "packets":${p.packetCount}}`)
+    if (p.type === 'SR' || p.type === 'RR') {
+      const blocks = p.reports.map((b) => `{"source_ssrc":${b.ssrc},"highest_seq_no":${b.highestSeq},"fraction_lost":${b.fractionLost},"ia_jitter":${b.jitter},"packets_lost":${b.cumulativeLost & 0xffffff},"lsr":${b.lsr},"dlsr":${b.dlsr}}`)
+      parts.push(`"ssrc":${p.ssrc},"type":${p.type === 'SR' ? 200 : 201},"report_count":${p.reports.length},"report_blocks":[${blocks.join(',')}]`)
+    }
+    if (p.type === 'SDES') parts.push(`"sdes_report_count":${p.chunks.length},"sdes_information": [ ${p.chunks.map((c) => `{"sdes_chunk_ssrc":${c.ssrc},"type":1,"text":"${c.items.cname}"}`).join(',')}]`)
+  }
+  return `{ ${parts.join(',')} }`
 }
 
 // ---- the master: one run per variant and round ----
