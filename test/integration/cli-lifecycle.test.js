@@ -7,25 +7,19 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
-const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
 const launcher = require('../../app/launcher')
 const { readStats } = require('../../app/stats-file')
 const { runCli: cli, CLI } = require('../helpers/cli')
 const { waitFor } = require('../helpers/wait-for')
+const { pm2Home } = require('../helpers/pm2-home')
 const { spawn } = require('node:child_process')
 
 const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
 
 function pm2Env (t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-life-'))
-  const env = { ...process.env, COLLECTOR_STATS_DIR: path.join(dir, 'stats'), PM2_HOME: path.join(dir, 'pm2') }
-  t.after(async () => {
-    await launcher.killDaemon({ pm2Home: env.PM2_HOME })
-    fs.rmSync(dir, { recursive: true, force: true })
-  })
-  return env
+  const home = pm2Home(t)
+  return { ...process.env, COLLECTOR_STATS_DIR: path.join(path.dirname(home), 'stats'), PM2_HOME: home }
 }
 
 async function busyPort (t) {
