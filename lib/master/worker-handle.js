@@ -30,7 +30,7 @@ const BACKLOG_BATCH_DELAY_MS = 25
  *
  * Events: 'ack' (after an acknowledgement), 'idle' (in-flight reached 0),
  * 'dropped' (reason, n: messages the worker refused by name), 'ready',
- * 'initFailed' (message), 'closed', 'log', 'stats'.
+ * 'initFailed' (message, where), 'closed', 'log', 'stats'.
  */
 class WorkerHandle extends EventEmitter {
   /**
@@ -276,7 +276,7 @@ class WorkerHandle extends EventEmitter {
     switch (message[0]) {
       case ipc.ACK: return this.onAck(message[1], message[2], message[3], message[4])
       case ipc.READY: return this.emit('ready')
-      case ipc.INIT_FAILED: return this.emit('initFailed', message[1])
+      case ipc.INIT_FAILED: return this.emit('initFailed', message[1], message[2])
       case ipc.CLOSED: return this.emit('closed')
       case ipc.LOG: return this.emit('log', message[1], message[2], message[3])
       case ipc.STATS_RES: return this.emit('stats', message[1], message[2])

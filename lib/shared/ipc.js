@@ -20,7 +20,7 @@ const TAGS = Object.freeze({
   // dropped: { reason: n } for messages the worker refused by name.
   ACK: 2,
   READY: 3, // worker → master: [READY]
-  INIT_FAILED: 4, // worker → master: [INIT_FAILED, message]
+  INIT_FAILED: 4, // worker → master: [INIT_FAILED, message, { file, line } | null] (where the worker module failed to load)
   SHUTDOWN: 5, // master → worker: [SHUTDOWN]
   CLOSED: 6, // worker → master: [CLOSED]
   STATS_REQ: 7, // master → worker: [STATS_REQ, requestId]
