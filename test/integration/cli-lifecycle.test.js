@@ -56,12 +56,17 @@ test('start whose workers cannot come online (init throws): exit 1 with the reas
   assert.deepEqual(await launcher.list({ pm2Home: env.PM2_HOME }), [])
 })
 
-test('stop, then start NAME brings it back with its flags; start NAME again says it runs; logs shows its lines, readable or as JSON, and --follow what comes after', { timeout: 120000 }, async (t) => {
+test('stop, then start NAME brings it back with its flags (status of the stopped one shows no pid); start NAME again says it runs; logs shows its lines and none of PM2\'s, readable or as JSON, and --follow what comes after', { timeout: 120000 }, async (t) => {
   const env = pm2Env(t)
   const first = await cli(env, 'start', ECHO, '--name', 'twin', '--instances', '1', '--batch-size', '7')
   assert.equal(first.code, 0, first.stderr)
   assert.equal((await cli(env, 'stop', 'twin')).code, 0)
-  assert.equal((await readStats('twin', env.COLLECTOR_STATS_DIR)).state, 'stopped')
+  const stoppedSnap = await readStats('twin', env.COLLECTOR_STATS_DIR)
+  assert.deepEqual([stoppedSnap.state, stoppedSnap.pid], ['stopped', null], 'a stopped collector has no pid: its process is gone')
+  const status = await cli(env, 'status', 'twin')
+  assert.equal(status.code, 0, status.stderr)
+  assert.match(status.stdout, /^twin {2}stopped {2}udp - {2}ran \S+, stopped \d{4}-/)
+  assert.doesNotMatch(status.stdout.split('\n')[0], /pid/)
 
   const again = await cli(env, 'start', 'twin')
   assert.equal(again.code, 0, again.stderr)
@@ -80,6 +85,7 @@ test('stop, then start NAME brings it back with its flags; start NAME again says
   assert.equal(logs.code, 0, logs.stderr)
   assert.match(logs.stdout, /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] INFO \(twin\): collector started/m)
   assert.equal((logs.stdout.match(/collector started/g) || []).length, 2, 'both starts are in the log')
+  assert.doesNotMatch(logs.stdout, /\[PM2\]|OpenTelemetry/, 'PM2\'s agent adds nothing of its own to the log')
   const json = await cli(env, 'logs', 'twin', '--json', '--lines', '200')
   const records = json.stdout.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
   assert.ok(records.some((r) => r.msg === 'collector stopped' && r.level === 30))
