@@ -575,7 +575,13 @@ export const FRAMINGS: readonly string[]
 export class CollectorError extends Error { code: string }
 export class InvalidConfigError extends CollectorError { problems: Array<{ flag?: string, option?: string, message: string }> }
 export class InvalidOptionError extends CollectorError { option: string; value: unknown; /** for an unknown key: the declared one it most likely meant */ closest?: string }
-export class WorkerDownError extends CollectorError { slot?: number }
+export class WorkerDownError extends CollectorError {
+  slot?: number
+  /** When the worker module did not load: the file at fault (the module, or one it required) */
+  file?: string
+  /** ...and the line there, when known */
+  line?: number | null
+}
 export class DecodeError extends CollectorError { constructor (reason: string, message?: string); reason: string }
 export class DatabaseError extends CollectorError {}
 /** start() could not bind or connect its listener (ERR_LISTEN): port in use, no permission, no such address; never retried */

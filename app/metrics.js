@@ -42,9 +42,14 @@ function underPm2 (env) {
 
 // @pm2/io would otherwise install its own uncaughtException handler (which
 // prints a raw stack and exits); the collector entry handles errors itself.
+// Under PM2 7 `require('@pm2/io')` gives the agent PM2 already put in the
+// process (its pm2-io-bpm, registered on a global symbol), whose init()
+// takes a missing `tracing` as "enabled" and then prints "[PM2][ERROR]
+// OpenTelemetry packages not installed" into the app's log; only an object
+// with `enabled: false` turns it off (`false` is read as enabled too).
 function loadIo () {
   const io = require('@pm2/io')
-  io.init({ catchExceptions: false, profiling: false, metrics: { v8: false, http: false, runtime: false, eventLoop: true, network: false } })
+  io.init({ catchExceptions: false, profiling: false, tracing: { enabled: false }, metrics: { v8: false, http: false, runtime: false, eventLoop: true, network: false } })
   return io
 }
 

@@ -8,6 +8,7 @@ const os = require('node:os')
 const path = require('node:path')
 const pm2 = require('pm2')
 const CollectorError = require('../exceptions/collector-error')
+const { isAlive } = require('../lib/shared/is-alive')
 const EXIT = require('./exit-codes')
 
 /*
@@ -35,15 +36,26 @@ const APP_DEFAULTS = Object.freeze({
   merge_logs: true
 })
 
+// How long killDaemon waits for the daemon's process to be gone after PM2
+// answered (it answers before it exits).
+const DAEMON_EXIT_MS = 10000
+
 /**
- * Stops the PM2 daemon of `pm2Home` and every app it runs (tests, cleanup).
+ * Stops the PM2 daemon of `pm2Home` and every app it runs (tests, cleanup);
+ * resolves once the daemon's process has exited, so that its home can be
+ * removed after.
  * @param {{ pm2Home?: string }} [options]
  * @returns {Promise<void>}
  */
 async function killDaemon (options = {}) {
   const home = path.resolve(options.pm2Home || process.env.PM2_HOME || path.join(os.homedir(), '.pm2'))
-  if (!fs.existsSync(path.join(home, 'pm2.pid'))) return // no daemon: do not spawn one to kill it
+  const pidFile = path.join(home, 'pm2.pid')
+  if (!fs.existsSync(pidFile)) return // no daemon: do not spawn one to kill it
+  const pid = Number(fs.readFileSync(pidFile, 'utf8'))
   await withPm2({ pm2Home: home }, (api) => call(api, 'killDaemon'))
+  for (const until = Date.now() + DAEMON_EXIT_MS; pid > 0 && isAlive(pid) && Date.now() < until;) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
 }
 
 /** The app PM2 runs under `name` (PM2's own description), or null. */

@@ -203,7 +203,8 @@ function buildSnapshot (meta, stats, rates) {
     format: FORMAT,
     name: meta.name,
     collector: meta.collector,
-    pid: meta.pid,
+    // Once stopped the process is gone, and its number may be another's.
+    pid: stats.state === 'stopped' ? null : meta.pid,
     timestamp: now,
     time: new Date(now).toISOString(),
     interval: meta.interval,

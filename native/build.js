@@ -13,6 +13,25 @@ const { execFileSync } = require('node:child_process')
 const SOURCE = path.join(__dirname, 'udp_receiver.c')
 const OUTPUT = path.join(__dirname, 'build', 'udp_receiver.node')
 
+/** The Node version a header directory declares (node_version.h), or null. */
+function headerVersion (dir) {
+  let text
+  try {
+    text = fs.readFileSync(path.join(dir, 'node_version.h'), 'utf8')
+  } catch {
+    return null
+  }
+  const part = (name) => (text.match(new RegExp(`#define NODE_${name}_VERSION (\\d+)`)) || [])[1]
+  const [major, minor, patch] = ['MAJOR', 'MINOR', 'PATCH'].map(part)
+  return major ? `${major}.${minor}.${patch}` : null
+}
+
+/**
+ * Header directories that have what the build needs, those of the running
+ * Node first: npm exports `nodedir` from any npmrc (a machine-wide
+ * `nodedir=/usr` names the system Node's headers), which must not win over
+ * the headers shipped beside the Node that will load the addon.
+ */
 function headerDirs () {
   const prefix = path.resolve(path.dirname(process.execPath), '..')
   const candidates = [
@@ -21,7 +40,9 @@ function headerDirs () {
     '/usr/include/node',
     '/usr/local/include/node'
   ].filter(Boolean)
-  return candidates.filter((dir) => fs.existsSync(path.join(dir, 'node_api.h')) && fs.existsSync(path.join(dir, 'uv.h')))
+  const usable = candidates.filter((dir) => fs.existsSync(path.join(dir, 'node_api.h')) && fs.existsSync(path.join(dir, 'uv.h')))
+  const running = (dir) => headerVersion(dir) === process.versions.node
+  return [...usable.filter(running), ...usable.filter((dir) => !running(dir))]
 }
 
 /** `strict` turns compiler warnings into errors (CI); an install only reports them. */
@@ -30,7 +51,7 @@ function build ({ strict = false } = {}) {
   const [include] = headerDirs()
   if (!include) throw new Error('Node\'s C headers (node_api.h, uv.h) were not found next to the node binary')
   compile(SOURCE, OUTPUT, [...(strict ? ['-Werror'] : []), '-shared', '-fPIC', '-fvisibility=hidden', '-DNODE_GYP_MODULE_NAME=udp_receiver', '-I', include])
-  return { output: OUTPUT, include }
+  return { output: OUTPUT, include, version: headerVersion(include) }
 }
 
 /** Compiles one C file to `output` (written whole or not at all). */
@@ -45,8 +66,8 @@ function compile (source, output, flags = []) {
 if (require.main === module) {
   const required = process.argv.includes('--required')
   try {
-    const { output, include } = build({ strict: required })
-    process.stdout.write(`collector-cluster: built the native UDP receiver (${path.relative(process.cwd(), output) || output}, headers ${include})\n`)
+    const { output, include, version } = build({ strict: required })
+    process.stdout.write(`collector-cluster: built the native UDP receiver (${path.relative(process.cwd(), output) || output}, headers ${include} of Node ${version || 'unknown'}, running Node ${process.versions.node})\n`)
   } catch (err) {
     process.stderr.write(`collector-cluster: native UDP receiver not built: ${err.message.split('\n')[0]}\n` +
       'collector-cluster: UDP collectors will receive with node:dgram (udpReceiver "auto" falls back).\n')

@@ -40,8 +40,12 @@ function render (snap) {
   const address = s.address ? `${s.address.address}:${s.address.port}` : '-'
   const stale = snap.age > 3 * snap.interval ? `  (last update ${Math.round(snap.age / 1000)} s ago)` : ''
   const dropped = Object.entries(s.dropped).filter(([k, v]) => k !== 'total' && v > 0).map(([k, v]) => `${k} ${v}`).join(', ')
+  // A stopped collector's process is gone: no pid (the stats file has none).
+  const head = snap.pid === null
+    ? `${snap.name}  ${s.state}  ${s.protocol} ${address}  ran ${formatUptime(s.uptime)}, stopped ${snap.time}`
+    : `${snap.name}  ${s.state}  pid ${snap.pid}  ${s.protocol} ${address}  up ${formatUptime(s.uptime)}${stale}`
   const lines = [
-    `${snap.name}  ${s.state}  pid ${snap.pid}  ${s.protocol} ${address}  up ${formatUptime(s.uptime)}${stale}`,
+    head,
     `collector  ${snap.collector}`,
     '',
     formatTable(COUNTER_COLUMNS, [

@@ -36,7 +36,7 @@ const BACKLOG_BATCH_DELAY_MS = 25
  * Events: 'ack' (after an acknowledgement), 'idle' (in-flight reached 0),
  * 'dropped' (reason, n: messages the worker refused by name), 'received'
  * (messages, bytes, dropped: what its own socket brought), 'ready',
- * 'initFailed' (message), 'closed', 'unlistened', 'log', 'stats'.
+ * 'initFailed' (message, where), 'closed', 'unlistened', 'log', 'stats'.
  */
 class WorkerHandle extends EventEmitter {
   /**
@@ -288,7 +288,7 @@ class WorkerHandle extends EventEmitter {
         this.address = message[1] || null
         return this.emit('ready')
       case ipc.UNLISTENED: return this.emit('unlistened')
-      case ipc.INIT_FAILED: return this.emit('initFailed', message[1])
+      case ipc.INIT_FAILED: return this.emit('initFailed', message[1], message[2])
       case ipc.CLOSED: return this.emit('closed')
       case ipc.LOG: return this.emit('log', message[1], message[2], message[3])
       case ipc.STATS_RES: return this.emit('stats', message[1], message[2])

@@ -430,7 +430,7 @@ function waitReady (handle) {
       handle.removeListener('gone', onGone)
     }
     const onReady = () => { cleanup(); resolve(handle) }
-    const onFailed = (message) => { cleanup(); reject(new WorkerDownError(`worker failed to start: ${message}`, { slot: handle.slot })) }
+    const onFailed = (message, where) => { cleanup(); reject(new WorkerDownError(`worker failed to start: ${message}`, { slot: handle.slot, ...where })) }
     const onGone = () => { cleanup(); reject(new WorkerDownError(`worker for slot ${handle.slot} exited before it was ready`, { slot: handle.slot })) }
     handle.on('ready', onReady)
     handle.on('initFailed', onFailed)

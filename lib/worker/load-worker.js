@@ -1,19 +1,31 @@
 'use strict'
 
+const path = require('node:path')
+const { spawnSync } = require('node:child_process')
+const { fileURLToPath } = require('node:url')
 const InvalidOptionError = require('../../exceptions/invalid-option-error')
+const WorkerDownError = require('../../exceptions/worker-down-error')
 
 /**
  * Builds the worker from a module that exports a Worker subclass, a plain
- * object with doWork(), or a function `(options) => worker`.
+ * object with doWork(), or a function `(options) => worker`. A module that
+ * cannot be loaded or built (a syntax error, a throw while it loads or in its
+ * constructor) fails with a WorkerDownError whose message starts with the
+ * file and line at fault, also kept as `file` and `line`.
  */
 function instantiateWorker (modulePath, options) {
-  let exported = require(modulePath)
-  if (exported && exported.default) exported = exported.default
-  if (typeof exported === 'function' && exported.prototype && typeof exported.prototype.doWork === 'function') {
-    const WorkerClass = exported
-    return new WorkerClass(options)
+  let exported
+  try {
+    exported = require(modulePath)
+    if (exported && exported.default) exported = exported.default
+    if (typeof exported === 'function' && exported.prototype && typeof exported.prototype.doWork === 'function') {
+      const WorkerClass = exported
+      return new WorkerClass(options)
+    }
+    if (typeof exported === 'function') exported = exported(options)
+  } catch (err) {
+    throw loadError(err, modulePath)
   }
-  if (typeof exported === 'function') return adopt(exported(options), modulePath)
   return adopt(exported, modulePath)
 }
 
@@ -30,12 +42,60 @@ const DEFAULT_HOOKS = Object.freeze({
 
 function adopt (candidate, modulePath) {
   if (!candidate || typeof candidate.doWork !== 'function') {
-    throw new InvalidOptionError('worker', modulePath, 'must export a Worker subclass, an object with doWork(), or a factory returning one')
+    throw new InvalidOptionError('worker', modulePath, `must export a Worker subclass, an object with doWork(), or a factory returning one (${describeExport(candidate)})`)
   }
   for (const [hook, fallback] of Object.entries(DEFAULT_HOOKS)) {
     if (typeof candidate[hook] !== 'function') candidate[hook] = fallback
   }
   return candidate
+}
+
+// What the module gave instead, so that `exports.MyWorker = ...` (a named
+// export where the class itself was meant) is recognisable.
+function describeExport (value) {
+  if (value === null || value === undefined) return `it gives ${value}`
+  if (typeof value !== 'object') return `it gives a ${typeof value}`
+  const keys = Object.keys(value)
+  return keys.length ? `it exports an object with ${keys.slice(0, 5).join(', ')}${keys.length > 5 ? ', …' : ''} and no doWork()` : 'it exports an empty object'
+}
+
+/** `file:line: Name: first line of the message`, the location found as `whereFailed` says. */
+function loadError (err, modulePath) {
+  if (!(err instanceof Error)) return new WorkerDownError(`${modulePath}: threw ${String(err)}`, { file: modulePath, line: null, cause: err })
+  const where = whereFailed(err, modulePath)
+  const first = String(err.message).split('\n')[0]
+  const at = where ? `${where.file}:${where.line}` : modulePath
+  return new WorkerDownError(`${at}: ${err.name}: ${first}`, { file: where ? where.file : modulePath, line: where ? where.line : null, cause: err })
+}
+
+/**
+ * Where loading failed. A SyntaxError of a CommonJS file: V8 puts `file:line`
+ * on the first line of the stack. A throw: the first stack frame outside
+ * Node's internals and this folder (the runtime that loads the module). An
+ * ES module's SyntaxError carries no location at all; `node --check` of the
+ * module finds it when the fault is in the module itself.
+ */
+function whereFailed (err, modulePath) {
+  const lines = typeof err.stack === 'string' ? err.stack.split('\n') : []
+  const compiled = err.name === 'SyntaxError' && /^(.+):(\d+)$/.exec(lines[0] || '')
+  if (compiled) return { file: toPath(compiled[1]), line: Number(compiled[2]) }
+  for (const line of lines) {
+    const frame = /^\s+at (?:.* \()?(.+?):(\d+):\d+\)?$/.exec(line)
+    if (!frame || frame[1].startsWith('node:')) continue
+    const file = toPath(frame[1])
+    if (path.dirname(file) !== __dirname) return { file, line: Number(frame[2]) }
+  }
+  return err.name === 'SyntaxError' ? checkSyntax(modulePath) : null
+}
+
+function checkSyntax (modulePath) {
+  const result = spawnSync(process.execPath, ['--check', modulePath], { encoding: 'utf8', timeout: 10000 })
+  const found = /^(.+):(\d+)$/m.exec(result.stderr || '')
+  return result.status !== 0 && found ? { file: toPath(found[1]), line: Number(found[2]) } : null
+}
+
+function toPath (location) {
+  return location.startsWith('file://') ? fileURLToPath(location) : location
 }
 
 module.exports = { instantiateWorker }

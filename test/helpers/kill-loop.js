@@ -3,28 +3,55 @@
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
- * SIGKILLs one worker of `balancer` every `everyMs` until stopped, only while
- * every instance is up (one dead worker at a time: with none left, UDP has
- * nowhere to go and is dropped as queueFull); `stop()` resolves with the
- * number killed. Used by the delivery tests and benchmarks/chaos.js.
+ * SIGKILLs one worker of `balancer` every `everyMs` until stopped;
+ * `stop(minimum)` lets it go on until it killed at least `minimum` (the
+ * caller's timeout bounds that), then resolves with the number killed. A kill
+ * waits (the tick is skipped) until:
+ * - every instance is up (one dead worker at a time: with none left, UDP has
+ *   nowhere to go and is dropped as queueFull);
+ * - the replacement of the previous victim of each slot has acknowledged at
+ *   least what that victim held. A batch whose holder dies three times is
+ *   given up as `workerLost` (a message that kills every worker it reaches,
+ *   README "Delivery"); killing a replacement before it could store what it
+ *   inherited tests that, not redelivery, and it made these loops depend on
+ *   how fast a worker starts and stores: Node 26 starts one in about half
+ *   the time of Node 20, which let the 700 ms loops reach the third death of
+ *   a batch on a busy machine. There a replacement can take seconds to
+ *   store what it inherited, hence `stop(minimum)`.
+ * Used by the delivery tests and benchmarks/chaos.js.
  */
 function killLoop (balancer, everyMs) {
   let stopped = false
+  let minimum = 0
   let killed = 0
+  const owed = new Map() // slot → { pid, held } of the last victim there
   const done = (async () => {
-    while (!stopped) {
+    while (!stopped || killed < minimum) {
       await sleep(everyMs)
-      if (stopped) break
+      if (stopped && killed >= minimum) break
       const workers = (await balancer.stats()).workers.filter((w) => w.state === 'ready')
-      if (workers.length < balancer.options.instances) continue
+      if (workers.length < balancer.options.instances || !settledInheritances(workers, owed)) continue
+      const victim = workers[killed % workers.length]
       try {
-        process.kill(workers[killed % workers.length].pid, 'SIGKILL')
+        process.kill(victim.pid, 'SIGKILL')
+        owed.set(victim.slot, { pid: victim.pid, held: victim.inFlight })
         killed++
       } catch {}
     }
     return killed
   })()
-  return { stop: () => { stopped = true; return done } }
+  return { stop: (atLeast = 0) => { stopped = true; minimum = atLeast; return done } }
+}
+
+// Whether each slot's replacement acknowledged what its killed predecessor
+// held (redelivered first, and acknowledgements come in order).
+function settledInheritances (workers, owed) {
+  for (const [slot, { pid, held }] of owed) {
+    const heir = workers.find((w) => w.slot === slot && w.pid !== pid)
+    if (!heir || heir.processed + heir.failed < held) return false
+    owed.delete(slot)
+  }
+  return true
 }
 
 module.exports = { killLoop }

@@ -7,25 +7,19 @@
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
-const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
 const launcher = require('../../app/launcher')
 const { readStats } = require('../../app/stats-file')
 const { runCli: cli, CLI } = require('../helpers/cli')
 const { waitFor } = require('../helpers/wait-for')
+const { pm2Home } = require('../helpers/pm2-home')
 const { spawn } = require('node:child_process')
 
 const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
 
 function pm2Env (t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-life-'))
-  const env = { ...process.env, COLLECTOR_STATS_DIR: path.join(dir, 'stats'), PM2_HOME: path.join(dir, 'pm2') }
-  t.after(async () => {
-    await launcher.killDaemon({ pm2Home: env.PM2_HOME })
-    fs.rmSync(dir, { recursive: true, force: true })
-  })
-  return env
+  const home = pm2Home(t)
+  return { ...process.env, COLLECTOR_STATS_DIR: path.join(path.dirname(home), 'stats'), PM2_HOME: home }
 }
 
 async function busyPort (t) {
@@ -62,12 +56,17 @@ test('start whose workers cannot come online (init throws): exit 1 with the reas
   assert.deepEqual(await launcher.list({ pm2Home: env.PM2_HOME }), [])
 })
 
-test('stop, then start NAME brings it back with its flags; start NAME again says it runs; logs shows its lines, readable or as JSON, and --follow what comes after', { timeout: 120000 }, async (t) => {
+test('stop, then start NAME brings it back with its flags (status of the stopped one shows no pid); start NAME again says it runs; logs shows its lines and none of PM2\'s, readable or as JSON, and --follow what comes after', { timeout: 120000 }, async (t) => {
   const env = pm2Env(t)
   const first = await cli(env, 'start', ECHO, '--name', 'twin', '--instances', '1', '--batch-size', '7')
   assert.equal(first.code, 0, first.stderr)
   assert.equal((await cli(env, 'stop', 'twin')).code, 0)
-  assert.equal((await readStats('twin', env.COLLECTOR_STATS_DIR)).state, 'stopped')
+  const stoppedSnap = await readStats('twin', env.COLLECTOR_STATS_DIR)
+  assert.deepEqual([stoppedSnap.state, stoppedSnap.pid], ['stopped', null], 'a stopped collector has no pid: its process is gone')
+  const status = await cli(env, 'status', 'twin')
+  assert.equal(status.code, 0, status.stderr)
+  assert.match(status.stdout, /^twin {2}stopped {2}udp - {2}ran \S+, stopped \d{4}-/)
+  assert.doesNotMatch(status.stdout.split('\n')[0], /pid/)
 
   const again = await cli(env, 'start', 'twin')
   assert.equal(again.code, 0, again.stderr)
@@ -86,6 +85,7 @@ test('stop, then start NAME brings it back with its flags; start NAME again says
   assert.equal(logs.code, 0, logs.stderr)
   assert.match(logs.stdout, /^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] INFO \(twin\): collector started/m)
   assert.equal((logs.stdout.match(/collector started/g) || []).length, 2, 'both starts are in the log')
+  assert.doesNotMatch(logs.stdout, /\[PM2\]|OpenTelemetry/, 'PM2\'s agent adds nothing of its own to the log')
   const json = await cli(env, 'logs', 'twin', '--json', '--lines', '200')
   const records = json.stdout.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
   assert.ok(records.some((r) => r.msg === 'collector stopped' && r.level === 30))

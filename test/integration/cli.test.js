@@ -6,20 +6,20 @@ const { spawn } = require('node:child_process')
 const dgram = require('node:dgram')
 const fs = require('node:fs')
 const net = require('node:net')
-const os = require('node:os')
 const path = require('node:path')
 const { decodeRtcp } = require('../../collectors/rtcp/decoder')
 const { parseSyslog } = require('../../collectors/syslog/parser')
 const { readStats } = require('../../app/stats-file')
 const { waitFor } = require('../helpers/wait-for')
+const { pm2Home } = require('../helpers/pm2-home')
 
 const CLI = path.join(__dirname, '..', '..', 'bin', 'collector.js')
 const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
 
 function tempEnv (t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-cli-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  return { dir, env: { ...process.env, COLLECTOR_STATS_DIR: dir, PM2_HOME: path.join(dir, 'pm2') } }
+  const home = pm2Home(t)
+  const dir = path.dirname(home)
+  return { dir, env: { ...process.env, COLLECTOR_STATS_DIR: dir, PM2_HOME: home } }
 }
 
 function cli (args, env = process.env) {

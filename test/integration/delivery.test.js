@@ -66,7 +66,7 @@ test('syslog over UDP: a worker SIGKILLed every 2 s for 12 s under 10,000 messag
   const sent = 120000
   const kills = killLoop(collector, 2000)
   await pace(sent, 10000, syslogLine, (line) => new Promise((resolve, reject) => socket.send(line, port, '127.0.0.1', (err) => err ? reject(err) : resolve())))
-  const killed = await kills.stop()
+  const killed = await kills.stop(3)
   const s = await settledSummary(collector, sent)
   await checkSyslog(db, s, sent, killed)
 })
@@ -79,7 +79,7 @@ test('syslog over TCP: a worker SIGKILLed every 700 ms; every framed message sto
   const sent = 16000
   const kills = killLoop(collector, 700)
   await pace(sent, 4000, (i) => syslogLine(i) + '\n', (line) => { if (!client.write(line)) return once(client, 'drain') })
-  const killed = await kills.stop()
+  const killed = await kills.stop(3)
   const s = await settledSummary(collector, sent)
   await checkSyslog(db, s, sent, killed)
 })
@@ -93,7 +93,7 @@ test('RTCP: a worker SIGKILLed every 700 ms; one stream per call, every side\'s 
   const sent = 12000
   const kills = killLoop(collector, 700)
   await pace(sent, 3000, () => simulator.next(), (packet) => new Promise((resolve, reject) => socket.send(packet, port, '127.0.0.1', (err) => err ? reject(err) : resolve())))
-  const killed = await kills.stop()
+  const killed = await kills.stop(3)
   const s = await settledSummary(collector, sent)
   assert.ok(killed >= 3, `workers were killed during the run (${killed})`)
   assert.equal(s.dropped.total, 0, `nothing dropped: ${JSON.stringify(s.dropped)}`)

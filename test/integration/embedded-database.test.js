@@ -17,9 +17,9 @@ const { spawn } = require('node:child_process')
 const { MongoClient } = require('mongodb')
 const { startJavaServer } = require('../../lib/mongo/java-server')
 const { startEmbeddedServer } = require('../../lib/mongo/embedded-server')
-const launcher = require('../../app/launcher')
 const { freePort } = require('../helpers/ports')
 const { runCli: cli } = require('../helpers/cli')
+const { pm2Home } = require('../helpers/pm2-home')
 
 const CLI = path.join(__dirname, '..', '..', 'bin', 'collector.js')
 
@@ -117,9 +117,9 @@ test('collector db run: on disk by default (kept across a restart), --db-memory 
 })
 
 test('collector db start|status|stop under PM2: one shared server, a second start refused, data kept across stop and start', { timeout: 180000 }, async (t) => {
-  const dir = tempDir(t, 'collector-dbpm2-')
-  const env = { ...process.env, PM2_HOME: path.join(dir, 'pm2'), COLLECTOR_STATS_DIR: path.join(dir, 'stats') }
-  t.after(() => launcher.killDaemon({ pm2Home: env.PM2_HOME }))
+  const home = pm2Home(t)
+  const dir = path.dirname(home)
+  const env = { ...process.env, PM2_HOME: home, COLLECTOR_STATS_DIR: path.join(dir, 'stats') }
   const dbPath = path.join(dir, 'data')
   const port = String(await freePort())
   const uri = `mongodb://127.0.0.1:${port}`
@@ -153,9 +153,9 @@ test('collector db start|status|stop under PM2: one shared server, a second star
 })
 
 test('collector db start on a port in use: exit 1 at once with the reason, no PM2 app left', { timeout: 120000 }, async (t) => {
-  const dir = tempDir(t, 'collector-dbpm2-')
-  const env = { ...process.env, PM2_HOME: path.join(dir, 'pm2') }
-  t.after(() => launcher.killDaemon({ pm2Home: env.PM2_HOME }))
+  const home = pm2Home(t)
+  const dir = path.dirname(home)
+  const env = { ...process.env, PM2_HOME: home }
   const busy = net.createServer()
   await new Promise((resolve) => busy.listen(0, '127.0.0.1', resolve))
   t.after(() => busy.close())

@@ -4,12 +4,12 @@ const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
 const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
 const pm2 = require('pm2')
 const launcher = require('../../app/launcher')
 const { readStats, statsDir } = require('../../app/stats-file')
 const { waitFor } = require('../helpers/wait-for')
+const { pm2Home: newPm2Home } = require('../helpers/pm2-home')
 
 const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
 const NAME = 'echo-launch'
@@ -60,15 +60,11 @@ async function pm2Api (pm2Home) {
 }
 
 test('start under PM2 → ready → status → rolling restart under UDP load loses nothing → delete', { timeout: 150000 }, async (t) => {
-  const pm2Home = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-pm2-'))
+  const pm2Home = newPm2Home(t)
   const options = { pm2Home }
   const saved = process.env.COLLECTOR_STATS_DIR
   delete process.env.COLLECTOR_STATS_DIR
-  t.after(async () => {
-    await launcher.killDaemon(options)
-    fs.rmSync(pm2Home, { recursive: true, force: true })
-    if (saved !== undefined) process.env.COLLECTOR_STATS_DIR = saved
-  })
+  t.after(() => { if (saved !== undefined) process.env.COLLECTOR_STATS_DIR = saved })
   const dir = statsDir({ pm2Home, env: {} })
 
   const proc = await launcher.start(ECHO, ['--port', '0', '--instances', '2', '--name', NAME], options)
@@ -131,11 +127,7 @@ test('start under PM2 → ready → status → rolling restart under UDP load lo
 })
 
 test('bad flags fail before PM2 is involved; unknown names are reported', { timeout: 60000 }, async (t) => {
-  const pm2Home = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-pm2-'))
-  t.after(async () => {
-    await launcher.killDaemon({ pm2Home })
-    fs.rmSync(pm2Home, { recursive: true, force: true })
-  })
+  const pm2Home = newPm2Home(t)
   await assert.rejects(launcher.start(ECHO, ['--instances', 'lots'], { pm2Home }), (err) => err.code === 'ERR_INVALID_CONFIG' && /--instances/.test(err.message))
   assert.equal(fs.existsSync(path.join(pm2Home, 'pm2.pid')), false, 'no daemon was spawned')
   await assert.rejects(launcher.start('no-such-collector', [], { pm2Home }), { code: 'ERR_UNKNOWN_COLLECTOR' })
@@ -143,15 +135,12 @@ test('bad flags fail before PM2 is involved; unknown names are reported', { time
 })
 
 test('PM2 waits out the collector\'s own drain: kill_timeout is its --drain-timeout plus a margin', { timeout: 60000 }, async (t) => {
-  const pm2Home = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-pm2-'))
-  t.after(async () => {
-    await launcher.killDaemon({ pm2Home })
-    fs.rmSync(pm2Home, { recursive: true, force: true })
-  })
+  let api = null
+  t.after(() => api && api.close()) // before the daemon goes, or its sockets retry forever
+  const pm2Home = newPm2Home(t)
   await launcher.start(ECHO, ['--port', '0', '--instances', '1', '--name', 'drain-default'], { pm2Home })
   await launcher.start(ECHO, ['--port', '0', '--instances', '1', '--name', 'drain-long', '--drain-timeout', '60s'], { pm2Home })
-  const api = await pm2Api(pm2Home)
-  t.after(() => api.close())
+  api = await pm2Api(pm2Home)
   const killTimeoutOf = async (name) => (await api.call('describe', name))[0].pm2_env.kill_timeout
   assert.equal(await killTimeoutOf('drain-default'), 35000, 'the default drain (30 s) + 5 s')
   assert.equal(await killTimeoutOf('drain-long'), 65000, 'was a fixed 35,000: PM2 killed a collector still draining')
@@ -161,17 +150,13 @@ test('PM2 waits out the collector\'s own drain: kill_timeout is its --drain-time
 })
 
 test('under PM2 the counters are @pm2/io metrics, and the restart-workers action rolls the workers under UDP load, losing nothing', { timeout: 90000 }, async (t) => {
-  const pm2Home = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-pm2-'))
+  let api = null
+  t.after(() => api && api.close()) // before the daemon goes, or its sockets retry forever
+  const pm2Home = newPm2Home(t)
   const options = { pm2Home }
   const saved = process.env.COLLECTOR_STATS_DIR
   delete process.env.COLLECTOR_STATS_DIR
-  let api = null
-  t.after(async () => {
-    if (api) await api.close() // before the daemon goes, or its sockets retry forever
-    await launcher.killDaemon(options)
-    fs.rmSync(pm2Home, { recursive: true, force: true })
-    if (saved !== undefined) process.env.COLLECTOR_STATS_DIR = saved
-  })
+  t.after(() => { if (saved !== undefined) process.env.COLLECTOR_STATS_DIR = saved })
   const dir = statsDir({ pm2Home, env: {} })
   const name = 'echo-metrics'
 

@@ -118,7 +118,7 @@ test('CounterWorker (the example\'s base) counts exactly once while workers are 
     await sendDatagrams(collector.address().port, payloads.slice(i, i + 500))
     await new Promise((resolve) => setTimeout(resolve, 150))
   }
-  const killed = await kills.stop()
+  const killed = await kills.stop(2)
   assert.ok(killed >= 2, `only ${killed} kills`)
   const summary = await settled(collector)
   assert.equal(summary.received, payloads.length)

@@ -1,6 +1,7 @@
 // Compiled (never run) by test/integration/typings.test.js with tsc --strict: a user's
 // collector written against index.d.ts alone.
-import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, BufferError, protocols, strategies } from '../..'
+import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, BufferError, protocols, strategies, CounterStore } from '../..'
+import { connection } from 'mongoose'
 import type { Message, Stats, WorkerRef } from '../..'
 
 class StatsdWorker extends Worker {
@@ -72,5 +73,12 @@ async function main (): Promise<void> {
   }
 }
 
+// A collection from mongoose's connection is our driver's Collection: one
+// mongodb in the tree (with two, TS2322 about driverInfoList).
+function countersOf (): CounterStore {
+  return new CounterStore(connection.db!.collection('counters'))
+}
+
 void main
 void StatsdWorker
+void countersOf
