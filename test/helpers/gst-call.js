@@ -84,6 +84,8 @@ async function checkPrerequisites () {
  * @param {number} [options.seqnumOffset] first RTP sequence number of both senders (default random)
  * @param {{ atMs: number, durationMs: number, drop: number }} [options.burst] A->B media dropped with `drop` for a while
  * @param {{ atMs: number, durationMs: number }} [options.hold] both senders stop producing media (no sequence number spent) while RTCP goes on
+ * @param {{ aPort: number, bPort: number, aSendsTo: number, bSendsTo: number }} [options.relay] a media relay between
+ *   A and B: A and B bind these RTP ports (RTCP on the next) and send to the relay's ports instead of each other's
  * @param {string} [options.pcap] capture the call on lo with tshark into this file (needs root)
  * @param {AbortSignal} [options.signal] abort: kill the fixture and reject
  * @param {import('node:test').TestContext} [options.t] kill the fixture in t.after if still running
@@ -92,7 +94,7 @@ async function checkPrerequisites () {
  */
 async function runGstCall ({
   collectorPort, drop = 0, dropAtoB, dropBtoA, delayMs = 0, delayJitterMs = 0, durationMs = 6000,
-  bidirectional = true, rtcpIntervalMs = 500, probation, ssrcA, ssrcB, seqnumOffset, burst, hold, pcap, signal, t, onSpawn
+  bidirectional = true, rtcpIntervalMs = 500, probation, ssrcA, ssrcB, seqnumOffset, burst, hold, relay, pcap, signal, t, onSpawn
 } = {}) {
   if (!Number.isInteger(collectorPort) || collectorPort <= 0 || collectorPort > 65535) {
     throw new TypeError(`runGstCall: collectorPort must be a UDP port, got ${collectorPort}`)
@@ -118,6 +120,7 @@ async function runGstCall ({
   if (seqnumOffset !== undefined) args.push('--seqnum-offset', String(seqnumOffset))
   if (burst) args.push('--burst-at-s', String(burst.atMs / 1000), '--burst-s', String(burst.durationMs / 1000), '--burst-drop', String(burst.drop))
   if (hold) args.push('--hold-at-s', String(hold.atMs / 1000), '--hold-s', String(hold.durationMs / 1000))
+  if (relay) args.push('--a-rtp-port', String(relay.aPort), '--b-rtp-port', String(relay.bPort), '--a-sends-to', String(relay.aSendsTo), '--b-sends-to', String(relay.bSendsTo))
   if (pcap) args.push('--pcap', pcap)
 
   // The fixture has its own hard limit (duration + delays + 3 intervals + 10 s);
