@@ -8,8 +8,9 @@ const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
 const { NAME_PATTERN } = require('../../lib/master/options')
 const { flagTypes } = require('../../configs/flag-types')
 const { commandConfig, usageError, formatTable, formatUptime } = require('./common')
+const { callOutcome } = require('../../collectors/hep/call-store')
 
-const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h] [--per-minute] [--json] [--serve PORT [--host 127.0.0.1] [--web-config FILE]] [--database DB] [--mongo-uri URI]'
+const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h] [--call-id ID] [--number N] [--per-minute] [--json] [--serve PORT [--host 127.0.0.1] [--web-config FILE]] [--database DB] [--mongo-uri URI]'
 const DESCRIPTION = [
   'The worst RTCP calls (streams) with a report within --since, worst first by',
   'the call\'s verdict (MOS CALL: the E-model over the whole call\'s loss and',
@@ -20,6 +21,10 @@ const DESCRIPTION = [
   'twice one direction); MOS 10s: the worst 10 s of media of either direction.',
   'The footer counts every call in the window by the band of its verdict:',
   'good (MOS ≥ 4.0), fair (3.6 to 4.0), poor (< 3.6), unknown (no MOS).',
+  'Calls the hep collector stored (SIP over HEP) also show their Call-ID, the',
+  'caller and callee (From and To of the INVITE) and the SIP outcome (the final',
+  'status, who hung up); --call-id shows one call, --number the calls whose',
+  'caller or callee user is N.',
   '--per-minute lists instead, per UTC minute of the window, the calls with',
   'media that minute by the band of their worst report in it, each call once.',
   'NAME (default rtcp) is the collector\'s name; it does not change where calls',
@@ -35,6 +40,8 @@ const formatWindow = flagTypes.duration.format
 const Config = commandConfig(USAGE, {
   worst: { type: 'integer', min: 1, default: 10, description: 'how many calls to show, worst first' },
   since: { type: 'duration', min: 1, default: '1h', description: 'calls whose last report (endTime) is this recent (30s, 15m, 2h, 1d)' },
+  callId: { type: 'string', description: 'only the call with this SIP Call-ID (hep collector)' },
+  number: { type: 'string', description: 'only calls whose caller or callee user (From/To of the INVITE) is this, e.g. +4930123 (hep collector)' },
   perMinute: { type: 'boolean', default: false, description: 'per UTC minute of the window, the calls with media by the band of their worst report that minute' },
   serve: { type: 'port', description: 'serve the view (the worst calls, calls by band per minute, one call per minute) as HTML on this port (0: a free one) until Ctrl-C' },
   host: { type: 'string', default: '127.0.0.1', description: 'address of --serve (loopback unless given)' },
@@ -96,16 +103,7 @@ async function run (argv, { env = process.env, out = process.stdout, err = proce
     const streams = client.db(database).collection('streams')
     if (config.serve !== undefined) return await serve(streams, config, out)
     if (config.perMinute) return printMinutes(await callsByMinute(streams, { since: Date.now() - config.since }), config, out)
-    const report = await worstCalls(streams, { since: Date.now() - config.since, worst: config.worst })
-    const footer = footerLine(report, { since: config.since, where: `${database}.streams` })
-    if (config.json) {
-      for (const { doc, analytics } of report.shown) out.write(JSON.stringify(jsonLine(doc, analytics)) + '\n')
-      err.write(footer + '\n')
-    } else {
-      if (report.shown.length > 0) out.write(formatTable(COLUMNS, report.shown.map(({ doc, analytics }) => row(doc, analytics))))
-      out.write(footer + '\n')
-    }
-    return 0
+    return await printCalls(client.db(database), config, { out, err })
   } finally {
     await client.close().catch(() => {})
   }
@@ -147,8 +145,9 @@ function printHelp (out) {
  * @param {{ since: number, worst: number }} options since: epoch ms
  * @returns {Promise<{ total: number, bands: Object<string, number>, shown: Array<{ doc: object, analytics: object }> }>}
  */
-async function worstCalls (streams, { since, worst }) {
+async function worstCalls (streams, { since, worst, callIds = null }) {
   const filter = { endTime: { $gte: new Date(since) } }
+  if (callIds) filter.$or = [{ 'from.callId': { $in: callIds } }, { 'to.callId': { $in: callIds } }]
   const projection = { endTime: 1 }
   for (const side of ['from', 'to']) for (const path of ['quality.loss', 'quality.delayMs', 'quality.mos', 'codec']) projection[`${side}.${path}`] = 1
   const bands = Object.fromEntries(BAND_ORDER.map((band) => [band, 0]))
@@ -188,6 +187,60 @@ async function callsByMinute (streams, { since, until = Date.now() }) {
     }
   }
   return [...minutes.values()].sort((a, b) => (a.minute < b.minute ? -1 : 1))
+}
+
+// The worst calls of the window as a table or JSON lines, with their SIP
+// dialogs where the hep collector stored them, and the footer.
+async function printCalls (db, config, { out, err }) {
+  const sip = db.collection('calls')
+  const callIds = await selectedCalls(sip, config)
+  const report = await worstCalls(db.collection('streams'), { since: Date.now() - config.since, worst: config.worst, callIds })
+  const dialogs = await dialogsOf(sip, report.shown)
+  const footer = footerLine(report, { since: config.since, where: `${db.databaseName}.streams` })
+  if (config.json) {
+    for (const { doc, analytics } of report.shown) out.write(JSON.stringify(jsonLine(doc, analytics, dialogs.get(callIdOf(doc)))) + '\n')
+    err.write(footer + '\n')
+    return 0
+  }
+  const columns = dialogs.size > 0 ? [...SIP_COLUMNS, ...COLUMNS] : COLUMNS
+  const rows = report.shown.map(({ doc, analytics }) => ({ ...row(doc, analytics), ...sipRow(dialogs.get(callIdOf(doc)), callIdOf(doc)) }))
+  if (rows.length > 0) out.write(formatTable(columns, rows))
+  out.write(footer + '\n')
+  return 0
+}
+
+const SIP_COLUMNS = [
+  { key: 'callId', title: 'CALL-ID', align: 'left' },
+  { key: 'caller', title: 'CALLER', align: 'left' },
+  { key: 'callee', title: 'CALLEE', align: 'left' },
+  { key: 'sip', title: 'SIP', align: 'left' }
+]
+
+/** The Call-IDs --call-id and --number select (the hep collector's `calls`), or null: every call. */
+async function selectedCalls (sip, { callId, number }) {
+  if (callId === undefined && number === undefined) return null
+  if (number === undefined) return [callId]
+  const filter = { $or: [{ 'caller.user': number }, { 'callee.user': number }] }
+  if (callId !== undefined) filter.callId = callId
+  return (await sip.find(filter, { projection: { callId: 1 } }).toArray()).map((doc) => doc.callId)
+}
+
+// The SIP dialogs of the shown calls that have one, by Call-ID.
+async function dialogsOf (sip, shown) {
+  const ids = [...new Set(shown.map(({ doc }) => callIdOf(doc)).filter(Boolean))]
+  const docs = ids.length ? await sip.find({ callId: { $in: ids } }).toArray() : []
+  return new Map(docs.map((doc) => [doc.callId, callOutcome(doc)]))
+}
+
+function callIdOf (doc) {
+  return (doc.from && doc.from.callId) || (doc.to && doc.to.callId) || null
+}
+
+function sipRow (outcome, callId) {
+  const party = (p) => p ? `${p.user}@${p.host}` : null
+  if (!outcome) return { callId }
+  const status = outcome.status === null ? 'no answer yet' : String(outcome.status)
+  return { callId, caller: party(outcome.caller), callee: party(outcome.callee), sip: outcome.endedBy ? `${status}, ${outcome.endedBy} hung up` : status }
 }
 
 // The HTML view until SIGINT or SIGTERM (calls-view.js).
@@ -277,11 +330,18 @@ function formatDuration (ms) {
   return ms < 60000 ? `${(ms / 1000).toFixed(1)}s` : formatUptime(ms)
 }
 
-/** The JSON line of one call: what identifies it, and its analytics (callAnalytics). */
-function jsonLine (doc, analytics) {
+/**
+ * The JSON line of one call: what identifies it, its SIP dialog when the hep
+ * collector stored one (`callId`, `caller`, `callee`, `sip`: status, who
+ * hung up, times), and its analytics (callAnalytics).
+ */
+function jsonLine (doc, analytics, outcome) {
   const side = (s) => s ? { ID: s.ID, IP_ADDRESS: s.IP_ADDRESS, cname: s.cname } : null
+  const callId = callIdOf(doc)
   return {
     _id: String(doc._id),
+    ...(callId ? { callId } : {}),
+    ...(outcome ? { caller: outcome.caller, callee: outcome.callee, sip: { status: outcome.status, answered: outcome.answered, endedBy: outcome.endedBy, invitedAt: outcome.invitedAt, answeredAt: outcome.answeredAt, endedAt: outcome.endedAt } } : {}),
     pairKey: doc.pairKey,
     active: doc.active,
     from: side(doc.from),

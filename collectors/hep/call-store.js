@@ -135,4 +135,25 @@ function upsertOf ({ callId, min, max, set }) {
   return { updateOne: { filter: { callId }, update, upsert: true } }
 }
 
-module.exports = { CallStore, callUpdateOf }
+/**
+ * What a call document says to a reader: `{ callId, caller, callee, status
+ * (the final response to the latest INVITE, or null while none came),
+ * answered, endedBy ('caller', 'callee' or null), invitedAt, answeredAt,
+ * endedAt }`.
+ */
+function callOutcome (doc) {
+  const endedBy = doc.byeFromTag ? (doc.byeFromTag === doc.callerTag ? 'caller' : 'callee') : null
+  return {
+    callId: doc.callId,
+    caller: doc.caller || null,
+    callee: doc.callee || null,
+    status: typeof doc.final === 'number' ? doc.final % 1000 : null,
+    answered: Boolean(doc.answeredAt),
+    endedBy,
+    invitedAt: doc.invitedAt || null,
+    answeredAt: doc.answeredAt || null,
+    endedAt: doc.endedAt || null
+  }
+}
+
+module.exports = { CallStore, callUpdateOf, callOutcome }

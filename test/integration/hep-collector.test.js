@@ -17,12 +17,14 @@ const { once } = require('node:events')
 const HEPjs = require('hep-js')
 const hep = require('../../collectors/hep')
 const { startTestCollector } = require('../helpers/collector')
+const { getTestMongo } = require('../helpers/mongo')
+const callsCommand = require('../../app/commands/calls')
 const { waitFor } = require('../helpers/streams')
 const { killLoop } = require('../helpers/kill-loop')
 const { accountedFor } = require('../../lib/master/counters')
 
 const HOST = '127.0.0.1'
-const T0 = Date.UTC(2026, 10, 25, 9, 0, 0) // capture times: far from now, so that a stamp of arrival shows
+const T0 = Math.floor(Date.now() / 1000) * 1000 - 3600000 // capture times: an hour ago, so that a stamp of arrival shows
 
 function rcinfo (type, { at, src = ['10.0.0.1', 5060], dst = ['10.0.0.2', 5060], correlation, password } = {}) {
   return {
@@ -106,6 +108,22 @@ test('a SIP dialog and its RTCP over HEP (UDP) become one call and two stream si
   assert.deepEqual([stream.from.callId, stream.to.callId], [callId, callId])
   assert.equal(stream.from.IP_ADDRESS, '10.0.0.1', 'the media endpoint, not the agent')
   assert.equal(+stream.startTime, T0 + 8000, 'stamped with the capture time')
+  // collector calls finds it by Call-ID and by number, with its SIP outcome.
+  const { uri } = await getTestMongo()
+  const callsOf = async (...argv) => {
+    let out = ''
+    const code = await callsCommand.run([...argv, '--since', '1d', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
+    assert.equal(code, 0)
+    return out
+  }
+  const [line] = (await callsOf('--call-id', callId, '--json')).trim().split('\n').map((text) => JSON.parse(text))
+  assert.equal(line.callId, callId)
+  assert.deepEqual([line.caller, line.callee], [{ user: 'alice', host: 'a.example.com' }, { user: '+4930123', host: 'b.example.com' }])
+  assert.deepEqual([line.sip.status, line.sip.answered, line.sip.endedBy], [200, true, 'callee'])
+  assert.ok(line.analytics, 'the same analytics as any call')
+  const table = await callsOf('--number', '+4930123')
+  assert.match(table, new RegExp(`${callId.replace(/[.@]/g, '\\$&')}\\s+alice@a\\.example\\.com\\s+\\+4930123@b\\.example\\.com\\s+200, callee hung up`))
+  assert.equal((await callsOf('--number', '+0000', '--json')).trim(), '', 'no call of that number')
 })
 
 test('TCP: packets framed by their own length, split anywhere, arrive whole', async (t) => {
