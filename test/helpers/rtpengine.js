@@ -14,6 +14,7 @@ const path = require('node:path')
 const { once } = require('node:events')
 const { requireBinary } = require('./rtp-peers')
 const { waitFor } = require('./wait-for')
+const { freePortPair } = require('./ports')
 
 const HOST = '127.0.0.1'
 
@@ -51,26 +52,6 @@ function bdecode (buf, at = 0) {
   const colon = buf.indexOf(0x3a, at)
   const length = Number(buf.toString('latin1', at, colon))
   return [buf.toString('utf8', colon + 1, colon + 1 + length), colon + 1 + length]
-}
-
-/** A free UDP port pair (even RTP port, RTCP = RTP + 1) on loopback, probed by binding both. */
-async function freePortPair () {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 20000 + 2 * Math.floor(Math.random() * 4000)
-    const sockets = [dgram.createSocket('udp4'), dgram.createSocket('udp4')]
-    try {
-      await Promise.all(sockets.map((socket, i) => new Promise((resolve, reject) => {
-        socket.once('error', reject)
-        socket.bind(port + i, HOST, resolve)
-      })))
-      return port
-    } catch {
-      // taken: try another
-    } finally {
-      for (const socket of sockets) socket.close()
-    }
-  }
-  throw new Error('no free UDP port pair')
 }
 
 /** An SDP offer or answer for one PCMA audio stream at 127.0.0.1:`port`. */
@@ -160,4 +141,4 @@ async function startRtpengine (t, { hepPort, hepProtocol = 'udp', hepId = 2001 }
   }
 }
 
-module.exports = { startRtpengine, freePortPair, bencode, bdecode }
+module.exports = { startRtpengine, bencode, bdecode }

@@ -1,0 +1,92 @@
+'use strict'
+
+// Real SIP through a real HEP agent: SIPp (Debian sip-tester) places calls
+// through Kamailio (its siptrace module in HEP mode, the configuration the
+// README gives) to a SIPp UAS; Kamailio copies every SIP message it receives
+// and sends to the HEP collector. The calls stored are checked against
+// SIPp's own message trace (the Call-IDs it used, the final status it got).
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { spawn } = require('node:child_process')
+const { once } = require('node:events')
+const hep = require('../../collectors/hep')
+const { startTestCollector } = require('../helpers/collector')
+const { requireBinary } = require('../helpers/rtp-peers')
+const { freePortPair } = require('../helpers/ports')
+const { waitFor } = require('../helpers/streams')
+
+const HOST = '127.0.0.1'
+const CALLS = 3
+const MODULES = ['/usr/lib/x86_64-linux-gnu/kamailio/modules', '/usr/lib/aarch64-linux-gnu/kamailio/modules', '/usr/lib/kamailio/modules'].find((dir) => fs.existsSync(dir))
+
+// A proxy that sends every request on to the UAS, and siptrace as the README shows it.
+function kamailioConfig ({ port, uasPort, hepPort }) {
+  return [
+    '#!KAMAILIO',
+    'debug=2', 'log_stderror=yes', 'children=1', `listen=udp:${HOST}:${port}`, `mpath="${MODULES}/"`,
+    ...['tm', 'sl', 'pv', 'siptrace'].map((m) => `loadmodule "${m}.so"`),
+    `modparam("siptrace", "duplicate_uri", "sip:${HOST}:${hepPort}")`,
+    'modparam("siptrace", "hep_mode_on", 1)',
+    'modparam("siptrace", "hep_version", 3)',
+    'modparam("siptrace", "hep_capture_id", 2001)',
+    'modparam("siptrace", "trace_to_database", 0)',
+    'modparam("siptrace", "trace_on", 1)',
+    'modparam("siptrace", "trace_mode", 1)',
+    'request_route {', `  $du = "sip:${HOST}:${uasPort}";`, '  t_relay();', '}', ''
+  ].join('\n')
+}
+
+// In a process group of its own: kamailio forks workers, and all of them go with it.
+function startProcess (t, command, args, options = {}) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...options })
+  let output = ''
+  for (const stream of [child.stdout, child.stderr]) stream.setEncoding('utf8').on('data', (chunk) => { output = (output + chunk).slice(-20000) })
+  t.after(() => {
+    try {
+      process.kill(-child.pid, 'SIGKILL')
+    } catch {} // the group is gone already
+    child.stdout.destroy()
+    child.stderr.destroy()
+  })
+  return { child, output: () => output }
+}
+
+test('SIPp calls through Kamailio (siptrace in HEP mode) become one call document each, as SIPp saw them', { timeout: 90000 }, async (t) => {
+  requireBinary('kamailio', 'kamailio')
+  requireBinary('sipp', 'sip-tester')
+  assert.ok(MODULES, 'kamailio modules directory')
+  const { collector, db, port: hepPort } = await startTestCollector(t, hep)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-kamailio-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const [proxyPort, uasPort, uacPort] = [await freePortPair(), await freePortPair(), await freePortPair()]
+  fs.writeFileSync(path.join(dir, 'kamailio.cfg'), kamailioConfig({ port: proxyPort, uasPort, hepPort }))
+  const kamailio = startProcess(t, 'kamailio', ['-f', path.join(dir, 'kamailio.cfg'), '-DD', '-E', '-P', path.join(dir, 'kamailio.pid'), '-w', dir])
+  startProcess(t, 'sipp', ['-sn', 'uas', '-i', HOST, '-p', String(uasPort), '-nostdin'], { cwd: dir })
+  await new Promise((resolve) => setTimeout(resolve, 1500)) // both bind their ports
+  assert.equal(kamailio.child.exitCode, null, `kamailio is running: ${kamailio.output()}`)
+  const uac = startProcess(t, 'sipp', ['-sn', 'uac', '-i', HOST, '-p', String(uacPort), '-s', '+4930123', '-m', String(CALLS), '-l', '1',
+    '-nostdin', '-timeout', '30', '-trace_msg', '-message_file', path.join(dir, 'uac-messages.log'), `${HOST}:${proxyPort}`], { cwd: dir })
+  const [code] = await once(uac.child, 'exit')
+  assert.equal(code, 0, `SIPp's calls all succeeded: ${uac.output().slice(-2000)}`)
+  // SIPp's own record: the Call-IDs of the INVITEs it sent.
+  const trace = fs.readFileSync(path.join(dir, 'uac-messages.log'), 'utf8')
+  const callIds = [...new Set([...trace.matchAll(/^INVITE [\s\S]*?^Call-ID:\s*(\S+)/gmi)].map((m) => m[1]))]
+  assert.equal(callIds.length, CALLS, 'SIPp placed the calls')
+  await waitFor(async () => (await db.collection('calls').countDocuments({ endedAt: { $exists: true } })) === CALLS, { what: 'every call ended in the database', timeout: 20000 })
+  await waitFor(() => { const s = collector.summary(); return s.inFlight === 0 && s.received === s.processed + s.dropped.total })
+  await collector.stop()
+  const docs = await db.collection('calls').find().toArray()
+  assert.deepEqual(docs.map((d) => d.callId).sort(), [...callIds].sort(), 'one document per call SIPp placed, by its Call-ID')
+  for (const doc of docs) {
+    assert.equal(doc.callee.user, '+4930123')
+    assert.equal(doc.caller.user, 'sipp')
+    assert.equal(doc.final % 1000, 200, 'answered')
+    assert.ok(doc.invitedAt <= doc.answeredAt && doc.answeredAt <= doc.endedAt, 'invited, answered, ended in that order')
+    assert.equal(doc.byeFromTag, doc.callerTag, 'the caller (SIPp\'s UAC) hung up')
+  }
+  assert.equal(collector.summary().dropped.total, 0, JSON.stringify(collector.summary().dropped))
+})
