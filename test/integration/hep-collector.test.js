@@ -13,11 +13,13 @@ const os = require('node:os')
 const path = require('node:path')
 const dgram = require('node:dgram')
 const net = require('node:net')
+const tls = require('node:tls')
 const { once } = require('node:events')
 const HEPjs = require('hep-js')
 const hep = require('../../collectors/hep')
 const { startTestCollector } = require('../helpers/collector')
 const { getTestMongo } = require('../helpers/mongo')
+const { makeTlsFixtures } = require('../helpers/tls-certs')
 const callsCommand = require('../../app/commands/calls')
 const { waitFor } = require('../helpers/streams')
 const { killLoop } = require('../helpers/kill-loop')
@@ -141,6 +143,22 @@ test('TCP: packets framed by their own length, split anywhere, arrive whole', as
   assertCall(call, callId)
 })
 
+test('TLS: the same packets over a TLS connection (the usual --tls-cert/--tls-key), framed by their length', async (t) => {
+  const certs = makeTlsFixtures()
+  t.after(() => certs.cleanup())
+  const { collector, db, port } = await startTestCollector(t, hep, ['--protocol', 'tcp_server', '--tls-cert', certs.server.cert, '--tls-key', certs.server.key])
+  const callId = 'call-tls@a.example.com'
+  const packets = callPackets(callId)
+  const socket = tls.connect({ host: HOST, port, ca: fs.readFileSync(certs.ca.cert), servername: 'localhost' })
+  t.after(() => socket.destroy())
+  await once(socket, 'secureConnect')
+  socket.end(Buffer.concat(packets))
+  await waitFor(() => collector.summary().processed === packets.length)
+  await collector.stop()
+  const [call] = await db.collection('calls').find().toArray()
+  assertCall(call, callId)
+})
+
 test('refusals by reason: wrong or missing auth key, keepalives, other protocol types, broken packets', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-key-'))
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -180,9 +198,9 @@ test('workers SIGKILLed every 700 ms under 300 interleaved calls: one call docum
   const kills = killLoop(collector, 700)
   for (let i = 0; i < packets.length; i++) {
     await new Promise((resolve, reject) => socket.send(packets[i], port, HOST, (err) => err ? reject(err) : resolve()))
-    if (i % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 10))
+    if (i % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 15))
   }
-  const killed = await kills.stop()
+  const killed = await kills.stop(3)
   await waitFor(() => { const s = collector.summary(); return s.received === packets.length && accountedFor(s) }, { timeout: 60000 })
   await collector.stop()
   const s = collector.summary()
