@@ -9,6 +9,7 @@
 // message applied twice changes nothing: no watermark is needed.
 
 const { checkAccounted } = require('../../workers/storage/write-accounting')
+const { PendingEntries } = require('../../workers/storage/pending-entries')
 
 const DUPLICATE_KEY = 11000
 const MAX_ROUNDS = 3
@@ -43,55 +44,29 @@ function callUpdateOf (sip, at) {
   return update
 }
 
-/** Pending call updates, one entry per Call-ID; the smallest checkpoint they hold. */
-class CallStore {
+/** Pending call updates, one entry per Call-ID (PendingEntries: the smallest checkpoint they hold). */
+class CallStore extends PendingEntries {
   constructor (collection = null) {
+    super()
     this.collection = collection
-    this.entries = new Map()
     this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0 }
-  }
-
-  get size () {
-    return this.entries.size
   }
 
   /** Folds an update in; `seq`: the checkpoint of the message it came from. */
   add (update, seq) {
     const entry = this.entries.get(update.callId)
     if (!entry) {
-      this.entries.set(update.callId, { ...update, min: { ...update.min }, max: { ...update.max }, set: { ...update.set }, minSeq: seq })
+      this.entries.set(update.callId, { ...update, key: update.callId, min: { ...update.min }, max: { ...update.max }, set: { ...update.set }, minSeq: seq })
       return
     }
-    merge(entry, update)
-    if (seq < entry.minSeq) entry.minSeq = seq
+    this.merge(entry, { ...update, minSeq: seq })
   }
 
-  oldestPending () {
-    let min = Infinity
-    for (const entry of this.entries.values()) if (entry.minSeq < min) min = entry.minSeq
-    return min
-  }
-
-  take () {
-    const entries = [...this.entries.values()]
-    this.entries = new Map()
-    return entries
-  }
-
-  /** Puts back entries whose write failed, merged with newer ones. */
-  restore (entries) {
-    for (const entry of entries) {
-      const existing = this.entries.get(entry.callId)
-      if (!existing) this.entries.set(entry.callId, entry)
-      else {
-        merge(existing, entry)
-        if (entry.minSeq < existing.minSeq) existing.minSeq = entry.minSeq
-      }
-    }
-  }
-
-  clear () {
-    this.entries = new Map()
+  merge (into, update) {
+    for (const [field, value] of Object.entries(update.min)) if (!(into.min[field] <= value)) into.min[field] = value
+    for (const [field, value] of Object.entries(update.max)) if (!(into.max[field] >= value)) into.max[field] = value
+    Object.assign(into.set, update.set)
+    if (update.minSeq < into.minSeq) into.minSeq = update.minSeq
   }
 
   /**
@@ -121,12 +96,6 @@ class CallStore {
     }
     if (pending.length > 0) throw Object.assign(new Error(`${pending.length} call upserts kept colliding`), { unwritten: pending })
   }
-}
-
-function merge (into, update) {
-  for (const [field, value] of Object.entries(update.min)) if (!(into.min[field] <= value)) into.min[field] = value
-  for (const [field, value] of Object.entries(update.max)) if (!(into.max[field] >= value)) into.max[field] = value
-  Object.assign(into.set, update.set)
 }
 
 function upsertOf ({ callId, min, max, set }) {

@@ -1,6 +1,7 @@
 'use strict'
 
 const EventEmitter = require('node:events')
+const { whenAny } = require('../shared/when-any')
 const ipc = require('../shared/ipc')
 const { KIND_UDP, KIND_TCP, entrySize, writeEntry, remoteOf } = require('../shared/batch-codec')
 const { originOf } = require('../shared/batch-ids')
@@ -332,15 +333,7 @@ class WorkerHandle extends EventEmitter {
   waitIdle () {
     this.sendPending()
     if (this.inFlight === 0 || this.state === 'gone') return Promise.resolve()
-    return new Promise((resolve) => {
-      const done = () => {
-        this.removeListener('idle', done)
-        this.removeListener('gone', done)
-        resolve()
-      }
-      this.on('idle', done)
-      this.on('gone', done)
-    })
+    return whenAny(this, ['idle', 'gone'])
   }
 
   /** Counters for stats(). */

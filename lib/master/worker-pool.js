@@ -3,6 +3,7 @@
 const cluster = require('node:cluster')
 const path = require('node:path')
 const EventEmitter = require('node:events')
+const { whenAny } = require('../shared/when-any')
 const ipc = require('../shared/ipc')
 const { minLevel } = require('../shared/logger')
 const WorkerHandle = require('./worker-handle')
@@ -370,16 +371,10 @@ class WorkerPool extends EventEmitter {
    */
   async unlisten () {
     const handles = [...this.live].filter((h) => h.state === 'ready' || h.state === 'closing')
-    await Promise.all(handles.map((h) => new Promise((resolve) => {
-      const done = () => {
-        h.removeListener('unlistened', done)
-        h.removeListener('gone', done)
-        resolve()
-      }
-      h.on('unlistened', done)
-      h.on('gone', done)
-      if (!h.send([ipc.UNLISTEN])) done()
-    })))
+    await Promise.all(handles.map((h) => {
+      const done = whenAny(h, ['unlistened', 'gone'])
+      return h.send([ipc.UNLISTEN]) ? done : Promise.resolve()
+    }))
   }
 
   /** Drains and stops every worker; idempotent. */

@@ -1,6 +1,7 @@
 'use strict'
 
 const { directionKey } = require('./stream-key')
+const { PendingEntries } = require('./pending-entries')
 
 /**
  * Folds the updates of one flush window: all packets of one direction of a
@@ -10,14 +11,10 @@ const { directionKey } = require('./stream-key')
  * Bounded: past `maxEntries` distinct entries a packet that would need a new
  * entry is refused (the caller counts it as dropped).
  */
-class PacketCoalescer {
+class PacketCoalescer extends PendingEntries {
   constructor (maxEntries) {
+    super()
     this.maxEntries = maxEntries
-    this.entries = new Map()
-  }
-
-  get size () {
-    return this.entries.size
   }
 
   /**
@@ -39,27 +36,8 @@ class PacketCoalescer {
     return true
   }
 
-  /** Puts back entries whose write failed, merging with newer ones; never refused. */
-  restore (entries) {
-    for (const entry of entries) {
-      const existing = this.entries.get(entry.key)
-      if (existing) merge(existing, entry)
-      else this.entries.set(entry.key, entry)
-    }
-  }
-
-  /** The smallest checkpoint of the entries held; Infinity if none. */
-  oldestPending () {
-    let min = Infinity
-    for (const entry of this.entries.values()) if (entry.minSeq < min) min = entry.minSeq
-    return min
-  }
-
-  /** Takes every entry, leaving the coalescer empty. */
-  take () {
-    const entries = [...this.entries.values()]
-    this.entries = new Map()
-    return entries
+  merge (into, entry) {
+    merge(into, entry)
   }
 }
 
