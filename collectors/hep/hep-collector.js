@@ -3,6 +3,7 @@
 const MongoCollector = require('../mongo-collector')
 const HEP_SETTINGS = require('./hep-settings')
 const { callKeyOf } = require('./call-key')
+const { readAuthKey } = require('./auth-key')
 const { entryDataStart, entryDataLength, entryKeyHash } = require('../../lib/shared/batch-codec')
 const { fnv1a } = require('../../lib/master/distribution')
 
@@ -15,6 +16,11 @@ const { fnv1a } = require('../../lib/master/distribution')
  */
 class HepCollector extends MongoCollector {
   static settings = HEP_SETTINGS
+
+  constructor (options = {}) {
+    super(options)
+    readAuthKey(this.options.workerOptions.hepPasswordFile) // a file it cannot read fails here, not in every worker
+  }
 
   /** The call of a HEP packet; for anything else its source (the hash of the default key, as entryKey gives it). */
   key (message) {

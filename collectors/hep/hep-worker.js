@@ -1,9 +1,7 @@
 'use strict'
 
-const fs = require('node:fs')
 const RtcpWorker = require('../rtcp/rtcp-worker')
 const DecodeError = require('../../exceptions/decode-error')
-const InvalidOptionError = require('../../exceptions/invalid-option-error')
 const { defineModel } = require('../../workers/storage/schemas')
 const { toStreamUpdates } = require('../rtcp/to-stream-updates')
 const { decodeHep, captureTime, PROTOCOL_TYPES } = require('./hep-decoder')
@@ -12,8 +10,8 @@ const { parseSip } = require('./sip')
 const { CallStore, callUpdateOf } = require('./call-store')
 const { callSchema } = require('./call-schema')
 const HEP_SETTINGS = require('./hep-settings')
+const { readAuthKey } = require('./auth-key')
 
-const PASSWORD_ENV = 'COLLECTOR_HEP_PASSWORD'
 const refusals = new Map()
 
 // One DecodeError per reason, made once (a refusal costs no stack capture).
@@ -41,7 +39,7 @@ class HepWorker extends RtcpWorker {
     this.calls = new CallStore()
     this.writingCalls = []
     this.hep = { types: {} } // packets taken, by protocol type
-    this.password = readPassword(this.settings.hepPasswordFile)
+    this.password = readAuthKey(this.settings.hepPasswordFile)
   }
 
   async prepare () {
@@ -124,25 +122,6 @@ class HepWorker extends RtcpWorker {
   stats () {
     return { ...super.stats(), hep: { types: { ...this.hep.types } }, callWrites: this.calls.stats.ops, pendingCalls: this.calls.size }
   }
-}
-
-/**
- * The auth key agents must send: the file's first line, else the
- * environment variable, else none (every packet is taken).
- */
-function readPassword (file) {
-  if (file) {
-    let text
-    try {
-      text = fs.readFileSync(file, 'utf8')
-    } catch (err) {
-      throw new InvalidOptionError('hepPasswordFile', file, `cannot be read (${err.code || err.message})`)
-    }
-    const key = text.split(/\r?\n/)[0]
-    if (!key) throw new InvalidOptionError('hepPasswordFile', file, 'is empty: its first line is the auth key')
-    return key
-  }
-  return process.env[PASSWORD_ENV] ? process.env[PASSWORD_ENV] : null
 }
 
 module.exports = HepWorker
