@@ -96,7 +96,7 @@ class CallQuality {
    * @returns {{ fields: object, stats: QualityStats }}
    */
   report (reporter, block, at, xr, fields = {}) {
-    const key = `${reporter}>${block.ssrc}`
+    const key = reportKey(reporter, block.ssrc)
     const side = this.side(key, at)
     const rate = this.rateOf(block.ssrc)
     const stats = new QualityStats()
@@ -228,7 +228,7 @@ class CallQuality {
     }
     side.term = term
     side.termAt = at
-    const peer = this.sides.get(`${ssrc}>${reporter}`)
+    const peer = this.sides.get(reportKey(ssrc, reporter))
     const both = peer && peer.term !== undefined && at - peer.termAt <= PEER_TERM_MS
     const rtt = both ? term + peer.term : 2 * term
     side.basis = both ? 'both-directions' : 'one-direction'
@@ -248,7 +248,7 @@ class CallQuality {
   delayReport (reporter, ssrc, lrr, dlrr, at) {
     const term = this.oneWay(ssrc, lrr, dlrr, at)
     if (term === null || term === LSR_UNKNOWN) return
-    const side = this.side(`${reporter}>${ssrc}`, at)
+    const side = this.side(reportKey(reporter, ssrc), at)
     side.term = term
     side.termAt = at
   }
@@ -402,4 +402,12 @@ function minuteKeyOf (at) {
   return lastKey
 }
 
-module.exports = { CallQuality, INVALID_REASONS, UNSCORED_REASONS, BANDS, WINDOW_MS, bandOf, minuteKey }
+/**
+ * The one key of a reporter's view of one reported SSRC (a stream side) in
+ * the workers' memory: the sides, their previous reports, XR blocks.
+ */
+function reportKey (reporter, reported) {
+  return `${reporter}>${reported}`
+}
+
+module.exports = { reportKey, CallQuality, INVALID_REASONS, UNSCORED_REASONS, BANDS, WINDOW_MS, bandOf, minuteKey }

@@ -1,5 +1,7 @@
 'use strict'
 
+const { reportKey } = require('./call-quality')
+
 /**
  * Map a decoded RTCP compound packet to the items the MongoDB stream worker
  * applies:
@@ -49,7 +51,7 @@ function takeReferences (ctx, packets) {
     for (const block of packet.blocks) {
       if (block.kind === 'rrt') ctx.quality.reference(packet.ssrc, block.ntpSec, block.ntpFrac, undefined, ctx.time)
       else if (block.kind === 'dlrr') for (const item of block.items) ctx.quality.delayReport(packet.ssrc, item.ssrc, item.lrr, item.dlrr, ctx.time)
-      else if (block.kind === 'voip-metrics') (ctx.xr || (ctx.xr = new Map())).set(`${packet.ssrc}>${block.ssrc}`, voipMetrics(block, ctx.quality))
+      else if (block.kind === 'voip-metrics') (ctx.xr || (ctx.xr = new Map())).set(reportKey(packet.ssrc, block.ssrc), voipMetrics(block, ctx.quality))
     }
   }
 }
@@ -136,7 +138,7 @@ function mapReports (ctx, packet, counters) {
 }
 
 function addQuality (ctx, item, reporter, block) {
-  const xr = ctx.xr && ctx.xr.get(`${reporter}>${block.ssrc}`)
+  const xr = ctx.xr && ctx.xr.get(reportKey(reporter, block.ssrc))
   const { stats } = ctx.quality.report(reporter, block, ctx.time, xr, item.fields)
   if (xr) item.fields.xr = xr
   item.stats = stats
