@@ -1,9 +1,11 @@
 'use strict'
 
-// The README's option tables, rendered from the one declaration of each
+// The docs' option tables, rendered from the one declaration of each
 // option (lib/master/options.js) and of each collector's settings
-// (collectors/*-settings.js). test/unit checks the README against them;
-// `npm run docs` rewrites them.
+// (collectors/*-settings.js). Each table lives between its markers in one
+// of the doc files (README.md, docs/*.md), whichever holds them;
+// test/unit checks the docs against the declarations; `npm run docs`
+// rewrites the tables in place.
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -14,7 +16,7 @@ const { MONGO_COLLECTOR_SETTINGS } = require('../collectors/mongo-settings')
 const ROOT = path.join(__dirname, '..')
 
 /**
- * The collectors whose settings the README shows, each beside its parent's
+ * The collectors whose settings the docs show, each beside its parent's
  * (a row per setting the parent does not declare the same way).
  */
 const SETTINGS_TABLES = [
@@ -90,8 +92,8 @@ function settingsTables () {
 
 function replaceBetween (text, begin, end, table) {
   const start = text.indexOf(begin)
-  const stop = text.indexOf(end)
-  if (start === -1 || stop === -1) throw new Error(`README has no markers ${begin} … ${end}`)
+  const stop = text.indexOf(end, start)
+  if (stop === -1) throw new Error(`${begin} has no end marker ${end}`)
   return text.slice(0, start) + table + text.slice(stop + end.length)
 }
 
@@ -104,17 +106,49 @@ function optionsTable () {
   return [BEGIN, '| option | flag | environment | default | meaning |', '|---|---|---|---|---|', ...rows, END].join('\n')
 }
 
-/** The README text with its tables replaced by the current ones. */
-function withOptionsTable (readme) {
-  let text = replaceBetween(readme, BEGIN, END, optionsTable())
-  for (const entry of SETTINGS_TABLES) text = replaceBetween(text, ...tableMarkers(entry.id, entry.source), settingsTable(entry))
-  return text
+/** Every generated table: its markers and its current text. */
+function generatedTables () {
+  return [
+    { name: 'options', begin: BEGIN, end: END, table: optionsTable() },
+    ...SETTINGS_TABLES.map((entry) => {
+      const [begin, end] = tableMarkers(entry.id, entry.source)
+      return { name: `${entry.id} settings`, begin, end, table: settingsTable(entry) }
+    })
+  ]
+}
+
+/** The doc files that may hold generated tables: README.md and docs/*.md. */
+function docFiles (root = ROOT) {
+  const dir = path.join(root, 'docs')
+  const pages = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.md')).sort().map((f) => path.join(dir, f)) : []
+  return [path.join(root, 'README.md'), ...pages]
+}
+
+/**
+ * Rewrites every generated table in the file that holds its markers.
+ * A table whose markers no file holds, or more than one, is an error:
+ * each table is shown once. Returns the files it rewrote.
+ */
+function writeDocs (files = docFiles()) {
+  const texts = new Map(files.map((file) => [file, fs.readFileSync(file, 'utf8')]))
+  for (const { name, begin, end, table } of generatedTables()) {
+    const holders = files.filter((file) => texts.get(file).includes(begin))
+    if (holders.length !== 1) throw new Error(`the ${name} table's markers are in ${holders.length} doc files (${holders.map((f) => path.relative(ROOT, f)).join(', ') || 'none'}), not one: ${begin}`)
+    texts.set(holders[0], replaceBetween(texts.get(holders[0]), begin, end, table))
+  }
+  const changed = files.filter((file) => texts.get(file) !== fs.readFileSync(file, 'utf8'))
+  for (const file of changed) fs.writeFileSync(file, texts.get(file))
+  return changed
 }
 
 if (require.main === module) {
-  const file = process.argv[2] || 'README.md'
-  fs.writeFileSync(file, withOptionsTable(fs.readFileSync(file, 'utf8')))
-  process.stdout.write(`${file}: options and settings tables written\n`)
+  try {
+    const changed = writeDocs()
+    process.stdout.write(`options and settings tables written${changed.length ? `: ${changed.map((f) => path.relative(ROOT, f)).join(', ')} changed` : ', none changed'}\n`)
+  } catch (err) {
+    process.stderr.write(`npm run docs: ${err.message}\n`)
+    process.exitCode = 1
+  }
 }
 
-module.exports = { optionsTable, settingsTables, withOptionsTable }
+module.exports = { optionsTable, settingsTables, generatedTables, docFiles, writeDocs }

@@ -5,7 +5,7 @@
 // the datagrams of a long RTP/RTCP flow do), once directly (no NAT table
 // loaded, so no connection tracking) and once through an nftables DNAT
 // rule with a jhash map (the rule that spreads a port over several masters
-// on one host, README "Scaling out"), alternating, in a network namespace of
+// on one host, docs/scaling.md), alternating, in a network namespace of
 // its own so the machine's own firewall is untouched. Prints, per mode, the
 // datagrams received and lost and the whole machine's CPU per datagram
 // (from /proc/stat, so the kernel's share counts too), and the ratio.

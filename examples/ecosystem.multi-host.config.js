@@ -1,6 +1,6 @@
 'use strict'
-// PM2 ecosystem file for N collector hosts behind a layer-4 balancer (README,
-// "Scaling out"). Every host runs the same app; the balancer spreads flows
+// PM2 ecosystem file for N collector hosts behind a layer-4 balancer
+// (docs/scaling.md). Every host runs the same app; the balancer spreads flows
 // over the hosts, MongoDB (a replica set, or a sharded cluster) is shared.
 // Copy it into your project (the repository `deploy` names, with
 // collector-cluster as a dependency) as ecosystem.config.js, then:

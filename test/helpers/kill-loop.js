@@ -12,7 +12,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
  * - the replacement of the previous victim of each slot has acknowledged at
  *   least what that victim held. A batch whose holder dies three times is
  *   given up as `workerLost` (a message that kills every worker it reaches,
- *   README "Delivery"); killing a replacement before it could store what it
+ *   docs/delivery.md); killing a replacement before it could store what it
  *   inherited tests that, not redelivery, and it made these loops depend on
  *   how fast a worker starts and stores: Node 26 starts one in about half
  *   the time of Node 20, which let the 700 ms loops reach the third death of

@@ -21,7 +21,7 @@ const { killLoop } = require('../helpers/kill-loop')
 
 const G711 = CODECS['G.711']
 
-// The collector's mouth-to-ear delay (README, Call quality): half the RTT,
+// The collector's mouth-to-ear delay (docs/call-quality.md): half the RTT,
 // the declared jitter buffer (default), the codec's delay.
 function oracleInput ({ loss, rttMs }) {
   const T = rttMs / 2 + JITTER_BUFFER_MS + G711.delayMs

@@ -188,7 +188,7 @@ test('worker kills during a replay: every line stored exactly once', { timeout: 
   t.diagnostic(`${killed} workers killed during a replay of ${stopped.buffered} lines`)
 })
 
-// The records of a segment file, read by the layout README "Disk buffer"
+// The records of a segment file, read by the layout docs/disk-buffer.md
 // states (magic, body length, CRC, then kind, count, id, receivedAt,
 // origin, batch bytes), with the texts of the datagrams each holds.
 function readRecords (buf) {

@@ -7,7 +7,7 @@
 // non-ASCII and seeded random ones. Every stored document of every
 // collection is walked: no key starts with `$` or holds a `.`, no object has
 // a foreign prototype; every name and value comes back exactly, decoded with
-// decodeURIComponent (the README's rule, not our own decoder); and the
+// decodeURIComponent (docs/protocols.md's rule, not our own decoder); and the
 // workers' prototypes are as they were (a probe in their stats).
 
 const test = require('node:test')
@@ -205,7 +205,7 @@ test('syslog SD-IDs and PARAM-NAMEs with $ . % __proto__ constructor and seeded 
   assert.deepEqual(found.bad, [], 'no stored key starts with $ or holds a .')
   assert.deepEqual(found.prototypes, [], 'no stored object came back with another prototype')
 
-  // The README's queries: dot paths to encoded keys, on the server.
+  // docs/protocols.md's queries: dot paths to encoded keys, on the server.
   const tags = async (filter) => (await db.collection('syslog').find(filter).toArray()).map((d) => d.msgid).sort()
   assert.deepEqual(await tags({ 'structuredData.%24where.x': '1' }), ['A0'])
   assert.deepEqual(await tags({ 'structuredData.ex@1.a%2Eb': '4' }), ['A1'])

@@ -2,7 +2,7 @@
 
 // Real SIP through a real HEP agent: SIPp (Debian sip-tester) places calls
 // through Kamailio (its siptrace module in HEP mode, the configuration the
-// README gives) to a SIPp UAS; Kamailio copies every SIP message it receives
+// docs/hep.md gives) to a SIPp UAS; Kamailio copies every SIP message it receives
 // and sends to the HEP collector. The calls stored are checked against
 // SIPp's own message trace (the Call-IDs it used, the final status it got).
 
@@ -23,7 +23,7 @@ const HOST = '127.0.0.1'
 const CALLS = 3
 const MODULES = ['/usr/lib/x86_64-linux-gnu/kamailio/modules', '/usr/lib/aarch64-linux-gnu/kamailio/modules', '/usr/lib/kamailio/modules'].find((dir) => fs.existsSync(dir))
 
-// A proxy that sends every request on to the UAS, and siptrace as the README shows it.
+// A proxy that sends every request on to the UAS, and siptrace as docs/hep.md shows it.
 function kamailioConfig ({ port, uasPort, hepPort }) {
   return [
     '#!KAMAILIO',

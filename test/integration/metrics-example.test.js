@@ -1,5 +1,5 @@
 'use strict'
-// The README's "Write your own collector" example, run as a user runs it:
+// The example of docs/writing-collectors.md, run as a user runs it:
 // `collector run ./examples/metrics-collector` over UDP and TCP into the test
 // database, counters checked to the unit, then SIGINT.
 const test = require('node:test')

@@ -110,7 +110,7 @@ test('an RTCP stream ends with call quality: loss over the call from its first a
     assert.strictEqual(side.lossBasis, 'first-last')
     assert.deepStrictEqual([side.jitterMs.min, side.jitterMs.max], [20, 20])
     assert.strictEqual(side.rttMs, null, 'no SR, no RTT')
-    assert.strictEqual(side.mos, null, 'no delay known: no MOS (README: Reports without a MOS)')
+    assert.strictEqual(side.mos, null, 'no delay known: no MOS (docs/call-quality.md: Reports without a MOS)')
     assert.strictEqual(side.unscored['rtt-unknown'], 12)
   }
   assert.strictEqual(a.mosMin, null)

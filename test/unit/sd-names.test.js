@@ -2,7 +2,7 @@
 
 // The rule the syslog collector stores SD-IDs and PARAM-NAMEs by as keys of
 // `structuredData` (collectors/syslog/sd-names.js), checked against the URL
-// decoder the README tells users to apply, and on what the parser builds.
+// decoder docs/protocols.md tells users to apply, and on what the parser builds.
 
 const test = require('node:test')
 const assert = require('node:assert/strict')

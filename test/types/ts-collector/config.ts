@@ -1,5 +1,5 @@
 // Compiled by test/integration/typings.test.js and run by it with `collector run`: a
-// collector written in TypeScript from the README and index.d.ts alone.
+// collector written in TypeScript from docs/writing-collectors.md and index.d.ts alone.
 import * as path from 'node:path'
 import { MongoCollectorConfig } from 'collector-cluster'
 
