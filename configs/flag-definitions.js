@@ -2,7 +2,7 @@
 
 const { resolveType, parseValue } = require('./flag-types')
 
-// What a flag definition may say (README "Config flags").
+// What a flag definition may say (docs/options.md, Config flags).
 const DEFINITION_KEYS = new Set([
   'alias', 'type', 'default', 'required', 'description', 'choices', 'min', 'max',
   'env', 'validate', 'secret', 'keywords', 'group'

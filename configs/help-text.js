@@ -16,7 +16,7 @@ function helpMetavar (def) {
   return ` <${[def.type.metavar, ...words].join('|')}>`
 }
 
-/** A flag's default as help and the README show it (undefined: none worth showing). */
+/** A flag's default as help and the docs show it (undefined: none worth showing). */
 function shownDefault (def) {
   if (def.secret || def.default === undefined || def.default === false) return undefined
   if (def.keywords && Object.hasOwn(def.keywords, String(def.default))) return String(def.default)

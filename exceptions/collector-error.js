@@ -2,7 +2,7 @@
 
 /**
  * Base class of every error the library raises on purpose. `code` is stable
- * and documented (see README "Error codes"); messages name the bad value.
+ * and documented (see docs/errors.md); messages name the bad value.
  */
 class CollectorError extends Error {
   constructor (message, code, props) {

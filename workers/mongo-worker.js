@@ -308,7 +308,7 @@ class MongoWorker extends Worker {
 
   /**
    * The memory this worker keeps per sender, per map: keys `held`, and keys
-   * `evicted` over the map's bound (README: Memory). Subclasses add theirs.
+   * `evicted` over the map's bound (docs/call-quality.md, Memory). Subclasses add theirs.
    */
   stateStats () {
     return { held: { watermarks: this.watermarks.size }, evicted: { watermarks: this.watermarks.evicted } }

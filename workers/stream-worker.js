@@ -86,7 +86,7 @@ class StreamWorker extends MongoWorker {
   // `$exists: false` from an index the pass scans the collection, so not N
   // times per start. Meanwhile upserts on such a stream bounce (unresolved,
   // written again next flush) and never duplicate it: the earlier unique
-  // indexes stay until the operator drops them (README, Scaling out).
+  // indexes stay until the operator drops them (docs/scaling.md).
   // A worker that is closing starts none, and a pass its own close cut off
   // (the driver's "client was closed") is no failure: the next start runs it.
   backfillIfLeader () {

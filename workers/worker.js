@@ -22,7 +22,7 @@ const RUNTIME = Symbol.for('collector-cluster.worker-runtime')
  * The runtime sets `this.logger` (forwarded to the master's logger),
  * `this.slot`, `this.collectorName` and `this.leader`.
  *
- * Acknowledgement (README "Delivery"): the master keeps every message until
+ * Acknowledgement (docs/delivery.md): the master keeps every message until
  * its worker acknowledges it, and hands what a dead worker held to another.
  * By default a message is acknowledged when `doWork` returns (or its
  * promise settles). A worker that buffers and writes later sets

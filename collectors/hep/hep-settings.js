@@ -6,7 +6,7 @@ const RTCP_SETTINGS = require('../rtcp/rtcp-settings')
 
 /**
  * The HEP collector's settings, declared once (see collectors/mongo-settings.js):
- * HepCollector, HepConfig, HepWorker and the README take them from here.
+ * HepCollector, HepConfig, HepWorker and docs/collectors.md take them from here.
  * The RTCP collector's worker settings apply to the RTCP it carries.
  */
 module.exports = Object.freeze({

@@ -3,7 +3,7 @@
 // Runs in an RTCP worker: what each report block says about its call,
 // worked out from the block and what the worker remembers of the call (its
 // ends' earlier reports and SRs: call-affinity.js sends both ends of a call
-// to one worker). The figures and their units are documented in the README
+// to one worker). The figures and their units are documented in docs/call-quality.md
 // (Call quality); the formulas are cited where they are computed.
 
 const { voipRFactor, mosFromR } = require('./e-model')
@@ -22,7 +22,7 @@ const KNOWN_RATES = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 4800
 const MAX_DROPOUT = 3000 // RFC 3550 A.1: a larger jump of the highest sequence is a restart
 const LSR_UNKNOWN = Symbol('lsr-unknown')
 const NO_MEDIA = Symbol('no-media')
-/** The span of media of a quality window (README: Call quality, worst window). */
+/** The span of media of a quality window (docs/call-quality.md, worst window). */
 const WINDOW_MS = 10000
 
 /** Why a report's figures are not used: counted by reason, flagged on the side. */
@@ -40,7 +40,7 @@ const UNSCORED_REASONS = Object.freeze([
   'rtt-unknown' // no round trip measured yet (no SR echoed) nor given by XR
 ])
 
-/** MOS bands, best first (README: Call quality); `unknown` when there is no MOS. */
+/** MOS bands, best first (docs/call-quality.md); `unknown` when there is no MOS. */
 const BANDS = Object.freeze(['good', 'fair', 'poor'])
 
 function bandOf (mos) {

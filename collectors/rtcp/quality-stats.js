@@ -6,7 +6,7 @@
 // when packets coalesce, `addTo(update, side)` writes them into the side's
 // one upsert with `$min`, `$max` and `$inc`. All three operators are
 // order-free, so the stored figures are exact however reports are
-// coalesced or redelivered (README: Call quality lists every path).
+// coalesced or redelivered (docs/call-quality.md lists every path).
 // Numbers in fixed fields, not maps of paths: this runs once per report.
 
 // rttMs: measured both ways; rttEstimatedMs: twice one direction (see

@@ -9,7 +9,7 @@ const { CODECS, DEFAULT_CODEC } = require('./codecs')
 
 /**
  * The RTCP collector's settings, declared once (see collectors/mongo-settings.js):
- * RtcpCollector, RtcpConfig, RtcpWorker and the README take them from here.
+ * RtcpCollector, RtcpConfig, RtcpWorker and docs/collectors.md take them from here.
  */
 module.exports = Object.freeze({
   defaults: Object.freeze({ name: 'rtcp', protocol: 'udp', port: 5005, distribution: 'hash', worker: path.join(__dirname, 'rtcp-worker.js') }),

@@ -9,7 +9,7 @@ const { DEFAULT_LENIENT } = require('./parser')
 
 /**
  * The syslog collector's settings, declared once (see collectors/mongo-settings.js):
- * SyslogCollector, SyslogConfig, SyslogWorker and the README take them from
+ * SyslogCollector, SyslogConfig, SyslogWorker and docs/collectors.md take them from
  * here. UDP by default; with `--protocol tcp_server` each connection's
  * framing (octet-counting or newline, RFC 6587) is detected per message.
  * 5514 by default since 514 needs root.

@@ -52,7 +52,7 @@ class LoadBalancer extends EventEmitter {
    */
   static optionKeys = []
 
-  /** @param {object} options see README "Options"; a parsed config object works too */
+  /** @param {object} options see docs/options.md; a parsed config object works too */
   constructor (options = {}) {
     super()
     this.options = normalizeOptions(options, new.target.optionKeys)

@@ -295,7 +295,7 @@ function defineWorkerSeries ({ total, gauge }, stats) {
   total('collector_worker_db_errors_total', 'Database errors, per worker slot.', perWorker((w) => w.custom && w.custom.dbErrors), ['slot'])
   gauge('collector_worker_db_down', '1 while a worker cannot reach its database.', perWorker((w) => w.custom && typeof w.custom.dbDown === 'boolean' ? Number(w.custom.dbDown) : undefined), ['slot'])
   total('collector_worker_state_evicted_total', 'Per-sender state forgotten over its bound, per worker slot and map (workers that report evicted).', perWorkerMap('evicted'), ['slot', 'map'])
-  gauge('collector_worker_state_held', 'Per-sender state held, per worker slot and map (keys; bounded, see README: Memory).', perWorkerMap('held'), ['slot', 'map'])
+  gauge('collector_worker_state_held', 'Per-sender state held, per worker slot and map (keys; bounded, see docs/call-quality.md, Memory).', perWorkerMap('held'), ['slot', 'map'])
 }
 
 // An event with reasons is one series per reason (they add up to its

@@ -32,7 +32,7 @@ const ALLOW_PROTOCOLS = ['udp', 'tcp_server']
  * description. `flag` is the command-line name when it differs from the
  * option's, `false` for options that only code can pass. The config's flags
  * (configs/load-balancer-flags.js), `normalizeOptions`, the help text and
- * the README's tables (`npm run docs`) all come from here.
+ * the tables of docs/options.md (`npm run docs`) all come from here.
  */
 const OPTIONS = declare({
   name: { type: 'string', default: 'collector', alias: 'n', group: 'General', description: 'collector name (process, log and stats-file name): letters, digits, ".", "_", "-"' },
@@ -88,7 +88,7 @@ function declare (table) {
   return Object.freeze(table)
 }
 
-/** Defaults of every LoadBalancer option (see README "LoadBalancer options"). */
+/** Defaults of every LoadBalancer option (see docs/options.md). */
 const DEFAULTS = Object.freeze(Object.fromEntries(Object.entries(OPTIONS).map(([name, d]) => [name, d.default])))
 
 /** The range of every integer option (durations in ms). */

@@ -30,7 +30,7 @@ const STABLE_UPTIME_MS = 1000
  * A worker that dies leaves its unacknowledged batches behind; they go to
  * its slot's replacement first thing (so hash affinity holds), or, when the
  * slot is given up, to one other worker, all of them to the same one and in
- * order (a storing worker's idempotence relies on that, see README
+ * order (a storing worker's idempotence relies on that, see docs/delivery.md
  * "Delivery").
  *
  * With a disk buffer (`journal`), what the pool cannot deliver while it

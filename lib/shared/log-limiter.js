@@ -1,7 +1,7 @@
 'use strict'
 
 // Used in the master (listeners, metrics endpoint): one interval for every
-// line a sender can cause, so the README can state it once (10 s).
+// line a sender can cause, so the docs can state it once (10 s).
 
 /**
  * Log lines about what a sender can cause at any rate (a refused source, a

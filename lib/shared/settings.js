@@ -9,7 +9,7 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * a flag type of configs/flag-types.js, `flag: false` for a worker setting
  * only code passes (in `workerOptions`). The config's flags, the workers'
  * defaults, the keys a collector forwards to its workers, --help and the
- * README's tables come from the declarations (workers/mongo-settings.js,
+ * tables of docs/collectors.md come from the declarations (workers/mongo-settings.js,
  * collectors/*-settings.js); the checks here are the ones code gets.
  * Pure data and this checker: the CLI and a worker load them without the
  * driver or the master.

@@ -29,7 +29,7 @@ const BACKFILL_RETRY_MS = 5000
  * server refused for a reason other than a duplicate key, and entries still
  * bouncing after MAX_ROUNDS (retry them next flush). On a database error it
  * throws with `err.unwritten`: the entries not known to be written (the
- * failing chunk counts as unwritten; see README on at-least-once `$inc`).
+ * failing chunk counts as unwritten; see docs/storage.md on at-least-once `$inc`).
  */
 class StreamWriter {
   /**
@@ -285,7 +285,7 @@ class StreamWriter {
    * names `pairKey`), but cannot duplicate it either while the indexes of
    * earlier versions, unique on `openKey` and on `flowKey` alone, are still
    * there: they are dropped by hand once every collector is upgraded (see
-   * README). Resolves with `{ updated, skipped }`.
+   * docs/scaling.md). Resolves with `{ updated, skipped }`.
    */
   static async backfillPairKeys (collection, { batchSize = BACKFILL_BATCH } = {}) {
     const counts = { updated: 0, skipped: 0 }
