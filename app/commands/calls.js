@@ -9,6 +9,12 @@ const { NAME_PATTERN } = require('../../lib/master/options')
 const { flagTypes } = require('../../configs/flag-types')
 const { commandConfig, usageError, formatTable, formatUptime } = require('./common')
 const { callOutcome } = require('../../collectors/hep/call-store')
+const { STREAM_SETTINGS } = require('../../workers/mongo-settings')
+const HEP_SETTINGS = require('../../collectors/hep/hep-settings')
+
+// The collections the collectors write by default (their settings declare them).
+const STREAMS = STREAM_SETTINGS.streamsCollection.default
+const CALLS = HEP_SETTINGS.worker.callsCollection.default
 
 const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h] [--call-id ID] [--number N] [--per-minute] [--json] [--serve PORT [--host 127.0.0.1] [--web-config FILE]] [--database DB] [--mongo-uri URI]'
 const DESCRIPTION = [
@@ -100,7 +106,7 @@ async function run (argv, { env = process.env, out = process.stdout, err = proce
       err.write(`collector: cannot reach MongoDB at ${redactUri(uri)}: ${oneLine(error.message)}\n`)
       return 1
     }
-    const streams = client.db(database).collection('streams')
+    const streams = client.db(database).collection(STREAMS)
     if (config.serve !== undefined) return await serve(streams, config, out)
     if (config.perMinute) return printMinutes(await callsByMinute(streams, { since: Date.now() - config.since }), config, out)
     return await printCalls(client.db(database), config, { out, err })
@@ -192,11 +198,11 @@ async function callsByMinute (streams, { since, until = Date.now() }) {
 // The worst calls of the window as a table or JSON lines, with their SIP
 // dialogs where the hep collector stored them, and the footer.
 async function printCalls (db, config, { out, err }) {
-  const sip = db.collection('calls')
+  const sip = db.collection(CALLS)
   const callIds = await selectedCalls(sip, config)
-  const report = await worstCalls(db.collection('streams'), { since: Date.now() - config.since, worst: config.worst, callIds })
+  const report = await worstCalls(db.collection(STREAMS), { since: Date.now() - config.since, worst: config.worst, callIds })
   const dialogs = await dialogsOf(sip, report.shown)
-  const footer = footerLine(report, { since: config.since, where: `${db.databaseName}.streams` })
+  const footer = footerLine(report, { since: config.since, where: `${db.databaseName}.${STREAMS}` })
   if (config.json) {
     for (const { doc, analytics } of report.shown) out.write(JSON.stringify(jsonLine(doc, analytics, dialogs.get(callIdOf(doc)))) + '\n')
     err.write(footer + '\n')
