@@ -406,7 +406,7 @@ async function checkRtcp (db, expected) {
 }
 
 function printTable (rows, baseline) {
-  const columns = ['scenario', 'buffer', 'sent', 'sendRate', 'received', 'stored', 'duplicated', 'unaccounted', 'droppedTotal', 'killed', 'wrongSides', 'countersOff', 'storedPerSecond', 'bufferPeakMiB', 'masterMiB', 'workersMiB', 'nodeMiB', 'dbMiB']
+  const columns = ['scenario', 'buffer', 'sent', 'sendRate', 'received', 'stored', 'duplicated', 'unaccounted', 'droppedTotal', 'killed', 'wrongSides', 'countersOff', 'storedPerSecond', 'bufferPeakMiB', 'masterMiB', 'workersMiB', 'nodeMiB', 'dbMiB', 'masterCpuS', 'workersCpuS']
   const cells = rows.map((r) => columns.map((c) => (r[c] === undefined ? '-' : Array.isArray(r[c]) ? r[c].join('+') : String(r[c]))))
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i].length)))
   const line = (values) => values.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ')

@@ -8,6 +8,7 @@ const path = require('node:path')
 const { spawn } = require('node:child_process')
 
 const mib = (bytes) => Math.round(bytes / 1048576)
+const round1 = (x) => Math.round(x * 10) / 10
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The kernel's high-water mark of a process's resident set in bytes (0 once it is gone). */
@@ -15,6 +16,18 @@ function peakRssOf (pid) {
   try {
     const kb = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
     return kb ? Number(kb[1]) * 1024 : 0
+  } catch {
+    return 0
+  }
+}
+
+const TICKS_PER_SECOND = 100 // USER_HZ, 100 on Linux
+
+// CPU seconds a process has used (user + system; 0 once it is gone).
+function cpuSecondsOf (pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND
   } catch {
     return 0
   }
@@ -38,12 +51,21 @@ class PeakRss {
     this.masterPid = master
     this.dbPid = db || null
     this.slots = new Map() // slot → { pids: Set, peak }
+    this.cpu = new Map() // pid → CPU seconds at the last sample
+    this.cpuAtStart = new Map([[master, cpuSecondsOf(master)]])
     resetPeakRss(master)
     if (this.dbPid) resetPeakRss(this.dbPid)
   }
 
   sampleMaster (pid = this.masterPid) {
     this.master = Math.max(this.master, peakRssOf(pid))
+    if (!this.cpuAtStart.has(pid)) this.cpuAtStart.set(pid, cpuSecondsOf(pid))
+    this.cpu.set(pid, cpuSecondsOf(pid) || this.cpu.get(pid) || 0)
+  }
+
+  // CPU seconds used by `pids` since each was first seen (killed ones up to their last sample).
+  cpuSince (pids) {
+    return pids.reduce((sum, pid) => sum + Math.max(0, (this.cpu.get(pid) || 0) - (this.cpuAtStart.get(pid) || 0)), 0)
   }
 
   /** Reads every process's peak; `workers`: [{ slot, pid }] as stats() lists them. */
@@ -53,24 +75,35 @@ class PeakRss {
       const entry = this.slots.get(slot)
       if (!entry.pids.has(pid)) {
         entry.pids.add(pid)
+        this.cpuAtStart.set(pid, cpuSecondsOf(pid))
         resetPeakRss(pid) // a replacement forked while the scenario runs: a no-op in effect
       }
     }
     for (const entry of this.slots.values()) {
-      for (const pid of entry.pids) entry.peak = Math.max(entry.peak, peakRssOf(pid))
+      for (const pid of entry.pids) {
+        entry.peak = Math.max(entry.peak, peakRssOf(pid))
+        this.cpu.set(pid, cpuSecondsOf(pid) || this.cpu.get(pid) || 0)
+      }
     }
     this.sampleMaster()
     if (this.dbPid) this.db = Math.max(this.db, peakRssOf(this.dbPid))
   }
 
-  /** MiB: masterMiB, workersMiB (per slot), nodeMiB (master + workers: the collector's), dbMiB. */
+  /**
+   * MiB: masterMiB, workersMiB (per slot), nodeMiB (master + workers: the
+   * collector's), dbMiB; CPU seconds since the start: masterCpuS, workersCpuS (all slots).
+   */
   result () {
-    const workers = [...this.slots.entries()].sort((a, b) => a[0] - b[0]).map(([, e]) => e.peak)
+    const slots = [...this.slots.entries()].sort((a, b) => a[0] - b[0]).map(([, e]) => e)
+    const workers = slots.map((e) => e.peak)
+    const masterPids = [...this.cpuAtStart.keys()].filter((pid) => !slots.some((e) => e.pids.has(pid)))
     return {
       masterMiB: mib(this.master),
       workersMiB: workers.map(mib),
       nodeMiB: mib(this.master + workers.reduce((a, b) => a + b, 0)),
-      dbMiB: this.dbPid ? mib(this.db) : undefined
+      dbMiB: this.dbPid ? mib(this.db) : undefined,
+      masterCpuS: round1(this.cpuSince(masterPids)),
+      workersCpuS: round1(this.cpuSince(slots.flatMap((e) => [...e.pids])))
     }
   }
 }
