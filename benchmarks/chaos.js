@@ -188,6 +188,7 @@ async function runScenario (name, scenario, mongo, client) {
     storedPerSecond: Math.round(check.stored * 1000 / settledMs),
     settledMs,
     ...memory,
+    masterInHarness: true,
     rssStartMiB: mib(rssStart),
     bufferPeakBytes: bufferDir ? peaks.bufferBytes : undefined,
     bufferPeakMiB: bufferDir ? mib(peaks.bufferBytes) : undefined
@@ -407,14 +408,18 @@ async function checkRtcp (db, expected) {
 
 function printTable (rows, baseline) {
   const columns = ['scenario', 'buffer', 'sent', 'sendRate', 'received', 'stored', 'duplicated', 'unaccounted', 'droppedTotal', 'killed', 'wrongSides', 'countersOff', 'storedPerSecond', 'bufferPeakMiB', 'masterMiB', 'workersMiB', 'nodeMiB', 'dbMiB', 'masterCpuS', 'workersCpuS']
-  const cells = rows.map((r) => columns.map((c) => (r[c] === undefined ? '-' : Array.isArray(r[c]) ? r[c].join('+') : String(r[c]))))
+  const cell = (r, c) => r[c] === undefined ? '-' : Array.isArray(r[c]) ? r[c].join('+') : `${r[c]}${r.masterInHarness && (c === 'masterMiB' || c === 'nodeMiB') ? '*' : ''}`
+  const cells = rows.map((r) => columns.map((c) => cell(r, c)))
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i].length)))
   const line = (values) => values.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ')
   console.log(line(columns))
   for (const row of cells) console.log(line(row))
   for (const r of rows) if (r.droppedTotal > 0) console.log(`${r.scenario} dropped by reason: ${JSON.stringify(r.dropped)}`)
   console.log(`peak RSS in MiB; nodeMiB = master + workers. Three idle Node processes, same run: bare ${baseline.bareMiB}, loading the collector's modules ${baseline.loadedMiB}`)
-  for (const r of rows) console.log(`${r.scenario}: master + workers = ${(r.nodeMiB / baseline.bareMiB).toFixed(2)}× three bare, ${(r.nodeMiB / baseline.loadedMiB).toFixed(2)}× three loaded`)
+  if (rows.some((r) => r.masterInHarness)) console.log('* the master runs in this process: the figure includes this harness (its client, what earlier scenarios left)')
+  for (const r of rows) {
+    if (!r.masterInHarness) console.log(`${r.scenario}: master + workers = ${(r.nodeMiB / baseline.bareMiB).toFixed(2)}× three bare, ${(r.nodeMiB / baseline.loadedMiB).toFixed(2)}× three loaded`)
+  }
 }
 
 async function main () {
