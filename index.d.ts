@@ -71,6 +71,8 @@ export interface LoadBalancerOptions {
   batchSize?: number
   batchDelay?: number
   maxInFlight?: number
+  /** Node/V8 flags of the worker processes, after the master's own (default: a 2 MiB semi-space, old generation grown 20 % per full GC) */
+  workersNodeArgs?: string[]
   recvBufferSize?: number
   /** UDP receive path: native recvmmsg (built on install), node:dgram, or auto (native when built) */
   udpReceiver?: 'auto' | 'native' | 'dgram'

@@ -15,7 +15,6 @@ const pino = require('pino')
 const { loadCollector } = require('./collector-registry')
 const { createMetrics } = require('./metrics')
 const stats = require('./stats-file')
-const { prettyStream } = require('./pretty-log')
 const { briefError } = require('../lib/shared/logger')
 
 const STATS_INTERVAL_MS = 1000
@@ -76,7 +75,8 @@ function parseArgs (argv, ctx) {
 function createLogger (config, stdout = process.stdout) {
   const base = { pid: process.pid, hostname: os.hostname(), collector: config.name }
   const pretty = config.logFormat === 'pretty' || (config.logFormat !== 'json' && Boolean(stdout.isTTY))
-  const destination = pretty ? prettyStream(stdout) : pino.destination({ dest: 1, sync: true })
+  // pino-pretty is loaded only for a person's terminal (or --log-format pretty).
+  const destination = pretty ? require('./pretty-log').prettyStream(stdout) : pino.destination({ dest: 1, sync: true })
   return pino({ level: config.logLevel, base }, destination)
 }
 

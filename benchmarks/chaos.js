@@ -13,6 +13,9 @@
 //   syslog-stall-60 the database SIGSTOPped for --long-stall ms (60 s) from a
 //                   third of the run, the disk buffer on, default bounds:
 //                   nothing may be dropped
+//   syslog-run      `collector run syslog` in a child process as an operator
+//                   runs it (buffer on), no fault: the master's memory
+//                   without this harness in its process
 //   syslog-master-kill  `collector run syslog` in a child process, buffer on;
 //                   the database SIGSTOPped from a third of the run; once the
 //                   master received everything it is SIGKILLed (its pid only),
@@ -25,8 +28,14 @@
 // Printed per scenario: sent, received, stored (distinct), duplicated,
 // unaccounted (sent − stored − dropped: must be 0), dropped by reason,
 // workers killed, throughput (stored per second from the first send to
-// the last acknowledgement), the master's peak RSS and the buffer's peak
-// bytes. A table, then one JSON line.
+// the last acknowledgement), the buffer's peak bytes, and the peak RSS
+// (the kernel's VmHWM, reset at each scenario's start) of every process:
+// the master (in the in-process scenarios this process, harness included:
+// rssStartMiB is the harness before the collector started), each worker
+// slot (the largest of its successive processes) and the database server
+// (a Java process, not the collector's). Beside them, measured in the same
+// run: three idle bare Node processes and three that load the collector's
+// modules (the master's and the worker's). A table, then one JSON line.
 // Usage: node benchmarks/chaos.js [--seconds 60] [--rate 10000]
 //   [--kill-every 2000] [--stall 10000] [--long-stall 60000] [--calls 1000]
 //   [--only syslog,rtcp-kill,...] (default: syslog, syslog-kill,
@@ -46,6 +55,7 @@ const { startJavaServer } = require('../lib/mongo/java-server')
 const { accountedFor } = require('../lib/master/counters')
 const { killLoop } = require('../test/helpers/kill-loop')
 const { runCollector } = require('../test/fixtures/foreground-run')
+const { PeakRss, idleBaselines, mib } = require('./peak-rss')
 
 const args = minimist(process.argv.slice(2), {
   string: ['only', 'sender'],
@@ -57,6 +67,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const SCENARIOS = {
   syslog: { collector: syslog, traffic: 'syslog' },
+  'syslog-run': { collector: syslog, traffic: 'syslog', foreground: true },
   'syslog-kill': { collector: syslog, traffic: 'syslog', kill: true },
   'syslog-stall': { collector: syslog, traffic: 'syslog', stall: 'stall', buffer: false },
   'syslog-stall-buffer': { collector: syslog, traffic: 'syslog', stall: 'stall' },
@@ -127,9 +138,10 @@ async function runScenario (name, scenario, mongo, client) {
   // The master runs in this process: its RSS is ours (what earlier
   // scenarios left in the heap included: rssStartMiB).
   const rssStart = process.memoryUsage().rss
-  const peaks = { rss: rssStart, bufferBytes: 0 }
+  const rss = new PeakRss({ master: process.pid, db: mongo.server && mongo.server.pid })
+  const peaks = { bufferBytes: 0 }
   const sampler = setInterval(() => {
-    peaks.rss = Math.max(peaks.rss, process.memoryUsage().rss)
+    rss.sampleWorkers(collector.pool.snapshot().workers)
     const buffer = collector.summary().buffer
     if (buffer) peaks.bufferBytes = Math.max(peaks.bufferBytes, buffer.bytes)
   }, 100)
@@ -148,6 +160,8 @@ async function runScenario (name, scenario, mongo, client) {
   const settledMs = Date.now() - started
   clearInterval(trace)
   clearInterval(sampler)
+  rss.sampleWorkers(collector.pool.snapshot().workers)
+  const memory = rss.result()
   await collector.stop()
   if (bufferDir) fs.rmSync(bufferDir, { recursive: true, force: true })
   const s = collector.summary()
@@ -173,14 +187,72 @@ async function runScenario (name, scenario, mongo, client) {
     countersOff: check.countersOff,
     storedPerSecond: Math.round(check.stored * 1000 / settledMs),
     settledMs,
-    peakRssMiB: mib(peaks.rss),
+    ...memory,
+    masterInHarness: true,
     rssStartMiB: mib(rssStart),
     bufferPeakBytes: bufferDir ? peaks.bufferBytes : undefined,
     bufferPeakMiB: bufferDir ? mib(peaks.bufferBytes) : undefined
   }
 }
 
-const mib = (bytes) => Math.round(bytes / 1048576)
+// syslog-run: `collector run syslog` as an operator starts it (a child
+// process, buffer on), no fault: the master's peak without this harness.
+async function runForeground (name, scenario, mongo, client) {
+  const dbName = dbNameOf(name)
+  const bufferDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaos-buffer-'))
+  const cleanups = []
+  const t = { after: (fn) => cleanups.push(fn) } // what runCollector expects of a test
+  try {
+    const run = await runCollector(t, 'syslog', { flags: ['-i', '2', '--database', dbName, '--log-level', 'error', '--buffer-dir', bufferDir], env: { MONGODB_URI: mongo.uri } })
+    const rss = new PeakRss({ master: run.pid, db: mongo.server && mongo.server.pid })
+    const peaks = { bufferBytes: 0 }
+    let last = null
+    const sample = async () => {
+      const s = await run.stats()
+      if (s) rss.sampleWorkers(s.workers)
+      if (s && s.buffer) peaks.bufferBytes = Math.max(peaks.bufferBytes, s.buffer.bytes)
+      if (s) last = s
+    }
+    const sampler = setInterval(sample, 100)
+    const total = Math.round(args.rate * args.seconds)
+    const started = Date.now()
+    const sender = await send(scenario.traffic, run.port, total)
+    const s = await waitUntil(async () => { await sample(); return last && last.received + last.dropped.kernel === sender.sent && accountedFor(last) && last }, 'every line to be stored')
+    const settledMs = Date.now() - started
+    clearInterval(sampler)
+    await sample()
+    process.kill(run.pid, 'SIGINT')
+    const exit = await run.exited
+    if (exit.code !== 0) throw new Error(`the collector exited with ${exit.code}: ${exit.stderr.slice(-500)}`)
+    const db = client.db(dbName)
+    const check = await checkSyslog(db, sender.sent)
+    await db.dropDatabase()
+    const dropped = Object.fromEntries(Object.entries(s.dropped).filter(([k, v]) => k !== 'total' && v > 0))
+    return {
+      scenario: name,
+      buffer: 'on',
+      sent: sender.sent,
+      sendRate: Math.round(sender.sent * 1000 / sender.ms),
+      received: s.received,
+      processed: s.processed,
+      stored: check.stored,
+      duplicated: check.duplicated,
+      unaccounted: sender.sent - check.stored - s.dropped.total,
+      dropped,
+      droppedTotal: s.dropped.total,
+      killed: 0,
+      countersOff: check.countersOff,
+      storedPerSecond: Math.round(check.stored * 1000 / settledMs),
+      settledMs,
+      ...rss.result(),
+      bufferPeakBytes: peaks.bufferBytes,
+      bufferPeakMiB: mib(peaks.bufferBytes)
+    }
+  } finally {
+    for (const fn of cleanups.reverse()) await fn()
+    fs.rmSync(bufferDir, { recursive: true, force: true })
+  }
+}
 
 /*
  * syslog-master-kill: `collector run syslog` as an operator starts it (a
@@ -200,10 +272,12 @@ async function runMasterKill (name, scenario, mongo, client) {
     const first = await start()
     const total = Math.round(args.rate * args.seconds)
     const started = Date.now()
-    const peaks = { rss: 0, bufferBytes: 0 }
+    const peaks = { bufferBytes: 0 }
+    const rss = new PeakRss({ master: first.pid, db: mongo.server.pid })
     const sample = async (run) => {
-      peaks.rss = Math.max(peaks.rss, peakRssOf(run.pid))
+      rss.sampleMaster(run.pid)
       const s = await run.stats()
+      if (s) rss.sampleWorkers(s.workers)
       if (s && s.buffer) peaks.bufferBytes = Math.max(peaks.bufferBytes, s.buffer.bytes)
       return s
     }
@@ -248,7 +322,7 @@ async function runMasterKill (name, scenario, mongo, client) {
       storedPerSecond: Math.round(check.stored * 1000 / settledMs),
       settledMs,
       stalledMs,
-      peakRssMiB: mib(peaks.rss),
+      ...rss.result(),
       bufferPeakBytes: peaks.bufferBytes,
       bufferPeakMiB: mib(peaks.bufferBytes)
     }
@@ -267,16 +341,6 @@ async function waitUntil (check, what) {
     await sleep(250)
   }
   throw new Error(`timed out waiting for ${what}`)
-}
-
-// The kernel's high-water mark of a process's resident set (0 once it is gone).
-function peakRssOf (pid) {
-  try {
-    const kb = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
-    return kb ? Number(kb[1]) * 1024 : 0
-  } catch {
-    return 0
-  }
 }
 
 function segmentBytes (dir) {
@@ -342,14 +406,20 @@ async function checkRtcp (db, expected) {
   return { stored, duplicated: docs.length - pairs.size, wrongSides, countersOff: counted - stored }
 }
 
-function printTable (rows) {
-  const columns = ['scenario', 'buffer', 'sent', 'sendRate', 'received', 'stored', 'duplicated', 'unaccounted', 'droppedTotal', 'killed', 'wrongSides', 'countersOff', 'storedPerSecond', 'peakRssMiB', 'bufferPeakMiB']
-  const cells = rows.map((r) => columns.map((c) => (r[c] === undefined ? '-' : String(r[c]))))
+function printTable (rows, baseline) {
+  const columns = ['scenario', 'buffer', 'sent', 'sendRate', 'received', 'stored', 'duplicated', 'unaccounted', 'droppedTotal', 'killed', 'wrongSides', 'countersOff', 'storedPerSecond', 'bufferPeakMiB', 'masterMiB', 'workersMiB', 'nodeMiB', 'dbMiB', 'masterCpuS', 'workersCpuS']
+  const cell = (r, c) => r[c] === undefined ? '-' : Array.isArray(r[c]) ? r[c].join('+') : `${r[c]}${r.masterInHarness && (c === 'masterMiB' || c === 'nodeMiB') ? '*' : ''}`
+  const cells = rows.map((r) => columns.map((c) => cell(r, c)))
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i].length)))
   const line = (values) => values.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ')
   console.log(line(columns))
   for (const row of cells) console.log(line(row))
   for (const r of rows) if (r.droppedTotal > 0) console.log(`${r.scenario} dropped by reason: ${JSON.stringify(r.dropped)}`)
+  console.log(`peak RSS in MiB; nodeMiB = master + workers. Three idle Node processes, same run: bare ${baseline.bareMiB}, loading the collector's modules ${baseline.loadedMiB}`)
+  if (rows.some((r) => r.masterInHarness)) console.log('* the master runs in this process: the figure includes this harness (its client, what earlier scenarios left)')
+  for (const r of rows) {
+    if (!r.masterInHarness) console.log(`${r.scenario}: master + workers = ${(r.nodeMiB / baseline.bareMiB).toFixed(2)}× three bare, ${(r.nodeMiB / baseline.loadedMiB).toFixed(2)}× three loaded`)
+  }
 }
 
 async function main () {
@@ -358,6 +428,7 @@ async function main () {
   const mongo = await database()
   const client = await new MongoClient(mongo.uri).connect()
   const rows = []
+  const baseline = await idleBaselines()
   try {
     for (const name of names) {
       if (SCENARIOS[name].stall && !mongo.server) {
@@ -365,15 +436,15 @@ async function main () {
         continue
       }
       console.error(`chaos: ${name} (${args.rate}/s for ${args.seconds} s)…`)
-      const run = SCENARIOS[name].masterKill ? runMasterKill : runScenario
+      const run = SCENARIOS[name].masterKill ? runMasterKill : SCENARIOS[name].foreground ? runForeground : runScenario
       rows.push(await run(name, SCENARIOS[name], mongo, client))
     }
   } finally {
     await client.close()
     if (mongo.server) await mongo.server.stop()
   }
-  printTable(rows)
-  console.log(JSON.stringify({ benchmark: 'chaos', rate: args.rate, seconds: args.seconds, killEveryMs: args['kill-every'], stallMs: args.stall, longStallMs: args['long-stall'], results: rows }))
+  printTable(rows, baseline)
+  console.log(JSON.stringify({ benchmark: 'chaos', rate: args.rate, seconds: args.seconds, idleBaselineMiB: baseline, killEveryMs: args['kill-every'], stallMs: args.stall, longStallMs: args['long-stall'], results: rows }))
   const broken = rows.filter((r) => r.duplicated !== 0 || r.unaccounted !== 0 || r.wrongSides > 0 || r.countersOff !== 0 || (SCENARIOS[r.scenario].noDrops && r.droppedTotal > 0))
   if (broken.length > 0) {
     console.log(`NOT EXACT: ${broken.map((r) => r.scenario).join(', ')}`)

@@ -4,7 +4,6 @@ const ArgvConfig = require('./argv-config')
 const { LOAD_BALANCER_FLAGS } = require('./load-balancer-flags')
 const { toKebab } = require('./flag-definitions')
 const { tlsProblems } = require('../lib/protocols/tls-options')
-const { loadWebConfig } = require('../lib/master/web-config')
 const { ALLOW_PROTOCOLS } = require('../lib/master/options')
 
 /**
@@ -51,7 +50,7 @@ function webConfigProblems (config, given) {
   const flag = 'metrics-web-config'
   if (config.metricsPort === undefined) return [{ flag, option: 'metricsWebConfig', message: 'needs --metrics-port: the metrics endpoint is off without it' }]
   try {
-    loadWebConfig(config.metricsWebConfig)
+    require('../lib/master/web-config').loadWebConfig(config.metricsWebConfig) // js-yaml only when asked for
     return []
   } catch (err) {
     if (err.code !== 'ERR_WEB_CONFIG') throw err

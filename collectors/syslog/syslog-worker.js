@@ -1,6 +1,6 @@
 'use strict'
 
-const { ObjectId } = require('mongodb')
+const { mongo: { ObjectId } } = require('mongoose') // the driver mongoose uses: one copy loaded
 const MongoWorker = require('../../workers/mongo-worker')
 const { CounterStore } = require('../../workers/storage/counter-store')
 const { checkAccounted } = require('../../workers/storage/write-accounting')

@@ -164,7 +164,8 @@ class WorkerPool extends EventEmitter {
     cluster.setupPrimary({
       exec: WORKER_ENTRY,
       args: ipc.workerArgs(options.name, slot),
-      execArgv: process.execArgv.filter((arg) => !arg.startsWith('--test')),
+      // The master's own Node flags, then workersNodeArgs (the later of two wins).
+      execArgv: [...process.execArgv.filter((arg) => !arg.startsWith('--test')), ...options.workersNodeArgs],
       serialization: 'advanced'
     })
     const clusterWorker = cluster.fork(ipc.workerEnv({

@@ -33,6 +33,22 @@ test('each forked worker gets the collector name, its slot and the worker option
   assert.deepEqual(workers.map((w) => w.custom.slot).sort(), [0, 1])
 })
 
+test('workers run with the master\'s Node flags and then workersNodeArgs, which bound the young generation by default', async (t) => {
+  const bounded = await startLb(t, { worker: PROBE, instances: 1 })
+  const [worker] = (await bounded.stats()).workers
+  const inherited = process.execArgv.filter((arg) => !arg.startsWith('--test'))
+  // (cluster may append an --inspect-port of its own)
+  assert.deepEqual(worker.custom.execArgv.slice(0, inherited.length + 2), [...inherited, '--max-semi-space-size=2', '--heap-growing-percent=20'])
+  // 2 MiB semi-spaces: V8's new space is two of them (4 MiB on Node 20; Node
+  // 26 counts it by pages: 5.5 to 8.5); V8's own default let it grow to 32
+  // (Node 20) or 57 MiB (Node 26) here.
+  assert.ok(worker.custom.youngGenerationMiB <= 12, `young generation ${worker.custom.youngGenerationMiB} MiB`)
+  const unbounded = await startLb(t, { worker: PROBE, instances: 1, workersNodeArgs: ['--max-semi-space-size=0', '--heap-growing-percent=0'] })
+  const [defaults] = (await unbounded.stats()).workers
+  assert.deepEqual(defaults.custom.execArgv.slice(0, inherited.length + 2), [...inherited, '--max-semi-space-size=0', '--heap-growing-percent=0'])
+  assert.ok(defaults.custom.youngGenerationMiB >= 24, `V8's own young generation: ${defaults.custom.youngGenerationMiB} MiB`)
+})
+
 test('a worker entry started by hand says what is missing in one line, with its code, and exits 1', async () => {
   const child = spawn(process.execPath, [WORKER_ENTRY], { env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''

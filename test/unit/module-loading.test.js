@@ -1,0 +1,41 @@
+'use strict'
+
+// What each process loads is memory it keeps (a MongoDB driver is about
+// 20 MB of resident set in every process that loads it): the master loads
+// neither mongoose nor the driver, a worker loads one copy of the driver.
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const path = require('node:path')
+const { execFileSync } = require('node:child_process')
+
+const ROOT = path.join(__dirname, '..', '..')
+
+// The packages under node_modules a fresh process has loaded after requiring `files`.
+function loadedPackages (files) {
+  const script = `${files.map((f) => `require(${JSON.stringify(path.join(ROOT, f))})`).join(';')}
+    const loaded = Object.keys(require.cache).filter((k) => k.includes('node_modules'))
+    process.stdout.write(JSON.stringify(loaded))`
+  const files_ = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }))
+  return files_.map((file) => path.relative(ROOT, file))
+}
+
+const driverCopies = (loaded) => new Set(loaded.filter((f) => /(^|\/)node_modules\/mongodb\/lib\/index\.js$/.test(f)).map(path.dirname))
+
+test('the master of a built-in collector loads neither mongoose nor the MongoDB driver', () => {
+  const loaded = loadedPackages(['app/collector-entry', 'collectors/syslog', 'collectors/rtcp', 'collectors/hep', 'index.js'])
+  assert.deepEqual(loaded.filter((f) => /node_modules\/(mongoose|mongodb|bson|js-yaml|pino-pretty|@pm2\/io|prom-client)\//.test(f)), [])
+})
+
+test('a built-in collector still exports its Worker, loaded when asked for', () => {
+  const { Worker } = require('../../collectors/syslog')
+  assert.equal(Worker, require('../../collectors/syslog/syslog-worker'))
+  assert.ok(Object.keys(require('../../collectors/rtcp')).includes('Worker'))
+})
+
+test('a worker of each built-in collector loads one copy of the MongoDB driver, the one mongoose uses', () => {
+  const mongooseDriver = path.dirname(path.relative(ROOT, require.resolve('mongodb', { paths: [path.dirname(require.resolve('mongoose'))] })))
+  for (const worker of ['collectors/syslog/syslog-worker', 'collectors/rtcp/rtcp-worker', 'collectors/hep/hep-worker']) {
+    const copies = driverCopies(loadedPackages(['lib/worker/worker-runtime', worker]))
+    assert.deepEqual([...copies], [mongooseDriver], worker)
+  }
+})
