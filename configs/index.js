@@ -2,12 +2,12 @@
 
 /**
  * Argv config classes: `ArgvConfig` (the generic engine), `LoadBalancerConfig`
- * (extend it for a collector), `MongoCollectorConfig` (for a collector that
- * stores into MongoDB) and `flagTypes`, the value types a flag's `type` may name.
+ * (extend it for a collector) and `flagTypes`, the value types a flag's
+ * `type` may name. `MongoCollectorConfig` lives beside the Mongo collector
+ * (collectors/mongo-collector-config.js): configs/ imports nothing above it.
  */
 module.exports = {
   ArgvConfig: require('./argv-config'),
   LoadBalancerConfig: require('./load-balancer-config'),
-  MongoCollectorConfig: require('./mongo-collector-config'),
   flagTypes: require('./flag-types').flagTypes
 }

@@ -1,6 +1,6 @@
 'use strict'
 
-const MongoCollectorConfig = require('../../configs/mongo-collector-config')
+const MongoCollectorConfig = require('../mongo-collector-config')
 const HEP_SETTINGS = require('./hep-settings')
 
 /** Flags of the HEP collector: the base ones with HEP defaults, plus its settings (hep-settings.js). */

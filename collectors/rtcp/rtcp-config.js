@@ -1,6 +1,6 @@
 'use strict'
 
-const MongoCollectorConfig = require('../../configs/mongo-collector-config')
+const MongoCollectorConfig = require('../mongo-collector-config')
 const RTCP_SETTINGS = require('./rtcp-settings')
 
 /** Flags of the RTCP collector: the base ones with RTCP defaults, plus its settings (rtcp-settings.js). */

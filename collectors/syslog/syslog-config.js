@@ -1,6 +1,6 @@
 'use strict'
 
-const MongoCollectorConfig = require('../../configs/mongo-collector-config')
+const MongoCollectorConfig = require('../mongo-collector-config')
 const SYSLOG_SETTINGS = require('./syslog-settings')
 
 /** Flags of the syslog collector: the base ones with syslog defaults, plus its settings (syslog-settings.js). */

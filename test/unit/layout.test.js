@@ -37,6 +37,17 @@ test('nothing under lib/ imports from workers/, configs/, collectors/, app/ or b
   assert.deepEqual(found, [])
 })
 
+test('configs/ (the argv engine) imports nothing from workers/, collectors/, app/ or bin/', () => {
+  const upward = ['workers', 'collectors', 'app', 'bin'].map((d) => path.join(ROOT, d) + path.sep)
+  const found = []
+  for (const file of jsFiles(path.join(ROOT, 'configs'))) {
+    for (const target of requiresOf(file)) {
+      if (upward.some((dir) => target.startsWith(dir))) found.push(`${path.relative(ROOT, file)} → ${path.relative(ROOT, target)}`)
+    }
+  }
+  assert.deepEqual(found, [])
+})
+
 // A require of a computed path, or a path built from __dirname that leaves
 // lib/, would get round the test above. The ones lib/ needs are listed with
 // why: anything else fails.

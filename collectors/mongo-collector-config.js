@@ -1,9 +1,9 @@
 'use strict'
 
-const LoadBalancerConfig = require('./load-balancer-config')
-const { settingsFlags } = require('./load-balancer-flags')
+const LoadBalancerConfig = require('../configs/load-balancer-config')
+const { settingsFlags } = require('../configs/load-balancer-flags')
 const { hasPassword } = require('../lib/mongo/redact-uri')
-const { MONGO_COLLECTOR_SETTINGS } = require('../collectors/mongo-settings')
+const { MONGO_COLLECTOR_SETTINGS } = require('./mongo-settings')
 
 const MONGO_FLAGS = settingsFlags(MONGO_COLLECTOR_SETTINGS)
 
