@@ -1,5 +1,6 @@
 'use strict'
 
+const { workerStats } = require('../lib/shared/worker-stats')
 const fs = require('node:fs')
 const path = require('node:path')
 const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../lib/shared/make-dir')
@@ -183,7 +184,7 @@ function workerRates (worker, before, per) {
  */
 function writesOf (worker) {
   const custom = worker && worker.custom
-  return custom && typeof custom.dbWrites === 'number' ? custom.dbWrites : undefined
+  return workerStats(custom).dbWrites
 }
 
 function round (value) {

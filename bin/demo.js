@@ -10,6 +10,7 @@
 // free port) unless MONGODB_URI names one, writes to a database of its own
 // (collector_demo_<pid>_<time>), and removes only what it created: that
 // database on a server it was given, the server it started.
+const { workerStats } = require('../lib/shared/worker-stats')
 const dgram = require('node:dgram')
 const { commandConfig } = require('../app/commands/common')
 const pino = require('pino')
@@ -104,7 +105,7 @@ function startStatus (collector, client) {
   let last = { processed: 0, dbWrites: 0, at: Date.now() }
   const timer = setInterval(async () => {
     const stats = await collector.stats()
-    const now = { processed: stats.processed, dbWrites: sumCustom(stats, 'dbWrites'), at: Date.now() }
+    const now = { processed: stats.processed, dbWrites: stats.workers.reduce((sum, w) => sum + (workerStats(w.custom).dbWrites || 0), 0), at: Date.now() }
     const seconds = (now.at - last.at) / 1000
     const open = await client.db(DATABASE).collection('streams').countDocuments({ active: true }).catch(() => '?')
     const drops = stats.dropped.total + sumCustom(stats, 'dropped')

@@ -1,5 +1,6 @@
 'use strict'
 
+const { workerStats } = require('../shared/worker-stats')
 const http = require('node:http')
 const https = require('node:https')
 const client = require('prom-client')
@@ -287,13 +288,13 @@ function defineBufferSeries ({ total, gauge }, stats) {
 // figure has no series.
 function defineWorkerSeries ({ total, gauge }, stats) {
   const perWorker = (read) => async () => (await stats()).workers.map((w) => [{ slot: String(w.slot) }, read(w)]).filter(([, v]) => Number.isFinite(v))
-  const perWorkerMap = (field) => async () => (await stats()).workers.flatMap((w) => Object.entries((w.custom && w.custom[field]) || {})
+  const perWorkerMap = (field) => async () => (await stats()).workers.flatMap((w) => Object.entries(workerStats(w.custom)[field] || {})
     .filter(([, v]) => Number.isFinite(v)).map(([map, v]) => [{ slot: String(w.slot), map }, v]))
   total('collector_worker_messages_processed_total', 'Messages acknowledged, per worker slot (resets when a slot\'s worker is replaced).', perWorker((w) => w.processed), ['slot'])
   gauge('collector_worker_messages_in_flight', 'Messages in flight, per worker slot.', perWorker((w) => w.inFlight), ['slot'])
-  total('collector_worker_db_writes_total', 'Database write operations, per worker slot (workers that report dbWrites).', perWorker((w) => w.custom && w.custom.dbWrites), ['slot'])
-  total('collector_worker_db_errors_total', 'Database errors, per worker slot.', perWorker((w) => w.custom && w.custom.dbErrors), ['slot'])
-  gauge('collector_worker_db_down', '1 while a worker cannot reach its database.', perWorker((w) => w.custom && typeof w.custom.dbDown === 'boolean' ? Number(w.custom.dbDown) : undefined), ['slot'])
+  total('collector_worker_db_writes_total', 'Database write operations, per worker slot (workers that report dbWrites).', perWorker((w) => workerStats(w.custom).dbWrites), ['slot'])
+  total('collector_worker_db_errors_total', 'Database errors, per worker slot.', perWorker((w) => workerStats(w.custom).dbErrors), ['slot'])
+  gauge('collector_worker_db_down', '1 while a worker cannot reach its database.', perWorker((w) => { const { dbDown } = workerStats(w.custom); return dbDown === undefined ? undefined : Number(dbDown) }), ['slot'])
   total('collector_worker_state_evicted_total', 'Per-sender state forgotten over its bound, per worker slot and map (workers that report evicted).', perWorkerMap('evicted'), ['slot', 'map'])
   gauge('collector_worker_state_held', 'Per-sender state held, per worker slot and map (keys; bounded, see docs/call-quality.md, Memory).', perWorkerMap('held'), ['slot', 'map'])
 }

@@ -1,0 +1,32 @@
+'use strict'
+
+/**
+ * The fields of a worker's own stats() (`custom` in the master's summary)
+ * that the master, the CLI and the metrics endpoint read, declared once
+ * with their types: a worker that reports them (the MongoDB workers do)
+ * shows in `collector top`, the stats file and /metrics. Anything else a
+ * worker reports is shown as it is and read by nobody here.
+ */
+const WORKER_STATS = Object.freeze({
+  dbWrites: 'number', // database write operations so far
+  dbErrors: 'number', // failed connects and writes so far
+  dbDown: 'boolean', // the database cannot be reached now
+  held: 'object', // per-sender state held now, by map: { map: keys }
+  evicted: 'object' // per-sender state forgotten over its bound so far, by map
+})
+
+/** The declared fields of a worker's custom stats, each undefined unless it has the declared type. */
+function workerStats (custom) {
+  const out = {}
+  for (const [name, type] of Object.entries(WORKER_STATS)) {
+    const value = custom ? custom[name] : undefined
+    out[name] = typeOf(value) === type ? value : undefined
+  }
+  return out
+}
+
+function typeOf (value) {
+  return value === null ? 'null' : typeof value
+}
+
+module.exports = { WORKER_STATS, workerStats }
