@@ -168,10 +168,24 @@ async function runScenario (name, scenario, mongo, client) {
   const db = client.db(dbName)
   const check = scenario.traffic === 'syslog' ? await checkSyslog(db, sender.sent) : await checkRtcp(db, sender.expected)
   await db.dropDatabase()
-  const dropped = Object.fromEntries(Object.entries(s.dropped).filter(([k, v]) => k !== 'total' && v > 0))
+  return {
+    ...deliveryRow(name, { buffer: bufferDir ? 'on' : 'off', sender, s, check, killed, settledMs }),
+    respawns: s.restarts.workers,
+    ...(check.wrongSides === undefined ? {} : { wrongSides: check.wrongSides }),
+    ...memory,
+    masterInHarness: true,
+    rssStartMiB: mib(rssStart),
+    bufferPeakBytes: bufferDir ? peaks.bufferBytes : undefined,
+    bufferPeakMiB: bufferDir ? mib(peaks.bufferBytes) : undefined
+  }
+}
+
+// One scenario's delivery figures: what was sent, received, stored once,
+// and what is unaccounted (sent − stored − dropped: must be 0).
+function deliveryRow (name, { buffer, sender, s, check, killed, settledMs }) {
   return {
     scenario: name,
-    buffer: bufferDir ? 'on' : 'off',
+    buffer,
     sent: sender.sent,
     sendRate: Math.round(sender.sent * 1000 / sender.ms),
     received: s.received,
@@ -179,19 +193,12 @@ async function runScenario (name, scenario, mongo, client) {
     stored: check.stored,
     duplicated: check.duplicated,
     unaccounted: sender.sent - check.stored - s.dropped.total,
-    dropped,
+    dropped: Object.fromEntries(Object.entries(s.dropped).filter(([k, v]) => k !== 'total' && v > 0)),
     droppedTotal: s.dropped.total,
     killed,
-    respawns: s.restarts.workers,
-    ...(check.wrongSides === undefined ? {} : { wrongSides: check.wrongSides }),
     countersOff: check.countersOff,
     storedPerSecond: Math.round(check.stored * 1000 / settledMs),
-    settledMs,
-    ...memory,
-    masterInHarness: true,
-    rssStartMiB: mib(rssStart),
-    bufferPeakBytes: bufferDir ? peaks.bufferBytes : undefined,
-    bufferPeakMiB: bufferDir ? mib(peaks.bufferBytes) : undefined
+    settledMs
   }
 }
 
@@ -227,23 +234,8 @@ async function runForeground (name, scenario, mongo, client) {
     const db = client.db(dbName)
     const check = await checkSyslog(db, sender.sent)
     await db.dropDatabase()
-    const dropped = Object.fromEntries(Object.entries(s.dropped).filter(([k, v]) => k !== 'total' && v > 0))
     return {
-      scenario: name,
-      buffer: 'on',
-      sent: sender.sent,
-      sendRate: Math.round(sender.sent * 1000 / sender.ms),
-      received: s.received,
-      processed: s.processed,
-      stored: check.stored,
-      duplicated: check.duplicated,
-      unaccounted: sender.sent - check.stored - s.dropped.total,
-      dropped,
-      droppedTotal: s.dropped.total,
-      killed: 0,
-      countersOff: check.countersOff,
-      storedPerSecond: Math.round(check.stored * 1000 / settledMs),
-      settledMs,
+      ...deliveryRow(name, { buffer: 'on', sender, s, check, killed: 0, settledMs }),
       ...rss.result(),
       bufferPeakBytes: peaks.bufferBytes,
       bufferPeakMiB: mib(peaks.bufferBytes)
