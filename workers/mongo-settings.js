@@ -29,7 +29,7 @@ const MONGO_SETTINGS = declareSettings({
   maxPending: { type: 'integer', default: 100000, range: [1, 1e9], group: 'Storage', description: 'pending updates kept per worker while the database is away; more are dropped and counted' },
   flushTimeout: { flag: false, type: 'duration', default: 20000, range: [0, 86400000], group: 'Storage', description: 'how long flush() on stop keeps retrying' },
   serverSelectionTimeoutMS: { flag: false, type: 'duration', default: 5000, range: [1, 3600000], group: 'Storage', description: 'the driver\'s wait for a server; a write running longer shows as dbStalled' },
-  retryDelay: { flag: false, type: 'duration', default: 200, range: [1, 3600000], group: 'Storage', description: 'first retry of a failed connect or write (doubles, at most 5 s)' }
+  dbRetryDelay: { flag: false, type: 'duration', default: 200, range: [1, 3600000], group: 'Storage', description: 'first retry of a failed database connect or write (doubles, at most 5 s); the listener has its own, retryDelay' }
 })
 
 /** Counters of the CounterStore: one document per metric per UTC day. */

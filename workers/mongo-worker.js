@@ -57,7 +57,7 @@ class MongoWorker extends Worker {
     super(options)
     this.acknowledge = 'stored'
     this.settings = resolveSettings(new.target.settings, defaults, options)
-    this.backoff = new Backoff({ initial: this.settings.retryDelay, factor: 2, max: 5000 })
+    this.backoff = new Backoff({ initial: this.settings.dbRetryDelay, factor: 2, max: 5000 })
     this.dbCounts = { dbErrors: 0, flushes: 0, abandoned: 0 }
     this.flushing = null
     this.writeStartedAt = 0

@@ -32,7 +32,7 @@ async function setup (t, { viaProxy = true, workerOptions = {}, lbOptions = {} }
       flushInterval: 50,
       sweep: false,
       serverSelectionTimeoutMS: 1500,
-      retryDelay: 100,
+      dbRetryDelay: 100,
       ...workerOptions
     },
     ...lbOptions
