@@ -13,9 +13,8 @@ const NOT_ALLOWED_LINES = {
 
 /**
  * How a batch entry of the native UDP receiver finds its worker, decided
- * once per start from what the balancer declares (`declared`: whether it
- * has a distribute(), a key() or an entryKey() of its own; see
- * load-balancer.js), and the one place that decides it:
+ * once per start from what the balancer declares (LoadBalancer#_declared:
+ * whether it has a distribute(), a key() or an entryKey() of its own), and the one place that decides it:
  *
  *   declared                                          entry path
  *   built-in distribution, LoadBalancer's key()       the strategy on the entry's bytes

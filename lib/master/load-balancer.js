@@ -84,7 +84,7 @@ class LoadBalancer extends EventEmitter {
   // receive 'reuseport': the kernel picks the worker (see options.js checkReceive).
   _checkReuseport () {
     if (this.options.receive !== 'reuseport') return
-    const own = declared(this)
+    const own = this._declared()
     for (const method of ['distribute', 'key']) {
       if (own[method]) throw new InvalidOptionError('receive', 'reuseport', `cannot honour a ${method}() of ${this.constructor.name}: the kernel picks the worker by the sender's address and port, so no affinity across senders (one call's two directions) holds`)
     }
@@ -99,6 +99,17 @@ class LoadBalancer extends EventEmitter {
   key (message) {
     const remote = remoteOf(message)
     return remote ? `${remote.address}:${remote.port}` : ''
+  }
+
+  // What this balancer declares by overriding LoadBalancer's extension
+  // points, the one place that reads it: the dispatcher chooses the native
+  // path's entry plan from it, and receive 'reuseport' refuses a choice of its own.
+  _declared () {
+    return {
+      distribute: this.distribute !== LoadBalancer.prototype.distribute,
+      key: this.key !== LoadBalancer.prototype.key,
+      entryKey: typeof this.entryKey === 'function'
+    }
   }
 
   /** The listener in use, or null (closed, or reopening after an error). */
@@ -122,7 +133,7 @@ class LoadBalancer extends EventEmitter {
     this.state = 'starting'
     this.startedAt = Date.now()
     await this._startMetricsServer()
-    this.dispatcher.prepare(declared(this))
+    this.dispatcher.prepare(this._declared())
     let found = null
     try {
       this.journal = this.backlog.create()
@@ -327,17 +338,6 @@ class LoadBalancer extends EventEmitter {
   /** The counters now (no worker stats); `snapshot`: a pool snapshot to take the totals from. */
   summary (snapshot = this.pool ? this.pool.snapshot() : null) {
     return summarize(this, snapshot)
-  }
-}
-
-// What a balancer declares by overriding LoadBalancer's extension points,
-// the one place that reads it: the dispatcher chooses the native path's
-// entry plan from it, and receive 'reuseport' refuses a choice of its own.
-function declared (lb) {
-  return {
-    distribute: lb.distribute !== LoadBalancer.prototype.distribute,
-    key: lb.key !== LoadBalancer.prototype.key,
-    entryKey: typeof lb.entryKey === 'function'
   }
 }
 
