@@ -54,13 +54,11 @@ class Dispatcher {
     this.notAllowedLog = new LogLimiter()
     this.capacityWaiters = []
     this.plan = { strategy: null, describe: 'per message (not started)' }
-    this.entryRun = this.runByMessage
   }
 
   /** Chooses the entry path once, before any traffic: see entryPlan. */
   prepare (declared) {
     this.plan = entryPlan(this.lb, declared)
-    this.entryRun = this.plan.strategy === null ? this.runByMessage : this.runByEntry
   }
 
   /**
@@ -83,7 +81,7 @@ class Dispatcher {
    * built only when the plan says so.
    */
   dispatchEntries (buf, end) {
-    if (this.allowList === null) this.entryRun(buf, 0, end)
+    if (this.allowList === null) this.runEntries(buf, 0, end)
     else this.dispatchAllowedEntries(buf, end)
   }
 
@@ -97,40 +95,25 @@ class Dispatcher {
     while (offset < end) {
       const next = entryEnd(buf, offset)
       if (!allowList.allowsBytes(buf, entryAddressStart(offset), entryAddressLength(buf, offset))) {
-        if (run < offset) this.entryRun(buf, run, offset)
+        if (run < offset) this.runEntries(buf, run, offset)
         this.counters.dropped('notAllowed')
         if (refused < 0) refused = offset
         run = next
       }
       offset = next
     }
-    if (run < end) this.entryRun(buf, run, end)
+    if (run < end) this.runEntries(buf, run, end)
     if (refused >= 0) this.logNotAllowed('datagram', () => buf.latin1Slice(entryAddressStart(refused), entryAddressStart(refused) + entryAddressLength(buf, refused)))
   }
 
-  // Entries buf[offset, end) to their workers, chosen from the entry's bytes.
-  runByEntry (buf, offset, end) {
+  // Entries buf[offset, end) to their workers: chosen from the entry's
+  // bytes, or from a message built for each when the plan has no strategy.
+  runEntries (buf, offset, end) {
     const counters = this.counters
     const strategy = this.plan.strategy
     while (offset < end) {
       const next = entryEnd(buf, offset)
-      const worker = this.pickEntry(strategy, buf, offset)
-      if (worker === null) {
-        this.dropRefused()
-      } else {
-        worker.pushEntry(buf, offset, next)
-        counters.accepted(entryDataLength(buf, offset))
-      }
-      offset = next
-    }
-  }
-
-  // Entries buf[offset, end) to their workers, chosen from a message built for each.
-  runByMessage (buf, offset, end) {
-    const counters = this.counters
-    while (offset < end) {
-      const next = entryEnd(buf, offset)
-      const worker = this.pick(datagramAt(buf, offset), false)
+      const worker = strategy === null ? this.pick(datagramAt(buf, offset), false) : this.pickEntry(strategy, buf, offset)
       if (worker === null) {
         this.dropRefused()
       } else {
