@@ -2,7 +2,7 @@
 // The master's counters have one owner (lib/master/counters.js): each of its
 // operations moves exactly the fields it names, nothing else can write them,
 // and the reason a refused message is dropped under is chosen in one place
-// of the master (LoadBalancer#_dropRefused).
+// of the master (Dispatcher#dropRefused, lib/master/dispatcher.js).
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const path = require('node:path')

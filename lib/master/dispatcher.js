@@ -1,0 +1,207 @@
+'use strict'
+
+const { strategies, keyHash, entryStrategy, entryKeyHash } = require('./distribution')
+const { entryEnd, entryDataLength, entryAddressStart, entryAddressLength, datagramAt } = require('../shared/batch-codec')
+const { AllowList } = require('../shared/allow-list')
+const LogLimiter = require('../shared/log-limiter')
+
+// Sources refused by `allow` are logged at most once per LogLimiter interval, per kind.
+const NOT_ALLOWED_LINES = {
+  datagram: 'datagrams from a source not in allow are dropped (dropped.notAllowed)',
+  connection: 'connections from a source not in allow are closed at accept (eventReasons.connectionsRejected.notAllowed)'
+}
+
+/**
+ * How a batch entry of the native UDP receiver finds its worker, decided
+ * once per start from what the balancer declares (LoadBalancer#_declared:
+ * whether it has a distribute(), a key() or an entryKey() of its own), and the one place that decides it:
+ *
+ *   declared                                          entry path
+ *   built-in distribution, LoadBalancer's key()       the strategy on the entry's bytes
+ *   round-robin or least-loaded, a key() of its own   the strategy (neither reads a key)
+ *   hash, a key() of its own with entryKey()          hash of entryKey(buf, offset)
+ *   hash, a key() of its own without entryKey()       a message per datagram, then key()
+ *   distribution: a function of the user's            a message per datagram, then the function
+ *   a distribute() of its own                         a message per datagram, then distribute()
+ *
+ * The per-message path (dgram, tcp, and the rows that build a message)
+ * always goes through distribute(). `describe` says which was chosen and
+ * why; the balancer logs it at start.
+ */
+function entryPlan (lb, { distribute, key, entryKey }) {
+  const name = lb.constructor.name
+  if (distribute) return { strategy: null, describe: `per message: ${name} has a distribute() of its own` }
+  let hashOf = entryKeyHash
+  if (key) hashOf = entryKey ? (buf, offset) => keyHash(lb.entryKey(buf, offset)) : null
+  const strategy = entryStrategy(lb.strategy, lb, hashOf)
+  if (strategy !== null) return { strategy, describe: key && entryKey && lb.strategy === strategies.hash ? 'per entry: hash of entryKey()' : 'per entry' }
+  return { strategy, describe: key ? `per message: ${name} has a key() without entryKey()` : 'per message: distribution is a function of its own' }
+}
+
+/**
+ * The master's hot path: picks a worker for each message (or batch entry),
+ * appends it to that worker's batch and counts it; refuses what no worker
+ * (nor the disk buffer) can take, and wakes the receive paths waiting for
+ * room. Reads the balancer's pool and journal as they stand (both come and
+ * go with start and stop) and calls its distribute().
+ */
+class Dispatcher {
+  constructor (lb) {
+    this.lb = lb
+    this.counters = lb.counters
+    this.logger = lb.logger
+    this.allowList = lb.options.allow ? new AllowList(lb.options.allow) : null
+    this.notAllowedLog = new LogLimiter()
+    this.capacityWaiters = []
+    this.plan = { strategy: null, describe: 'per message (not started)' }
+  }
+
+  /** Chooses the entry path once, before any traffic: see entryPlan. */
+  prepare (declared) {
+    this.plan = entryPlan(this.lb, declared)
+  }
+
+  /**
+   * The per-message hot path: pick a worker, append to its batch, count.
+   * Returns false when no worker can take the message, counting nothing:
+   * the caller waits (onCapacity) or gives it up with `dropRefused()`.
+   * `force` goes past maxInFlight rather than refuse (data already accepted).
+   */
+  dispatch (message, force) {
+    const worker = this.pick(message, force)
+    if (worker === null) return false
+    worker.push(message)
+    this.counters.accepted(message.data.length)
+    return true
+  }
+
+  /**
+   * The hot path of the native UDP receiver: `buf[0, end)` holds datagrams
+   * in batch format. Each goes to its worker as bytes; a message object is
+   * built only when the plan says so.
+   */
+  dispatchEntries (buf, end) {
+    if (this.allowList === null) this.runEntries(buf, 0, end)
+    else this.dispatchAllowedEntries(buf, end)
+  }
+
+  // With `allow`: one lookup per datagram on the address bytes of its entry;
+  // runs of allowed entries go on as without, refused ones are counted.
+  dispatchAllowedEntries (buf, end) {
+    const allowList = this.allowList
+    let run = 0
+    let offset = 0
+    let refused = -1 // the first refused entry: logged once per batch
+    while (offset < end) {
+      const next = entryEnd(buf, offset)
+      if (!allowList.allowsBytes(buf, entryAddressStart(offset), entryAddressLength(buf, offset))) {
+        if (run < offset) this.runEntries(buf, run, offset)
+        this.counters.dropped('notAllowed')
+        if (refused < 0) refused = offset
+        run = next
+      }
+      offset = next
+    }
+    if (run < end) this.runEntries(buf, run, end)
+    if (refused >= 0) this.logNotAllowed('datagram', () => buf.latin1Slice(entryAddressStart(refused), entryAddressStart(refused) + entryAddressLength(buf, refused)))
+  }
+
+  // Entries buf[offset, end) to their workers: chosen from the entry's
+  // bytes, or from a message built for each when the plan has no strategy.
+  runEntries (buf, offset, end) {
+    const counters = this.counters
+    const strategy = this.plan.strategy
+    while (offset < end) {
+      const next = entryEnd(buf, offset)
+      const worker = strategy === null ? this.pick(datagramAt(buf, offset), false) : this.pickEntry(strategy, buf, offset)
+      if (worker === null) {
+        this.dropRefused()
+      } else {
+        worker.pushEntry(buf, offset, next)
+        counters.accepted(entryDataLength(buf, offset))
+      }
+      offset = next
+    }
+  }
+
+  pickEntry (strategy, buf, offset) {
+    const workers = this.lb.pool.rotation
+    if (workers.length === 0) return null
+    const worker = strategy(workers, buf, offset)
+    if (worker.state === 'ready' && !worker.saturated) return worker
+    const open = workers.filter((w) => !w.saturated)
+    if (open.length > 0) return strategy(open, buf, offset)
+    return this.canBuffer() ? worker : null
+  }
+
+  pick (message, force) {
+    const workers = this.lb.pool.rotation
+    if (workers.length === 0) return null
+    const worker = this.choose(workers, message)
+    if (worker.state === 'ready' && (force || !worker.saturated)) return worker
+    const open = workers.filter((w) => !w.saturated)
+    if (open.length > 0) return this.choose(open, message)
+    if (this.canBuffer()) return worker
+    return force ? workers[0] : null
+  }
+
+  // Every worker is full: with room in the disk buffer, the message goes to
+  // the worker chosen for it all the same, and waits in the buffer.
+  canBuffer () {
+    const journal = this.lb.journal
+    return journal !== null && !journal.full
+  }
+
+  // distribute() may be the user's: one that throws or answers with
+  // something other than one of the workers it was given must not take the
+  // master down or lose the message. It is counted and logged (once), and
+  // the message goes round-robin.
+  choose (workers, message) {
+    let worker
+    try {
+      worker = this.lb.distribute(workers, message)
+    } catch (err) {
+      return this.distributeFailed(workers, err)
+    }
+    if (workers.includes(worker)) return worker
+    return this.distributeFailed(workers, new TypeError(`distribute() returned ${worker === null ? 'null' : typeof worker}, not one of the workers it was given`))
+  }
+
+  distributeFailed (workers, err) {
+    if (this.counters.event('distributeErrors') === 1) this.logger.error({ err }, 'distribute() failed; messages go round-robin when it does (counted in events.distributeErrors)')
+    return strategies['round-robin'].call(this.lb, workers)
+  }
+
+  // `address`: the source's text, or a function giving it (built only when the line is written).
+  logNotAllowed (kind, address) {
+    const fields = () => ({ remote: typeof address === 'function' ? address() : address })
+    this.notAllowedLog.log(this.logger, 'warn', kind, fields, NOT_ALLOWED_LINES[kind])
+  }
+
+  /**
+   * Counts a message pick or pickEntry refused; the one place that says
+   * why. With workers up and the disk buffer on, a refusal means the buffer
+   * is full (bufferFull); otherwise every worker is saturated, or none is up
+   * (queueFull), and the buffer, if on, has nowhere to take it from.
+   */
+  dropRefused () {
+    this.counters.dropped(this.lb.journal !== null && this.lb.pool.rotation.length > 0 ? 'bufferFull' : 'queueFull')
+  }
+
+  /** `fn` runs once, when a worker (or the disk buffer) has room again, or at stop. */
+  onCapacity (fn) {
+    this.capacityWaiters.push(fn)
+  }
+
+  notifyCapacity () {
+    if (this.capacityWaiters.length === 0) return
+    if (!this.canBuffer() && !this.lb.pool.rotation.some((w) => !w.saturated)) return
+    this.releaseWaiters()
+  }
+
+  releaseWaiters () {
+    for (const fn of this.capacityWaiters.splice(0)) fn()
+  }
+}
+
+module.exports = { Dispatcher, entryPlan }
