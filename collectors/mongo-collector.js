@@ -1,6 +1,7 @@
 'use strict'
 
 const LoadBalancer = require('../lib/master/load-balancer')
+const { OPTIONS } = require('../lib/master/options')
 const { MONGO_COLLECTOR_SETTINGS } = require('./mongo-settings')
 const { forwardedKeys, checkSettings } = require('../lib/shared/settings')
 const { resolveMongo, resolveDatabase, uriDatabase } = require('../lib/mongo/resolve-mongo')
@@ -55,7 +56,7 @@ class MongoCollector extends LoadBalancer {
     for (const key of workerKeys) if (options[key] !== undefined) workerOptions[key] = options[key]
     checkSettings(settings.master, options)
     checkSettings(settings.worker, workerOptions)
-    super({ ...settings.defaults, ...options, workerOptions })
+    super({ ...settings.defaults, ...options, maxInFlight: inFlightBound(options, workerOptions, settings), workerOptions })
     this.dbServer = null
   }
 
@@ -86,6 +87,18 @@ class MongoCollector extends LoadBalancer {
     this.dbServer = null
     if (server) await server.stop()
   }
+}
+
+/**
+ * The master's in-flight bound per worker is at most what a worker holds
+ * pending (`maxPending`): one bound, declared by the worker setting. Past
+ * it a worker refuses (dropped.workerFull) where the master would have
+ * waited or, with the disk buffer, kept the message on disk.
+ */
+function inFlightBound (options, workerOptions, settings) {
+  const maxPending = workerOptions.maxPending ?? settings.worker.maxPending.default
+  const maxInFlight = options.maxInFlight ?? OPTIONS.maxInFlight.default
+  return Math.min(maxInFlight, maxPending)
 }
 
 module.exports = MongoCollector

@@ -232,3 +232,10 @@ test('an auth key file that cannot be read or is empty fails the collector at co
     fs.rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('a MongoDB collector\'s in-flight bound follows its workers\' pending bound (never above it)', () => {
+  const of = (argv) => new hep.Collector(new hep.Config(['--port', '0', ...argv]).getConfig()).options.maxInFlight
+  assert.equal(of(['--max-pending', '5000']), 5000)
+  assert.equal(of(['--max-pending', '5000', '--max-in-flight', '2000']), 2000)
+  assert.equal(of([]), 100000)
+})
