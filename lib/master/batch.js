@@ -6,10 +6,64 @@
  * only in the disk buffer (`at`: where, see journal.js); `id` and `origin`
  * name it for good (a message's key is made from them, see
  * lib/shared/batch-ids.js), so a batch delivered again, to another worker or
- * by another run, is recognised.
+ * by another run, is recognised. Its state changes only through the
+ * methods below (the journal and the worker handle call them): one owner
+ * of the record, whoever holds it.
  */
-function createBatch (kind, bytes, count, id, origin, receivedAt) {
-  return { id, kind, bytes, count, origin, redelivered: false, receivedAt, sentAt: 0, deliveries: 0, at: null }
+class Batch {
+  constructor (kind, bytes, count, id, origin, receivedAt) {
+    this.id = id
+    this.kind = kind
+    this.bytes = bytes
+    this.count = count
+    this.origin = origin
+    this.redelivered = false
+    this.receivedAt = receivedAt
+    this.sentAt = 0
+    this.deliveries = 0 // workers that died holding it, after it was sent
+    this.at = null
+  }
+
+  /** Written to the disk buffer at `at` ({ segment, dataOffset, dataLength }). */
+  journaled (at) {
+    this.at = at
+  }
+
+  /** Out of the disk buffer (acknowledged, or given up by name); returns where it was, or null. */
+  unjournaled () {
+    const at = this.at
+    this.at = null
+    return at
+  }
+
+  /** Waiting in the backlog: with its bytes on disk, they are not kept in memory. */
+  shelved () {
+    if (this.at !== null) this.bytes = null
+  }
+
+  /** Its bytes, read back from the disk buffer. */
+  loaded (bytes) {
+    this.bytes = bytes
+  }
+
+  sent () {
+    this.sentAt = Date.now()
+  }
+
+  /** A worker that held it died: how many have, counting it only once it had been sent. */
+  holderDied () {
+    if (this.sentAt > 0) this.deliveries++
+    return this.deliveries
+  }
+
+  /** To be delivered again: a worker holding it died, or a previous run left it. */
+  redeliver () {
+    this.redelivered = true
+  }
 }
 
-module.exports = { createBatch }
+function createBatch (kind, bytes, count, id, origin, receivedAt) {
+  return new Batch(kind, bytes, count, id, origin, receivedAt)
+}
+
+module.exports = { createBatch, Batch }

@@ -139,8 +139,8 @@ class Journal {
     const segment = new Segment(seq, file, null, buf.length)
     scanRecords(buf, (record) => {
       const batch = createBatch(record.kind, null, record.count, record.id, record.origin, record.receivedAt)
-      batch.redelivered = true
-      batch.at = { segment, dataOffset: record.dataOffset, dataLength: record.dataLength }
+      batch.redeliver()
+      batch.journaled({ segment, dataOffset: record.dataOffset, dataLength: record.dataLength })
       segment.live++
       segment.messages += record.count
       batches.push(batch)
@@ -203,7 +203,7 @@ class Journal {
       try { fs.ftruncateSync(segment.fd, segment.size) } catch {}
       return false
     }
-    batch.at = { segment, dataOffset: segment.size + meta.length, dataLength: batch.bytes.length }
+    batch.journaled({ segment, dataOffset: segment.size + meta.length, dataLength: batch.bytes.length })
     segment.size += size
     segment.live++
     segment.messages += batch.count
@@ -245,9 +245,8 @@ class Journal {
 
   /** The batch is done with (acknowledged, or given up by name): its segment goes once all of its batches are. */
   release (batch) {
-    const at = batch.at
+    const at = batch.unjournaled()
     if (!at) return
-    batch.at = null
     const segment = at.segment
     segment.live--
     segment.messages -= batch.count

@@ -174,7 +174,7 @@ class WorkerHandle extends EventEmitter {
   // A journaled batch waits with its bytes on disk only; one the buffer
   // could not take keeps them in memory.
   toBacklog (batch) {
-    if (batch.at !== null) batch.bytes = null
+    batch.shelved()
     this.backlog.push(batch)
     this.buffered += batch.count
   }
@@ -201,7 +201,7 @@ class WorkerHandle extends EventEmitter {
   // by name (bufferUnreadable), and released.
   load (batch) {
     try {
-      batch.bytes = this.journal.read(batch)
+      batch.loaded(this.journal.read(batch))
       return true
     } catch (err) {
       this.journal.release(batch)
@@ -226,7 +226,7 @@ class WorkerHandle extends EventEmitter {
   }
 
   sendBatch (batch) {
-    batch.sentAt = Date.now()
+    batch.sent()
     this.unacked.push(batch)
     this.send([ipc.BATCH, batch.kind, batch.bytes, batch.count, batch.id, batch.origin, batch.redelivered, batch.receivedAt])
   }
@@ -238,7 +238,7 @@ class WorkerHandle extends EventEmitter {
    * turn in the backlog: batches of one origin stay in order.
    */
   redeliver (batch) {
-    batch.redelivered = true
+    batch.redeliver()
     if (batch.bytes !== null && this.backlog.length === 0) {
       this.inFlight += batch.count
       return this.sendBatch(batch)

@@ -252,7 +252,7 @@ class WorkerPool extends EventEmitter {
     const keep = []
     for (const batch of batches) {
       if (this.state !== 'running') this.leave(batch, expected ? 'shutdown' : 'workerLost')
-      else if (batch.sentAt > 0 && ++batch.deliveries >= MAX_DELIVERIES) this.giveUp(batch, 'workerLost')
+      else if (batch.holderDied() >= MAX_DELIVERIES) this.giveUp(batch, 'workerLost')
       else keep.push(batch)
     }
     if (keep.length === 0) return
