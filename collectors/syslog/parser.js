@@ -17,7 +17,7 @@ const { isUtf8 } = require('node:buffer')
 const { InvalidOptionError } = require('../../exceptions')
 const { DEVIATIONS, BIT, LT, GT } = require('./syntax')
 const { isIsoStart } = require('./syslog-time')
-const { decode } = require('./utf8-text')
+const { utf8Text } = require('./utf8-text')
 const { parse5424 } = require('./rfc5424')
 const { parse3164 } = require('./rfc3164')
 
@@ -171,7 +171,7 @@ function finish (ctx, pri, fields) {
 function rawRecord (ctx, start, end, error) {
   const record = { format: 'raw', message: '', receivedAt: ctx.receivedAt, error }
   if (ctx.buf === null) return record
-  const text = decode(ctx.buf, start, end)
+  const text = utf8Text(ctx.buf, start, end)
   record.message = text
   if (text.indexOf('\uFFFD') !== -1 && !isUtf8(ctx.buf.subarray(start, end))) {
     record.messageRaw = Buffer.from(ctx.buf.subarray(start, end))

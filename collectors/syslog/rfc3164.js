@@ -6,7 +6,7 @@
 
 const { BIT, SP, COLON, OPEN, CLOSE, isDigit, deviate } = require('./syntax')
 const { DAY_MS, isIsoStart, readRfc3339, digits, fractionMs, validTime, localDate } = require('./syslog-time')
-const { decodeKept } = require('./utf8-text')
+const { utf8TextKept } = require('./utf8-text')
 
 const NO_HOSTNAME = BIT['no-hostname']
 const DAY_ZERO = BIT['bsd-day-zero-padded']
@@ -178,7 +178,7 @@ function readTag (ctx, fields, at, end) {
     fields.procid = pidStart >= 0 && pidEnd > pidStart ? ctx.text.slice(pidStart, pidEnd) : null
     at = i < end ? i + 1 : end
   }
-  fields.message = decodeKept(ctx, at, end)
+  fields.message = utf8TextKept(ctx, at, end)
   fields.messageRaw = ctx.rawBytes
 }
 

@@ -10,7 +10,7 @@
 
 const { BIT, SP, QUOTE, DASH, EQ, OPEN, BACKSLASH, CLOSE, isDigit, deviate } = require('./syntax')
 const { readRfc3339 } = require('./syslog-time')
-const { decodeKept } = require('./utf8-text')
+const { utf8TextKept } = require('./utf8-text')
 const { encodeSdName } = require('./sd-names')
 
 const DUPLICATE_SD_ID = BIT['duplicate-sd-id']
@@ -107,7 +107,7 @@ function readMessage (ctx, fields, at, end) {
   let start = at + 1
   const buf = ctx.buf
   if (buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf && start + 2 < end) start += 3
-  fields.message = decodeKept(ctx, start, end)
+  fields.message = utf8TextKept(ctx, start, end)
   fields.messageRaw = ctx.rawBytes
 }
 
@@ -200,7 +200,7 @@ function readValue (ctx, list, params, name, key, at, end) {
   if (i >= end) return fail(ctx, 'bad-structured-data')
   let value
   if (escapes !== 0) value = high < 0x80 ? unescapeAscii(buf, ctx.text, at, i) : unescape(ctx, at, i)
-  else value = high < 0x80 ? ctx.text.slice(at, i) : decodeKept(ctx, at, i)
+  else value = high < 0x80 ? ctx.text.slice(at, i) : utf8TextKept(ctx, at, i)
   const entry = [name, value] // the name as sent; the map's key is encoded
   if (ctx.rawBytes !== undefined) {
     entry.push(ctx.rawBytes)
@@ -240,7 +240,7 @@ function unescape (ctx, start, end) {
   }
   const saved = ctx.buf
   ctx.buf = out
-  const value = decodeKept(ctx, 0, n)
+  const value = utf8TextKept(ctx, 0, n)
   ctx.buf = saved
   return value
 }

@@ -6,18 +6,18 @@
 
 const { isUtf8 } = require('node:buffer')
 
-function decode (buf, start, end) {
+function utf8Text (buf, start, end) {
   return start === end ? '' : buf.utf8Slice(start, end)
 }
 
 // The UTF-8 text of ctx.buf[start, end); when those bytes are not UTF-8, also
 // sets ctx.invalidUtf8 and leaves a copy of them in ctx.rawBytes.
-function decodeKept (ctx, start, end) {
-  const text = decode(ctx.buf, start, end)
+function utf8TextKept (ctx, start, end) {
+  const text = utf8Text(ctx.buf, start, end)
   if (text.indexOf('\uFFFD') === -1 || isUtf8(ctx.buf.subarray(start, end))) return text
   ctx.invalidUtf8 = true
   ctx.rawBytes = Buffer.from(ctx.buf.subarray(start, end))
   return text
 }
 
-module.exports = { decode, decodeKept }
+module.exports = { utf8Text, utf8TextKept }
