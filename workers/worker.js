@@ -70,6 +70,11 @@ class Worker {
     return this[RUNTIME] ? this[RUNTIME].messageKey() : null
   }
 
+  /** The place of the message being processed in its batch (0-based); batch id and index order messages by arrival at the master. */
+  messageIndex () {
+    return this[RUNTIME] ? this[RUNTIME].messageIndex() : 0
+  }
+
   /** The batch of the message being processed: `{ seq, batchId, origin, redelivered }`, or null outside doWork. */
   delivery () {
     return this[RUNTIME] ? this[RUNTIME].delivery() : null

@@ -4,6 +4,7 @@ const { strategies, keyHash, entryStrategy, entryKeyHash } = require('./distribu
 const { entryEnd, entryDataLength, entryAddressStart, entryAddressLength, datagramAt } = require('../shared/batch-codec')
 const { AllowList } = require('../shared/allow-list')
 const LogLimiter = require('../shared/log-limiter')
+const { splitterOf } = require('./split')
 
 // Sources refused by `allow` are logged at most once per LogLimiter interval, per kind.
 const NOT_ALLOWED_LINES = {
@@ -54,11 +55,13 @@ class Dispatcher {
     this.notAllowedLog = new LogLimiter()
     this.capacityWaiters = []
     this.plan = { strategy: null, describe: 'per message (not started)' }
+    this.split = splitterOf(lb.options.split)
   }
 
   /** Chooses the entry path once, before any traffic: see entryPlan. */
   prepare (declared) {
     this.plan = entryPlan(this.lb, declared)
+    if (this.split !== null) this.plan = { strategy: null, describe: `per line (split ${this.lb.options.split}), then ${this.plan.strategy === null ? this.plan.describe : 'the distribution'}` }
   }
 
   /**
@@ -68,10 +71,36 @@ class Dispatcher {
    * `force` goes past maxInFlight rather than refuse (data already accepted).
    */
   dispatch (message, force) {
+    if (this.split !== null) return this.dispatchParts(this.split(message), force)
+    return this.dispatchOne(message, force)
+  }
+
+  dispatchOne (message, force) {
     const worker = this.pick(message, force)
     if (worker === null) return false
     worker.push(message)
     this.counters.accepted(message.data.length)
+    return true
+  }
+
+  /**
+   * The parts of a split message (option `split`), each distributed on its
+   * own: all of them or, when a part finds no worker, none (the caller
+   * waits, or counts the whole as one message refused). A message with no
+   * part (only line ends) is `dropped.empty`.
+   */
+  dispatchParts (parts, force) {
+    if (parts.length === 1) return this.dispatchOne(parts[0], force)
+    if (parts.length === 0) {
+      this.counters.dropped('empty')
+      return true
+    }
+    const workers = parts.map((part) => this.pick(part, force))
+    if (workers.includes(null)) return false
+    for (let i = 0; i < parts.length; i++) {
+      workers[i].push(parts[i])
+      this.counters.accepted(parts[i].data.length)
+    }
     return true
   }
 
@@ -113,6 +142,11 @@ class Dispatcher {
     const strategy = this.plan.strategy
     while (offset < end) {
       const next = entryEnd(buf, offset)
+      if (this.split !== null) {
+        if (!this.dispatch(datagramAt(buf, offset), false)) this.dropRefused()
+        offset = next
+        continue
+      }
       const worker = strategy === null ? this.pick(datagramAt(buf, offset), false) : this.pickEntry(strategy, buf, offset)
       if (worker === null) {
         this.dropRefused()

@@ -6,6 +6,7 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
 const protocols = require('../protocols')
 const { strategies } = require('./distribution')
 const { validateFraming, FRAMINGS } = require('../protocols/framing')
+const { SPLITS } = require('./split')
 const { createNoopLogger, isLogger } = require('../shared/logger')
 const { closestName } = require('../shared/closest-name')
 const NativeUdpSocket = require('../protocols/native-udp-socket')
@@ -46,6 +47,7 @@ const OPTIONS = declare({
   port: { type: 'port', default: 0, range: [0, 65535], alias: 'p', group: 'Listener', description: 'port to bind (tcp_client: to connect to); 0 = ephemeral' },
   framing: { type: 'string', default: 'newline', choices: () => FRAMINGS, group: 'Listener', description: 'how TCP streams are split into messages (code may also pass a function)' },
   receive: { type: 'string', default: 'master', choices: () => RECEIVE_MODES, group: 'Listener', description: 'udp: who binds the port. master: the master receives and hands batches to the workers (distribution, disk buffer, redelivery when a worker dies); reuseport (Linux; Node >= 22.12 or the native receiver): each worker binds the port itself (SO_REUSEPORT) and processes what it receives, no master hop; the kernel picks the worker by sender address and port, so no distribution of ours, no disk buffer or allow, and what a worker held when it died is lost (dropped.workerLost)' },
+  split: { type: 'string', default: 'none', choices: () => SPLITS, group: 'Listener', description: 'lines: each non-empty line of a datagram or frame is a message of its own, distributed on its own (StatsD sends several metrics per datagram); counted per line, a datagram no worker can take as one message' },
   udpReceiver: { type: 'string', default: 'auto', choices: () => UDP_RECEIVERS, group: 'Listener', description: 'UDP receive path: native recvmmsg (built on install), node:dgram, or auto = native when built' },
   recvBufferSize: { type: 'integer', default: 8 * 1024 * 1024, range: [0, 0x7fffffff], group: 'Listener', description: 'UDP kernel receive buffer in bytes (capped by net.core.rmem_max); 0 = the system default' },
   maxFrameBytes: { type: 'integer', default: 65536, range: [1, 0x7fffffff], group: 'Listener', description: 'largest TCP frame accepted; larger ones are dropped and counted, the connection survives' },
@@ -190,6 +192,7 @@ function checkBuffer (options) {
 // subclass is refused by the LoadBalancer (it knows the class).
 function checkReceive (options) {
   if (!RECEIVE_MODES.includes(options.receive)) throw new InvalidOptionError('receive', options.receive, `must be one of ${RECEIVE_MODES.join(', ')}`)
+  if (!SPLITS.includes(options.split)) throw new InvalidOptionError('split', options.split, `must be one of ${SPLITS.join(', ')}`)
   if (options.receive === 'master') return
   const refuse = (why) => { throw new InvalidOptionError('receive', options.receive, why) }
   if (options.protocol !== 'udp') refuse(`applies to protocol udp only (${options.protocol} connections are accepted by the master)`)
@@ -197,6 +200,7 @@ function checkReceive (options) {
   if (options.buffer) refuse('cannot be combined with the disk buffer (on by default for the CLI\'s MongoDB collectors: --no-buffer): the workers receive, the master never holds a datagram to write there')
   if (options.distribution !== 'round-robin') refuse(`cannot honour distribution ${typeof options.distribution === 'function' ? 'given as a function' : JSON.stringify(options.distribution)}: the kernel picks the worker by the sender's address and port, so neither round-robin nor affinity across senders (one call's two directions) holds`)
   if (options.allow !== undefined) refuse('cannot be combined with allow, which the master checks: in this mode the master sees no datagram')
+  if (options.split !== 'none') refuse(`cannot be combined with split ${options.split}, which the master does: in this mode the master sees no datagram`)
   if (receiverFor(options.udpReceiver) === 'dgram' && !nodeHasDgramReusePort()) refuse(`needs Node >= ${DGRAM_REUSE_PORT_SINCE.join('.')} for node:dgram's reusePort (running ${process.versions.node}), or the native receiver (node native/build.js)`)
 }
 

@@ -292,6 +292,11 @@ class WorkerRuntime {
     return messageKey(this.batch.id, this.runIdBytes, this.index)
   }
 
+  /** The place of the message being processed in its batch (0-based): with its batch id, the order of arrival. */
+  messageIndex () {
+    return this.index
+  }
+
   /** The batch of the message being processed: `{ seq, batchId, origin, redelivered }` (one object per batch). */
   delivery () {
     return this.batch ? this.batch.delivery : null

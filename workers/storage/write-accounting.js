@@ -30,3 +30,72 @@ function checkAccounted (result, sent, refused, what) {
 }
 
 module.exports = { checkAccounted }
+
+const DUPLICATE_KEY = 11000
+
+/**
+ * Writes `ops` as one unordered bulkWrite and says what became of each,
+ * by index: `collided` (E11000: an insert whose `_id` is stored, or an
+ * upsert whose filter missed a document that exists), `unwritten` (not
+ * proven stored: write them again later) and `error` (why, the last one).
+ * A reply that does not account for every op (checkAccounted) is not taken
+ * whole: the ops are written again in halves, down to one op at a time, so
+ * that one op a server misreports cannot hold back the rest. That is safe
+ * only for ops that applying twice leaves as once, which every sink's ops
+ * are: inserts by key, `$max`/`$min`/`$setOnInsert`, and `$inc` upserts
+ * conditional on their batches' watermark. A failure that is not a
+ * write error (the server unreachable) leaves the rest unwritten at once.
+ * The one place that writes a bulk of a sink's ops.
+ *
+ * @param {object} collection a driver Collection
+ * @param {object[]} ops bulkWrite operations
+ * @param {string} what what they are, for messages ("metric upserts")
+ * @returns {Promise<{ collided: number[], unwritten: number[], error: Error|null, splits: number }>}
+ */
+async function writeAccounted (collection, ops, what) {
+  const out = { collided: [], unwritten: [], error: null, splits: 0, stopped: false }
+  await writeRange(collection, ops, 0, ops.length, what, out)
+  return out
+}
+
+async function writeRange (collection, ops, start, end, what, out) {
+  if (out.stopped) return leaveUnwritten(out, start, end)
+  const sent = end - start
+  let reply
+  try {
+    reply = { result: await collection.bulkWrite(ops.slice(start, end), { ordered: false }), errors: [] }
+  } catch (err) {
+    if (!Array.isArray(err.writeErrors) || err.writeErrors.length === 0) {
+      out.error = err
+      out.stopped = true
+      return leaveUnwritten(out, start, end)
+    }
+    reply = { result: err.result, errors: err.writeErrors }
+  }
+  try {
+    checkAccounted(reply.result, sent, reply.errors.length, what)
+  } catch (err) {
+    if (sent === 1) {
+      out.error = err
+      return leaveUnwritten(out, start, end)
+    }
+    out.splits++
+    const middle = start + Math.ceil(sent / 2)
+    await writeRange(collection, ops, start, middle, what, out)
+    return writeRange(collection, ops, middle, end, what, out)
+  }
+  for (const e of reply.errors) {
+    if (e.code === DUPLICATE_KEY) out.collided.push(start + e.index)
+    else {
+      out.unwritten.push(start + e.index)
+      out.error = Object.assign(new Error(`${what}: the server refused one (${e.code}: ${e.errmsg || e.message})`), { code: e.code })
+    }
+  }
+}
+
+function leaveUnwritten (out, start, end) {
+  for (let i = start; i < end; i++) out.unwritten.push(i)
+}
+
+module.exports.writeAccounted = writeAccounted
+module.exports.DUPLICATE_KEY = DUPLICATE_KEY

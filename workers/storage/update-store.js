@@ -1,0 +1,287 @@
+'use strict'
+
+const { writeAccounted } = require('./write-accounting')
+
+/**
+ * Documents updated in place, one per key (`_id`), exactly once for every
+ * message under redelivery, worker kills and a master SIGKILL with the disk
+ * buffer: the store behind the counters, extremes and last-value sinks.
+ * Changes are coalesced in memory per document and written by `flush()` in
+ * one unordered bulk of upserts:
+ *
+ * - `inc`: `$inc`, the one change applying twice would count twice. Each
+ *   names its batch (`mark`: `{ origin, batchId, seq, redelivered }`, the
+ *   worker's `delivery()`), and each upsert records per origin the highest
+ *   batch it covers (`watermarks.<origin>`, `$max`) and applies only while
+ *   the document's watermark for that origin is below the first batch it
+ *   carries. An origin's batches are processed in order, so a batch at or
+ *   below it is counted there already.
+ * - `min`, `max`: `$min`, `$max`, the same however often applied.
+ * - `latest`: the value of the newest message, `{ path: { order, value } }`
+ *   with `order` the message's `[batchId, index]` (arrival at the master):
+ *   stored as `{ batch, index, value }` by `$max`, which compares documents
+ *   field by field, so a message redelivered after newer ones (its worker
+ *   died; the master replays its disk buffer) never overwrites them.
+ * - `setOnInsert`: fields of a new document.
+ *
+ * Two writers of one origin's batches (the SIGKILLed master's workers still
+ * flushing, the next run replaying the same batches) may both try: only one
+ * applies each batch. The other's upsert misses its filter and collides on
+ * `_id` (E11000); the store reads the watermark and keeps only what lies
+ * above it. Pending changes of one document and origin are kept in
+ * segments, each a run of batches (one batch each when redelivered), so
+ * that what lies above it is known. A watermark inside a segment means
+ * another writer is replaying this origin's batches one by one, from below
+ * that segment on: the store then leaves that document's changes of that
+ * origin to it (`yielded`), since a write of its later batches would raise
+ * the watermark over the ones in between.
+ *
+ * A subclass lays out its documents (CounterStore: per metric and day) and
+ * may add ops per flushed document (`extraOps(entry)`).
+ */
+class UpdateStore {
+  /**
+   * @param {object} collection the native collection (may be set later)
+   * @param {{ what?: string }} [options] what the upserts are, for messages
+   */
+  constructor (collection, { what = 'upserts' } = {}) {
+    this.collection = collection
+    this.what = what
+    this.pending = new Map() // _id, or _id and origin → entry
+    this.writing = null // the entries of the write in progress
+    // alreadyCounted: segments not written because their document had applied their batches
+    // yielded: documents whose changes of an origin were left to another writer of its batches
+    // splits: bulks written again in halves because the server's reply did not account for them
+    this.stats = { ops: 0, alreadyCounted: 0, yielded: 0, splits: 0 }
+    this.yieldedKeys = new Set()
+  }
+
+  /**
+   * Folds changes into document `id`. `changes`: `{ inc?, min?, max?,
+   * latest? }`, each `{ path: value }` (latest: `{ path: { order, value } }`);
+   * `setOnInsert`: fields a new document gets; `mark` names the batch.
+   */
+  update (id, changes, mark = null, setOnInsert = null) {
+    const segment = this.segmentOf(id, mark, setOnInsert)
+    if (segment === null) return
+    if (changes.inc) for (const path in changes.inc) add(segment.inc, path, changes.inc[path])
+    if (changes.min) for (const path in changes.min) keep(segment.min, path, changes.min[path], (a, b) => a < b)
+    if (changes.max) for (const path in changes.max) keep(segment.max, path, changes.max[path], (a, b) => a > b)
+    if (changes.latest) for (const path in changes.latest) keep(segment.latest, path, changes.latest[path], newer)
+  }
+
+  // The changes to fold into: those of the open segment of the entry for
+  // the document and the batch's origin; null when left to another writer.
+  // An entry without a mark (code that writes outside a worker) is written
+  // unconditionally.
+  segmentOf (id, mark, setOnInsert) {
+    const origin = mark ? mark.origin : null
+    const key = origin === null ? id : `${id}\u0000${origin}`
+    if (this.yieldedKeys.has(key)) return null
+    let entry = this.pending.get(key)
+    if (!entry) {
+      entry = { id, origin, setOnInsert, segments: [], minSeq: Infinity }
+      this.pending.set(key, entry)
+    }
+    if (!mark) return openSegment(entry, 0, false)
+    if (mark.seq < entry.minSeq) entry.minSeq = mark.seq
+    const segment = openSegment(entry, mark.batchId, mark.redelivered)
+    if (mark.batchId > segment.last) segment.last = mark.batchId
+    return segment
+  }
+
+  get size () {
+    return this.pending.size
+  }
+
+  /** The smallest checkpoint (`mark.seq`) of the changes held, pending or being written; Infinity if none. */
+  oldestPending () {
+    let min = Infinity
+    for (const docs of [this.pending, this.writing]) {
+      if (docs) for (const entry of docs.values()) if (entry.minSeq < min) min = entry.minSeq
+    }
+    return min
+  }
+
+  /** For a worker's stats(): segments skipped as applied already, documents left to another writer. */
+  repeats () {
+    return { alreadyCounted: this.stats.alreadyCounted, yielded: this.stats.yielded }
+  }
+
+  /** The highest batch of `origin` stored in document `id`, or null (a read: redelivery only). */
+  async watermark (id, origin) {
+    return (await this.watermarks([id], origin)).get(id)
+  }
+
+  /** The same for many documents in one read: a Map from each id to its watermark or null. */
+  async watermarks (ids, origin) {
+    const docs = await this.collection.find({ _id: { $in: ids } }, { projection: { [`watermarks.${origin}`]: 1 } }).toArray()
+    const found = new Map(docs.map((doc) => [doc._id, doc.watermarks && doc.watermarks[origin]]))
+    return new Map(ids.map((id) => [id, typeof found.get(id) === 'number' ? found.get(id) : null]))
+  }
+
+  /** Ops to write beside entry's upsert (none here). */
+  extraOps (entry) {
+    return []
+  }
+
+  /**
+   * Writes the pending changes (writeAccounted). What was not proven
+   * stored stays pending, kept apart from newer changes as closed segments;
+   * a write that missed its filter because the document had applied some
+   * of its batches keeps only the segments above the document's watermark.
+   * Throws the write's error once the rest is settled.
+   */
+  async flush () {
+    if (this.pending.size === 0) return
+    const entries = this.pending
+    this.pending = new Map()
+    this.writing = entries
+    const ops = []
+    const opEntries = [] // ops[i]'s entry; null for an extra op
+    for (const entry of entries.values()) {
+      ops.push(upsertOp(entry))
+      opEntries.push(entry)
+      for (const op of this.extraOps(entry)) {
+        ops.push(op)
+        opEntries.push(null)
+      }
+    }
+    try {
+      const out = await this.writeOps(ops, opEntries)
+      if (out.error) throw out.error
+    } finally {
+      this.writing = null
+    }
+  }
+
+  async writeOps (ops, opEntries) {
+    let out
+    try {
+      out = await writeAccounted(this.collection, ops, this.what)
+    } catch (err) {
+      this.restore(opEntries.filter(Boolean))
+      throw err
+    }
+    this.stats.ops += ops.length - out.unwritten.length
+    this.stats.splits += out.splits
+    this.restore(out.unwritten.map((i) => opEntries[i]).filter(Boolean))
+    // An extra op that collides found its document there: nothing to do.
+    const collided = out.collided.map((i) => opEntries[i]).filter((entry) => entry && entry.origin !== null)
+    if (collided.length > 0) {
+      try {
+        await this.keepUnapplied(collided)
+      } catch (err) {
+        this.restore(collided)
+        throw err
+      }
+    }
+    return out
+  }
+
+  // Entries whose write missed its filter: the document had applied some of
+  // their batches (another writer of the same batches got there first), or
+  // it did not exist yet and another upsert created it meanwhile. The
+  // watermark tells which: what lies above it goes back to pending.
+  async keepUnapplied (entries) {
+    const byOrigin = new Map()
+    for (const entry of entries) {
+      if (!byOrigin.has(entry.origin)) byOrigin.set(entry.origin, [])
+      byOrigin.get(entry.origin).push(entry)
+    }
+    const kept = []
+    for (const [origin, group] of byOrigin) {
+      const watermarks = await this.watermarks(group.map((entry) => entry.id), origin)
+      for (const entry of group) {
+        const watermark = watermarks.get(entry.id)
+        if (watermark !== null && entry.segments.some((segment) => segment.first <= watermark && segment.last > watermark)) {
+          this.yieldedKeys.add(`${entry.id}\u0000${origin}`)
+          this.stats.yielded++
+          continue
+        }
+        const above = watermark === null ? entry.segments : entry.segments.filter((segment) => segment.first > watermark)
+        this.stats.alreadyCounted += entry.segments.length - above.length
+        if (above.length > 0) kept.push({ ...entry, segments: above })
+      }
+    }
+    this.restore(kept)
+  }
+
+  restore (entries) {
+    for (const entry of entries) {
+      for (const segment of entry.segments) segment.open = false
+      const key = entry.origin === null ? entry.id : `${entry.id}\u0000${entry.origin}`
+      const current = this.pending.get(key)
+      if (!current) {
+        this.pending.set(key, entry)
+        continue
+      }
+      current.segments.unshift(...entry.segments)
+      if (entry.minSeq < current.minSeq) current.minSeq = entry.minSeq
+    }
+  }
+
+  /** Drops everything held (the worker gives up at shutdown). */
+  clear () {
+    this.pending = new Map()
+  }
+}
+
+// The segment new changes of batch `batchId` go to: the last one while it
+// is open and, for a redelivered batch, holds that batch only.
+function openSegment (entry, batchId, redelivered) {
+  const last = entry.segments[entry.segments.length - 1]
+  if (last && last.open && (!redelivered || (last.first === batchId && last.last === batchId))) return last
+  const segment = { first: batchId, last: batchId, inc: {}, min: {}, max: {}, latest: {}, open: true }
+  entry.segments.push(segment)
+  return segment
+}
+
+// One entry's upsert: every segment's changes, applied only while the
+// document's watermark for the origin is below the first batch.
+function upsertOp (entry) {
+  const inc = {}
+  const min = {}
+  const max = {}
+  const latest = {}
+  for (const segment of entry.segments) {
+    for (const path in segment.inc) add(inc, path, segment.inc[path])
+    for (const path in segment.min) keep(min, path, segment.min[path], (a, b) => a < b)
+    for (const path in segment.max) keep(max, path, segment.max[path], (a, b) => a > b)
+    for (const path in segment.latest) keep(latest, path, segment.latest[path], newer)
+  }
+  const update = {}
+  if (hasAny(inc)) update.$inc = inc
+  if (hasAny(min)) update.$min = min
+  for (const path in latest) {
+    const { order, value } = latest[path]
+    max[path] = { batch: order[0], index: order[1], value }
+  }
+  if (entry.setOnInsert) update.$setOnInsert = entry.setOnInsert
+  if (entry.origin === null) {
+    if (hasAny(max)) update.$max = max
+    return { updateOne: { filter: { _id: entry.id }, update, upsert: true } }
+  }
+  const field = `watermarks.${entry.origin}`
+  max[field] = entry.segments[entry.segments.length - 1].last
+  update.$max = max
+  return { updateOne: { filter: { _id: entry.id, [field]: { $not: { $gte: entry.segments[0].first } } }, update, upsert: true } }
+}
+
+function newer (a, b) {
+  return a.order[0] > b.order[0] || (a.order[0] === b.order[0] && a.order[1] > b.order[1])
+}
+
+function keep (into, path, value, better) {
+  if (!(path in into) || better(value, into[path])) into[path] = value
+}
+
+function add (into, path, n) {
+  into[path] = (into[path] || 0) + n
+}
+
+function hasAny (object) {
+  return Object.keys(object).length > 0
+}
+
+module.exports = { UpdateStore }
