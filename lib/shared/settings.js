@@ -5,7 +5,7 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
 /*
  * Settings of a collector and its workers, declared once in the shape and
  * vocabulary of lib/master/options.js's OPTIONS: each entry is `{ type,
- * default, range, choices, env, secret, group, description, flag }`, `type`
+ * default, range, choices, env, secret, group, description, flag, validate }`, `type`
  * a flag type of configs/flag-types.js, `flag: false` for a worker setting
  * only code passes (in `workerOptions`). The config's flags, the workers'
  * defaults, the keys a collector forwards to its workers, --help and the
@@ -15,7 +15,7 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * driver or the master.
  */
 
-const ENTRY_KEYS = new Set(['type', 'default', 'range', 'choices', 'env', 'secret', 'group', 'description', 'flag'])
+const ENTRY_KEYS = new Set(['type', 'default', 'range', 'choices', 'env', 'secret', 'group', 'description', 'flag', 'validate'])
 const NUMERIC = { integer: [-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER], duration: [0, Number.MAX_SAFE_INTEGER], size: [0, Number.MAX_SAFE_INTEGER], port: [0, 65535], number: [-Infinity, Infinity] }
 const TYPES = new Set([...Object.keys(NUMERIC), 'string', 'path', 'boolean', 'list'])
 
@@ -57,6 +57,13 @@ function choicesOf (entry) {
  * its type, its range (a duration in ms), its choices.
  */
 function checkSetting (name, entry, value) {
+  checkType(name, entry, value)
+  const problem = entry.validate ? entry.validate(value) : undefined
+  if (problem) throw new InvalidOptionError(name, value, problem)
+}
+
+// validate: a function of the value giving what is wrong with it, or undefined.
+function checkType (name, entry, value) {
   const numeric = NUMERIC[entry.type]
   if (numeric) {
     const [min, max] = entry.range || numeric

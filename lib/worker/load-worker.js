@@ -8,7 +8,8 @@ const WorkerDownError = require('../../exceptions/worker-down-error')
 
 /**
  * Builds the worker from a module that exports a Worker subclass, a plain
- * object with doWork(), or a function `(options) => worker`. A module that
+ * object with doWork(), a function `(options) => worker`, or a collector
+ * module whose `Worker` is one (a definition's: lib/definition). A module that
  * cannot be loaded or built (a syntax error, a throw while it loads or in its
  * constructor) fails with a WorkerDownError whose message starts with the
  * file and line at fault, also kept as `file` and `line`.
@@ -18,6 +19,8 @@ function instantiateWorker (modulePath, options) {
   try {
     exported = require(modulePath)
     if (exported && exported.default) exported = exported.default
+    // A collector module (a definition's, or one with a Worker): its worker.
+    if (exported && typeof exported === 'object' && typeof exported.doWork !== 'function' && typeof exported.Worker === 'function') exported = exported.Worker
     if (typeof exported === 'function' && exported.prototype && typeof exported.prototype.doWork === 'function') {
       const WorkerClass = exported
       return new WorkerClass(options)

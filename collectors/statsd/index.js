@@ -1,0 +1,51 @@
+'use strict'
+
+const { defineCollector } = require('../../lib/definition/define-collector')
+const sinks = require('../../lib/definition/sinks')
+const { decodeStatsdLine, statsdName } = require('./statsd-decoder')
+
+// The metric-name prefix: empty, or name parts ending in '.'.
+const PREFIX = /^([A-Za-z0-9_-]+\.)*$/
+
+/**
+ * StatsD over UDP (port 8125): each line of a datagram is a metric,
+ * distributed by its name, so one metric's lines coalesce on one worker.
+ * Stored in `metrics`, one document per metric, type and UTC minute:
+ * counters `count` (lines) and `sum` (value / rate); timers `count`, `sum`,
+ * `min`, `max`; gauges `count`, `min`, `max` and `last` (the value of the
+ * line that reached the collector last: `last.value`).
+ */
+module.exports = defineCollector({
+  name: 'statsd',
+  description: 'StatsD metrics (name:value|c|ms|g[|@rate]) over UDP into per-minute documents in MongoDB',
+  listen: { protocol: 'udp', port: 8125, split: 'lines' },
+  settings: {
+    prefix: {
+      type: 'string',
+      default: '',
+      group: 'StatsD',
+      description: 'prepended to every metric name, e.g. "prod." (name parts ending in ".")',
+      validate: (prefix) => PREFIX.test(prefix) ? undefined : 'must be dot-separated name parts ending in "." (letters, digits, "_", "-")'
+    }
+  },
+  key: (message) => statsdName(message.data),
+  decode: (message, settings) => {
+    const metric = decodeStatsdLine(message.data.toString('utf8'))
+    metric.name = settings.prefix + metric.name
+    return metric
+  },
+  tally: { types: (metric) => metric.type },
+  sinks: [sinks.updates({
+    collection: 'metrics',
+    indexes: [{ key: { name: 1, minute: 1 } }],
+    of: (metric, { receivedAt }) => {
+      const minute = new Date(Math.floor(receivedAt.getTime() / 60000) * 60000)
+      const update = { _id: `${metric.name}|${metric.type}|${minute.toISOString()}`, setOnInsert: { name: metric.name, type: metric.type, minute } }
+      const { value } = metric
+      if (metric.type === 'c') return { ...update, inc: { count: 1, sum: value / metric.rate } }
+      const extremes = { min: { min: value }, max: { max: value } }
+      if (metric.type === 'ms') return { ...update, ...extremes, inc: { count: 1, sum: value } }
+      return { ...update, ...extremes, inc: { count: 1 }, last: { last: value } }
+    }
+  })]
+})

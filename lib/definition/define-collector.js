@@ -1,0 +1,120 @@
+'use strict'
+
+const path = require('node:path')
+const { fileURLToPath } = require('node:url')
+const InvalidOptionError = require('../../exceptions/invalid-option-error')
+const { declareSettings } = require('../shared/settings')
+const { KINDS } = require('./sinks')
+
+// Listener options a definition may set (LoadBalancer options, with a flag).
+const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split', 'distribution'])
+
+/**
+ * A collector from one object, instead of three subclass chains: what
+ * `collector run <name|path>` loads and what code starts
+ * (`new module.Collector(options).start()`). The definition:
+ *
+ * - `name`, `description`;
+ * - `listen`: its LoadBalancer defaults (`protocol`, `port`, `framing`,
+ *   `split`: 'lines' makes each line of a datagram a message of its own);
+ * - `settings`: the worker settings it adds (declared as
+ *   workers/mongo-settings.js declares them: each gets a flag);
+ * - `key(message)`: the affinity key of a message (or line), computed in
+ *   the master: one key always lands on one worker (distribution hash);
+ * - `decode(message, settings)`: pure; a record, an array of them, or null
+ *   for nothing to store; throws a DecodeError to refuse the message;
+ * - `enrich(records, state, message)`: optional, stateful (each worker's
+ *   own `state` object), returns the records to store;
+ * - `tally`: optional `{ name: (record) => names }`, counted per worker;
+ * - `sinks`: where records go (lib/definition/sinks.js).
+ *
+ * It gives a collector module, `{ description, Collector, Config, Worker,
+ * definition }`, of the same shape as the built-in class-based ones (app/
+ * loads both). Its workers load the file that called defineCollector (or
+ * `definition.file`) and run its `Worker`: mongoose and the sinks are
+ * loaded there, never in the master.
+ *
+ * @param {object} definition
+ * @returns {{ description: string, Collector: Function, Config: Function, Worker: Function, definition: object }}
+ */
+function defineCollector (definition) {
+  checkDefinition(definition)
+  const file = definition.file ? fileOf(definition.file) : callerFile()
+  const settings = collectorSettings(definition, file)
+  // Required here, not at the top: the classes built on them load the config parser and the master.
+  const { definedCollector, definedConfig } = require('./defined-classes')
+  const module = {
+    description: definition.description || '',
+    Collector: definedCollector(definition, settings),
+    Config: definedConfig(definition, settings),
+    definition: Object.freeze({ ...definition, file })
+  }
+  Object.defineProperty(module, 'Worker', { enumerable: true, get: () => definedWorker(module.definition, settings) })
+  return module
+}
+
+// The settings declaration MongoCollector, its config and the worker take.
+function collectorSettings (definition, file) {
+  const { MONGO_SETTINGS } = require('../../workers/mongo-settings')
+  const { DATABASE_SETTINGS } = require('../../collectors/mongo-settings')
+  const listen = definition.listen || {}
+  const defaults = { name: definition.name, ...listen, worker: file }
+  if (definition.key && !listen.distribution) defaults.distribution = 'hash'
+  return Object.freeze({
+    defaults: Object.freeze(defaults),
+    master: DATABASE_SETTINGS,
+    worker: declareSettings({ ...MONGO_SETTINGS, ...definition.settings })
+  })
+}
+
+const workers = new WeakMap()
+
+// One Worker class per definition, built when a worker first asks.
+function definedWorker (definition, settings) {
+  if (!workers.has(definition)) {
+    const DefinitionWorker = require('../../workers/definition-worker')
+    workers.set(definition, class extends DefinitionWorker {
+      static definition = definition
+      static settings = settings.worker
+    })
+  }
+  return workers.get(definition)
+}
+
+function checkDefinition (d) {
+  const refuse = (what) => { throw new InvalidOptionError('definition', d && d.name, what) }
+  if (!d || typeof d !== 'object') refuse('a collector definition is an object')
+  if (typeof d.name !== 'string' || !/^[A-Za-z0-9][\w.-]*$/.test(d.name)) refuse('needs a name: letters, digits, ".", "_" and "-"')
+  if (typeof d.decode !== 'function') refuse('needs decode(message, settings), giving the records of a message')
+  for (const hook of ['key', 'enrich']) if (d[hook] !== undefined && typeof d[hook] !== 'function') refuse(`${hook} must be a function`)
+  if (!Array.isArray(d.sinks) || d.sinks.length === 0) refuse('needs at least one sink (sinks.updates, sinks.counters, sinks.documents)')
+  for (const sink of d.sinks) if (!sink || !KINDS.includes(sink.kind)) refuse(`a sink is one of sinks.${KINDS.join(', sinks.')} (got ${JSON.stringify(sink && sink.kind)})`)
+  const collections = d.sinks.map((sink) => sink.collection)
+  if (new Set(collections).size !== collections.length) refuse(`two sinks write to one collection (${collections.join(', ')})`)
+  for (const key of Object.keys(d.listen || {})) if (!LISTEN_KEYS.includes(key)) refuse(`listen takes ${LISTEN_KEYS.join(', ')}, not ${key}`)
+  for (const [name, count] of Object.entries(d.tally || {})) if (typeof count !== 'function') refuse(`tally.${name} must be a function of a record`)
+}
+
+// The file whose code called defineCollector: its workers load it.
+function callerFile () {
+  const original = Error.prepareStackTrace
+  let frames
+  try {
+    Error.prepareStackTrace = (_, stack) => stack
+    frames = new Error().stack
+  } finally {
+    Error.prepareStackTrace = original
+  }
+  const here = __filename
+  for (const frame of frames) {
+    const name = frame.getFileName()
+    if (name && fileOf(name) !== here) return fileOf(name)
+  }
+  throw new InvalidOptionError('definition', 'file', 'cannot tell which file defines the collector: give definition.file (__filename)')
+}
+
+function fileOf (name) {
+  return name.startsWith('file:') ? fileURLToPath(name) : path.resolve(name)
+}
+
+module.exports = { defineCollector }

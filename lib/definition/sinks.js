@@ -1,0 +1,59 @@
+'use strict'
+
+const InvalidOptionError = require('../../exceptions/invalid-option-error')
+
+/**
+ * The sinks a collector definition writes to, as declarations: what kind,
+ * which collection, and `of(record, message)`, the function that turns one
+ * decoded record into what the sink stores (null or an empty array: nothing
+ * for this sink). The worker builds the stores from them
+ * (workers/sinks.js); the master loads only this file. Every sink is
+ * exactly once under redelivery, worker kills and a master SIGKILL with the
+ * disk buffer (docs/writing-collectors.md).
+ *
+ * `message` beside the record: `{ receivedAt, remote }` (a Date, and the
+ * sender's `{ address, port }`).
+ */
+
+/**
+ * Documents updated in place, one per `_id`: `of` gives
+ * `{ _id, inc?, min?, max?, last?, setOnInsert? }` (or an array of them),
+ * each of inc/min/max/last an object `{ field: number }`. `inc` counts once
+ * per message; `min`/`max` keep the extremes; `last` keeps the value of
+ * the message that reached the master last, stored as
+ * `{ batch, index, value }` and never overwritten by an older message
+ * delivered again.
+ * @param {{ collection: string, of: Function, indexes?: Array<{ key: object, unique?: boolean }> }} spec
+ */
+function updates (spec) {
+  return sink('updates', spec)
+}
+
+/**
+ * Per-minute counters, one document per metric and UTC day (`daily`,
+ * `hourly.HH`, `minute.HH.MM`): `of` gives `{ metric, n?, at? }` or an
+ * array (n: 1, at: the message's arrival, by default).
+ * @param {{ collection?: string, of: Function, preallocateRate?: number }} spec
+ */
+function counters (spec) {
+  return sink('counters', { collection: 'counters', ...spec })
+}
+
+/**
+ * One document inserted per message (`of` gives it, or null), its `_id`
+ * the message's key: a redelivered message collides where it landed.
+ * @param {{ collection: string, of: Function, indexes?: Array<{ key: object, unique?: boolean }> }} spec
+ */
+function documents (spec) {
+  return sink('documents', spec)
+}
+
+const KINDS = Object.freeze(['updates', 'counters', 'documents'])
+
+function sink (kind, spec) {
+  if (!spec || typeof spec.of !== 'function') throw new InvalidOptionError('sinks', kind, `a ${kind} sink needs of(record, message), the function giving what it stores`)
+  if (typeof spec.collection !== 'string' || spec.collection === '') throw new InvalidOptionError('sinks', kind, `a ${kind} sink needs the name of its collection`)
+  return Object.freeze({ ...spec, kind })
+}
+
+module.exports = { updates, counters, documents, KINDS }

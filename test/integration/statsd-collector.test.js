@@ -1,0 +1,112 @@
+'use strict'
+
+// The built-in StatsD collector, a collector definition: real forked
+// workers, real UDP on port 0, the Java MongoDB server. What it stores is
+// checked against sums the test keeps of what it sent, line by line.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const dgram = require('node:dgram')
+const statsd = require('../../collectors/statsd')
+const { startTestCollector } = require('../helpers/collector')
+const { waitFor } = require('../helpers/wait-for')
+const { killLoop } = require('../helpers/kill-loop')
+const { accountedFor } = require('../../lib/master/counters')
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+async function sender (t) {
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  return (port, text) => new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+}
+
+// Every message accounted for and none in flight.
+function settled (collector) {
+  return waitFor(async () => {
+    const s = await collector.stats()
+    return s.inFlight === 0 && accountedFor(s) ? s : null
+  }, { timeout: 60000, what: 'every line processed or dropped' })
+}
+
+// Documents of `metrics` summed per name and type, across minutes.
+async function totals (db) {
+  const sums = new Map()
+  for (const doc of await db.collection('metrics').find().toArray()) {
+    const key = `${doc.name}|${doc.type}`
+    const t = sums.get(key) || { count: 0, sum: 0, min: Infinity, max: -Infinity, docs: [] }
+    t.count += doc.count
+    t.sum += doc.sum || 0
+    if (doc.min !== undefined) t.min = Math.min(t.min, doc.min)
+    if (doc.max !== undefined) t.max = Math.max(t.max, doc.max)
+    t.docs.push(doc)
+    sums.set(key, t)
+  }
+  return sums
+}
+
+test('statsd: lines of a datagram are metrics of their own; counters, timers and gauges per minute; bad lines refused by name', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, statsd)
+  const send = await sender(t)
+  await send(port, 'api.hits:1|c\napi.hits:2|c|@0.5\r\nlatency:120|ms\nlatency:80|ms\n\nqueue:7|g')
+  await sleep(50)
+  await send(port, 'queue:3|g\nbroken line\nsets:1|s\nqueue:+1|g\nlatency:abc|ms\nx:1|c|@2')
+  await send(port, '\n\n')
+  const s = await settled(collector)
+  assert.equal(s.received, 12, 'counted per line; a datagram with no line once')
+  assert.equal(s.processed, 6)
+  const { badLine, unsupportedType, gaugeDelta, badValue, badRate, empty } = s.dropped
+  assert.deepEqual({ badLine, unsupportedType, gaugeDelta, badValue, badRate, empty }, { badLine: 1, unsupportedType: 1, gaugeDelta: 1, badValue: 1, badRate: 1, empty: 1 })
+  assert.equal(s.dropped.total, 6)
+  const sums = await totals(db)
+  assert.deepEqual([...sums.keys()].sort(), ['api.hits|c', 'latency|ms', 'queue|g'])
+  const hits = sums.get('api.hits|c')
+  assert.equal(hits.count, 2)
+  assert.equal(hits.sum, 1 + 2 / 0.5)
+  const latency = sums.get('latency|ms')
+  assert.deepEqual([latency.count, latency.sum, latency.min, latency.max], [2, 200, 80, 120])
+  const queue = sums.get('queue|g')
+  assert.equal(queue.count, 2)
+  assert.deepEqual([queue.min, queue.max], [3, 7])
+  const newest = queue.docs.sort((a, b) => b.minute - a.minute)[0]
+  assert.equal(newest.last.value, 3, 'the gauge keeps the value sent last')
+  assert.ok(newest.minute instanceof Date && newest.minute.getUTCSeconds() === 0)
+})
+
+test('statsd: affinity is by metric name, computed in the master for each line', () => {
+  const lb = Object.create(statsd.Collector.prototype)
+  assert.equal(lb.key({ data: Buffer.from('api.hits:1|c'), rinfo: { address: '127.0.0.1', port: 1 } }), 'api.hits')
+  assert.equal(statsd.Collector.settings.defaults.distribution, 'hash')
+  assert.equal(statsd.Collector.settings.defaults.split, 'lines')
+})
+
+test('statsd: through worker kills, counters are exact and no gauge is overwritten by an older line', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, statsd)
+  const send = await sender(t)
+  const metrics = 12
+  const rounds = 400
+  const loop = killLoop(collector, 700)
+  for (let round = 1; round <= rounds; round++) {
+    // Every line of a round in one datagram: each metric's counter +1, its gauge the round.
+    const lines = []
+    for (let m = 0; m < metrics; m++) lines.push(`c${m}:1|c`, `g${m}:${round}|g`)
+    await send(port, lines.join('\n'))
+    await sleep(10)
+  }
+  const killed = await loop.stop(2)
+  const s = await settled(collector)
+  assert.ok(killed >= 2, `workers killed: ${killed}`)
+  assert.equal(s.dropped.kernel || 0, 0, 'no datagram lost before the collector (the test sends slowly)')
+  assert.equal(s.dropped.total, 0, JSON.stringify(s.dropped))
+  const sums = await totals(db)
+  for (let m = 0; m < metrics; m++) {
+    assert.equal(sums.get(`c${m}|c`).sum, rounds, `counter c${m}: once per line sent`)
+    assert.equal(sums.get(`c${m}|c`).count, rounds)
+    const gauge = sums.get(`g${m}|g`)
+    assert.equal(gauge.count, rounds, `gauge g${m}: every line counted once`)
+    for (const doc of gauge.docs) {
+      // Values only grow, so the newest line of a minute holds its maximum.
+      assert.equal(doc.last.value, doc.max, `g${m} at ${doc.minute.toISOString()}: last ${doc.last.value}, yet ${doc.max} came later`)
+    }
+  }
+})

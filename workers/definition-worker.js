@@ -1,0 +1,139 @@
+'use strict'
+
+const MongoWorker = require('./mongo-worker')
+const { createSink } = require('./sinks')
+
+/**
+ * The worker of a collector definition (lib/definition/define-collector.js):
+ * each message is decoded (the definition's pure `decode`), optionally
+ * enriched with state this worker keeps (`enrich`), and handed to every
+ * sink, which keeps what it stores until its next write. The
+ * acknowledgement is computed here, once, from the sinks: everything older
+ * than the oldest checkpoint any sink still holds is stored. A decoder's
+ * DecodeError refuses the message (counted in `malformed` and the master's
+ * `dropped[reason]`); `tally` counts names a record carries.
+ *
+ * Nothing is read on the way in: each sink's writes are exactly once by
+ * themselves (inserts by message key; updates whose `$inc` is conditional
+ * on the batch watermark), so a redelivered batch goes the same way as a
+ * first one.
+ */
+class DefinitionWorker extends MongoWorker {
+  /** Set by defineCollector: the definition, and its settings' worker part. */
+  static definition = null
+
+  constructor (options = {}) {
+    super(options)
+    this.definition = new.target.definition
+    this.sinks = this.definition.sinks.map((spec) => createSink(spec))
+    this.tallies = Object.keys(this.definition.tally || {})
+    this.counts = { messages: 0, records: 0, malformed: {}, dropped: 0 }
+    for (const name of this.tallies) if (!this.counts[name]) this.counts[name] = {}
+    this.enrichState = {}
+    this.context = { mark: null, order: [0, 0], seq: 0, key: () => this.messageKey(), message: { receivedAt: null, remote: null } }
+  }
+
+  async prepare () {
+    for (const sink of this.sinks) await sink.prepare(this.connection.db)
+  }
+
+  doWork (message) {
+    this.counts.messages++
+    let records
+    try {
+      records = this.definition.decode(message, this.settings)
+    } catch (err) {
+      if (!err || typeof err.reason !== 'string') throw err
+      return this.refuse(err.reason)
+    }
+    const context = this.contextOf(message)
+    if (this.definition.enrich) records = this.definition.enrich(records, this.enrichState, context.message)
+    if (records === null || records === undefined) return
+    if (this.sinks.some((sink) => sink.size >= this.settings.maxPending)) return this.drop()
+    for (const record of Array.isArray(records) ? records : [records]) this.accept(record, context)
+  }
+
+  accept (record, context) {
+    this.counts.records++
+    for (const name of this.tallies) this.tally(name, this.definition.tally[name](record))
+    for (const sink of this.sinks) sink.accept(record, context)
+  }
+
+  // One object, refilled per message: the sinks read it synchronously.
+  contextOf (message) {
+    const context = this.context
+    const delivery = this.delivery()
+    context.mark = delivery
+    context.seq = delivery.seq
+    context.order = [delivery.batchId, this.messageIndex()]
+    context.message.receivedAt = new Date(delivery.receivedAt || Date.now())
+    context.message.remote = message.rinfo || message.remote || null
+    return context
+  }
+
+  tally (name, names) {
+    if (!names) return
+    const counts = this.counts[name]
+    for (const n of Array.isArray(names) ? names : [names]) counts[n] = (counts[n] || 0) + 1
+  }
+
+  drop () {
+    this.counts.dropped++
+    this.dropMessage('workerFull')
+    this.logAtMost('drop', 'error', { maxPending: this.settings.maxPending, dropped: this.counts.dropped },
+      'a sink holds maxPending entries while the database is unavailable; dropping messages (dropped.workerFull)')
+  }
+
+  // Every sink writes; the first failure is thrown once the others have tried.
+  async writePending () {
+    let error = null
+    for (const sink of this.sinks) {
+      try {
+        await sink.write()
+      } catch (err) {
+        error = error || err
+      }
+    }
+    if (error) throw error
+  }
+
+  hasPending () {
+    return this.sinks.some((sink) => sink.size > 0)
+  }
+
+  oldestPending () {
+    let min = Infinity
+    for (const sink of this.sinks) min = Math.min(min, sink.oldestPending())
+    return min
+  }
+
+  abandonPending () {
+    const held = this.sinks.map((sink) => sink.abandon())
+    this.logger.error({ held, uri: this.uri },
+      'database too slow or unavailable at shutdown: what the sinks held is not stored (its messages are counted by the master as dropped.shutdown, or kept in its disk buffer for the next start)')
+  }
+
+  stats () {
+    const sinks = {}
+    let dbWrites = 0
+    for (let i = 0; i < this.sinks.length; i++) {
+      const s = sinks[this.definition.sinks[i].collection] = this.sinks[i].stats()
+      dbWrites += s.writes
+    }
+    const tallies = Object.fromEntries(this.tallies.map((name) => [name, { ...this.counts[name] }]))
+    return {
+      messages: this.counts.messages,
+      records: this.counts.records,
+      malformed: { ...this.counts.malformed },
+      dropped: this.counts.dropped,
+      ...tallies,
+      pending: this.sinks.reduce((n, sink) => n + sink.size, 0),
+      sinks,
+      dbWrites,
+      ...this.dbStats(),
+      ...this.stateStats()
+    }
+  }
+}
+
+module.exports = DefinitionWorker

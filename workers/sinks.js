@@ -1,0 +1,157 @@
+'use strict'
+
+const { mongo: { ObjectId } } = require('mongoose') // the driver mongoose uses: one copy loaded
+const { UpdateStore } = require('./storage/update-store')
+const { CounterStore } = require('./storage/counter-store')
+const { writeAccounted } = require('./storage/write-accounting')
+
+const SEQ = Symbol('checkpoint') // a document's checkpoint; symbol keys are not serialized
+const INSERT_CHUNK = 1000
+
+/**
+ * The stores behind a definition's sinks (lib/definition/sinks.js), one
+ * interface for the worker: `prepare(db)`, `accept(record, context)`,
+ * `size` (entries held), `write()` (throws after keeping what was not
+ * stored), `oldestPending()` (the smallest checkpoint held, Infinity if
+ * none), `abandon()` (drops what is held, returns how much) and `stats()`.
+ * `context`: `{ mark, order, seq, key(), message }`, the message's batch
+ * (`delivery()`), its arrival order `[batchId, index]`, checkpoint, key
+ * and `{ receivedAt, remote }`.
+ */
+class UpdatesSink {
+  constructor (spec) {
+    this.spec = spec
+    this.store = new UpdateStore(null, { what: `${spec.collection} upserts` })
+  }
+
+  async prepare (db) {
+    this.store.collection = db.collection(this.spec.collection)
+    await createIndexes(this.store.collection, this.spec.indexes)
+  }
+
+  accept (record, context) {
+    for (const u of listOf(this.spec.of(record, context.message))) {
+      const latest = u.last ? lastValues(u.last, context.order) : undefined
+      this.store.update(u._id, { inc: u.inc, min: u.min, max: u.max, latest }, context.mark, u.setOnInsert || null)
+    }
+  }
+
+  get size () { return this.store.size }
+  write () { return this.store.flush() }
+  oldestPending () { return this.store.oldestPending() }
+
+  abandon () {
+    const held = this.store.size
+    this.store.clear()
+    return held
+  }
+
+  stats () {
+    return { pending: this.store.size, writes: this.store.stats.ops, splits: this.store.stats.splits, repeats: this.store.repeats() }
+  }
+}
+
+class CountersSink extends UpdatesSink {
+  constructor (spec) {
+    super(spec)
+    this.store = new CounterStore(null, { preallocateRate: spec.preallocateRate || 0 })
+  }
+
+  accept (record, context) {
+    for (const c of listOf(this.spec.of(record, context.message))) {
+      this.store.increment(c.metric, c.at === undefined ? context.message.receivedAt : c.at, c.n === undefined ? 1 : c.n, context.mark)
+    }
+  }
+}
+
+class DocumentsSink {
+  constructor (spec) {
+    this.spec = spec
+    this.buffer = []
+    this.writing = [] // the documents taken by the write in progress, from writingAt on not written yet
+    this.writingAt = 0
+    this.kept = [] // documents of the write in progress not proven stored, in order
+    this.counts = { stored: 0, writes: 0, splits: 0 }
+  }
+
+  async prepare (db) {
+    this.collection = db.collection(this.spec.collection)
+    await createIndexes(this.collection, this.spec.indexes)
+  }
+
+  accept (record, context) {
+    const doc = this.spec.of(record, context.message)
+    if (!doc) return
+    doc._id = new ObjectId(context.key())
+    doc[SEQ] = context.seq
+    this.buffer.push(doc)
+  }
+
+  get size () { return this.buffer.length }
+
+  // What is buffered now, in chunks; what arrives meanwhile waits for the
+  // next flush, so that under steady input the acknowledgement comes.
+  async write () {
+    const docs = this.writing = this.buffer
+    this.buffer = []
+    let error = null
+    for (let start = 0; start < docs.length; start += INSERT_CHUNK) {
+      this.writingAt = start
+      const chunk = docs.slice(start, start + INSERT_CHUNK)
+      const out = await writeAccounted(this.collection, chunk.map((document) => ({ insertOne: { document } })), `${this.spec.collection} inserts`)
+      this.counts.writes++
+      this.counts.splits += out.splits
+      this.counts.stored += chunk.length - out.unwritten.length
+      for (const i of out.unwritten) this.kept.push(chunk[i])
+      error = error || out.error
+    }
+    this.buffer = this.kept.concat(this.buffer)
+    this.kept = []
+    this.writing = []
+    this.writingAt = 0
+    if (error) throw error
+  }
+
+  oldestPending () {
+    let min = Infinity
+    if (this.writingAt < this.writing.length) min = this.writing[this.writingAt][SEQ]
+    for (const docs of [this.kept, this.buffer]) if (docs.length > 0 && docs[0][SEQ] < min) min = docs[0][SEQ]
+    return min
+  }
+
+  abandon () {
+    const held = this.buffer.length + this.kept.length + this.writing.length - this.writingAt
+    this.buffer = []
+    this.kept = []
+    return held
+  }
+
+  stats () {
+    return { pending: this.buffer.length, stored: this.counts.stored, writes: this.counts.writes, splits: this.counts.splits }
+  }
+}
+
+const SINKS = { updates: UpdatesSink, counters: CountersSink, documents: DocumentsSink }
+
+/** The store of a sink declaration. */
+function createSink (spec) {
+  return new SINKS[spec.kind](spec)
+}
+
+// last: { field: value } → latest: { field: { order, value } }
+function lastValues (last, order) {
+  const latest = {}
+  for (const field in last) latest[field] = { order, value: last[field] }
+  return latest
+}
+
+function listOf (value) {
+  if (value === null || value === undefined) return []
+  return Array.isArray(value) ? value : [value]
+}
+
+async function createIndexes (collection, indexes = []) {
+  if (indexes.length > 0) await collection.createIndexes(indexes)
+}
+
+module.exports = { createSink }
