@@ -1,0 +1,98 @@
+'use strict'
+
+// The update sink's store against the Java MongoDB server: counts exact
+// under redelivery and a second writer, last values ordered by arrival,
+// and a server that misreports a bulk (as FerretDB 1.24 does: it applies
+// the ops before a failing one, reports the failure at index 0, and stops).
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { MongoClient } = require('mongodb')
+const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+const { UpdateStore } = require('../../workers/storage/update-store')
+const { writeAccounted } = require('../../workers/storage/write-accounting')
+
+async function collection (t) {
+  const { uri } = await getTestMongo()
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  return client.db(uniqueDbName('sinks')).collection('metrics')
+}
+
+const mark = (batchId, seq, redelivered = false, origin = 'run1_1') => ({ origin, batchId, seq, redelivered })
+
+// A collection that, like FerretDB 1.24, runs the ops of a bulk up to the
+// first `poisoned` one, then answers with one error at index 0 and no counts.
+function misreporting (real, poisoned) {
+  const calls = []
+  return {
+    calls,
+    find: (...args) => real.find(...args),
+    async bulkWrite (ops, options) {
+      calls.push(ops.length)
+      const stop = ops.findIndex(poisoned)
+      if (stop < 0 || ops.length === 1) {
+        if (stop === 0) throw Object.assign(new Error('bad op'), { writeErrors: [{ index: 0, code: 2, errmsg: 'bad op' }], result: { matchedCount: 0, upsertedCount: 0 } })
+        return real.bulkWrite(ops, options)
+      }
+      if (stop > 0) await real.bulkWrite(ops.slice(0, stop), options).catch(() => {})
+      throw Object.assign(new Error('BulkWriteError'), { writeErrors: [{ index: 0, code: 2, errmsg: 'bad op' }], result: { matchedCount: 0, upsertedCount: 0 } })
+    }
+  }
+}
+
+test('update store: a bulk the server misreports is split down to the op at fault; the ops it had applied are not applied twice', async (t) => {
+  const real = await collection(t)
+  const store = new UpdateStore(null, { what: 'metric upserts' })
+  store.collection = misreporting(real, (op) => op.updateOne.filter._id === 'bad')
+  for (let i = 0; i < 16; i++) store.update(`m${i}`, { inc: { count: 1, sum: i } }, mark(100, 1))
+  store.update('bad', { inc: { count: 1 } }, mark(100, 1))
+  for (let i = 16; i < 32; i++) store.update(`m${i}`, { inc: { count: 1, sum: i } }, mark(100, 1))
+  await assert.rejects(store.flush(), /refused one \(2: bad op\)/)
+  assert.ok(store.stats.splits >= 5, `split down to one op (${store.stats.splits} splits)`)
+  assert.equal(store.size, 1, 'only the op at fault is held for the next write')
+  assert.equal(store.oldestPending(), 1)
+  const docs = await real.find({ _id: { $ne: 'bad' } }).toArray()
+  assert.equal(docs.length, 32)
+  for (const doc of docs) assert.equal(doc.count, 1, `${doc._id} counted once though its op was sent ${store.collection.calls.length} times in parts`)
+  assert.equal(docs.reduce((n, doc) => n + doc.sum, 0), 31 * 32 / 2)
+})
+
+test('update store: the last value is the newest message by arrival, whatever order the writes come in', async (t) => {
+  const real = await collection(t)
+  const store = new UpdateStore(real)
+  const last = (value, batch, index) => ({ latest: { last: { order: [batch, index], value } }, min: { min: value }, max: { max: value } })
+  store.update('g', last(5, 200, 3), mark(200, 2))
+  store.update('g', last(9, 200, 1), mark(200, 2)) // earlier in the same batch
+  await store.flush()
+  store.update('g', last(1, 150, 0), mark(150, 3, true, 'run1_2')) // an older batch, redelivered later
+  await store.flush()
+  const doc = await real.findOne({ _id: 'g' })
+  assert.deepEqual(doc.last, { batch: 200, index: 3, value: 5 })
+  assert.deepEqual([doc.min, doc.max], [1, 9])
+})
+
+test('update store: two writers of the same batches (a master SIGKILLed and its next run) apply each once', async (t) => {
+  const real = await collection(t)
+  const first = new UpdateStore(real)
+  const second = new UpdateStore(real)
+  for (let batch = 1; batch <= 6; batch++) first.update('c', { inc: { n: 10 } }, mark(batch, batch))
+  await first.flush()
+  // The replay: batches 4 to 9, one at a time as redelivered.
+  for (let batch = 4; batch <= 9; batch++) second.update('c', { inc: { n: 10 } }, mark(batch, batch, true))
+  await second.flush()
+  await second.flush()
+  const doc = await real.findOne({ _id: 'c' })
+  assert.equal(doc.n, 90, 'nine batches of 10')
+  assert.equal(second.stats.alreadyCounted, 3, 'batches 4 to 6 were stored by the first writer')
+})
+
+test('writeAccounted: an unreachable server leaves every op unwritten, with its error, and is not split', async () => {
+  let calls = 0
+  const down = { bulkWrite: async () => { calls++; throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'MongoNetworkError' }) } }
+  const out = await writeAccounted(down, [{ insertOne: { document: { a: 1 } } }, { insertOne: { document: { a: 2 } } }], 'inserts')
+  assert.deepEqual(out.unwritten, [0, 1])
+  assert.equal(out.splits, 0)
+  assert.equal(calls, 1)
+  assert.match(out.error.message, /ECONNREFUSED/)
+})

@@ -1,0 +1,48 @@
+'use strict'
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { defineCollector, sinks } = require('../..')
+const { splitLines } = require('../../lib/master/split')
+const { normalizeOptions } = require('../../lib/master/options')
+
+const decode = (message) => ({ text: message.data.toString() })
+const store = sinks.documents({ collection: 'lines', of: (record) => record })
+
+test('defineCollector: a collector module of the shape app/ loads, its worker file the one that defined it', () => {
+  const module = defineCollector({ name: 'lines', listen: { port: 9999 }, key: (message) => message.data[0], decode, sinks: [store] })
+  assert.equal(module.Collector.name, 'LinesCollector')
+  assert.equal(module.Config.name, 'LinesConfig')
+  assert.equal(module.Collector.settings.defaults.worker, __filename)
+  assert.equal(module.Collector.settings.defaults.distribution, 'hash', 'a key means flow affinity')
+  const config = new module.Config(['--port', '0']).getConfig()
+  assert.equal(config.name, 'lines')
+  assert.equal(config.workername, __filename)
+})
+
+test('defineCollector: a definition that cannot work is refused in one line that says what is missing', () => {
+  const cases = [
+    [{ decode, sinks: [store] }, /needs a name/],
+    [{ name: 'x', sinks: [store] }, /needs decode\(message, settings\)/],
+    [{ name: 'x', decode, sinks: [] }, /at least one sink/],
+    [{ name: 'x', decode, sinks: [{ kind: 'files' }] }, /a sink is one of sinks\.updates, sinks\.counters, sinks\.documents \(got "files"\)/],
+    [{ name: 'x', decode, sinks: [store, store] }, /two sinks write to one collection/],
+    [{ name: 'x', decode, sinks: [store], listen: { prot: 'udp' } }, /listen takes protocol, .* not prot/],
+    [{ name: 'x', decode, sinks: [store], key: 'name' }, /key must be a function/]
+  ]
+  for (const [definition, message] of cases) {
+    assert.throws(() => defineCollector(definition), (err) => err.code === 'ERR_INVALID_OPTION' && message.test(err.message) && !err.message.includes('\n'))
+  }
+  assert.throws(() => sinks.updates({ collection: 'm' }), /needs of\(record, message\)/)
+  assert.throws(() => sinks.documents({ of: decode }), /needs the name of its collection/)
+})
+
+test('split lines: each non-empty line a message of its own, CR LF and empty lines taken', () => {
+  const rinfo = { address: '127.0.0.1', port: 5 }
+  const parts = splitLines({ data: Buffer.from('a:1|c\r\n\nb:2|g\nc:3|ms'), rinfo })
+  assert.deepEqual(parts.map((p) => p.data.toString()), ['a:1|c', 'b:2|g', 'c:3|ms'])
+  assert.ok(parts.every((p) => p.rinfo === rinfo))
+  assert.deepEqual(splitLines({ data: Buffer.from('\n\r\n'), rinfo }), [])
+  assert.throws(() => normalizeOptions({ split: 'words' }), /split.*must be one of none, lines/)
+  assert.throws(() => normalizeOptions({ split: 'lines', receive: 'reuseport' }), /receive.*cannot be combined with split lines/)
+})
