@@ -14,7 +14,8 @@ const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split
  * `collector run <name|path>` loads and what code starts
  * (`new module.Collector(options).start()`). The definition:
  *
- * - `name`, `description`;
+ * - `name`, `description`, `usage` (the help's first line; default
+ *   `collector run <name> [options]`);
  * - `listen`: its LoadBalancer defaults (`protocol`, `port`, `framing`,
  *   `split`: 'lines' makes each line of a datagram a message of its own);
  * - `settings`: the worker settings it adds (declared as

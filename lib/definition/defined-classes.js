@@ -22,7 +22,7 @@ function definedCollector (definition, settings) {
 /** Its flags: the base ones with the definition's defaults, plus its settings. */
 function definedConfig (definition, settings) {
   const Config = class extends MongoCollectorConfig {
-    static usage = `collector run ${definition.name} [options]`
+    static usage = definition.usage || `collector run ${definition.name} [options]`
     static flags = MongoCollectorConfig.extendFlags(MongoCollectorConfig.settingsFlags(settings))
   }
   Object.defineProperty(Config, 'name', { value: className(definition.name, 'Config') })
