@@ -46,6 +46,8 @@ export interface LoadBalancerOptions {
   retryDelay?: number
   distribution?: 'round-robin' | 'hash' | 'least-loaded' | DistributeFn
   framing?: 'newline' | 'octet-counting' | 'auto' | 'length-prefixed' | 'length-prefixed:16' | 'length-prefixed:32' | FramingFn
+  /** lines: each non-empty line of a datagram or frame is a message of its own */
+  split?: 'none' | 'lines'
   maxFrameBytes?: number
   maxConnections?: number
   maxConnectionsPerSource?: number
@@ -291,6 +293,8 @@ export interface SettingDeclaration {
   description?: string
   /** false: code only (a worker setting passed in `workerOptions`, not a collector option or flag) */
   flag?: false
+  /** what is wrong with a value, or undefined */
+  validate? (value: any): string | undefined
 }
 export type SettingsDeclaration = Readonly<Record<string, SettingDeclaration>>
 /** A collector's settings: its LoadBalancer defaults, the options it takes itself, and its workers' settings. */
@@ -614,3 +618,46 @@ export class BufferError extends CollectorError {
 }
 
 export function resolveMongo (options?: { uri?: string, env?: NodeJS.ProcessEnv, logger?: Logger, port?: number, host?: string }): Promise<{ uri: string, server: { uri: string, stop (): Promise<void> } | null }>
+
+/** Where a definition's record came from: the master's time of its batch (the same when delivered again), and its sender. */
+export interface RecordSource { receivedAt: Date, remote: { address: string, port: number } | null }
+type OneOrMore<T> = T | T[] | null | undefined
+export interface DocumentUpdate {
+  _id: string | number
+  inc?: Record<string, number>
+  min?: Record<string, number>
+  max?: Record<string, number>
+  /** the value of the newest message by arrival, stored as `{ batch, index, value }` */
+  last?: Record<string, unknown>
+  setOnInsert?: Record<string, unknown>
+}
+export interface IndexSpec { key: Record<string, 1 | -1>, unique?: boolean, name?: string }
+export interface SinkDeclaration<R = any> { readonly kind: 'updates' | 'counters' | 'documents', readonly collection: string, of (record: R, source: RecordSource): unknown }
+export const sinks: {
+  updates<R = any> (spec: { collection: string, of (record: R, source: RecordSource): OneOrMore<DocumentUpdate>, indexes?: IndexSpec[] }): SinkDeclaration<R>
+  counters<R = any> (spec: { collection?: string, of (record: R, source: RecordSource): OneOrMore<CountIncrement>, preallocateRate?: number }): SinkDeclaration<R>
+  documents<R = any> (spec: { collection: string, of (record: R, source: RecordSource): Record<string, unknown> | null, indexes?: IndexSpec[] }): SinkDeclaration<R>
+}
+export interface CollectorDefinition<R = any> {
+  name: string
+  description?: string
+  usage?: string
+  listen?: Pick<LoadBalancerOptions, 'protocol' | 'host' | 'port' | 'framing' | 'split' | 'distribution'>
+  settings?: Record<string, SettingDeclaration>
+  key? (message: Message): string | number | null | undefined
+  /** pure; throw a DecodeError to refuse the message */
+  decode (message: Message, settings: Record<string, any>): OneOrMore<R>
+  enrich? (records: OneOrMore<R>, state: Record<string, any>, source: RecordSource): OneOrMore<R>
+  tally?: Record<string, (record: R) => string | string[] | null | undefined>
+  sinks: Array<SinkDeclaration<R>>
+  /** the file the workers load; default: the file that calls defineCollector */
+  file?: string
+}
+export interface CollectorModule {
+  description: string
+  Collector: typeof MongoCollector
+  Config: typeof MongoCollectorConfig
+  readonly Worker: typeof MongoWorker
+  definition?: Readonly<CollectorDefinition>
+}
+export function defineCollector<R = any> (definition: CollectorDefinition<R>): CollectorModule

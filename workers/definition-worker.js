@@ -4,7 +4,7 @@ const MongoWorker = require('./mongo-worker')
 const { createSink } = require('./sinks')
 
 /**
- * The worker of a collector definition (lib/definition/define-collector.js):
+ * The worker of a collector definition (collectors/definition/define-collector.js):
  * each message is decoded (the definition's pure `decode`), optionally
  * enriched with state this worker keeps (`enrich`), and handed to every
  * sink, which keeps what it stores until its next write. The

@@ -9,7 +9,7 @@ const SEQ = Symbol('checkpoint') // a document's checkpoint; symbol keys are not
 const INSERT_CHUNK = 1000
 
 /**
- * The stores behind a definition's sinks (lib/definition/sinks.js), one
+ * The stores behind a definition's sinks (collectors/definition/sinks.js), one
  * interface for the worker: `prepare(db)`, `accept(record, context)`,
  * `size` (entries held), `write()` (throws after keeping what was not
  * stored), `oldestPending()` (the smallest checkpoint held, Infinity if

@@ -1,6 +1,6 @@
 // Compiled (never run) by test/integration/typings.test.js with tsc --strict: a user's
 // collector written against index.d.ts alone.
-import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, BufferError, protocols, strategies, CounterStore } from '../..'
+import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, BufferError, protocols, strategies, CounterStore, defineCollector, sinks, MongoCollector } from '../..'
 import { connection } from 'mongoose'
 import type { Message, Stats, WorkerRef } from '../..'
 
@@ -82,3 +82,19 @@ function countersOf (): CounterStore {
 void main
 void StatsdWorker
 void countersOf
+
+// A collector definition, typed end to end: the record type flows from decode to the sinks.
+interface Metric { name: string, value: number }
+const metricsModule = defineCollector<Metric>({
+  name: 'typed-metrics',
+  listen: { protocol: 'udp', port: 8125, split: 'lines' },
+  settings: { prefix: { type: 'string', default: '', validate: (v: string) => v.endsWith('.') || v === '' ? undefined : 'must end in "."' } },
+  key: (message) => message.data.toString().split(':')[0],
+  decode: (message, settings) => ({ name: settings.prefix + message.data.toString().split(':')[0], value: 1 }),
+  sinks: [
+    sinks.updates<Metric>({ collection: 'metrics', of: (m, { receivedAt }) => ({ _id: `${m.name}|${receivedAt.toISOString()}`, inc: { count: 1 }, last: { last: m.value } }) }),
+    sinks.counters<Metric>({ of: (m) => ({ metric: m.name, n: m.value }) })
+  ]
+})
+const typedCollector: MongoCollector = new metricsModule.Collector({ port: 0 })
+void typedCollector

@@ -44,6 +44,7 @@ test('defaults fill in every base flag', () => {
     port: 0,
     udpReceiver: 'auto',
     receive: 'master',
+    split: 'none',
     framing: 'newline',
     maxFrameBytes: 65536,
     maxConnections: 1024,

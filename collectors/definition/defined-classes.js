@@ -1,7 +1,7 @@
 'use strict'
 
-const MongoCollector = require('../../collectors/mongo-collector')
-const MongoCollectorConfig = require('../../collectors/mongo-collector-config')
+const MongoCollector = require('../mongo-collector')
+const MongoCollectorConfig = require('../mongo-collector-config')
 
 /** The master of a definition: a MongoCollector with its settings, and its key() when it declares one. */
 function definedCollector (definition, settings) {

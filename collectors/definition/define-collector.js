@@ -3,7 +3,7 @@
 const path = require('node:path')
 const { fileURLToPath } = require('node:url')
 const InvalidOptionError = require('../../exceptions/invalid-option-error')
-const { declareSettings } = require('../shared/settings')
+const { declareSettings } = require('../../lib/shared/settings')
 const { KINDS } = require('./sinks')
 
 // Listener options a definition may set (LoadBalancer options, with a flag).
@@ -27,7 +27,7 @@ const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split
  * - `enrich(records, state, message)`: optional, stateful (each worker's
  *   own `state` object), returns the records to store;
  * - `tally`: optional `{ name: (record) => names }`, counted per worker;
- * - `sinks`: where records go (lib/definition/sinks.js).
+ * - `sinks`: where records go (collectors/definition/sinks.js).
  *
  * It gives a collector module, `{ description, Collector, Config, Worker,
  * definition }`, of the same shape as the built-in class-based ones (app/
@@ -57,7 +57,7 @@ function defineCollector (definition) {
 // The settings declaration MongoCollector, its config and the worker take.
 function collectorSettings (definition, file) {
   const { MONGO_SETTINGS } = require('../../workers/mongo-settings')
-  const { DATABASE_SETTINGS } = require('../../collectors/mongo-settings')
+  const { DATABASE_SETTINGS } = require('../mongo-settings')
   const listen = definition.listen || {}
   const defaults = { name: definition.name, ...listen, worker: file }
   if (definition.key && !listen.distribution) defaults.distribution = 'hash'
