@@ -644,7 +644,8 @@ export interface CollectorDefinition<R = any> {
   usage?: string
   listen?: Pick<LoadBalancerOptions, 'protocol' | 'host' | 'port' | 'framing' | 'split' | 'distribution'>
   settings?: Record<string, SettingDeclaration>
-  key? (message: Message): string | number | null | undefined
+  /** the affinity key of a message's bytes, in the master (native receive path: read from the batch entry) */
+  key? (data: Buffer): string | number | null | undefined
   /** pure; throw a DecodeError to refuse the message */
   decode (message: Message, settings: Record<string, any>): OneOrMore<R>
   enrich? (records: OneOrMore<R>, state: Record<string, any>, source: RecordSource): OneOrMore<R>

@@ -20,8 +20,9 @@ const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split
  *   `split`: 'lines' makes each line of a datagram a message of its own);
  * - `settings`: the worker settings it adds (declared as
  *   workers/mongo-settings.js declares them: each gets a flag);
- * - `key(message)`: the affinity key of a message (or line), computed in
- *   the master: one key always lands on one worker (distribution hash);
+ * - `key(data)`: the affinity key of a message's (or line's) bytes,
+ *   computed in the master, from the batch entry on the native receive
+ *   path: one key always lands on one worker (distribution hash);
  * - `decode(message, settings)`: pure; a record, an array of them, or null
  *   for nothing to store; throws a DecodeError to refuse the message;
  * - `enrich(records, state, message)`: optional, stateful (each worker's

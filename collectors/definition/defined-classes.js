@@ -2,6 +2,7 @@
 
 const MongoCollector = require('../mongo-collector')
 const MongoCollectorConfig = require('../mongo-collector-config')
+const { entryDataStart, entryEnd, datagramAt } = require('../../lib/shared/batch-codec')
 
 /** The master of a definition: a MongoCollector with its settings, and its key() when it declares one. */
 function definedCollector (definition, settings) {
@@ -9,10 +10,16 @@ function definedCollector (definition, settings) {
     static settings = settings
   }
   if (definition.key) {
-    // The definition's key (a string is hashed, an integer mixed); null or undefined: the sender's.
+    // The definition's key of a message's bytes (a string is hashed, an
+    // integer mixed; null or undefined: the sender's), read from the batch
+    // entry on the native receive path, with no message built.
     Collector.prototype.key = function key (message) {
-      const k = definition.key(message)
+      const k = definition.key(message.data)
       return k === null || k === undefined ? MongoCollector.prototype.key.call(this, message) : k
+    }
+    Collector.prototype.entryKey = function entryKey (buf, offset) {
+      const k = definition.key(buf.subarray(entryDataStart(buf, offset), entryEnd(buf, offset)))
+      return k === null || k === undefined ? MongoCollector.prototype.key.call(this, datagramAt(buf, offset)) : k
     }
   }
   Object.defineProperty(Collector, 'name', { value: className(definition.name, 'Collector') })

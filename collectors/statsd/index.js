@@ -28,7 +28,7 @@ module.exports = defineCollector({
       validate: (prefix) => PREFIX.test(prefix) ? undefined : 'must be dot-separated name parts ending in "." (letters, digits, "_", "-")'
     }
   },
-  key: (message) => statsdName(message.data),
+  key: (data) => statsdName(data),
   decode: (message, settings) => {
     const metric = decodeStatsdLine(message.data.toString('utf8'))
     metric.name = settings.prefix + metric.name

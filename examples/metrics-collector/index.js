@@ -12,7 +12,7 @@ module.exports = defineCollector({
   usage: 'collector run ./examples/metrics-collector [options]',
   // Each line of a datagram is a message, sent to a worker by its metric name.
   listen: { port: 8125, split: 'lines' },
-  key: (message) => metricName(message.data),
+  key: (data) => metricName(data),
   settings: {
     prefix: {
       type: 'string',

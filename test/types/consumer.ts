@@ -89,7 +89,7 @@ const metricsModule = defineCollector<Metric>({
   name: 'typed-metrics',
   listen: { protocol: 'udp', port: 8125, split: 'lines' },
   settings: { prefix: { type: 'string', default: '', validate: (v: string) => v.endsWith('.') || v === '' ? undefined : 'must end in "."' } },
-  key: (message) => message.data.toString().split(':')[0],
+  key: (data) => data.toString().split(':')[0],
   decode: (message, settings) => ({ name: settings.prefix + message.data.toString().split(':')[0], value: 1 }),
   sinks: [
     sinks.updates<Metric>({ collection: 'metrics', of: (m, { receivedAt }) => ({ _id: `${m.name}|${receivedAt.toISOString()}`, inc: { count: 1 }, last: { last: m.value } }) }),

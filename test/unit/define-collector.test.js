@@ -10,7 +10,7 @@ const decode = (message) => ({ text: message.data.toString() })
 const store = sinks.documents({ collection: 'lines', of: (record) => record })
 
 test('defineCollector: a collector module of the shape app/ loads, its worker file the one that defined it', () => {
-  const module = defineCollector({ name: 'lines', listen: { port: 9999 }, key: (message) => message.data[0], decode, sinks: [store] })
+  const module = defineCollector({ name: 'lines', listen: { port: 9999 }, key: (data) => data[0], decode, sinks: [store] })
   assert.equal(module.Collector.name, 'LinesCollector')
   assert.equal(module.Config.name, 'LinesConfig')
   assert.equal(module.Collector.settings.defaults.worker, __filename)
@@ -45,4 +45,17 @@ test('split lines: each non-empty line a message of its own, CR LF and empty lin
   assert.deepEqual(splitLines({ data: Buffer.from('\n\r\n'), rinfo }), [])
   assert.throws(() => normalizeOptions({ split: 'words' }), /split.*must be one of none, lines/)
   assert.throws(() => normalizeOptions({ split: 'lines', receive: 'reuseport' }), /receive.*cannot be combined with split lines/)
+})
+
+test('defineCollector: the key reads a message\'s bytes, and on the native path the batch entry\'s, with no message built', () => {
+  const { entryPlan } = require('../../lib/master/dispatcher')
+  const { writeEntry, entrySize } = require('../../lib/shared/batch-codec')
+  const module = defineCollector({ name: 'keyed', key: (data) => data.toString().split(' ')[0], decode, sinks: [store] })
+  const lb = new module.Collector({ port: 0 })
+  const data = Buffer.from('call-7 hello')
+  const entry = Buffer.alloc(entrySize(data, '10.0.0.1'))
+  writeEntry(entry, 0, data, '10.0.0.1', 5060)
+  assert.equal(lb.key({ data, rinfo: { address: '10.0.0.1', port: 5060 } }), 'call-7')
+  assert.equal(lb.entryKey(entry, 0), 'call-7')
+  assert.equal(entryPlan(lb, lb._declared()).describe, 'per entry: hash of entryKey()')
 })
