@@ -110,3 +110,44 @@ test('statsd: through worker kills, counters are exact and no gauge is overwritt
     }
   }
 })
+
+test('statsd: a master SIGKILLed mid-stream with the disk buffer, then started again: counters exact, gauges the newest', { timeout: 180000 }, async (t) => {
+  const path = require('node:path')
+  const { MongoClient } = require('mongodb')
+  const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+  const { tempBufferDir } = require('../helpers/buffer-dir')
+  const { runCollector, withDatabase } = require('../fixtures/foreground-run')
+  const { uri } = await getTestMongo()
+  const database = uniqueDbName('statsdkill')
+  const env = { MONGODB_URI: withDatabase(uri, database), COLLECTOR_BUFFER_DIR: path.join(tempBufferDir(t), 'buffer') }
+  const flags = ['-i', '2', '--flush-interval', '200ms']
+  const first = await runCollector(t, 'statsd', { flags, env })
+  const send = await sender(t)
+  const metrics = 6
+  const rounds = 1000
+  for (let round = 1; round <= rounds; round++) {
+    const lines = []
+    for (let m = 0; m < metrics; m++) lines.push(`k${m}:2|c`, `v${m}:${round}|g`)
+    await send(first.port, lines.join('\n'))
+    if (round % 50 === 0) await sleep(5)
+  }
+  await waitFor(async () => { const s = await first.stats(); return s && s.received === rounds * metrics * 2 && s.buffer.messages + s.processed >= s.received }, { what: 'every line received and on disk or stored', timeout: 30000 })
+  const atKill = await first.stats()
+  process.kill(first.pid, 'SIGKILL') // the master only: its workers flush what they hold, unacknowledged
+  await first.exited
+  const second = await runCollector(t, 'statsd', { flags, env })
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  const db = client.db(database)
+  const s = await waitFor(async () => { const s = await second.stats(); return s && s.inFlight === 0 && s.buffer.messages === 0 ? s : null }, { what: 'the replay stored and acknowledged', timeout: 90000 })
+  t.diagnostic(`at the kill: processed ${atKill.processed} of ${atKill.received}; replayed ${s.replayed}`)
+  assert.ok(s.replayed > 0, 'the second run replayed what the first had not seen acknowledged (much of it stored already)')
+  const sums = await totals(db)
+  for (let m = 0; m < metrics; m++) {
+    assert.equal(sums.get(`k${m}|c`).sum, 2 * rounds, `k${m}: each line counted once across the two runs`)
+    assert.equal(sums.get(`v${m}|g`).count, rounds)
+    for (const doc of sums.get(`v${m}|g`).docs) assert.equal(doc.last.value, doc.max, `v${m}: the newest value of its minute`)
+  }
+  process.kill(second.pid, 'SIGINT')
+  assert.equal((await second.exited).code, 0)
+})
