@@ -3,7 +3,7 @@
 const { mongo: { ObjectId } } = require('mongoose') // the driver mongoose uses: one copy loaded
 const { UpdateStore } = require('./storage/update-store')
 const { CounterStore } = require('./storage/counter-store')
-const { writeAccounted } = require('./storage/write-accounting')
+const { writeAccounted, toWriteAgain } = require('./storage/write-accounting')
 
 const SEQ = Symbol('checkpoint') // a document's checkpoint; symbol keys are not serialized
 const INSERT_CHUNK = 1000
@@ -98,12 +98,14 @@ class DocumentsSink {
     for (let start = 0; start < docs.length; start += INSERT_CHUNK) {
       this.writingAt = start
       const chunk = docs.slice(start, start + INSERT_CHUNK)
-      const out = await writeAccounted(this.collection, chunk.map((document) => ({ insertOne: { document } })), `${this.spec.collection} inserts`)
+      const what = `${this.spec.collection} inserts`
+      const out = await writeAccounted(this.collection, chunk.map((document) => ({ insertOne: { document } })), what)
+      const again = toWriteAgain(out, what)
       this.counts.writes++
       this.counts.splits += out.splits
-      this.counts.stored += chunk.length - out.unwritten.length
-      for (const i of out.unwritten) this.kept.push(chunk[i])
-      error = error || out.error
+      this.counts.stored += chunk.length - again.indexes.length
+      for (const i of again.indexes.sort((a, b) => a - b)) this.kept.push(chunk[i])
+      error = error || again.error
     }
     this.buffer = this.kept.concat(this.buffer)
     this.kept = []

@@ -48,7 +48,7 @@ test('update store: a bulk the server misreports is split down to the op at faul
   for (let i = 0; i < 16; i++) store.update(`m${i}`, { inc: { count: 1, sum: i } }, mark(100, 1))
   store.update('bad', { inc: { count: 1 } }, mark(100, 1))
   for (let i = 16; i < 32; i++) store.update(`m${i}`, { inc: { count: 1, sum: i } }, mark(100, 1))
-  await assert.rejects(store.flush(), /refused one \(2: bad op\)/)
+  await assert.rejects(store.flush(), /metric upserts: the server refused 1 \(2: bad op\)/)
   assert.ok(store.stats.splits >= 5, `split down to one op (${store.stats.splits} splits)`)
   assert.equal(store.size, 1, 'only the op at fault is held for the next write')
   assert.equal(store.oldestPending(), 1)

@@ -1,6 +1,6 @@
 'use strict'
 
-const { writeAccounted } = require('./write-accounting')
+const { writeAccounted, toWriteAgain } = require('./write-accounting')
 
 /**
  * Documents updated in place, one per key (`_id`), exactly once for every
@@ -148,8 +148,8 @@ class UpdateStore {
       }
     }
     try {
-      const out = await this.writeOps(ops, opEntries)
-      if (out.error) throw out.error
+      const error = await this.writeOps(ops, opEntries)
+      if (error) throw error
     } finally {
       this.writing = null
     }
@@ -163,9 +163,10 @@ class UpdateStore {
       this.restore(opEntries.filter(Boolean))
       throw err
     }
-    this.stats.ops += ops.length - out.unwritten.length
+    const again = toWriteAgain(out, this.what)
+    this.stats.ops += ops.length - again.indexes.length
     this.stats.splits += out.splits
-    this.restore(out.unwritten.map((i) => opEntries[i]).filter(Boolean))
+    this.restore(again.indexes.map((i) => opEntries[i]).filter(Boolean))
     // An extra op that collides found its document there: nothing to do.
     const collided = out.collided.map((i) => opEntries[i]).filter((entry) => entry && entry.origin !== null)
     if (collided.length > 0) {
@@ -176,7 +177,7 @@ class UpdateStore {
         throw err
       }
     }
-    return out
+    return again.error
   }
 
   // Entries whose write missed its filter: the document had applied some of

@@ -36,8 +36,9 @@ const DUPLICATE_KEY = 11000
 /**
  * Writes `ops` as one unordered bulkWrite and says what became of each,
  * by index: `collided` (E11000: an insert whose `_id` is stored, or an
- * upsert whose filter missed a document that exists), `unwritten` (not
- * proven stored: write them again later) and `error` (why, the last one).
+ * upsert whose filter missed a document that exists), `refused` (other
+ * write errors: `{ index, code, errmsg }`), `unwritten` (not proven
+ * stored: write them again later) and `error` (why, the last one).
  * A reply that does not account for every op (checkAccounted) is not taken
  * whole: the ops are written again in halves, down to one op at a time, so
  * that one op a server misreports cannot hold back the rest. That is safe
@@ -50,10 +51,10 @@ const DUPLICATE_KEY = 11000
  * @param {object} collection a driver Collection
  * @param {object[]} ops bulkWrite operations
  * @param {string} what what they are, for messages ("metric upserts")
- * @returns {Promise<{ collided: number[], unwritten: number[], error: Error|null, splits: number }>}
+ * @returns {Promise<{ collided: number[], refused: Array<{ index: number, code: number, errmsg: string }>, unwritten: number[], error: Error|null, splits: number }>}
  */
 async function writeAccounted (collection, ops, what) {
-  const out = { collided: [], unwritten: [], error: null, splits: 0, stopped: false }
+  const out = { collided: [], refused: [], unwritten: [], error: null, splits: 0, stopped: false }
   await writeRange(collection, ops, 0, ops.length, what, out)
   return out
 }
@@ -86,10 +87,20 @@ async function writeRange (collection, ops, start, end, what, out) {
   }
   for (const e of reply.errors) {
     if (e.code === DUPLICATE_KEY) out.collided.push(start + e.index)
-    else {
-      out.unwritten.push(start + e.index)
-      out.error = Object.assign(new Error(`${what}: the server refused one (${e.code}: ${e.errmsg || e.message})`), { code: e.code })
-    }
+    else out.refused.push({ index: start + e.index, code: e.code, errmsg: e.errmsg || e.message })
+  }
+}
+
+/**
+ * The ops of `out` to write again: those not proven stored and those the
+ * server refused (with the error that says why, when that is all there is).
+ */
+function toWriteAgain (out, what) {
+  if (out.refused.length === 0) return { indexes: out.unwritten, error: out.error }
+  const refused = out.refused[0]
+  return {
+    indexes: out.unwritten.concat(out.refused.map((e) => e.index)),
+    error: out.error || Object.assign(new Error(`${what}: the server refused ${out.refused.length} (${refused.code}: ${refused.errmsg})`), { code: refused.code })
   }
 }
 
@@ -98,4 +109,5 @@ function leaveUnwritten (out, start, end) {
 }
 
 module.exports.writeAccounted = writeAccounted
+module.exports.toWriteAgain = toWriteAgain
 module.exports.DUPLICATE_KEY = DUPLICATE_KEY
