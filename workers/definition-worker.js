@@ -5,13 +5,16 @@ const { createSink } = require('./sinks')
 
 /**
  * The worker of a collector definition (collectors/definition/define-collector.js):
- * each message is decoded (the definition's pure `decode`), optionally
+ * each message is decoded (the definition's pure `decode`, given the
+ * message, the settings and its arrival `{ receivedAt, remote }`: the
+ * batch's time, the same when it is delivered again), optionally
  * enriched with state this worker keeps (`enrich`), and handed to every
  * sink, which keeps what it stores until its next write. The
  * acknowledgement is computed here, once, from the sinks: everything older
  * than the oldest checkpoint any sink still holds is stored. A decoder's
  * DecodeError refuses the message (counted in `malformed` and the master's
- * `dropped[reason]`); `tally` counts names a record carries.
+ * `dropped[reason]`); `tally` counts names a record carries. A sink that
+ * holds its `maxBatch` entries has them written at once (hasBacklog).
  *
  * Nothing is read on the way in: each sink's writes are exactly once by
  * themselves (inserts by message key; updates whose `$inc` is conditional
@@ -25,7 +28,7 @@ class DefinitionWorker extends MongoWorker {
   constructor (options = {}) {
     super(options)
     this.definition = new.target.definition
-    this.sinks = this.definition.sinks.map((spec) => createSink(spec))
+    this.sinks = this.definition.sinks.map((spec) => createSink(spec, this.settings))
     this.tallies = Object.keys(this.definition.tally || {})
     this.counts = { messages: 0, records: 0, malformed: {}, dropped: 0 }
     for (const name of this.tallies) if (!this.counts[name]) this.counts[name] = {}
@@ -39,18 +42,19 @@ class DefinitionWorker extends MongoWorker {
 
   doWork (message) {
     this.counts.messages++
+    const context = this.contextOf(message)
     let records
     try {
-      records = this.definition.decode(message, this.settings)
+      records = this.definition.decode(message, this.settings, context.message)
     } catch (err) {
       if (!err || typeof err.reason !== 'string') throw err
       return this.refuse(err.reason)
     }
-    const context = this.contextOf(message)
     if (this.definition.enrich) records = this.definition.enrich(records, this.enrichState, context.message)
     if (records === null || records === undefined) return
     if (this.sinks.some((sink) => sink.size >= this.settings.maxPending)) return this.drop()
     for (const record of Array.isArray(records) ? records : [records]) this.accept(record, context)
+    if (this.hasBacklog()) this.flushSoon()
   }
 
   accept (record, context) {
@@ -101,6 +105,10 @@ class DefinitionWorker extends MongoWorker {
     return this.sinks.some((sink) => sink.size > 0)
   }
 
+  hasBacklog () {
+    return this.sinks.some((sink) => sink.hasBacklog())
+  }
+
   oldestPending () {
     let min = Infinity
     for (const sink of this.sinks) min = Math.min(min, sink.oldestPending())
@@ -117,7 +125,7 @@ class DefinitionWorker extends MongoWorker {
     const sinks = {}
     let dbWrites = 0
     for (let i = 0; i < this.sinks.length; i++) {
-      const s = sinks[this.definition.sinks[i].collection] = this.sinks[i].stats()
+      const s = sinks[this.sinks[i].spec.collection] = this.sinks[i].stats()
       dbWrites += s.writes
     }
     const tallies = Object.fromEntries(this.tallies.map((name) => [name, { ...this.counts[name] }]))

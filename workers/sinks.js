@@ -4,14 +4,18 @@ const { mongo: { ObjectId } } = require('mongoose') // the driver mongoose uses:
 const { UpdateStore } = require('./storage/update-store')
 const { CounterStore } = require('./storage/counter-store')
 const { writeAccounted, toWriteAgain } = require('./storage/write-accounting')
+const { counterSchema } = require('./storage/schemas')
 
 const SEQ = Symbol('checkpoint') // a document's checkpoint; symbol keys are not serialized
 const INSERT_CHUNK = 1000
+// The counter documents' own index (CounterStore's layout), declared once in schemas.js.
+const COUNTER_INDEXES = counterSchema.indexes().map(([key, options]) => ({ key, ...options }))
 
 /**
  * The stores behind a definition's sinks (collectors/definition/sinks.js), one
  * interface for the worker: `prepare(db)`, `accept(record, context)`,
- * `size` (entries held), `write()` (throws after keeping what was not
+ * `size` (entries held), `hasBacklog()` (holds `maxBatch` entries or
+ * more: the worker writes early), `write()` (throws after keeping what was not
  * stored), `oldestPending()` (the smallest checkpoint held, Infinity if
  * none), `abandon()` (drops what is held, returns how much) and `stats()`.
  * `context`: `{ mark, order, seq, key(), message }`, the message's batch
@@ -22,6 +26,7 @@ class UpdatesSink {
   constructor (spec) {
     this.spec = spec
     this.store = new UpdateStore(null, { what: `${spec.collection} upserts` })
+    this.maxBatch = spec.maxBatch || Infinity
   }
 
   async prepare (db) {
@@ -37,6 +42,7 @@ class UpdatesSink {
   }
 
   get size () { return this.store.size }
+  hasBacklog () { return this.size >= this.maxBatch }
   write () { return this.store.flush() }
   oldestPending () { return this.store.oldestPending() }
 
@@ -57,6 +63,11 @@ class CountersSink extends UpdatesSink {
     this.store = new CounterStore(null, { preallocateRate: spec.preallocateRate || 0 })
   }
 
+  async prepare (db) {
+    this.store.collection = db.collection(this.spec.collection)
+    await createIndexes(this.store.collection, [...COUNTER_INDEXES, ...(this.spec.indexes || [])])
+  }
+
   accept (record, context) {
     for (const c of listOf(this.spec.of(record, context.message))) {
       this.store.increment(c.metric, c.at === undefined ? context.message.receivedAt : c.at, c.n === undefined ? 1 : c.n, context.mark)
@@ -72,6 +83,7 @@ class DocumentsSink {
     this.writingAt = 0
     this.kept = [] // documents of the write in progress not proven stored, in order
     this.counts = { stored: 0, writes: 0, splits: 0 }
+    this.maxBatch = spec.maxBatch || INSERT_CHUNK
   }
 
   async prepare (db) {
@@ -88,16 +100,17 @@ class DocumentsSink {
   }
 
   get size () { return this.buffer.length }
+  hasBacklog () { return this.buffer.length >= this.maxBatch }
 
-  // What is buffered now, in chunks; what arrives meanwhile waits for the
+  // What is buffered now, in chunks of maxBatch; what arrives meanwhile waits for the
   // next flush, so that under steady input the acknowledgement comes.
   async write () {
     const docs = this.writing = this.buffer
     this.buffer = []
     let error = null
-    for (let start = 0; start < docs.length; start += INSERT_CHUNK) {
+    for (let start = 0; start < docs.length; start += this.maxBatch) {
       this.writingAt = start
-      const chunk = docs.slice(start, start + INSERT_CHUNK)
+      const chunk = docs.slice(start, start + this.maxBatch)
       const what = `${this.spec.collection} inserts`
       const out = await writeAccounted(this.collection, chunk.map((document) => ({ insertOne: { document } })), what)
       const again = toWriteAgain(out, what)
@@ -135,9 +148,18 @@ class DocumentsSink {
 
 const SINKS = { updates: UpdatesSink, counters: CountersSink, documents: DocumentsSink }
 
-/** The store of a sink declaration. */
-function createSink (spec) {
-  return new SINKS[spec.kind](spec)
+/** The store of a sink declaration, the fields it names in `fromSettings` taken from the worker's `settings`. */
+function createSink (spec, settings = {}) {
+  return new SINKS[spec.kind](withSettings(spec, settings))
+}
+
+function withSettings (spec, settings) {
+  if (!spec.fromSettings) return spec
+  const resolved = { ...spec }
+  for (const [field, setting] of Object.entries(spec.fromSettings)) {
+    if (settings[setting] !== undefined) resolved[field] = settings[setting]
+  }
+  return resolved
 }
 
 // last: { field: value } → latest: { field: { order, value } }

@@ -23,8 +23,10 @@ const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split
  * - `key(data)`: the affinity key of a message's (or line's) bytes,
  *   computed in the master, from the batch entry on the native receive
  *   path: one key always lands on one worker (distribution hash);
- * - `decode(message, settings)`: pure; a record, an array of them, or null
- *   for nothing to store; throws a DecodeError to refuse the message;
+ * - `decode(message, settings, arrival)`: pure; a record, an array of
+ *   them, or null for nothing to store; throws a DecodeError to refuse the
+ *   message. `arrival`: `{ receivedAt, remote }`, the time of the message's
+ *   batch (the same when it is delivered again) and the sender;
  * - `enrich(records, state, message)`: optional, stateful (each worker's
  *   own `state` object), returns the records to store;
  * - `tally`: optional `{ name: (record) => names }`, counted per worker;
@@ -43,6 +45,7 @@ function defineCollector (definition) {
   checkDefinition(definition)
   const file = definition.file ? fileOf(definition.file) : callerFile()
   const settings = collectorSettings(definition, file)
+  checkSinkSettings(definition, settings.worker)
   // Required here, not at the top: the classes built on them load the config parser and the master.
   const { definedCollector, definedConfig } = require('./defined-classes')
   const module = {
@@ -95,6 +98,15 @@ function checkDefinition (d) {
   if (new Set(collections).size !== collections.length) refuse(`two sinks write to one collection (${collections.join(', ')})`)
   for (const key of Object.keys(d.listen || {})) if (!LISTEN_KEYS.includes(key)) refuse(`listen takes ${LISTEN_KEYS.join(', ')}, not ${key}`)
   for (const [name, count] of Object.entries(d.tally || {})) if (typeof count !== 'function') refuse(`tally.${name} must be a function of a record`)
+}
+
+// A sink's fromSettings names settings the worker has.
+function checkSinkSettings (d, worker) {
+  for (const sink of d.sinks) {
+    for (const setting of Object.values(sink.fromSettings || {})) {
+      if (!worker[setting]) throw new InvalidOptionError('definition', d.name, `sink ${sink.collection}: fromSettings names ${setting}, not a setting of its workers`)
+    }
+  }
 }
 
 // The file whose code called defineCollector: its workers load it.

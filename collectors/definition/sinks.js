@@ -13,6 +13,12 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  *
  * `message` beside the record: `{ receivedAt, remote }` (a Date, and the
  * sender's `{ address, port }`).
+ *
+ * Every sink also takes `maxBatch` (entries held that have the worker
+ * write at once; documents: also the size of each insert, 1000 by default)
+ * and `fromSettings`, `{ field: setting }`: fields of the sink taken from
+ * the worker's settings when set (e.g. `{ collection: 'countersCollection' }`,
+ * the sink's own value the default).
  */
 
 /**
@@ -53,6 +59,9 @@ const KINDS = Object.freeze(['updates', 'counters', 'documents'])
 function sink (kind, spec) {
   if (!spec || typeof spec.of !== 'function') throw new InvalidOptionError('sinks', kind, `a ${kind} sink needs of(record, message), the function giving what it stores`)
   if (typeof spec.collection !== 'string' || spec.collection === '') throw new InvalidOptionError('sinks', kind, `a ${kind} sink needs the name of its collection`)
+  for (const [field, setting] of Object.entries(spec.fromSettings || {})) {
+    if (typeof setting !== 'string') throw new InvalidOptionError('sinks', kind, `fromSettings.${field} names a setting (got ${JSON.stringify(setting)})`)
+  }
   return Object.freeze({ ...spec, kind })
 }
 
