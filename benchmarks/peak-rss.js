@@ -110,12 +110,13 @@ class PeakRss {
 
 const ROOT = path.join(__dirname, '..')
 // What the syslog collector's processes load: the master `collector run`'s
-// entry and the collector module, a worker the worker runtime and the
-// collector's worker (its parser, mongoose and the MongoDB driver).
+// entry and the collector module, a worker the worker runtime, the
+// collector module (its parser) and its definition's worker (the sinks,
+// mongoose and the MongoDB driver).
 const load = (...files) => files.map((f) => `require(${JSON.stringify(path.join(ROOT, f))})`).join(';')
 const LOADED = {
   master: load('app/collector-entry', 'collectors/syslog'),
-  worker: load('lib/worker/worker-runtime', 'collectors/syslog/syslog-worker')
+  worker: load('lib/worker/worker-runtime', 'collectors/syslog', 'workers/definition-worker')
 }
 
 /**

@@ -7,9 +7,9 @@
 // with structured data, some with a BOM or UTF-8 text, and about a fifth
 // RFC 3164; the same seeded corpus for every run). The two sides differ in
 // the worker module only:
-//   new       collectors/syslog/syslog-worker.js (collectors/syslog/parser.js)
-//   baseline  benchmarks/baseline/syslog-worker-baseline.js (the same worker,
-//             its parse() on benchmarks/baseline/syslog-parser.js)
+//   new       collectors/syslog/index.js (collectors/syslog/parser.js)
+//   baseline  benchmarks/baseline/syslog-worker-baseline.js (the same
+//             definition, its decode on benchmarks/baseline/syslog-parser.js)
 // They alternate for --rounds rounds, the order swapped every round
 // (baseline,new / new,baseline / ...), after one uncounted warm-up run
 // (--warmup messages; it warms the JVM, which lives through the invocation).
@@ -59,7 +59,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const VARIANTS = {
   baseline: path.join(__dirname, 'baseline', 'syslog-worker-baseline.js'),
-  new: path.join(__dirname, '..', 'collectors', 'syslog', 'syslog-worker.js')
+  new: path.join(__dirname, '..', 'collectors', 'syslog', 'index.js')
 }
 
 // ---------------------------------------------------------------- corpus

@@ -1,19 +1,19 @@
 'use strict'
 
-// The syslog worker as it is today, except that each message is read by the
-// frozen copy of the previous parser (benchmarks/baseline/syslog-parser.js):
-// the baseline side of benchmarks/syslog-e2e.js. Everything after parsing
-// (ids, batching, insertMany, counters, acknowledgement) is the current code,
-// so the two sides differ in the parser only. The old parser knows no
-// --strict/--lenient; it gets `{ receivedAt }` as the old worker gave it.
+// The syslog collector's definition as it is today, except that each
+// message is read by the frozen copy of the previous parser
+// (benchmarks/baseline/syslog-parser.js): the baseline side of
+// benchmarks/syslog-e2e.js. Everything after parsing (ids, batching,
+// inserts, counters, acknowledgement) is the current code, so the two sides
+// differ in the parser only. The old parser knows no --strict/--lenient; it
+// gets `{ receivedAt }` as the old worker gave it.
 
-const SyslogWorker = require('../../collectors/syslog/syslog-worker')
+const syslog = require('../../collectors/syslog')
+const { defineCollector } = require('../../collectors/definition/define-collector')
 const { parseSyslog } = require('./syslog-parser')
 
-class BaselineSyslogWorker extends SyslogWorker {
-  parse (data, receivedAt) {
-    return parseSyslog(data, { receivedAt })
-  }
-}
-
-module.exports = BaselineSyslogWorker
+module.exports = defineCollector({
+  ...syslog.definition,
+  file: __filename,
+  decode: (message, settings, { receivedAt }) => parseSyslog(message.data, { receivedAt })
+})

@@ -1,10 +1,59 @@
 'use strict'
 
-const { collectorModule } = require('../collector-module')
+const { defineCollector } = require('../definition/define-collector')
+const sinks = require('../definition/sinks')
+const { COUNTER_SETTINGS } = require('../../workers/mongo-settings')
+const { DEVIATIONS } = require('./syntax')
+const { parseSyslog, DEFAULT_LENIENT } = require('./parser')
 
-module.exports = collectorModule({
+const MESSAGES = 'syslog' // the messages' collection, by default
+
+/**
+ * syslog (RFC 5424, RFC 3164; anything else is stored raw with its reason
+ * and counted in `malformed`) over UDP, or TCP with `--protocol tcp_server`
+ * (each connection's framing, octet-counting or newline, RFC 6587, detected
+ * per message). 5514 by default since 514 needs root.
+ *
+ * Each message is one document of `syslog` (`--collection`): the parsed
+ * fields, `source` (the sender's address) and `_id` the message's key, so a
+ * message delivered again collides where it landed. It also counts in the
+ * per-minute counter `syslog.<host>.<severity>` (`counters`) at its
+ * timestamp, else its arrival. Lenient readings (parser DEVIATIONS) are
+ * stored parsed, flagged and counted in `deviations`.
+ */
+module.exports = defineCollector({
+  name: 'syslog',
   description: 'syslog (RFC 5424 / RFC 3164) collector over UDP or TCP: messages and per-minute counters in MongoDB',
-  Collector: require('./syslog-collector'),
-  Config: require('./syslog-config'),
-  workerPath: require.resolve('./syslog-worker')
+  listen: { protocol: 'udp', port: 5514, framing: 'auto' },
+  settings: {
+    collection: { type: 'string', default: MESSAGES, group: 'Storage', description: 'collection the messages are stored in' },
+    lenient: { type: 'list', choices: () => DEVIATIONS, default: DEFAULT_LENIENT, group: 'Protocol', description: 'deviations from RFC 5424/3164 read anyway, flagged on the record and counted (the others are stored raw with their name as reason)' },
+    strict: { type: 'boolean', default: false, group: 'Protocol', description: 'read no deviation at all (as --lenient with an empty list)' },
+    maxBatch: { flag: false, type: 'integer', default: 1000, range: [1, 1e6], group: 'Storage', description: 'messages that trigger an early insert (and the most one insert takes)' },
+    countersCollection: COUNTER_SETTINGS.countersCollection,
+    preallocateRate: { ...COUNTER_SETTINGS.preallocateRate, default: 0.001 }
+  },
+  decode: (message, { strict, lenient }, { receivedAt }) => parseSyslog(message.data, { strict, lenient, receivedAt }),
+  tally: {
+    malformed: (record) => record.format === 'raw' ? record.error || 'unparsed' : null,
+    deviations: (record) => record.deviations
+  },
+  sinks: [
+    sinks.documents({
+      collection: MESSAGES,
+      fromSettings: { collection: 'collection', maxBatch: 'maxBatch' },
+      // None unique: the `_id` index (a redelivered message has the same
+      // `_id`) is what refuses a message twice, and it stays unique across
+      // shards when `_id` is the shard key: { _id: 'hashed' } (workers/storage/schemas.js SHARD_KEYS).
+      indexes: [{ key: { receivedAt: 1 } }, { key: { host: 1, timestamp: 1 } }, { key: { severity: 1, timestamp: 1 } }],
+      of: (record, { remote }) => {
+        record.source = remote.address
+        return record
+      }
+    }),
+    sinks.counters({
+      fromSettings: { collection: 'countersCollection', preallocateRate: 'preallocateRate' },
+      of: (record, { receivedAt, remote }) => ({ metric: `syslog.${record.host || remote.address}.${record.severityName || 'unknown'}`, at: record.timestamp || receivedAt })
+    })
+  ]
 })

@@ -27,15 +27,17 @@ test('the master of a built-in collector loads neither mongoose nor the MongoDB 
 })
 
 test('a built-in collector still exports its Worker, loaded when asked for', () => {
-  const { Worker } = require('../../collectors/syslog')
-  assert.equal(Worker, require('../../collectors/syslog/syslog-worker'))
+  const syslog = require('../../collectors/syslog')
+  assert.equal(syslog.Worker.definition, syslog.definition, 'the syslog definition\'s worker')
+  assert.ok(syslog.Worker.prototype instanceof require('../../workers/definition-worker'))
   assert.ok(Object.keys(require('../../collectors/rtcp')).includes('Worker'))
 })
 
 test('a worker of each built-in collector loads one copy of the MongoDB driver, the one mongoose uses', () => {
   const mongooseDriver = path.dirname(path.relative(ROOT, require.resolve('mongodb', { paths: [path.dirname(require.resolve('mongoose'))] })))
-  for (const worker of ['collectors/syslog/syslog-worker', 'collectors/rtcp/rtcp-worker', 'collectors/hep/hep-worker']) {
-    const copies = driverCopies(loadedPackages(['lib/worker/worker-runtime', worker]))
-    assert.deepEqual([...copies], [mongooseDriver], worker)
+  // A definition's worker: its module, then its definition worker and sinks.
+  for (const worker of [['collectors/syslog', 'workers/definition-worker'], ['collectors/rtcp/rtcp-worker'], ['collectors/hep/hep-worker']]) {
+    const copies = driverCopies(loadedPackages(['lib/worker/worker-runtime', ...worker]))
+    assert.deepEqual([...copies], [mongooseDriver], worker.join(' + '))
   }
 })
