@@ -633,10 +633,12 @@ export interface DocumentUpdate {
 }
 export interface IndexSpec { key: Record<string, 1 | -1>, unique?: boolean, name?: string }
 export interface SinkDeclaration<R = any> { readonly kind: 'updates' | 'counters' | 'documents', readonly collection: string, of (record: R, source: RecordSource): unknown }
+/** What every sink takes: `maxBatch`, entries held that have the worker write at once (documents: also the largest insert, default 1000); `fromSettings`, fields taken from the workers' settings by name, e.g. `{ collection: 'countersCollection' }` */
+export interface SinkOptions { maxBatch?: number, fromSettings?: Record<string, string> }
 export const sinks: {
-  updates<R = any> (spec: { collection: string, of (record: R, source: RecordSource): OneOrMore<DocumentUpdate>, indexes?: IndexSpec[] }): SinkDeclaration<R>
-  counters<R = any> (spec: { collection?: string, of (record: R, source: RecordSource): OneOrMore<CountIncrement>, preallocateRate?: number }): SinkDeclaration<R>
-  documents<R = any> (spec: { collection: string, of (record: R, source: RecordSource): Record<string, unknown> | null, indexes?: IndexSpec[] }): SinkDeclaration<R>
+  updates<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<DocumentUpdate>, indexes?: IndexSpec[] }): SinkDeclaration<R>
+  counters<R = any> (spec: SinkOptions & { collection?: string, of (record: R, source: RecordSource): OneOrMore<CountIncrement>, preallocateRate?: number, indexes?: IndexSpec[] }): SinkDeclaration<R>
+  documents<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): Record<string, unknown> | null, indexes?: IndexSpec[] }): SinkDeclaration<R>
 }
 export interface CollectorDefinition<R = any> {
   name: string
@@ -646,8 +648,8 @@ export interface CollectorDefinition<R = any> {
   settings?: Record<string, SettingDeclaration>
   /** the affinity key of a message's bytes, in the master (native receive path: read from the batch entry) */
   key? (data: Buffer): string | number | null | undefined
-  /** pure; throw a DecodeError to refuse the message */
-  decode (message: Message, settings: Record<string, any>): OneOrMore<R>
+  /** pure; throw a DecodeError to refuse the message. `arrival`: the time of its batch (the same when delivered again) and its sender */
+  decode (message: Message, settings: Record<string, any>, arrival: RecordSource): OneOrMore<R>
   enrich? (records: OneOrMore<R>, state: Record<string, any>, source: RecordSource): OneOrMore<R>
   tally?: Record<string, (record: R) => string | string[] | null | undefined>
   sinks: Array<SinkDeclaration<R>>
