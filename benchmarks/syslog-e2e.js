@@ -21,7 +21,7 @@
 // where the last acknowledgement is the moment (polled every 5 ms) the
 // collector's summary shows every datagram sent received (or dropped by the
 // kernel) and every one accounted for (processed, which for this worker means
-// acknowledged after insertMany, failed or dropped). lagMs is that moment
+// acknowledged after its insert, failed or dropped). lagMs is that moment
 // minus the last send: about a flush interval when the collector keeps up,
 // more when it queues. Also per run: the workers' and the database's CPU time
 // per message (from /proc: where the time goes), the master's CPU time over

@@ -12,6 +12,7 @@ const syslog = require('../../collectors/syslog')
 const { parseSyslog } = require('../../collectors/syslog/parser')
 const { generateSyslog } = require('../../collectors/syslog/generator')
 const { startTestCollector } = require('../helpers/collector')
+const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { waitFor } = require('../helpers/streams')
 
 const run = promisify(execFile)
@@ -133,4 +134,38 @@ test('deviations: read and counted by default, stored raw with their name under 
     assert.deepEqual(Buffer.from(bad.messageRaw.buffer), Buffer.from([0x61, 0xff, 0x62]), 'the bytes after the BOM, as sent')
     assert.equal(bad.timestampText, '2026-11-23T10:00:00.123456Z')
   }
+})
+
+test('its settings reach its sinks: --collection and countersCollection name them, maxBatch messages are written without waiting for the flush interval', async (t) => {
+  const dgram = require('node:dgram')
+  const { MongoClient } = require('mongodb')
+  const { uri } = await getTestMongo()
+  const database = uniqueDbName('syslog_settings')
+  // An hour between flushes: only maxBatch has anything written while it runs.
+  const config = new syslog.Config(['--port', '0', '-i', '1', '--database', database, '--flush-interval', '1h', '--collection', 'logs']).getConfig()
+  const collector = new syslog.Collector({ ...config, workerOptions: { mongoUri: uri, countersCollection: 'tallies', maxBatch: 3 } })
+  t.after(() => collector.stop())
+  await collector.start()
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  const logs = client.db(database).collection('logs')
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const send = (n, from) => Promise.all(Array.from({ length: n }, (_, i) => new Promise((resolve) =>
+    socket.send(generateSyslog({ host: 'h1', severity: 'err', message: `m${from + i}` }), collector.address().port, '127.0.0.1', resolve))))
+  // The start's own flush (connect, indexes) done, or messages arriving during it would wait for the next.
+  await waitFor(async () => (await collector.stats()).workers[0].custom.flushes >= 1)
+  await send(3, 0)
+  await waitFor(async () => (await logs.countDocuments()) === 3)
+  await send(3, 3)
+  await waitFor(async () => (await logs.countDocuments()) === 6)
+  const [worker] = (await collector.stats()).workers
+  assert.equal(worker.custom.sinks.logs.stored, 6)
+  assert.ok(worker.custom.sinks.tallies, 'the counters sink reports under its collection')
+  await collector.stop()
+  const counters = await client.db(database).collection('tallies').find().toArray()
+  assert.deepEqual(counters.map((c) => [c.metric, c.daily]), [['syslog.h1.err', 6]])
+  assert.equal(await client.db(database).collection('syslog').countDocuments(), 0)
+  const indexes = (await logs.indexes()).map((index) => index.name).sort()
+  assert.deepEqual(indexes, ['_id_', 'host_1_timestamp_1', 'receivedAt_1', 'severity_1_timestamp_1'])
 })
