@@ -33,7 +33,7 @@ class DefinitionWorker extends MongoWorker {
     this.counts = { messages: 0, records: 0, malformed: {}, dropped: 0 }
     for (const name of this.tallies) if (!this.counts[name]) this.counts[name] = {}
     this.enrichState = {}
-    this.context = { mark: null, order: [0, 0], seq: 0, key: () => this.messageKey(), message: { receivedAt: null, remote: null } }
+    this.context = { mark: null, index: 0, seq: 0, key: () => this.messageKey(), message: { receivedAt: null, remote: null } }
   }
 
   async prepare () {
@@ -67,10 +67,13 @@ class DefinitionWorker extends MongoWorker {
   contextOf (message) {
     const context = this.context
     const delivery = this.delivery()
-    context.mark = delivery
-    context.seq = delivery.seq
-    context.order = [delivery.batchId, this.messageIndex()]
-    context.message.receivedAt = new Date(delivery.receivedAt || Date.now())
+    if (context.mark !== delivery) {
+      // Per batch: its messages share its arrival.
+      context.mark = delivery
+      context.seq = delivery.seq
+      context.message.receivedAt = new Date(delivery.receivedAt || Date.now())
+    }
+    context.index = this.messageIndex()
     context.message.remote = message.rinfo || message.remote || null
     return context
   }

@@ -18,9 +18,9 @@ const COUNTER_INDEXES = counterSchema.indexes().map(([key, options]) => ({ key, 
  * more: the worker writes early), `write()` (throws after keeping what was not
  * stored), `oldestPending()` (the smallest checkpoint held, Infinity if
  * none), `abandon()` (drops what is held, returns how much) and `stats()`.
- * `context`: `{ mark, order, seq, key(), message }`, the message's batch
- * (`delivery()`), its arrival order `[batchId, index]`, checkpoint, key
- * and `{ receivedAt, remote }`.
+ * `context`: `{ mark, index, seq, key(), message }`, the message's batch
+ * (`delivery()`; with `index`, its arrival order), checkpoint, key and
+ * `{ receivedAt, remote }`.
  */
 class UpdatesSink {
   constructor (spec) {
@@ -36,7 +36,7 @@ class UpdatesSink {
 
   accept (record, context) {
     for (const u of listOf(this.spec.of(record, context.message))) {
-      const latest = u.last ? lastValues(u.last, context.order) : undefined
+      const latest = u.last ? lastValues(u.last, [context.mark.batchId, context.index]) : undefined
       this.store.update(u._id, { inc: u.inc, min: u.min, max: u.max, latest }, context.mark, u.setOnInsert || null)
     }
   }
