@@ -125,7 +125,8 @@ test('RTCP: database stalled, 6,000 reports, master SIGKILLed, the next run star
   const bufferDir = path.join(tempDir(t), 'buffer')
   const env = { MONGODB_URI: withDatabase(uri, database), COLLECTOR_BUFFER_DIR: bufferDir }
   const flags = ['-i', '2', '--max-in-flight', '1000', '--max-pending', '1000', '--flush-interval', '50ms']
-  const first = await runCollector(t, 'rtcp', { flags, env })
+  const name = `rtcpkill${process.pid}`
+  const first = await runCollector(t, 'rtcp', { flags, env, name })
   server.pause()
   t.after(() => server.resume())
   const calls = 200
@@ -136,7 +137,7 @@ test('RTCP: database stalled, 6,000 reports, master SIGKILLed, the next run star
   const masterGone = new Promise((resolve) => first.child.once('exit', resolve))
   process.kill(first.pid, 'SIGKILL') // the master only: its workers keep what they hold
   await masterGone
-  const second = await runCollector(t, 'rtcp', { flags, env })
+  const second = await runCollector(t, 'rtcp', { flags, env, name })
   server.resume()
   await waitFor(async () => { const s = await second.stats(); return s.processed === sent && s.buffer.messages === 0 }, { what: 'the replay stored', timeout: 120000 })
   await first.exited // the old workers finished too
@@ -153,8 +154,8 @@ test('RTCP: database stalled, 6,000 reports, master SIGKILLed, the next run star
   }).map((e) => ({ side: e.fromID, sent: e.reports, stored: bySide.get(e.fromID) && bySide.get(e.fromID).packets }))
   assert.deepEqual(wrong.slice(0, 3), [], `${wrong.length} sides differ from what was sent`)
   assert.equal(docs.reduce((sum, d) => sum + d.metadata.packets, 0), sent, 'metadata.packets sums to the reports sent')
-  // (The per-minute counters are not checked here: runCollector names each
-  // run apart, and a collector's counter metric carries its name.)
+  const counted = (await db.collection('counters').find().toArray()).reduce((sum, c) => sum + c.daily, 0)
+  assert.equal(counted, sent, 'the packet counter (one metric: both runs have one name) counts every report once')
   const stats = await second.stats()
   t.diagnostic(`replayed ${stats.replayed}; the replay's stream segments found stored: ${stats.workers.reduce((sum, w) => sum + ((w.custom && w.custom.streamRepeats && w.custom.streamRepeats.alreadyApplied) || 0), 0)}`)
   process.kill(second.pid, 'SIGINT')
