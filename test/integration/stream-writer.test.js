@@ -246,3 +246,50 @@ test('two writers of the same batches apply each once, in 120 random interleavin
   t.diagnostic(`segments found stored: ${repeats.alreadyApplied}; sides left to the other writer: ${repeats.yielded}`)
   assert.ok(repeats.alreadyApplied > 0 && repeats.yielded > 0, 'both ways a guarded upsert misses were met')
 })
+
+// On the embedded server a filter beyond the unique index's keys costs a
+// scan of the collection: there (guardAll false) a first delivery's upsert
+// filters on exactly { pairKey, flowKey }, and only the upserts that can
+// meet a second writer carry the watermark conditions.
+test('which upserts are guarded: all when guardAll says so; otherwise redelivered batches and entries written again after a lost reply, first deliveries never', async () => {
+  const { collection } = await streams()
+  const filters = []
+  let loseReply = false
+  const recording = {
+    find: (...args) => collection.find(...args),
+    bulkWrite: async (ops, options) => {
+      for (const op of ops) filters.push(Object.keys(op.updateOne.filter))
+      const result = await collection.bulkWrite(ops, options)
+      if (loseReply) throw Object.assign(new Error('connection reset after the write'), { name: 'MongoNetworkError' })
+      return result
+    }
+  }
+  const mark = (batchId, redelivered = false) => ({ origin: 'run1_0', batchId, seq: batchId, redelivered })
+  const writeOnce = async (writer, coalescer, items) => {
+    filters.length = 0
+    for (const [packet, m] of items) coalescer.add(packet, 0, m)
+    const entries = coalescer.take()
+    try {
+      coalescer.restore((await writer.write(entries)).unresolved)
+    } catch (err) {
+      coalescer.restore(err.unwritten || entries)
+    }
+    return filters.slice()
+  }
+  const [g1] = packets('G1', 'G2', [1, 2])
+  const unguarded = new StreamWriter(recording, { guardAll: () => false })
+  const coalescer = new PacketCoalescer(1e6)
+  assert.deepStrictEqual(await writeOnce(unguarded, coalescer, [[g1, mark(1)]]), [['pairKey', 'flowKey']], 'a first delivery: the index keys alone')
+  assert.deepStrictEqual(await writeOnce(unguarded, coalescer, [[g1, mark(2, true)]]), [['pairKey', 'flowKey', 'from.watermarks.run1_0']], 'a redelivered batch: guarded')
+  loseReply = true
+  await writeOnce(unguarded, coalescer, [[g1, mark(3)]])
+  loseReply = false
+  assert.deepStrictEqual(await writeOnce(unguarded, coalescer, []), [['pairKey', 'flowKey', 'from.watermarks.run1_0']], 'written again after a lost reply: guarded, and found stored')
+  assert.strictEqual(unguarded.stats.alreadyApplied, 1)
+  assert.strictEqual(coalescer.size, 0, 'nothing left to write')
+  const guardedAll = new StreamWriter(recording, { guardAll: () => true })
+  assert.deepStrictEqual(await writeOnce(guardedAll, new PacketCoalescer(1e6), [[g1, mark(4)]]), [['pairKey', 'flowKey', 'from.watermarks.run1_0']], 'every upsert, first deliveries too')
+  assert.deepStrictEqual(await writeOnce(guardedAll, new PacketCoalescer(1e6), [[packets('H1', 'H2', [1])[0], null]]), [['pairKey', 'flowKey']], 'an item without a batch (outside a worker) is never guarded')
+  const [doc] = await collection.find({ pairKey: pairKey('G1', 'G2') }).toArray()
+  assert.deepStrictEqual([doc.from.packets, doc.from.watermarks.run1_0], [4, 4], 'batches 1 to 4 once each')
+})
