@@ -32,7 +32,7 @@ class PacketCoalescer extends PendingEntries {
    * (`minSeq`), and its segments the batches they cover per origin.
    */
   add (item, reserved = 0, mark = null) {
-    const entry = toEntry(item, mark)
+    const entry = entryOf(item, mark)
     const existing = this.entries.get(entry.key)
     if (existing) {
       merge(existing, entry)
@@ -61,7 +61,8 @@ class PacketCoalescer extends PendingEntries {
   }
 }
 
-function toEntry (item, mark) {
+/** The entry of one item, as the coalescer makes it (`mark`: its batch, or null). */
+function entryOf (item, mark = null) {
   const ts = toDate(item.timestamp)
   const minSeq = mark ? mark.seq : Infinity
   // Endpoint keys start with NUL, which no direction key does.
@@ -155,4 +156,4 @@ function invalidReason (item) {
   return null
 }
 
-module.exports = { PacketCoalescer, invalidReason }
+module.exports = { PacketCoalescer, invalidReason, entryOf }
