@@ -24,7 +24,10 @@
 //   rtcp            RTCP reports of --calls calls, no fault
 //   rtcp-kill       the same, a worker SIGKILLed every --kill-every ms
 //   rtcp-master-kill  as syslog-master-kill, with `collector run rtcp`: every
-//                   stream side's packet count as sent, once
+//                   stream side's packet count as sent, once (on the
+//                   embedded server a first delivery's upsert is not
+//                   guarded, and one the stalled server applies after the
+//                   replay can still count twice: docs/storage.md)
 // The disk buffer is on unless a scenario says off (the CLI's default for
 // collectors that store), each run in a temporary --buffer-dir.
 // Printed per scenario: sent, received, stored (distinct), duplicated,

@@ -93,7 +93,9 @@ class StreamWorker extends MongoWorker {
    * writer of their batches (redelivered ones, and those written again after
    * a write without a reply), and every upsert once this worker's master is
    * gone: the next run replays what the master held while this worker
-   * still flushes it.
+   * still flushes it. A first delivery's upsert that a stalled server
+   * applies after the same batches were written again still counts twice
+   * there (docs/storage.md).
    */
   guardsEveryWrite () {
     return !(this.server && this.server.kind === 'compatible') || masterGone()
