@@ -16,7 +16,7 @@ const { MongoClient } = require('mongodb')
 const { startJavaServer } = require('../lib/mongo/java-server')
 const { packetOp } = require('../workers/storage/stream-ops')
 const { streamSchema } = require('../workers/storage/schemas')
-const { directionKey } = require('../workers/storage/stream-key')
+const { entryOf } = require('../workers/storage/packet-coalescer')
 
 const args = minimist(process.argv.slice(2), { default: { streams: 30000, passes: 4 } })
 const BATCH = 1000
@@ -41,7 +41,7 @@ function batch (op, start, pass, now) {
   for (let s = start; s < Math.min(start + BATCH, args.streams); s++) {
     const fromID = `a${s}`
     const toID = `b${s}`
-    ops.push(op({ key: directionKey(fromID, toID), fromID, toID, IP: '10.0.0.1', maxHpn: pass + 1, minHpn: pass + 1, count: 1, minTs: now, maxTs: now, fields: null }, now))
+    ops.push(op(entryOf({ fromID, toID, IP: '10.0.0.1', highestPacketNum: pass + 1, timestamp: now }), now))
   }
   return ops
 }

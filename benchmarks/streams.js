@@ -14,7 +14,7 @@ const { LoadBalancer } = require('..')
 const { startJavaServer } = require('../lib/mongo/java-server')
 const { packetOp } = require('../workers/storage/stream-ops')
 const { defineModels } = require('../workers/storage/schemas')
-const { directionKey } = require('../workers/storage/stream-key')
+const { entryOf } = require('../workers/storage/packet-coalescer')
 const { packetOf } = require('./stream-sender')
 
 const args = minimist(process.argv.slice(2), { string: ['only'], default: { scale: 1, instances: 2, only: 'hot,hot-bidi,wide' } })
@@ -58,8 +58,7 @@ function ceilingOps (client, count, pass, now) {
   for (let s = 0; s < count; s++) {
     const fromID = `c${client}a${s}`
     const toID = `c${client}b${s}`
-    const entry = { key: directionKey(fromID, toID), fromID, toID, IP: '10.0.0.1', maxHpn: pass + 1, minHpn: pass + 1, count: 1, minTs: now, maxTs: now, fields: null }
-    ops.push(packetOp(entry, 'from', now))
+    ops.push(packetOp(entryOf({ fromID, toID, IP: '10.0.0.1', highestPacketNum: pass + 1, timestamp: now }), 'from', now))
   }
   return ops
 }

@@ -12,6 +12,7 @@ const path = require('node:path')
 const { MongoClient } = require('mongodb')
 const { LoadBalancer } = require('../..')
 const syslog = require('../../collectors/syslog')
+const RtcpSimulator = require('../../collectors/rtcp/simulator')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { tempBufferDir } = require('../helpers/buffer-dir')
 const { killLoop } = require('../helpers/kill-loop')
@@ -95,6 +96,70 @@ test('the issue\'s scenario: bounds 1,000, database stalled, 12,000 syslog lines
   const { code } = await second.exited
   assert.equal(code, 0)
   assert.deepEqual(segmentFiles(bufferDir), [], 'a drained stop leaves no segment behind')
+})
+
+/** Sends `count` reports of `simulator` from `sources` sockets (one per call side, round robin), paced. */
+async function sendReports (port, simulator, count, sources = 8) {
+  const sockets = Array.from({ length: sources }, () => dgram.createSocket('udp4'))
+  try {
+    for (let i = 0; i < count; i++) {
+      const socket = sockets[simulator.cursor % sources]
+      const packet = simulator.next()
+      await new Promise((resolve, reject) => socket.send(packet, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+      if (i % 200 === 199) await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  } finally {
+    for (const socket of sockets) socket.close()
+  }
+}
+
+// The same outage for RTCP, with the two writers of one origin's batches at
+// work together: the killed master's workers (left with up to 1,000
+// reports each, flushing once the database is back) and the next run,
+// started before that, replaying the same batches from the buffer. Each
+// stream side's packet count is checked against what the simulator sent.
+test('RTCP: database stalled, 6,000 reports, master SIGKILLed, the next run started, database back while the old workers still flush: every side\'s packet count exact', { timeout: 240000 }, async (t) => {
+  const { uri, server } = await getTestMongo()
+  if (!server) return t.skip('MONGODB_URI given: the test cannot pause a server it did not start')
+  const database = uniqueDbName('bufkillrtcp')
+  const bufferDir = path.join(tempDir(t), 'buffer')
+  const env = { MONGODB_URI: withDatabase(uri, database), COLLECTOR_BUFFER_DIR: bufferDir }
+  const flags = ['-i', '2', '--max-in-flight', '1000', '--max-pending', '1000', '--flush-interval', '50ms']
+  const name = `rtcpkill${process.pid}`
+  const first = await runCollector(t, 'rtcp', { flags, env, name })
+  server.pause()
+  t.after(() => server.resume())
+  const calls = 200
+  const sent = 6000
+  const simulator = new RtcpSimulator({ streams: calls })
+  await sendReports(first.port, simulator, sent)
+  await waitFor(async () => { const s = await first.stats(); return s.inFlight + s.buffered === sent && s.buffer.messages === sent }, { what: 'every report held or buffered, and on disk', timeout: 30000 })
+  const masterGone = new Promise((resolve) => first.child.once('exit', resolve))
+  process.kill(first.pid, 'SIGKILL') // the master only: its workers keep what they hold
+  await masterGone
+  const second = await runCollector(t, 'rtcp', { flags, env, name })
+  server.resume()
+  await waitFor(async () => { const s = await second.stats(); return s.processed === sent && s.buffer.messages === 0 }, { what: 'the replay stored', timeout: 120000 })
+  await first.exited // the old workers finished too
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  const db = client.db(database)
+  const docs = await db.collection('streams').find().toArray()
+  assert.equal(docs.length, calls, 'one stream per call')
+  const bySide = new Map()
+  for (const d of docs) for (const side of [d.from, d.to]) bySide.set(side.ID, side)
+  const wrong = simulator.expected().filter((e) => {
+    const side = bySide.get(e.fromID)
+    return !side || side.highestPacketNum !== e.highestPacketNum || side.packets !== e.reports
+  }).map((e) => ({ side: e.fromID, sent: e.reports, stored: bySide.get(e.fromID) && bySide.get(e.fromID).packets }))
+  assert.deepEqual(wrong.slice(0, 3), [], `${wrong.length} sides differ from what was sent`)
+  assert.equal(docs.reduce((sum, d) => sum + d.metadata.packets, 0), sent, 'metadata.packets sums to the reports sent')
+  const counted = (await db.collection('counters').find().toArray()).reduce((sum, c) => sum + c.daily, 0)
+  assert.equal(counted, sent, 'the packet counter (one metric: both runs have one name) counts every report once')
+  const stats = await second.stats()
+  t.diagnostic(`replayed ${stats.replayed}; the replay's stream segments found stored: ${stats.workers.reduce((sum, w) => sum + ((w.custom && w.custom.streamRepeats && w.custom.streamRepeats.alreadyApplied) || 0), 0)}`)
+  process.kill(second.pid, 'SIGINT')
+  assert.equal((await second.exited).code, 0)
 })
 
 test('a full buffer drops the newest, counted as bufferFull; the rest is delivered exactly, oldest first', { timeout: 120000 }, async (t) => {

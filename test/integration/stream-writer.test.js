@@ -7,7 +7,7 @@ const { test, after } = require('node:test')
 const assert = require('node:assert')
 const { MongoClient } = require('mongodb')
 const mongoose = require('mongoose')
-const { directionKey } = require('../../workers/storage/stream-key')
+const { directionKey, pairKey } = require('../../workers/storage/stream-key')
 const StreamWriter = require('../../workers/storage/stream-writer')
 const StreamSweeper = require('../../workers/storage/stream-sweeper')
 const { PacketCoalescer } = require('../../workers/storage/packet-coalescer')
@@ -142,4 +142,154 @@ test('packet upserts and endpoint-wide updates go in separate bulkWrites; when t
   assert.deepStrictEqual(await writer.write(err.unwritten), { failed: [], unresolved: [] })
   const [after] = await collection.find({}).toArray()
   assert.deepStrictEqual([after.from.packets, after.from.cname, after.stream_ended.to], [2, 'e1@test', true])
+})
+
+// Side statistics of the simplest kind (a sum, a minimum, a maximum), to
+// check that the $inc of statistics is applied once like the packet count.
+class SumStats {
+  constructor (value) {
+    Object.assign(this, { n: value, lo: value, hi: value })
+  }
+
+  merge (other) {
+    this.n += other.n
+    this.lo = Math.min(this.lo, other.lo)
+    this.hi = Math.max(this.hi, other.hi)
+    return this
+  }
+
+  addTo (update, side) {
+    update.$inc[`${side}.s.n`] = this.n
+    update.$min[`${side}.s.lo`] = this.lo
+    update.$max[`${side}.s.hi`] = this.hi
+  }
+}
+
+// A master SIGKILLed during a database stall leaves its workers flushing
+// when the database is back, while the next run replays the same batches
+// from its disk buffer to new workers: two writers of one origin's
+// batches, each with its own coalescer and writer, and replies lost after
+// the server applied a write (the worker then writes the entries again,
+// as StreamWorker does). The oracle counts what the batches hold.
+test('two writers of the same batches apply each once, in 120 random interleavings with lost replies: packet counts and statistics exact, one stream per pair', { timeout: 180000 }, async (t) => {
+  const { collection } = await streams()
+  const repeats = { alreadyApplied: 0, yielded: 0 }
+  let seed = 20261125
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+  const lossy = {
+    find: (...args) => collection.find(...args),
+    bulkWrite: async (ops, options) => {
+      const result = await collection.bulkWrite(ops, options)
+      if (random() < 0.2) throw Object.assign(new Error('connection reset after the write'), { name: 'MongoNetworkError' })
+      return result
+    }
+  }
+  const flushWith = async (w) => {
+    const entries = w.coalescer.take()
+    try {
+      w.coalescer.restore((await w.writer.write(entries, new Date(T0))).unresolved)
+    } catch (err) {
+      w.coalescer.restore(err.unwritten || entries)
+    }
+  }
+  for (let round = 0; round < 120; round++) {
+    const ends = [`r${round}a`, `r${round}b`, `r${round}c`, `r${round}d`]
+    const directions = [[ends[0], ends[1]], [ends[1], ends[0]], [ends[2], ends[3]], [ends[3], ends[2]]]
+    // 12 batches of one origin, each with 0 to 3 reports of each direction.
+    const batches = Array.from({ length: 12 }, (_, i) => ({
+      batchId: 500 + i,
+      items: directions.flatMap(([fromID, toID]) => Array.from({ length: Math.floor(random() * 4) }, () => ({ fromID, toID, value: 1 + Math.floor(random() * 50) })))
+    }))
+    const expected = new Map(directions.map(([fromID, toID]) => [`${fromID}>${toID}`, { packets: 0, n: 0, lo: Infinity, hi: -Infinity }]))
+    for (const { items } of batches) {
+      for (const { fromID, toID, value } of items) {
+        const e = expected.get(`${fromID}>${toID}`)
+        e.packets++
+        e.n += value
+        e.lo = Math.min(e.lo, value)
+        e.hi = Math.max(e.hi, value)
+      }
+    }
+    // The orphan (first deliveries, guarded since its master is gone) got
+    // a prefix of the batches; the replayer gets them all, redelivered, and
+    // guards only those unless it writes to a server where every upsert is.
+    const writerOf = (guardAll) => ({ coalescer: new PacketCoalescer(1e6), writer: new StreamWriter(lossy, { guardAll: () => guardAll }) })
+    const orphan = { ...writerOf(true), next: 0, upTo: 1 + Math.floor(random() * 12), redelivered: false }
+    const replayer = { ...writerOf(random() < 0.5), next: 0, upTo: 12, redelivered: true }
+    let seq = 0
+    let steps = 0
+    while (orphan.next < orphan.upTo || replayer.next < replayer.upTo || orphan.coalescer.size > 0 || replayer.coalescer.size > 0) {
+      assert.ok(++steps < 2000, `round ${round}: the writers settle`)
+      const w = random() < 0.5 ? orphan : replayer
+      if (w.next < w.upTo && random() < 0.6) {
+        const { batchId, items } = batches[w.next++]
+        const mark = { origin: 'run1_1', batchId, seq: ++seq, redelivered: w.redelivered }
+        items.forEach((item, k) => w.coalescer.add({ fromID: item.fromID, toID: item.toID, highestPacketNum: batchId * 10 + k, timestamp: T0, stats: new SumStats(item.value) }, 0, mark))
+      } else {
+        await flushWith(w)
+      }
+    }
+    const docs = await collection.find({ pairKey: { $in: [pairKey(ends[0], ends[1]), pairKey(ends[2], ends[3])] } }).toArray()
+    const present = [...expected.values()].filter((e) => e.packets > 0)
+    assert.ok(docs.length <= 2, `round ${round}: one stream per pair (${docs.length})`)
+    const sides = new Map()
+    for (const doc of docs) for (const [mine, peer] of [[doc.from, doc.to], [doc.to, doc.from]]) if (mine.packets !== undefined) sides.set(`${mine.ID}>${peer.ID}`, mine)
+    for (const [direction, e] of expected) {
+      if (e.packets === 0) continue
+      const side = sides.get(direction)
+      assert.ok(side, `round ${round}: ${direction} stored`)
+      assert.deepStrictEqual({ packets: side.packets, n: side.s.n, lo: side.s.lo, hi: side.s.hi }, e, `round ${round}: ${direction}, each batch once`)
+    }
+    assert.strictEqual(docs.reduce((sum, doc) => sum + doc.metadata.packets, 0), present.reduce((sum, e) => sum + e.packets, 0), `round ${round}: metadata.packets`)
+    for (const w of [orphan, replayer]) for (const key of Object.keys(repeats)) repeats[key] += w.writer.stats[key]
+  }
+  t.diagnostic(`segments found stored: ${repeats.alreadyApplied}; sides left to the other writer: ${repeats.yielded}`)
+  assert.ok(repeats.alreadyApplied > 0 && repeats.yielded > 0, 'both ways a guarded upsert misses were met')
+})
+
+// On the embedded server a filter beyond the unique index's keys costs a
+// scan of the collection: there (guardAll false) a first delivery's upsert
+// filters on exactly { pairKey, flowKey }, and only the upserts that can
+// meet a second writer carry the watermark conditions.
+test('which upserts are guarded: all when guardAll says so; otherwise redelivered batches and entries written again after a lost reply, first deliveries never', async () => {
+  const { collection } = await streams()
+  const filters = []
+  let loseReply = false
+  const recording = {
+    find: (...args) => collection.find(...args),
+    bulkWrite: async (ops, options) => {
+      for (const op of ops) filters.push(Object.keys(op.updateOne.filter))
+      const result = await collection.bulkWrite(ops, options)
+      if (loseReply) throw Object.assign(new Error('connection reset after the write'), { name: 'MongoNetworkError' })
+      return result
+    }
+  }
+  const mark = (batchId, redelivered = false) => ({ origin: 'run1_0', batchId, seq: batchId, redelivered })
+  const writeOnce = async (writer, coalescer, items) => {
+    filters.length = 0
+    for (const [packet, m] of items) coalescer.add(packet, 0, m)
+    const entries = coalescer.take()
+    try {
+      coalescer.restore((await writer.write(entries)).unresolved)
+    } catch (err) {
+      coalescer.restore(err.unwritten || entries)
+    }
+    return filters.slice()
+  }
+  const [g1] = packets('G1', 'G2', [1, 2])
+  const unguarded = new StreamWriter(recording, { guardAll: () => false })
+  const coalescer = new PacketCoalescer(1e6)
+  assert.deepStrictEqual(await writeOnce(unguarded, coalescer, [[g1, mark(1)]]), [['pairKey', 'flowKey']], 'a first delivery: the index keys alone')
+  assert.deepStrictEqual(await writeOnce(unguarded, coalescer, [[g1, mark(2, true)]]), [['pairKey', 'flowKey', 'from.watermarks.run1_0']], 'a redelivered batch: guarded')
+  loseReply = true
+  await writeOnce(unguarded, coalescer, [[g1, mark(3)]])
+  loseReply = false
+  assert.deepStrictEqual(await writeOnce(unguarded, coalescer, []), [['pairKey', 'flowKey', 'from.watermarks.run1_0']], 'written again after a lost reply: guarded, and found stored')
+  assert.strictEqual(unguarded.stats.alreadyApplied, 1)
+  assert.strictEqual(coalescer.size, 0, 'nothing left to write')
+  const guardedAll = new StreamWriter(recording, { guardAll: () => true })
+  assert.deepStrictEqual(await writeOnce(guardedAll, new PacketCoalescer(1e6), [[g1, mark(4)]]), [['pairKey', 'flowKey', 'from.watermarks.run1_0']], 'every upsert, first deliveries too')
+  assert.deepStrictEqual(await writeOnce(guardedAll, new PacketCoalescer(1e6), [[packets('H1', 'H2', [1])[0], null]]), [['pairKey', 'flowKey']], 'an item without a batch (outside a worker) is never guarded')
+  const [doc] = await collection.find({ pairKey: pairKey('G1', 'G2') }).toArray()
+  assert.deepStrictEqual([doc.from.packets, doc.from.watermarks.run1_0], [4, 4], 'batches 1 to 4 once each')
 })

@@ -142,7 +142,7 @@ test('reports coalesced in one flush make the same update as one upsert each: fi
   results.forEach((r, i) => coalescer.add({ fromID: '1', toID: '2', highestPacketNum: 1000 + i * 500, timestamp: i * 5000, fields: r.fields, stats: r.stats }))
   const [entry] = coalescer.take()
   const update = {}
-  entry.stats.addTo(update, 'side')
+  entry.segments[0].stats.addTo(update, 'side')
   const merged = applyUpdate({}, update).side
   assert.deepEqual(merged.quality, alone.quality)
   assert.deepEqual(merged.quality.loss.first, { seq: 1000, lost: 0 })

@@ -4,7 +4,8 @@
 // stream per endpoint pair is guaranteed by the unique index on
 // { pairKey, openKey }; a packet's upsert finds its stream by
 // { pairKey, flowKey } alone, that other unique index's keys (see
-// stream-key.js). Every write is an upsert or a plain update, never a read.
+// stream-key.js), and, when guarded, on the side's watermarks (below). Every
+// write is an upsert or a plain update, never a read.
 const { pairKey, flowKey } = require('./stream-key')
 
 /**
@@ -22,13 +23,14 @@ const INVALID_ID_FIELD = 53
  * is believed to hold. As 'from' the op may create the stream (the first
  * sender is `from`); as 'to' it may only update, and a miss (stream ended,
  * or the belief was wrong) comes back as InvalidIdField (see MUST_NOT_INSERT)
- * for the caller to retry.
+ * for the caller to retry. `guarded`: see guard().
  */
-function packetOp (entry, side, now) {
+function packetOp (entry, side, now, guarded = false) {
   const pair = pairKey(entry.fromID, entry.toID)
   const update = streamUpdate([[entry, side]], now)
   update.$setOnInsert = side === 'from' ? newStreamFields(entry, pair) : { _id: [...MUST_NOT_INSERT._id] }
   const filter = { pairKey: pair, flowKey: side === 'from' ? flowKey(entry.fromID, entry.toID) : flowKey(entry.toID, entry.fromID) }
+  if (guarded) guard(filter, entry, side)
   return { updateOne: { filter, update, upsert: true } }
 }
 
@@ -37,18 +39,43 @@ function packetOp (entry, side, now) {
  * sender is believed to be `from`, `toEntry`'s (its peer) `to`. Both ends
  * of an RTCP session report, so this halves the writes of a typical stream.
  * Like a 'from' packetOp it may create the stream; an E11000 means the pair
- * is open the other way round.
+ * is open the other way round (or, guarded, that a side has stored some of
+ * the batches already).
  */
-function pairOp (fromEntry, toEntry, now) {
+function pairOp (fromEntry, toEntry, now, guarded = false) {
   const pair = pairKey(fromEntry.fromID, fromEntry.toID)
   const update = streamUpdate([[fromEntry, 'from'], [toEntry, 'to']], now)
   update.$setOnInsert = newStreamFields(fromEntry, pair)
-  return { updateOne: { filter: { pairKey: pair, flowKey: flowKey(fromEntry.fromID, fromEntry.toID) }, update, upsert: true } }
+  const filter = { pairKey: pair, flowKey: flowKey(fromEntry.fromID, fromEntry.toID) }
+  if (guarded) {
+    guard(filter, fromEntry, 'from')
+    guard(filter, toEntry, 'to')
+  }
+  return { updateOne: { filter, update, upsert: true } }
+}
+
+/**
+ * Makes an upsert apply only while the side's watermark of every origin the
+ * entry carries is below the first batch of that origin in it: a side that
+ * stored any of them already is not matched, the upsert then tries to
+ * insert and collides (E11000 as 'from', InvalidIdField as 'to'), and the
+ * writer reads the watermarks to keep what lies above them. Conditions are
+ * `$not: { $gte }`, so that a side without a watermark for the origin
+ * (none yet, or no such side) matches.
+ */
+function guard (filter, entry, side) {
+  for (const segment of entry.segments) {
+    if (segment.origin === null) continue
+    const path = `${side}.watermarks.${segment.origin}`
+    const first = filter[path] ? Math.min(filter[path].$not.$gte, segment.first) : segment.first
+    filter[path] = { $not: { $gte: first } }
+  }
 }
 
 // The update of one or both sides: each side's sequence range, counts, IP,
-// fields and statistics (an item's `stats`, see StreamWorker); the stream's
-// time range and packet count over all of them.
+// fields, statistics (the segments' `stats`, see StreamWorker) and per origin
+// the highest batch written (`watermarks`); the stream's time range and
+// packet count over all of them.
 function streamUpdate (sides, now) {
   const update = { $max: { 'metadata.lastUpdated': now }, $min: {}, $inc: { 'metadata.packets': 0 } }
   const set = {}
@@ -59,13 +86,56 @@ function streamUpdate (sides, now) {
     update.$inc['metadata.packets'] += entry.count
     if (!(update.$max.endTime >= entry.maxTs)) update.$max.endTime = entry.maxTs
     if (!(update.$min.startTime <= entry.minTs)) update.$min.startTime = entry.minTs
-    if (entry.marks) for (const origin of Object.keys(entry.marks)) update.$max[`${side}.watermarks.${origin}`] = entry.marks[origin]
+    for (const segment of entry.segments) {
+      if (segment.origin === null) continue
+      const path = `${side}.watermarks.${segment.origin}`
+      if (!(update.$max[path] >= segment.last)) update.$max[path] = segment.last
+    }
     if (entry.IP !== undefined) set[`${side}.IP_ADDRESS`] = entry.IP
     if (entry.fields) for (const key of Object.keys(entry.fields)) set[`${side}.${key}`] = entry.fields[key]
-    if (entry.stats) entry.stats.addTo(update, side)
+    addStats(update, side, entry.segments)
   }
   if (Object.keys(set).length > 0) update.$set = set
   return update
+}
+
+// The segments' statistics. Those of one segment (the usual entry) write
+// themselves; those of several are each written to an update of their own
+// and folded in ($inc added, $min/$max compared), since merging them would
+// change the segments a write may yet need apart.
+function addStats (update, side, segments) {
+  if (segments.length === 1) {
+    if (segments[0].stats) segments[0].stats.addTo(update, side)
+    return
+  }
+  for (const segment of segments) {
+    if (!segment.stats) continue
+    const part = { $min: {}, $max: {}, $inc: {} }
+    segment.stats.addTo(part, side)
+    for (const path of Object.keys(part.$inc)) update.$inc[path] = (update.$inc[path] || 0) + part.$inc[path]
+    for (const path of Object.keys(part.$min)) if (!(path in update.$min) || compareValues(part.$min[path], update.$min[path]) < 0) update.$min[path] = part.$min[path]
+    for (const path of Object.keys(part.$max)) if (!(path in update.$max) || compareValues(part.$max[path], update.$max[path]) > 0) update.$max[path] = part.$max[path]
+  }
+}
+
+// MongoDB's order, for the values statistics write: null below the rest,
+// numbers, strings and dates by value, documents field by field in order.
+function compareValues (a, b) {
+  if (a === b) return 0
+  if (a === null || a === undefined) return -1
+  if (b === null || b === undefined) return 1
+  if (a instanceof Date && b instanceof Date) return Math.sign(a.getTime() - b.getTime())
+  if (typeof a === 'object' && typeof b === 'object') {
+    const keysA = Object.keys(a)
+    const keysB = Object.keys(b)
+    for (let i = 0; i < Math.min(keysA.length, keysB.length); i++) {
+      if (keysA[i] !== keysB[i]) return keysA[i] < keysB[i] ? -1 : 1
+      const order = compareValues(a[keysA[i]], b[keysB[i]])
+      if (order !== 0) return order
+    }
+    return Math.sign(keysA.length - keysB.length)
+  }
+  return a < b ? -1 : a > b ? 1 : 0
 }
 
 // The insert of a new stream takes `pairKey` and `flowKey` from the filter's

@@ -25,42 +25,69 @@ const BACKFILL_RETRY_MS = 5000
  * a duplicate: the unique { pairKey, openKey } index arbitrates between
  * writers in any process on any host.
  *
+ * Each batch once: a side records per origin the highest batch written to
+ * it (`<side>.watermarks.<origin>`), and a guarded upsert applies only while
+ * those are below the batches it carries (stream-ops.js guard). One that
+ * misses because the side has stored some of them (another writer of the
+ * same batches got there first: the workers of a SIGKILLed master and the
+ * next run replaying its disk buffer, a worker and its replacement, or this
+ * writer's own earlier write whose reply was lost) costs one read of the
+ * watermarks, and the entry keeps only the segments above them
+ * (`alreadyApplied` segments are dropped). A watermark inside a segment
+ * (a run of first deliveries) means another writer replays that origin's
+ * batches one by one from below it: the side's count for that origin is
+ * left to it (`yielded`), since writing the later batches would raise the
+ * watermark over those in between. `guardAll()` says whether every upsert
+ * is guarded; if not, only those of entries holding a redelivered or a
+ * retried segment are (see StreamWorker#guardsEveryWrite).
+ *
  * `write(entries)` resolves with `{ failed, unresolved }`: entries the
  * server refused for a reason other than a duplicate key, and entries still
  * bouncing after MAX_ROUNDS (retry them next flush). On a database error it
  * throws with `err.unwritten`: the entries not known to be written (the
- * failing chunk counts as unwritten; see docs/storage.md on at-least-once `$inc`).
+ * failing chunk counts as unwritten: the coalescer's restore marks them
+ * retried, so that written again they apply only if they were not).
  */
 class StreamWriter {
   /**
    * @param {object} collection the native `streams` collection
-   * @param {{ maxBatchOps?: number, ensureIndexes?: () => Promise<unknown>, maxSides?: number }} [options]
+   * @param {{ maxBatchOps?: number, ensureIndexes?: () => Promise<unknown>, maxSides?: number, guardAll?: () => boolean }} [options]
    *   ensureIndexes makes sure the unique indexes exist: checks with a read, creates them only if missing;
-   *   maxSides: senders whose side is remembered (`sides.evicted` counts the forgotten)
+   *   maxSides: senders whose side is remembered (`sides.evicted` counts the forgotten);
+   *   guardAll: whether every upsert of batches is guarded (asked once per write)
    */
-  constructor (collection, { maxBatchOps = 1000, ensureIndexes = null, maxSides = SIDE_CACHE_LIMIT } = {}) {
+  constructor (collection, { maxBatchOps = 1000, ensureIndexes = null, maxSides = SIDE_CACHE_LIMIT, guardAll = () => true } = {}) {
     this.collection = collection
     this.maxBatchOps = maxBatchOps
     this.ensureIndexes = ensureIndexes
     this.indexesCheckedAt = Date.now()
     this.backfilledAt = 0
     this.sides = new BoundedMap(maxSides) // an entry's key (sender → peer) → 'to'; absent: 'from'
+    this.guardAll = guardAll
+    // Sides and origins left to another writer (see keepUnapplied): a
+    // direction key and origin → true. Only a worker whose batches are
+    // replayed by another while it still writes (a SIGKILLed master's) has any.
+    this.yielded = new Set()
     // sideUpdates: side entries written (an SR without report blocks, a
     // CNAME); sideMatches: open streams they updated. An SSRC in no open
     // stream updates nothing: so many updates and no matches is visible.
-    this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0, rejected: 0, sideUpdates: 0, sideMatches: 0 }
+    // alreadyApplied: segments not written because their side had stored
+    // their batches; yielded: sides whose count for an origin was left to
+    // another writer of its batches.
+    this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0, rejected: 0, sideUpdates: 0, sideMatches: 0, alreadyApplied: 0, yielded: 0 }
   }
 
   async write (entries, now = new Date()) {
     await this.checkIndexes()
-    let pending = entries
+    let pending = this.yielded.size > 0 ? entries.filter((entry) => this.dropYielded(entry)) : entries
     const failed = []
+    const guardAll = this.guardAll()
     for (let round = 0; round < MAX_ROUNDS && pending.length > 0; round++) {
       const next = []
       for (let i = 0; i < pending.length; i += this.maxBatchOps) {
         const chunk = pending.slice(i, i + this.maxBatchOps)
         try {
-          await this.writeChunk(chunk, now, next, failed)
+          await this.writeChunk(chunk, now, next, failed, guardAll)
         } catch (err) {
           err.unwritten = (err.chunkUnwritten || chunk).concat(pending.slice(i + this.maxBatchOps), next)
           delete err.chunkUnwritten
@@ -80,7 +107,7 @@ class StreamWriter {
   // (retryable writes) only if it holds no multi-document update: together,
   // the packets' $inc would lose that exactly-once retry whenever a side
   // update rode along. If a later one fails, only its entries are unwritten.
-  async writeChunk (entries, now, retry, failed) {
+  async writeChunk (entries, now, retry, failed, guardAll) {
     const opsOf = () => ({ ops: [], owners: [] }) // owners[i]: the entries op i writes (one, or both directions)
     const streamOps = opsOf()
     const sideOpsOf = opsOf()
@@ -90,19 +117,33 @@ class StreamWriter {
       target.owners.push(entryList)
     }
     const partners = this.partnersOf(entries)
+    const guarded = (entry) => isGuarded(entry, guardAll)
     for (const entry of entries) {
       const partner = partners.get(entry)
       if (partner === null) continue // written by its partner's op
-      if (partner) add(streamOps, pairOp(entry, partner, now), [entry, partner])
-      else if (entry.kind === 'packet') add(streamOps, packetOp(entry, this.sideOf(entry), now), [entry])
+      if (partner) add(streamOps, pairOp(entry, partner, now, guarded(entry) || guarded(partner)), [entry, partner])
+      else if (entry.kind === 'packet') add(streamOps, packetOp(entry, this.sideOf(entry), now, guarded(entry)), [entry])
       else if (entry.kind === 'side') for (const op of sideOps(entry, now)) add(sideOpsOf, op, [entry])
       else for (const op of endOps(entry)) add(endOpsOf, op, [entry])
     }
-    this.settle(streamOps.owners, (await this.bulkWrite(streamOps.ops, { upserts: true })).errors, retry, failed)
+    const missed = []
+    this.settle(streamOps.owners, (await this.bulkWrite(streamOps.ops, { upserts: true })).errors, retry, failed, streamOps.ops, missed)
+    await this.resolveMissed(missed, retry, sideOpsOf.owners.concat(endOpsOf.owners))
     const sides = await this.endpointWrite(sideOpsOf, retry, failed, endOpsOf.owners)
     this.stats.sideUpdates += sideOpsOf.ops.length / 2
     this.stats.sideMatches += sides.matched
     await this.endpointWrite(endOpsOf, retry, failed)
+  }
+
+  // `later`: owners of the writes after this one, unwritten too if it fails.
+  async resolveMissed (missed, retry, later) {
+    if (missed.length === 0) return
+    try {
+      await this.keepUnapplied(missed, retry)
+    } catch (err) {
+      err.chunkUnwritten = [...new Set(missed.concat(later.flat()))]
+      throw err
+    }
   }
 
   // `later`: owners of the writes after this one, unwritten too if it fails.
@@ -118,13 +159,20 @@ class StreamWriter {
     return outcome
   }
 
-  // Per-op write errors: a packet on the wrong side is retried, the rest fail.
-  settle (owners, writeErrors, retry, failed) {
+  // Per-op write errors: a packet on the wrong side is retried, the rest
+  // fail. A guarded upsert's miss may also mean that its side stored some of
+  // its batches: its entries go to `missed`, for keepUnapplied to tell.
+  settle (owners, writeErrors, retry, failed, ops = null, missed = null) {
     for (const error of writeErrors) {
+      const wasGuarded = ops !== null && isGuardedFilter(ops[error.index].updateOne.filter)
       for (const entry of owners[error.index]) {
         if ((error.code === DUPLICATE_KEY || error.code === INVALID_ID_FIELD) && entry.kind === 'packet') {
-          this.flip(entry)
           this.stats.duplicateRetries++
+          if (wasGuarded) {
+            missed.push(entry)
+            continue
+          }
+          this.flip(entry)
           retry.push(entry)
         } else {
           this.stats.rejected++
@@ -167,12 +215,28 @@ class StreamWriter {
 
   /**
    * The same for many packets in one read: a Map from each sender's
-   * `directionKey(fromID, toID)` to its watermark or null. The filter names the
-   * pairs too, so that on a sharded cluster the read goes only to the
-   * shards holding them. (mongo-java-server answers `$in` on a compound
-   * index with a collection scan; one per redelivered batch.)
+   * `directionKey(fromID, toID)` to its watermark or null.
    */
   async watermarks (items, origin) {
+    const sides = await this.openSides(items)
+    const result = new Map()
+    for (const item of items) {
+      const key = directionKey(item.fromID, item.toID)
+      const watermark = sides.has(key) ? sides.get(key).watermarks[origin] : null
+      result.set(key, typeof watermark === 'number' ? watermark : null)
+    }
+    return result
+  }
+
+  /**
+   * The open streams of `items`' senders, in one read: a Map from each side's
+   * `directionKey(its ID, its peer's)` to `{ side, watermarks }` ('from' or
+   * 'to', and its watermarks by origin). The filter names the pairs too, so
+   * that on a sharded cluster the read goes only to the shards holding them.
+   * (mongo-java-server answers `$in` on a compound index with a collection
+   * scan; one per redelivered batch, or per write that missed a guard.)
+   */
+  async openSides (items) {
     const pairs = new Set()
     const keys = new Set()
     for (const item of items) {
@@ -181,22 +245,60 @@ class StreamWriter {
       pairs.add(pairKey(fromID, toID))
       keys.add(flowKey(fromID, toID)).add(flowKey(toID, fromID))
     }
-    const projection = { flowKey: 1, 'from.ID': 1, 'to.ID': 1, [`from.watermarks.${origin}`]: 1, [`to.watermarks.${origin}`]: 1 }
+    const projection = { 'from.ID': 1, 'to.ID': 1, 'from.watermarks': 1, 'to.watermarks': 1 }
     const docs = await this.collection.find({ pairKey: { $in: [...pairs] }, flowKey: { $in: [...keys] } }, { projection }).toArray()
-    const bySide = new Map()
+    const sides = new Map()
     for (const doc of docs) {
-      for (const [side, peer] of [[doc.from, doc.to], [doc.to, doc.from]]) {
-        if (!side || !peer) continue
-        const watermark = side.watermarks && side.watermarks[origin]
-        bySide.set(directionKey(side.ID, peer.ID), typeof watermark === 'number' ? watermark : null)
+      for (const [side, mine, peer] of [['from', doc.from, doc.to], ['to', doc.to, doc.from]]) {
+        if (mine && peer) sides.set(directionKey(mine.ID, peer.ID), { side, watermarks: mine.watermarks || {} })
       }
     }
-    const result = new Map()
-    for (const item of items) {
-      const key = directionKey(item.fromID, item.toID)
-      result.set(key, bySide.has(key) ? bySide.get(key) : null)
+    return sides
+  }
+
+  /**
+   * Entries whose guarded upsert missed, after one read of their open
+   * streams: the sender's side as the document has it (the belief is
+   * corrected), and of its segments those whose batches the side stored
+   * (watermark at or past the segment's last batch) are dropped, the rest
+   * written again (`retry`). A watermark inside a segment: that origin's
+   * segments go (see yielded). An entry with nothing left is done: its side
+   * fields and maxima were written with the batches that were.
+   */
+  async keepUnapplied (entries, retry) {
+    const sides = await this.openSides(entries)
+    for (const entry of entries) {
+      const open = sides.get(entry.key)
+      if (open && open.side === 'to') this.sides.set(entry.key, 'to')
+      else this.sides.delete(entry.key) // no open stream: this sender starts one
+      if (open) entry.segments = entry.segments.filter((segment) => this.notApplied(entry, segment, open.watermarks))
+      if (this.yielded.size > 0) this.dropYielded(entry)
+      entry.count = entry.segments.reduce((sum, segment) => sum + segment.count, 0)
+      if (entry.segments.length > 0) retry.push(entry)
     }
-    return result
+  }
+
+  // Whether `segment`'s batches are not stored on the side whose watermarks
+  // these are; notes a segment applied, or a side and origin to leave.
+  notApplied (entry, segment, watermarks) {
+    const watermark = segment.origin === null ? undefined : watermarks[segment.origin]
+    if (typeof watermark !== 'number' || watermark < segment.first) return true
+    if (watermark < segment.last) {
+      this.yielded.add(`${entry.key}\n${segment.origin}`)
+      this.stats.yielded++
+    } else {
+      this.stats.alreadyApplied++
+    }
+    return false
+  }
+
+  // Drops the segments of origins this writer left to another on the
+  // entry's side; false when none is left.
+  dropYielded (entry) {
+    if (entry.kind !== 'packet') return true
+    entry.segments = entry.segments.filter((segment) => !this.yielded.has(`${entry.key}\n${segment.origin}`))
+    entry.count = entry.segments.reduce((sum, segment) => sum + segment.count, 0)
+    return entry.segments.length > 0
   }
 
   sideOf (entry) {
@@ -312,6 +414,24 @@ class StreamWriter {
     }
     return counts
   }
+}
+
+// A packet entry's upsert is guarded when it carries batches (segments of an
+// origin) and every write is, or one of them may meet a second writer.
+function isGuarded (entry, guardAll) {
+  let marked = false
+  let risky = false
+  for (const segment of entry.segments) {
+    if (segment.origin === null) continue
+    marked = true
+    if (segment.redelivered || segment.retried) risky = true
+  }
+  return marked && (guardAll || risky)
+}
+
+function isGuardedFilter (filter) {
+  for (const key in filter) if (key.includes('.watermarks.')) return true
+  return false
 }
 
 module.exports = StreamWriter
