@@ -315,6 +315,8 @@ class StreamWorker extends MongoWorker {
       // Stream segments not written because their side had stored their
       // batches, and sides left to another writer of an origin's batches.
       streamRepeats: this.writer ? { alreadyApplied: this.writer.stats.alreadyApplied, yielded: this.writer.stats.yielded } : { alreadyApplied: 0, yielded: 0 },
+      // Bulks of stream upserts written again in halves: the server's reply did not account for them.
+      streamSplits: this.writer ? this.writer.stats.splits : 0,
       streamWrites: streamOps,
       writesPerPacket: this.counts.packets ? streamOps / this.counts.packets : 0,
       duplicateRetries: this.writer ? this.writer.stats.duplicateRetries : 0,

@@ -293,3 +293,34 @@ test('which upserts are guarded: all when guardAll says so; otherwise redelivere
   const [doc] = await collection.find({ pairKey: pairKey('G1', 'G2') }).toArray()
   assert.deepStrictEqual([doc.from.packets, doc.from.watermarks.run1_0], [4, 4], 'batches 1 to 4 once each')
 })
+
+// FerretDB 1.24 runs an unordered bulk up to its first failing op, then
+// answers with that one error at index 0 and no counts: the RTCP writer
+// retried the whole bulk forever there, re-applying the ops before it.
+test('a bulk of guarded upserts whose reply does not account for it is split down to the op at fault: the rest stored once, that one refused alone', async () => {
+  const { collection } = await streams()
+  const poisoned = (op) => JSON.stringify(op.updateOne.filter).includes('bad')
+  const misreporting = {
+    find: (...args) => collection.find(...args),
+    async bulkWrite (ops, options) {
+      const stop = ops.findIndex(poisoned)
+      if (stop < 0) return collection.bulkWrite(ops, options)
+      if (stop > 0) await collection.bulkWrite(ops.slice(0, stop), options)
+      throw Object.assign(new Error('BulkWriteError'), { writeErrors: [{ index: 0, code: 2, errmsg: 'a failure' }], result: { matchedCount: 0, upsertedCount: 0 } })
+    }
+  }
+  const writer = new StreamWriter(misreporting)
+  const coalescer = new PacketCoalescer(1e6)
+  const ends = Array.from({ length: 30 }, (_, i) => i === 13 ? ['bad-a', 'bad-b'] : [`s${i}a`, `s${i}b`])
+  for (let round = 0; round < 2; round++) {
+    const mark = { origin: 'run1_1', batchId: 900 + round, seq: round + 1, redelivered: false }
+    for (const [fromID, toID] of ends) coalescer.add({ fromID, toID, IP: `ip-${fromID}`, highestPacketNum: 10 + round, timestamp: T0 }, 0, mark)
+    const result = await writer.write(coalescer.take(), new Date(T0))
+    assert.deepStrictEqual(result.unresolved, [])
+    assert.deepStrictEqual(result.failed.map(({ entry }) => entry.fromID), ['bad-a'], 'the op at fault is refused alone')
+  }
+  assert.ok(writer.stats.splits >= 8, `split down to one op, twice (${writer.stats.splits} splits)`)
+  const docs = await collection.find({}).toArray()
+  assert.strictEqual(docs.length, 29)
+  for (const doc of docs) assert.strictEqual(doc.from.packets, 2, `${doc.from.ID}: each report once, though the ops before the bad one were sent again at each split`)
+})

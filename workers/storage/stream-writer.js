@@ -2,7 +2,7 @@
 
 const { INVALID_ID_FIELD, packetOp, pairOp, sideOps, endOps } = require('./stream-ops')
 const { pairKey, flowKey, directionKey } = require('./stream-key')
-const { checkAccounted } = require('./write-accounting')
+const { checkAccounted, writeAccounted } = require('./write-accounting')
 const { BoundedMap } = require('../../lib/shared/bounded-map')
 
 const DUPLICATE_KEY = 11000
@@ -74,7 +74,7 @@ class StreamWriter {
     // alreadyApplied: segments not written because their side had stored
     // their batches; yielded: sides whose count for an origin was left to
     // another writer of its batches.
-    this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0, rejected: 0, sideUpdates: 0, sideMatches: 0, alreadyApplied: 0, yielded: 0 }
+    this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0, rejected: 0, sideUpdates: 0, sideMatches: 0, alreadyApplied: 0, yielded: 0, splits: 0 }
   }
 
   async write (entries, now = new Date()) {
@@ -127,8 +127,14 @@ class StreamWriter {
       else for (const op of endOps(entry)) add(endOpsOf, op, [entry])
     }
     const missed = []
-    this.settle(streamOps.owners, (await this.bulkWrite(streamOps.ops, { upserts: true })).errors, retry, failed, streamOps.ops, missed)
-    await this.resolveMissed(missed, retry, sideOpsOf.owners.concat(endOpsOf.owners))
+    const later = sideOpsOf.owners.concat(endOpsOf.owners)
+    const upserts = await this.bulkWrite(streamOps.ops, { upserts: true })
+    this.settle(streamOps.owners, upserts.errors, retry, failed, streamOps.ops, missed)
+    await this.resolveMissed(missed, retry, later)
+    if (upserts.error) {
+      upserts.error.chunkUnwritten = [...new Set(upserts.unwritten.map((i) => streamOps.owners[i]).concat(later).flat())]
+      throw upserts.error
+    }
     const sides = await this.endpointWrite(sideOpsOf, retry, failed, endOpsOf.owners)
     this.stats.sideUpdates += sideOpsOf.ops.length / 2
     this.stats.sideMatches += sides.matched
@@ -340,6 +346,7 @@ class StreamWriter {
     if (ops.length === 0) return { errors: [], matched: 0 }
     this.stats.bulkWrites++
     this.stats.ops += ops.length
+    if (upserts && ops.every((op) => isGuardedFilter(op.updateOne.filter))) return this.guardedWrite(ops)
     let result
     try {
       result = await this.collection.bulkWrite(ops, { ordered: false })
@@ -350,6 +357,22 @@ class StreamWriter {
     }
     if (upserts) checkAccounted(result, ops.length, 0, 'stream upserts')
     return { errors: [], matched: result.matchedCount || 0 }
+  }
+
+  /**
+   * Guarded upserts, each applied at most once however often it is sent:
+   * a reply that does not account for them is written again in halves down
+   * to one op (writeAccounted), so one op a server misreports holds back
+   * only its own entries. Returns bulkWrite's `{ errors, matched }` and the
+   * ops not proven stored (`unwritten`, with the `error` that says why);
+   * throws when nothing could be written (the server unreachable).
+   */
+  async guardedWrite (ops) {
+    const out = await writeAccounted(this.collection, ops, 'stream upserts')
+    this.stats.splits += out.splits
+    if (out.error && out.unwritten.length === ops.length && out.splits === 0) throw out.error
+    const errors = out.collided.map((index) => ({ index, code: DUPLICATE_KEY })).concat(out.refused)
+    return { errors, matched: out.matched, unwritten: out.unwritten, error: out.unwritten.length > 0 ? out.error : null }
   }
 
   /**

@@ -38,7 +38,8 @@ const DUPLICATE_KEY = 11000
  * by index: `collided` (E11000: an insert whose `_id` is stored, or an
  * upsert whose filter missed a document that exists), `refused` (other
  * write errors: `{ index, code, errmsg }`), `unwritten` (not proven
- * stored: write them again later) and `error` (why, the last one).
+ * stored: write them again later), `error` (why, the last one) and
+ * `matched` (documents the accounted replies matched).
  * A reply that does not account for every op (checkAccounted) is not taken
  * whole: the ops are written again in halves, down to one op at a time, so
  * that one op a server misreports cannot hold back the rest. That is safe
@@ -51,10 +52,10 @@ const DUPLICATE_KEY = 11000
  * @param {object} collection a driver Collection
  * @param {object[]} ops bulkWrite operations
  * @param {string} what what they are, for messages ("metric upserts")
- * @returns {Promise<{ collided: number[], refused: Array<{ index: number, code: number, errmsg: string }>, unwritten: number[], error: Error|null, splits: number }>}
+ * @returns {Promise<{ collided: number[], refused: Array<{ index: number, code: number, errmsg: string }>, unwritten: number[], error: Error|null, splits: number, matched: number }>}
  */
 async function writeAccounted (collection, ops, what) {
-  const out = { collided: [], refused: [], unwritten: [], error: null, splits: 0, stopped: false }
+  const out = { collided: [], refused: [], unwritten: [], error: null, splits: 0, stopped: false, matched: 0 }
   await writeRange(collection, ops, 0, ops.length, what, out)
   return out
 }
@@ -85,6 +86,7 @@ async function writeRange (collection, ops, start, end, what, out) {
     await writeRange(collection, ops, start, middle, what, out)
     return writeRange(collection, ops, middle, end, what, out)
   }
+  out.matched += (reply.result && reply.result.matchedCount) || 0
   for (const e of reply.errors) {
     if (e.code === DUPLICATE_KEY) out.collided.push(start + e.index)
     else out.refused.push({ index: start + e.index, code: e.code, errmsg: e.errmsg || e.message })
