@@ -632,13 +632,15 @@ export interface DocumentUpdate {
   setOnInsert?: Record<string, unknown>
 }
 export interface IndexSpec { key: Record<string, 1 | -1>, unique?: boolean, name?: string }
-export interface SinkDeclaration<R = any> { readonly kind: 'updates' | 'counters' | 'documents', readonly collection: string, of (record: R, source: RecordSource): unknown }
+export interface SinkDeclaration<R = any> { readonly kind: 'updates' | 'counters' | 'documents' | 'streams', readonly collection: string, of? (record: R, source: RecordSource): unknown }
 /** What every sink takes: `maxBatch`, entries held that have the worker write at once (documents: also the largest insert, default 1000); `fromSettings`, fields taken from the workers' settings by name, e.g. `{ collection: 'countersCollection' }` */
 export interface SinkOptions { maxBatch?: number, fromSettings?: Record<string, string> }
 export const sinks: {
   updates<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<DocumentUpdate>, indexes?: IndexSpec[] }): SinkDeclaration<R>
   counters<R = any> (spec: SinkOptions & { collection?: string, of (record: R, source: RecordSource): OneOrMore<CountIncrement>, preallocateRate?: number, indexes?: IndexSpec[] }): SinkDeclaration<R>
   documents<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): Record<string, unknown> | null, indexes?: IndexSpec[] }): SinkDeclaration<R>
+  /** bilateral streams (StreamWorker's items); `fromSettings` defaults to the stream settings (streamsCollection, streamTimeout, ...), which the definition's settings then include */
+  streams<R = StreamItem> (spec?: SinkOptions & { collection?: string, countersCollection?: string, counterMetric?: string, minuteFields?: string[], analytics? (doc: Record<string, any>, endedAt: Date): Record<string, unknown>, of? (record: R, source: RecordSource): OneOrMore<StreamItem> }): SinkDeclaration<R>
 }
 export interface CollectorDefinition<R = any> {
   name: string

@@ -28,7 +28,7 @@ class DefinitionWorker extends MongoWorker {
   constructor (options = {}) {
     super(options)
     this.definition = new.target.definition
-    this.sinks = this.definition.sinks.map((spec) => createSink(spec, this.settings))
+    this.sinks = this.definition.sinks.map((spec) => createSink(spec, this.settings, this))
     this.tallies = Object.keys(this.definition.tally || {})
     this.counts = { messages: 0, records: 0, malformed: {}, dropped: 0 }
     for (const name of this.tallies) if (!this.counts[name]) this.counts[name] = {}
@@ -124,6 +124,28 @@ class DefinitionWorker extends MongoWorker {
       'database too slow or unavailable at shutdown: what the sinks held is not stored (its messages are counted by the master as dropped.shutdown, or kept in its disk buffer for the next start)')
   }
 
+  // A sink with work of its own (streams: the sweeper) hears of leadership and closing.
+  onLeader (isLeader) {
+    for (const sink of this.sinks) if (sink.onLeader) sink.onLeader(isLeader)
+  }
+
+  async close () {
+    for (const sink of this.sinks) if (sink.close) await sink.close()
+    await super.close()
+  }
+
+  // Beside the watermarks, what the sinks remember (streams: the sides each sender holds).
+  stateStats () {
+    const state = super.stateStats()
+    for (const sink of this.sinks) {
+      if (!sink.stateStats) continue
+      const own = sink.stateStats()
+      Object.assign(state.held, own.held)
+      Object.assign(state.evicted, own.evicted)
+    }
+    return state
+  }
+
   stats () {
     const sinks = {}
     let dbWrites = 0
@@ -132,7 +154,10 @@ class DefinitionWorker extends MongoWorker {
       dbWrites += s.writes
     }
     const tallies = Object.fromEntries(this.tallies.map((name) => [name, { ...this.counts[name] }]))
+    // A streams sink's figures are the worker's own too, as StreamWorker reports them.
+    const shared = Object.assign({}, ...this.sinks.map((sink) => sink.workerStats ? sink.workerStats() : {}))
     return {
+      ...shared,
       messages: this.counts.messages,
       records: this.counts.records,
       malformed: { ...this.counts.malformed },
