@@ -650,9 +650,17 @@ export interface CollectorDefinition<R = any> {
   settings?: Record<string, SettingDeclaration>
   /** the affinity key of a message's bytes, in the master (native receive path: read from the batch entry) */
   key? (data: Buffer): string | number | null | undefined
-  /** pure; throw a DecodeError to refuse the message. `arrival`: the time of its batch (the same when delivered again) and its sender */
-  decode (message: Message, settings: Record<string, any>, arrival: RecordSource): OneOrMore<R>
-  enrich? (records: OneOrMore<R>, state: Record<string, any>, source: RecordSource): OneOrMore<R>
+  /** instead of key, when the key needs memory: made once per master from the workers' settings; `evicted(map)` counts an entry it forgot (events.stateEvicted) */
+  affinity? (settings: Record<string, any>, evicted: (map: string) => void): { key (data: Buffer): string | number | null | undefined }
+  /** pure; return or throw a DecodeError to refuse the message. `arrival`: the time of its batch (the same when delivered again) and its sender */
+  decode (message: Message, settings: Record<string, any>, arrival: RecordSource): OneOrMore<any> | DecodeError
+  /** each worker's initial state for enrich (default {}) */
+  state? (settings: Record<string, any>): Record<string, any>
+  enrich? (records: any, state: Record<string, any>, source: RecordSource): OneOrMore<R>
+  /** fields the worker's stats add */
+  stats? (state: Record<string, any>): Record<string, unknown>
+  /** what the state holds, per map */
+  memory? (state: Record<string, any>): { held: Record<string, number>, evicted: Record<string, number> }
   tally?: Record<string, (record: R) => string | string[] | null | undefined>
   sinks: Array<SinkDeclaration<R>>
   /** the file the workers load; default: the file that calls defineCollector */

@@ -2,6 +2,7 @@
 
 const MongoWorker = require('./mongo-worker')
 const { createSink } = require('./sinks')
+const DecodeError = require('../exceptions/decode-error')
 
 /**
  * The worker of a collector definition (collectors/definition/define-collector.js):
@@ -32,7 +33,7 @@ class DefinitionWorker extends MongoWorker {
     this.tallies = Object.keys(this.definition.tally || {})
     this.counts = { messages: 0, records: 0, malformed: {}, dropped: 0 }
     for (const name of this.tallies) if (!this.counts[name]) this.counts[name] = {}
-    this.enrichState = {}
+    this.enrichState = this.definition.state ? this.definition.state(this.settings) : {}
     this.context = { mark: null, index: 0, seq: 0, key: () => this.messageKey(), message: { receivedAt: null, remote: null } }
   }
 
@@ -50,6 +51,9 @@ class DefinitionWorker extends MongoWorker {
       if (!err || typeof err.reason !== 'string') throw err
       return this.refuse(err.reason)
     }
+    if (records instanceof DecodeError) return this.refuse(records.reason)
+    if (records === null || records === undefined) return
+    this.tallyAll(records)
     if (this.definition.enrich) records = this.definition.enrich(records, this.enrichState, context.message)
     if (records === null || records === undefined) return
     if (this.sinks.some((sink) => sink.size >= this.settings.maxPending)) return this.drop()
@@ -59,8 +63,15 @@ class DefinitionWorker extends MongoWorker {
 
   accept (record, context) {
     this.counts.records++
-    for (const name of this.tallies) this.tally(name, this.definition.tally[name](record))
     for (const sink of this.sinks) sink.accept(record, context)
+  }
+
+  // The tallies count the decoded records (before enrich).
+  tallyAll (records) {
+    if (this.tallies.length === 0) return
+    for (const record of Array.isArray(records) ? records : [records]) {
+      for (const name of this.tallies) this.tally(name, this.definition.tally[name](record))
+    }
   }
 
   // One object, refilled per message: the sinks read it synchronously.
@@ -134,12 +145,13 @@ class DefinitionWorker extends MongoWorker {
     await super.close()
   }
 
-  // Beside the watermarks, what the sinks remember (streams: the sides each sender holds).
+  // Beside the watermarks, what the sinks remember (streams: the sides each
+  // sender holds) and the definition's state (`memory`).
   stateStats () {
     const state = super.stateStats()
-    for (const sink of this.sinks) {
-      if (!sink.stateStats) continue
-      const own = sink.stateStats()
+    const parts = this.sinks.filter((sink) => sink.stateStats).map((sink) => sink.stateStats())
+    if (this.definition.memory) parts.push(this.definition.memory(this.enrichState))
+    for (const own of parts) {
       Object.assign(state.held, own.held)
       Object.assign(state.evicted, own.evicted)
     }
@@ -163,6 +175,7 @@ class DefinitionWorker extends MongoWorker {
       malformed: { ...this.counts.malformed },
       dropped: this.counts.dropped,
       ...tallies,
+      ...(this.definition.stats ? this.definition.stats(this.enrichState) : {}),
       pending: this.sinks.reduce((n, sink) => n + sink.size, 0),
       sinks,
       dbWrites,
