@@ -40,12 +40,22 @@ class StreamsSink {
     this.writer = null
     this.sweeper = null
     this.closing = false
+    this._metric = undefined
+  }
+
+  /**
+   * The packet counter's metric, `<collector name>.packets` by default: the
+   * name is known once the worker runs, before its first message, which may
+   * come long before prepare() (the database away): counted under it already.
+   */
+  get metric () {
+    if (this._metric === undefined) this._metric = this.spec.counterMetric || `${this.host.collectorName || 'streams'}.packets`
+    return this._metric
   }
 
   // Indexes first: no stream is written before the unique index exists.
   async prepare () {
     const host = this.host
-    this.metric = this.spec.counterMetric || `${host.collectorName || 'streams'}.packets`
     const { Stream, Counter } = await defineModels(host.connection, { streams: this.spec.collection, counters: this.spec.countersCollection })
     await StreamWriter.prepare(Stream.collection)
     this.writer = new StreamWriter(Stream.collection, { ensureIndexes: () => this.restoreIndexes(Stream), guardAll: () => this.guardsEveryWrite() })
