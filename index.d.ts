@@ -632,13 +632,15 @@ export interface DocumentUpdate {
   setOnInsert?: Record<string, unknown>
 }
 export interface IndexSpec { key: Record<string, 1 | -1>, unique?: boolean, name?: string }
-export interface SinkDeclaration<R = any> { readonly kind: 'updates' | 'counters' | 'documents', readonly collection: string, of (record: R, source: RecordSource): unknown }
+export interface SinkDeclaration<R = any> { readonly kind: 'updates' | 'counters' | 'documents' | 'streams', readonly collection: string, of? (record: R, source: RecordSource): unknown }
 /** What every sink takes: `maxBatch`, entries held that have the worker write at once (documents: also the largest insert, default 1000); `fromSettings`, fields taken from the workers' settings by name, e.g. `{ collection: 'countersCollection' }` */
 export interface SinkOptions { maxBatch?: number, fromSettings?: Record<string, string> }
 export const sinks: {
   updates<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<DocumentUpdate>, indexes?: IndexSpec[] }): SinkDeclaration<R>
   counters<R = any> (spec: SinkOptions & { collection?: string, of (record: R, source: RecordSource): OneOrMore<CountIncrement>, preallocateRate?: number, indexes?: IndexSpec[] }): SinkDeclaration<R>
   documents<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): Record<string, unknown> | null, indexes?: IndexSpec[] }): SinkDeclaration<R>
+  /** bilateral streams (StreamWorker's items); `fromSettings` defaults to the stream settings (streamsCollection, streamTimeout, ...), which the definition's settings then include */
+  streams<R = StreamItem> (spec?: SinkOptions & { collection?: string, countersCollection?: string, counterMetric?: string, minuteFields?: string[], analytics? (doc: Record<string, any>, endedAt: Date): Record<string, unknown>, of? (record: R, source: RecordSource): OneOrMore<StreamItem> }): SinkDeclaration<R>
 }
 export interface CollectorDefinition<R = any> {
   name: string
@@ -648,9 +650,17 @@ export interface CollectorDefinition<R = any> {
   settings?: Record<string, SettingDeclaration>
   /** the affinity key of a message's bytes, in the master (native receive path: read from the batch entry) */
   key? (data: Buffer): string | number | null | undefined
-  /** pure; throw a DecodeError to refuse the message. `arrival`: the time of its batch (the same when delivered again) and its sender */
-  decode (message: Message, settings: Record<string, any>, arrival: RecordSource): OneOrMore<R>
-  enrich? (records: OneOrMore<R>, state: Record<string, any>, source: RecordSource): OneOrMore<R>
+  /** instead of key, when the key needs memory: made once per master from the workers' settings; `evicted(map)` counts an entry it forgot (events.stateEvicted) */
+  affinity? (settings: Record<string, any>, evicted: (map: string) => void): { key (data: Buffer): string | number | null | undefined }
+  /** pure; return or throw a DecodeError to refuse the message. `arrival`: the time of its batch (the same when delivered again) and its sender */
+  decode (message: Message, settings: Record<string, any>, arrival: RecordSource): OneOrMore<any> | DecodeError
+  /** each worker's initial state for enrich (default {}) */
+  state? (settings: Record<string, any>): Record<string, any>
+  enrich? (records: any, state: Record<string, any>, source: RecordSource): OneOrMore<R>
+  /** fields the worker's stats add */
+  stats? (state: Record<string, any>): Record<string, unknown>
+  /** what the state holds, per map */
+  memory? (state: Record<string, any>): { held: Record<string, number>, evicted: Record<string, number> }
   tally?: Record<string, (record: R) => string | string[] | null | undefined>
   sinks: Array<SinkDeclaration<R>>
   /** the file the workers load; default: the file that calls defineCollector */

@@ -2,6 +2,7 @@
 
 const MongoWorker = require('./mongo-worker')
 const { createSink } = require('./sinks')
+const DecodeError = require('../exceptions/decode-error')
 
 /**
  * The worker of a collector definition (collectors/definition/define-collector.js):
@@ -28,11 +29,11 @@ class DefinitionWorker extends MongoWorker {
   constructor (options = {}) {
     super(options)
     this.definition = new.target.definition
-    this.sinks = this.definition.sinks.map((spec) => createSink(spec, this.settings))
+    this.sinks = this.definition.sinks.map((spec) => createSink(spec, this.settings, this))
     this.tallies = Object.keys(this.definition.tally || {})
     this.counts = { messages: 0, records: 0, malformed: {}, dropped: 0 }
     for (const name of this.tallies) if (!this.counts[name]) this.counts[name] = {}
-    this.enrichState = {}
+    this.enrichState = this.definition.state ? this.definition.state(this.settings) : {}
     this.context = { mark: null, index: 0, seq: 0, key: () => this.messageKey(), message: { receivedAt: null, remote: null } }
   }
 
@@ -50,6 +51,9 @@ class DefinitionWorker extends MongoWorker {
       if (!err || typeof err.reason !== 'string') throw err
       return this.refuse(err.reason)
     }
+    if (records instanceof DecodeError) return this.refuse(records.reason)
+    if (records === null || records === undefined) return
+    this.tallyAll(records)
     if (this.definition.enrich) records = this.definition.enrich(records, this.enrichState, context.message)
     if (records === null || records === undefined) return
     if (this.sinks.some((sink) => sink.size >= this.settings.maxPending)) return this.drop()
@@ -59,8 +63,15 @@ class DefinitionWorker extends MongoWorker {
 
   accept (record, context) {
     this.counts.records++
-    for (const name of this.tallies) this.tally(name, this.definition.tally[name](record))
     for (const sink of this.sinks) sink.accept(record, context)
+  }
+
+  // The tallies count the decoded records (before enrich).
+  tallyAll (records) {
+    if (this.tallies.length === 0) return
+    for (const record of Array.isArray(records) ? records : [records]) {
+      for (const name of this.tallies) this.tally(name, this.definition.tally[name](record))
+    }
   }
 
   // One object, refilled per message: the sinks read it synchronously.
@@ -124,6 +135,29 @@ class DefinitionWorker extends MongoWorker {
       'database too slow or unavailable at shutdown: what the sinks held is not stored (its messages are counted by the master as dropped.shutdown, or kept in its disk buffer for the next start)')
   }
 
+  // A sink with work of its own (streams: the sweeper) hears of leadership and closing.
+  onLeader (isLeader) {
+    for (const sink of this.sinks) if (sink.onLeader) sink.onLeader(isLeader)
+  }
+
+  async close () {
+    for (const sink of this.sinks) if (sink.close) await sink.close()
+    await super.close()
+  }
+
+  // Beside the watermarks, what the sinks remember (streams: the sides each
+  // sender holds) and the definition's state (`memory`).
+  stateStats () {
+    const state = super.stateStats()
+    const parts = this.sinks.filter((sink) => sink.stateStats).map((sink) => sink.stateStats())
+    if (this.definition.memory) parts.push(this.definition.memory(this.enrichState))
+    for (const own of parts) {
+      Object.assign(state.held, own.held)
+      Object.assign(state.evicted, own.evicted)
+    }
+    return state
+  }
+
   stats () {
     const sinks = {}
     let dbWrites = 0
@@ -132,12 +166,16 @@ class DefinitionWorker extends MongoWorker {
       dbWrites += s.writes
     }
     const tallies = Object.fromEntries(this.tallies.map((name) => [name, { ...this.counts[name] }]))
+    // A streams sink's figures are the worker's own too, as StreamWorker reports them.
+    const shared = Object.assign({}, ...this.sinks.map((sink) => sink.workerStats ? sink.workerStats() : {}))
     return {
+      ...shared,
       messages: this.counts.messages,
       records: this.counts.records,
       malformed: { ...this.counts.malformed },
       dropped: this.counts.dropped,
       ...tallies,
+      ...(this.definition.stats ? this.definition.stats(this.enrichState) : {}),
       pending: this.sinks.reduce((n, sink) => n + sink.size, 0),
       sinks,
       dbWrites,

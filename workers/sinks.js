@@ -5,6 +5,7 @@ const { UpdateStore } = require('./storage/update-store')
 const { CounterStore } = require('./storage/counter-store')
 const { writeAccounted, toWriteAgain } = require('./storage/write-accounting')
 const { counterSchema } = require('./storage/schemas')
+const { StreamsSink } = require('./streams-sink')
 
 const SEQ = Symbol('checkpoint') // a document's checkpoint; symbol keys are not serialized
 const INSERT_CHUNK = 1000
@@ -146,11 +147,15 @@ class DocumentsSink {
   }
 }
 
-const SINKS = { updates: UpdatesSink, counters: CountersSink, documents: DocumentsSink }
+const SINKS = { updates: UpdatesSink, counters: CountersSink, documents: DocumentsSink, streams: StreamsSink }
 
-/** The store of a sink declaration, the fields it names in `fromSettings` taken from the worker's `settings`. */
-function createSink (spec, settings = {}) {
-  return new SINKS[spec.kind](withSettings(spec, settings))
+/**
+ * The store of a sink declaration, the fields it names in `fromSettings`
+ * taken from the worker's `settings`; `host`, the worker (a streams sink
+ * logs, sweeps and counts drops through it).
+ */
+function createSink (spec, settings = {}, host = null) {
+  return new SINKS[spec.kind](withSettings(spec, settings), host)
 }
 
 function withSettings (spec, settings) {

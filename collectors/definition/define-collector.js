@@ -8,6 +8,8 @@ const { KINDS } = require('./sinks')
 
 // Listener options a definition may set (LoadBalancer options, with a flag).
 const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split', 'distribution'])
+// Its optional functions.
+const HOOKS = Object.freeze(['key', 'affinity', 'state', 'enrich', 'stats', 'memory'])
 
 /**
  * A collector from one object, instead of three subclass chains: what
@@ -23,13 +25,22 @@ const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split
  * - `key(data)`: the affinity key of a message's (or line's) bytes,
  *   computed in the master, from the batch entry on the native receive
  *   path: one key always lands on one worker (distribution hash);
+ * - `affinity(settings, evicted)`: instead of `key`, when the key needs
+ *   memory: called once per master with the workers' settings (defaults
+ *   applied) and `evicted(map)`, which counts one entry forgotten
+ *   (`events.stateEvicted`); gives `{ key(data) }`, used as `key` is;
  * - `decode(message, settings, arrival)`: pure; a record, an array of
- *   them, or null for nothing to store; throws a DecodeError to refuse the
- *   message. `arrival`: `{ receivedAt, remote }`, the time of the message's
- *   batch (the same when it is delivered again) and the sender;
+ *   them, or null for nothing to store; returns or throws a DecodeError to
+ *   refuse the message (returning one made once costs no unwinding).
+ *   `arrival`: `{ receivedAt, remote }`, the time of the message's batch
+ *   (the same when it is delivered again) and the sender;
+ * - `state(settings)`: optional, each worker's initial `state` (default `{}`);
  * - `enrich(records, state, message)`: optional, stateful (each worker's
  *   own `state` object), returns the records to store;
- * - `tally`: optional `{ name: (record) => names }`, counted per worker;
+ * - `stats(state)`, `memory(state)`: optional, fields the worker's stats
+ *   add, and what its state holds (`{ held, evicted }`, per map);
+ * - `tally`: optional `{ name: (record) => names }`, counted per worker
+ *   over the decoded records (before `enrich`);
  * - `sinks`: where records go (collectors/definition/sinks.js).
  *
  * It gives a collector module, `{ description, Collector, Config, Worker,
@@ -64,7 +75,7 @@ function collectorSettings (definition, file) {
   const { DATABASE_SETTINGS } = require('../mongo-settings')
   const listen = definition.listen || {}
   const defaults = { name: definition.name, ...listen, worker: file }
-  if (definition.key && !listen.distribution) defaults.distribution = 'hash'
+  if ((definition.key || definition.affinity) && !listen.distribution) defaults.distribution = 'hash'
   return Object.freeze({
     defaults: Object.freeze(defaults),
     master: DATABASE_SETTINGS,
@@ -91,7 +102,8 @@ function checkDefinition (d) {
   if (!d || typeof d !== 'object') refuse('a collector definition is an object')
   if (typeof d.name !== 'string' || !/^[A-Za-z0-9][\w.-]*$/.test(d.name)) refuse('needs a name: letters, digits, ".", "_" and "-"')
   if (typeof d.decode !== 'function') refuse('needs decode(message, settings), giving the records of a message')
-  for (const hook of ['key', 'enrich']) if (d[hook] !== undefined && typeof d[hook] !== 'function') refuse(`${hook} must be a function`)
+  for (const hook of HOOKS) if (d[hook] !== undefined && typeof d[hook] !== 'function') refuse(`${hook} must be a function`)
+  if (d.key && d.affinity) refuse('takes key or affinity, not both (affinity gives the key)')
   if (!Array.isArray(d.sinks) || d.sinks.length === 0) refuse('needs at least one sink (sinks.updates, sinks.counters, sinks.documents)')
   for (const sink of d.sinks) if (!sink || !KINDS.includes(sink.kind)) refuse(`a sink is one of sinks.${KINDS.join(', sinks.')} (got ${JSON.stringify(sink && sink.kind)})`)
   const collections = d.sinks.map((sink) => sink.collection)

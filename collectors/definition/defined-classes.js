@@ -9,21 +9,36 @@ function definedCollector (definition, settings) {
   const Collector = class extends MongoCollector {
     static settings = settings
   }
-  if (definition.key) {
+  if (definition.key || definition.affinity) {
     // The definition's key of a message's bytes (a string is hashed, an
     // integer mixed; null or undefined: the sender's), read from the batch
     // entry on the native receive path, with no message built.
     Collector.prototype.key = function key (message) {
-      const k = definition.key(message.data)
+      const k = this._keyOf(message.data)
       return k === null || k === undefined ? MongoCollector.prototype.key.call(this, message) : k
     }
     Collector.prototype.entryKey = function entryKey (buf, offset) {
-      const k = definition.key(buf.subarray(entryDataStart(buf, offset), entryEnd(buf, offset)))
+      const k = this._keyOf(buf.subarray(entryDataStart(buf, offset), entryEnd(buf, offset)))
       return k === null || k === undefined ? MongoCollector.prototype.key.call(this, datagramAt(buf, offset)) : k
     }
   }
+  Collector.prototype._keyOf = definition.affinity ? affinityKey(definition, settings) : definition.key
   Object.defineProperty(Collector, 'name', { value: className(definition.name, 'Collector') })
   return Collector
+}
+
+// key(data) of an `affinity`: made once per master, on the first message,
+// from the workers' settings (defaults applied), its evictions counted in
+// events.stateEvicted.
+function affinityKey (definition, settings) {
+  return function keyOf (data) {
+    if (!this._affinity) {
+      const given = this.options.workerOptions
+      const values = Object.fromEntries(Object.entries(settings.worker).map(([name, decl]) => [name, given[name] === undefined ? decl.default : given[name]]))
+      this._affinity = definition.affinity(values, (map) => this.ctx.count('stateEvicted', map))
+    }
+    return this._affinity.key(data)
+  }
 }
 
 /** Its flags: the base ones with the definition's defaults, plus its settings. */

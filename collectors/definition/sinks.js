@@ -54,10 +54,41 @@ function documents (spec) {
   return sink('documents', spec)
 }
 
-const KINDS = Object.freeze(['updates', 'counters', 'documents'])
+// The stream settings (workers/mongo-settings.js STREAM_SETTINGS) a streams sink takes.
+const STREAM_FROM_SETTINGS = Object.freeze({
+  collection: 'streamsCollection',
+  countersCollection: 'countersCollection',
+  counterMetric: 'counterMetric',
+  preallocateRate: 'preallocateRate',
+  maxPending: 'maxPending',
+  maxBatch: 'maxStreamsPerFlush',
+  streamTimeout: 'streamTimeout',
+  byeGrace: 'byeGrace',
+  sweepInterval: 'sweepInterval',
+  sweep: 'sweep'
+})
+
+/**
+ * Bilateral streams (workers/streams-sink.js): each record is an item of
+ * StreamWorker's decode() (a packet `{ fromID, toID, IP, highestPacketNum,
+ * timestamp, fields?, stats?, counts? }`, a side update `{ sideID,
+ * fields }` or an end `{ endID }`), or `of(record, message)` gives them.
+ * Packets are upserted into one document per pair of ends and counted in
+ * `counterMetric` (default `<collector name>.packets`; `minuteFields`: the
+ * prefixes of the items' per-minute `counts`); the leader worker ends the
+ * streams quiet for `streamTimeout` and stores `analytics(doc, endedAt)`.
+ * Its `fromSettings` defaults to the stream settings (STREAM_SETTINGS):
+ * the definition's settings include them.
+ * @param {{ collection?: string, countersCollection?: string, counterMetric?: string, minuteFields?: string[], analytics?: Function, of?: Function }} [spec]
+ */
+function streams (spec = {}) {
+  return sink('streams', { collection: 'streams', ...spec, fromSettings: { ...STREAM_FROM_SETTINGS, ...spec.fromSettings } })
+}
+
+const KINDS = Object.freeze(['updates', 'counters', 'documents', 'streams'])
 
 function sink (kind, spec) {
-  if (!spec || typeof spec.of !== 'function') throw new InvalidOptionError('sinks', kind, `a ${kind} sink needs of(record, message), the function giving what it stores`)
+  if (!spec || (typeof spec.of !== 'function' && !(kind === 'streams' && spec.of === undefined))) throw new InvalidOptionError('sinks', kind, `a ${kind} sink needs of(record, message), the function giving what it stores`)
   if (typeof spec.collection !== 'string' || spec.collection === '') throw new InvalidOptionError('sinks', kind, `a ${kind} sink needs the name of its collection`)
   for (const [field, setting] of Object.entries(spec.fromSettings || {})) {
     if (typeof setting !== 'string') throw new InvalidOptionError('sinks', kind, `fromSettings.${field} names a setting (got ${JSON.stringify(setting)})`)
@@ -65,4 +96,4 @@ function sink (kind, spec) {
   return Object.freeze({ ...spec, kind })
 }
 
-module.exports = { updates, counters, documents, KINDS }
+module.exports = { updates, counters, documents, streams, KINDS }

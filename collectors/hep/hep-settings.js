@@ -2,7 +2,7 @@
 
 const path = require('node:path')
 const { declareSettings } = require('../../lib/shared/settings')
-const RTCP_SETTINGS = require('../rtcp/rtcp-settings')
+const RTCP_SETTINGS = require('../rtcp').Collector.settings
 
 /**
  * The HEP collector's settings, declared once (see collectors/mongo-settings.js):

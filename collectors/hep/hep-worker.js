@@ -86,7 +86,7 @@ class HepWorker extends RtcpWorker {
   // Call updates go to the call store; the rest is the stream worker's.
   accept (item, delivery, count, staged = false) {
     if (item.call === undefined) return super.accept(item, delivery, count, staged)
-    if (!staged && this.calls.size + this.coalescer.size >= this.settings.maxPending && !this.calls.has(item.call.callId)) return this.dropPending()
+    if (!staged && this.calls.size + this.sink.pending >= this.settings.maxPending && !this.calls.has(item.call.callId)) return this.sink.dropPending()
     this.calls.add(item.call, delivery.seq)
   }
 

@@ -52,6 +52,12 @@ class CallAffinity {
     if (this.pairOfSender.get(reported) !== key) this.pairOfSender.set(reported, key)
     return key
   }
+
+  /** keyOf() of a whole datagram, as a definition's affinity gives it: null (the sender's key) for what is not RTCP. */
+  key (data) {
+    const key = this.keyOf(data, 0, data.length)
+    return key >= 0 ? key : null
+  }
 }
 
 function u32 (buf, at) {

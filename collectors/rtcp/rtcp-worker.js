@@ -2,39 +2,30 @@
 
 const StreamWorker = require('../../workers/stream-worker')
 const DecodeError = require('../../exceptions/decode-error')
-const { tryDecodeRtcp, DECODE_REASONS } = require('./decoder')
+const { decodeRtcp, callQualityOf } = require('./rtcp-records')
 const { toStreamUpdates } = require('./to-stream-updates')
-const { CallQuality } = require('./call-quality')
 const { callAnalytics } = require('./quality-analytics')
-const RTCP_SETTINGS = require('./rtcp-settings')
-
-// StreamWorker counts a refused message by the `reason` of the DecodeError
-// decode() returns. One per reason, made once: a refusal costs neither a
-// stack capture nor a throw.
-const REFUSALS = Object.freeze(Object.fromEntries(DECODE_REASONS.map((reason) => [reason, new DecodeError(reason, `invalid RTCP (${reason})`)])))
 
 /**
- * Decodes RTCP compound packets (RFC 3550) into stream updates: each report
- * block is a packet from the reporter to the reported source, with the call
- * quality it tells (call-quality.js). Malformed datagrams are counted by
- * reason (see decoder.js DECODE_REASONS) and skipped.
+ * The RTCP collector's worker as a StreamWorker class, for a collector of
+ * the class way that carries RTCP (the HEP collector's HepWorker extends
+ * it): RTCP compound packets (RFC 3550) decoded into stream updates, as
+ * the RTCP definition (index.js) does, with the same call-quality memory
+ * and figures.
  */
 class RtcpWorker extends StreamWorker {
   /** Its settings (rtcp-settings.js). */
-  static settings = RTCP_SETTINGS.worker
+  static settings = require('./index').Collector.settings.worker
 
   constructor (options = {}, defaults = {}) {
     super(options, defaults)
-    const { tolerate, codec, clockRate, jitterBuffer, maxSources } = this.settings
-    // --tolerate: deviations decoded anyway, counted by name
-    this.decodeOptions = tolerate.length ? { tolerate: [...tolerate] } : undefined
-    this.deviations = {}
-    this.quality = new CallQuality({ codec, clockRate, jitterBuffer, maxSources })
+    this.deviations = {} // --tolerate: deviations decoded anyway, counted by name
+    this.quality = callQualityOf(this.settings)
   }
 
   decode (message) {
-    const decoded = tryDecodeRtcp(message.data, this.decodeOptions)
-    if (decoded.packets === null) return REFUSALS[decoded.reason]
+    const decoded = decodeRtcp(message.data, this.settings)
+    if (decoded instanceof DecodeError) return decoded
     if (decoded.deviations) for (const name of decoded.deviations) this.deviations[name] = (this.deviations[name] || 0) + 1
     return toStreamUpdates(decoded, message.rinfo, this.receivedAt(), this.quality)
   }
@@ -49,8 +40,8 @@ class RtcpWorker extends StreamWorker {
 
   // The endpoints only, leaving the call-quality memory alone.
   peek (message) {
-    const decoded = tryDecodeRtcp(message.data, this.decodeOptions)
-    return decoded.packets === null ? REFUSALS[decoded.reason] : toStreamUpdates(decoded, message.rinfo, this.receivedAt())
+    const decoded = decodeRtcp(message.data, this.settings)
+    return decoded instanceof DecodeError ? decoded : toStreamUpdates(decoded, message.rinfo, this.receivedAt())
   }
 
   streamAnalytics (doc, endedAt) {

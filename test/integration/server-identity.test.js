@@ -10,7 +10,7 @@ const mongoose = require('mongoose')
 const { describeServer, identifyServer, serverLine } = require('../../lib/mongo/server-identity')
 const { defineModels, missingIndexes } = require('../../workers/storage/schemas')
 const StreamWriter = require('../../workers/storage/stream-writer')
-const StreamWorker = require('../../workers/stream-worker')
+const { StreamsSink } = require('../../workers/streams-sink')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 
 let connection
@@ -59,7 +59,7 @@ test('the stream writer checks indexes with a read; createIndexes only when the 
   try {
     const warnings = []
     const worker = { logger: { warn: (fields, msg) => warnings.push({ fields, msg }) } }
-    const writer = new StreamWriter(Stream.collection, { ensureIndexes: () => StreamWorker.prototype.restoreIndexes.call(worker, Stream) })
+    const writer = new StreamWriter(Stream.collection, { ensureIndexes: () => StreamsSink.prototype.restoreIndexes.call({ host: worker }, Stream) })
     writer.indexesCheckedAt = 0
     await writer.write([])
     assert.deepEqual(commands, ['listIndexes'], 'one read, no schema command, while the indexes are there')

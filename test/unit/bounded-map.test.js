@@ -11,8 +11,7 @@ const { CallQuality } = require('../../collectors/rtcp/call-quality')
 const { CallAffinity } = require('../../collectors/rtcp/call-affinity')
 const { encodeReport } = require('../../collectors/rtcp/encoder')
 const StreamWriter = require('../../workers/storage/stream-writer')
-const RtcpCollector = require('../../collectors/rtcp/rtcp-collector')
-const RtcpConfig = require('../../collectors/rtcp/rtcp-config')
+const { Collector: RtcpCollector, Config: RtcpConfig } = require('../../collectors/rtcp')
 const { InvalidOptionError, InvalidConfigError } = require('../../exceptions')
 
 const block = (fields) => ({ ssrc: 2, fractionLost: 0, cumulativeLost: 0, highestSeq: 1000, jitter: 80, lsr: 0, dlsr: 0, ...fields })
@@ -83,7 +82,7 @@ test('maxSources: a bad value is refused with its name, by the collector and by 
   }
   assert.throws(() => RtcpConfig.parse(['--max-sources', '0'], {}), (err) => err instanceof InvalidConfigError && /max-sources/.test(err.message))
   assert.equal(RtcpConfig.parse(['--max-sources', '5000'], {}).maxSources, 5000)
-  assert.ok(require('../../collectors/rtcp/rtcp-collector').workerOptionKeys.includes('maxSources'), 'the workers get it too')
+  assert.ok(RtcpCollector.workerOptionKeys.includes('maxSources'), 'the workers get it too')
 })
 
 test('stream writer: the senders whose side it remembers are bounded, the forgotten counted', () => {

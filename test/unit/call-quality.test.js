@@ -291,9 +291,9 @@ test('call affinity: both ends of a call, and a one-way sender\'s SRs, share a k
   const other = encodeReport({ ssrc: 0xc, reports: [block({ ssrc: 0xd })], cname: 'c' })
   assert.notEqual(affinity.keyOf(other, 0, other.length), key)
   // The same datagram inside a batch entry gives the same key.
-  const RtcpCollector = require('../../collectors/rtcp/rtcp-collector')
+  const RtcpCollector = require('../../collectors/rtcp').Collector
   const collector = Object.create(RtcpCollector.prototype)
-  collector._calls = affinity
+  collector._affinity = affinity
   const buf = Buffer.alloc(entrySize(aboutA, '10.1.2.3') + 3)
   writeEntry(buf, 3, aboutA, '10.1.2.3', 4000)
   assert.equal(collector.entryKey(buf, 3), key)
@@ -301,9 +301,9 @@ test('call affinity: both ends of a call, and a one-way sender\'s SRs, share a k
 })
 
 test('call affinity: what is not RTCP keeps the source\'s key on both paths', () => {
-  const RtcpCollector = require('../../collectors/rtcp/rtcp-collector')
+  const RtcpCollector = require('../../collectors/rtcp').Collector
   const collector = Object.create(RtcpCollector.prototype)
-  collector._calls = new CallAffinity()
+  collector._affinity = new CallAffinity()
   const junk = Buffer.from('not rtcp at all')
   const buf = Buffer.alloc(entrySize(junk, '10.9.8.7'))
   writeEntry(buf, 0, junk, '10.9.8.7', 5060)

@@ -25,10 +25,12 @@ test('defineCollector: a definition that cannot work is refused in one line that
     [{ decode, sinks: [store] }, /needs a name/],
     [{ name: 'x', sinks: [store] }, /needs decode\(message, settings\)/],
     [{ name: 'x', decode, sinks: [] }, /at least one sink/],
-    [{ name: 'x', decode, sinks: [{ kind: 'files' }] }, /a sink is one of sinks\.updates, sinks\.counters, sinks\.documents \(got "files"\)/],
+    [{ name: 'x', decode, sinks: [{ kind: 'files' }] }, /a sink is one of sinks\.updates, sinks\.counters, sinks\.documents, sinks\.streams \(got "files"\)/],
     [{ name: 'x', decode, sinks: [store, store] }, /two sinks write to one collection/],
     [{ name: 'x', decode, sinks: [store], listen: { prot: 'udp' } }, /listen takes protocol, .* not prot/],
-    [{ name: 'x', decode, sinks: [store], key: 'name' }, /key must be a function/]
+    [{ name: 'x', decode, sinks: [store], key: 'name' }, /key must be a function/],
+    [{ name: 'x', decode, sinks: [store], key: () => 1, affinity: () => ({ key: () => 1 }) }, /takes key or affinity, not both/],
+    [{ name: 'x', decode, sinks: [store], state: {} }, /state must be a function/]
   ]
   for (const [definition, message] of cases) {
     assert.throws(() => defineCollector(definition), (err) => err.code === 'ERR_INVALID_OPTION' && message.test(err.message) && !err.message.includes('\n'))

@@ -1,0 +1,292 @@
+'use strict'
+
+const { PacketCoalescer, invalidReason } = require('./storage/packet-coalescer')
+const StreamWriter = require('./storage/stream-writer')
+const { CounterStore } = require('./storage/counter-store')
+const StreamSweeper = require('./storage/stream-sweeper')
+const { defineModels, missingIndexes } = require('./storage/schemas')
+const { streamAnalytics } = require('./storage/stream-analytics')
+
+/**
+ * The store of a streams sink (collectors/definition/sinks.js `streams`):
+ * bilateral streams written as race-free upserts (StreamWriter), the packet
+ * counter and the items' per-minute counts (CounterStore), and the sweeper
+ * that ends streams, run by the leader worker. The one owner of the stream
+ * storage: StreamWorker and a definition's worker both hold one.
+ *
+ * A record is an item of StreamWorker's decode():
+ * - packet `{ fromID, toID, IP, highestPacketNum, timestamp, fields?, stats?, counts? }`
+ * - side update `{ sideID, IP?, timestamp, fields }`
+ * - end `{ endID, timestamp }`
+ *
+ * Beside the sinks' interface (workers/sinks.js) it has `onLeader(isLeader)`
+ * (starts or stops the sweeper and the pairKey backfill), `close()`,
+ * `stateStats()` and `dropped` (items refused by the maxPending bound).
+ * `host` is the worker it writes for: its logger, logAtMost(), server,
+ * connection, leader, collectorName, dropMessage() and flushSoon().
+ * Every upsert of a redelivered batch is guarded by its sides' watermarks
+ * and every counter increment by the counter's: a redelivered batch is
+ * applied as it comes and stays exact.
+ */
+class StreamsSink {
+  constructor (spec, host) {
+    this.spec = spec
+    this.host = host
+    this.coalescer = new PacketCoalescer(spec.maxPending)
+    this.counterStore = new CounterStore(null, { preallocateRate: spec.preallocateRate, minuteFields: spec.minuteFields || [] })
+    this.counts = { packets: 0, items: 0, malformed: {}, dropped: 0, rejected: 0 }
+    this.writing = [] // entries of the write in progress (they count against maxPending)
+    this.maxBatch = spec.maxBatch
+    this.writer = null
+    this.sweeper = null
+    this.closing = false
+    this._metric = undefined
+  }
+
+  /**
+   * The packet counter's metric, `<collector name>.packets` by default: the
+   * name is known once the worker runs, before its first message, which may
+   * come long before prepare() (the database away): counted under it already.
+   */
+  get metric () {
+    if (this._metric === undefined) this._metric = this.spec.counterMetric || `${this.host.collectorName || 'streams'}.packets`
+    return this._metric
+  }
+
+  // Indexes first: no stream is written before the unique index exists.
+  async prepare () {
+    const host = this.host
+    const { Stream, Counter } = await defineModels(host.connection, { streams: this.spec.collection, counters: this.spec.countersCollection })
+    await StreamWriter.prepare(Stream.collection)
+    this.writer = new StreamWriter(Stream.collection, { ensureIndexes: () => this.restoreIndexes(Stream), guardAll: () => this.guardsEveryWrite() })
+    this.counterStore.collection = Counter.collection
+    this.sweeper = new StreamSweeper(Stream.collection, {
+      streamTimeout: this.spec.streamTimeout,
+      byeGrace: this.spec.byeGrace,
+      interval: this.spec.sweepInterval,
+      logger: host.logger,
+      analytics: this.spec.analytics || streamAnalytics
+    })
+    if (host.leader) this.onLeader(true)
+  }
+
+  // A collection dropped or recreated under running collectors comes back
+  // without its indexes: noticed by a read, created again only then.
+  async restoreIndexes (model) {
+    const missing = await missingIndexes(model)
+    if (missing.length === 0) return
+    await model.createIndexes()
+    this.host.logger.warn({ collection: model.collection.collectionName, indexes: missing.map(([fields]) => Object.keys(fields).join('+')) },
+      'indexes were missing (the collection was dropped or recreated?): created again before writing')
+  }
+
+  /**
+   * Whether every stream upsert is guarded by its sides' watermarks, so that
+   * a batch is applied once whoever else writes it (StreamWriter). Yes,
+   * except on a server that does not say which build it is (`compatible`:
+   * the embedded mongo-java-server is one), which answers a filter beyond an
+   * index's exact keys with a scan of the whole collection (measured there:
+   * 30,000 upserts/s unguarded, 1,300 guarded with 5,000 streams, 345 with
+   * 20,000). There the writer guards the upserts that can meet a second
+   * writer of their batches (redelivered ones, and those written again after
+   * a write without a reply), and every upsert once this worker's master is
+   * gone: the next run replays what the master held while this worker
+   * still flushes it. A first delivery's upsert that a stalled server
+   * applies after the same batches were written again still counts twice
+   * there (docs/storage.md).
+   */
+  guardsEveryWrite () {
+    const server = this.host.server
+    return !(server && server.kind === 'compatible') || masterGone()
+  }
+
+  // Streams written before `pairKey` get it from one worker per collector,
+  // the leader, in the background: on a server that cannot answer
+  // `$exists: false` from an index the pass scans the collection, so not N
+  // times per start. Meanwhile upserts on such a stream bounce (unresolved,
+  // written again next flush) and never duplicate it: the earlier unique
+  // indexes stay until the operator drops them (docs/scaling.md).
+  // A worker that is closing starts none, and a pass its own close cut off
+  // (the driver's "client was closed") is no failure: the next start runs it.
+  backfillIfLeader () {
+    if (!this.host.leader || !this.writer || this.backfilled || this.closing) return
+    const logger = this.host.logger
+    this.backfilled = StreamWriter.backfillPairKeys(this.writer.collection).then(({ updated }) => {
+      if (updated > 0) logger.info({ updated }, 'gave streams of an earlier version their pairKey')
+    }, (err) => {
+      this.backfilled = null // the next leadership or start tries again
+      if (this.closing) return logger.debug({ err: { message: err.message } }, 'pairKey backfill stopped by the worker closing; the next start runs it again')
+      logger.warn({ err: { message: err.message } }, 'pairKey backfill failed; streams of an earlier version stay unresolved until it runs')
+    })
+  }
+
+  /** The sinks' accept: the record under its message's batch, counted. */
+  accept (record, context) {
+    if (!this.spec.of) return this.add(record, context.mark, true)
+    let held = true
+    for (const item of listOf(this.spec.of(record, context.message))) held = this.add(item, context.mark, true) && held
+    return held
+  }
+
+  /**
+   * Holds an item of `delivery`; `count`: also in the counters. A
+   * redelivered item committed after its batch (`staged`) is past the bound
+   * check: the master already holds its message, and it is one batch's
+   * worth. False when the maxPending bound refused it (counted in dropped).
+   */
+  add (item, delivery, count, staged = false) {
+    const reason = invalidReason(item)
+    if (reason) return this.countMalformed(reason)
+    this.counts.items++
+    if (!this.coalescer.add(item, staged ? -Infinity : this.writing.length, delivery)) return this.dropPending()
+    if (item.fromID === undefined) return true
+    this.counts.packets++
+    if (count) this.count(item, delivery)
+    if (this.hasBacklog()) this.host.flushSoon()
+    return true
+  }
+
+  // The packet counter, and the item's per-minute counts (`counts`: prefix → n).
+  count (item, delivery) {
+    const at = itemTime(item)
+    this.counterStore.increment(this.metric, at, 1, delivery)
+    if (item.counts) for (const prefix of Object.keys(item.counts)) this.counterStore.incrementMinute(this.metric, at, prefix, item.counts[prefix], delivery)
+  }
+
+  /** The counter document an item counts in. */
+  counterId (item) {
+    return this.counterStore.documentId(this.metric, itemTime(item))
+  }
+
+  // An item of a message that is refused alone (the message's other items are kept).
+  countMalformed (reason) {
+    this.counts.malformed[reason] = (this.counts.malformed[reason] || 0) + 1
+    return true
+  }
+
+  dropPending () {
+    this.counts.dropped++
+    this.host.dropMessage('workerFull')
+    this.host.logAtMost('dropPending', 'error', { maxPending: this.spec.maxPending, dropped: this.counts.dropped },
+      'pending stream updates reached maxPending while the database is unavailable; dropping packets')
+    return false
+  }
+
+  async write () {
+    const entries = this.coalescer.take()
+    this.writing = entries
+    try {
+      await this.writeEntries(entries)
+    } finally {
+      this.writing = []
+    }
+    await this.counterStore.flush()
+  }
+
+  async writeEntries (entries) {
+    if (entries.length === 0) return
+    let result
+    try {
+      result = await this.writer.write(entries)
+    } catch (err) {
+      this.coalescer.restore(err.unwritten || entries)
+      throw err
+    }
+    this.coalescer.restore(result.unresolved)
+    for (const { entry, error } of result.failed) {
+      this.counts.rejected += entry.count
+      this.host.logAtMost('rejected', 'error', { error }, 'the database rejected a stream update')
+    }
+  }
+
+  get size () { return this.coalescer.size + this.counterStore.size }
+  get pending () { return this.coalescer.size }
+  hasBacklog () { return this.coalescer.size >= this.maxBatch }
+
+  oldestPending () {
+    let min = Math.min(this.coalescer.oldestPending(), this.counterStore.oldestPending())
+    for (const entry of this.writing) if (entry.minSeq < min) min = entry.minSeq
+    return min
+  }
+
+  // Entries of a write still in progress may or may not land: they are
+  // counted here too, since this worker will not hear the answer.
+  abandon () {
+    const count = (entries) => entries.reduce((sum, entry) => sum + entry.count, 0)
+    const pending = count(this.coalescer.take())
+    const unconfirmed = count(this.writing)
+    this.counts.dropped += pending + unconfirmed
+    this.counterStore.clear()
+    return { pending, unconfirmed }
+  }
+
+  async close () {
+    this.closing = true
+    if (this.sweeper) await this.sweeper.stop()
+  }
+
+  onLeader (isLeader) {
+    this.backfillIfLeader()
+    if (isLeader) {
+      if (this.sweeper && this.spec.sweep !== false) this.sweeper.start()
+    } else if (this.sweeper) this.sweeper.stop()
+  }
+
+  stats () {
+    const w = this.writer ? this.writer.stats : null
+    const streamOps = w ? w.ops : 0
+    return {
+      packets: this.counts.packets,
+      malformed: { ...this.counts.malformed },
+      dropped: this.counts.dropped,
+      rejected: this.counts.rejected,
+      pending: this.coalescer.size,
+      writes: streamOps + this.counterStore.stats.ops,
+      counterRepeats: this.counterStore.repeats(),
+      // Stream segments not written because their side had stored their
+      // batches, and sides left to another writer of an origin's batches.
+      streamRepeats: { alreadyApplied: w ? w.alreadyApplied : 0, yielded: w ? w.yielded : 0 },
+      // Bulks of stream upserts written again in halves: the server's reply did not account for them.
+      streamSplits: w ? w.splits : 0,
+      streamWrites: streamOps,
+      writesPerPacket: this.counts.packets ? streamOps / this.counts.packets : 0,
+      duplicateRetries: w ? w.duplicateRetries : 0,
+      // Side fields without report blocks (an SR's packet and octet counts,
+      // a CNAME) stored on the open streams of their SSRC: updates written,
+      // and the streams they reached (none: no open stream has that SSRC).
+      sideUpdates: w ? w.sideUpdates : 0,
+      sideStreamsUpdated: w ? w.sideMatches : 0,
+      sweeper: this.host.leader && this.sweeper ? { ...this.sweeper.stats } : null
+    }
+  }
+
+  /** Its figures a definition's worker also reports as its own (all but those the worker has: pending, malformed, dropped, writes). */
+  workerStats () {
+    const { pending, malformed, dropped, writes, ...own } = this.stats()
+    return own
+  }
+
+  // The writer's memory of which side each sender holds.
+  stateStats () {
+    const sides = this.writer ? this.writer.sides : null
+    return { held: { streamSides: sides ? sides.size : 0 }, evicted: { streamSides: sides ? sides.evicted : 0 } }
+  }
+}
+
+// A forked worker whose IPC channel closed: its master died (a worker
+// started otherwise has no channel).
+function masterGone () {
+  return typeof process.send === 'function' && !process.connected
+}
+
+function listOf (value) {
+  if (value === null || value === undefined) return []
+  return Array.isArray(value) ? value : [value]
+}
+
+// When an item happened: its own timestamp, else now.
+function itemTime (item) {
+  return item.timestamp === undefined ? Date.now() : item.timestamp
+}
+
+module.exports = { StreamsSink, itemTime }
