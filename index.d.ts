@@ -651,7 +651,7 @@ export interface CollectorDefinition<R = any> {
   /** the affinity key of a message's bytes, in the master (native receive path: read from the batch entry) */
   key? (data: Buffer): string | number | null | undefined
   /** instead of key, when the key needs memory: made once per master from the workers' settings; `evicted(map)` counts an entry it forgot (events.stateEvicted) */
-  affinity? (settings: Record<string, any>, evicted: (map: string) => void): { key (data: Buffer): string | number | null | undefined }
+  affinity? (settings: Record<string, any>, evicted: (map: string) => void): { key (buf: Buffer, start: number, end: number): string | number | null | undefined }
   /** pure; return or throw a DecodeError to refuse the message. `arrival`: the time of its batch (the same when delivered again) and its sender */
   decode (message: Message, settings: Record<string, any>, arrival: RecordSource): OneOrMore<any> | DecodeError
   /** each worker's initial state for enrich (default {}) */

@@ -14,15 +14,18 @@ function definedCollector (definition, settings) {
     // integer mixed; null or undefined: the sender's), read from the batch
     // entry on the native receive path, with no message built.
     Collector.prototype.key = function key (message) {
-      const k = this._keyOf(message.data)
+      const k = this._keyOf(message.data, 0, message.data.length)
       return k === null || k === undefined ? MongoCollector.prototype.key.call(this, message) : k
     }
     Collector.prototype.entryKey = function entryKey (buf, offset) {
-      const k = this._keyOf(buf.subarray(entryDataStart(buf, offset), entryEnd(buf, offset)))
+      const k = this._keyOf(buf, entryDataStart(buf, offset), entryEnd(buf, offset))
       return k === null || k === undefined ? MongoCollector.prototype.key.call(this, datagramAt(buf, offset)) : k
     }
   }
-  Collector.prototype._keyOf = definition.affinity ? affinityKey(definition, settings) : definition.key
+  // The key of bytes data[start, end): an affinity reads them in place; a key(data) is given a view.
+  Collector.prototype._keyOf = definition.affinity
+    ? affinityKey(definition, settings)
+    : (data, start, end) => definition.key(start === 0 && end === data.length ? data : data.subarray(start, end))
   Object.defineProperty(Collector, 'name', { value: className(definition.name, 'Collector') })
   return Collector
 }
@@ -31,13 +34,13 @@ function definedCollector (definition, settings) {
 // from the workers' settings (defaults applied), its evictions counted in
 // events.stateEvicted.
 function affinityKey (definition, settings) {
-  return function keyOf (data) {
+  return function keyOf (data, start, end) {
     if (!this._affinity) {
       const given = this.options.workerOptions
       const values = Object.fromEntries(Object.entries(settings.worker).map(([name, decl]) => [name, given[name] === undefined ? decl.default : given[name]]))
       this._affinity = definition.affinity(values, (map) => this.ctx.count('stateEvicted', map))
     }
-    return this._affinity.key(data)
+    return this._affinity.key(data, start, end)
   }
 }
 

@@ -54,8 +54,8 @@ class CallAffinity {
   }
 
   /** keyOf() of a whole datagram, as a definition's affinity gives it: null (the sender's key) for what is not RTCP. */
-  key (data) {
-    const key = this.keyOf(data, 0, data.length)
+  key (data, start = 0, end = data.length) {
+    const key = this.keyOf(data, start, end)
     return key >= 0 ? key : null
   }
 }
