@@ -623,10 +623,13 @@ export function resolveMongo (options?: { uri?: string, env?: NodeJS.ProcessEnv,
 export interface RecordSource { receivedAt: Date, remote: { address: string, port: number } | null }
 type OneOrMore<T> = T | T[] | null | undefined
 export interface DocumentUpdate {
-  _id: string | number
+  /** the document's id, under the sink's `key` field (`_id` by default) */
+  [key: string]: unknown
   inc?: Record<string, number>
-  min?: Record<string, number>
-  max?: Record<string, number>
+  min?: Record<string, number | Date>
+  max?: Record<string, number | Date>
+  /** values every copy of the message carries (order does not matter) */
+  set?: Record<string, unknown>
   /** the value of the newest message by arrival, stored as `{ batch, index, value }` */
   last?: Record<string, unknown>
   setOnInsert?: Record<string, unknown>
@@ -636,7 +639,7 @@ export interface SinkDeclaration<R = any> { readonly kind: 'updates' | 'counters
 /** What every sink takes: `maxBatch`, entries held that have the worker write at once (documents: also the largest insert, default 1000); `fromSettings`, fields taken from the workers' settings by name, e.g. `{ collection: 'countersCollection' }` */
 export interface SinkOptions { maxBatch?: number, fromSettings?: Record<string, string> }
 export const sinks: {
-  updates<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<DocumentUpdate>, indexes?: IndexSpec[] }): SinkDeclaration<R>
+  updates<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<DocumentUpdate>, indexes?: IndexSpec[], /** a unique field documents are matched on, instead of `_id` */ key?: string }): SinkDeclaration<R>
   counters<R = any> (spec: SinkOptions & { collection?: string, of (record: R, source: RecordSource): OneOrMore<CountIncrement>, preallocateRate?: number, indexes?: IndexSpec[] }): SinkDeclaration<R>
   documents<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): Record<string, unknown> | null, indexes?: IndexSpec[] }): SinkDeclaration<R>
   /** bilateral streams (StreamWorker's items); `fromSettings` defaults to the stream settings (streamsCollection, streamTimeout, ...), which the definition's settings then include */

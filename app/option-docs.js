@@ -23,7 +23,7 @@ const SETTINGS_TABLES = [
   { id: 'mongo', source: 'collectors/mongo-settings.js', settings: MONGO_COLLECTOR_SETTINGS },
   { id: 'rtcp', source: 'collectors/rtcp/index.js', settings: require('../collectors/rtcp').Collector.settings, parent: MONGO_COLLECTOR_SETTINGS },
   { id: 'syslog', source: 'collectors/syslog/index.js', settings: require('../collectors/syslog').Collector.settings, parent: MONGO_COLLECTOR_SETTINGS },
-  { id: 'hep', source: 'collectors/hep/hep-settings.js', settings: require('../collectors/hep/hep-settings'), parent: require('../collectors/rtcp').Collector.settings },
+  { id: 'hep', source: 'collectors/hep/index.js', settings: require('../collectors/hep').Collector.settings, parent: require('../collectors/rtcp').Collector.settings },
   { id: 'statsd', source: 'collectors/statsd/index.js', settings: require('../collectors/statsd').Collector.settings, parent: MONGO_COLLECTOR_SETTINGS }
 ]
 

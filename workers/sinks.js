@@ -26,7 +26,8 @@ const COUNTER_INDEXES = counterSchema.indexes().map(([key, options]) => ({ key, 
 class UpdatesSink {
   constructor (spec) {
     this.spec = spec
-    this.store = new UpdateStore(null, { what: `${spec.collection} upserts` })
+    this.store = new UpdateStore(null, { what: `${spec.collection} upserts`, key: spec.key })
+    this.key = spec.key || '_id'
     this.maxBatch = spec.maxBatch || Infinity
   }
 
@@ -38,7 +39,7 @@ class UpdatesSink {
   accept (record, context) {
     for (const u of listOf(this.spec.of(record, context.message))) {
       const latest = u.last ? lastValues(u.last, [context.mark.batchId, context.index]) : undefined
-      this.store.update(u._id, { inc: u.inc, min: u.min, max: u.max, latest }, context.mark, u.setOnInsert || null)
+      this.store.update(u[this.key], { inc: u.inc, min: u.min, max: u.max, latest, set: u.set }, context.mark, u.setOnInsert || null)
     }
   }
 

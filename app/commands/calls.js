@@ -10,7 +10,7 @@ const { flagTypes } = require('../../configs/flag-types')
 const { commandConfig, usageError, formatTable, formatUptime } = require('./common')
 const { callOutcome } = require('../../collectors/hep/call-store')
 const { STREAM_SETTINGS } = require('../../workers/mongo-settings')
-const HEP_SETTINGS = require('../../collectors/hep/hep-settings')
+const HEP_SETTINGS = require('../../collectors/hep').Collector.settings
 
 // The collections the collectors write by default (their settings declare them).
 const STREAMS = STREAM_SETTINGS.streamsCollection.default

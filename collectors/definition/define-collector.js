@@ -7,7 +7,7 @@ const { declareSettings } = require('../../lib/shared/settings')
 const { KINDS } = require('./sinks')
 
 // Listener options a definition may set (LoadBalancer options, with a flag).
-const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split', 'distribution'])
+const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split', 'distribution', 'maxFrameBytes'])
 // Its optional functions.
 const HOOKS = Object.freeze(['key', 'affinity', 'state', 'enrich', 'stats', 'memory'])
 

@@ -22,14 +22,16 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  */
 
 /**
- * Documents updated in place, one per `_id`: `of` gives
- * `{ _id, inc?, min?, max?, last?, setOnInsert? }` (or an array of them),
- * each of inc/min/max/last an object `{ field: number }`. `inc` counts once
- * per message; `min`/`max` keep the extremes; `last` keeps the value of
- * the message that reached the master last, stored as
- * `{ batch, index, value }` and never overwritten by an older message
- * delivered again.
- * @param {{ collection: string, of: Function, indexes?: Array<{ key: object, unique?: boolean }> }} spec
+ * Documents updated in place, one per `_id` (or per `key`, a unique field
+ * of the collection's): `of` gives `{ _id, inc?, min?, max?, last?, set?,
+ * setOnInsert? }` (or an array of them), each of inc/min/max/last an object
+ * `{ field: number }`. `inc` counts once per message; `min`/`max` keep the
+ * extremes; `last` keeps the value of the message that reached the master
+ * last, stored as `{ batch, index, value }` and never overwritten by an
+ * older message delivered again; `set`: values every copy of the message
+ * carries (so that their order does not matter). A document with no `inc`
+ * is written without a watermark.
+ * @param {{ collection: string, of: Function, key?: string, indexes?: Array<{ key: object, unique?: boolean }> }} spec
  */
 function updates (spec) {
   return sink('updates', spec)

@@ -1,10 +1,63 @@
 'use strict'
 
-const { collectorModule } = require('../collector-module')
+const { defineCollector } = require('../definition/define-collector')
+const sinks = require('../definition/sinks')
+const rtcp = require('../rtcp')
+const { callAnalytics } = require('../rtcp/quality-analytics')
+const { callKeyOf } = require('./call-key')
+const { authKeyFileProblem } = require('./auth-key')
+const { hepRecordOf } = require('./hep-records')
+const { toStreamUpdates } = require('../rtcp/to-stream-updates')
+const { callQualityOf } = require('../rtcp/rtcp-records')
 
-module.exports = collectorModule({
+const CALLS = 'calls' // the SIP calls' collection, by default
+
+/**
+ * HEP3 (HOMER encapsulation) on 9060, UDP or TCP (each packet framed by its
+ * own length, TLS through the usual flags), from capture agents and media
+ * relays. Hash distribution on the call (call-key.js: the correlation id
+ * of RTCP, the Call-ID of SIP), so that one call's SIP and RTCP meet in one
+ * worker. RTCP (protocol type 5) becomes the RTCP collector's stream items,
+ * stamped with the capture time and the inner (media) addresses, its stream
+ * sides tagged with the call's `callId`, with the worker's call-quality
+ * memory; SIP (type 1) becomes one document per call in `calls`, by
+ * Call-ID, written with order-free operators only (call-store.js). What
+ * carries no call data is refused by reason (hep-records.js).
+ */
+module.exports = defineCollector({
+  name: 'hep',
   description: 'HEP3 (HOMER encapsulation) collector: SIP calls by Call-ID and their RTCP call quality from rtpengine, Kamailio, Asterisk, FreeSWITCH, heplify',
-  Collector: require('./hep-collector'),
-  Config: require('./hep-config'),
-  workerPath: require.resolve('./hep-worker')
+  usage: 'collector run hep [options]',
+  listen: { protocol: 'udp', port: 9060, framing: 'hep', maxFrameBytes: 65535, distribution: 'hash' },
+  // The RTCP collector's settings apply to the RTCP it carries.
+  settings: {
+    ...rtcp.Collector.settings.worker,
+    hepPasswordFile: { type: 'path', group: 'HEP', validate: authKeyFileProblem, description: 'file holding the HEP auth key (chunk 0x0e) agents must send: packets without it or with another are dropped (dropped.hep-auth); also COLLECTOR_HEP_PASSWORD; never on the command line' },
+    callsCollection: { flag: false, type: 'string', default: CALLS, group: 'Storage', description: 'collection of the SIP calls' }
+  },
+  // The call of a HEP packet; for anything else (-1) its sender.
+  affinity: () => ({ key: (buf, start, end) => { const key = callKeyOf(buf, start, end); return key >= 0 ? key : null } }),
+  decode: (message, settings, { receivedAt }) => hepRecordOf(message.data, settings, receivedAt),
+  tally: { types: (record) => record.type },
+  state: (settings) => ({ quality: callQualityOf(settings) }),
+  enrich: (record, { quality }) => record.call ? record : streamItemsOf(record, quality),
+  stats: ({ quality }) => ({ quality: quality.stats() }),
+  memory: ({ quality }) => quality.memory(),
+  sinks: [
+    sinks.streams({ analytics: callAnalytics, of: (item) => item.call ? null : item }),
+    sinks.updates({
+      collection: CALLS,
+      key: 'callId',
+      fromSettings: { collection: 'callsCollection' },
+      indexes: [{ key: { callId: 1 }, unique: true }, { key: { invitedAt: 1 } }, { key: { 'caller.user': 1, invitedAt: 1 } }, { key: { 'callee.user': 1, invitedAt: 1 } }],
+      of: (item) => item.call ? { callId: item.call.callId, min: item.call.min, max: item.call.max, set: item.call.set } : null
+    })
+  ]
 })
+
+// An RTCP record's stream items, its sides tagged with the call's Call-ID.
+function streamItemsOf ({ rtcp: decoded, at, srcIp, callId }, quality) {
+  const items = toStreamUpdates(decoded, { address: srcIp }, at, quality)
+  if (callId) for (const item of items) if (item.fields) item.fields.callId = callId
+  return items
+}

@@ -8,13 +8,13 @@ const { callAnalytics } = require('./quality-analytics')
 
 /**
  * The RTCP collector's worker as a StreamWorker class, for a collector of
- * the class way that carries RTCP (the HEP collector's HepWorker extends
- * it): RTCP compound packets (RFC 3550) decoded into stream updates, as
- * the RTCP definition (index.js) does, with the same call-quality memory
- * and figures.
+ * the class way that carries RTCP (extend it, or name it as a worker):
+ * RTCP compound packets (RFC 3550) decoded into stream updates, as the RTCP
+ * definition (index.js) does, with the same call-quality memory and
+ * figures.
  */
 class RtcpWorker extends StreamWorker {
-  /** Its settings (rtcp-settings.js). */
+  /** Its settings: the RTCP definition's. */
   static settings = require('./index').Collector.settings.worker
 
   constructor (options = {}, defaults = {}) {

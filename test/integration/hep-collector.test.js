@@ -219,14 +219,14 @@ test('workers SIGKILLed every 700 ms under 300 interleaved calls: one call docum
   assert.deepEqual(wrong.slice(0, 2), [], `${wrong.length} streams differ from what was sent`)
 })
 
-test('an auth key file that cannot be read or is empty fails the collector at construction, naming it', () => {
+test('an auth key file that cannot be read or is empty is refused by the config and at construction, naming it', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-key-'))
   try {
     const empty = path.join(dir, 'empty')
     fs.writeFileSync(empty, '\n')
-    for (const [file, why] of [[path.join(dir, 'missing'), /cannot be read \(ENOENT\)/], [empty, /is empty/]]) {
-      const config = new hep.Config(['--port', '0', '--hep-password-file', file]).getConfig()
-      assert.throws(() => new hep.Collector(config), { code: 'ERR_INVALID_OPTION', message: why })
+    for (const [file, why] of [[path.join(dir, 'missing'), 'cannot be read \\(ENOENT\\)'], [empty, 'is empty']]) {
+      assert.throws(() => new hep.Config(['--port', '0', '--hep-password-file', file]).getConfig(), { code: 'ERR_INVALID_CONFIG', message: new RegExp(`--hep-password-file: ${why}`) })
+      assert.throws(() => new hep.Collector({ port: 0, hepPasswordFile: file }), { code: 'ERR_INVALID_OPTION', message: new RegExp(`"hepPasswordFile" ${why}`) })
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })

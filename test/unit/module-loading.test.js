@@ -36,7 +36,7 @@ test('a built-in collector still exports its Worker, loaded when asked for', () 
 test('a worker of each built-in collector loads one copy of the MongoDB driver, the one mongoose uses', () => {
   const mongooseDriver = path.dirname(path.relative(ROOT, require.resolve('mongodb', { paths: [path.dirname(require.resolve('mongoose'))] })))
   // A definition's worker: its module, then its definition worker and sinks.
-  for (const worker of [['collectors/syslog', 'workers/definition-worker'], ['collectors/rtcp', 'workers/definition-worker'], ['collectors/hep/hep-worker']]) {
+  for (const worker of [['collectors/syslog', 'workers/definition-worker'], ['collectors/rtcp', 'workers/definition-worker'], ['collectors/hep', 'workers/definition-worker']]) {
     const copies = driverCopies(loadedPackages(['lib/worker/worker-runtime', ...worker]))
     assert.deepEqual([...copies], [mongooseDriver], worker.join(' + '))
   }

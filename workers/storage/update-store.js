@@ -42,11 +42,13 @@ const { writeAccounted, toWriteAgain } = require('./write-accounting')
 class UpdateStore {
   /**
    * @param {object} collection the native collection (may be set later)
-   * @param {{ what?: string }} [options] what the upserts are, for messages
+   * @param {{ what?: string, key?: string }} [options] what the upserts are,
+   *   for messages; the field a document's id is matched on (unique), `_id` by default
    */
-  constructor (collection, { what = 'upserts' } = {}) {
+  constructor (collection, { what = 'upserts', key = '_id' } = {}) {
     this.collection = collection
     this.what = what
+    this.key = key
     this.pending = new Map() // _id, or _id and origin → entry
     this.writing = null // the entries of the write in progress
     // alreadyCounted: segments not written because their document had applied their batches
@@ -58,7 +60,8 @@ class UpdateStore {
 
   /**
    * Folds changes into document `id`. `changes`: `{ inc?, min?, max?,
-   * latest? }`, each `{ path: value }` (latest: `{ path: { order, value } }`);
+   * latest?, set? }`, each `{ path: value }` (latest: `{ path: { order, value } }`;
+   * set: values every copy of the message carries, so that order does not matter);
    * `setOnInsert`: fields a new document gets; `mark` names the batch.
    */
   update (id, changes, mark = null, setOnInsert = null) {
@@ -68,6 +71,7 @@ class UpdateStore {
     if (changes.min) for (const path in changes.min) keep(segment.min, path, changes.min[path], (a, b) => a < b)
     if (changes.max) for (const path in changes.max) keep(segment.max, path, changes.max[path], (a, b) => a > b)
     if (changes.latest) for (const path in changes.latest) keep(segment.latest, path, changes.latest[path], newer)
+    if (changes.set) Object.assign(segment.set, changes.set)
   }
 
   // The changes to fold into: those of the open segment of the entry for
@@ -115,8 +119,9 @@ class UpdateStore {
 
   /** The same for many documents in one read: a Map from each id to its watermark or null. */
   async watermarks (ids, origin) {
-    const docs = await this.collection.find({ _id: { $in: ids } }, { projection: { [`watermarks.${origin}`]: 1 } }).toArray()
-    const found = new Map(docs.map((doc) => [doc._id, doc.watermarks && doc.watermarks[origin]]))
+    const key = this.key
+    const docs = await this.collection.find({ [key]: { $in: ids } }, { projection: { [key]: 1, [`watermarks.${origin}`]: 1 } }).toArray()
+    const found = new Map(docs.map((doc) => [doc[key], doc.watermarks && doc.watermarks[origin]]))
     return new Map(ids.map((id) => [id, typeof found.get(id) === 'number' ? found.get(id) : null]))
   }
 
@@ -140,7 +145,7 @@ class UpdateStore {
     const ops = []
     const opEntries = [] // ops[i]'s entry; null for an extra op
     for (const entry of entries.values()) {
-      ops.push(upsertOp(entry))
+      ops.push(upsertOp(entry, this.key))
       opEntries.push(entry)
       for (const op of this.extraOps(entry)) {
         ops.push(op)
@@ -168,12 +173,16 @@ class UpdateStore {
     this.stats.splits += out.splits
     this.restore(again.indexes.map((i) => opEntries[i]).filter(Boolean))
     // An extra op that collides found its document there: nothing to do.
-    const collided = out.collided.map((i) => opEntries[i]).filter((entry) => entry && entry.origin !== null)
-    if (collided.length > 0) {
+    // An upsert of order-free changes only collides with another creating
+    // its document at once: written again, it matches.
+    const collided = out.collided.map((i) => opEntries[i]).filter(Boolean)
+    this.restore(collided.filter((entry) => !guarded(entry)))
+    const counted = collided.filter(guarded)
+    if (counted.length > 0) {
       try {
-        await this.keepUnapplied(collided)
+        await this.keepUnapplied(counted)
       } catch (err) {
-        this.restore(collided)
+        this.restore(counted)
         throw err
       }
     }
@@ -233,40 +242,49 @@ class UpdateStore {
 function openSegment (entry, batchId, redelivered) {
   const last = entry.segments[entry.segments.length - 1]
   if (last && last.open && (!redelivered || (last.first === batchId && last.last === batchId))) return last
-  const segment = { first: batchId, last: batchId, inc: {}, min: {}, max: {}, latest: {}, open: true }
+  const segment = { first: batchId, last: batchId, inc: {}, min: {}, max: {}, latest: {}, set: {}, open: true }
   entry.segments.push(segment)
   return segment
 }
 
-// One entry's upsert: every segment's changes, applied only while the
-// document's watermark for the origin is below the first batch.
-function upsertOp (entry) {
+// One entry's upsert: every segment's changes. One that counts (`$inc`)
+// applies only while the document's watermark for the origin is below the
+// first batch; the rest is order-free and needs no condition.
+function upsertOp (entry, key) {
   const inc = {}
   const min = {}
   const max = {}
   const latest = {}
+  const set = {}
   for (const segment of entry.segments) {
     for (const path in segment.inc) add(inc, path, segment.inc[path])
     for (const path in segment.min) keep(min, path, segment.min[path], (a, b) => a < b)
     for (const path in segment.max) keep(max, path, segment.max[path], (a, b) => a > b)
     for (const path in segment.latest) keep(latest, path, segment.latest[path], newer)
+    Object.assign(set, segment.set)
   }
   const update = {}
   if (hasAny(inc)) update.$inc = inc
   if (hasAny(min)) update.$min = min
+  if (hasAny(set)) update.$set = set
   for (const path in latest) {
     const { order, value } = latest[path]
     max[path] = { batch: order[0], index: order[1], value }
   }
   if (entry.setOnInsert) update.$setOnInsert = entry.setOnInsert
-  if (entry.origin === null) {
+  if (!guarded(entry)) {
     if (hasAny(max)) update.$max = max
-    return { updateOne: { filter: { _id: entry.id }, update, upsert: true } }
+    return { updateOne: { filter: { [key]: entry.id }, update, upsert: true } }
   }
   const field = `watermarks.${entry.origin}`
   max[field] = entry.segments[entry.segments.length - 1].last
   update.$max = max
-  return { updateOne: { filter: { _id: entry.id, [field]: { $not: { $gte: entry.segments[0].first } } }, update, upsert: true } }
+  return { updateOne: { filter: { [key]: entry.id, [field]: { $not: { $gte: entry.segments[0].first } } }, update, upsert: true } }
+}
+
+// Whether an entry's upsert is conditional on its batches: it counts, and names them.
+function guarded (entry) {
+  return entry.origin !== null && entry.segments.some((segment) => hasAny(segment.inc))
 }
 
 function newer (a, b) {
