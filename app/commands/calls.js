@@ -8,7 +8,7 @@ const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
 const { NAME_PATTERN } = require('../../lib/master/options')
 const { flagTypes } = require('../../configs/flag-types')
 const { commandConfig, usageError, formatTable, formatUptime } = require('./common')
-const { callOutcome } = require('../../collectors/hep/call-store')
+const { callOutcome } = require('../../collectors/hep/calls')
 const { STREAM_SETTINGS } = require('../../workers/mongo-settings')
 const HEP_SETTINGS = require('../../collectors/hep').Collector.settings
 

@@ -4,7 +4,7 @@ const DecodeError = require('../../exceptions/decode-error')
 const { decodeHep, captureTime, PROTOCOL_TYPES } = require('./hep-decoder')
 const { rtcpOfHep } = require('./rtcp-json')
 const { parseSip } = require('./sip')
-const { callUpdateOf } = require('./call-store')
+const { callUpdateOf } = require('./calls')
 const { readAuthKey } = require('./auth-key')
 
 const refusals = new Map()
@@ -21,7 +21,7 @@ const authKeys = new WeakMap() // settings → the auth key agents must send (nu
 /**
  * A HEP3 packet (hep-decoder.js) as a record, pure: RTCP (protocol type 5,
  * JSON or raw) `{ type: 'rtcp', rtcp, at, srcIp, callId }`, SIP (type 1)
- * `{ type: 'sip', call }` (call-store.js's update of its call), `at` the
+ * `{ type: 'sip', call }` (calls.js: the update of its call), `at` the
  * capture time, else `receivedAt`. Refused, by reason, what carries no
  * call data: a keepalive or ping (`hep-keepalive`), a packet without the
  * auth key of `settings.hepPasswordFile` or COLLECTOR_HEP_PASSWORD

@@ -21,7 +21,7 @@ const CALLS = 'calls' // the SIP calls' collection, by default
  * stamped with the capture time and the inner (media) addresses, its stream
  * sides tagged with the call's `callId`, with the worker's call-quality
  * memory; SIP (type 1) becomes one document per call in `calls`, by
- * Call-ID, written with order-free operators only (call-store.js). What
+ * Call-ID, written with order-free operators only (calls.js). What
  * carries no call data is refused by reason (hep-records.js).
  */
 module.exports = defineCollector({

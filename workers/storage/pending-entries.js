@@ -6,7 +6,7 @@
  * the worker acknowledges only what is older than everything held. A
  * subclass folds items in (`add`) and says how two entries of one key
  * merge (`merge(into, entry)`); a failed write's entries come back with
- * `restore`. The stream coalescer and the HEP call store are two.
+ * `restore`. The stream coalescer is one.
  */
 class PendingEntries {
   constructor () {
