@@ -11,7 +11,7 @@
 //   node benchmarks/hep-decoder-bench.js [--seconds 8]
 
 const HEPjs = require('hep-js')
-const { decodeHep } = require('../collectors/hep/hep-decoder')
+const { decodeHep, payloadOf } = require('../collectors/hep/hep-decoder')
 const { rtcpOfHep } = require('../collectors/hep/rtcp-json')
 const { prng } = require('../test/helpers/prng')
 
@@ -41,8 +41,8 @@ let sink = 0
 
 const DECODERS = {
   'hep-js': (buf) => { sink += HEPjs.decapsulate(buf).payload.length },
-  ours: (buf) => { sink += decodeHep(buf).payload.length },
-  'ours+rtcp': (buf) => { sink += rtcpOfHep(decodeHep(buf).payload).packets.length }
+  ours: (buf) => { sink += payloadOf(decodeHep(buf)).length },
+  'ours+rtcp': (buf) => { sink += rtcpOfHep(payloadOf(decodeHep(buf))).packets.length }
 }
 
 function runFor (decode, corpus, until) {

@@ -1,6 +1,7 @@
 'use strict'
 
 const fs = require('node:fs')
+const { createHash, timingSafeEqual } = require('node:crypto')
 const InvalidOptionError = require('../../exceptions/invalid-option-error')
 
 const PASSWORD_ENV = 'COLLECTOR_HEP_PASSWORD'
@@ -24,6 +25,25 @@ function authKeyFileProblem (file) {
   return readKeyFile(file).problem
 }
 
+/**
+ * The check of the key a packet carries (a string, or undefined when it
+ * carries none) against `key`: both hashed to 32 bytes and compared with
+ * timingSafeEqual, so the time taken tells a guesser nothing of where they
+ * differ or how long the key is. A null key lets every packet through.
+ *
+ * @param {string|null} key
+ * @returns {(given: string|undefined) => boolean}
+ */
+function authKeyCheck (key) {
+  if (key === null) return () => true
+  const expected = digest(key)
+  return (given) => typeof given === 'string' && timingSafeEqual(digest(given), expected)
+}
+
+function digest (text) {
+  return createHash('sha256').update(text, 'utf8').digest()
+}
+
 function readKeyFile (file) {
   let text
   try {
@@ -35,4 +55,4 @@ function readKeyFile (file) {
   return key ? { key } : { problem: 'is empty: its first line is the auth key' }
 }
 
-module.exports = { readAuthKey, authKeyFileProblem, PASSWORD_ENV }
+module.exports = { readAuthKey, authKeyCheck, authKeyFileProblem, PASSWORD_ENV }

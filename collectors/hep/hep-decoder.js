@@ -7,14 +7,16 @@
 // and the payload. Generic chunks are vendor 0; any other vendor's, and
 // generic types we do not read, are passed over by their length.
 
-const { inflateSync, gunzipSync } = require('node:zlib')
+const zlib = require('node:zlib')
 const DecodeError = require('../../exceptions/decode-error')
 
 const MAGIC = 0x48455033 // "HEP3"
 const HEADER_SIZE = 6
 const CHUNK_HEADER_SIZE = 6
 // A compressed payload may not inflate past this: a small packet must not
-// cost the worker megabytes.
+// cost the worker megabytes. Inflating is the one costly step a sender
+// chooses, so decodeHep never does it: payloadOf does, once the caller has
+// authenticated the packet.
 const MAX_INFLATED = 1024 * 1024
 
 /** Protocol types (chunk 0x0b) by number, as the specification names them. */
@@ -65,11 +67,12 @@ const GENERIC = new Map([
 ])
 
 /**
- * Reads one HEP3 packet. Returns `{ protocolType, srcIp, dstIp, srcPort,
+ * Reads one HEP3 packet's chunks, in time linear in its bytes and without
+ * inflating anything. Returns `{ protocolType, srcIp, dstIp, srcPort,
  * dstPort, timeSec, timeUsec, captureId, nodeName, authKey, correlationId,
- * payload (a Buffer, inflated if it came compressed), family, ipProtocol,
- * vlan, keepAlive, skippedChunks }` (fields absent from the packet are
- * undefined; `payload` is a view of `buf` unless inflated), or the
+ * payload, compressedPayload, family, ipProtocol, vlan, keepAlive,
+ * skippedChunks }` (fields absent from the packet are undefined; the two
+ * payloads are views of `buf`: read them through payloadOf), or the
  * DecodeError of its reason (HEP_REASONS): returned, not thrown, as the
  * stream worker counts refusals.
  *
@@ -93,13 +96,21 @@ function decodeHep (buf) {
     else if (!readChunk(packet, reading, buf, offset + CHUNK_HEADER_SIZE, length - CHUNK_HEADER_SIZE)) return REFUSALS['hep-bad-chunk']
     offset += length
   }
-  if (packet.compressedPayload !== undefined) {
-    const inflated = inflate(packet.compressedPayload)
-    if (!inflated) return REFUSALS['hep-bad-gzip']
-    packet.payload = inflated
-    delete packet.compressedPayload
-  }
   return packet
+}
+
+/**
+ * The payload of a decoded packet: chunk 0x0f as sent, else chunk 0x10
+ * inflated (gzip or zlib, at most MAX_INFLATED bytes), else undefined; the
+ * `hep-bad-gzip` refusal when it does not inflate within that. Call it only
+ * once the packet is authenticated: its cost is the sender's choice.
+ *
+ * @param {object} packet what decodeHep returned
+ * @returns {Buffer|undefined|DecodeError}
+ */
+function payloadOf (packet) {
+  if (packet.payload !== undefined || packet.compressedPayload === undefined) return packet.payload
+  return inflate(packet.compressedPayload) || REFUSALS['hep-bad-gzip']
 }
 
 // One generic chunk into its field; false when its size is wrong for its type.
@@ -140,7 +151,7 @@ function ipv6Text (buf, start) {
 function inflate (bytes) {
   const options = { maxOutputLength: MAX_INFLATED }
   try {
-    return bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes, options) : inflateSync(bytes, options)
+    return bytes[0] === 0x1f && bytes[1] === 0x8b ? zlib.gunzipSync(bytes, options) : zlib.inflateSync(bytes, options)
   } catch {
     return null
   }
@@ -152,4 +163,4 @@ function captureTime (packet) {
   return packet.timeSec * 1000 + Math.floor((packet.timeUsec || 0) / 1000)
 }
 
-module.exports = { decodeHep, captureTime, HEP_REASONS, PROTOCOL_TYPES, MAGIC, MAX_INFLATED }
+module.exports = { decodeHep, payloadOf, captureTime, HEP_REASONS, PROTOCOL_TYPES, MAGIC, MAX_INFLATED }

@@ -1,11 +1,11 @@
 'use strict'
 
 const DecodeError = require('../../exceptions/decode-error')
-const { decodeHep, captureTime, PROTOCOL_TYPES } = require('./hep-decoder')
+const { decodeHep, payloadOf, captureTime, PROTOCOL_TYPES } = require('./hep-decoder')
 const { rtcpOfHep } = require('./rtcp-json')
-const { parseSip } = require('./sip')
+const { parseSip, TOO_LONG } = require('./sip')
 const { callUpdateOf } = require('./calls')
-const { readAuthKey } = require('./auth-key')
+const { readAuthKey, authKeyCheck } = require('./auth-key')
 
 const refusals = new Map()
 
@@ -16,40 +16,48 @@ function refusal (reason) {
   return error
 }
 
-const authKeys = new WeakMap() // settings → the auth key agents must send (null: any), read once
+const authChecks = new WeakMap() // settings → the check of the auth key agents must send, read once
 
 /**
  * A HEP3 packet (hep-decoder.js) as a record, pure: RTCP (protocol type 5,
  * JSON or raw) `{ type: 'rtcp', rtcp, at, srcIp, callId }`, SIP (type 1)
  * `{ type: 'sip', call }` (calls.js: the update of its call), `at` the
  * capture time, else `receivedAt`. Refused, by reason, what carries no
- * call data: a keepalive or ping (`hep-keepalive`), a packet without the
- * auth key of `settings.hepPasswordFile` or COLLECTOR_HEP_PASSWORD
- * (`hep-auth`), another protocol type (`hep-type-<n>`), no payload, a SIP
- * or RTCP payload that does not parse.
+ * call data: a packet that is not well-formed HEP3 (its structural reason:
+ * its key cannot be read), then a packet without the auth key of
+ * `settings.hepPasswordFile` or COLLECTOR_HEP_PASSWORD (`hep-auth`,
+ * whatever else it holds), a keepalive or ping (`hep-keepalive`), another
+ * protocol type (`hep-type-<n>`), no payload, a SIP or RTCP payload that
+ * does not parse (`hep-sip`, `hep-rtcp-*` and the RTCP decoder's reasons,
+ * `too-many-sources` among them), a SIP Call-ID, user, host or tag too long
+ * to keep (`hep-sip-too-long`). The order is the point: nothing a sender chooses to make
+ * costly (inflating, JSON, SIP) is done before its key and its type pass.
  */
 function hepRecordOf (data, settings, receivedAt) {
   const packet = decodeHep(data)
   if (packet instanceof DecodeError) return packet
-  const authKey = authKeyOf(settings)
-  if (authKey !== null && packet.authKey !== authKey) return refusal('hep-auth')
+  if (!authCheckOf(settings)(packet.authKey)) return refusal('hep-auth')
   const type = packet.protocolType
   if (type === undefined || type === 0 || packet.keepAlive !== undefined) return refusal('hep-keepalive')
   if (type !== 1 && type !== 5) return refusal(`hep-type-${type}`)
-  if (packet.payload === undefined || packet.payload.length === 0) return refusal('hep-missing-payload')
+  const payload = payloadOf(packet)
+  if (payload instanceof DecodeError) return payload
+  if (payload === undefined || payload.length === 0) return refusal('hep-missing-payload')
   const at = captureTime(packet) ?? receivedAt.getTime()
   if (type === 1) {
-    const sip = parseSip(packet.payload)
+    const sip = parseSip(payload)
+    if (sip === TOO_LONG) return refusal('hep-sip-too-long')
     return sip ? { type: PROTOCOL_TYPES[type], call: callUpdateOf(sip, at) } : refusal('hep-sip')
   }
-  const rtcp = rtcpOfHep(packet.payload)
+  const rtcp = rtcpOfHep(payload)
   if (rtcp.reason) return refusal(rtcp.reason)
   return { type: PROTOCOL_TYPES[type], rtcp, at, srcIp: packet.srcIp, callId: packet.correlationId }
 }
 
-function authKeyOf (settings) {
-  if (!authKeys.has(settings)) authKeys.set(settings, readAuthKey(settings.hepPasswordFile))
-  return authKeys.get(settings)
+function authCheckOf (settings) {
+  let check = authChecks.get(settings)
+  if (!check) authChecks.set(settings, (check = authKeyCheck(readAuthKey(settings.hepPasswordFile))))
+  return check
 }
 
 module.exports = { hepRecordOf }

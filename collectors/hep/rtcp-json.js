@@ -8,17 +8,22 @@
 // RTCP heard directly and RTCP heard through HEP.
 
 const { tryDecodeRtcp } = require('../rtcp/decoder')
+const { MAX_COMPOUND_SOURCES } = require('../rtcp/constants')
 
 // NTP seconds at the Unix epoch (RFC 5905): an agent that sends Unix time
 // (Asterisk turns the NTP timestamp into a timeval) sends less than this.
 const NTP_UNIX_OFFSET = 2208988800
 const U32 = 0x100000000
+// An SDES item's text is at most 255 octets (its length field, RFC 3550 §6.5).
+const MAX_SDES_TEXT = 255
 
 /**
  * The RTCP of one HEP type 5 payload, as `{ packets }` in the RTCP
  * decoder's shape, or `{ reason }`: 'hep-rtcp-json' (not JSON, or no SSRC),
- * 'hep-rtcp-field' (a field out of its range), or the RTCP decoder's own
- * reason for a raw packet.
+ * 'hep-rtcp-field' (a field out of its range: not an unsigned 32-bit
+ * integer, a fraction over 255, a CNAME over 255 bytes), 'too-many-sources'
+ * (more report blocks or SDES chunks than one RTCP packet carries:
+ * MAX_COMPOUND_SOURCES), or the RTCP decoder's own reason for a raw packet.
  *
  * JSON as the agents send it: `{ ssrc, type, report_count, report_blocks:
  * [{ source_ssrc, highest_seq_no, fraction_lost (0-255), ia_jitter,
@@ -45,6 +50,7 @@ function rtcpOfHep (payload) {
     return { reason: 'hep-rtcp-json' }
   }
   if (json === null || typeof json !== 'object' || uint(json.ssrc) === null) return { reason: 'hep-rtcp-json' }
+  if (count(json.report_blocks) > MAX_COMPOUND_SOURCES || count(json.sdes_information) > MAX_COMPOUND_SOURCES) return { reason: 'too-many-sources' }
   const packets = jsonPackets(json)
   return packets ? { packets } : { reason: 'hep-rtcp-field' }
 }
@@ -63,6 +69,7 @@ function jsonPackets (json) {
   if (sender === null) return null
   const packets = [sender ? { type: 'SR', ssrc, ...sender, reports } : { type: 'RR', ssrc, reports }]
   const chunks = cnameChunks(json)
+  if (chunks === null) return null
   if (chunks.length > 0) packets.push({ type: 'SDES', chunks })
   return packets
 }
@@ -96,11 +103,18 @@ function senderInfo (info) {
   }
 }
 
+function count (list) {
+  return Array.isArray(list) ? list.length : 0
+}
+
+// The CNAMEs; null when one is longer than an SDES item can be.
 function cnameChunks (json) {
   const chunks = []
   for (const item of Array.isArray(json.sdes_information) ? json.sdes_information : []) {
     const ssrc = item && uint(item.sdes_chunk_ssrc)
-    if (ssrc !== null && uint(item.type) === 1 && typeof item.text === 'string') chunks.push({ ssrc, items: { cname: item.text } })
+    if (ssrc === null || uint(item.type) !== 1 || typeof item.text !== 'string') continue
+    if (Buffer.byteLength(item.text) > MAX_SDES_TEXT) return null
+    chunks.push({ ssrc, items: { cname: item.text } })
   }
   return chunks
 }

@@ -7,13 +7,20 @@
 
 const COMPACT = { i: 'call-id', f: 'from', t: 'to' }
 const WANTED = new Set(['call-id', 'from', 'to', 'cseq'])
+// What is read of a message (its start line and headers), and how long a
+// value we keep may be: a Call-ID is unbounded in RFC 3261 but tens of
+// bytes in practice (Asterisk, Kamailio, FreeSWITCH), a user, host or tag
+// a few; a sender's 60 KB Call-ID must not become an index key.
 const MAX_HEADER_BYTES = 16384
+const MAX_CALL_ID = 1024
+const MAX_PART = 256
 
 /**
  * One SIP message: `{ method, uri }` for a request or `{ status, reason }`
  * for a response, and `callId`, `from` and `to` (`{ user, host, tag }`),
  * `cseq` (`{ seq, method }`). Returns null when it is not a SIP message
- * with those four headers.
+ * with those four headers, and TOO_LONG when one of the values kept is
+ * longer than we store (MAX_CALL_ID, MAX_PART).
  *
  * @param {Buffer} payload
  */
@@ -33,13 +40,17 @@ function parseSip (payload) {
   }
   const cseq = /^(\d{1,10})\s+([A-Za-z]+)$/.exec(headers.cseq || '')
   if (!headers['call-id'] || !headers.from || !headers.to || !cseq) return null
-  return {
-    ...start,
-    callId: headers['call-id'],
-    from: nameAddress(headers.from),
-    to: nameAddress(headers.to),
-    cseq: { seq: Number(cseq[1]), method: cseq[2].toUpperCase() }
-  }
+  const from = nameAddress(headers.from)
+  const to = nameAddress(headers.to)
+  if (headers['call-id'].length > MAX_CALL_ID || tooLong(from) || tooLong(to)) return TOO_LONG
+  return { ...start, callId: headers['call-id'], from, to, cseq: { seq: Number(cseq[1]), method: cseq[2].toUpperCase() } }
+}
+
+/** parseSip's answer for a message whose Call-ID, user, host or tag is too long to keep. */
+const TOO_LONG = Object.freeze({ tooLong: true })
+
+function tooLong ({ user, host, tag }) {
+  return user.length > MAX_PART || host.length > MAX_PART || (tag !== null && tag.length > MAX_PART)
 }
 
 function startLine (line) {
@@ -72,4 +83,4 @@ function decodeURIComponentSafe (text) {
   }
 }
 
-module.exports = { parseSip }
+module.exports = { parseSip, TOO_LONG }

@@ -16,6 +16,17 @@ const SENDER_INFO_SIZE = 20
 const MAX_COUNT = 31
 
 /**
+ * What one compound packet (or one HEP RTCP JSON report) may describe, per
+ * role: report blocks, SDES chunks, BYE sources, XR blocks and DLRR items,
+ * each at most what one packet's count field allows. RFC 3550 lets a
+ * compound stack several RRs for more than 31 sources (a mixer's); a call's
+ * endpoint reports one or two. Past this a datagram is refused
+ * (`too-many-sources`): one datagram must not fan out into thousands of
+ * stream documents and entries of call-quality memory.
+ */
+const MAX_COMPOUND_SOURCES = MAX_COUNT
+
+/**
  * SSRCs remembered per process (`--max-sources`): by the master for call
  * affinity, by each worker for call quality. Not the protocol's: ours.
  */
@@ -80,7 +91,8 @@ const DECODE_REASONS = Object.freeze([
   'source-count-mismatch',
   'sdes-unterminated',
   'nonzero-padding',
-  'sdes-bad-priv'
+  'sdes-bad-priv',
+  'too-many-sources'
 ])
 
 /**
@@ -108,6 +120,7 @@ module.exports = {
   SDES_END,
   SDES_PRIV,
   XR_BT,
+  MAX_COMPOUND_SOURCES,
   DECODE_REASONS,
   TOLERABLE_REASONS
 }

@@ -5,7 +5,7 @@ const DecodeError = require('../../exceptions/decode-error')
 const InvalidOptionError = require('../../exceptions/invalid-option-error')
 const {
   VERSION, HEADER_SIZE, REPORT_BLOCK_SIZE, SENDER_INFO_SIZE, PT,
-  SDES_NAME, SDES_END, SDES_PRIV, XR_BT, DECODE_REASONS, TOLERABLE_REASONS
+  SDES_NAME, SDES_END, SDES_PRIV, XR_BT, DECODE_REASONS, TOLERABLE_REASONS, MAX_COMPOUND_SOURCES
 } = require('./constants')
 
 const MIN_COMPOUND = 8 // an RR with no report blocks
@@ -103,6 +103,11 @@ function decodePackets (buf, tolerate) {
   if (length < MIN_COMPOUND) return fail('too-short', 0)
   const packets = []
   let offset = 0
+  // What the compound describes, per role (MAX_COMPOUND_SOURCES).
+  let reports = 0
+  let chunks = 0
+  let byes = 0
+  let xrEntries = 0
   while (offset < length) {
     if (length - offset < HEADER_SIZE) return fail('bad-length', offset)
     const first = buf[offset]
@@ -121,7 +126,16 @@ function decodePackets (buf, tolerate) {
     }
     const packet = decodePacket(buf, pt, first & 0x1f, offset + HEADER_SIZE, bodyEnd, tolerate)
     if (packet === null) return null
-    if (packet !== undefined) packets.push(packet)
+    if (packet !== undefined) {
+      if (packet.reports) reports += packet.reports.length
+      else if (packet.type === 'SDES') chunks += packet.chunks.length
+      else if (packet.type === 'BYE') byes += packet.sources.length
+      else if (packet.type === 'XR') xrEntries += xrEntryCount(packet)
+      if (reports > MAX_COMPOUND_SOURCES || chunks > MAX_COMPOUND_SOURCES || byes > MAX_COMPOUND_SOURCES || xrEntries > MAX_COMPOUND_SOURCES) {
+        return fail('too-many-sources', offset)
+      }
+      packets.push(packet)
+    }
     offset = end
   }
   return packets
@@ -330,6 +344,13 @@ function decodeXr (buf, start, end) {
     pos = blockEnd
   }
   return { type: 'XR', ssrc: u32(buf, start), blocks }
+}
+
+// An XR packet's blocks, a DLRR block counting as its items.
+function xrEntryCount (packet) {
+  let n = 0
+  for (const block of packet.blocks) n += block.kind === 'dlrr' ? block.items.length : 1
+  return n
 }
 
 /** Known blocks (RFC 3611 §4.4, §4.5, §4.7) gain their fields; a wrong size stays raw. */

@@ -14,6 +14,7 @@ const path = require('node:path')
 const dgram = require('node:dgram')
 const net = require('node:net')
 const tls = require('node:tls')
+const zlib = require('node:zlib')
 const { once } = require('node:events')
 const HEPjs = require('hep-js')
 const hep = require('../../collectors/hep')
@@ -44,6 +45,21 @@ function rcinfo (type, { at, src = ['10.0.0.1', 5060], dst = ['10.0.0.2', 5060],
     ...(password ? { capturePass: password } : {}),
     ...(correlation ? { correlation_id: correlation } : {})
   }
+}
+
+// A HEP3 packet whose payload comes compressed (chunk 0x10), as captagent
+// sends it (hep-js writes only chunk 0x0f), with the auth key if given.
+function gzipped (type, compressed, password) {
+  const chunk = (kind, body) => {
+    const head = Buffer.alloc(6)
+    head.writeUInt16BE(kind, 2)
+    head.writeUInt16BE(6 + body.length, 4)
+    return Buffer.concat([head, body])
+  }
+  const chunks = [chunk(0x0b, Buffer.from([type])), ...(password ? [chunk(0x0e, Buffer.from(password))] : []), chunk(0x10, compressed)]
+  const packet = Buffer.concat([Buffer.from('HEP3\0\0', 'latin1'), ...chunks])
+  packet.writeUInt16BE(packet.length, 4)
+  return packet
 }
 
 function sipMessage (startLine, { callId, from, to, cseq }) {
@@ -171,18 +187,26 @@ test('refusals by reason: wrong or missing auth key, keepalives, other protocol 
   const rtp = HEPjs.encapsulate('rtp bytes', rcinfo(4, { at: T0, password: 'right-key' }))
   const broken = Buffer.from(good[0]).subarray(0, 20)
   const ping = HEPjs.encapsulate('ping', rcinfo(0, { at: T0, password: 'right-key' }))
-  await sendUdp(t, port, [...good, ...wrong, ...none, rtp, broken, ping])
-  const sent = good.length + wrong.length + none.length + 3
+  // An unkeyed gzip bomb is an auth failure, not a gzip one (nothing is inflated before the key);
+  // 9,000 report blocks with the key are refused by the protocol's bound, not stored as 9,000 streams.
+  const bomb = gzipped(1, zlib.gzipSync(Buffer.alloc(4 * 1024 * 1024)))
+  const blocks = Array.from({ length: 9000 }, (_, i) => ({ source_ssrc: i, highest_seq_no: 1, fraction_lost: 0, ia_jitter: 0, packets_lost: 0, lsr: 0, dlsr: 0 }))
+  const fanOut = gzipped(5, zlib.gzipSync(JSON.stringify({ ssrc: 1, report_blocks: blocks })), 'right-key')
+  await sendUdp(t, port, [...good, ...wrong, ...none, rtp, broken, ping, bomb, fanOut])
+  const sent = good.length + wrong.length + none.length + 5
   await waitFor(() => collector.summary().received === sent && collector.summary().inFlight === 0)
   const s = collector.summary()
   assert.equal(s.processed, good.length)
-  assert.equal(s.dropped['hep-auth'], 3)
+  assert.equal(s.dropped['hep-auth'], 4)
+  assert.equal(s.dropped['too-many-sources'], 1)
+  assert.equal(s.dropped['hep-bad-gzip'], undefined)
   assert.equal(s.dropped['hep-type-4'], 1)
   assert.equal(s.dropped['hep-bad-length'], 1)
   assert.equal(s.dropped['hep-keepalive'], 1, 'a ping is counted, not stored')
   assert.equal(s.received, s.processed + s.failed + s.dropped.total)
   await collector.stop()
   assert.deepEqual((await db.collection('calls').find().toArray()).map((c) => c.callId), ['c-auth@x'])
+  assert.ok(await db.collection('streams').countDocuments() <= 2, 'the good call\'s stream, none of the 9,000 blocks')
 })
 
 test('workers SIGKILLed every 700 ms under 300 interleaved calls: one call document and one stream per call, every field exact', { timeout: 120000 }, async (t) => {

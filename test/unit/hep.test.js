@@ -8,7 +8,7 @@ const { test } = require('node:test')
 const assert = require('node:assert/strict')
 const zlib = require('node:zlib')
 const HEPjs = require('hep-js')
-const { decodeHep, captureTime, HEP_REASONS } = require('../../collectors/hep/hep-decoder')
+const { decodeHep, payloadOf, captureTime, HEP_REASONS } = require('../../collectors/hep/hep-decoder')
 const { rtcpOfHep } = require('../../collectors/hep/rtcp-json')
 const { parseSip } = require('../../collectors/hep/sip')
 const { encodeReport } = require('../../collectors/rtcp/encoder')
@@ -96,14 +96,16 @@ test('IPv6 inner addresses, unknown chunks skipped by length, a compressed paylo
   assert.equal(packet.srcIp, '2001:db8::1')
   assert.equal(packet.dstIp, 'fe80:0:0:1::')
   assert.equal(packet.skippedChunks, 2)
-  assert.equal(packet.payload.toString(), sip)
+  assert.equal(packet.payload, undefined, 'decoding inflates nothing')
+  assert.equal(payloadOf(packet).toString(), sip)
   assert.equal(packet.protocolType, 1)
 })
 
 test('broken HEP3 packets are refused by reason, never thrown', () => {
   const good = HEPjs.encapsulate('{"ssrc":1}', RCINFO)
   const reasonOf = (buf) => {
-    const result = decodeHep(buf)
+    const packet = decodeHep(buf)
+    const result = packet instanceof Error ? packet : payloadOf(packet)
     return result instanceof Error ? result.reason : 'decoded'
   }
   assert.equal(reasonOf(Buffer.from('HEP2........')), 'hep-bad-magic')

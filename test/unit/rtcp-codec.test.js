@@ -115,14 +115,16 @@ test('padding on the last packet is removed, P bit set', () => {
   assert.deepEqual(decodeRtcp(single).packets, [rr([block(5)])])
 })
 
-test('31 report blocks fit one packet; encodeReport splits 40 into SR + RR', () => {
+test('31 report blocks fit one packet; encodeReport splits 40 into SR + RR, which the decoder refuses as too many sources', () => {
   const reports = Array.from({ length: 31 }, (_, i) => block(i + 1))
   assert.equal(roundTrip([sr(reports)]).packets[0].reports.length, 31)
   assert.throws(() => encodeRtcp([rr([...reports, block(99)])]), InvalidOptionError)
   const many = Array.from({ length: 40 }, (_, i) => block(i + 1))
-  const { packets } = decodeRtcp(encodeReport({ ssrc: 5, sender: sr(), reports: many, cname: 'c' }))
-  assert.deepEqual(packets.map((p) => [p.type, p.reports && p.reports.length]), [['SR', 31], ['RR', 9], ['SDES', undefined]])
-  assert.deepEqual(packets.flatMap((p) => p.reports || []), many)
+  const bytes = encodeReport({ ssrc: 5, sender: sr(), reports: many, cname: 'c' })
+  // The headers as written: SR with RC 31, then an RR with RC 9 (RFC 3550 §6.4.2).
+  const second = (bytes.readUInt16BE(2) + 1) * 4
+  assert.deepEqual([bytes[0] & 0x1f, bytes[1], bytes[second] & 0x1f, bytes[second + 1]], [31, 200, 9, 201])
+  rejects(bytes, 'too-many-sources')
 })
 
 test('cumulative lost is signed 24-bit and clamped when encoding', () => {
@@ -179,7 +181,8 @@ test('validation failures carry stable reasons', async (t) => {
     'source-count-mismatch': ['SDES count 1 with two chunks', () => { const b = encodeRtcp([rr(), { type: 'SDES', chunks: [{ ssrc: 1, items: { cname: 'a' } }, { ssrc: 2, items: { cname: 'b' } }] }]); b[8] = 0x81; return b }],
     'sdes-unterminated': ['SDES chunk with no null octet', () => Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(1, ascii('ab'))])])],
     'nonzero-padding': ['SDES fill octets after END not null', () => Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(1, ascii('ab')), 0, 7, 0, 0])])],
-    'sdes-bad-priv': ['PRIV prefix length beyond the item', () => Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(8, [5, 0x61]), 0, 0, 0, 0])])]
+    'sdes-bad-priv': ['PRIV prefix length beyond the item', () => Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(8, [5, 0x61]), 0, 0, 0, 0])])],
+    'too-many-sources': ['two RRs of 31 and 1 report blocks', () => encodeRtcp([rr(Array.from({ length: 31 }, (_, i) => block(i + 1))), rr([block(99)])])]
   }
   assert.deepEqual(Object.keys(cases).sort(), [...DECODE_REASONS].sort(), 'every exported reason has a case')
   for (const [reason, [label, make]] of Object.entries(cases)) {
