@@ -13,11 +13,12 @@ const DecodeError = require('../../exceptions/decode-error')
 const MAGIC = 0x48455033 // "HEP3"
 const HEADER_SIZE = 6
 const CHUNK_HEADER_SIZE = 6
-// A compressed payload may not inflate past this: a small packet must not
-// cost the worker megabytes. Inflating is the one costly step a sender
-// chooses, so decodeHep never does it: payloadOf does, once the caller has
-// authenticated the packet.
-const MAX_INFLATED = 1024 * 1024
+// A compressed payload may not inflate past what an uncompressed HEP packet
+// could carry (its total length is 16 bits): compression saves agents
+// bytes, it does not let a small packet cost the worker more than a large
+// one. Inflating is the one costly step a sender chooses, so decodeHep
+// never does it: payloadOf does, once the caller has authenticated the packet.
+const MAX_INFLATED = 65535
 
 /** Protocol types (chunk 0x0b) by number, as the specification names them. */
 const PROTOCOL_TYPES = Object.freeze({

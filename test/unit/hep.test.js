@@ -131,7 +131,11 @@ test('broken HEP3 packets are refused by reason, never thrown', () => {
   const bomb = Buffer.concat([Buffer.from('HEP3\0\0'), Buffer.from([0, 0, 0, 0x10, 0, 0]), zlib.gzipSync(Buffer.alloc(2 * 1024 * 1024))])
   bomb.writeUInt16BE(bomb.length, 4)
   bomb.writeUInt16BE(bomb.length - 6, 10)
-  assert.equal(reasonOf(bomb), 'hep-bad-gzip', 'a payload that inflates past 1 MiB is refused')
+  assert.equal(reasonOf(bomb), 'hep-bad-gzip', 'a payload that inflates past 65,535 bytes is refused')
+  const fits = Buffer.concat([Buffer.from('HEP3\0\0'), Buffer.from([0, 0, 0, 0x10, 0, 0]), zlib.gzipSync(Buffer.alloc(65535))])
+  fits.writeUInt16BE(fits.length, 4)
+  fits.writeUInt16BE(fits.length - 6, 10)
+  assert.equal(reasonOf(fits), 'decoded', 'what an uncompressed packet could carry inflates')
 })
 
 test('RTCP as rtpengine sends it in JSON (SR with report blocks and SDES) becomes the RTCP decoder\'s packets', () => {
