@@ -665,6 +665,10 @@ export interface CollectorDefinition<R = any> {
   /** what the state holds, per map */
   memory? (state: Record<string, any>): { held: Record<string, number>, evicted: Record<string, number> }
   tally?: Record<string, (record: R) => string | string[] | null | undefined>
+  /** the most records one message may give, from decode and again from enrich (default 1000); more refuses the message whole (dropped.tooManyRecords) */
+  maxRecords?: number
+  /** the key a decoded record adds to what is stored, or null; with it the workers cap new keys per minute (--max-new-keys-per-minute, dropped.newKeyLimit), known keys always passing */
+  cardinality? (record: any): string | number | null | undefined
   sinks: Array<SinkDeclaration<R>>
   /** the file the workers load; default: the file that calls defineCollector */
   file?: string

@@ -3,6 +3,7 @@
 const MongoWorker = require('./mongo-worker')
 const { createSink } = require('./sinks')
 const DecodeError = require('../exceptions/decode-error')
+const { NewKeyLimit } = require('./new-key-limit')
 
 /**
  * The worker of a collector definition (collectors/definition/define-collector.js):
@@ -16,6 +17,14 @@ const DecodeError = require('../exceptions/decode-error')
  * DecodeError refuses the message (counted in `malformed` and the master's
  * `dropped[reason]`); `tally` counts names a record carries. A sink that
  * holds its `maxBatch` entries has them written at once (hasBacklog).
+ *
+ * What one message costs is bounded: one that gives more records than the
+ * definition's `maxRecords` (from decode, or from enrich) is refused whole
+ * (`tooManyRecords`). With `cardinality`, a decoded record whose key is new
+ * beyond this worker's share of `maxNewKeysPerMinute` is left out (before
+ * enrich and the tallies: it costs no state either), counted in
+ * `newKeys.refused`; the message is stored with the records left, and
+ * refused (`newKeyLimit`) when none is left.
  *
  * Nothing is read on the way in: each sink's writes are exactly once by
  * themselves (inserts by message key; updates whose `$inc` is conditional
@@ -34,7 +43,10 @@ class DefinitionWorker extends MongoWorker {
     this.counts = { messages: 0, records: 0, malformed: {}, dropped: 0 }
     for (const name of this.tallies) if (!this.counts[name]) this.counts[name] = {}
     this.enrichState = this.definition.state ? this.definition.state(this.settings) : {}
-    this.context = { mark: null, index: 0, seq: 0, key: () => this.messageKey(), message: { receivedAt: null, remote: null } }
+    this.newKeys = this.definition.cardinality && this.settings.maxNewKeysPerMinute > 0
+      ? new NewKeyLimit({ share: Math.ceil(this.settings.maxNewKeysPerMinute / this.settings.newKeyShares), known: this.settings.maxKnownKeys })
+      : null
+    this.context = { mark: null, index: 0, seq: 0, redelivered: false, key: () => this.messageKey(), message: { receivedAt: null, remote: null } }
   }
 
   async prepare () {
@@ -52,10 +64,12 @@ class DefinitionWorker extends MongoWorker {
       return this.refuse(err.reason)
     }
     if (records instanceof DecodeError) return this.refuse(records.reason)
-    if (records === null || records === undefined) return
+    if (records === null || records === undefined || this.tooMany(records, context)) return
+    if (this.newKeys) records = this.withKnownKeys(records, context)
+    if (records === null) return
     this.tallyAll(records)
     if (this.definition.enrich) records = this.definition.enrich(records, this.enrichState, context.message)
-    if (records === null || records === undefined) return
+    if (records === null || records === undefined || this.tooMany(records, context)) return
     if (this.sinks.some((sink) => sink.size >= this.settings.maxPending)) return this.drop()
     for (const record of Array.isArray(records) ? records : [records]) this.accept(record, context)
     if (this.hasBacklog()) this.flushSoon()
@@ -66,7 +80,38 @@ class DefinitionWorker extends MongoWorker {
     for (const sink of this.sinks) sink.accept(record, context)
   }
 
-  // The tallies count the decoded records (before enrich).
+  // A message giving more records than the definition's maxRecords is refused whole.
+  tooMany (records, context) {
+    if (!Array.isArray(records) || records.length <= this.definition.maxRecords) return false
+    this.refuse('tooManyRecords')
+    this.logAtMost('tooManyRecords', 'warn', () => ({ records: records.length, maxRecords: this.definition.maxRecords, remote: addressOf(context) }),
+      'a message gave more records than its definition\'s maxRecords: refused whole (dropped.tooManyRecords)')
+    return true
+  }
+
+  // The records whose keys are known or new within the share; null when
+  // every one was refused (the message is refused: newKeyLimit). A
+  // redelivered message's keys all pass: the worker that died with it decided.
+  withKnownKeys (records, context) {
+    if (!Array.isArray(records)) {
+      if (this.admits(records, context)) return records
+    } else {
+      const kept = records.filter((record) => this.admits(record, context))
+      if (kept.length > 0 || records.length === 0) return kept
+    }
+    this.dropMessage('newKeyLimit')
+    return null
+  }
+
+  admits (record, context) {
+    const key = this.definition.cardinality(record)
+    if (key === null || key === undefined || this.newKeys.admits(key, addressOf(context), context.redelivered)) return true
+    this.logAtMost('newKeyLimit', 'warn', () => ({ maxNewKeysPerMinute: this.settings.maxNewKeysPerMinute, ...this.newKeys.minuteStats(), refused: this.newKeys.counts.refused }),
+      'new keys beyond this worker\'s share of maxNewKeysPerMinute: the records bringing them are refused (dropped.newKeyLimit when a message has none left); busiestSource brought the most this minute')
+    return false
+  }
+
+  // The tallies count the decoded records taken (before enrich).
   tallyAll (records) {
     if (this.tallies.length === 0) return
     for (const record of Array.isArray(records) ? records : [records]) {
@@ -82,6 +127,7 @@ class DefinitionWorker extends MongoWorker {
       // Per batch: its messages share its arrival.
       context.mark = delivery
       context.seq = delivery.seq
+      context.redelivered = Boolean(delivery.redelivered)
       context.message.receivedAt = new Date(delivery.receivedAt || Date.now())
     }
     context.index = this.messageIndex()
@@ -151,6 +197,7 @@ class DefinitionWorker extends MongoWorker {
     const state = super.stateStats()
     const parts = this.sinks.filter((sink) => sink.stateStats).map((sink) => sink.stateStats())
     if (this.definition.memory) parts.push(this.definition.memory(this.enrichState))
+    if (this.newKeys) parts.push({ held: { knownKeys: this.newKeys.known.size }, evicted: { knownKeys: this.newKeys.known.evicted } })
     for (const own of parts) {
       Object.assign(state.held, own.held)
       Object.assign(state.evicted, own.evicted)
@@ -174,6 +221,7 @@ class DefinitionWorker extends MongoWorker {
       records: this.counts.records,
       malformed: { ...this.counts.malformed },
       dropped: this.counts.dropped,
+      ...(this.newKeys ? { newKeys: this.newKeys.stats() } : {}),
       ...tallies,
       ...(this.definition.stats ? this.definition.stats(this.enrichState) : {}),
       pending: this.sinks.reduce((n, sink) => n + sink.size, 0),
@@ -183,6 +231,10 @@ class DefinitionWorker extends MongoWorker {
       ...this.stateStats()
     }
   }
+}
+
+function addressOf (context) {
+  return context.message.remote ? context.message.remote.address : null
 }
 
 module.exports = DefinitionWorker

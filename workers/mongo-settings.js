@@ -32,6 +32,19 @@ const MONGO_SETTINGS = declareSettings({
   dbRetryDelay: { flag: false, type: 'duration', default: 200, range: [1, 3600000], group: 'Storage', description: 'first retry of a failed database connect or write (doubles, at most 5 s); the listener has its own, retryDelay' }
 })
 
+/**
+ * The workers of a definition that declares `cardinality(record)`
+ * (collectors/definition/define-collector.js): the cap on the new keys its
+ * records bring (workers/new-key-limit.js). The default takes a collector's
+ * first minute of 50,000 names (every key is new to a worker that starts)
+ * while bounding a sender that makes up names.
+ */
+const NEW_KEY_SETTINGS = declareSettings({
+  maxNewKeysPerMinute: { type: 'integer', default: 50000, range: [0, 1e9], group: 'Workers', description: 'new keys (StatsD: metric name and type) the collector takes per minute, an even share per worker; records bringing more are refused (dropped.newKeyLimit), keys already known always pass; 0: no cap' },
+  maxKnownKeys: { type: 'integer', default: 100000, range: [1, 1e8], group: 'Workers', description: 'keys each worker remembers as known for maxNewKeysPerMinute (the least recently seen is forgotten, and new again when it comes back)' },
+  newKeyShares: { flag: false, type: 'integer', default: 1, range: [1, 1024], group: 'Workers', description: 'how many workers share maxNewKeysPerMinute (the collector sets its instances)' }
+})
+
 /** Counters of the CounterStore: one document per metric per UTC day. */
 const COUNTER_STORE_SETTINGS = {
   countersCollection: { flag: false, type: 'string', default: 'counters', group: 'Storage', description: 'collection of the per-minute counters' },
@@ -58,4 +71,4 @@ const STREAM_SETTINGS = declareSettings({
   counterMetric: { flag: false, type: 'string', group: 'Storage', description: 'metric of the packet counter (default: <collector name>.packets)' }
 })
 
-module.exports = { MONGO_SETTINGS, COUNTER_SETTINGS, STREAM_SETTINGS }
+module.exports = { MONGO_SETTINGS, NEW_KEY_SETTINGS, COUNTER_SETTINGS, STREAM_SETTINGS }

@@ -9,7 +9,12 @@ const { KINDS } = require('./sinks')
 // Listener options a definition may set (LoadBalancer options, with a flag).
 const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split', 'distribution', 'maxFrameBytes'])
 // Its optional functions.
-const HOOKS = Object.freeze(['key', 'affinity', 'state', 'enrich', 'stats', 'memory'])
+const HOOKS = Object.freeze(['key', 'affinity', 'state', 'enrich', 'stats', 'memory', 'cardinality'])
+// Records one message may give when its definition says nothing: more than
+// any one datagram of the protocols here carries (RTCP: 31 report blocks a
+// packet; NetFlow v5: 30 flows), few enough that one hostile message cannot
+// hold a worker's flush for long.
+const MAX_RECORDS = 1000
 
 /**
  * A collector from one object, instead of three subclass chains: what
@@ -41,6 +46,13 @@ const HOOKS = Object.freeze(['key', 'affinity', 'state', 'enrich', 'stats', 'mem
  *   add, and what its state holds (`{ held, evicted }`, per map);
  * - `tally`: optional `{ name: (record) => names }`, counted per worker
  *   over the decoded records (before `enrich`);
+ * - `maxRecords`: the most records one message may give, from `decode`
+ *   and again from `enrich` (default 1000); a message giving more is
+ *   refused whole (`tooManyRecords`);
+ * - `cardinality(record)`: optional, the key a decoded record adds to what
+ *   the collector stores (StatsD: name and type), or null; with it the
+ *   workers cap the new keys per minute (`maxNewKeysPerMinute`,
+ *   workers/new-key-limit.js), known keys always passing;
  * - `sinks`: where records go (collectors/definition/sinks.js).
  *
  * It gives a collector module, `{ description, Collector, Config, Worker,
@@ -63,7 +75,7 @@ function defineCollector (definition) {
     description: definition.description || '',
     Collector: definedCollector(definition, settings),
     Config: definedConfig(definition, settings),
-    definition: Object.freeze({ ...definition, file })
+    definition: Object.freeze({ maxRecords: MAX_RECORDS, ...definition, file })
   }
   Object.defineProperty(module, 'Worker', { enumerable: true, get: () => definedWorker(module.definition, settings) })
   return module
@@ -71,7 +83,7 @@ function defineCollector (definition) {
 
 // The settings declaration MongoCollector, its config and the worker take.
 function collectorSettings (definition, file) {
-  const { MONGO_SETTINGS } = require('../../workers/mongo-settings')
+  const { MONGO_SETTINGS, NEW_KEY_SETTINGS } = require('../../workers/mongo-settings')
   const { DATABASE_SETTINGS } = require('../mongo-settings')
   const listen = definition.listen || {}
   const defaults = { name: definition.name, ...listen, worker: file }
@@ -79,7 +91,7 @@ function collectorSettings (definition, file) {
   return Object.freeze({
     defaults: Object.freeze(defaults),
     master: DATABASE_SETTINGS,
-    worker: declareSettings({ ...MONGO_SETTINGS, ...definition.settings })
+    worker: declareSettings({ ...MONGO_SETTINGS, ...(definition.cardinality ? NEW_KEY_SETTINGS : {}), ...definition.settings })
   })
 }
 
@@ -110,6 +122,7 @@ function checkDefinition (d) {
   if (new Set(collections).size !== collections.length) refuse(`two sinks write to one collection (${collections.join(', ')})`)
   for (const key of Object.keys(d.listen || {})) if (!LISTEN_KEYS.includes(key)) refuse(`listen takes ${LISTEN_KEYS.join(', ')}, not ${key}`)
   for (const [name, count] of Object.entries(d.tally || {})) if (typeof count !== 'function') refuse(`tally.${name} must be a function of a record`)
+  if (d.maxRecords !== undefined && !(Number.isInteger(d.maxRecords) && d.maxRecords >= 1)) refuse(`maxRecords must be a positive integer (got ${JSON.stringify(d.maxRecords)})`)
 }
 
 // A sink's fromSettings names settings the worker has.

@@ -8,6 +8,12 @@ const { entryDataStart, entryEnd, datagramAt } = require('../../lib/shared/batch
 function definedCollector (definition, settings) {
   const Collector = class extends MongoCollector {
     static settings = settings
+
+    constructor (options, workerKeys) {
+      super(options, workerKeys)
+      // Its workers share maxNewKeysPerMinute evenly.
+      if (definition.cardinality) this.options.workerOptions.newKeyShares = this.options.instances
+    }
   }
   if (definition.key || definition.affinity) {
     // The definition's key of a message's bytes (a string is hashed, an

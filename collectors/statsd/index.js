@@ -13,7 +13,8 @@ const PREFIX = /^([A-Za-z0-9_-]+\.)*$/
  * Stored in `metrics`, one document per metric, type and UTC minute:
  * counters `count` (lines) and `sum` (value / rate); timers `count`, `sum`,
  * `min`, `max`; gauges `count`, `min`, `max` and `last` (the value of the
- * line that reached the collector last: `last.value`).
+ * line that reached the collector last: `last.value`). Numbers are bounded
+ * (statsd-decoder.js: `valueRange`), and so are the new names a minute.
  */
 module.exports = defineCollector({
   name: 'statsd',
@@ -34,6 +35,8 @@ module.exports = defineCollector({
     metric.name = settings.prefix + metric.name
     return metric
   },
+  // A metric of a new name (or type) is a document a minute more: capped by --max-new-keys-per-minute.
+  cardinality: (metric) => `${metric.name}|${metric.type}`,
   tally: { types: (metric) => metric.type },
   sinks: [sinks.updates({
     collection: 'metrics',

@@ -8,12 +8,24 @@ const DecodeError = require('../../exceptions/decode-error')
  * (gauge); the rate, in (0, 1], says the sender sent one in 1/rate. A
  * gauge value with a sign (`+3`, `-3`) is a change to the gauge in StatsD,
  * which depends on every earlier line having been applied in order: refused
- * (`gaugeDelta`) rather than stored as a value it is not. Refusals name
- * their reason: badLine, badValue, badRate, unsupportedType, gaugeDelta.
+ * (`gaugeDelta`) rather than stored as a value it is not. A number beyond
+ * the bounds below is refused (`valueRange`). Refusals name their reason:
+ * badLine, badValue, badRate, unsupportedType, gaugeDelta, valueRange.
  */
 const LINE = /^([^\s:|@]{1,255}):([^|]*)\|([a-z]+)(?:\|@([^|]*))?$/
 const TYPES = Object.freeze(['c', 'ms', 'g'])
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
+
+// A sender writes any number (1e400 is Infinity, and Infinity - Infinity a
+// NaN that a sum never leaves), so what is stored is bounded. A gauge's value
+// is stored as it came ($min, $max, last): any integer up to 2^53 - 1 is
+// exact. What one counter or timer line adds to its minute's `sum` (a
+// counter's value / rate, a timer's value) is at most 2^32, a 32-bit
+// counter's range (4 GiB of bytes, 49 days in ms): a minute's sum then stays
+// an exact integer for 2^21 lines of one metric at the bound (35,000 a
+// second, each of 4 GiB), far beyond a real minute, and is always finite.
+const MAX_VALUE = Number.MAX_SAFE_INTEGER
+const MAX_SUMMED = 2 ** 32
 
 /** @returns {{ name: string, type: 'c'|'ms'|'g', value: number, rate: number }} */
 function decodeStatsdLine (text) {
@@ -25,7 +37,12 @@ function decodeStatsdLine (text) {
   if (type === 'g' && (raw[0] === '+' || raw[0] === '-')) throw new DecodeError('gaugeDelta', `${name}: a signed gauge (${raw}) is a change, not a value: not stored`)
   const rate = rawRate === undefined ? 1 : Number(rawRate)
   if (rawRate !== undefined && (!NUMBER.test(rawRate) || !(rate > 0 && rate <= 1))) throw new DecodeError('badRate', `${name}: sample rate ${JSON.stringify(rawRate)} is not in (0, 1]`)
-  return { name, type, value: Number(raw), rate }
+  const value = Number(raw)
+  if (!(Math.abs(value) <= MAX_VALUE)) throw new DecodeError('valueRange', `${name}: ${raw} is beyond ±2^53 - 1: not stored`)
+  if (type !== 'g' && !(Math.abs(value / rate) <= MAX_SUMMED)) {
+    throw new DecodeError('valueRange', `${name}: ${raw}${rawRate === undefined ? '' : ` at rate ${rawRate}`} adds ${value / rate} to the sum, beyond ±2^32 a line: not stored`)
+  }
+  return { name, type, value, rate }
 }
 
 /** The metric name of a line's bytes, for affinity in the master (no decode). */
@@ -34,4 +51,4 @@ function statsdName (data) {
   return data.latin1Slice(0, colon < 0 ? data.length : colon)
 }
 
-module.exports = { decodeStatsdLine, statsdName, TYPES }
+module.exports = { decodeStatsdLine, statsdName, TYPES, MAX_VALUE, MAX_SUMMED }

@@ -91,6 +91,8 @@ const metricsModule = defineCollector<Metric>({
   settings: { prefix: { type: 'string', default: '', validate: (v: string) => v.endsWith('.') || v === '' ? undefined : 'must end in "."' } },
   key: (data) => data.toString().split(':')[0],
   decode: (message, settings) => ({ name: settings.prefix + message.data.toString().split(':')[0], value: 1 }),
+  maxRecords: 1,
+  cardinality: (m: Metric) => m.name,
   sinks: [
     sinks.updates<Metric>({ collection: 'metrics', of: (m, { receivedAt }) => ({ _id: `${m.name}|${receivedAt.toISOString()}`, inc: { count: 1 }, last: { last: m.value } }) }),
     sinks.counters<Metric>({ of: (m) => ({ metric: m.name, n: m.value }) })

@@ -30,7 +30,10 @@ test('defineCollector: a definition that cannot work is refused in one line that
     [{ name: 'x', decode, sinks: [store], listen: { prot: 'udp' } }, /listen takes protocol, .* not prot/],
     [{ name: 'x', decode, sinks: [store], key: 'name' }, /key must be a function/],
     [{ name: 'x', decode, sinks: [store], key: () => 1, affinity: () => ({ key: () => 1 }) }, /takes key or affinity, not both/],
-    [{ name: 'x', decode, sinks: [store], state: {} }, /state must be a function/]
+    [{ name: 'x', decode, sinks: [store], state: {} }, /state must be a function/],
+    [{ name: 'x', decode, sinks: [store], cardinality: 'name' }, /cardinality must be a function/],
+    [{ name: 'x', decode, sinks: [store], maxRecords: 0 }, /maxRecords must be a positive integer \(got 0\)/],
+    [{ name: 'x', decode, sinks: [store], maxRecords: 2.5 }, /maxRecords must be a positive integer/]
   ]
   for (const [definition, message] of cases) {
     assert.throws(() => defineCollector(definition), (err) => err.code === 'ERR_INVALID_OPTION' && message.test(err.message) && !err.message.includes('\n'))
@@ -60,4 +63,19 @@ test('defineCollector: the key reads a message\'s bytes, and on the native path 
   assert.equal(lb.key({ data, rinfo: { address: '10.0.0.1', port: 5060 } }), 'call-7')
   assert.equal(lb.entryKey(entry, 0), 'call-7')
   assert.equal(entryPlan(lb, lb._declared()).describe, 'per entry: hash of entryKey()')
+})
+
+test('defineCollector: maxRecords defaults to 1000; cardinality brings the new-key settings, shared by the collector\'s workers', () => {
+  const plain = defineCollector({ name: 'plain', decode, sinks: [store] })
+  assert.equal(plain.definition.maxRecords, 1000)
+  assert.equal(plain.Collector.settings.worker.maxNewKeysPerMinute, undefined, 'no keys, no cap and no flag')
+  const keyed = defineCollector({ name: 'keyed', decode, maxRecords: 31, cardinality: (record) => record.text, sinks: [store] })
+  assert.equal(keyed.definition.maxRecords, 31)
+  const config = new keyed.Config(['--port', '0', '-i', '3', '--max-new-keys-per-minute', '600', '--max-known-keys', '5000']).getConfig()
+  const lb = new keyed.Collector(config)
+  assert.deepEqual([lb.options.workerOptions.maxNewKeysPerMinute, lb.options.workerOptions.maxKnownKeys, lb.options.workerOptions.newKeyShares], [600, 5000, 3])
+  assert.throws(() => new keyed.Config(['--max-new-keys-per-minute', '-1']).getConfig(), /max-new-keys-per-minute/)
+  const worker = new keyed.Worker({ ...lb.options.workerOptions })
+  assert.equal(worker.newKeys.share, 200, 'an even share per worker')
+  assert.equal(new keyed.Worker({ maxNewKeysPerMinute: 0 }).newKeys, null, '0: no cap')
 })

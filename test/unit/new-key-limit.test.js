@@ -1,0 +1,39 @@
+'use strict'
+
+// A worker's cap on new keys per minute (workers/new-key-limit.js), on a
+// mocked clock: known keys always pass, refused ones are not remembered,
+// the share comes back each minute, and the busiest sender is named.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { NewKeyLimit } = require('../../workers/new-key-limit')
+
+test('new keys: taken while the minute\'s share lasts, refused beyond it; known keys always pass', (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: 60000 * 1000 })
+  const limit = new NewKeyLimit({ share: 3, known: 100 })
+  assert.deepEqual(['a', 'b', 'c'].map((key) => limit.admits(key, '10.0.0.1')), [true, true, true])
+  assert.equal(limit.admits('d', '10.0.0.2'), false, 'beyond the share')
+  assert.equal(limit.admits('a', '10.0.0.1'), true, 'a known key passes however full the minute')
+  assert.equal(limit.admits('d', '10.0.0.2'), false, 'a refused key is not remembered')
+  assert.equal(limit.admits('e', '10.0.0.2', true), true, 'forced (a redelivered message): taken beyond the share')
+  assert.deepEqual(limit.stats(), { share: 3, admitted: 4, refused: 2 })
+  assert.deepEqual(limit.minuteStats(), { share: 3, newKeysThisMinute: 4, busiestSource: '10.0.0.1', busiestSourceNewKeys: 3 })
+  limit.admits('f', '10.0.0.2')
+  assert.equal(limit.minuteStats().busiestSource, '10.0.0.2', 'four new keys this minute, taken or not')
+  t.mock.timers.tick(60000)
+  assert.equal(limit.admits('d', '10.0.0.2'), true, 'the next minute brings a new share')
+  assert.deepEqual(limit.minuteStats(), { share: 3, newKeysThisMinute: 1, busiestSource: '10.0.0.2', busiestSourceNewKeys: 1 })
+})
+
+test('new keys: the known keys are the most recently seen; one forgotten over the bound is new again', (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: 0 })
+  const limit = new NewKeyLimit({ share: 10, known: 2 })
+  limit.admits('a', null)
+  limit.admits('b', null)
+  limit.admits('a', null) // a is the most recent: b goes first
+  limit.admits('c', null)
+  assert.deepEqual([...limit.known.keys()], ['a', 'c'])
+  assert.equal(limit.known.evicted, 1)
+  assert.equal(limit.admits('b', null), true)
+  assert.equal(limit.stats().admitted, 4, 'b counted as new twice')
+})

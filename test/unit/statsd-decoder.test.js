@@ -1,0 +1,46 @@
+'use strict'
+
+// The StatsD decoder against numbers a sender chooses: nothing it takes can
+// make a stored sum, minimum or maximum non-finite or an inexact integer.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { decodeStatsdLine, MAX_VALUE, MAX_SUMMED } = require('../../collectors/statsd/statsd-decoder')
+
+const reasonOf = (line) => {
+  try {
+    decodeStatsdLine(line)
+    return null
+  } catch (err) {
+    return err.reason
+  }
+}
+
+test('statsd decoder: a value or rate that would store Infinity or NaN is refused as valueRange, by name', () => {
+  assert.equal(reasonOf('x:1e400|c'), 'valueRange', 'a counter of 1e400 (Infinity)')
+  assert.equal(reasonOf('x:-1e400|c'), 'valueRange')
+  assert.equal(reasonOf('x:1|c|@1e-320'), 'valueRange', 'a rate so small that value / rate is Infinity')
+  assert.equal(reasonOf('x:1e400|ms'), 'valueRange')
+  assert.equal(reasonOf('x:1e400|g'), 'valueRange', 'a gauge of 1e400')
+  assert.equal(reasonOf('x:-1e400|g'), 'gaugeDelta', 'a signed gauge is a change, whatever its size')
+})
+
+test('statsd decoder: the bounds are ±2^53 - 1 for a value and ±2^32 for what one line adds to a sum (value / rate)', () => {
+  assert.equal(MAX_VALUE, Number.MAX_SAFE_INTEGER)
+  assert.equal(MAX_SUMMED, 2 ** 32)
+  assert.equal(decodeStatsdLine(`disk.free:${MAX_VALUE}|g`).value, MAX_VALUE, 'a gauge up to 2^53 - 1, exact')
+  assert.equal(reasonOf(`disk.free:${MAX_VALUE + 2}|g`), 'valueRange')
+  assert.equal(decodeStatsdLine(`bytes:${MAX_SUMMED}|c`).value, MAX_SUMMED)
+  assert.equal(reasonOf(`bytes:${MAX_SUMMED + 1}|c`), 'valueRange')
+  assert.equal(reasonOf(`bytes:-${MAX_SUMMED + 1}|c`), 'valueRange')
+  assert.equal(reasonOf(`took:${MAX_SUMMED + 1}|ms`), 'valueRange', 'a timer value is summed too')
+  assert.equal(decodeStatsdLine(`bytes:${MAX_SUMMED / 1000}|c|@0.001`).rate, 0.001, 'value / rate at the bound')
+  assert.equal(reasonOf(`bytes:${MAX_SUMMED / 1000 + 1}|c|@0.001`), 'valueRange', 'value / rate beyond it')
+  assert.equal(decodeStatsdLine('x:0|c|@1e-320').value, 0, 'nothing added, whatever the rate')
+  assert.equal(decodeStatsdLine('x:1e-400|c').value, 0, 'an underflow is 0, finite')
+})
+
+test('statsd decoder: a refusal says which number and which bound', () => {
+  assert.throws(() => decodeStatsdLine('x:1|c|@1e-320'), (err) => err.reason === 'valueRange' && /x: 1 at rate 1e-320 adds Infinity/.test(err.message) && /2\^32/.test(err.message))
+  assert.throws(() => decodeStatsdLine('g:1e400|g'), (err) => err.reason === 'valueRange' && /g: 1e400 is beyond ±2\^53 - 1/.test(err.message))
+})
