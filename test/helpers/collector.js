@@ -5,11 +5,12 @@ const { MongoClient } = require('mongodb')
 const { getTestMongo, uniqueDbName } = require('./mongo')
 const { tempBufferDir } = require('./buffer-dir')
 
-async function startTestCollector (t, collectorModule, argv = []) {
+// `instances` (default 2) and `logger` (a recording one, test/helpers/capture-logger.js) when given.
+async function startTestCollector (t, collectorModule, argv = [], { instances = 2, logger } = {}) {
   const { uri } = await getTestMongo()
   const database = uniqueDbName('collector')
-  const config = new collectorModule.Config(['--port', '0', '-i', '2', '--database', database, '--flush-interval', '50ms', '--buffer-dir', tempBufferDir(t), ...argv]).getConfig()
-  const collector = new collectorModule.Collector({ ...config, workerOptions: { mongoUri: uri } })
+  const config = new collectorModule.Config(['--port', '0', '-i', String(instances), '--database', database, '--flush-interval', '50ms', '--buffer-dir', tempBufferDir(t), ...argv]).getConfig()
+  const collector = new collectorModule.Collector({ ...config, ...(logger ? { logger } : {}), workerOptions: { mongoUri: uri } })
   t.after(() => collector.stop())
   await collector.start()
   const client = await new MongoClient(uri).connect()

@@ -11,38 +11,28 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
-const { MongoClient } = require('mongodb')
 const fanout = require('../fixtures/fanout-definition')
-const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
-const { tempBufferDir } = require('../helpers/buffer-dir')
+const { startTestCollector } = require('../helpers/collector')
 const { waitFor } = require('../helpers/wait-for')
 const { accountedFor } = require('../../lib/master/counters')
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-async function startFanout (t, flags) {
-  const { uri } = await getTestMongo()
-  const database = uniqueDbName('fanout')
-  const config = new fanout.Config(['--port', '0', '--database', database, '--flush-interval', '50ms', '--buffer-dir', tempBufferDir(t), ...flags]).getConfig()
-  const collector = new fanout.Collector({ ...config, workerOptions: { mongoUri: uri } })
-  t.after(() => collector.stop())
-  await collector.start()
-  const client = await new MongoClient(uri).connect()
-  t.after(() => client.close())
+async function startFanout (t, instances, flags = []) {
+  const { collector, db, port } = await startTestCollector(t, fanout, flags, { instances })
   const socket = dgram.createSocket('udp4')
   t.after(() => socket.close())
-  const port = collector.address().port
   const send = (text) => new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
   const settled = (received) => waitFor(async () => {
     const s = await collector.stats()
     return s.received === received && s.inFlight === 0 && accountedFor(s) ? s : null
   }, { timeout: 60000, what: `${received} messages processed or dropped` })
-  const stored = async () => Object.fromEntries((await client.db(database).collection('keys').find().toArray()).map((doc) => [doc._id, doc.n]))
+  const stored = async () => Object.fromEntries((await db.collection('keys').find().toArray()).map((doc) => [doc._id, doc.n]))
   return { collector, send, settled, stored }
 }
 
 test('definition: a message decoded or enriched into more records than its maxRecords is refused as tooManyRecords, nothing of it stored', async (t) => {
-  const { send, settled, stored } = await startFanout(t, ['-i', '2'])
+  const { send, settled, stored } = await startFanout(t, 2)
   await send('a 10\nb 51\nwide 20\nc 50')
   const s = await settled(4)
   assert.equal(s.dropped.tooManyRecords, 2, 'b: 51 decoded; wide: 20 decoded, 60 enriched')
@@ -58,7 +48,7 @@ test('definition: a message decoded or enriched into more records than its maxRe
 test('definition: records bringing new keys beyond the share are left out, a message left with none refused as newKeyLimit, known keys always stored', async (t) => {
   // One window for the whole test: not in a minute's last 10 seconds.
   if (Date.now() % 60000 > 50000) await sleep(60000 - (Date.now() % 60000) + 100)
-  const { collector, send, settled, stored } = await startFanout(t, ['-i', '1', '--max-new-keys-per-minute', '5'])
+  const { collector, send, settled, stored } = await startFanout(t, 1, ['--max-new-keys-per-minute', '5'])
   await send('k 3')
   await settled(1)
   await send('k 10') // k.0-2 known; k.3, k.4 new within the 5; k.5-9 beyond

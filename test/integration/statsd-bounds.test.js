@@ -8,36 +8,18 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
-const { MongoClient } = require('mongodb')
 const statsd = require('../../collectors/statsd')
-const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
-const { tempBufferDir } = require('../helpers/buffer-dir')
+const { startTestCollector } = require('../helpers/collector')
+const { captureLogger } = require('../helpers/capture-logger')
 const { waitFor } = require('../helpers/wait-for')
 const { accountedFor } = require('../../lib/master/counters')
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-function captureLogger () {
-  const records = []
-  const logger = { level: 'info', child: () => logger }
-  for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal']) {
-    logger[level] = (fields, msg) => records.push({ level, fields: typeof fields === 'object' ? fields : {}, msg: typeof fields === 'string' ? fields : msg })
-  }
-  return { logger, records }
-}
-
 /** The StatsD collector on port 0 with `flags`, its database and a recording logger. */
 async function startStatsd (t, flags = []) {
-  const { uri } = await getTestMongo()
-  const database = uniqueDbName('statsdbounds')
   const { logger, records } = captureLogger()
-  const config = new statsd.Config(['--port', '0', '-i', '2', '--database', database, '--flush-interval', '50ms', '--buffer-dir', tempBufferDir(t), ...flags]).getConfig()
-  const collector = new statsd.Collector({ ...config, logger, workerOptions: { mongoUri: uri } })
-  t.after(() => collector.stop())
-  await collector.start()
-  const client = await new MongoClient(uri).connect()
-  t.after(() => client.close())
-  return { collector, db: client.db(database), port: collector.address().port, records }
+  return { ...await startTestCollector(t, statsd, flags, { logger }), records }
 }
 
 /** A UDP socket bound to `address` (any 127.x.y.z is this host): send(port, text). */

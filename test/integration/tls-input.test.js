@@ -24,6 +24,7 @@ const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { makeTlsFixtures } = require('../helpers/tls-certs')
 const { startRsyslog, rsyslogAvailable } = require('../helpers/rsyslog')
 const { runCli } = require('../helpers/cli')
+const { captureLogger } = require('../helpers/capture-logger')
 const { startLb, settled, waitFor, COUNTING, HOST } = require('../helpers/lb')
 const { runCollector, countLines, withDatabase } = require('../fixtures/foreground-run')
 
@@ -35,15 +36,6 @@ const read = (file) => fs.readFileSync(file)
 const SERVER_FLAGS = ['--protocol', 'tcp_server', '--tls-cert', certs.server.cert, '--tls-key', certs.server.key]
 const MUTUAL_FLAGS = [...SERVER_FLAGS, '--tls-ca', certs.ca.cert]
 const needsRsyslog = (driver) => !rsyslogAvailable(driver) && !process.env.CI && `rsyslogd with lmnsd_${driver} is not installed`
-
-function captureLogger () {
-  const records = []
-  const logger = { level: 'info', child: () => logger }
-  for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal']) {
-    logger[level] = (fields, msg) => records.push({ level, fields: typeof fields === 'object' ? fields : {}, msg: typeof fields === 'string' ? fields : msg })
-  }
-  return { logger, records }
-}
 
 /** The syslog collector on TLS (`flags`), its database, a recording logger. */
 async function startSyslog (t, flags) {
