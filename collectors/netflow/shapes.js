@@ -1,0 +1,96 @@
+'use strict'
+
+// The two shapes the codec hands on: a flow record and a decoded datagram.
+
+/**
+ * One flow as the codec hands it on, whatever the version: addresses as
+ * text (IPv6 in RFC 5952 form), counters as finite non-negative integers,
+ * `first`/`last` in ms since the epoch. A field the exporter's template
+ * does not carry is 0, or undefined for addresses, next hop and times (an
+ * IPFIX time relative to a system init time not yet received is undefined
+ * too: never a guess). Counts are as exported, not scaled by sampling.
+ *
+ * @typedef {object} NetflowRecord
+ * @property {string|undefined} srcAddr
+ * @property {string|undefined} dstAddr
+ * @property {number} srcPort
+ * @property {number} dstPort
+ * @property {number} proto IP protocol number
+ * @property {number} packets
+ * @property {number} bytes
+ * @property {number|undefined} first ms since the epoch, the flow's first packet
+ * @property {number|undefined} last ms since the epoch, its last packet
+ * @property {number} tcpFlags OR of the TCP flags seen
+ * @property {number} tos type of service / traffic class
+ * @property {number} inputIf
+ * @property {number} outputIf
+ * @property {number} srcAs
+ * @property {number} dstAs
+ * @property {string|undefined} nextHop
+ */
+
+/**
+ * A record with every field at its absent value, always built in this
+ * order so every record shares one shape. The one declaration of the
+ * record's fields: fields.js maps information elements onto these keys.
+ * @returns {NetflowRecord}
+ */
+function newFlow () {
+  return {
+    srcAddr: undefined,
+    dstAddr: undefined,
+    srcPort: 0,
+    dstPort: 0,
+    proto: 0,
+    packets: 0,
+    bytes: 0,
+    first: undefined,
+    last: undefined,
+    tcpFlags: 0,
+    tos: 0,
+    inputIf: 0,
+    outputIf: 0,
+    srcAs: 0,
+    dstAs: 0,
+    nextHop: undefined
+  }
+}
+
+/**
+ * What decodeNetflow returns for an accepted datagram, the same shape for
+ * every version (v5 has no templates or options: those counts stay 0).
+ *
+ * @typedef {object} NetflowDatagram
+ * @property {5|9|10} version
+ * @property {number} domain v9 source ID, IPFIX observation domain ID, v5 engine type << 8 | engine ID
+ * @property {number} sequence as exported: v5 counts flows, v9 export packets, IPFIX data records
+ * @property {number|undefined} nextSequence the sequence the domain's next datagram should carry (mod 2^32); undefined when unknowable (an IPFIX data set of an unknown template)
+ * @property {number} exportTime ms since the epoch (v9 and IPFIX headers carry seconds)
+ * @property {number} samplingInterval v5 header's (0 when none); for v9/IPFIX see the options records
+ * @property {NetflowRecord[]} records flows
+ * @property {Array<{ templateId: number, values: object }>} options options data records, by element name
+ * @property {number} templatesLearned templates new or changed in the store
+ * @property {number} templatesWithdrawn templates removed by IPFIX withdrawals
+ * @property {number} unknownTemplates data sets skipped for want of their template
+ * @property {number} unknownFields field values read past in flow records (elements a record does not hold)
+ */
+
+/** @returns {NetflowDatagram} */
+function newDatagram (version, domain, sequence, exportTime) {
+  return {
+    version,
+    domain,
+    sequence,
+    nextSequence: undefined,
+    exportTime,
+    samplingInterval: 0,
+    records: [],
+    options: [],
+    templatesLearned: 0,
+    templatesWithdrawn: 0,
+    unknownTemplates: 0,
+    unknownFields: 0
+  }
+}
+
+module.exports = { newFlow, newDatagram }
