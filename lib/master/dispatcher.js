@@ -159,7 +159,7 @@ class Dispatcher {
   }
 
   pickEntry (strategy, buf, offset) {
-    const workers = this.lb.pool.rotation
+    const workers = this.candidates()
     if (workers.length === 0) return null
     const worker = strategy(workers, buf, offset)
     if (worker.state === 'ready' && !worker.saturated) return worker
@@ -169,7 +169,7 @@ class Dispatcher {
   }
 
   pick (message, force) {
-    const workers = this.lb.pool.rotation
+    const workers = this.candidates()
     if (workers.length === 0) return null
     const worker = this.choose(workers, message)
     if (worker.state === 'ready' && (force || !worker.saturated)) return worker
@@ -177,6 +177,16 @@ class Dispatcher {
     if (open.length > 0) return this.choose(open, message)
     if (this.canBuffer()) return worker
     return force ? workers[0] : null
+  }
+
+  // The workers a message may go to: those in rotation; with none up and
+  // room in the disk buffer, the gone workers that stand for their slots'
+  // next ones (WorkerPool#holders), so that the message waits on disk for
+  // the slot distribute() picks, as it would with every worker up.
+  candidates () {
+    const pool = this.lb.pool
+    if (pool.rotation.length > 0 || !this.canBuffer()) return pool.rotation
+    return pool.holders()
   }
 
   // Every worker is full: with room in the disk buffer, the message goes to
@@ -214,12 +224,14 @@ class Dispatcher {
 
   /**
    * Counts a message pick or pickEntry refused; the one place that says
-   * why. With workers up and the disk buffer on, a refusal means the buffer
-   * is full (bufferFull); otherwise every worker is saturated, or none is up
-   * (queueFull), and the buffer, if on, has nowhere to take it from.
+   * why. With the disk buffer on, a refusal means the buffer is full
+   * (bufferFull), or that no slot has a worker to come (queueFull: every
+   * slot given up); without it, every worker is saturated or none is up
+   * (queueFull).
    */
   dropRefused () {
-    this.counters.dropped(this.lb.journal !== null && this.lb.pool.rotation.length > 0 ? 'bufferFull' : 'queueFull')
+    const journal = this.lb.journal
+    this.counters.dropped(journal !== null && journal.full ? 'bufferFull' : 'queueFull')
   }
 
   /** `fn` runs once, when a worker (or the disk buffer) has room again, or at stop. */
@@ -229,7 +241,7 @@ class Dispatcher {
 
   notifyCapacity () {
     if (this.capacityWaiters.length === 0) return
-    if (!this.canBuffer() && !this.lb.pool.rotation.some((w) => !w.saturated)) return
+    if (this.candidates().length === 0 || (!this.canBuffer() && !this.lb.pool.rotation.some((w) => !w.saturated))) return
     this.releaseWaiters()
   }
 

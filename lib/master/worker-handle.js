@@ -34,7 +34,13 @@ const BACKLOG_BATCH_DELAY_MS = 25
  * `dispatched` and `inFlight` until done: `ownInFlight`, lost if it dies)
  * and its socket's kernel drops.
  *
+ * Once the worker is gone, the handle stands for its slot's next worker
+ * until that one is ready (with the disk buffer on, see WorkerPool#holders):
+ * messages pushed to it form batches as before, written to the buffer and
+ * handed to the pool ('held') instead of being sent.
+ *
  * Events: 'ack' (after an acknowledgement), 'idle' (in-flight reached 0),
+ * 'held' (batch: formed while the worker is gone),
  * 'dropped' (reason, n: messages the worker refused by name), 'received'
  * (messages, bytes, dropped: what its own socket brought), 'ready',
  * 'initFailed' (message, where), 'closed', 'unlistened', 'log', 'stats'.
@@ -132,7 +138,7 @@ class WorkerHandle extends EventEmitter {
     this.inFlight++
     if (this.pendingCount >= this.batchSize) this.sendPending()
     else if (this.pendingTimer === null) {
-      const delay = this.backlog.length > 0 ? BACKLOG_BATCH_DELAY_MS : this.batchDelay
+      const delay = this.backlog.length > 0 || this.state === 'gone' ? BACKLOG_BATCH_DELAY_MS : this.batchDelay
       this.pendingTimer = delay > 0 ? setTimeout(this.sendPendingNow, delay) : setImmediate(this.sendPendingNow)
       this.timerIsTimeout = delay > 0
     }
@@ -162,10 +168,17 @@ class WorkerHandle extends EventEmitter {
   }
 
   // A new batch: into the disk buffer (if on), then to the worker, or into
-  // the backlog when the worker is full or others wait before it.
+  // the backlog when the worker is full or others wait before it. A worker
+  // that is gone stands for its slot's next one (see WorkerPool#holders):
+  // what was formed for it is held for that one ('held').
   dispatchBatch (batch) {
-    if (this.journal === null) return this.sendBatch(batch)
-    if (!this.journal.append(batch)) this.emit('bufferWriteFailed', this.journal.lastWriteError)
+    if (this.journal === null && this.state !== 'gone') return this.sendBatch(batch)
+    if (this.journal !== null && !this.journal.append(batch)) this.emit('bufferWriteFailed', this.journal.lastWriteError)
+    if (this.state === 'gone') {
+      this.inFlight -= batch.count
+      batch.shelved()
+      return this.emit('held', batch)
+    }
     if (this.backlog.length === 0 && this.inFlight - batch.count < this.maxInFlight) return this.sendBatch(batch)
     this.inFlight -= batch.count
     this.toBacklog(batch)
@@ -232,14 +245,16 @@ class WorkerHandle extends EventEmitter {
   }
 
   /**
-   * Takes a batch another worker held when it died (or one a previous run
-   * left in the disk buffer); it keeps its id and origin. Sent at once when
-   * its bytes are at hand and nothing waits before it, else it waits its
-   * turn in the backlog: batches of one origin stay in order.
+   * Takes a batch another worker held when it died, one formed for this
+   * slot while no worker was up, or one a previous run left in the disk
+   * buffer; it keeps its id and origin, and is marked redelivered if a
+   * worker may have seen it. Sent at once when its bytes are at hand,
+   * nothing waits before it and it fits under maxInFlight, else it waits
+   * its turn in the backlog: batches of one origin stay in order.
    */
   redeliver (batch) {
-    batch.redeliver()
-    if (batch.bytes !== null && this.backlog.length === 0) {
+    if (batch.sentAt > 0) batch.redeliver()
+    if (batch.bytes !== null && this.backlog.length === 0 && (this.inFlight === 0 || this.inFlight + batch.count <= this.maxInFlight)) {
       this.inFlight += batch.count
       return this.sendBatch(batch)
     }

@@ -110,6 +110,15 @@ class WorkerPool extends EventEmitter {
       }
       workers.push(worker)
     }
+    // Messages being formed into a batch for a slot whose worker is gone
+    // (see holders()): dispatched to it, waiting like its orphans.
+    for (const h of this.current) {
+      if (h === null || h.state !== 'gone' || h.pendingCount === 0) continue
+      retired.dispatched += h.pendingCount
+      totals.dispatched += h.pendingCount
+      totals.buffered += h.pendingCount
+      if (h.pendingSince < oldestBuffered) oldestBuffered = h.pendingSince
+    }
     // Orphans a dead worker was sent are in flight; those it never sent, buffered.
     let orphaned = 0
     for (const batches of this.orphans) {
@@ -151,6 +160,9 @@ class WorkerPool extends EventEmitter {
       throw new WorkerDownError(`worker for slot ${slot} started while the pool was ${this.state}`)
     }
     const previous = this.current[slot]
+    // What was formed for the slot while no worker was up joins its orphans
+    // first: the new worker takes them all, oldest first.
+    if (previous && previous.state === 'gone') previous.sendPending()
     this.current[slot] = handle
     handle.state = 'ready'
     handle.readyAt = Date.now()
@@ -183,6 +195,7 @@ class WorkerPool extends EventEmitter {
     handle.on('bufferReadFailed', (err) => this.emit('bufferReadFailed', err))
     handle.on('log', (level, fields, msg) => this.logWorker(handle, level, fields, msg))
     handle.on('ack', () => this.emit('capacity'))
+    handle.on('held', (batch) => this.hold(handle.slot, batch))
     handle.on('dropped', (reason, n) => this.emit('dropped', reason, n))
     handle.on('received', (n, bytes, dropped) => this.emit('received', n, bytes, dropped))
     clusterWorker.on('exit', (code, signal) => this.onExit(handle, code, signal))
@@ -262,6 +275,32 @@ class WorkerPool extends EventEmitter {
     else this.orphans[slot].push(...keep)
   }
 
+  /**
+   * With the disk buffer on and no worker in rotation, the workers that
+   * stand for their slots' next ones: each slot's last worker, gone, whose
+   * handle forms batches for the slot and hands them to hold() (written to
+   * the buffer first). distribute() picks among them as among live workers,
+   * so a key keeps its slot. Empty while stopping or when every slot is
+   * given up.
+   */
+  holders () {
+    if (this.state !== 'running') return []
+    return this.current.filter((h, slot) => h !== null && h.state === 'gone' && !this.failedSlots.has(slot))
+  }
+
+  // A batch formed for `slot` while its worker is gone: counted as
+  // dispatched to that worker (as what it held when it died is), then held
+  // for the slot's next worker with what it left.
+  hold (slot, batch) {
+    this.retired.dispatched += batch.count
+    this.rehome(slot, [batch], false)
+  }
+
+  // What is being formed for slots whose worker is gone, to the slots' orphans.
+  flushHeld () {
+    for (const h of this.current) if (h !== null && h.state === 'gone') h.sendPending()
+  }
+
   // All to one worker, in order: see the class comment.
   adoptOrphans (batches) {
     const heir = this.rotation[0]
@@ -312,6 +351,7 @@ class WorkerPool extends EventEmitter {
   }
 
   abandonSlot (slot, crashes) {
+    if (this.current[slot] && this.current[slot].state === 'gone') this.current[slot].sendPending()
     this.failedSlots.add(slot)
     this.adoptOrphans(this.orphans[slot].splice(0))
     this.emit('slotFailed', slot)
@@ -381,6 +421,7 @@ class WorkerPool extends EventEmitter {
   /** Drains and stops every worker; idempotent. */
   async stop () {
     if (this.state === 'stopped' || this.state === 'idle') return
+    this.flushHeld()
     this.state = 'stopping'
     for (const timer of this.respawnTimers) clearTimeout(timer)
     this.respawnTimers.clear()

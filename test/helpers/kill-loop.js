@@ -54,4 +54,31 @@ function settledInheritances (workers, owed) {
   return true
 }
 
-module.exports = { killLoop }
+/**
+ * A respawn storm, as an operator's script or the OOM killer makes one:
+ * SIGKILLs a ready worker of `balancer` every `everyMs`, whether or not the
+ * others are up and whatever its predecessor left it (unlike killLoop).
+ * With one or two instances the rotation is often empty. `stop()` resolves
+ * with the number killed.
+ */
+function stormLoop (balancer, everyMs) {
+  let stopped = false
+  let killed = 0
+  const done = (async () => {
+    while (!stopped) {
+      await sleep(everyMs)
+      if (stopped) break
+      const ready = balancer.pool ? balancer.pool.rotation : []
+      const victim = ready[killed % Math.max(1, ready.length)]
+      if (!victim) continue
+      try {
+        process.kill(victim.pid, 'SIGKILL')
+        killed++
+      } catch {}
+    }
+    return killed
+  })()
+  return { stop: () => { stopped = true; return done } }
+}
+
+module.exports = { killLoop, stormLoop }

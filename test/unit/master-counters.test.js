@@ -76,10 +76,11 @@ test('nothing outside the owner can change a counter', () => {
 
 // The decision at its one place, with the pool and disk buffer the master
 // would have (a worker: saturated or not; a buffer: full or not).
-function balancer ({ workers, journal }) {
+function balancer ({ workers, journal, slotsToCome = 0 }) {
   const lb = new LoadBalancer({ worker: path.join(__dirname, '..', 'fixtures', 'counting-worker.js') })
   const pushed = []
-  lb.pool = { rotation: workers.map((saturated) => ({ state: 'ready', saturated, push: (m) => pushed.push(m) })) }
+  const holders = Array.from({ length: slotsToCome }, () => ({ state: 'gone', saturated: false, push: (m) => pushed.push(m) }))
+  lb.pool = { rotation: workers.map((saturated) => ({ state: 'ready', saturated, push: (m) => pushed.push(m) })), holders: () => holders }
   lb.journal = journal
   return { lb, pushed }
 }
@@ -90,11 +91,12 @@ test('a refused message is counted once, under the reason the master knows', () 
   const cases = [
     { name: 'every worker saturated, no buffer', workers: [true, true], journal: null, reason: 'queueFull' },
     { name: 'every worker saturated, buffer full', workers: [true, true], journal: { full: true }, reason: 'bufferFull' },
-    { name: 'no worker up, no buffer', workers: [], journal: null, reason: 'queueFull' },
-    { name: 'no worker up, buffer with room', workers: [], journal: { full: false }, reason: 'queueFull' }
+    { name: 'no worker up, no buffer', workers: [], journal: null, slotsToCome: 2, reason: 'queueFull' },
+    { name: 'no worker up, buffer with room, every slot given up', workers: [], journal: { full: false }, reason: 'queueFull' },
+    { name: 'no worker up, buffer full', workers: [], journal: { full: true }, slotsToCome: 2, reason: 'bufferFull' }
   ]
-  for (const { name, workers, journal, reason } of cases) {
-    const { lb, pushed } = balancer({ workers, journal })
+  for (const { name, workers, journal, slotsToCome, reason } of cases) {
+    const { lb, pushed } = balancer({ workers, journal, slotsToCome })
     assert.equal(lb.ctx.dispatch(message), false, name)
     assert.deepEqual([lb.summary(null).received, pushed.length], [0, 0], `${name}: a refusal alone counts nothing`)
     lb.ctx.dropRefused()
@@ -107,10 +109,11 @@ test('a message a worker takes is counted once as received and dispatched, force
   const cases = [
     { name: 'a worker with room', workers: [false, true], journal: null, force: false },
     { name: 'every worker saturated, buffer with room', workers: [true], journal: { full: false }, force: false },
-    { name: 'forced past maxInFlight, buffer full', workers: [true], journal: { full: true }, force: true }
+    { name: 'forced past maxInFlight, buffer full', workers: [true], journal: { full: true }, force: true },
+    { name: 'no worker up, buffer with room: held for a slot\'s next worker', workers: [], journal: { full: false }, slotsToCome: 2, force: false }
   ]
-  for (const { name, workers, journal, force } of cases) {
-    const { lb, pushed } = balancer({ workers, journal })
+  for (const { name, workers, journal, slotsToCome, force } of cases) {
+    const { lb, pushed } = balancer({ workers, journal, slotsToCome })
     assert.equal(lb.ctx.dispatch(message, force), true, name)
     const { received, bytes, dispatched, dropped } = lb.summary(null)
     assert.deepEqual({ received, bytes, dispatched, dropped: dropped.total, pushed: pushed.length }, { received: 1, bytes: 5, dispatched: 1, dropped: 0, pushed: 1 }, name)
