@@ -619,8 +619,10 @@ export class BufferError extends CollectorError {
 
 export function resolveMongo (options?: { uri?: string, env?: NodeJS.ProcessEnv, logger?: Logger, port?: number, host?: string }): Promise<{ uri: string, server: { uri: string, stop (): Promise<void> } | null }>
 
-/** Where a definition's record came from: the master's time of its batch (the same when delivered again), and its sender. */
-export interface RecordSource { receivedAt: Date, remote: { address: string, port: number } | null }
+/** Where a definition's record came from: the master's time of its batch (the same when delivered again), and its sender; with `keep`, the message's kept state (in decode). */
+export interface RecordSource { receivedAt: Date, remote: { address: string, port: number } | null, kept?: KeptState | null }
+/** A definition's kept state for one scope (by default the sender's address): plain JSON values, kept by the framework across a worker's death. */
+export interface KeptState { get (name: string): unknown, set (name: string, value: unknown): void, delete (name: string): void }
 type OneOrMore<T> = T | T[] | null | undefined
 export interface DocumentUpdate {
   /** the document's id, under the sink's `key` field (`_id` by default) */
@@ -641,7 +643,8 @@ export interface SinkOptions { maxBatch?: number, fromSettings?: Record<string, 
 export const sinks: {
   updates<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<DocumentUpdate>, indexes?: IndexSpec[], /** a unique field documents are matched on, instead of `_id` */ key?: string }): SinkDeclaration<R>
   counters<R = any> (spec: SinkOptions & { collection?: string, of (record: R, source: RecordSource): OneOrMore<CountIncrement>, preallocateRate?: number, indexes?: IndexSpec[] }): SinkDeclaration<R>
-  documents<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): Record<string, unknown> | null, indexes?: IndexSpec[] }): SinkDeclaration<R>
+  /** one document per record: `_id` the message's ObjectId when it gave one record and one document, else `{ m, r }` (`r`: the record's place in its message; `d` too when `of` gave several) */
+  documents<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<Record<string, unknown>>, indexes?: IndexSpec[] }): SinkDeclaration<R>
   /** bilateral streams (StreamWorker's items); `fromSettings` defaults to the stream settings (streamsCollection, streamTimeout, ...), which the definition's settings then include */
   streams<R = StreamItem> (spec?: SinkOptions & { collection?: string, countersCollection?: string, counterMetric?: string, minuteFields?: string[], analytics? (doc: Record<string, any>, endedAt: Date): Record<string, unknown>, of? (record: R, source: RecordSource): OneOrMore<StreamItem> }): SinkDeclaration<R>
 }
@@ -659,7 +662,10 @@ export interface CollectorDefinition<R = any> {
   decode (message: Message, settings: Record<string, any>, arrival: RecordSource): OneOrMore<any> | DecodeError
   /** each worker's initial state for enrich (default {}) */
   state? (settings: Record<string, any>): Record<string, any>
-  enrich? (records: any, state: Record<string, any>, source: RecordSource): OneOrMore<R>
+  /** state per worker, gone with it (what must outlive a worker goes in `keep`); return a DecodeError to refuse the message */
+  enrich? (records: any, state: Record<string, any>, source: RecordSource): OneOrMore<R> | DecodeError
+  /** state decode reads and changes through `arrival.kept`, per scope (default: the sender's address, and then distribution hash on it), written with the sinks and read by a worker's heir; collection `<name>_kept` by default; at most `maxEntries` held in memory (default 100,000; what is forgotten is read again) */
+  keep?: { scope? (message: Message): string, collection?: string, maxEntries?: number }
   /** fields the worker's stats add */
   stats? (state: Record<string, any>): Record<string, unknown>
   /** what the state holds, per map */

@@ -4,6 +4,7 @@ const MongoWorker = require('./mongo-worker')
 const { createSink } = require('./sinks')
 const DecodeError = require('../exceptions/decode-error')
 const { NewKeyLimit } = require('./new-key-limit')
+const { KeptState } = require('./kept-state')
 
 /**
  * The worker of a collector definition (collectors/definition/define-collector.js):
@@ -46,38 +47,107 @@ class DefinitionWorker extends MongoWorker {
     this.newKeys = this.definition.cardinality && this.settings.maxNewKeysPerMinute > 0
       ? new NewKeyLimit({ share: Math.ceil(this.settings.maxNewKeysPerMinute / this.settings.newKeyShares), known: this.settings.maxKnownKeys })
       : null
-    this.context = { mark: null, index: 0, seq: 0, redelivered: false, key: () => this.messageKey(), message: { receivedAt: null, remote: null } }
+    this.kept = this.definition.keep ? new KeptState(keptOptions(this.definition, this.settings)) : null
+    // Everything the worker writes and acknowledges through: what the
+    // definition keeps (written first: an heir reads it), and the sinks.
+    this.stores = this.kept ? [this.kept, ...this.sinks] : this.sinks
+    this.context = {
+      mark: null,
+      index: 0,
+      seq: 0,
+      redelivered: false,
+      many: false, // the message gave an array of records
+      record: 0, // the place of the record being stored among them, as decode gave them
+      key: () => this.messageKey(),
+      message: { receivedAt: null, remote: null, kept: null }
+    }
   }
 
   async prepare () {
-    for (const sink of this.sinks) await sink.prepare(this.connection.db)
+    for (const store of this.stores) await store.prepare(this.connection.db)
   }
 
+  // A message whose scope of kept state this worker has not read yet waits
+  // for that read (doWork returns its promise: the runtime holds the next
+  // message until it is done).
   doWork (message) {
+    if (this.kept === null) return this.work(message, null)
+    const { scope, ready } = this.kept.scopeReady(message)
+    if (ready) return this.work(message, scope)
+    return this.readKept(scope).then(() => this.work(message, scope))
+  }
+
+  // A scope's kept state, read once the database is there; a failed read is
+  // tried again with the flush backoff (the message waits: it cannot be
+  // decoded without it, and is not refused for a database that is away).
+  async readKept (scope) {
+    for (;;) {
+      await this.whenPrepared()
+      try {
+        return await this.kept.load(scope)
+      } catch (err) {
+        this._onDbError(err, 'kept state read')
+        await new Promise((resolve) => setTimeout(resolve, Math.max(50, this.retryAt - Date.now())))
+      }
+    }
+  }
+
+  work (message, scope) {
     this.counts.messages++
     const context = this.contextOf(message)
-    let records
+    if (scope !== null) context.message.kept = this.kept.bind(scope, context)
+    let records = this.run('decode', () => this.definition.decode(message, this.settings, context.message))
+    if (records === null || this.tooMany(records, context)) return
+    context.many = Array.isArray(records)
+    let places = null // where each record left stood in decode's answer, when some were left out
+    if (this.newKeys) {
+      ({ records, places } = this.withKnownKeys(records, context))
+      if (records === null) return
+    }
+    this.tallyAll(records)
+    if (this.definition.enrich) {
+      records = this.run('enrich', () => this.definition.enrich(records, this.enrichState, context.message))
+      if (records === null || this.tooMany(records, context)) return
+      places = null // enrich's answer is numbered as it comes
+      context.many = context.many || Array.isArray(records)
+    }
+    if (this.stores.some((store) => store.size >= this.settings.maxPending)) return this.drop()
+    const list = Array.isArray(records) ? records : [records]
+    for (let i = 0; i < list.length; i++) {
+      context.record = places === null ? i : places[i]
+      this.accept(list[i], context)
+    }
+    if (this.hasBacklog()) this.flushSoon()
+  }
+
+  // decode or enrich: its answer, or null when there is nothing to store:
+  // none, or a DecodeError returned or thrown (the message is refused by its reason).
+  run (hook, fn) {
+    let out
     try {
-      records = this.definition.decode(message, this.settings, context.message)
+      out = fn()
     } catch (err) {
       if (!err || typeof err.reason !== 'string') throw err
-      return this.refuse(err.reason)
+      this.refuse(err.reason)
+      return null
     }
-    if (records instanceof DecodeError) return this.refuse(records.reason)
-    if (records === null || records === undefined || this.tooMany(records, context)) return
-    if (this.newKeys) records = this.withKnownKeys(records, context)
-    if (records === null) return
-    this.tallyAll(records)
-    if (this.definition.enrich) records = this.definition.enrich(records, this.enrichState, context.message)
-    if (records === null || records === undefined || this.tooMany(records, context)) return
-    if (this.sinks.some((sink) => sink.size >= this.settings.maxPending)) return this.drop()
-    for (const record of Array.isArray(records) ? records : [records]) this.accept(record, context)
-    if (this.hasBacklog()) this.flushSoon()
+    if (out instanceof DecodeError) {
+      this.refuse(out.reason)
+      return null
+    }
+    return out === undefined ? null : out
   }
 
   accept (record, context) {
     this.counts.records++
     for (const sink of this.sinks) sink.accept(record, context)
+  }
+
+  // A batch delivered again: a worker that died with it may have stored
+  // kept state since this one read it, so each scope is read again.
+  async prepareRedelivered (messages, delivery) {
+    await super.prepareRedelivered(messages, delivery)
+    if (this.kept) this.kept.forgetStored()
   }
 
   // A message giving more records than the definition's maxRecords is refused whole.
@@ -92,15 +162,24 @@ class DefinitionWorker extends MongoWorker {
   // The records whose keys are known or new within the share; null when
   // every one was refused (the message is refused: newKeyLimit). A
   // redelivered message's keys all pass: the worker that died with it decided.
+  // `places`: where each record taken stood in `records` (null: all taken),
+  // so that a sink numbers a record the same whether or not the ones
+  // before it were taken (a redelivered message's all are).
   withKnownKeys (records, context) {
     if (!Array.isArray(records)) {
-      if (this.admits(records, context)) return records
+      if (this.admits(records, context)) return { records, places: null }
     } else {
-      const kept = records.filter((record) => this.admits(record, context))
-      if (kept.length > 0 || records.length === 0) return kept
+      const taken = []
+      const places = []
+      for (let i = 0; i < records.length; i++) {
+        if (!this.admits(records[i], context)) continue
+        taken.push(records[i])
+        places.push(i)
+      }
+      if (taken.length > 0 || records.length === 0) return { records: taken, places: taken.length === records.length ? null : places }
     }
     this.dropMessage('newKeyLimit')
-    return null
+    return { records: null, places: null }
   }
 
   admits (record, context) {
@@ -151,7 +230,7 @@ class DefinitionWorker extends MongoWorker {
   // Every sink writes; the first failure is thrown once the others have tried.
   async writePending () {
     let error = null
-    for (const sink of this.sinks) {
+    for (const sink of this.stores) {
       try {
         await sink.write()
       } catch (err) {
@@ -162,7 +241,7 @@ class DefinitionWorker extends MongoWorker {
   }
 
   hasPending () {
-    return this.sinks.some((sink) => sink.size > 0)
+    return this.stores.some((sink) => sink.size > 0)
   }
 
   hasBacklog () {
@@ -171,12 +250,12 @@ class DefinitionWorker extends MongoWorker {
 
   oldestPending () {
     let min = Infinity
-    for (const sink of this.sinks) min = Math.min(min, sink.oldestPending())
+    for (const sink of this.stores) min = Math.min(min, sink.oldestPending())
     return min
   }
 
   abandonPending () {
-    const held = this.sinks.map((sink) => sink.abandon())
+    const held = this.stores.map((sink) => sink.abandon())
     this.logger.error({ held, uri: this.uri },
       'database too slow or unavailable at shutdown: what the sinks held is not stored (its messages are counted by the master as dropped.shutdown, or kept in its disk buffer for the next start)')
   }
@@ -195,7 +274,7 @@ class DefinitionWorker extends MongoWorker {
   // sender holds) and the definition's state (`memory`).
   stateStats () {
     const state = super.stateStats()
-    const parts = this.sinks.filter((sink) => sink.stateStats).map((sink) => sink.stateStats())
+    const parts = this.stores.filter((sink) => sink.stateStats).map((sink) => sink.stateStats())
     if (this.definition.memory) parts.push(this.definition.memory(this.enrichState))
     if (this.newKeys) parts.push({ held: { knownKeys: this.newKeys.known.size }, evicted: { knownKeys: this.newKeys.known.evicted } })
     for (const own of parts) {
@@ -208,8 +287,8 @@ class DefinitionWorker extends MongoWorker {
   stats () {
     const sinks = {}
     let dbWrites = 0
-    for (let i = 0; i < this.sinks.length; i++) {
-      const s = sinks[this.sinks[i].spec.collection] = this.sinks[i].stats()
+    for (let i = 0; i < this.stores.length; i++) {
+      const s = sinks[this.stores[i].spec.collection] = this.stores[i].stats()
       dbWrites += s.writes
     }
     const tallies = Object.fromEntries(this.tallies.map((name) => [name, { ...this.counts[name] }]))
@@ -224,12 +303,24 @@ class DefinitionWorker extends MongoWorker {
       ...(this.newKeys ? { newKeys: this.newKeys.stats() } : {}),
       ...tallies,
       ...(this.definition.stats ? this.definition.stats(this.enrichState) : {}),
-      pending: this.sinks.reduce((n, sink) => n + sink.size, 0),
+      pending: this.stores.reduce((n, sink) => n + sink.size, 0),
       sinks,
       dbWrites,
       ...this.dbStats(),
       ...this.stateStats()
     }
+  }
+}
+
+// The kept state's store: its collection (`keep.collection`, default
+// `<name>_kept`), scope (`keep.scope(message)`, default the sender's
+// address) and bound (`keep.maxEntries`, default 100,000 entries held).
+function keptOptions (definition, settings) {
+  const keep = definition.keep
+  return {
+    collection: keep.collection || `${definition.name}_kept`,
+    scope: keep.scope || ((message) => { const remote = message.rinfo || message.remote; return remote ? remote.address : '' }),
+    maxEntries: keep.maxEntries || 100000
   }
 }
 

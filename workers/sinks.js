@@ -86,6 +86,9 @@ class DocumentsSink {
     this.kept = [] // documents of the write in progress not proven stored, in order
     this.counts = { stored: 0, writes: 0, splits: 0 }
     this.maxBatch = spec.maxBatch || INSERT_CHUNK
+    this.messageMark = null // the message whose documents are being numbered: its batch, place and key
+    this.messageIndex = -1
+    this.messageKey = null
   }
 
   async prepare (db) {
@@ -93,10 +96,28 @@ class DocumentsSink {
     await createIndexes(this.collection, this.spec.indexes)
   }
 
+  // A message that gave one record storing one document keeps the message's
+  // key as its _id (an ObjectId, in arrival order). Every other document is
+  // numbered within its message: `{ m: <the message's key>, r: <the
+  // record's place among the message's records> }` (a NetFlow datagram's 30
+  // flows: r 0 to 29), with `d`, its place among them, when `of` gave a
+  // record several documents: the same when the message is delivered
+  // again, so each is stored once.
   accept (record, context) {
-    const doc = this.spec.of(record, context.message)
-    if (!doc) return
-    doc._id = new ObjectId(context.key())
+    const docs = this.spec.of(record, context.message)
+    if (!docs) return
+    const several = Array.isArray(docs)
+    if (this.messageIndex !== context.index || this.messageMark !== context.mark) {
+      this.messageIndex = context.index
+      this.messageMark = context.mark
+      this.messageKey = new ObjectId(context.key())
+    }
+    if (!several) return this.keep(docs, context.many ? { m: this.messageKey, r: context.record } : this.messageKey, context)
+    for (let d = 0; d < docs.length; d++) this.keep(docs[d], { m: this.messageKey, r: context.record, d }, context)
+  }
+
+  keep (doc, id, context) {
+    doc._id = id
     doc[SEQ] = context.seq
     this.buffer.push(doc)
   }

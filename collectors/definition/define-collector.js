@@ -37,11 +37,20 @@ const MAX_RECORDS = 1000
  * - `decode(message, settings, arrival)`: pure; a record, an array of
  *   them, or null for nothing to store; returns or throws a DecodeError to
  *   refuse the message (returning one made once costs no unwinding).
- *   `arrival`: `{ receivedAt, remote }`, the time of the message's batch
- *   (the same when it is delivered again) and the sender;
+ *   `arrival`: `{ receivedAt, remote, kept }`, the time of the message's batch
+ *   (the same when it is delivered again), the sender, and with `keep`
+ *   the message's kept state;
+ * - `keep`: optional `{ scope?(message), collection?, maxEntries? }`: state
+ *   decode reads and changes through `arrival.kept` (`get(name)`,
+ *   `set(name, value)`, `delete(name)`; values plain JSON), per scope (by
+ *   default the sender's address), kept by the framework where a worker's
+ *   heir finds it: written with the sinks, acknowledged with them
+ *   (workers/kept-state.js; collection `<name>_kept` by default);
  * - `state(settings)`: optional, each worker's initial `state` (default `{}`);
  * - `enrich(records, state, message)`: optional, stateful (each worker's
- *   own `state` object), returns the records to store;
+ *   own `state` object, gone with the worker: what must outlive it goes in
+ *   `keep`), returns the records to store, or a DecodeError to refuse the
+ *   message;
  * - `stats(state)`, `memory(state)`: optional, fields the worker's stats
  *   add, and what its state holds (`{ held, evicted }`, per map);
  * - `tally`: optional `{ name: (record) => names }`, counted per worker
@@ -87,7 +96,7 @@ function collectorSettings (definition, file) {
   const { DATABASE_SETTINGS } = require('../mongo-settings')
   const listen = definition.listen || {}
   const defaults = { name: definition.name, ...listen, worker: file }
-  if ((definition.key || definition.affinity) && !listen.distribution) defaults.distribution = 'hash'
+  if ((definition.key || definition.affinity || definition.keep) && !listen.distribution) defaults.distribution = 'hash'
   return Object.freeze({
     defaults: Object.freeze(defaults),
     master: DATABASE_SETTINGS,
@@ -123,6 +132,15 @@ function checkDefinition (d) {
   for (const key of Object.keys(d.listen || {})) if (!LISTEN_KEYS.includes(key)) refuse(`listen takes ${LISTEN_KEYS.join(', ')}, not ${key}`)
   for (const [name, count] of Object.entries(d.tally || {})) if (typeof count !== 'function') refuse(`tally.${name} must be a function of a record`)
   if (d.maxRecords !== undefined && !(Number.isInteger(d.maxRecords) && d.maxRecords >= 1)) refuse(`maxRecords must be a positive integer (got ${JSON.stringify(d.maxRecords)})`)
+  if (d.keep !== undefined) checkKeep(d.keep, collections, refuse)
+}
+
+function checkKeep (keep, collections, refuse) {
+  if (!keep || typeof keep !== 'object') refuse('keep is an object: { scope?(message), collection?, maxEntries? }')
+  if (keep.scope !== undefined && typeof keep.scope !== 'function') refuse('keep.scope must be a function of a message, giving the scope of its kept state')
+  if (keep.collection !== undefined && (typeof keep.collection !== 'string' || keep.collection === '')) refuse('keep.collection must be a collection name')
+  if (keep.collection !== undefined && collections.includes(keep.collection)) refuse(`keep.collection ${keep.collection} is a sink's collection too`)
+  if (keep.maxEntries !== undefined && !(Number.isInteger(keep.maxEntries) && keep.maxEntries >= 1)) refuse(`keep.maxEntries must be a positive integer (got ${JSON.stringify(keep.maxEntries)})`)
 }
 
 // A sink's fromSettings names settings the worker has.

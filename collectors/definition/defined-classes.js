@@ -2,7 +2,7 @@
 
 const MongoCollector = require('../mongo-collector')
 const MongoCollectorConfig = require('../mongo-collector-config')
-const { entryDataStart, entryEnd, datagramAt } = require('../../lib/shared/batch-codec')
+const { entryDataStart, entryEnd, datagramAt, entryAddressStart, entryAddressLength } = require('../../lib/shared/batch-codec')
 
 /** The master of a definition: a MongoCollector with its settings, and its key() when it declares one. */
 function definedCollector (definition, settings) {
@@ -26,6 +26,19 @@ function definedCollector (definition, settings) {
     Collector.prototype.entryKey = function entryKey (buf, offset) {
       const k = this._keyOf(buf, entryDataStart(buf, offset), entryEnd(buf, offset))
       return k === null || k === undefined ? MongoCollector.prototype.key.call(this, datagramAt(buf, offset)) : k
+    }
+  }
+  if (definition.keep && !definition.key && !definition.affinity) {
+    // Kept state is scoped by sender address (unless keep.scope says
+    // otherwise, with a key to match): one sender's messages meet their state
+    // in one worker, whatever port it sends from.
+    Collector.prototype.key = function key (message) {
+      const remote = message.rinfo || message.remote
+      return remote ? remote.address : ''
+    }
+    Collector.prototype.entryKey = function entryKey (buf, offset) {
+      const start = entryAddressStart(offset)
+      return buf.latin1Slice(start, start + entryAddressLength(buf, offset))
     }
   }
   // The key of bytes data[start, end): an affinity reads them in place; a key(data) is given a view.

@@ -48,8 +48,11 @@ function counters (spec) {
 }
 
 /**
- * One document inserted per message (`of` gives it, or null), its `_id`
- * the message's key: a redelivered message collides where it landed.
+ * One document inserted per record (`of` gives it, an array of them, or
+ * null): a message that gave one record storing one document has the
+ * message's key as `_id` (an ObjectId); any other document is numbered in
+ * its message, `_id: { m: <the message's key>, r: n }` (a datagram of 30
+ * flows: r 0 to 29). A redelivered message collides where it landed.
  * @param {{ collection: string, of: Function, indexes?: Array<{ key: object, unique?: boolean }> }} spec
  */
 function documents (spec) {

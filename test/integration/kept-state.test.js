@@ -1,0 +1,78 @@
+'use strict'
+
+// The framework's promise for a collector a user writes (issue 37): a
+// message of many records stores each record once, and state a definition
+// keeps (templates, as NetFlow v9 and IPFIX have them) survives the worker
+// that learned it, through SIGKILLs every 500 ms, on real forked workers
+// and the Java MongoDB server. test/fixtures/template-definition.js is the
+// collector.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const dgram = require('node:dgram')
+const templated = require('../fixtures/template-definition')
+const { startTestCollector } = require('../helpers/collector')
+const { waitFor } = require('../helpers/wait-for')
+const { killLoop } = require('../helpers/kill-loop')
+const { accountedFor } = require('../../lib/master/counters')
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const ROWS = 30 // records per datagram, as a NetFlow v5 datagram carries
+
+function dataDatagram (template, first, order) {
+  const rows = []
+  for (let k = first; k < first + ROWS; k++) {
+    const fields = { src: `10.0.0.${k % 5}`, dst: '10.1.0.1', bytes: String(100 + (k % 7)), seq: String(k) }
+    rows.push(order.map((name) => fields[name]).join(';'))
+  }
+  return `D ${template} ${rows.join('|')}`
+}
+
+test('kept state and records: 30 records a datagram stored once each, templates surviving worker SIGKILLs every 500 ms', { timeout: 180000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, templated)
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const send = (text) => new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  // One datagram before its template: refused by name, never stored as nothing.
+  await send(dataDatagram(9, 1000000, ['src', 'dst', 'bytes', 'seq']))
+  const first = ['src', 'dst', 'bytes', 'seq']
+  const second = ['seq', 'bytes', 'dst', 'src'] // template 1 redefined half way, in another order
+  await send(`T 1 ${first.join(',')}`)
+  await sleep(300)
+  const datagrams = 200
+  const loop = killLoop(collector, 500)
+  for (let i = 0; i < datagrams; i++) {
+    if (i === datagrams / 2) {
+      await send(`T 1 ${second.join(',')}`)
+      await sleep(20)
+    }
+    await send(dataDatagram(1, i * ROWS, i < datagrams / 2 ? first : second))
+    await sleep(25)
+  }
+  const killed = await loop.stop(3)
+  const s = await waitFor(async () => {
+    const stats = await collector.stats()
+    return stats.inFlight === 0 && accountedFor(stats) ? stats : null
+  }, { timeout: 90000, what: 'every datagram processed or dropped' })
+  assert.ok(killed >= 3, `workers killed: ${killed}`)
+  assert.deepEqual(s.dropped.templateUnknown, 1, JSON.stringify(s.dropped))
+  assert.equal(s.dropped.total, 1, JSON.stringify(s.dropped))
+  assert.equal(s.processed, datagrams + 2, JSON.stringify({ received: s.received, dropped: s.dropped, kernel: s.kernel }))
+
+  const rows = await db.collection('rows').find().toArray()
+  const seqs = new Set(rows.map((row) => row.seq))
+  assert.equal(rows.length, datagrams * ROWS, 'one document per record, none twice')
+  assert.equal(seqs.size, datagrams * ROWS, 'every record, each once')
+  for (const row of rows) {
+    const k = Number(row.seq)
+    assert.deepEqual([row.src, row.dst, row.bytes], [`10.0.0.${k % 5}`, '10.1.0.1', String(100 + (k % 7))], `record ${k} read by the template it was sent with`)
+    assert.equal(row._id.r, k % ROWS, 'numbered by its place in its datagram')
+  }
+  for (const total of await db.collection('row_totals').find().toArray()) {
+    const mine = rows.filter((row) => row.src === total._id)
+    assert.equal(total.rows, mine.length, `${total._id}: one increment per record`)
+    assert.equal(total.bytes, mine.reduce((n, row) => n + Number(row.bytes), 0))
+  }
+  const kept = await db.collection('templated_kept').find().toArray()
+  assert.deepEqual(kept.map((doc) => [doc.scope, doc.name, doc.value.value]), [['127.0.0.1', 'template 1', second]], 'the template as last announced, kept by the framework')
+})

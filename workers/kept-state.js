@@ -1,0 +1,166 @@
+'use strict'
+
+const { UpdateStore } = require('./storage/update-store')
+
+// Between a scope and a name in a kept document's _id (neither may hold it).
+const SEP = '\u0000'
+const PROJECTION = Object.freeze({ name: 1, value: 1 })
+
+/**
+ * What a definition keeps between messages (`keep`: NetFlow v9 and IPFIX
+ * templates, sessions, dictionaries), kept where a worker's heir finds it.
+ * A message reads and writes the entries of its scope (by default its
+ * sender's address) through `arrival.kept`: `get(name)`, `set(name,
+ * value)`, `delete(name)`, values plain JSON (no Buffers, no classes).
+ *
+ * Durable as the sinks are: each change is written, with the message's
+ * checkpoint, to the collection `collection` (one document per scope and
+ * name: `{ _id, scope, name, value: { batch, index, value } }`, by `$max`
+ * on the message's arrival order, so a redelivered message never
+ * overwrites a newer change) by the worker's flush, and the worker
+ * acknowledges no message before what it changed is stored. So whatever
+ * an acknowledged message taught the worker is in the database, and what
+ * an unacknowledged one taught it is taught again when the message is
+ * delivered again, in order, to the heir.
+ *
+ * A scope is read from the database the first time one of its messages
+ * reaches this worker (doWork waits for it), again after the worker took a
+ * redelivered batch (a dead worker may have stored more of it since), and
+ * after its entries were forgotten to keep memory within `maxEntries`
+ * (only scopes without changes waiting to be written are forgotten, and
+ * forgetting loses nothing: it is read again).
+ */
+class KeptState {
+  /**
+   * @param {{ collection: string, scope: (message: object) => string, maxEntries: number }} options
+   */
+  constructor ({ collection, scope, maxEntries }) {
+    this.spec = Object.freeze({ kind: 'kept', collection })
+    this.collectionName = collection
+    this.scopeOf = scope
+    this.maxEntries = maxEntries
+    this.store = new UpdateStore(null, { what: `${collection} upserts` })
+    this.scopes = new Map() // scope → Map(name → value), least recently used first
+    this.entries = 0
+    this.counts = { reads: 0, set: 0, deleted: 0, forgotten: 0 }
+    this.current = null // { scope, values, context } of the message being decoded
+    this.view = Object.freeze({
+      get: (name) => this.current.values.get(name),
+      set: (name, value) => this.change(name, value),
+      delete: (name) => this.change(name, null)
+    })
+  }
+
+  async prepare (db) {
+    this.collection = db.collection(this.collectionName)
+    this.store.collection = this.collection
+    await this.collection.createIndexes([{ key: { scope: 1 } }])
+  }
+
+  /** The scope of `message`, or null when its entries must be read first (then: `load(scope)`). */
+  scopeReady (message) {
+    const scope = String(this.scopeOf(message))
+    const values = this.scopes.get(scope)
+    if (values === undefined) return { scope, ready: false }
+    this.scopes.delete(scope) // to the end: most recently used
+    this.scopes.set(scope, values)
+    return { scope, ready: true }
+  }
+
+  /** Reads a scope's entries from the database (a change of this worker not yet written wins). */
+  async load (scope) {
+    this.counts.reads++
+    const docs = await this.collection.find({ scope }, { projection: PROJECTION }).toArray()
+    const values = new Map()
+    for (const doc of docs) if (doc.value && doc.value.value !== null && doc.value.value !== undefined) values.set(doc.name, doc.value.value)
+    const held = this.scopes.get(scope)
+    if (held) {
+      this.entries -= held.size
+      for (const name of this.pendingNames(scope)) {
+        if (held.has(name)) values.set(name, held.get(name))
+        else values.delete(name)
+      }
+    }
+    this.scopes.delete(scope)
+    this.scopes.set(scope, values)
+    this.entries += values.size
+    this.forgetOldest()
+  }
+
+  /** The view `arrival.kept` for a message of `scope`, decoded under `context` (its batch and place). */
+  bind (scope, context) {
+    this.current = { scope, values: this.scopes.get(scope), context }
+    return this.view
+  }
+
+  change (name, value) {
+    if (typeof name !== 'string' || name.includes(SEP)) throw new TypeError(`kept: a name is a string without NUL (got ${JSON.stringify(name)})`)
+    const { scope, values, context } = this.current
+    const had = values.has(name)
+    if (value === null || value === undefined) {
+      if (!had) return
+      values.delete(name)
+      this.entries--
+      this.counts.deleted++
+    } else {
+      values.set(name, value)
+      if (!had) this.entries++
+      this.counts.set++
+    }
+    const order = [context.mark.batchId, context.index]
+    this.store.update(scope + SEP + name, { latest: { value: { order, value: value === undefined ? null : value } }, set: { scope, name } }, context.mark)
+  }
+
+  // Whole scopes, least recently used first, past maxEntries; never one
+  // whose changes wait to be written (its entries are this worker's only copy).
+  forgetOldest () {
+    if (this.entries <= this.maxEntries) return
+    const pending = new Set()
+    for (const entry of this.store.pending.values()) pending.add(entry.id.slice(0, entry.id.indexOf(SEP)))
+    for (const [scope, values] of this.scopes) {
+      if (this.entries <= this.maxEntries) break
+      if (pending.has(scope) || (this.current && this.current.scope === scope)) continue
+      this.scopes.delete(scope)
+      this.entries -= values.size
+      this.counts.forgotten++
+    }
+  }
+
+  pendingNames (scope) {
+    const names = []
+    const prefix = scope + SEP
+    for (const entry of this.store.pending.values()) if (entry.id.startsWith(prefix)) names.push(entry.id.slice(prefix.length))
+    return names
+  }
+
+  /** A redelivered batch: the scopes are read again before their next message (a dead worker may have stored more). */
+  forgetStored () {
+    for (const [scope, values] of this.scopes) {
+      if (this.pendingNames(scope).length > 0) continue
+      this.scopes.delete(scope)
+      this.entries -= values.size
+    }
+  }
+
+  // The sink interface the worker writes and acknowledges through (workers/sinks.js).
+  get size () { return this.store.size }
+  hasBacklog () { return false }
+  write () { return this.store.flush() }
+  oldestPending () { return this.store.oldestPending() }
+
+  abandon () {
+    const held = this.store.size
+    this.store.clear()
+    return held
+  }
+
+  stats () {
+    return { pending: this.store.size, writes: this.store.stats.ops, scopes: this.scopes.size, entries: this.entries, ...this.counts }
+  }
+
+  stateStats () {
+    return { held: { kept: this.entries }, evicted: { kept: this.counts.forgotten } }
+  }
+}
+
+module.exports = { KeptState }
