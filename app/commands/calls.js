@@ -8,6 +8,7 @@ const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
 const { NAME_PATTERN } = require('../../lib/master/options')
 const { flagTypes } = require('../../configs/flag-types')
 const { commandConfig, usageError, formatTable, formatUptime } = require('./common')
+const { printableJson } = require('../terminal-text')
 const { callOutcome } = require('../../collectors/hep/calls')
 const { STREAM_SETTINGS } = require('../../workers/mongo-settings')
 const HEP_SETTINGS = require('../../collectors/hep').Collector.settings
@@ -204,7 +205,7 @@ async function printCalls (db, config, { out, err }) {
   const dialogs = await dialogsOf(sip, report.shown)
   const footer = footerLine(report, { since: config.since, where: `${db.databaseName}.${STREAMS}` })
   if (config.json) {
-    for (const { doc, analytics } of report.shown) out.write(JSON.stringify(jsonLine(doc, analytics, dialogs.get(callIdOf(doc)))) + '\n')
+    for (const { doc, analytics } of report.shown) out.write(printableJson(jsonLine(doc, analytics, dialogs.get(callIdOf(doc)))) + '\n')
     err.write(footer + '\n')
     return 0
   }
@@ -267,7 +268,7 @@ async function serve (streams, config, out) {
 
 function printMinutes (minutes, config, out) {
   if (config.json) {
-    for (const minute of minutes) out.write(JSON.stringify(minute) + '\n')
+    for (const minute of minutes) out.write(printableJson(minute) + '\n')
     return 0
   }
   const at = (key) => `${key.slice(0, 4)}-${key.slice(4, 6)}-${key.slice(6, 8)} ${key.slice(8, 10)}:${key.slice(10, 12)}`

@@ -5,6 +5,7 @@
 const ArgvConfig = require('../../configs/argv-config')
 const CollectorError = require('../../exceptions/collector-error')
 const { statsDir } = require('../stats-file')
+const { printable, displayWidth } = require('../terminal-text')
 
 /**
  * A config class for a command's own flags, on the same argv engine as the
@@ -60,20 +61,25 @@ function defaultStatsDir (env = process.env) {
 }
 
 /**
- * Text table: columns `{ key, title, align? }` over row objects.
+ * Text table: columns `{ key, title, align? }` over row objects. A cell's
+ * text may come from a sender (a CNAME, a Call-ID): it is printed through
+ * printable(), and the columns are as wide as the escaped text shows.
  * @returns {string}
  */
 function formatTable (columns, rows) {
   const cells = rows.map((row) => columns.map((c) => cellText(row[c.key])))
-  const widths = columns.map((c, i) => Math.max(c.title.length, ...cells.map((r) => r[i].length)))
-  const line = (values) => values.map((v, i) => (columns[i].align === 'left' ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ').trimEnd()
+  const widths = columns.map((c, i) => Math.max(displayWidth(c.title), ...cells.map((r) => displayWidth(r[i]))))
+  const line = (values) => values.map((v, i) => {
+    const pad = ' '.repeat(widths[i] - displayWidth(v))
+    return columns[i].align === 'left' ? v + pad : pad + v
+  }).join('  ').trimEnd()
   return [line(columns.map((c) => c.title)), ...cells.map(line)].join('\n') + '\n'
 }
 
 function cellText (value) {
   if (value === null || value === undefined) return '-'
   if (typeof value === 'number') return Number.isInteger(value) ? String(value) : value.toFixed(1)
-  return String(value)
+  return printable(value)
 }
 
 /** 90061000 → "1d1h1m", 5300 → "5s". */

@@ -3,13 +3,14 @@
 const fs = require('node:fs')
 const launcher = require('../launcher')
 const { lineFormatter } = require('../pretty-log')
+const { printable, printableJson } = require('../terminal-text')
 const { commandConfig, takePositionals, launcherOptions } = require('./common')
 
 const USAGE = 'collector logs <name> [--lines N] [--follow] [--json]'
 const Config = commandConfig(USAGE, {
   lines: { alias: 'n', type: 'integer', min: 0, default: 50, description: 'how many of the last lines of each log to show' },
   follow: { alias: 'f', type: 'boolean', default: false, description: 'keep printing lines as they are written (Ctrl-C or q to stop)' },
-  json: { type: 'boolean', default: false, description: 'print the JSON records as written, not pretty-printed' }
+  json: { type: 'boolean', default: false, description: 'print the JSON records, not pretty-printed (C1, bidi and invisible characters as \\u escapes: the same records)' }
 })
 
 const POLL_MS = 250
@@ -20,11 +21,21 @@ async function run (argv) {
   const { values: [name], rest } = takePositionals(argv, ['name'], USAGE)
   const config = Config.parse(rest)
   const proc = await launcher.describe(name, launcherOptions())
-  const format = config.json ? (line) => line : lineFormatter({ colorize: Boolean(process.stdout.isTTY) })
+  const format = config.json ? jsonLine : lineFormatter({ colorize: Boolean(process.stdout.isTTY) })
   const files = [proc.logs.out, proc.logs.err].filter((file, i, all) => file && all.indexOf(file) === i)
   const offsets = files.map((file) => printTail(file, config.lines, format))
   if (!config.follow) return 0
   return follow(files, offsets, format)
+}
+
+// A record as JSON of the same value (printableJson); a line that is no
+// record (a crash's text) through printable().
+function jsonLine (line) {
+  try {
+    return printableJson(JSON.parse(line))
+  } catch {
+    return printable(line)
+  }
 }
 
 // The last `count` lines of a file; returns its size (where following starts).

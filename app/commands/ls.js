@@ -3,6 +3,7 @@
 const launcher = require('../launcher')
 const { readStats } = require('../stats-file')
 const { commandConfig, launcherOptions, defaultStatsDir, formatTable, formatUptime } = require('./common')
+const { printableJson } = require('../terminal-text')
 
 const Config = commandConfig('collector ls [--json]', {
   json: { type: 'boolean', default: false, description: 'print JSON' }
@@ -27,7 +28,7 @@ async function run (argv) {
   if (config.help) return Config.printHelp()
   const procs = await launcher.list(launcherOptions())
   const rows = await Promise.all(procs.map(withStats))
-  if (config.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n')
+  if (config.json) process.stdout.write(printableJson(rows, 2) + '\n')
   else if (rows.length === 0) process.stdout.write('no collectors (start one with `collector start <collector>`)\n')
   else process.stdout.write(formatTable(COLUMNS, rows.map(toRow)))
   return 0

@@ -2,6 +2,7 @@
 
 const { readStats, writesOf } = require('../stats-file')
 const { commandConfig, takePositionals, defaultStatsDir, formatTable, formatUptime, formatBytes } = require('./common')
+const { printableJson } = require('../terminal-text')
 
 const USAGE = 'collector status <name> [--json]'
 const Config = commandConfig(USAGE, {
@@ -31,7 +32,7 @@ async function run (argv) {
     process.stderr.write(`collector: no stats for ${name} in ${dir} (is it running? see \`collector ls\`)\n`)
     return 1
   }
-  process.stdout.write(config.json ? JSON.stringify(snapshot, null, 2) + '\n' : render(snapshot))
+  process.stdout.write(config.json ? printableJson(snapshot, 2) + '\n' : render(snapshot))
   return 0
 }
 
