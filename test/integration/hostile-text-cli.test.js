@@ -9,10 +9,9 @@
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { execFile } = require('node:child_process')
 const { MongoClient } = require('mongodb')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
-const { CLI } = require('../helpers/cli')
+const { runCli } = require('../helpers/cli')
 const { hasPassword } = require('../../lib/mongo/redact-uri')
 
 const TITLE = '\x1b]0;pwned\x07' // sets the terminal window's title
@@ -28,14 +27,6 @@ const HOST = 'ex\u200bample\u{e0041}' // zero-width space, a tag character
 // paragraph separators: none may reach the terminal.
 // eslint-disable-next-line no-control-regex -- naming the control characters is the point
 const FORBIDDEN = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\u3164\ufeff\u{e0000}-\u{e007f}]/u
-
-function runCli (env, ...args) {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env, encoding: 'buffer' }, (error, stdout, stderr) => {
-      resolve({ code: error ? error.code : 0, stdout, stderr: stderr.toString() })
-    })
-  })
-}
 
 async function hostileDatabase (t) {
   const { uri } = await getTestMongo()
@@ -77,7 +68,7 @@ test('collector calls prints sender-chosen text as visible escapes: no control o
   const { env, where } = await hostileDatabase(t)
   const r = await runCli(env, 'calls', ...where, '--since', '1d')
   assert.equal(r.code, 0, r.stderr)
-  const text = r.stdout.toString('utf8')
+  const text = r.stdout
   assert.doesNotMatch(text, FORBIDDEN, `a control character reached stdout:\n${JSON.stringify(text)}`)
   for (const escaped of ['\\x1b]0;pwned\\x07', '\\x1b[2K', '\\r FAKE LINE', '\\u202eplain', 'c1\\x1b[1A\\u202eevil\\n\\t@x',
     '\\x1b[31mroot\\u2066@ex\\u200bample\\u{e0041}', 'bob\\x00\\x7f\\x9b2J\\u2028@example.org', 'café 山田']) {
@@ -98,7 +89,7 @@ test('collector calls --json stays JSON with the stored values, its bidi, C1 and
   const { env, where } = await hostileDatabase(t)
   const r = await runCli(env, 'calls', ...where, '--since', '1d', '--json')
   assert.equal(r.code, 0, r.stderr)
-  const text = r.stdout.toString('utf8')
+  const text = r.stdout
   assert.doesNotMatch(text, FORBIDDEN, `a control character reached stdout:\n${JSON.stringify(text)}`)
   const calls = text.trimEnd().split('\n').map((line) => JSON.parse(line))
   const hostile = calls.find((c) => c.callId === CALL_ID)
