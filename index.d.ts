@@ -88,6 +88,8 @@ export interface LoadBalancerOptions {
   buffer?: boolean
   /** the disk buffer's directory, one per collector (default: <PM2 home>/collector-buffer/<name>); a second live collector on it fails the start with BufferError */
   bufferDir?: string
+  /** where batches given up are kept as dead letters (default: <bufferDir>/dead-letter with the disk buffer, else <PM2 home>/collector-dead-letter/<name>) */
+  deadLetterDir?: string
   /** disk buffer bound in bytes (default 1 GiB, at least 65536): when it holds this much, new messages are dropped (dropped.bufferFull) and TCP senders paused */
   bufferMaxBytes?: number
   /** none: the page cache only (survives a process crash); interval (default): fdatasync each second (a machine crash loses at most that second); batch: fdatasync every batch */
@@ -136,8 +138,12 @@ export interface Summary {
   inFlight: number
   /** how long the oldest unacknowledged batch has waited (a stalled database shows here) */
   oldestUnackedMs: number
-  /** messages a previous run left in the disk buffer, delivered by this one */
+  /** messages a previous run left in the disk buffer, and dead letters queued by `collector replay`, delivered by this one */
   replayed: number
+  /** messages given up and kept as dead letters (poison: workers kept ending while processing their batch; or no worker left to take them): not `dropped`, since part of such a batch may be stored; replaying completes it exactly once */
+  deadLettered: number
+  /** the dead-letter directory: what it holds now (queued ones too) and what this run replayed from it */
+  deadLetters: { dir: string, files: number, messages: number, replayed: number } | null
   /** messages waiting in the disk buffer for room at a worker; after a stop, those left in it for the next start (0 when the buffer is off) */
   buffered: number
   /** the disk buffer; null when it is off */
@@ -219,6 +225,8 @@ export class LoadBalancer extends EventEmitter {
   distribute (workers: WorkerRef[], message: Message): WorkerRef
   /** the flow key of `hash` distribution: a string is hashed (FNV-1a), an integer mixed (its low 32 bits) */
   key (message: Message): string | number
+  /** what the workers write to, without credentials (null: cannot say); the disk buffer and dead letters record it and are not replayed into another */
+  destination (): string | null
   /** optional: the key `key()` gives, read from the batch entry at `offset` (native receive path; see lib/shared/batch-codec.js) */
   entryKey? (buf: Buffer, offset: number): number
   /** subclass hook, once per start: `await super.doStart()` binds and forks (prepare what workers need before it) */
@@ -498,7 +506,7 @@ export function decodeRtcp (buf: Buffer | Uint8Array, options?: RtcpDecodeOption
 /** Encodes packets in decodeRtcp's shapes into one compound datagram. */
 export function encodeRtcp (packets: RtcpPacket[]): Buffer
 
-/** After a drained stop: received + replayed + dropped.kernel = processed + failed + dropped.total + inFlight + buffered. */
+/** After a drained stop: received + replayed + dropped.kernel = processed + failed + dropped.total + deadLettered + inFlight + buffered. */
 export function accountedFor (summary: Summary): boolean
 
 export interface FlagDefinition {

@@ -5,6 +5,7 @@ const { OPTIONS } = require('../lib/master/options')
 const { MONGO_COLLECTOR_SETTINGS } = require('./mongo-settings')
 const { forwardedKeys, checkSettings } = require('../lib/shared/settings')
 const { resolveMongo, resolveDatabase, uriDatabase } = require('../lib/mongo/resolve-mongo')
+const { uriHosts } = require('../lib/mongo/redact-uri')
 const { defaultDbPath } = require('../lib/mongo/embedded-server')
 
 /**
@@ -75,6 +76,19 @@ class MongoCollector extends LoadBalancer {
       await this.stopDatabase()
       throw err
     }
+  }
+
+  /**
+   * The database the workers write to, as the disk buffer and the dead
+   * letters record it (never a password): `<hosts>/<database>`, or, for
+   * the embedded server this collector started (whose port may change
+   * from run to run), `embedded <data directory>/<database>`.
+   */
+  destination () {
+    const { mongoUri, database } = this.options.workerOptions
+    const name = database || uriDatabase(mongoUri)
+    if (this.dbServer) return `embedded ${this.options.dbMemory ? '(memory)' : (this.options.dbPath || defaultDbPath())}/${name}`
+    return `${uriHosts(mongoUri)}/${name}`
   }
 
   async doStop () {

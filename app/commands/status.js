@@ -1,6 +1,7 @@
 'use strict'
 
 const { readStats, writesOf } = require('../stats-file')
+const { listDeadLetters } = require('../../lib/master/dead-letters')
 const { commandConfig, takePositionals, defaultStatsDir, formatTable, formatUptime, formatBytes } = require('./common')
 const { printableJson } = require('../terminal-text')
 
@@ -55,6 +56,7 @@ function render (snap) {
     ]).trimEnd(),
     `dropped by reason: ${dropped || 'none'}`,
     ...bufferLines(s),
+    ...deadLetterLines(snap.name, s),
     `restarts: listener ${s.restarts.listener}, worker respawns ${s.restarts.workers}, rolling ${s.restarts.rolling}`,
     '',
     formatTable(WORKER_COLUMNS, s.workers.map((w) => workerRow(w, r))).trimEnd(),
@@ -87,6 +89,33 @@ function bufferLines (s) {
   return [
     `disk buffer: ${s.buffered} waiting (oldest ${formatUptime(b.oldestMs)}), ${formatBytes(b.bytes)} of ${formatBytes(b.maxBytes)} in ${b.segments} segment${b.segments === 1 ? '' : 's'}, replayed ${s.replayed}, dropped when full ${s.dropped.bufferFull}${notes.length ? `; ${notes.join('; ')}` : ''}`,
     `  ${b.dir}`
+  ]
+}
+
+// Shown at most, newest last: the count line says how many there are.
+const DEAD_LETTERS_LISTED = 10
+
+// Batches given up (stats files from before dead letters have no
+// deadLetters: no line), listed from the directory itself, so that what
+// earlier runs left shows too: time, reason, messages, file, and whether
+// `collector replay` queued it.
+function deadLetterLines (name, s) {
+  const d = s.deadLetters
+  if (!d) return []
+  const entries = listDeadLetters(d.dir)
+  const thisRun = s.deadLettered > 0 ? `, ${s.deadLettered} messages given up by this run` : ''
+  const replayed = d.replayed > 0 ? `, ${d.replayed} replayed` : ''
+  if (entries.length === 0) return thisRun || replayed ? [`dead letters: none left${thisRun}${replayed}`] : []
+  const messages = entries.reduce((sum, e) => sum + (e.messages || 0), 0)
+  const queued = entries.filter((e) => e.queued).length
+  const next = queued === entries.length
+    ? `all queued: delivered at the next start or rolling restart (collector restart ${name})`
+    : `collector replay ${name} queues them, delivered at the next start or rolling restart`
+  const shown = entries.slice(-DEAD_LETTERS_LISTED)
+  return [
+    `dead letters: ${entries.length} (${messages} messages) in ${d.dir}${thisRun}${replayed}; ${next}`,
+    ...(shown.length < entries.length ? [`  … ${entries.length - shown.length} older not listed`] : []),
+    ...shown.map((e) => `  ${e.at || '?'}  ${e.reason || 'unknown'}  ${e.messages ?? '?'} messages  ${e.queued ? 'replay/' : ''}${e.name}.ccj${e.detail ? `  (${e.detail})` : ''}`)
   ]
 }
 

@@ -1,14 +1,18 @@
 'use strict'
 
 const { Journal } = require('./journal')
+const { DeadLetters } = require('./dead-letters')
 const LogLimiter = require('../shared/log-limiter')
 const { briefError } = require('../shared/logger')
 
 /**
- * The disk buffer (journal.js) as the balancer runs it: created when
- * `buffer` is on, opened (what a previous run left read) before the workers
- * start, replayed to them before new traffic, its failures logged and
- * counted, closed last.
+ * The disk buffer (journal.js) and the dead letters (dead-letters.js) as
+ * the balancer runs them: the buffer created when `buffer` is on, opened
+ * (what a previous run left read, unless it was written for another
+ * destination) before the workers start, replayed to them before new
+ * traffic, its failures logged and counted, closed last; the dead letters
+ * counted at start, and those queued for replay delivered at start and at
+ * each rolling restart.
  */
 class Backlog {
   constructor ({ options, counters, logger }) {
@@ -18,14 +22,33 @@ class Backlog {
     this.log = new LogLimiter()
   }
 
-  /** A journal for the disk buffer, or null when it is off; not open yet. */
-  create () {
+  /**
+   * A journal for the disk buffer, or null when it is off; not open yet.
+   * `destination`: what the workers write to (LoadBalancer#destination),
+   * recorded with the buffer.
+   */
+  create (destination = null) {
     const { buffer, bufferDir: dir, bufferMaxBytes: maxBytes, bufferSync: sync } = this.options
-    return buffer ? new Journal({ dir, maxBytes, sync }) : null
+    return buffer ? new Journal({ dir, maxBytes, sync, destination }) : null
   }
 
-  /** What the pool reports of the disk buffer, logged (rate-limited) and counted. */
+  /** The dead-letter directory, its content counted. */
+  deadLetters (destination = null) {
+    const deadLetters = new DeadLetters({ dir: this.options.deadLetterDir })
+    deadLetters.open(destination)
+    if (deadLetters.files > 0) this.logger.warn({ dir: deadLetters.dir, files: deadLetters.files, messages: deadLetters.messages }, `${deadLetters.messages} messages given up by earlier runs are kept as dead letters (collector status lists them, collector replay delivers them again)`)
+    return deadLetters
+  }
+
+  /** What the pool reports of the disk buffer and the dead letters, logged (rate-limited) and counted. */
   watch (pool, journal) {
+    pool.on('deadLettered', (n, entry) => {
+      this.counters.deadLettered(n)
+      this.logger.error({ reason: entry.reason, detail: entry.detail, messages: n, file: entry.file }, `a batch of ${n} messages was given up (${entry.reason}: ${entry.detail}) and kept as a dead letter; collector replay delivers it again once the cause is fixed (deadLettered)`)
+    })
+    pool.on('deadLetterFailed', (err) => {
+      this.log.log(this.logger, 'error', 'deadLetter', () => ({ error: briefError(err), dir: this.options.deadLetterDir }), 'a batch given up could not be kept as a dead letter: it is dropped (dropped.workerLost)')
+    })
     pool.on('kept', (n) => this.counters.kept(n))
     pool.on('bufferWriteFailed', (err) => {
       this.counters.event('bufferWriteFailed', err && err.code ? err.code : 'error')
@@ -41,19 +64,53 @@ class Backlog {
    * (the listener opens after this): each origin's batches to one worker,
    * in order, as redeliveries, so the writers recognise what they stored.
    */
-  replay (journal, workers, { batches, found, damaged }) {
+  replay (journal, workers, { batches, found, damaged, setAside }) {
+    if (setAside) {
+      this.logger.error({ dir: journal.dir, writtenFor: setAside.destination, now: journal.destination, keptIn: setAside.dir }, `disk buffer: what it held was written for ${setAside.destination}, not ${journal.destination}: not replayed here, kept in ${setAside.dir}; to replay it there, run this collector writing to ${setAside.destination} with --buffer-dir ${setAside.dir}`)
+    }
     if (damaged.records > 0) {
       this.counters.damaged(damaged.records, damaged.bytes)
       this.logger.error({ dir: journal.dir, records: damaged.records, bytes: damaged.bytes }, `disk buffer: ${damaged.records} damaged records skipped (${damaged.bytes} bytes: cut short by a crash or corrupted); the rest is replayed`)
     }
     if (batches.length === 0) return
+    this.deliver(batches, workers)
+    this.logger.warn({ dir: journal.dir, ...found }, `disk buffer: replaying ${found.messages} messages left by a previous run (${found.segments} segments, ${found.bytes} bytes); what was stored already is recognised by its key`)
+  }
+
+  // Each origin's batches to one worker, in order, as redeliveries.
+  deliver (batches, workers) {
     const slots = new Map()
     for (const batch of batches) {
       if (!slots.has(batch.origin)) slots.set(batch.origin, workers[slots.size % workers.length])
       slots.get(batch.origin).redeliver(batch)
       this.counters.replayed(batch.count)
     }
-    this.logger.warn({ dir: journal.dir, ...found }, `disk buffer: replaying ${found.messages} messages left by a previous run (${found.segments} segments, ${found.bytes} bytes); what was stored already is recognised by its key`)
+  }
+
+  /**
+   * The dead letters `collector replay` queued, delivered now (at start,
+   * after the buffer's own replay, and after each rolling restart): written
+   * to the disk buffer first when it is on (their files go once they are
+   * there), else handed to the workers from memory (their files go then: a
+   * master killed before they are stored loses them, as it loses all it
+   * holds without the buffer). Counted as `replayed`. Those written for
+   * another destination, or unreadable, stay queued, said in the log.
+   */
+  replayDeadLetters (deadLetters, journal, workers) {
+    if (workers.length === 0) return
+    const { taken, elsewhere, unreadable } = deadLetters.takeQueued()
+    for (const entry of elsewhere) this.logger.error({ file: entry.file, writtenFor: entry.target, now: deadLetters.target }, `dead letter ${entry.name} was written for ${entry.target}, not ${deadLetters.target}: not replayed here`)
+    for (const entry of unreadable) this.logger.error({ file: entry.file }, `dead letter ${entry.name} does not read back whole: not replayed`)
+    let messages = 0
+    for (const { entry, batches } of taken) {
+      for (const batch of batches) {
+        if (journal !== null && !journal.append(batch)) this.counters.event('bufferWriteFailed', journal.lastWriteError && journal.lastWriteError.code ? journal.lastWriteError.code : 'error')
+        messages += batch.count
+      }
+      deadLetters.remove(entry)
+      this.deliver(batches, workers)
+    }
+    if (taken.length > 0) this.logger.warn({ dir: deadLetters.dir, files: taken.length, messages }, `dead letters: replaying ${messages} messages (${taken.length} batches) queued by collector replay`)
   }
 
   close (journal) {

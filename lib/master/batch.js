@@ -20,7 +20,7 @@ class Batch {
     this.redelivered = false
     this.receivedAt = receivedAt
     this.sentAt = 0
-    this.deliveries = 0 // workers that died holding it, after it was sent
+    this.strikes = [] // how each worker that died by itself while processing it ended, since one got through it
     this.at = null
   }
 
@@ -50,10 +50,15 @@ class Batch {
     this.sentAt = Date.now()
   }
 
-  /** A worker that held it died: how many have, counting it only once it had been sent. */
-  holderDied () {
-    if (this.sentAt > 0) this.deliveries++
-    return this.deliveries
+  /** A worker died by itself while processing it (`cause`: how it ended); returns the strikes in a row. */
+  struck (cause) {
+    this.strikes.push(cause)
+    return this.strikes.length
+  }
+
+  /** A worker got through it (doWork for every message): the strikes start over. */
+  cleared () {
+    if (this.strikes.length > 0) this.strikes = []
   }
 
   /** To be delivered again: a worker holding it died, or a previous run left it. */

@@ -8,7 +8,7 @@
  * `dropped` (thrown away, by reason). The summary adds `dropped.kernel`, the
  * one loss the master never sees: datagrams the kernel discarded before the
  * master read them, read from the socket when asked. It is not in
- * `received`, so `received + dropped.kernel = processed + failed + dropped.total`
+ * `received`, so `received + dropped.kernel = processed + failed + dropped.total + deadLettered`
  * (see accountedFor for the disk buffer's part).
  */
 class MasterCounters {
@@ -16,8 +16,12 @@ class MasterCounters {
   #bytes = 0
   #dispatched = 0
   #dropped = { queueFull: 0, oversize: 0, badFrame: 0, empty: 0, partial: 0, workerLost: 0, shutdown: 0, notAllowed: 0, bufferFull: 0, bufferUnreadable: 0 }
-  // Messages a previous run left in the disk buffer, delivered by this one.
+  // Messages a previous run left in the disk buffer, delivered by this one
+  // (and dead letters queued for replay).
   #replayed = 0
+  // Messages given up and kept in the dead-letter directory (may be partly
+  // stored: not `dropped`, which means stored by no sink).
+  #deadLettered = 0
   // The disk buffer: messages left in it for the next run at stop, and
   // damaged records skipped when it was opened.
   #buffer = { kept: 0, damagedRecords: 0, damagedBytes: 0 }
@@ -71,6 +75,11 @@ class MasterCounters {
     this.#replayed += n
   }
 
+  /** `n` messages counted when accepted or replayed, given up and kept as a dead letter. */
+  deadLettered (n) {
+    this.#deadLettered += n
+  }
+
   /** `n` messages left in the disk buffer for the next run. */
   kept (n) {
     this.#buffer.kept += n
@@ -109,6 +118,7 @@ class MasterCounters {
       dispatched: this.#dispatched,
       dropped: { ...this.#dropped },
       replayed: this.#replayed,
+      deadLettered: this.#deadLettered,
       buffer: { ...this.#buffer },
       events: { ...this.#events },
       eventReasons: Object.fromEntries(Object.entries(this.#eventReasons).map(([name, reasons]) => [name, { ...reasons }])),
@@ -123,9 +133,14 @@ function totalDropped (dropped) {
   return total
 }
 
-/** Whether every message a summary counts has an outcome: stored/done, failed or dropped. */
+/**
+ * Whether every message a summary counts has an outcome: stored/done,
+ * failed, dropped, given up and kept (dead-lettered), or left in the disk
+ * buffer for the next run:
+ * received + replayed + dropped.kernel = processed + failed + dropped.total + deadLettered + buffered.
+ */
 function accountedFor (s) {
-  return s.inFlight === 0 && s.received + (s.replayed || 0) + s.dropped.kernel === s.processed + s.failed + s.dropped.total + (s.buffered || 0)
+  return s.inFlight === 0 && s.received + (s.replayed || 0) + s.dropped.kernel === s.processed + s.failed + s.dropped.total + (s.deadLettered || 0) + (s.buffered || 0)
 }
 
 module.exports = { MasterCounters, totalDropped, accountedFor }

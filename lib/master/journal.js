@@ -4,7 +4,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const zlib = require('node:zlib')
 const BufferError = require('../../exceptions/buffer-error')
-const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../shared/make-dir')
+const { makeDir, replaceFileSync, PRIVATE_DIR, PRIVATE_FILE } = require('../shared/make-dir')
 const { createBatch } = require('./batch')
 const { isAlive } = require('../shared/is-alive')
 
@@ -32,6 +32,8 @@ const HEAD = 12
 const META = 1 + 4 + 8 + 8 + 1
 const SUFFIX = '.ccj'
 const LOCK_FILE = 'lock'
+// { destination }: what the workers wrote to when the buffer was written.
+const DESTINATION_FILE = 'destination.json'
 const SYNC_INTERVAL_MS = 1000
 const SYNC_POLICIES = Object.freeze(['none', 'interval', 'batch'])
 const MAX_SEGMENT_BYTES = 64 * 1024 * 1024
@@ -43,11 +45,15 @@ class Journal {
    *   sync: 'none' (the page cache: survives a process crash), 'interval'
    *   (fdatasync once a second when written: a machine crash loses at most
    *   that second) or 'batch' (fdatasync per batch)
+   * @param {string|null} [options.destination] what the workers write to
+   *   (no credentials): recorded in the directory; a buffer written for
+   *   another one is set aside at open, not replayed
    */
-  constructor ({ dir, maxBytes, sync = 'none' }) {
+  constructor ({ dir, maxBytes, sync = 'none', destination = null }) {
     this.dir = path.resolve(dir)
     this.maxBytes = maxBytes
     this.sync = sync
+    this.destination = destination
     this.segmentBytes = Math.min(MAX_SEGMENT_BYTES, Math.max(MIN_SEGMENT_BYTES, Math.floor(maxBytes / 16)))
     this.segments = new Map() // seq → Segment, oldest first
     this.active = null
@@ -65,8 +71,10 @@ class Journal {
   /**
    * Takes the directory (creating it, owner-only) and reads what a previous
    * run left: `{ batches, found: { segments, records, messages, bytes },
-   * damaged: { records, bytes } }`, batches oldest first, their bytes left
-   * on disk (read()).
+   * damaged: { records, bytes }, setAside }`, batches oldest first, their
+   * bytes left on disk (read()); `setAside` ({ dir, destination }, else
+   * null): what the directory held was written for another destination and
+   * was moved there instead (see setAside()).
    * @throws {BufferError} directory unusable or held by another live process
    */
   open () {
@@ -76,6 +84,7 @@ class Journal {
       throw new BufferError(this.dir, `cannot create the directory (${err.code || err.message})`, err)
     }
     this.lock()
+    const setAside = this.setAside()
     const found = { segments: 0, records: 0, messages: 0, bytes: 0 }
     const damaged = { records: 0, bytes: 0 }
     const batches = []
@@ -92,7 +101,39 @@ class Journal {
       this.syncTimer = setInterval(() => this.syncNow(), SYNC_INTERVAL_MS)
       this.syncTimer.unref()
     }
-    return { batches, found, damaged }
+    return { batches, found, damaged, setAside }
+  }
+
+  /**
+   * A buffer is replayed only into the destination it was written for (a
+   * later run of the same name may write to another database). When the
+   * directory records another one, everything in it but the lock (segments,
+   * dead letters) moves to a directory beside it named after that
+   * destination, where a run writing there can replay it (its bufferDir);
+   * then this destination is recorded. Without a destination (a balancer
+   * whose workers do not say), nothing is checked or recorded.
+   */
+  setAside () {
+    if (this.destination === null) return null
+    const file = path.join(this.dir, DESTINATION_FILE)
+    const recorded = readJson(file)
+    const before = recorded && typeof recorded.destination === 'string' ? recorded.destination : null
+    let moved = null
+    if (before !== null && before !== this.destination) {
+      const names = fs.readdirSync(this.dir).filter((name) => name !== LOCK_FILE)
+      if (names.some((name) => name !== DESTINATION_FILE)) {
+        const stamp = new Date().toISOString().replace(/[-:]|\.\d+/g, '')
+        moved = { dir: `${this.dir}.for-${before.replace(/[^A-Za-z0-9.-]+/g, '_').slice(0, 120)}-${stamp}`, destination: before }
+        try {
+          makeDir(moved.dir, PRIVATE_DIR)
+          for (const name of names) fs.renameSync(path.join(this.dir, name), path.join(moved.dir, name))
+        } catch (err) {
+          throw new BufferError(this.dir, `it was written for ${before}, not ${this.destination}, and could not be set aside in ${moved.dir} (${err.code || err.message})`, err)
+        }
+      }
+    }
+    if (before !== this.destination) replaceFileSync(file, JSON.stringify({ destination: this.destination }) + '\n')
+    return moved
   }
 
   lock () {
@@ -181,17 +222,7 @@ class Journal {
   append (batch) {
     if (this.active.size >= this.segmentBytes && !this.rotate()) return false
     const segment = this.active
-    const origin = batch.origin
-    const meta = Buffer.allocUnsafe(HEAD + META + origin.length)
-    meta.writeUInt32BE(MAGIC, 0)
-    meta.writeUInt32BE(META + origin.length + batch.bytes.length, 4)
-    meta[HEAD] = batch.kind
-    meta.writeUInt32BE(batch.count, HEAD + 1)
-    meta.writeDoubleBE(batch.id, HEAD + 5)
-    meta.writeDoubleBE(batch.receivedAt, HEAD + 13)
-    meta[HEAD + 21] = origin.length
-    meta.latin1Write(origin, HEAD + META)
-    meta.writeUInt32BE(zlib.crc32(batch.bytes, zlib.crc32(meta.subarray(HEAD))), 8)
+    const meta = recordHead(batch, batch.bytes, batch.origin)
     const size = meta.length + batch.bytes.length
     try {
       const written = fs.writevSync(segment.fd, [meta, batch.bytes], segment.size)
@@ -320,6 +351,68 @@ class Journal {
   }
 }
 
+/**
+ * A record's head (magic, length, CRC-32, then the body up to the batch's
+ * bytes) for `batch` with its bytes `bytes`, under `origin`.
+ */
+function recordHead (batch, bytes, origin) {
+  const meta = Buffer.allocUnsafe(HEAD + META + origin.length)
+  meta.writeUInt32BE(MAGIC, 0)
+  meta.writeUInt32BE(META + origin.length + bytes.length, 4)
+  meta[HEAD] = batch.kind
+  meta.writeUInt32BE(batch.count, HEAD + 1)
+  meta.writeDoubleBE(batch.id, HEAD + 5)
+  meta.writeDoubleBE(batch.receivedAt, HEAD + 13)
+  meta[HEAD + 21] = origin.length
+  meta.latin1Write(origin, HEAD + META)
+  meta.writeUInt32BE(zlib.crc32(bytes, zlib.crc32(meta.subarray(HEAD))), 8)
+  return meta
+}
+
+/**
+ * A file of its own holding one batch as a record (the dead letters, see
+ * dead-letters.js): created owner-only (never over an existing file),
+ * written and synced, or removed again and the error thrown.
+ * @param {string} file
+ * @param {import('./batch').Batch} batch
+ * @param {Buffer} bytes its bytes
+ * @param {string} [origin] the origin it is written under (default its own)
+ */
+function writeRecordFile (file, batch, bytes, origin = batch.origin) {
+  const fd = fs.openSync(file, 'wx', PRIVATE_FILE)
+  try {
+    const head = recordHead(batch, bytes, origin)
+    const written = fs.writevSync(fd, [head, bytes])
+    if (written !== head.length + bytes.length) throw Object.assign(new Error(`short write (${written} of ${head.length + bytes.length} bytes)`), { code: 'EIO' })
+    fs.fdatasyncSync(fd)
+  } catch (err) {
+    closeQuietly(fd)
+    fs.rmSync(file, { force: true })
+    throw err
+  }
+  closeQuietly(fd)
+}
+
+/**
+ * The batches of a file of records (writeRecordFile's, or a segment's),
+ * their bytes in memory and marked redelivered (a worker may have seen
+ * them), and what did not check out: `{ batches, damaged: { records, bytes } }`.
+ */
+function readRecordFile (file) {
+  const buf = fs.readFileSync(file)
+  const batches = []
+  const damaged = { records: 0, bytes: 0 }
+  scanRecords(buf, (r) => {
+    const batch = createBatch(r.kind, buf.subarray(r.dataOffset, r.dataOffset + r.dataLength), r.count, r.id, r.origin, r.receivedAt)
+    batch.redeliver()
+    batches.push(batch)
+  }, (bytes) => {
+    damaged.records++
+    damaged.bytes += bytes
+  })
+  return { batches, damaged }
+}
+
 class Segment {
   constructor (seq, file, fd, size) {
     this.seq = seq
@@ -407,4 +500,9 @@ function readText (file) {
   try { return fs.readFileSync(file, 'utf8') } catch { return '' }
 }
 
-module.exports = { Journal, SYNC_POLICIES, scanRecords }
+function readJson (file) {
+  try { return JSON.parse(fs.readFileSync(file, 'utf8')) } catch { return null }
+}
+
+
+module.exports = { Journal, SYNC_POLICIES, scanRecords, writeRecordFile, readRecordFile }

@@ -36,6 +36,8 @@ const STALL_WARN_MS = 5000
  * need not build a message per datagram (which of these the native path
  * can use without a message per datagram is decided in one place,
  * dispatcher.js entryPlan, and logged at start as `dispatch`);
+ * override `destination()` to say what the workers write to (the disk
+ * buffer and the dead letters record it, see docs/disk-buffer.md);
  * extend `doStart()` (runs once per start: `await super.doStart()` binds and
  * forks, so prepare what the workers need before it) and `doStop()` (drains;
  * release what doStart acquired after `await super.doStop()`); declare extra
@@ -63,6 +65,7 @@ class LoadBalancer extends EventEmitter {
     this.counters = new MasterCounters()
     this.pool = null
     this.journal = null
+    this.deadLetters = null
     this.state = 'idle' // → starting → running → stopping → stopped
     this.startedAt = 0
     this._rrNext = 0
@@ -93,6 +96,17 @@ class LoadBalancer extends EventEmitter {
   /** Picks the worker for a message. Round-robin unless `distribution` says otherwise; override freely. */
   distribute (workers, message) {
     return this.strategy(workers, message)
+  }
+
+  /**
+   * What the workers write to, without credentials (a MongoCollector:
+   * its database's hosts and name), or null when the balancer cannot say.
+   * Recorded with the disk buffer and each dead letter, so that neither is
+   * replayed into another destination by a later run of the same name.
+   * Called once per start, before the workers fork.
+   */
+  destination () {
+    return null
   }
 
   /** Flow key for `hash` distribution: the source address and port (a string is hashed, an integer mixed). */
@@ -136,8 +150,10 @@ class LoadBalancer extends EventEmitter {
     this.dispatcher.prepare(this._declared())
     let found = null
     try {
-      this.journal = this.backlog.create()
+      const destination = this.destination()
+      this.journal = this.backlog.create(destination)
       found = this.journal ? this.journal.open() : null
+      this.deadLetters = this.backlog.deadLetters(destination)
       this.pool = this._createPool(await this._reuseportSpec())
       await this.pool.start()
     } catch (err) {
@@ -145,6 +161,7 @@ class LoadBalancer extends EventEmitter {
       throw err
     }
     if (found) this.backlog.replay(this.journal, this.pool.rotation, found)
+    this.backlog.replayDeadLetters(this.deadLetters, this.journal, this.pool.rotation)
     try {
       await this.supervisor.open({ first: true })
     } catch (err) {
@@ -223,7 +240,7 @@ class LoadBalancer extends EventEmitter {
   }
 
   _createPool (listen) {
-    const pool = new WorkerPool(this.options, this.logger, this.journal, listen)
+    const pool = new WorkerPool(this.options, this.logger, this.journal, listen, this.deadLetters)
     pool.on('received', (n, bytes, dropped) => this.counters.receivedByWorker(n, bytes, dropped))
     pool.on('capacity', () => this.dispatcher.notifyCapacity())
     pool.on('dropped', (reason, n) => this.counters.droppedAccepted(reason, n))
@@ -261,7 +278,8 @@ class LoadBalancer extends EventEmitter {
   /**
    * Rolling restart: one worker at a time, the new one online before the
    * old one leaves. The listener's files (TLS certificates) are re-read
-   * first; open connections are untouched.
+   * first; open connections are untouched. Then the dead letters queued
+   * for replay (`collector replay`) are delivered.
    */
   restart (cb) {
     const run = async () => {
@@ -270,6 +288,8 @@ class LoadBalancer extends EventEmitter {
       this.supervisor.reload()
       await this._reloadMetricsServer()
       await this.pool.restart()
+      // The new workers may run fixed code: dead letters queued for replay go now.
+      this.backlog.replayDeadLetters(this.deadLetters, this.journal, this.pool.rotation)
     }
     return withCallback(run(), cb)
   }

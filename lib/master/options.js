@@ -14,7 +14,7 @@ const { receiverFor } = require('../protocols/udp')
 const { checkTlsOptions } = require('../protocols/tls-options')
 const { allowListProblem } = require('../shared/allow-list')
 const { SYNC_POLICIES } = require('./journal')
-const { defaultBufferDir } = require('../shared/state-dir')
+const { defaultBufferDir, defaultDeadLetterDir } = require('../shared/state-dir')
 
 const UDP_RECEIVERS = ['auto', 'native', 'dgram']
 const RECEIVE_MODES = ['master', 'reuseport']
@@ -80,6 +80,7 @@ const OPTIONS = declare({
   buffer: { type: 'boolean', default: false, group: 'Buffer', description: 'disk buffer: each batch is written to --buffer-dir before it goes to a worker; while the workers are full (database slow or away) messages wait there instead of being dropped, and a start replays what a previous run left unstored (on by default in the CLI for collectors that store into MongoDB)' },
   bufferDir: { type: 'path', group: 'Buffer', description: 'where the disk buffer lives, one directory per collector (default: <PM2 home>/collector-buffer/<name>, so run and start of one name share it)' },
   bufferMaxBytes: { type: 'size', default: 1024 ** 3, range: [65536, 2 ** 50], group: 'Buffer', description: 'disk buffer bound (k, m, g: powers of 1024): when it holds this much, new messages are dropped (dropped.bufferFull) and TCP senders paused' },
+  deadLetterDir: { type: 'path', group: 'Buffer', description: 'where batches given up are kept (poison: workers kept ending while processing them), to be listed by collector status and replayed by collector replay (default: <buffer-dir>/dead-letter with the disk buffer, else <PM2 home>/collector-dead-letter/<name>)' },
   bufferSync: { type: 'string', default: 'none', choices: () => SYNC_POLICIES, group: 'Buffer', description: 'none: the page cache only (a crash of the collector loses nothing; of the machine, what the kernel had not written); interval: fdatasync each second (a machine crash loses at most that second; costs about 30 % of the loss-free rate today, the sync runs on the master\'s thread); batch: fdatasync every batch' },
   metricsPort: { type: 'port', range: [0, 65535], group: 'Operations', description: 'serve /metrics (Prometheus), /healthz and /readyz on this port; off unless given (0 = ephemeral)' },
   metricsHost: { type: 'string', default: '127.0.0.1', group: 'Operations', description: 'address of the metrics endpoints' },
@@ -179,12 +180,13 @@ function checkWebConfig (options) {
 function checkBuffer (options) {
   options.buffer = Boolean(options.buffer)
   if (!SYNC_POLICIES.includes(options.bufferSync)) throw new InvalidOptionError('bufferSync', options.bufferSync, `must be one of ${SYNC_POLICIES.join(', ')}`)
-  if (options.bufferDir === undefined) {
-    if (options.buffer) options.bufferDir = defaultBufferDir(options.name)
-    return
+  for (const key of ['bufferDir', 'deadLetterDir']) {
+    if (options[key] === undefined) continue
+    if (typeof options[key] !== 'string' || options[key].length === 0) throw new InvalidOptionError(key, options[key], 'must be the path of a directory')
+    options[key] = path.resolve(options[key])
   }
-  if (typeof options.bufferDir !== 'string' || options.bufferDir.length === 0) throw new InvalidOptionError('bufferDir', options.bufferDir, 'must be the path of a directory')
-  options.bufferDir = path.resolve(options.bufferDir)
+  if (options.bufferDir === undefined && options.buffer) options.bufferDir = defaultBufferDir(options.name)
+  if (options.deadLetterDir === undefined) options.deadLetterDir = defaultDeadLetterDir(options.name, options.buffer ? options.bufferDir : null)
 }
 
 // receive 'reuseport': what the master does not see it cannot do. Each

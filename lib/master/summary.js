@@ -31,6 +31,8 @@ function summarize (lb, snapshot) {
     inFlight: totals.inFlight,
     oldestUnackedMs: totals.oldestUnackedMs,
     replayed: c.replayed,
+    deadLettered: c.deadLettered,
+    deadLetters: lb.deadLetters ? lb.deadLetters.stats() : null,
     buffered: totals.buffered + c.buffer.kept,
     buffer: bufferSummary(lb.options, lb.journal, totals, c.buffer),
     lost: c.dropped.workerLost,

@@ -76,6 +76,8 @@ class WorkerHandle extends EventEmitter {
     this.kernelDrops = 0 // receive 'reuseport': its socket's, as last reported
     this.address = null // receive 'reuseport': its socket's
     this.unacked = [] // batches sent, oldest first (see batch.js)
+    this.acked = 0 // batches acknowledged, since it started
+    this.finished = 0 // batches it has been through (ipc.FINISHED, or acknowledged), since it started
     this.journal = journal
     this.backlog = [] // batches waiting for room, oldest first; sent in this order
     this.buffered = 0 // messages in the backlog
@@ -308,7 +310,21 @@ class WorkerHandle extends EventEmitter {
       case ipc.CLOSED: return this.emit('closed')
       case ipc.LOG: return this.emit('log', message[1], message[2], message[3])
       case ipc.STATS_RES: return this.emit('stats', message[1], message[2])
+      case ipc.FINISHED:
+        if (message[1] > this.finished) this.finished = message[1]
     }
+  }
+
+  /**
+   * Of the batches it was sent and has not acknowledged: those it has been
+   * through (`finished`, awaiting storage) and the one it is processing,
+   * the first after them (null when it has been through them all). One it
+   * was sent and had not begun counts as processing too: the evidence is
+   * the order, the worker processes its batches one at a time as they come.
+   */
+  progress () {
+    const through = Math.min(Math.max(this.finished, this.acked) - this.acked, this.unacked.length)
+    return { finished: this.unacked.slice(0, through), processing: this.unacked[through] || null }
   }
 
   onAck (batches, processed, failed, dropped, received) {
@@ -317,6 +333,7 @@ class WorkerHandle extends EventEmitter {
       this.onReceived(received)
       messages += received.done
     }
+    this.acked += batches
     for (const batch of this.unacked.splice(0, batches)) {
       messages += batch.count
       if (this.journal !== null) this.journal.release(batch)

@@ -12,10 +12,17 @@ const { BatchIds } = require('../shared/batch-ids')
 
 const WORKER_ENTRY = path.join(__dirname, '..', 'worker', 'worker-entry.js')
 const STATS_TIMEOUT_MS = 1000
-// A batch whose worker died this many times in a row is given up (counted
-// `workerLost`): a message that kills every worker it reaches must not take
-// the whole collector down with it.
-const MAX_DELIVERIES = 3
+// A batch is poison once this many workers in a row ended by themselves
+// while processing it (see onExit): it is given up and dead-lettered, so
+// that a message that kills every worker it reaches cannot take the whole
+// collector down with it.
+const POISON_STRIKES = 3
+// How a worker that ended by itself can end: an exit of its own (a throw
+// nothing caught, process.exit) or a signal the process raises against
+// itself (V8 out of memory aborts, a native fault). Any other signal came
+// from outside (an operator, a supervisor, the kernel's OOM killer): no
+// evidence against what the worker was processing.
+const CRASH_SIGNALS = new Set(['SIGABRT', 'SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE', 'SIGTRAP', 'SIGSYS'])
 // A worker that ran this long before it died was not crash-looping (an
 // operator's kill, the OOM killer): it is respawned at once and its slot's
 // crash history starts over. Only shorter lives count toward maxCrashes.
@@ -35,8 +42,14 @@ const STABLE_UPTIME_MS = 1000
  *
  * With a disk buffer (`journal`), what the pool cannot deliver while it
  * stops stays in the buffer for the next run ('kept') instead of being
- * dropped, and a batch given up (it killed MAX_DELIVERIES workers) is
- * released from it.
+ * dropped, and while no worker is up, what arrives waits there for its
+ * slot's next worker (holders()).
+ *
+ * A batch is given up only as poison (POISON_STRIKES workers in a row ended
+ * by themselves while processing it: judge()) or when no worker is left to
+ * take it; it is kept in the dead-letter directory (`deadLetters`, see
+ * dead-letters.js) and released from the disk buffer, to be replayed by
+ * hand once the worker is fixed.
  *
  * With receive 'reuseport' (`listen`: the socket each worker binds) the
  * workers receive themselves: a worker is ready once bound, and what it
@@ -46,15 +59,17 @@ const STABLE_UPTIME_MS = 1000
  * Events: 'workerExit' (info), 'workerRespawned' (handle), 'capacity',
  * 'received' (messages, bytes, dropped: what a worker's own socket brought),
  * 'dropped' (reason, n: messages given up, already counted as received),
+ * 'deadLettered' (n, entry: messages given up and kept), 'deadLetterFailed' (err),
  * 'kept' (n: messages left in the disk buffer), 'bufferWriteFailed' (err),
  * 'slotFailed' (slot), 'error' (WorkerDownError: no worker left).
  */
 class WorkerPool extends EventEmitter {
-  constructor (options, logger, journal = null, listen = null) {
+  constructor (options, logger, journal = null, listen = null, deadLetters = null) {
     super()
     this.options = options
     this.logger = logger
     this.journal = journal
+    this.deadLetters = deadLetters
     this.listen = listen
     this.state = 'idle' // → running → stopping → stopped
     this.current = new Array(options.instances).fill(null)
@@ -84,7 +99,7 @@ class WorkerPool extends EventEmitter {
    * retired), inFlight (Σ workers + orphaned), dispatched (Σ workers +
    * retired), and how long the oldest message held has waited.
    */
-  // eslint-disable-next-line max-lines-per-function -- 43 lines: one pass over live workers, then orphans, read top to bottom (STYLE: one readable function over a relay)
+  // eslint-disable-next-line max-lines-per-function -- 53 lines: one pass over live workers, then what waits for slots, read top to bottom (STYLE: one readable function over a relay)
   snapshot (customs = null) {
     const now = Date.now()
     const retired = { ...this.retired }
@@ -236,6 +251,7 @@ class WorkerPool extends EventEmitter {
     handle.state = 'gone'
     this.takeOutOfRotation(handle)
     const own = handle.ownInFlight
+    const suspect = this.judge(handle, expected, code, signal)
     const batches = handle.takeUndelivered()
     const held = batches.reduce((sum, batch) => sum + batch.count, 0)
     this.live.delete(handle)
@@ -248,24 +264,41 @@ class WorkerPool extends EventEmitter {
     if (expected && held === 0) return
     this.emit('workerExit', { id: handle.id, slot: handle.slot, pid: handle.pid, code, signal, held })
     const respawn = !expected && this.state === 'running' && this.current[handle.slot] === handle
-    if (held > 0) this.rehome(handle.slot, batches, expected)
+    if (held > 0) this.rehome(handle.slot, batches, expected, suspect)
     if (!respawn) return
     if (handle.readyAt && Date.now() - handle.readyAt >= STABLE_UPTIME_MS) this.crashes[handle.slot] = []
     this.scheduleRespawn(handle.slot)
   }
 
   /**
-   * Batches of a worker that is gone: to the slot's current worker if a
-   * rolling restart already put one there, else to the slot's next worker.
-   * While the pool stops, what a worker could not finish (it was killed at
-   * drainTimeout, or gave up writing at its flushTimeout) is dropped as
-   * `shutdown`; a crash while stopping as `workerLost`.
+   * The evidence against the batches of a worker that just ended: those it
+   * had been through (doWork done, awaiting storage) are cleared; the one
+   * it was processing is returned as the suspect, with how it ended, when
+   * it ended by itself (an exit of its own or a crash signal, not a kill
+   * from outside, and not a stop we asked for). Read before its batches
+   * are taken back.
    */
-  rehome (slot, batches, expected) {
+  judge (handle, expected, code, signal) {
+    const { finished, processing } = handle.progress()
+    for (const batch of finished) batch.cleared()
+    if (expected || processing === null || (signal !== null && !CRASH_SIGNALS.has(signal))) return null
+    return { batch: processing, cause: signal !== null ? `signal ${signal}` : `exit code ${code}` }
+  }
+
+  /**
+   * Batches of a worker that is gone: to the slot's current worker if a
+   * rolling restart already put one there, else to the slot's next worker;
+   * the suspect (see judge) is given up as poison at its POISON_STRIKES-th
+   * strike in a row. While the pool stops, what a worker could not finish
+   * (it was killed at drainTimeout, or gave up writing at its
+   * flushTimeout) is dropped as `shutdown`; after a crash while stopping it
+   * is given up (`workerLost`).
+   */
+  rehome (slot, batches, expected, suspect = null) {
     const keep = []
     for (const batch of batches) {
       if (this.state !== 'running') this.leave(batch, expected ? 'shutdown' : 'workerLost')
-      else if (batch.holderDied() >= MAX_DELIVERIES) this.giveUp(batch, 'workerLost')
+      else if (suspect !== null && batch === suspect.batch && batch.struck(suspect.cause) >= POISON_STRIKES) this.giveUp(batch, 'poison', `${batch.strikes.length} workers in a row ended by themselves while processing it (${batch.strikes.join(', ')})`)
       else keep.push(batch)
     }
     if (keep.length === 0) return
@@ -311,17 +344,32 @@ class WorkerPool extends EventEmitter {
   }
 
   // A batch no worker of this run will take: it stays in the disk buffer
-  // for the next run when it lies there, else it is dropped by `reason`.
+  // for the next run when it lies there; else one a worker died holding is
+  // given up (dead-lettered), one the workers could not store before their
+  // time ran out at stop is dropped by `reason` (shutdown).
   leave (batch, reason) {
     if (batch.at) this.emit('kept', batch.count)
+    else if (reason === 'workerLost') this.giveUp(batch, reason, 'a worker died holding it while the collector stopped, or no worker was left to take it')
     else this.emit('dropped', reason, batch.count)
   }
 
-  // A batch dropped for good (it killed MAX_DELIVERIES workers): out of the
-  // disk buffer too, or every start would replay it into the same deaths.
-  giveUp (batch, reason) {
+  /**
+   * A batch given up: kept in the dead-letter directory with its reason
+   * (its bytes read back from the disk buffer when they lie there only),
+   * then out of the buffer, or every start would replay it into the same
+   * deaths. 'deadLettered' (n, entry); dropped as workerLost only when it
+   * cannot be kept ('deadLetterFailed', err).
+   */
+  giveUp (batch, reason, detail) {
+    let entry = null
+    try {
+      entry = this.deadLetters.keep(batch, batch.bytes !== null ? batch.bytes : this.journal.read(batch), reason, detail)
+    } catch (err) {
+      this.emit('deadLetterFailed', err)
+    }
     if (this.journal !== null) this.journal.release(batch)
-    this.emit('dropped', reason, batch.count)
+    if (entry !== null) this.emit('deadLettered', batch.count, entry)
+    else this.emit('dropped', 'workerLost', batch.count)
   }
 
   // Crash-loop protection: the delay doubles per crash within the window;

@@ -44,6 +44,21 @@ function redactUri (uri) {
 }
 
 /**
+ * The servers a connection string names, without credentials, path or
+ * options: `host1:27017,host2:27017` (as written), `srv:cluster0.example.net`
+ * for a mongodb+srv URI; null for anything that does not parse. What the
+ * disk buffer records of its destination (never a password).
+ * @param {string} uri
+ * @returns {string|null}
+ */
+function uriHosts (uri) {
+  const parts = typeof uri === 'string' ? splitUri(uri) : null
+  if (!parts) return null
+  const hosts = parts.rest.split(/[/?#]/, 1)[0]
+  return /^mongodb\+srv:/i.test(parts.scheme) ? `srv:${hosts}` : hosts
+}
+
+/**
  * True when the URI carries a password in its userinfo or a secret option.
  * @param {string} uri
  * @returns {boolean}
@@ -72,4 +87,4 @@ function assertNoPassword (uri, option = 'uri') {
     'put the URI in the MONGODB_URI environment variable instead')
 }
 
-module.exports = { redactUri, hasPassword, assertNoPassword }
+module.exports = { redactUri, hasPassword, assertNoPassword, uriHosts }

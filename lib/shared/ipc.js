@@ -33,7 +33,14 @@ const TAGS = Object.freeze({
   LOG: 9, // worker → master: [LOG, level, fields, message]
   ROLE: 10, // master → worker: [ROLE, { leader }]
   UNLISTEN: 11, // master → worker: [UNLISTEN] close your own socket (receive 'reuseport'); everything read from it is still processed
-  UNLISTENED: 12 // worker → master: [UNLISTENED] the socket is closed, the last ACK carried its final counts
+  UNLISTENED: 12, // worker → master: [UNLISTENED] the socket is closed, the last ACK carried its final counts
+  // worker → master: [FINISHED, batches] how many of the master's batches
+  // this worker has been through (doWork for each message) since it
+  // started, sent when a batch is finished and not acknowledged with it (a
+  // worker that acknowledges once stored). Of the batches it holds, those
+  // are only awaiting storage; the next one is the one it is processing
+  // (the evidence for poison, see lib/master/worker-pool.js).
+  FINISHED: 13
 })
 
 /**

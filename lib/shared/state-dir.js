@@ -19,4 +19,13 @@ function defaultBufferDir (name, options) {
   return path.join(stateHome(options), 'collector-buffer', name)
 }
 
-module.exports = { stateHome, defaultBufferDir }
+/**
+ * The default dead-letter directory of the collector `name` (batches given
+ * up, see lib/master/dead-letters.js): beside its disk buffer when that is
+ * on (`<bufferDir>/dead-letter`), else <state home>/collector-dead-letter/<name>.
+ */
+function defaultDeadLetterDir (name, bufferDir = null, options) {
+  return bufferDir ? path.join(bufferDir, 'dead-letter') : path.join(stateHome(options), 'collector-dead-letter', name)
+}
+
+module.exports = { stateHome, defaultBufferDir, defaultDeadLetterDir }

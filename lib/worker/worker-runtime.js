@@ -58,6 +58,8 @@ class WorkerRuntime {
     this.seq = 0 // batches received; the checkpoint of a message is its batch's seq
     this.completed = 0 // every batch up to this seq has been through doWork
     this.storedThrough = 0
+    this.finishedBatches = 0 // of the master's batches, those through doWork (see ipc.FINISHED)
+    this.ackedBatches = 0 // of the master's batches, those acknowledged
     this.unacked = [] // { seq, processed, failed, dropped } of batches done but not yet acknowledged
     this.batch = null // the batch being processed: { seq, id, origin, redelivered }
     this.index = 0 // of the message being processed, in its batch
@@ -190,8 +192,11 @@ class WorkerRuntime {
       }
       this.completed = batch.seq
       this.unacked.push(batch)
+      if (batch.local === 0) this.finishedBatches++
       if (this.worker.acknowledge !== 'stored') this.storedThrough = batch.seq
       this.acknowledge()
+      // At once, not later in this turn: the next batch may end the process.
+      if (this.ackedBatches < this.finishedBatches) this.send([ipc.FINISHED, this.finishedBatches])
     }
     this.running = false
     for (const resolve of this.idleWaiters.splice(0)) resolve()
@@ -280,6 +285,7 @@ class WorkerRuntime {
     if (n === 0) return
     const ownBatches = own > 0 ? this.unacked.slice(0, n).filter((batch) => batch.local > 0).length : 0
     this.unacked.splice(0, n)
+    this.ackedBatches += n - ownBatches
     this.send([ipc.ACK, n - ownBatches, processed, failed, dropped, this.takeReceived(own)])
   }
 

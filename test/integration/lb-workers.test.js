@@ -8,7 +8,7 @@ const { LoadBalancer, WorkerDownError, InvalidOptionError } = require('../..')
 const { COUNTING, HOST, fixture, startLb, settled, udpSocket, sendPaced, waitFor, lines } = require('../helpers/lb')
 
 function assertBalanced (s) {
-  assert.equal(s.received, s.processed + s.failed + s.dropped.total, `received ${s.received} = processed ${s.processed} + failed ${s.failed} + dropped ${s.dropped.total}`)
+  assert.equal(s.received, s.processed + s.failed + s.dropped.total + s.deadLettered, `received ${s.received} = processed ${s.processed} + failed ${s.failed} + dropped ${s.dropped.total} + deadLettered ${s.deadLettered}`)
   assert.equal(s.lost, s.dropped.workerLost)
   assert.ok(s.lost >= 0)
   assert.equal(s.inFlight, 0)
@@ -23,8 +23,10 @@ function recordingLogger () {
   return { logger, records }
 }
 
-test('a message that crashes every worker it reaches is redelivered to the respawn twice, then given up as workerLost; load continues, the books balance', async (t) => {
-  const lb = await startLb(t, { instances: 2, respawnDelay: 20, workerOptions: { crashOn: 'boom' } })
+test('a message that crashes every worker it reaches is redelivered to the respawn twice, then given up and kept as a dead letter; load continues, the books balance', async (t) => {
+  const deadLetterDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-dead-'))
+  t.after(() => fs.rmSync(deadLetterDir, { recursive: true, force: true }))
+  const lb = await startLb(t, { instances: 2, respawnDelay: 20, deadLetterDir, workerOptions: { crashOn: 'boom' } })
   const exits = []
   const respawns = []
   lb.on('workerExit', (info) => exits.push(info))
@@ -46,8 +48,9 @@ test('a message that crashes every worker it reaches is redelivered to the respa
   assert.equal(respawns[0].slot, exits[0].slot)
   assert.notEqual(respawns[0].pid, exits[0].pid)
   assert.equal(s.received, 200)
-  assert.ok(s.lost >= 1, 'the crashing batch was given up')
-  assert.equal(s.dropped.workerLost, s.lost)
+  assert.ok(s.deadLettered >= 1, 'the crashing batch was given up')
+  assert.equal(s.lost, 0, 'and kept, not dropped')
+  assert.deepEqual([s.deadLetters.files, s.deadLetters.messages], [1, s.deadLettered], 'one dead letter holds it')
   assert.ok(s.processed >= 150, `the other worker and the respawn processed their share (${s.processed})`)
   assertBalanced(s)
 })

@@ -32,6 +32,7 @@ test('defaults fill in every base flag', () => {
     metricsHost: '127.0.0.1',
     buffer: false,
     bufferDir: undefined,
+    deadLetterDir: undefined,
     bufferMaxBytes: 1024 ** 3,
     bufferSync: 'none',
     metricsWebConfig: undefined,

@@ -98,7 +98,7 @@ test('unreleased batches come back at the next open, oldest first, with their id
     makeBatch(5, { messages: 50, dataBytes: 5 })
   ]
   const first = openJournal(t, dir)
-  assert.deepEqual(first.opened, { batches: [], found: { segments: 0, records: 0, messages: 0, bytes: 0 }, damaged: { records: 0, bytes: 0 } })
+  assert.deepEqual(first.opened, { batches: [], found: { segments: 0, records: 0, messages: 0, bytes: 0 }, damaged: { records: 0, bytes: 0 }, setAside: null })
   appendAll(first.journal, written)
   first.journal.close()
   assert.deepEqual(segmentFiles(dir), ['0000000001.ccj'])

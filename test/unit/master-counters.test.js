@@ -39,6 +39,7 @@ test('each operation moves exactly the fields it names', () => {
   assert.deepEqual(moves(c, (x) => x.dropped('someProtocolsOwn')), { received: 1, 'dropped.someProtocolsOwn': 1 })
   assert.deepEqual(moves(c, (x) => x.droppedAccepted('workerLost', 7)), { 'dropped.workerLost': 7 })
   assert.deepEqual(moves(c, (x) => x.replayed(256)), { replayed: 256 })
+  assert.deepEqual(moves(c, (x) => x.deadLettered(12)), { deadLettered: 12 })
   assert.deepEqual(moves(c, (x) => x.kept(9)), { 'buffer.kept': 9 })
   assert.deepEqual(moves(c, (x) => x.damaged(2, 300)), { 'buffer.damagedRecords': 2, 'buffer.damagedBytes': 300 })
   assert.deepEqual(moves(c, (x) => x.listenerRestarted()), { 'restarts.listener': 1 })
