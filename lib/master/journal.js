@@ -504,5 +504,4 @@ function readJson (file) {
   try { return JSON.parse(fs.readFileSync(file, 'utf8')) } catch { return null }
 }
 
-
 module.exports = { Journal, SYNC_POLICIES, scanRecords, writeRecordFile, readRecordFile }
