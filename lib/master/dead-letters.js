@@ -2,7 +2,8 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { makeDir, replaceFileSync, PRIVATE_DIR } = require('../shared/make-dir')
+const { makeDir, PRIVATE_DIR } = require('../shared/make-dir')
+const { readJsonFile, writeJsonFile } = require('../shared/json-file')
 const { writeRecordFile, readRecordFile } = require('./journal')
 
 /*
@@ -65,7 +66,7 @@ class DeadLetters {
     const file = path.join(this.dir, name + RECORD)
     writeRecordFile(file, batch, bytes, origin)
     const info = { reason, detail, at: at.toISOString(), messages: batch.count, batchId: batch.id, origin, receivedAt: new Date(batch.receivedAt).toISOString(), target: this.target }
-    replaceFileSync(path.join(this.dir, name + INFO), JSON.stringify(info, null, 2) + '\n')
+    writeJsonFile(path.join(this.dir, name + INFO), info, 2)
     this.files++
     this.messages += batch.count
     return { name, file, queued: false, ...info }
@@ -114,14 +115,6 @@ function ownOrigin (batch) {
   return `${batch.origin.slice(0, batch.origin.indexOf('_'))}_dl${batch.id}`
 }
 
-function readInfo (file) {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'))
-  } catch {
-    return null
-  }
-}
-
 function recordNames (dir) {
   try {
     return fs.readdirSync(dir).filter((name) => name.endsWith(RECORD)).sort()
@@ -143,7 +136,7 @@ function listDeadLetters (dir) {
     const where = queued ? path.join(dir, QUEUE) : dir
     for (const record of recordNames(where)) {
       const name = record.slice(0, -RECORD.length)
-      const info = readInfo(path.join(where, name + INFO)) || {}
+      const info = readJsonFile(path.join(where, name + INFO)) || {}
       entries.push({ reason: null, detail: null, at: null, messages: null, target: null, ...info, name, file: path.join(where, record), queued })
     }
   }

@@ -4,7 +4,8 @@ const fs = require('node:fs')
 const path = require('node:path')
 const zlib = require('node:zlib')
 const BufferError = require('../../exceptions/buffer-error')
-const { makeDir, replaceFileSync, PRIVATE_DIR, PRIVATE_FILE } = require('../shared/make-dir')
+const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../shared/make-dir')
+const { readJsonFile, writeJsonFile } = require('../shared/json-file')
 const { createBatch } = require('./batch')
 const { isAlive } = require('../shared/is-alive')
 
@@ -116,7 +117,7 @@ class Journal {
   setAside () {
     if (this.destination === null) return null
     const file = path.join(this.dir, DESTINATION_FILE)
-    const recorded = readJson(file)
+    const recorded = readJsonFile(file)
     const before = recorded && typeof recorded.destination === 'string' ? recorded.destination : null
     let moved = null
     if (before !== null && before !== this.destination) {
@@ -132,7 +133,7 @@ class Journal {
         }
       }
     }
-    if (before !== this.destination) replaceFileSync(file, JSON.stringify({ destination: this.destination }) + '\n')
+    if (before !== this.destination) writeJsonFile(file, { destination: this.destination })
     return moved
   }
 
@@ -498,10 +499,6 @@ function closeQuietly (fd) {
 
 function readText (file) {
   try { return fs.readFileSync(file, 'utf8') } catch { return '' }
-}
-
-function readJson (file) {
-  try { return JSON.parse(fs.readFileSync(file, 'utf8')) } catch { return null }
 }
 
 module.exports = { Journal, SYNC_POLICIES, scanRecords, writeRecordFile, readRecordFile }

@@ -49,15 +49,4 @@ function isDirectory (dir) {
 const PRIVATE_DIR = 0o700
 const PRIVATE_FILE = 0o600
 
-/**
- * Writes `text` to `file` through a new owner-only file renamed over it, so
- * that a reader never sees half of it (small JSON files of the master: the
- * disk buffer's destination, a dead letter's description).
- */
-function replaceFileSync (file, text) {
-  const tmp = `${file}.${process.pid}.tmp`
-  fs.writeFileSync(tmp, text, { mode: PRIVATE_FILE })
-  fs.renameSync(tmp, file)
-}
-
-module.exports = { makeDir, replaceFileSync, PRIVATE_DIR, PRIVATE_FILE }
+module.exports = { makeDir, PRIVATE_DIR, PRIVATE_FILE }
