@@ -10,14 +10,11 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
  * - every instance is up (one dead worker at a time: with none left, UDP has
  *   nowhere to go and is dropped as queueFull);
  * - the replacement of the previous victim of each slot has acknowledged at
- *   least what that victim held. A batch whose holder dies three times is
- *   given up as `workerLost` (a message that kills every worker it reaches,
- *   docs/delivery.md); killing a replacement before it could store what it
- *   inherited tests that, not redelivery, and it made these loops depend on
- *   how fast a worker starts and stores: Node 26 starts one in about half
- *   the time of Node 20, which let the 700 ms loops reach the third death of
- *   a batch on a busy machine. There a replacement can take seconds to
- *   store what it inherited, hence `stop(minimum)`.
+ *   least what that victim held, so that each kill tests one redelivery.
+ *   (Batches used to be given up after three deaths of their holders; a
+ *   SIGKILL is no evidence against a batch now, see docs/delivery.md, and
+ *   stormLoop below kills without waiting.) On a busy machine a replacement
+ *   can take seconds to store what it inherited, hence `stop(minimum)`.
  * Used by the delivery tests and benchmarks/chaos.js.
  */
 function killLoop (balancer, everyMs) {
