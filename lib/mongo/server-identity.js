@@ -67,9 +67,29 @@ async function identifyServer (db, hosts) {
   const admin = db.admin()
   const [buildInfo, hello] = await Promise.all([
     admin.command({ buildInfo: 1 }).catch(() => ({})),
-    admin.command({ hello: 1 })
+    askHello(admin)
   ])
   return describeServer(buildInfo, hello, hosts)
+}
+
+/**
+ * `hello`, or the legacy `isMaster` (the same reply, `ismaster` for
+ * `isWritablePrimary`) from a server without hello: MongoDB before 4.4.2,
+ * which driver 7 still speaks to, refuses it as an unknown command. Any
+ * other refusal is the caller's.
+ */
+async function askHello (admin) {
+  try {
+    return await admin.command({ hello: 1 })
+  } catch (err) {
+    if (!isUnknownCommand(err)) throw err
+    return admin.command({ isMaster: 1 })
+  }
+}
+
+// CommandNotFound (59); older servers said only "no such cmd".
+function isUnknownCommand (err) {
+  return Boolean(err) && (err.code === 59 || err.codeName === 'CommandNotFound' || /no such (cmd|command)/i.test(String(err.message)))
 }
 
 module.exports = { describeServer, identifyServer, serverLine, RISKS }

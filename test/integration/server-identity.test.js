@@ -7,11 +7,16 @@
 const { test, after } = require('node:test')
 const assert = require('node:assert/strict')
 const mongoose = require('mongoose')
+const { MongoClient } = require('mongodb')
 const { describeServer, identifyServer, serverLine } = require('../../lib/mongo/server-identity')
 const { defineModels, missingIndexes } = require('../../workers/storage/schemas')
 const StreamWriter = require('../../workers/storage/stream-writer')
 const { StreamsSink } = require('../../workers/streams-sink')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+const { createWireProxy } = require('../helpers/wire-proxy')
+const { captureLogger } = require('../helpers/capture-logger')
+const { waitFor } = require('../helpers/wait-for')
+const { udpSocket, sendPaced } = require('../helpers/lb')
 
 let connection
 after(() => connection && connection.close())
@@ -76,4 +81,41 @@ test('the stream writer checks indexes with a read; createIndexes only when the 
   } finally {
     client.off('commandStarted', record)
   }
+})
+
+// MongoDB before 4.4.2 (4.2 is the oldest driver 7 accepts) answers
+// isMaster and refuses hello in these words.
+const HELLO_REFUSED = { ok: 0, errmsg: "no such command: 'hello'", code: 59, codeName: 'CommandNotFound' }
+
+async function serverRefusingHello (t) {
+  const { uri } = await getTestMongo()
+  const target = new URL(uri)
+  const proxy = await createWireProxy({ targetHost: target.hostname, targetPort: Number(target.port) || 27017, answer: (name) => name === 'hello' ? HELLO_REFUSED : undefined })
+  t.after(() => proxy.close())
+  return proxy
+}
+
+test('a server that refuses hello ("no such command", code 59) is identified by isMaster, over the wire', async (t) => {
+  const proxy = await serverRefusingHello(t)
+  const client = await new MongoClient(proxy.uri, { directConnection: true, serverSelectionTimeoutMS: 5000 }).connect()
+  t.after(() => client.close())
+  await assert.rejects(client.db('admin').command({ hello: 1 }), { code: 59 }, 'the stand-in refuses hello as MongoDB 4.2 does')
+  const server = await identifyServer(client.db('admin'), ['127.0.0.1'])
+  assert.equal(serverLine(server), serverLine(await identifyServer(await connect().then((c) => c.db), ['127.0.0.1'])))
+  assert.ok(proxy.answered.get('hello') >= 2, 'hello was asked and refused')
+})
+
+test('a collector writing to a server that refuses hello stores its messages (it was retried forever)', { timeout: 60000 }, async (t) => {
+  const proxy = await serverRefusingHello(t)
+  const syslog = require('../../collectors/syslog')
+  const database = uniqueDbName('nohello')
+  const { logger, records } = captureLogger()
+  const config = new syslog.Config(['--port', '0', '-i', '1', '--database', database, '--flush-interval', '50ms']).getConfig()
+  const collector = new syslog.Collector({ ...config, logger, workerOptions: { mongoUri: proxy.uri } })
+  t.after(() => collector.stop())
+  await collector.start()
+  const lines = Array.from({ length: 20 }, (_, i) => Buffer.from(`<13>Nov 27 03:00:00 host app: line ${i}`))
+  await sendPaced(collector, await udpSocket(t), lines)
+  await waitFor(() => collector.summary().processed === lines.length, { timeout: 30000, what: 'every line stored' })
+  assert.ok(records.some((r) => /^database: MongoDB-compatible server/.test(r.msg)), 'the server was named')
 })
