@@ -18,11 +18,13 @@ const TCP_FLAGS = { FIN: 0x01, SYN: 0x02, PSH: 0x08, ACK: 0x10 }
 
 /**
  * Seeded flows: distinct 5-tuples (so no two share an exporter's flow
- * entry), one direction each, 1–12 packets of 40–1400 payload bytes, start
- * times spread over `spanMs` from `start`, packets 0–4 s apart.
+ * entry), one direction each, 1–12 packets of 40–1400 payload bytes (one
+ * flow in 20 has 60–360, so counters pass 8 and 16 bits), a ToS / traffic
+ * class each, start times spread over `spanMs` from `start`, packets 0–4 s
+ * apart (the long flows' 0–0.2 s).
  *
  * @param {{ seed?: number, count?: number, start?: number, spanMs?: number, ipv6Share?: number }} [options]
- * @returns {Array<{ family: 4|6, proto: 6|17, srcAddr: string, dstAddr: string, srcPort: number, dstPort: number, packets: Array<{ time: number, payload: number, flags: number }>, bytes: number, first: number, last: number }>}
+ * @returns {Array<{ family: 4|6, proto: 6|17, srcAddr: string, dstAddr: string, srcPort: number, dstPort: number, tos: number, packets: Array<{ time: number, payload: number, flags: number }>, bytes: number, first: number, last: number }>}
  */
 function makeFlows ({ seed = 37, count = 400, start = Date.UTC(2026, 10, 25, 10, 0, 0), spanMs = 120000, ipv6Share = 0.3 } = {}) {
   const rand = prng(seed)
@@ -33,17 +35,18 @@ function makeFlows ({ seed = 37, count = 400, start = Date.UTC(2026, 10, 25, 10,
     const proto = rand() < 0.6 ? 6 : 17
     const srcAddr = family === 4 ? `10.${1 + int(200)}.${int(256)}.${1 + int(254)}` : `2001:db8:${(1 + int(0xfffe)).toString(16)}::${(1 + int(0xfffe)).toString(16)}`
     const dstAddr = family === 4 ? `192.0.2.${1 + (i % 254)}` : `2001:db8:ffff:${(i + 1).toString(16)}::1`
-    const n = 1 + int(12)
+    const long = i % 20 === 7
+    const n = long ? 60 + int(300) : 1 + int(12)
     let time = start + int(spanMs - 15000)
     const packets = []
     for (let p = 0; p < n; p++) {
       const flags = proto !== 6 ? 0 : p === 0 ? TCP_FLAGS.SYN : p === n - 1 ? TCP_FLAGS.FIN | TCP_FLAGS.ACK : TCP_FLAGS.ACK | TCP_FLAGS.PSH
       packets.push({ time, payload: 40 + int(1360), flags })
-      time += int(4000)
+      time += int(long ? 200 : 4000)
     }
     const header = (family === 4 ? 20 : 40) + TRANSPORT_SIZE[proto]
     flows.push({
-      family, proto, srcAddr, dstAddr, srcPort: 1024 + i, dstPort: proto === 6 ? 443 : 53,
+      family, proto, srcAddr, dstAddr, srcPort: 1024 + i, dstPort: proto === 6 ? 443 : 53, tos: [0, 0x10, 0x28, 0xb8][i % 4],
       packets,
       bytes: packets.reduce((sum, p) => sum + header + p.payload, 0),
       first: packets[0].time,
@@ -104,6 +107,7 @@ function frameOf (flow, packet) {
 function ipv4Header (flow, payloadLength) {
   const out = Buffer.alloc(20)
   out[0] = 0x45
+  out[1] = flow.tos
   out.writeUInt16BE(20 + payloadLength, 2)
   out[8] = 64
   out[9] = flow.proto
@@ -118,7 +122,7 @@ function ipv4Header (flow, payloadLength) {
 
 function ipv6Header (flow, payloadLength) {
   const out = Buffer.alloc(40)
-  out[0] = 0x60
+  out.writeUInt32BE((6 << 28) | (flow.tos << 20), 0) // version, traffic class, flow label 0
   out.writeUInt16BE(payloadLength, 4)
   out[6] = flow.proto
   out[7] = 64
