@@ -5,6 +5,8 @@ const { createNoopLogger } = require('../shared/logger')
 const { formatHost } = require('./child-server')
 const { startEmbeddedServer } = require('./embedded-server')
 const { redactUri, assertNoPassword } = require('./redact-uri')
+const { identifyServer, serverLine } = require('./server-identity')
+const { findStartedServer } = require('./started-servers')
 
 const PROBE_TIMEOUT_MS = 1000
 /** The database written when neither `--database` nor the URI names one. */
@@ -15,9 +17,13 @@ const DEFAULT_DATABASE = 'collector'
  * 1. `uri` (a command-line flag: must not hold a password, see assertNoPassword,
  *    unless it is the value of MONGODB_URI itself),
  * 2. `env.MONGODB_URI`,
- * 3. a MongoDB already answering a ping on host:port,
+ * 3. the embedded server collector-cluster started (`collector db start`, or
+ *    another collector's) when it is what answers on host:port,
  * 4. an embedded server started here (on `port` if free, else an ephemeral
  *    port); the caller owns it and must `stop()` it.
+ * What answers on host:port is said in one line; a MongoDB there that we
+ * did not start (see ./started-servers.js) is another program's, and is
+ * written to only when `uri` or MONGODB_URI names it.
  *
  * @param {object} [options]
  * @param {string} [options.uri] explicit connection string
@@ -43,11 +49,18 @@ async function resolveMongo ({ uri, env = process.env, logger = createNoopLogger
   }
   const localUri = `mongodb://${formatHost(host)}:${port}`
   const local = await probeLocal(localUri, host, port, probeTimeoutMs)
-  if (local === 'mongodb') {
-    logger.info({ uri: localUri }, 'using the MongoDB already listening at ' + localUri)
+  if (local.started) {
+    const { kind, pid, dbPath: data } = local.started
+    logger.info({ uri: localUri, kind, serverPid: pid, dbPath: data }, `using the embedded database collector-cluster started at ${localUri} (${kind}, pid ${pid}, ${data ? `data in ${data}` : 'in memory'}): ${serverLine(local.identity)}`)
     return { uri: localUri, server: null }
   }
-  const server = await startOnPreferredPort({ host, port: local === 'free' ? port : 0, env, logger, unref, dbPath })
+  const where = `${formatHost(host)}:${port}`
+  if (local.identity) {
+    logger.warn({ uri: localUri, server: local.identity.kind, version: local.identity.version }, `${where} answers as ${serverLine(local.identity)}, a server collector-cluster did not start: nothing is written to it unless MONGODB_URI or --mongo-uri names it; starting the embedded database on another port`)
+  } else if (local.taken) {
+    logger.warn({ uri: localUri }, `${where} is taken by something that does not answer as MongoDB; starting the embedded database on another port`)
+  }
+  const server = await startOnPreferredPort({ host, port: local.taken ? 0 : port, env, logger, unref, dbPath })
   return { uri: server.uri, server }
 }
 
@@ -77,11 +90,27 @@ function uriDatabase (uri) {
 }
 
 /**
- * @returns {Promise<'mongodb'|'free'|'taken'>}
+ * What answers on host:port: nothing (`taken` false), something that is
+ * not MongoDB (no `identity`), a MongoDB (`identity`, see
+ * identifyServer), and whether collector-cluster started it (`started`,
+ * its record). Asked with read-only commands: buildInfo, hello,
+ * serverStatus (for the pid it reports).
+ * @returns {Promise<{ taken: boolean, identity?: object, started?: object|null }>}
  */
 async function probeLocal (uri, host, port, timeoutMs) {
-  if (!await isListening(host, port, timeoutMs)) return 'free'
-  return await pingMongo(uri, timeoutMs) ? 'mongodb' : 'taken'
+  if (!await isListening(host, port, timeoutMs)) return { taken: false }
+  const { MongoClient } = require('mongodb')
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: timeoutMs, connectTimeoutMS: timeoutMs, socketTimeoutMS: timeoutMs, directConnection: true })
+  try {
+    const db = client.db('admin')
+    const identity = await identifyServer(db, [host])
+    const status = await db.command({ serverStatus: 1 }).catch(() => ({}))
+    return { taken: true, identity, started: findStartedServer({ pid: Number(status.pid), port }) }
+  } catch {
+    return { taken: true }
+  } finally {
+    await client.close().catch(() => {})
+  }
 }
 
 /**

@@ -453,9 +453,7 @@ describe('resolveMongo', () => {
     assert.equal(redactUri('not a uri user:pass@host'), '***')
   })
 
-  test('a MongoDB already answering on the port is used as is', { skip: process.env.MONGODB_URI ? 'needs the embedded server' : false }, async () => {
-    assert.deepEqual(await resolveMongo({ env: {}, port: server.port }), { uri: server.uri, server: null })
-  })
+  // What answers on the port, ours or another program's: local-server.test.js.
 
   test('a port taken by something else: embedded server on an ephemeral port', async (t) => {
     const squatter = net.createServer((socket) => socket.destroy())

@@ -1,0 +1,72 @@
+'use strict'
+
+// The embedded servers collector-cluster started for this user, one small
+// file each, `~/.collector-cluster/servers/<pid>.json` ({ pid, host, port,
+// kind, dbPath, startedAt }), written once the server listens and removed
+// when it stops. A server answering on a port is ours when the pid it
+// reports of itself (serverStatus, as mongod and mongo-java-server both
+// answer) has a file here naming that port: the server is asked, never
+// written to, so nothing of ours lands beside the users' collections.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { makeDir, PRIVATE_DIR } = require('../shared/make-dir')
+const { isAlive } = require('../shared/is-alive')
+
+/** Where the records live unless told otherwise. */
+function defaultServersDir () {
+  return path.join(os.homedir(), '.collector-cluster', 'servers')
+}
+
+/**
+ * Records a running embedded server; records of servers whose pid is gone
+ * (their starter was killed outright) are removed on the way.
+ * @param {{ pid: number, host: string, port: number, kind: string, dbPath: string|null }} server
+ * @param {{ dir?: string }} [options]
+ * @returns {() => void} removes the record (idempotent, synchronous: safe in an 'exit' hook)
+ * @throws {NodeJS.ErrnoException} when the directory or file cannot be written
+ */
+function recordServer ({ pid, host, port, kind, dbPath }, { dir = defaultServersDir() } = {}) {
+  makeDir(dir, PRIVATE_DIR)
+  removeStale(dir)
+  const file = path.join(dir, `${pid}.json`)
+  const partial = `${file}.${process.pid}.tmp`
+  fs.writeFileSync(partial, JSON.stringify({ pid, host, port, kind, dbPath: dbPath || null, startedAt: new Date().toISOString() }), { mode: 0o600 })
+  fs.renameSync(partial, file)
+  let removed = false
+  return () => {
+    if (removed) return
+    removed = true
+    fs.rmSync(file, { force: true })
+  }
+}
+
+/**
+ * The record of the server that reports `pid` and answers on `port`, or null.
+ * @param {{ pid: number|undefined, port: number }} reported
+ * @param {{ dir?: string }} [options]
+ * @returns {{ pid: number, host: string, port: number, kind: string, dbPath: string|null, startedAt: string }|null}
+ */
+function findStartedServer ({ pid, port }, { dir = defaultServersDir() } = {}) {
+  if (!Number.isInteger(pid) || pid <= 0) return null
+  const record = readRecord(path.join(dir, `${pid}.json`))
+  return record && record.pid === pid && record.port === port ? record : null
+}
+
+function readRecord (file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'))
+  } catch {
+    return null
+  }
+}
+
+function removeStale (dir) {
+  for (const name of fs.readdirSync(dir)) {
+    const match = /^(\d+)\.json$/.exec(name)
+    if (match && !isAlive(Number(match[1]))) fs.rmSync(path.join(dir, name), { force: true })
+  }
+}
+
+module.exports = { recordServer, findStartedServer, defaultServersDir }
