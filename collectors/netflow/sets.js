@@ -24,6 +24,7 @@ function readSets (buf, start, end, context) {
   const ids = ipfix ? IPFIX : V9
   const reading = { exportTime: context.exportTime, sysUptime: context.sysUptime, systemInit: ipfix ? staged.systemInit() : undefined, templateId: 0, setSystemInit: undefined, uptimes: { first: -1, last: -1, init: -1 } }
   reading.setSystemInit = (ms) => { reading.systemInit = ms; staged.setSystemInit(ms) }
+  const plans = new Map() // template ID → plan or null, until a template set changes them
   let dataRecords = 0
   let at = start
   while (at < end) {
@@ -38,15 +39,11 @@ function readSets (buf, start, end, context) {
     if (id === ids.TEMPLATES || id === ids.OPTIONS) {
       const actions = readTemplateSet(buf, at + 4, at + length, id)
       if (typeof actions === 'string') return actions
-      for (const action of actions) {
-        if (action.withdrawAll) staged.withdrawAll(id === ids.OPTIONS)
-        else if (action.withdraw) staged.withdraw(action.id)
-        else staged.learn(action.id, action.template)
-      }
+      plans.clear()
+      stage(actions, staged, id === ids.OPTIONS)
     } else if (id >= 256) {
-      const template = staged.get(id)
-      const plan = template === undefined ? undefined : planOf(template, ipfix)
-      if (plan === undefined) {
+      const plan = planFor(id, staged, ipfix, plans)
+      if (plan === null) {
         datagram.unknownTemplates++
       } else {
         reading.templateId = id
@@ -58,6 +55,26 @@ function readSets (buf, start, end, context) {
     at += length
   }
   return { dataRecords, unknownSets: datagram.unknownTemplates }
+}
+
+function stage (actions, staged, options) {
+  for (const action of actions) {
+    if (action.withdrawAll) staged.withdrawAll(options)
+    else if (action.withdraw) staged.withdraw(action.id)
+    else staged.learn(action.id, action.template)
+  }
+}
+
+// Exporters send many small data sets (softflowd: one or two records each),
+// so a datagram looks each template up once.
+function planFor (id, staged, ipfix, plans) {
+  let plan = plans.get(id)
+  if (plan === undefined) {
+    const template = staged.get(id)
+    plan = (template === undefined ? undefined : planOf(template, ipfix)) ?? null
+    plans.set(id, plan)
+  }
+  return plan
 }
 
 module.exports = { readSets }

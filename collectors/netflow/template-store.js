@@ -65,7 +65,12 @@ function stageTemplates (store, version, domain) {
   }
   return {
     get: (id) => read(prefix + id),
-    learn: (id, template) => staged.set(prefix + id, template),
+    // A template sent again unchanged stays the stored value, so what was
+    // compiled from it is reused and nothing is written.
+    learn (id, template) {
+      const current = read(prefix + id)
+      if (!sameTemplate(current, template)) staged.set(prefix + id, template)
+    },
     withdraw: (id) => staged.set(prefix + id, null),
     withdrawAll (options) {
       withdrawnAll[options ? 'options' : 'data'] = true
