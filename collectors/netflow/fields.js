@@ -54,6 +54,7 @@ const INFORMATION_ELEMENTS = Object.freeze([
   [83, 'interfaceDescription', 'string', undefined],
   [130, 'exporterIPv4Address', 'ipv4', undefined],
   [131, 'exporterIPv6Address', 'ipv6', undefined],
+  [143, 'meteringProcessId', 'unsigned', undefined],
   [144, 'exportingProcessId', 'unsigned', undefined],
   [149, 'observationDomainId', 'unsigned', undefined],
   [302, 'selectorId', 'unsigned', undefined],

@@ -23,7 +23,8 @@ function readSets (buf, start, end, context) {
   const { ipfix, staged, datagram } = context
   const ids = ipfix ? IPFIX : V9
   const reading = { exportTime: context.exportTime, sysUptime: context.sysUptime, systemInit: ipfix ? staged.systemInit() : undefined, templateId: 0, setSystemInit: undefined, uptimes: { first: -1, last: -1, init: -1 } }
-  reading.setSystemInit = (ms) => { reading.systemInit = ms; staged.setSystemInit(ms) }
+  // v9 times count from the header's sysUptime: an init time there is not needed.
+  reading.setSystemInit = ipfix ? (ms) => { reading.systemInit = ms; staged.setSystemInit(ms) } : () => {}
   const plans = new Map() // template ID → plan or null, until a template set changes them
   let dataRecords = 0
   let at = start

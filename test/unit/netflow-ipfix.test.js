@@ -98,6 +98,9 @@ test('withdrawal: one template by ID, all data templates by ID 2, all options te
   const allOptions = decodeNetflow(message([templateSet(3, [{ id: 3, withdraw: true }]), templateSet(3, [opts(312)])]), { templates: store })
   assert.deepEqual([allOptions.templatesWithdrawn, allOptions.templatesLearned], [2, 1])
   assert.deepEqual(store.keys('10|42|'), ['10|42|312'], 'a template after the withdrawal is kept')
+  const again = decodeNetflow(message([templateSet(3, [{ id: 312, withdraw: true }, opts(312)]), set(312, Buffer.concat([uint(1, 4), uint(64, 4)]))]), { templates: store })
+  assert.deepEqual([again.templatesWithdrawn, again.templatesLearned, again.options.length], [0, 0, 1], 'withdrawn and taught again unchanged: nothing to write')
+  assert.deepEqual(again.options[0].values, { ingressInterface: 1, samplingInterval: 64 })
 })
 
 test('padding ends template and data sets; reserved set IDs are passed over', () => {
