@@ -28,6 +28,8 @@ const { MAX_TEMPLATE_FIELDS } = require('./template-set')
  * @param {number} [options.now] receive time: the codec does not read it, the
  *   flows' times come from the datagram
  * @returns {import('./shapes').NetflowDatagram|import('../../exceptions/decode-error')}
+ *   (what the store throws, e.g. a DecodeError when it is full, is thrown on:
+ *   the message is refused by the store's reason)
  */
 function decodeNetflow (buf, { templates } = {}) {
   if (!Buffer.isBuffer(buf)) throw new TypeError(`decodeNetflow takes a Buffer, got ${typeof buf}`)

@@ -135,6 +135,12 @@ test('a store that hands back JSON copies (a durable one) decodes the same', () 
   assert.equal(decodeNetflow(message([set(400, v6Record())]), { templates: durable }).unknownTemplates, 1, 'a value that is no template is no template')
 })
 
+test('a store that refuses a write (the framework\'s kept state when full) refuses the message with its own error', () => {
+  const full = new DecodeError('keptFull')
+  const store = { get: () => undefined, set: () => { throw full }, delete: () => false, keys: () => [] }
+  assert.throws(() => decodeNetflow(message([templateSet(2, [V6])]), { templates: store }), (err) => err === full)
+})
+
 test('the in-memory store holds at most max keys, evicting the least recently written', () => {
   const store = createMemoryTemplateStore({ max: 2 })
   decodeNetflow(message([templateSet(2, [{ id: 256, fields: [[8, 4]] }, { id: 257, fields: [[8, 4]] }, { id: 258, fields: [[8, 4]] }])]), { templates: store })
