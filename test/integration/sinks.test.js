@@ -87,6 +87,22 @@ test('update store: two writers of the same batches (a master SIGKILLed and its 
   assert.equal(second.stats.alreadyCounted, 3, 'batches 4 to 6 were stored by the first writer')
 })
 
+test('update store: an heir takes the batches its dead predecessor may have applied (redelivered), then ones of the same origin it never saw: each counted once', async (t) => {
+  const real = await collection(t)
+  const dead = new UpdateStore(real)
+  dead.update('m', { inc: { n: 1 } }, mark(5, 1))
+  await dead.flush() // the dead worker stored batch 5, and died before its acknowledgement
+  const heir = new UpdateStore(real)
+  heir.update('m', { inc: { n: 1 } }, mark(5, 1, true)) // batch 5 again, redelivered
+  heir.update('m', { inc: { n: 1 } }, mark(8, 2)) // formed for the slot while no worker was up: never delivered
+  heir.update('m', { inc: { n: 1 } }, mark(9, 3))
+  await heir.flush()
+  await heir.flush()
+  const doc = await real.findOne({ _id: 'm' })
+  assert.equal(doc.n, 3, 'batch 5 once, batches 8 and 9 once each')
+  assert.deepEqual(heir.repeats(), { alreadyCounted: 1, yielded: 0 }, 'batch 5 known as stored; nothing left to a writer that does not exist')
+})
+
 test('writeAccounted: an unreachable server leaves every op unwritten, with its error, and is not split', async () => {
   let calls = 0
   const down = { bulkWrite: async () => { calls++; throw Object.assign(new Error('connect ECONNREFUSED'), { name: 'MongoNetworkError' }) } }

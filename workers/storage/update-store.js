@@ -89,7 +89,7 @@ class UpdateStore {
     }
     if (!mark) return openSegment(entry, 0, false)
     if (mark.seq < entry.minSeq) entry.minSeq = mark.seq
-    const segment = openSegment(entry, mark.batchId, mark.redelivered)
+    const segment = openSegment(entry, mark.batchId, Boolean(mark.redelivered))
     if (mark.batchId > segment.last) segment.last = mark.batchId
     return segment
   }
@@ -238,11 +238,17 @@ class UpdateStore {
 }
 
 // The segment new changes of batch `batchId` go to: the last one while it
-// is open and, for a redelivered batch, holds that batch only.
+// is open and, for a redelivered batch, holds that batch only. A batch not
+// delivered before never joins a redelivered one's segment: after a worker
+// died, its heir takes the batches the dead one may have applied
+// (redelivered) and then, of the same origin, those it never saw (formed
+// while the slot had no worker); one segment over both would carry a batch
+// the document has applied and one it has not, and could be neither
+// written nor split.
 function openSegment (entry, batchId, redelivered) {
   const last = entry.segments[entry.segments.length - 1]
-  if (last && last.open && (!redelivered || (last.first === batchId && last.last === batchId))) return last
-  const segment = { first: batchId, last: batchId, inc: {}, min: {}, max: {}, latest: {}, set: {}, open: true }
+  if (last && last.open && last.redelivered === redelivered && (!redelivered || (last.first === batchId && last.last === batchId))) return last
+  const segment = { first: batchId, last: batchId, inc: {}, min: {}, max: {}, latest: {}, set: {}, open: true, redelivered }
   entry.segments.push(segment)
   return segment
 }
