@@ -630,7 +630,7 @@ export function resolveMongo (options?: { uri?: string, env?: NodeJS.ProcessEnv,
 /** Where a definition's record came from: the master's time of its batch (the same when delivered again), and its sender; with `keep`, the message's kept state (in decode). */
 export interface RecordSource { receivedAt: Date, remote: { address: string, port: number } | null, kept?: KeptState | null }
 /** A definition's kept state for one scope (by default the sender's address): plain JSON values, kept by the framework across a worker's death. */
-export interface KeptState { get (name: string): unknown, set (name: string, value: unknown): void, delete (name: string): void }
+export interface KeptState { get (name: string): unknown, set (name: string, value: unknown): void, delete (name: string): void, keys (prefix?: string): string[] }
 type OneOrMore<T> = T | T[] | null | undefined
 export interface DocumentUpdate {
   /** the document's id, under the sink's `key` field (`_id` by default) */
@@ -672,8 +672,8 @@ export interface CollectorDefinition<R = any> {
   state? (settings: Record<string, any>): Record<string, any>
   /** state per worker, gone with it (what must outlive a worker goes in `keep`); return a DecodeError to refuse the message */
   enrich? (records: any, state: Record<string, any>, source: RecordSource): OneOrMore<R> | DecodeError
-  /** state decode reads and changes through `arrival.kept`, per scope (default: the sender's address, and then distribution hash on it), written with the sinks and read by a worker's heir; collection `<name>_kept` by default; at most `maxEntries` held in memory (default 100,000; what is forgotten is read again) */
-  keep?: { scope? (message: Message): string, collection?: string, maxEntries?: number }
+  /** state decode reads and changes through `arrival.kept`, per scope (default: the sender's address, and then distribution hash on it), written with the sinks and read by a worker's heir; collection `<name>_kept` by default; at most `maxEntries` held in memory (default 100,000; what is forgotten is read again) and `maxPerScope` names a scope (default 4,096; past it a set refuses the message: dropped.keptFull) */
+  keep?: { scope? (message: Message): string, collection?: string, maxEntries?: number, maxPerScope?: number }
   /** fields the worker's stats add */
   stats? (state: Record<string, any>): Record<string, unknown>
   /** what the state holds, per map */

@@ -27,6 +27,7 @@ const LoadBalancerConfig = require('../configs/load-balancer-config')
 const BUILT_INS = Object.freeze({
   rtcp: path.join(__dirname, '..', 'collectors', 'rtcp', 'index.js'),
   hep: path.join(__dirname, '..', 'collectors', 'hep', 'index.js'),
+  netflow: path.join(__dirname, '..', 'collectors', 'netflow', 'index.js'),
   statsd: path.join(__dirname, '..', 'collectors', 'statsd', 'index.js'),
   syslog: path.join(__dirname, '..', 'collectors', 'syslog', 'index.js')
 })

@@ -48,9 +48,12 @@ class DefinitionWorker extends MongoWorker {
       ? new NewKeyLimit({ share: Math.ceil(this.settings.maxNewKeysPerMinute / this.settings.newKeyShares), known: this.settings.maxKnownKeys })
       : null
     this.kept = this.definition.keep ? new KeptState(keptOptions(this.definition, this.settings)) : null
-    // Everything the worker writes and acknowledges through: what the
-    // definition keeps (written first: an heir reads it), and the sinks.
-    this.stores = this.kept ? [this.kept, ...this.sinks] : this.sinks
+    // Everything the worker writes and acknowledges through: the sinks, and
+    // what the definition keeps, written last: a message whose sinks were
+    // written but not its kept state is delivered again to a state that
+    // has not moved past it (a sequence number a definition tracks counts
+    // no gap twice), and one whose state was written is acknowledged.
+    this.stores = this.kept ? [...this.sinks, this.kept] : this.sinks
     this.context = {
       mark: null,
       index: 0,
@@ -229,6 +232,7 @@ class DefinitionWorker extends MongoWorker {
 
   // Every sink writes; the first failure is thrown once the others have tried.
   async writePending () {
+    await this.batchThrough()
     let error = null
     for (const sink of this.stores) {
       try {
@@ -238,6 +242,16 @@ class DefinitionWorker extends MongoWorker {
       }
     }
     if (error) throw error
+  }
+
+  // A write waits while a batch is part way through doWork (a message of it
+  // waits for its kept state): written now, the batch's messages before
+  // that one would be stored under the batch's watermark, and the $inc of
+  // those after it then taken as applied already.
+  async batchThrough () {
+    for (let delivery = this.delivery(); delivery && !this.finished(delivery.seq); delivery = this.delivery()) {
+      await new Promise((resolve) => setImmediate(resolve))
+    }
   }
 
   hasPending () {
@@ -314,13 +328,15 @@ class DefinitionWorker extends MongoWorker {
 
 // The kept state's store: its collection (`keep.collection`, default
 // `<name>_kept`), scope (`keep.scope(message)`, default the sender's
-// address) and bound (`keep.maxEntries`, default 100,000 entries held).
+// address) and bounds (`keep.maxEntries`, default 100,000 entries held in
+// memory; `keep.maxPerScope`, default 4,096 names a scope).
 function keptOptions (definition, settings) {
   const keep = definition.keep
   return {
     collection: keep.collection || `${definition.name}_kept`,
     scope: keep.scope || ((message) => { const remote = message.rinfo || message.remote; return remote ? remote.address : '' }),
-    maxEntries: keep.maxEntries || 100000
+    maxEntries: keep.maxEntries || 100000,
+    maxPerScope: keep.maxPerScope || 4096
   }
 }
 

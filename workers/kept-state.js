@@ -1,17 +1,22 @@
 'use strict'
 
 const { UpdateStore } = require('./storage/update-store')
+const DecodeError = require('../exceptions/decode-error')
 
 // Between a scope and a name in a kept document's _id (neither may hold it).
 const SEP = '\u0000'
 const PROJECTION = Object.freeze({ name: 1, value: 1 })
+const KEPT_FULL = new DecodeError('keptFull', 'a scope of kept state holds keep.maxPerScope names already')
 
 /**
  * What a definition keeps between messages (`keep`: NetFlow v9 and IPFIX
  * templates, sessions, dictionaries), kept where a worker's heir finds it.
  * A message reads and writes the entries of its scope (by default its
  * sender's address) through `arrival.kept`: `get(name)`, `set(name,
- * value)`, `delete(name)`, values plain JSON (no Buffers, no classes).
+ * value)`, `delete(name)`, `keys(prefix)`, values plain JSON (no Buffers,
+ * no classes). A scope holds at most `maxPerScope` names: a `set` of a new
+ * one past that throws the DecodeError `keptFull`, which refuses the
+ * message (one sender cannot fill the collection).
  *
  * Durable as the sinks are: each change is written, with the message's
  * checkpoint, to the collection `collection` (one document per scope and
@@ -34,11 +39,12 @@ class KeptState {
   /**
    * @param {{ collection: string, scope: (message: object) => string, maxEntries: number }} options
    */
-  constructor ({ collection, scope, maxEntries }) {
+  constructor ({ collection, scope, maxEntries, maxPerScope }) {
     this.spec = Object.freeze({ kind: 'kept', collection })
     this.collectionName = collection
     this.scopeOf = scope
     this.maxEntries = maxEntries
+    this.maxPerScope = maxPerScope
     this.store = new UpdateStore(null, { what: `${collection} upserts` })
     this.scopes = new Map() // scope → Map(name → value), least recently used first
     this.entries = 0
@@ -47,7 +53,8 @@ class KeptState {
     this.view = Object.freeze({
       get: (name) => this.current.values.get(name),
       set: (name, value) => this.change(name, value),
-      delete: (name) => this.change(name, null)
+      delete: (name) => this.change(name, null),
+      keys: (prefix = '') => [...this.current.values.keys()].filter((name) => name.startsWith(prefix))
     })
   }
 
@@ -103,6 +110,7 @@ class KeptState {
       this.entries--
       this.counts.deleted++
     } else {
+      if (!had && values.size >= this.maxPerScope) throw KEPT_FULL
       values.set(name, value)
       if (!had) this.entries++
       this.counts.set++

@@ -40,7 +40,7 @@ const MAX_RECORDS = 1000
  *   `arrival`: `{ receivedAt, remote, kept }`, the time of the message's batch
  *   (the same when it is delivered again), the sender, and with `keep`
  *   the message's kept state;
- * - `keep`: optional `{ scope?(message), collection?, maxEntries? }`: state
+ * - `keep`: optional `{ scope?(message), collection?, maxEntries?, maxPerScope? }`: state
  *   decode reads and changes through `arrival.kept` (`get(name)`,
  *   `set(name, value)`, `delete(name)`; values plain JSON), per scope (by
  *   default the sender's address), kept by the framework where a worker's
@@ -97,6 +97,8 @@ function collectorSettings (definition, file) {
   const listen = definition.listen || {}
   const defaults = { name: definition.name, ...listen, worker: file }
   if ((definition.key || definition.affinity || definition.keep) && !listen.distribution) defaults.distribution = 'hash'
+  // Kept state is one worker's per key: a key's messages wait for its worker rather than meet another.
+  if (definition.keep) defaults.affinity = 'strict'
   return Object.freeze({
     defaults: Object.freeze(defaults),
     master: DATABASE_SETTINGS,
@@ -140,7 +142,9 @@ function checkKeep (keep, collections, refuse) {
   if (keep.scope !== undefined && typeof keep.scope !== 'function') refuse('keep.scope must be a function of a message, giving the scope of its kept state')
   if (keep.collection !== undefined && (typeof keep.collection !== 'string' || keep.collection === '')) refuse('keep.collection must be a collection name')
   if (keep.collection !== undefined && collections.includes(keep.collection)) refuse(`keep.collection ${keep.collection} is a sink's collection too`)
-  if (keep.maxEntries !== undefined && !(Number.isInteger(keep.maxEntries) && keep.maxEntries >= 1)) refuse(`keep.maxEntries must be a positive integer (got ${JSON.stringify(keep.maxEntries)})`)
+  for (const bound of ['maxEntries', 'maxPerScope']) {
+    if (keep[bound] !== undefined && !(Number.isInteger(keep[bound]) && keep[bound] >= 1)) refuse(`keep.${bound} must be a positive integer (got ${JSON.stringify(keep[bound])})`)
+  }
 }
 
 // A sink's fromSettings names settings the worker has.

@@ -56,6 +56,7 @@ class Dispatcher {
     this.capacityWaiters = []
     this.plan = { strategy: null, describe: 'per message (not started)' }
     this.split = splitterOf(lb.options.split)
+    this.strict = lb.options.affinity === 'strict' && lb.strategy === strategies.hash
   }
 
   /** Chooses the entry path once, before any traffic: see entryPlan. */
@@ -162,6 +163,7 @@ class Dispatcher {
     const workers = this.candidates()
     if (workers.length === 0) return null
     const worker = strategy(workers, buf, offset)
+    if (worker.state === 'gone') return this.canHold(worker) ? worker : null
     if (worker.state === 'ready' && !worker.saturated) return worker
     const open = workers.filter((w) => !w.saturated)
     if (open.length > 0) return strategy(open, buf, offset)
@@ -172,6 +174,7 @@ class Dispatcher {
     const workers = this.candidates()
     if (workers.length === 0) return null
     const worker = this.choose(workers, message)
+    if (worker.state === 'gone') return force || this.canHold(worker) ? worker : null
     if (worker.state === 'ready' && (force || !worker.saturated)) return worker
     const open = workers.filter((w) => !w.saturated)
     if (open.length > 0) return this.choose(open, message)
@@ -183,10 +186,20 @@ class Dispatcher {
   // room in the disk buffer, the gone workers that stand for their slots'
   // next ones (WorkerPool#holders), so that the message waits on disk for
   // the slot distribute() picks, as it would with every worker up.
+  // With affinity 'strict' (hash distribution), the gone ones stand for
+  // their slots whenever a slot's worker is down, not only when all are: a
+  // key's messages wait for its own slot's next worker.
   candidates () {
     const pool = this.lb.pool
+    if (this.strict) return pool.rotation.length === this.lb.options.instances ? pool.rotation : pool.rotation.concat(pool.holders())
     if (pool.rotation.length > 0 || !this.canBuffer()) return pool.rotation
     return pool.holders()
+  }
+
+  // A gone worker's slot takes more while the disk buffer has room, or,
+  // without one, while what it holds in memory is under maxInFlight.
+  canHold (worker) {
+    return this.canBuffer() || (this.lb.journal === null && this.lb.pool.heldFor(worker.slot) < this.lb.options.maxInFlight)
   }
 
   // Every worker is full: with room in the disk buffer, the message goes to

@@ -28,6 +28,7 @@ const DGRAM_REUSE_PORT_SINCE = [22, 12]
 // benchmarks/chaos.js --only syslog-run; flags present in Node 20 to 26).
 const WORKERS_NODE_ARGS = Object.freeze(['--max-semi-space-size=2', '--heap-growing-percent=20'])
 const NAME_PATTERN = /^[A-Za-z0-9][\w.-]*$/
+const AFFINITIES = Object.freeze(['prefer', 'strict'])
 // The protocols whose listeners check `allow`.
 const ALLOW_PROTOCOLS = ['udp', 'tcp_server']
 
@@ -69,6 +70,7 @@ const OPTIONS = declare({
   workerOptions: { flag: false, default: {}, description: 'passed to the worker constructor (JSON; travels in the environment, not argv)' },
   instances: { type: 'integer', default: 'auto', range: [1, 1024], alias: 'i', keywords: { auto: () => os.availableParallelism() }, group: 'Workers', description: 'worker processes; auto = one per CPU' },
   distribution: { type: 'string', default: 'round-robin', choices: () => Object.keys(strategies), group: 'Workers', description: 'how messages are assigned to workers (code may also pass a function)' },
+  affinity: { type: 'string', default: 'prefer', choices: () => AFFINITIES, group: 'Workers', description: 'hash: while a key\'s worker is down (respawning), prefer: its messages go to another worker; strict: they wait for that slot\'s next worker (on disk with the buffer, else in memory), so state a worker keeps per key is never split between two (a collector definition with keep defaults to strict)' },
   batchSize: { type: 'integer', default: 256, range: [1, 4096], group: 'Workers', description: 'messages per IPC batch to a worker' },
   batchDelay: { type: 'integer', default: 2, range: [0, 1000], group: 'Workers', description: 'ms a batch waits to fill before it is sent (0 = end of the event-loop turn)' },
   maxInFlight: { type: 'integer', default: 100000, range: [1, 1e9], group: 'Workers', description: 'per worker: messages handed to it and not yet acknowledged (stored)' },

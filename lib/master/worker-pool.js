@@ -321,6 +321,14 @@ class WorkerPool extends EventEmitter {
     return this.current.filter((h, slot) => h !== null && h.state === 'gone' && !this.failedSlots.has(slot))
   }
 
+  /** Messages held for `slot`'s next worker (what its last one left, and what was formed for it since). */
+  heldFor (slot) {
+    let n = 0
+    for (const batch of this.orphans[slot]) n += batch.count
+    const standIn = this.current[slot]
+    return standIn && standIn.state === 'gone' ? n + standIn.inFlight : n
+  }
+
   // A batch formed for `slot` while its worker is gone: counted as
   // dispatched to that worker (as what it held when it died is), then held
   // for the slot's next worker with what it left.

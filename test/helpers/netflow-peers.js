@@ -95,4 +95,34 @@ async function nfdumpOf (datagrams, dir) {
   return { flows, stats: { flows: Number(stats[1]), sequenceErrors: Number(stats[2]), badPackets: Number(stats[3]) } }
 }
 
-module.exports = { missingPeers, nfdumpVersion, softflowdExport, nfdumpOf }
+// nfdump's TCP flags are 8 characters, "CEUAPRSF", a dot for each bit clear.
+function flagsOf (text) {
+  return [...text].reduce((bits, c, i) => c === '.' ? bits : bits | (0x80 >> i), 0)
+}
+
+/** An nfdump JSON flow in our record's terms, for the fields both hold. */
+function fromNfdump (f) {
+  return {
+    srcAddr: f.src4_addr ?? f.src6_addr,
+    dstAddr: f.dst4_addr ?? f.dst6_addr,
+    srcPort: f.src_port,
+    dstPort: f.dst_port,
+    proto: f.proto,
+    packets: f.in_packets,
+    bytes: f.in_bytes,
+    first: Date.parse(`${f.first}Z`),
+    last: Date.parse(`${f.last}Z`),
+    tcpFlags: flagsOf(f.tcp_flags),
+    tos: f.src_tos,
+    inputIf: f.input_snmp ?? 0,
+    outputIf: f.output_snmp ?? 0
+  }
+}
+
+// A flow's traffic fields (what every export and nfdump carry), its key, and flows in key order.
+const TRAFFIC = ['srcAddr', 'dstAddr', 'srcPort', 'dstPort', 'proto', 'packets', 'bytes', 'tcpFlags', 'tos']
+const traffic = (f) => Object.fromEntries(TRAFFIC.map((k) => [k, f[k]]))
+const key = (f) => `${f.proto} ${f.srcAddr} ${f.srcPort} ${f.dstAddr} ${f.dstPort}`
+const byKey = (list) => [...list].sort((a, b) => key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)
+
+module.exports = { missingPeers, nfdumpVersion, softflowdExport, nfdumpOf, fromNfdump, traffic, key, byKey }

@@ -28,7 +28,7 @@ const path = require('node:path')
 const { decodeNetflow, createMemoryTemplateStore, sequenceGap } = require('../../collectors/netflow/netflow-decoder')
 const DecodeError = require('../../exceptions/decode-error')
 const { makeFlows, writeFlowPcap } = require('../helpers/netflow-pcap')
-const { missingPeers, nfdumpVersion, softflowdExport, nfdumpOf } = require('../helpers/netflow-peers')
+const { missingPeers, nfdumpVersion, softflowdExport, nfdumpOf, fromNfdump, traffic, key, byKey } = require('../helpers/netflow-peers')
 
 const TWO_32 = 2 ** 32
 const FLOWS = 400
@@ -53,11 +53,6 @@ const RUNS = [
   { name: 'IPFIX, flowStart/EndNanoseconds (NTP)', args: ['-v', '10', '-A', 'nano'], ipv6: true, times: 'unread', truth: 'exact' }
 ]
 
-const TRAFFIC = ['srcAddr', 'dstAddr', 'srcPort', 'dstPort', 'proto', 'packets', 'bytes', 'tcpFlags', 'tos']
-const traffic = (f) => Object.fromEntries(TRAFFIC.map((k) => [k, f[k]]))
-const key = (f) => `${f.proto} ${f.srcAddr} ${f.srcPort} ${f.dstAddr} ${f.dstPort}`
-const byKey = (list) => [...list].sort((a, b) => key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)
-
 /** Our records, each with what the test needs of its datagram (the v9 boot time). */
 function decodeAll (datagrams) {
   const templates = createMemoryTemplateStore()
@@ -74,30 +69,6 @@ function decodeAll (datagrams) {
     for (const record of got.records) records.push({ record, boot })
   }
   return { records, gaps }
-}
-
-// nfdump's TCP flags are 8 characters, "CEUAPRSF", a dot for each bit clear.
-function flagsOf (text) {
-  return [...text].reduce((bits, c, i) => c === '.' ? bits : bits | (0x80 >> i), 0)
-}
-
-/** An nfdump JSON flow in our record's terms, for the fields both hold. */
-function fromNfdump (f) {
-  return {
-    srcAddr: f.src4_addr ?? f.src6_addr,
-    dstAddr: f.dst4_addr ?? f.dst6_addr,
-    srcPort: f.src_port,
-    dstPort: f.dst_port,
-    proto: f.proto,
-    packets: f.in_packets,
-    bytes: f.in_bytes,
-    first: Date.parse(`${f.first}Z`),
-    last: Date.parse(`${f.last}Z`),
-    tcpFlags: flagsOf(f.tcp_flags),
-    tos: f.src_tos,
-    inputIf: f.input_snmp ?? 0,
-    outputIf: f.output_snmp ?? 0
-  }
 }
 
 /** Ours, as nfdump 1.7.1 would show the same datagrams (see the head of this file). */

@@ -65,6 +65,7 @@ test('defaults fill in every base flag', () => {
     workername: WORKER,
     instances: os.availableParallelism(),
     distribution: 'round-robin',
+    affinity: 'prefer',
     batchSize: 256,
     batchDelay: 2,
     maxInFlight: 100000,

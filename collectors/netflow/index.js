@@ -1,0 +1,111 @@
+'use strict'
+
+const { defineCollector } = require('../definition/define-collector')
+const sinks = require('../definition/sinks')
+const DecodeError = require('../../exceptions/decode-error')
+const { decodeNetflow, sequenceGap, netflowRefusal } = require('./netflow-decoder')
+
+// A datagram's exporter summary rides after its flows in the records decode
+// gives (so a flow's place in its datagram is its place there); the sinks
+// tell the two apart by this marker.
+const EXPORTER = Symbol('exporter')
+const MINUTE_MS = 60000
+
+/**
+ * NetFlow v5, v9 and IPFIX (RFC 7011) on UDP 2055, from routers, switches,
+ * softflowd, nprobe, pmacct. The first stateful built-in collector: v9 and
+ * IPFIX templates are kept state (`keep`, per exporter address), written
+ * with the flows and read by a worker's heir, so a worker's death costs no
+ * template. Each datagram is refused by name (netflow/reasons.js) or
+ * stored whole:
+ * - `flows`: one document per flow record (the codec's record shape, times
+ *   as Dates, with the exporter, version and observation domain);
+ * - `flow_minutes`: per UTC minute of a flow's end (else of its arrival),
+ *   exporter, source and destination: `bytes`, `packets`, `flows`;
+ * - `interface_minutes`: the same per exporter and input/output interface;
+ * - `exporters`: per exporter, version and domain: `datagrams`, `flows`
+ *   and the exporter-side loss its sequence numbers show (`lost`: flows for
+ *   v5, export packets for v9, data records for IPFIX; `late`: datagrams
+ *   that came behind the sequence, out of order, twice or after a restart).
+ * A data set whose template the exporter has not sent yet refuses its
+ * datagram (`netflow-unknown-template`): exporters send templates every few
+ * datagrams, and a datagram is never stored in part.
+ */
+module.exports = defineCollector({
+  name: 'netflow',
+  description: 'NetFlow v5, v9 and IPFIX flows over UDP: every flow record once, per-minute totals per source/destination and interface, exporter-side loss',
+  listen: { protocol: 'udp', port: 2055 },
+  keep: {},
+  decode: (message, settings, { kept, remote }) => {
+    const datagram = decodeNetflow(message.data, { templates: kept })
+    if (datagram instanceof DecodeError) return datagram
+    if (datagram.unknownTemplates > 0) return netflowRefusal('netflow-unknown-template')
+    const exporter = remote ? remote.address : ''
+    const records = datagram.records.map((flow) => flowDocument(flow, exporter, datagram))
+    records.push(exporterSummary(kept, exporter, datagram))
+    return records
+  },
+  tally: { versions: (record) => record[EXPORTER] ? null : `v${record.version}` },
+  sinks: [
+    sinks.documents({
+      collection: 'flows',
+      of: (record) => record[EXPORTER] ? null : { ...record },
+      indexes: [{ key: { last: 1 } }, { key: { srcAddr: 1, last: 1 } }, { key: { dstAddr: 1, last: 1 } }, { key: { exporter: 1, last: 1 } }]
+    }),
+    sinks.updates({
+      collection: 'flow_minutes',
+      indexes: [{ key: { minute: 1 } }],
+      of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotal(record, receivedAt, ['srcAddr', 'dstAddr'])
+    }),
+    sinks.updates({
+      collection: 'interface_minutes',
+      indexes: [{ key: { minute: 1 } }],
+      of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotal(record, receivedAt, ['inputIf', 'outputIf'])
+    }),
+    sinks.updates({
+      collection: 'exporters',
+      of: (record, { receivedAt }) => record[EXPORTER]
+        ? { _id: record.id, setOnInsert: record.identity, inc: record.counts, max: { lastSeen: receivedAt } }
+        : null
+    })
+  ]
+})
+
+function flowDocument (flow, exporter, datagram) {
+  return {
+    ...flow,
+    first: flow.first === undefined ? undefined : new Date(flow.first),
+    last: flow.last === undefined ? undefined : new Date(flow.last),
+    exporter,
+    version: datagram.version,
+    domain: datagram.domain
+  }
+}
+
+// One document per minute and pair of `fields` (addresses, or interfaces).
+function minuteTotal (flow, receivedAt, fields) {
+  const at = flow.last ? flow.last.getTime() : receivedAt.getTime()
+  const minute = new Date(Math.floor(at / MINUTE_MS) * MINUTE_MS)
+  const pair = fields.map((field) => flow[field] ?? '')
+  return {
+    _id: `${minute.toISOString()}|${flow.exporter}|${pair.join('|')}`,
+    setOnInsert: { minute, exporter: flow.exporter, [fields[0]]: pair[0], [fields[1]]: pair[1] },
+    inc: { bytes: flow.bytes, packets: flow.packets, flows: 1 }
+  }
+}
+
+// What the datagram says of its exporter's domain: counts, and the gap in
+// its sequence numbers against the next one the last datagram announced
+// (kept state, so a worker's heir carries on counting).
+function exporterSummary (kept, exporter, datagram) {
+  const name = `next|${datagram.version}|${datagram.domain}`
+  const expected = kept.get(name)
+  const gap = expected === undefined ? 0 : sequenceGap(expected, datagram.sequence)
+  if (datagram.nextSequence !== undefined) kept.set(name, datagram.nextSequence)
+  return {
+    [EXPORTER]: true,
+    id: `${exporter}|${datagram.version}|${datagram.domain}`,
+    identity: { exporter, version: datagram.version, domain: datagram.domain },
+    counts: { datagrams: 1, flows: datagram.records.length, lost: gap > 0 ? gap : 0, late: gap < 0 ? 1 : 0 }
+  }
+}

@@ -1,0 +1,144 @@
+'use strict'
+// The built-in NetFlow/IPFIX collector end to end (issue 37): softflowd
+// (Debian) exports the flows of a pcap we write as NetFlow v5, v9 and IPFIX;
+// the same datagrams go to the collector, on real forked workers SIGKILLed
+// every 500 ms (then, in a second test, to a master SIGKILLed mid-stream
+// with the disk buffer and started again), and to nfdump's nfcapd, the
+// oracle. Every flow the collector stored must be one of nfdump's, each
+// once, and the per-minute totals must add up to nfdump's bytes, packets
+// and flows per source and destination. v9 and IPFIX templates come once
+// per several datagrams: a worker's heir decodes what follows them only
+// because the framework kept them (keep).
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const dgram = require('node:dgram')
+const { MongoClient } = require('mongodb')
+const netflow = require('../../collectors/netflow')
+const { makeFlows, writeFlowPcap } = require('../helpers/netflow-pcap')
+const { missingPeers, softflowdExport, nfdumpOf, fromNfdump, traffic, byKey } = require('../helpers/netflow-peers')
+const { startTestCollector } = require('../helpers/collector')
+const { waitFor } = require('../helpers/wait-for')
+const { killLoop } = require('../helpers/kill-loop')
+const { accountedFor } = require('../../lib/master/counters')
+const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+const { tempBufferDir } = require('../helpers/buffer-dir')
+
+const missing = missingPeers()
+if (missing.length && process.env.CI) throw new Error(`the NetFlow collector test needs ${missing.join(', ')} (Debian softflowd, nfdump)`)
+const skip = missing.length ? `needs ${missing.join(', ')} (Debian softflowd, nfdump)` : false
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+// Times as nfdump 1.7.1 reads them like us: v5 and IPFIX milliseconds (see netflow-oracle.test.js).
+const EXPORTS = [
+  { version: 5, args: ['-v', '5', '-a'], times: true },
+  { version: 9, args: ['-v', '9', '-a'], times: false },
+  { version: 10, args: ['-v', '10', '-A', 'milli'], times: true }
+]
+
+// softflowd's datagrams of each version, and what nfdump stored of them.
+async function exportsAndOracle (t, flows) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'netflow-collector-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const pcap = path.join(dir, 'flows.pcap')
+  await writeFlowPcap(pcap, makeFlows({ count: flows, start: Date.now() - 10 * 60000, spanMs: 180000 }))
+  const out = []
+  for (const run of EXPORTS) {
+    const { datagrams } = await softflowdExport(pcap, run.args)
+    const nfdump = await nfdumpOf(datagrams, fs.mkdtempSync(path.join(dir, `nfcapd-${run.version}-`)))
+    out.push({ ...run, datagrams, oracle: nfdump.flows.map(fromNfdump) })
+  }
+  return out
+}
+
+// One socket per version (one exporter address, three source ports), the
+// versions interleaved as three exporters would send, paced.
+async function sendAll (t, port, exports, pauseMs) {
+  const sockets = exports.map(() => dgram.createSocket('udp4'))
+  t.after(() => sockets.forEach((s) => s.close()))
+  const longest = Math.max(...exports.map((e) => e.datagrams.length))
+  for (let i = 0; i < longest; i++) {
+    for (const [k, e] of exports.entries()) {
+      if (i >= e.datagrams.length) continue
+      await new Promise((resolve, reject) => sockets[k].send(e.datagrams[i], port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+    }
+    await sleep(pauseMs)
+  }
+}
+
+async function checkStored (db, exports) {
+  for (const e of exports) {
+    const stored = await db.collection('flows').find({ version: e.version }).toArray()
+    assert.equal(stored.length, e.oracle.length, `v${e.version}: as many flows as nfdump stored, none twice`)
+    const ours = byKey(stored.map((f) => ({ ...f, first: f.first && f.first.getTime(), last: f.last && f.last.getTime() })))
+    const theirs = byKey(e.oracle)
+    assert.deepEqual(ours.map(traffic), theirs.map(traffic), `v${e.version}: nfdump's flows`)
+    assert.deepEqual(ours.map((f) => [f.inputIf, f.outputIf]), theirs.map((f) => [f.inputIf, f.outputIf]), `v${e.version}: interfaces`)
+    if (e.times) assert.deepEqual(ours.map((f) => [f.first, f.last]), theirs.map((f) => [f.first, f.last]), `v${e.version}: times`)
+  }
+  // Per source and destination, the minutes add up to nfdump's flows of every version.
+  const want = new Map()
+  for (const f of exports.flatMap((e) => e.oracle)) {
+    const pair = `${f.srcAddr}|${f.dstAddr}`
+    const sum = want.get(pair) || { bytes: 0, packets: 0, flows: 0 }
+    want.set(pair, { bytes: sum.bytes + f.bytes, packets: sum.packets + f.packets, flows: sum.flows + 1 })
+  }
+  const got = new Map()
+  for (const m of await db.collection('flow_minutes').find().toArray()) {
+    const pair = `${m.srcAddr}|${m.dstAddr}`
+    const sum = got.get(pair) || { bytes: 0, packets: 0, flows: 0 }
+    got.set(pair, { bytes: sum.bytes + m.bytes, packets: sum.packets + m.packets, flows: sum.flows + m.flows })
+  }
+  assert.deepEqual(Object.fromEntries([...got].sort()), Object.fromEntries([...want].sort()), 'per-minute totals per source and destination')
+  const exporters = await db.collection('exporters').find().sort({ version: 1 }).toArray()
+  assert.deepEqual(exporters.map((x) => [x.version, x.datagrams, x.flows]), exports.map((e) => [e.version, e.datagrams.length, e.oracle.length]), 'datagrams and flows per exporter domain, each once')
+  for (const x of exporters.filter((x) => x.version !== 10)) assert.deepEqual([x.lost, x.late], [0, 0], `v${x.version}: softflowd lost nothing`)
+}
+
+test('netflow: v5, v9 and IPFIX from softflowd stored as nfdump stores them, each flow once, through worker SIGKILLs every 500 ms', { skip, timeout: 240000 }, async (t) => {
+  const exports = await exportsAndOracle(t, 3000)
+  const { collector, db, port } = await startTestCollector(t, netflow)
+  const loop = killLoop(collector, 500)
+  await sendAll(t, port, exports, 40)
+  const killed = await loop.stop(3)
+  const sent = exports.reduce((n, e) => n + e.datagrams.length, 0)
+  const s = await waitFor(async () => {
+    const stats = await collector.stats()
+    return stats.received === sent && stats.inFlight === 0 && accountedFor(stats) ? stats : null
+  }, { timeout: 120000, what: 'every datagram processed or dropped' })
+  t.diagnostic(JSON.stringify({ datagrams: sent, flows: exports.map((e) => e.oracle.length), killed }))
+  assert.ok(killed >= 3, `workers killed: ${killed}`)
+  assert.equal(s.dropped.total, 0, JSON.stringify(s.dropped))
+  assert.equal(s.processed, sent)
+  await checkStored(db, exports)
+})
+
+test('netflow: a master SIGKILLed mid-stream with the disk buffer, started again: every flow once, templates kept', { skip, timeout: 240000 }, async (t) => {
+  const { runCollector, withDatabase } = require('../fixtures/foreground-run')
+  const exports = await exportsAndOracle(t, 1500)
+  const { uri } = await getTestMongo()
+  const database = uniqueDbName('netflowkill')
+  const env = { MONGODB_URI: withDatabase(uri, database), COLLECTOR_BUFFER_DIR: path.join(tempBufferDir(t), 'buffer') }
+  const flags = ['-i', '2', '--flush-interval', '200ms', '--buffer']
+  const first = await runCollector(t, 'netflow', { flags, env })
+  const sent = exports.reduce((n, e) => n + e.datagrams.length, 0)
+  const half = exports.map((e) => ({ ...e, datagrams: e.datagrams.slice(0, Math.ceil(e.datagrams.length / 2)) }))
+  const rest = exports.map((e, k) => ({ ...e, datagrams: e.datagrams.slice(half[k].datagrams.length) }))
+  await sendAll(t, first.port, half, 5)
+  const halfCount = half.reduce((n, e) => n + e.datagrams.length, 0)
+  await waitFor(async () => { const s = await first.stats(); return s && s.received === halfCount && s.buffer.messages + s.processed >= s.received }, { what: 'every datagram received and on disk or stored', timeout: 30000 })
+  process.kill(first.pid, 'SIGKILL') // the master only: its workers flush what they hold, unacknowledged
+  await first.exited
+  const second = await runCollector(t, 'netflow', { flags, env, port: first.port })
+  await sendAll(t, second.port, rest, 5)
+  const s = await waitFor(async () => { const s = await second.stats(); return s && s.received === sent - halfCount && s.inFlight === 0 && s.buffer.messages === 0 ? s : null }, { what: 'the replay and the rest stored and acknowledged', timeout: 90000 })
+  t.diagnostic(JSON.stringify({ datagrams: sent, replayed: s.replayed }))
+  assert.equal(s.dropped.total, 0, JSON.stringify(s.dropped))
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  await checkStored(client.db(database), exports)
+  process.kill(second.pid, 'SIGINT')
+  assert.equal((await second.exited).code, 0)
+})
