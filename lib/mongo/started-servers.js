@@ -13,6 +13,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { makeDir, PRIVATE_DIR } = require('../shared/make-dir')
 const { isAlive } = require('../shared/is-alive')
+const { readJsonFile, writeJsonFile } = require('../shared/json-file')
 
 /** Where the records live unless told otherwise. */
 function defaultServersDir () {
@@ -31,9 +32,7 @@ function recordServer ({ pid, host, port, kind, dbPath }, { dir = defaultServers
   makeDir(dir, PRIVATE_DIR)
   removeStale(dir)
   const file = path.join(dir, `${pid}.json`)
-  const partial = `${file}.${process.pid}.tmp`
-  fs.writeFileSync(partial, JSON.stringify({ pid, host, port, kind, dbPath: dbPath || null, startedAt: new Date().toISOString() }), { mode: 0o600 })
-  fs.renameSync(partial, file)
+  writeJsonFile(file, { pid, host, port, kind, dbPath: dbPath || null, startedAt: new Date().toISOString() })
   let removed = false
   return () => {
     if (removed) return
@@ -50,16 +49,8 @@ function recordServer ({ pid, host, port, kind, dbPath }, { dir = defaultServers
  */
 function findStartedServer ({ pid, port }, { dir = defaultServersDir() } = {}) {
   if (!Number.isInteger(pid) || pid <= 0) return null
-  const record = readRecord(path.join(dir, `${pid}.json`))
+  const record = readJsonFile(path.join(dir, `${pid}.json`))
   return record && record.pid === pid && record.port === port ? record : null
-}
-
-function readRecord (file) {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'))
-  } catch {
-    return null
-  }
 }
 
 function removeStale (dir) {
