@@ -1,68 +1,120 @@
 'use strict'
 
 // `collector calls --serve`: the calls as plain HTML and inline SVG, drawn
-// on the server (no script, no CDN, no build step). `/` lists the worst
-// calls and charts the calls by band per minute; `/call?id=<_id>` charts
-// one call's MOS, loss and jitter per minute. Runs in the CLI process;
-// served with the metrics endpoint's TLS and basic auth (its web config).
+// on the server (no script, no CDN, no build step). `/` lists the worst of
+// the window's most recent calls and charts the calls by band per minute;
+// `/call?id=<_id>` charts one call's MOS, loss and jitter per minute. Runs
+// in the CLI process; served with the metrics endpoint's TLS, basic auth
+// and security headers (its web config), the page's style allowed by hash.
+//
+// A page load costs at most `limit` calls, whatever the window holds
+// (recentCalls in calls-read.js says why): `/?page=N` pages the worst of
+// the calls read, `worst` a page; `/?before=<ms>` reads the window's next
+// older calls, the cursor a page links to when the window holds more.
 
+const crypto = require('node:crypto')
 const { ObjectId } = require('mongodb')
 const MetricsServer = require('../../lib/master/metrics-server')
 const { callAnalytics } = require('../../collectors/rtcp/quality-analytics')
+const { flagTypes } = require('../../configs/flag-types')
+const { BAND_ORDER, recentCalls, readWhole, tallyMinutes, byWorst } = require('./calls-read')
 
 const reply = MetricsServer.reply
 const HTML = 'text/html; charset=utf-8'
 const COLORS = Object.freeze({ good: '#2ca02c', fair: '#f0b400', poor: '#d62728', unknown: '#9e9e9e' })
-const BANDS = Object.keys(COLORS)
+const BANDS = BAND_ORDER
 const STYLE = 'body{font:14px sans-serif;margin:24px;color:#222}table{border-collapse:collapse}' +
   'td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}td.l,th.l{text-align:left}' +
-  'svg text{font:11px sans-serif}.band{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}'
+  'svg text{font:11px sans-serif}.band{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}' +
+  BANDS.map((band) => `.band.${band}{background:${COLORS[band]}}`).join('')
+// The one style the CSP allows: no 'unsafe-inline', and no style attributes (a hash does not cover them).
+const STYLE_SRC = `'sha256-${crypto.createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`
+/** How many calls a page load reads at most (the benchmark, benchmarks/calls-view.js, measured the cost). */
+const READ_LIMIT = 2000
+const PAGE = /^[1-9]\d{0,5}$/
+const CURSOR = /^\d{1,15}$/
+const formatWindow = flagTypes.duration.format
 
 /**
- * The view's HTTP endpoint: a MetricsServer (its binding, TLS, basic auth
- * and refusal counting) whose paths are the view's.
+ * The view's HTTP endpoint: a MetricsServer (its binding, TLS, basic auth,
+ * refusal counting and security headers) whose paths are the view's.
  */
 class CallsViewServer extends MetricsServer {
   /**
    * @param {import('mongodb').Collection} streams
-   * @param {{ host: string, port: number, webConfig?: string, since: number, worst: number, logger?: object,
-   *   read: { worstCalls: Function, callsByMinute: Function, row: Function, columns: object[] } }} options
-   *   since: the window in ms; read: the queries and the table of `collector calls`
+   * @param {{ host: string, port: number, webConfig?: string, since: number, worst: number, limit?: number, logger?: object,
+   *   table: { row: Function, columns: object[] } }} options
+   *   since: the window in ms; worst: rows a page; limit: calls a page load reads at most (READ_LIMIT);
+   *   table: the table of `collector calls` (its TABLE)
    */
-  constructor (streams, { host, port, webConfig, since, worst, logger, read }) {
-    super(null, { host, port, name: 'calls', webConfig, logger })
-    Object.assign(this, { streams, since, worst, read })
+  constructor (streams, { host, port, webConfig, since, worst, limit = READ_LIMIT, logger, table }) {
+    super(null, { host, port, name: 'calls', webConfig, logger, contentSecurity: { 'style-src': STYLE_SRC } })
+    Object.assign(this, { streams, since, worst, limit, table })
+    this.previous = null // the last read with more calls than a page: where the next may narrow its range (recentCalls)
+    this.reading = new Map() // cursor (null: the newest) → the read under way
   }
 
   _defineMetrics () {} // no balancer here: only the refusals counter
 
   async _route (path, req, res) {
-    if (path === '/') return reply(res, 200, HTML, await this.overview())
-    if (path === '/call') return this.callPage(new URL(req.url, 'http://view').searchParams.get('id'), res)
-    return reply(res, 404, 'text/plain', 'not found: try / or /call?id=<stream _id>\n')
+    const query = new URL(req.url, 'http://view').searchParams
+    if (path === '/call') return this.callPage(query.get('id'), res)
+    if (path !== '/') return reply(res, 404, 'text/plain', 'not found: try / or /call?id=<stream _id>\n')
+    const page = query.get('page') || '1'
+    const before = query.get('before')
+    if (!PAGE.test(page) || !(before === null || CURSOR.test(before))) {
+      return reply(res, 400, 'text/plain', 'bad query: / takes page=N (1, 2, …) and before=<epoch ms> (the links of a page)\n')
+    }
+    return reply(res, 200, HTML, await this.overview({ page: Number(page), before: before === null ? null : Number(before) }))
   }
 
-  async overview () {
-    const since = Date.now() - this.since
-    const report = await this.read.worstCalls(this.streams, { since, worst: this.worst })
-    const minutes = await this.read.callsByMinute(this.streams, { since })
-    const rows = report.shown.map(({ doc, analytics }) => ({ id: String(doc._id), cells: this.read.row(doc, analytics) }))
-    return page('Calls', [
-      `<h1>Calls</h1><p>${report.total} calls with a report in the window; the worst ${rows.length} by their verdict (MOS CALL).</p>`,
-      worstTable(this.read.columns, rows),
-      '<h2>Calls per minute by band</h2>',
-      bandChart(minutes, { since, until: Date.now() }),
-      legend()
-    ])
+  // Page `page` of the worst of the calls read: the `limit` most recent of
+  // the window, ending before `before` when given; the chart on the first.
+  async overview ({ page, before }) {
+    const read = await this.readCalls(before)
+    const first = (page - 1) * this.worst
+    const ranked = read.calls.slice().sort(byWorst)
+    const shown = await readWhole(this.streams, ranked.slice(first, first + this.worst))
+    const rows = shown.map(({ doc, analytics }) => ({ id: String(doc._id), cells: this.table.row(doc, analytics) }))
+    const parts = ['<h1>Calls</h1>', summary(read, { window: this.since, before, first, shown: rows.length }), worstTable(this.table.columns, rows), pager(read, { page, before, more: first + this.worst < read.calls.length })]
+    if (before === null) parts.push(...await this.chart(read))
+    return pageOf('Calls', parts)
+  }
+
+  // The calls a page shows (recentCalls), read once for all the page loads
+  // that ask for them while they are read: ten people on the first page
+  // cost one read, whichever page of its ranking each is on.
+  readCalls (before) {
+    if (!this.reading.has(before)) {
+      const until = Date.now()
+      const since = until - this.since
+      const reading = recentCalls(this.streams, { since, before, limit: this.limit, minutes: before === null, previous: this.previous })
+        .then((read) => {
+          if (read.complete !== null) this.previous = { complete: read.complete, newest: read.newest }
+          return { ...read, since, until }
+        })
+        .finally(() => this.reading.delete(before))
+      this.reading.set(before, reading)
+    }
+    return this.reading.get(before)
+  }
+
+  // Whole minutes of the window only; with more calls than a page reads,
+  // only the minutes those calls cover whole (after `complete`).
+  async chart ({ since, until, ...read }) {
+    const from = Math.ceil(Math.max(since, read.complete === null ? since : read.complete + 1) / 60000) * 60000
+    const minutes = await tallyMinutes(read.calls.map((c) => c.doc), { since: from, until })
+    const covered = read.complete === null ? '' : `<p>Since ${timeLabel(from)} UTC: the minutes the calls read cover whole.</p>`
+    return ['<h2>Calls per minute by band</h2>', covered, bandChart(minutes, { since: from, until }), legend()]
   }
 
   async callPage (id, res) {
     const doc = ObjectId.isValid(id || '') ? await this.streams.findOne({ _id: new ObjectId(id) }) : null
-    if (!doc) return reply(res, 404, HTML, page('No such call', [`<p>No call ${escape(id || '')}. <a href="/">All calls</a></p>`]))
+    if (!doc) return reply(res, 404, HTML, pageOf('No such call', [`<p>No call ${escape(id || '')}. <a href="/">All calls</a></p>`]))
     const a = callAnalytics(doc)
     const sides = [['from', doc.from], ['to', doc.to]].filter(([, side]) => side && side.quality && side.quality.minutes)
     const series = (name, read) => sides.map(([label, side]) => ({ label: `${label} ${side.ID}`, points: minuteSeries(side.quality.minutes, read) }))
-    return reply(res, 200, HTML, page(`Call ${doc.from.ID} – ${doc.to.ID}`, [
+    return reply(res, 200, HTML, pageOf(`Call ${doc.from.ID} – ${doc.to.ID}`, [
       `<h1>Call ${escape(doc.from.ID)} – ${escape(doc.to.ID)}</h1><p><a href="/">All calls</a></p>`,
       `<p id="verdict">MOS ${fmt(a.mos, 2)} (${a.band}); worst 10 s ${fmt(a.worstWindow && a.worstWindow.mos, 2)}; worst report ${fmt(a.mosMin, 2)}</p>`,
       '<h2>MOS per minute (average)</h2>', lineChart('mos', series('mos', (b) => b.reports > 0 ? b.mosSum / b.reports : null), { min: 1, max: 4.5 }),
@@ -72,8 +124,33 @@ class CallsViewServer extends MetricsServer {
   }
 }
 
-function page (title, parts) {
+function pageOf (title, parts) {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${escape(title)}</title><style>${STYLE}</style></head><body>${parts.join('\n')}</body></html>\n`
+}
+
+// What the calls read are, by band, and which of them the rows are.
+function summary ({ calls, older }, { window, before, first, shown }) {
+  const bands = Object.fromEntries(BANDS.map((band) => [band, 0]))
+  for (const call of calls) bands[call.band]++
+  const counts = BANDS.map((band) => `${band} ${bands[band]}`).join(', ')
+  const last = `the last ${formatWindow(window)}`
+  const which = before === null
+    ? (older === null ? `${calls.length} calls with a report in ${last}` : `The window holds more calls than a page reads: these are the ${calls.length} most recent calls of the window (${last})`)
+    : `${older === null ? calls.length : `The ${calls.length} most recent`} calls of ${last} whose last report was before ${timeLabel(before, 19)} UTC`
+  const rows = shown > 0 ? ` The worst by their verdict (MOS CALL) first: ${first + 1} to ${first + shown}.` : ''
+  return `<p id="summary">${which}: ${counts}.${rows}</p>`
+}
+
+// Links to the neighbouring pages of the ranking, and to the older calls of the window when a page could not read them all.
+function pager ({ older }, { page, before, more }) {
+  const at = (p) => `/?page=${p}${before === null ? '' : `&amp;before=${before}`}`
+  const links = [
+    page > 1 && `<a id="prev" href="${at(page - 1)}">← previous page (worse)</a>`,
+    more && `<a id="next" href="${at(page + 1)}">next page (better) →</a>`,
+    older !== null && `<a id="older" href="/?before=${older}">older calls of the window</a>`,
+    before !== null && '<a id="newest" href="/">the most recent calls</a>'
+  ].filter(Boolean)
+  return links.length ? `<p id="pages">${links.join(' · ')}</p>` : ''
 }
 
 function worstTable (columns, rows) {
@@ -114,12 +191,12 @@ function minuteOf (key) {
   return Date.UTC(+key.slice(0, 4), +key.slice(4, 6) - 1, +key.slice(6, 8), +key.slice(8, 10), +key.slice(10, 12)) / 60000
 }
 
-function timeLabel (ms) {
-  return new Date(ms).toISOString().slice(11, 16)
+function timeLabel (ms, end = 16) {
+  return new Date(ms).toISOString().slice(11, end)
 }
 
 function legend () {
-  return '<p>' + BANDS.map((band) => `<span class="band" style="background:${COLORS[band]}"></span>${band}`).join('') + '</p>'
+  return '<p>' + BANDS.map((band) => `<span class="band ${band}"></span>${band}`).join('') + '</p>'
 }
 
 // `[{ minute, value }]` of a side's per-minute buckets, oldest first, without the minutes `read` has no value for.

@@ -1,8 +1,7 @@
 'use strict'
 
 const { MongoClient } = require('mongodb')
-const { callAnalytics, minuteBands } = require('../../collectors/rtcp/quality-analytics')
-const { minuteKey } = require('../../collectors/rtcp/call-quality')
+const { BAND_ORDER, worstCalls, callsByMinute } = require('./calls-read')
 const { pingMongo, resolveDatabase, uriDatabase } = require('../../lib/mongo/resolve-mongo')
 const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
 const { NAME_PATTERN } = require('../../lib/master/options')
@@ -77,8 +76,6 @@ const COLUMNS = [
   { key: 'band', title: 'BAND', align: 'left' }
 ]
 
-const BAND_ORDER = ['good', 'fair', 'poor', 'unknown']
-
 /**
  * `collector calls [NAME] [--worst N] [--since 1h] [--json]`: the worst
  * calls of the window and the window's calls by MOS band. Exit 0; 1 when
@@ -143,59 +140,6 @@ function printHelp (out) {
   return 0
 }
 
-/**
- * Every call of the window by band, and the `worst` lowest by the call's
- * verdict (no MOS last; ties: the most recent first). One pass reads only
- * the figures the verdict needs of every call in the window; the shown ones
- * are then read whole.
- * @param {import('mongodb').Collection} streams
- * @param {{ since: number, worst: number }} options since: epoch ms
- * @returns {Promise<{ total: number, bands: Object<string, number>, shown: Array<{ doc: object, analytics: object }> }>}
- */
-async function worstCalls (streams, { since, worst, callIds = null }) {
-  const filter = { endTime: { $gte: new Date(since) } }
-  if (callIds) filter.$or = [{ 'from.callId': { $in: callIds } }, { 'to.callId': { $in: callIds } }]
-  const projection = { endTime: 1 }
-  for (const side of ['from', 'to']) for (const path of ['quality.loss', 'quality.delayMs', 'quality.mos', 'codec']) projection[`${side}.${path}`] = 1
-  const bands = Object.fromEntries(BAND_ORDER.map((band) => [band, 0]))
-  const ranked = []
-  for await (const doc of streams.find(filter, { projection })) {
-    const { mos, band } = callAnalytics(doc)
-    bands[band]++
-    ranked.push({ _id: doc._id, mos, endTime: doc.endTime })
-  }
-  ranked.sort(byWorst)
-  const ids = ranked.slice(0, worst).map((r) => r._id)
-  const docs = ids.length ? await streams.find({ _id: { $in: ids } }).toArray() : []
-  const shown = docs.map((doc) => ({ doc, analytics: callAnalytics(doc), endTime: doc.endTime }))
-    .map((c) => ({ ...c, mos: c.analytics.mos }))
-    .sort(byWorst)
-    .map(({ doc, analytics }) => ({ doc, analytics }))
-  return { total: ranked.length, bands, shown }
-}
-
-/**
- * Per UTC minute (`YYYYMMDDHHmm`) from `since` to `until`, the calls that had
- * media that minute by band (minuteBands): `[{ minute, good, fair, poor,
- * unknown }]`, oldest first. Exact: each call once per minute, in one band.
- * @param {import('mongodb').Collection} streams
- * @param {{ since: number, until?: number }} window epoch ms
- */
-async function callsByMinute (streams, { since, until = Date.now() }) {
-  const first = minuteKey(since)
-  const last = minuteKey(until)
-  const filter = { endTime: { $gte: new Date(Math.floor(since / 60000) * 60000) }, startTime: { $lte: new Date(until) } }
-  const minutes = new Map()
-  for await (const doc of streams.find(filter, { projection: { 'from.quality.minutes': 1, 'to.quality.minutes': 1 } })) {
-    for (const [minute, band] of minuteBands(doc)) {
-      if (minute < first || minute > last) continue
-      if (!minutes.has(minute)) minutes.set(minute, { minute, ...Object.fromEntries(BAND_ORDER.map((b) => [b, 0])) })
-      minutes.get(minute)[band]++
-    }
-  }
-  return [...minutes.values()].sort((a, b) => (a.minute < b.minute ? -1 : 1))
-}
-
 // The worst calls of the window as a table or JSON lines, with their SIP
 // dialogs where the hep collector stored them, and the footer.
 async function printCalls (db, config, { out, err }) {
@@ -253,8 +197,7 @@ function sipRow (outcome, callId) {
 // The HTML view until SIGINT or SIGTERM (calls-view.js).
 async function serve (streams, config, out) {
   const { CallsViewServer } = require('./calls-view')
-  const read = { worstCalls, callsByMinute, row, columns: COLUMNS }
-  const server = new CallsViewServer(streams, { host: config.host, port: config.serve, webConfig: config.webConfig, since: config.since, worst: config.worst, read })
+  const server = new CallsViewServer(streams, { host: config.host, port: config.serve, webConfig: config.webConfig, since: config.since, worst: config.worst, table: TABLE })
   const { address, port } = await server.start()
   const web = server.web
   out.write(`serving the calls at ${web && web.tls ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}/ (Ctrl-C stops)\n`)
@@ -276,15 +219,6 @@ function printMinutes (minutes, config, out) {
   if (minutes.length > 0) out.write(formatTable(columns, minutes.map((m) => ({ ...m, minute: at(m.minute) }))))
   out.write(`${minutes.length} minute${minutes.length === 1 ? '' : 's'} with calls in the last ${formatWindow(config.since)}\n`)
   return 0
-}
-
-function byWorst (a, b) {
-  if (a.mos !== b.mos) {
-    if (a.mos === null) return 1
-    if (b.mos === null) return -1
-    return a.mos - b.mos
-  }
-  return new Date(b.endTime || 0) - new Date(a.endTime || 0)
 }
 
 function row (doc, a) {
@@ -371,4 +305,7 @@ function oneLine (text) {
   return String(text).replace(/\s+/g, ' ').trim()
 }
 
-module.exports = { run, USAGE, worstCalls, callsByMinute, footerLine }
+// The table the view shows (calls-view.js, which cannot require this file: a cycle).
+const TABLE = Object.freeze({ row, columns: COLUMNS })
+
+module.exports = { run, USAGE, worstCalls, callsByMinute, footerLine, TABLE }

@@ -20,6 +20,23 @@ const REJECT_REASONS = Object.freeze({
   clientCertificate: 'client certificate missing or not valid'
 })
 
+// What every response (each path and status, a refusal too) lets a
+// browser do with it: run no script, load and submit nothing, sit in no
+// frame, guess no other type, send no referrer. An endpoint that serves a
+// page adds what its page needs (contentSecurity: the calls view's style).
+const CSP_BASE = Object.freeze({ 'default-src': "'none'", 'base-uri': "'none'", 'form-action': "'none'", 'frame-ancestors': "'none'" })
+
+/** The security headers of every response, with `contentSecurity`'s CSP directives added. */
+function securityHeaders (contentSecurity = {}) {
+  const policy = { ...CSP_BASE, ...contentSecurity }
+  return Object.freeze({
+    'content-security-policy': Object.entries(policy).map(([directive, value]) => `${directive} ${value}`).join('; '),
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY' // frame-ancestors for browsers without CSP 2
+  })
+}
+
 /**
  * The master's HTTP endpoints for operations (off unless `metricsPort` is
  * set): `/metrics` in the Prometheus text format (prom-client; the
@@ -37,11 +54,13 @@ const REJECT_REASONS = Object.freeze({
 class MetricsServer {
   /**
    * @param {object} balancer a LoadBalancer (summary(), stats(), readiness())
-   * @param {{ host: string, port: number, name: string, webConfig?: string, logger?: object }} options
-   *   webConfig: path of the web config file (TLS, basic auth), or none
+   * @param {{ host: string, port: number, name: string, webConfig?: string, logger?: object, contentSecurity?: Object<string, string> }} options
+   *   webConfig: path of the web config file (TLS, basic auth), or none;
+   *   contentSecurity: CSP directives a page needs beyond none (securityHeaders)
    */
-  constructor (balancer, { host, port, name, webConfig, logger }) {
+  constructor (balancer, { host, port, name, webConfig, logger, contentSecurity }) {
     this.balancer = balancer
+    this.headers = securityHeaders(contentSecurity)
     this.host = host
     this.port = port
     this.name = name
@@ -200,6 +219,7 @@ class MetricsServer {
 
   async _handle (req, res) {
     const path = (req.url || '/').split('?')[0]
+    for (const [name, value] of Object.entries(this.headers)) res.setHeader(name, value)
     try {
       if (this.auth && !(await this._authorized(req, res))) return
       if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 405, 'text/plain', 'method not allowed\n')

@@ -88,6 +88,9 @@ test('collector calls --serve: the worst calls, calls by band per minute and one
   const png = readPng(fs.readFileSync(shot))
   assert.ok(countColor(png, '#d62728') > 100, 'the poor calls\' bar is drawn')
   assert.ok(countColor(png, '#2ca02c') > 100, 'the good calls\' bar is drawn')
+  // What only the <style> draws: had its CSP hash not matched, Chromium would have dropped it.
+  assert.ok(countColor(png, '#dddddd') > 500, 'the table\'s row borders (the style applies under the CSP)')
+  assert.ok(countColor(png, '#9e9e9e') >= 100, 'the legend\'s unknown swatch (a class of the style, not a style attribute)')
 
   // The worst call (first row) links to its own page.
   const worst = /<a href="\/call\?id=([0-9a-f]{24})">/.exec(dom)[1]
@@ -115,6 +118,11 @@ test('collector calls --serve --web-config asks for basic auth, as the metrics e
   fs.writeFileSync(webConfig, `basic_auth_users:\n  alice: ${bcrypt.hashSync('secret', 4)}\n`)
   const view = await serveView(t, { ...process.env, MONGODB_URI: uri }, ['--serve', '0', '--web-config', webConfig, '--database', 'calls_view_auth'])
   assert.equal(await get(view.url), 401)
+  const refused = await fetch(view.url)
+  assert.equal(refused.status, 401)
+  assert.match(refused.headers.get('content-security-policy'), /default-src 'none'/, 'a refusal has the security headers too')
+  assert.equal(refused.headers.get('x-content-type-options'), 'nosniff')
+  assert.equal(refused.headers.get('x-frame-options'), 'DENY')
   assert.equal(await get(view.url, { authorization: `Basic ${Buffer.from('alice:wrong').toString('base64')}` }), 401)
   assert.equal(await get(view.url, { authorization: `Basic ${Buffer.from('alice:secret').toString('base64')}` }), 200)
   assert.equal(await view.stop(), 0)

@@ -68,6 +68,9 @@ streamSchema.index({ pairKey: 1, flowKey: 1 }, { unique: true })
 streamSchema.index({ active: 1, 'metadata.lastUpdated': 1 })
 streamSchema.index({ 'from.ID': 1, active: 1 })
 streamSchema.index({ 'to.ID': 1, active: 1 })
+// The calls of a window, most recent first, a page at a time (`collector
+// calls --serve`, app/commands/calls-read.js): read at most a page's worth.
+streamSchema.index({ endTime: 1 })
 
 /** Per-day counter documents (see counter-store.js); written by `_id` only, the shard key. */
 const counterSchema = new Schema({
