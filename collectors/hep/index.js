@@ -38,6 +38,8 @@ module.exports = defineCollector({
   // The call of a HEP packet; for anything else (-1) its sender.
   affinity: () => ({ key: (buf, start, end) => { const key = callKeyOf(buf, start, end); return key >= 0 ? key : null } }),
   decode: (message, settings, { receivedAt }) => hepRecordOf(message.data, settings, receivedAt),
+  // A new call (SIP) or reporter SSRC (RTCP) is new documents and memory: capped per minute.
+  cardinality: (record) => record.call ? record.call.callId : record.rtcp.packets[0].ssrc,
   tally: { types: (record) => record.type },
   state: (settings) => ({ quality: callQualityOf(settings) }),
   enrich: (record, { quality }) => record.call ? record : streamItemsOf(record, quality),

@@ -40,6 +40,8 @@ module.exports = defineCollector({
   // The call of an RTCP datagram; for anything else (-1) its sender.
   affinity: ({ maxSources }, evicted) => new CallAffinity({ maxSenders: maxSources, onEvict: () => evicted('callAffinity') }),
   decode: (message, settings) => decodeRtcp(message.data, settings),
+  // A new reporter SSRC is a new stream side, its documents and call-quality memory: capped per minute.
+  cardinality: (decoded) => decoded.packets[0].ssrc,
   tally: { deviations: (decoded) => decoded.deviations },
   // The worker's call-quality memory pairs SRs with the reports naming them (RTT) and infers clock rates.
   state: (settings) => ({ quality: callQualityOf(settings) }),
