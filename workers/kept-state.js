@@ -1,6 +1,6 @@
 'use strict'
 
-const { UpdateStore } = require('./storage/update-store')
+const { UpdatesSink } = require('./sinks')
 const DecodeError = require('../exceptions/decode-error')
 
 // Between a scope and a name in a kept document's _id (neither may hold it).
@@ -35,17 +35,16 @@ const KEPT_FULL = new DecodeError('keptFull', 'a scope of kept state holds keep.
  * (only scopes without changes waiting to be written are forgotten, and
  * forgetting loses nothing: it is read again).
  */
-class KeptState {
+class KeptState extends UpdatesSink {
   /**
    * @param {{ collection: string, scope: (message: object) => string, maxEntries: number }} options
    */
   constructor ({ collection, scope, maxEntries, maxPerScope }) {
-    this.spec = Object.freeze({ kind: 'kept', collection })
-    this.collectionName = collection
+    // An updates sink of its own (its store, writes, acknowledgement), fed by change(), not by records.
+    super(Object.freeze({ kind: 'kept', collection, indexes: [{ key: { scope: 1 } }] }))
     this.scopeOf = scope
     this.maxEntries = maxEntries
     this.maxPerScope = maxPerScope
-    this.store = new UpdateStore(null, { what: `${collection} upserts` })
     this.scopes = new Map() // scope → Map(name → value), least recently used first
     this.entries = 0
     this.counts = { reads: 0, set: 0, deleted: 0, forgotten: 0 }
@@ -59,9 +58,8 @@ class KeptState {
   }
 
   async prepare (db) {
-    this.collection = db.collection(this.collectionName)
-    this.store.collection = this.collection
-    await this.collection.createIndexes([{ key: { scope: 1 } }])
+    await super.prepare(db)
+    this.collection = this.store.collection
   }
 
   /** The scope of `message`, or null when its entries must be read first (then: `load(scope)`). */
@@ -150,20 +148,10 @@ class KeptState {
     }
   }
 
-  // The sink interface the worker writes and acknowledges through (workers/sinks.js).
-  get size () { return this.store.size }
-  hasBacklog () { return false }
-  write () { return this.store.flush() }
-  oldestPending () { return this.store.oldestPending() }
-
-  abandon () {
-    const held = this.store.size
-    this.store.clear()
-    return held
-  }
+  accept () {} // records are not this store's: decode changes it through arrival.kept
 
   stats () {
-    return { pending: this.store.size, writes: this.store.stats.ops, scopes: this.scopes.size, entries: this.entries, ...this.counts }
+    return { ...super.stats(), scopes: this.scopes.size, entries: this.entries, ...this.counts }
   }
 
   stateStats () {

@@ -205,4 +205,4 @@ async function createIndexes (collection, indexes = []) {
   if (indexes.length > 0) await collection.createIndexes(indexes)
 }
 
-module.exports = { createSink }
+module.exports = { createSink, UpdatesSink }
