@@ -3,7 +3,7 @@
 
 // The `collector` CLI: one file per command in bin/commands/.
 
-const COMMANDS = ['run', 'start', 'stop', 'restart', 'delete', 'ls', 'status', 'replay', 'logs', 'top', 'calls', 'db', 'simulate', 'demo', 'help']
+const COMMANDS = ['run', 'start', 'stop', 'restart', 'delete', 'ls', 'status', 'replay', 'logs', 'top', 'calls', 'db', 'simulate', 'verify', 'demo', 'help']
 const ALIASES = { list: 'ls', rm: 'delete', '--help': 'help', '-h': 'help' }
 const EXIT_USAGE = 2
 

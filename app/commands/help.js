@@ -17,6 +17,7 @@ const LINES = [
   ['calls [NAME] [--worst 10] [--since 1h] [--per-minute] [--json] [--serve PORT]', 'the worst RTCP calls by their verdict, with loss, jitter, RTT; calls by band (per minute); an HTML view'],
   ['db run|start|stop|status [--db-path DIR]', 'the embedded database: foreground, or under PM2 shared by collectors'],
   ['simulate rtcp|syslog --target host:port', 'send test traffic (see collector simulate --help)'],
+  ['verify <collector> --sample FILE [--json]', 'check that a collector stores each sample record exactly once, workers and master killed (CI)'],
   ['demo [--streams N] [--rate R] [--duration 10s]', 'RTCP collector + embedded database + simulated calls (npm start)'],
   ['help', 'this text']
 ]
