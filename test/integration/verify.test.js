@@ -72,3 +72,20 @@ test('the same protocol with its templates in kept state passes on the same samp
   assert.match(stdout, /refused templateUnknown 1 of 1/)
   assert.match(stdout, /^verdict: every record stored exactly once/m)
 })
+
+test('what verify cannot check is refused in one line, exit 2, no stack: a class-way collector, a missing sample, a bad flag, a collector flag it lacks', async () => {
+  const cases = [
+    [[path.join(ROOT, 'test', 'fixtures', 'echo-collector.js'), '--sample', TEMPLATED], /checks a collector made with defineCollector; .* exports no definition/],
+    [['syslog', '--sample', path.join(ROOT, 'no-such-sample.txt')], /cannot read the sample .*no-such-sample\.txt: no such file/],
+    [['syslog', '--kills', 'many'], /--kills: expected an integer/],
+    [['syslog', '--', '--bogus', '1'], /--bogus: unknown flag/]
+  ]
+  for (const [args, message] of cases) {
+    const { code, stderr } = await runCli(process.env, 'verify', ...args)
+    assert.equal(code, 2, stderr)
+    assert.match(stderr, message)
+    assert.doesNotMatch(stderr, /\n\s+at .+:\d+:\d+/)
+  }
+  const help = await runCli(process.env, 'help')
+  assert.match(help.stdout, /^ {2}verify <collector> --sample FILE/m)
+})
