@@ -115,6 +115,14 @@ function listOf (value) {
   return Array.isArray(value) ? value : [value]
 }
 
+// Each output of a sink for a record (`fn(output, its counterpart in the later run, record)`).
+function eachOutput (records, fn) {
+  for (const r of records) {
+    const his = listOf(r.hi)
+    listOf(r.lo).forEach((out, n) => fn(out, his[n] || {}, r))
+  }
+}
+
 // documents: one per record (several when `of` gives an array), by content.
 function expectDocuments (records) {
   const expected = new Map() // key → { count, message, masked }
@@ -155,18 +163,14 @@ function expectUpdates (records, sink) {
   const keyField = sink.key || '_id'
   const expected = new Map()
   let unkeyed = 0
-  for (const r of records) {
-    const his = listOf(r.hi)
-    listOf(r.lo).forEach((u, n) => {
-      const h = his[n] || {}
-      if (idText(u[keyField]) !== idText(h[keyField])) return unkeyed++
-      const id = idText(u[keyField])
-      const entry = expected.get(id) || { key: u[keyField], records: 0, inc: new Map(), min: new Map(), max: new Map(), last: new Map(), setOnInsert: new Map(), set: new Map(), masked: new Set() }
-      expected.set(id, entry)
-      entry.records++
-      addUpdate(entry, u, h, r)
-    })
-  }
+  eachOutput(records, (u, h, r) => {
+    if (idText(u[keyField]) !== idText(h[keyField])) return unkeyed++
+    const id = idText(u[keyField])
+    const entry = expected.get(id) || { key: u[keyField], records: 0, inc: new Map(), min: new Map(), max: new Map(), last: new Map(), setOnInsert: new Map(), set: new Map(), masked: new Set() }
+    expected.set(id, entry)
+    entry.records++
+    addUpdate(entry, u, h, r)
+  })
   return { expected, unkeyed, keyField }
 }
 
@@ -203,20 +207,16 @@ function below (a, b) {
 function expectCounters (records) {
   const expected = new Map()
   let unkeyed = 0
-  for (const r of records) {
-    const his = listOf(r.hi)
-    listOf(r.lo).forEach((c, n) => {
-      const h = his[n] || {}
-      const a = counterPlace(c, r.at[0])
-      if (c.metric !== h.metric || a.minute !== counterPlace(h, r.at[1]).minute) return unkeyed++
-      const id = `${a.day}/${c.metric}`
-      const entry = expected.get(id) || { metric: c.metric, day: a.day, daily: 0, minutes: new Map() }
-      expected.set(id, entry)
-      const count = c.n === undefined || c.n === null ? 1 : Number(c.n) // null: undefined before the BSON round trip
-      entry.daily += count
-      entry.minutes.set(a.minute, (entry.minutes.get(a.minute) || 0) + count)
-    })
-  }
+  eachOutput(records, (c, h, r) => {
+    const a = counterPlace(c, r.at[0])
+    if (c.metric !== h.metric || a.minute !== counterPlace(h, r.at[1]).minute) return unkeyed++
+    const id = `${a.day}/${c.metric}`
+    const entry = expected.get(id) || { metric: c.metric, day: a.day, daily: 0, minutes: new Map() }
+    expected.set(id, entry)
+    const count = c.n === undefined || c.n === null ? 1 : Number(c.n) // null: undefined before the BSON round trip
+    entry.daily += count
+    entry.minutes.set(a.minute, (entry.minutes.get(a.minute) || 0) + count)
+  })
   return { expected, unkeyed }
 }
 
@@ -233,19 +233,15 @@ function expectStreams (records) {
   const notVerified = { sideUpdates: 0, ends: 0 }
   let packets = 0
   let unkeyed = 0
-  for (const r of records) {
-    const his = listOf(r.hi)
-    listOf(r.lo).forEach((item, n) => {
-      if (!item || typeof item !== 'object') return
-      if (item.sideID !== undefined) return notVerified.sideUpdates++
-      if (item.endID !== undefined) return notVerified.ends++
-      if (item.fromID === undefined || item.fromID === null || item.toID === undefined || item.toID === null || !Number.isFinite(item.highestPacketNum)) return
-      const h = his[n] || {}
-      if (String(item.fromID) !== String(h.fromID) || String(item.toID) !== String(h.toID)) return unkeyed++
-      addPacket(expected, item)
-      packets++
-    })
-  }
+  eachOutput(records, (item, h) => {
+    if (!item || typeof item !== 'object') return
+    if (item.sideID !== undefined) return notVerified.sideUpdates++
+    if (item.endID !== undefined) return notVerified.ends++
+    if (item.fromID === undefined || item.fromID === null || item.toID === undefined || item.toID === null || !Number.isFinite(item.highestPacketNum)) return
+    if (String(item.fromID) !== String(h.fromID) || String(item.toID) !== String(h.toID)) return unkeyed++
+    addPacket(expected, item)
+    packets++
+  })
   return { expected, packets, unkeyed, notVerified }
 }
 
