@@ -51,10 +51,13 @@ for (const [name, want] of Object.entries(BUILT_INS)) {
   })
 }
 
-test('collector verify catches templates kept in enrich memory: the sinks that lost records named, exit 1', { timeout: 180000 }, async () => {
+test('collector verify catches templates kept in enrich memory: the sinks that lost records named, exit 1', { timeout: 180000 }, async (t) => {
   const env = { ...process.env }
   delete env.MONGODB_URI // its own private server
   const { code, stdout, stderr } = await verify(env, path.join(ROOT, 'test', 'fixtures', 'forgetful-definition.js'), '--sample', TEMPLATED)
+  const kept = /\(logs: (\S+)\/collector-1\.log/.exec(stdout) // a mismatch keeps the runs' logs: named, then removed here
+  t.after(() => { if (kept) fs.rmSync(kept[1], { recursive: true, force: true }) })
+  assert.ok(kept && fs.existsSync(path.join(kept[1], 'collector-3.log')), 'the logs of the three runs are kept and named')
   assert.equal(code, 1, stderr + stdout)
   assert.match(stdout, /^ {2}rows \(documents\) +MISMATCH +\d+ documents stored of 2400 expected: [1-9]\d* missing/m)
   assert.match(stdout, /^ {2}row_totals \(updates\) +MISMATCH/m)
