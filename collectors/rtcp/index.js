@@ -2,7 +2,7 @@
 
 const { defineCollector } = require('../definition/define-collector')
 const sinks = require('../definition/sinks')
-const { STREAM_SETTINGS } = require('../../workers/mongo-settings')
+const { STREAM_SETTINGS, NEW_KEY_SETTINGS } = require('../../workers/mongo-settings')
 const { TOLERABLE_REASONS, MAX_SOURCES, JITTER_BUFFER_MS } = require('./constants')
 const { CODECS, DEFAULT_CODEC } = require('./codecs')
 const { CallAffinity } = require('./call-affinity')
@@ -35,7 +35,9 @@ module.exports = defineCollector({
     jitterBuffer: { type: 'duration', default: JITTER_BUFFER_MS, range: [0, 1000], group: 'Call quality', description: 'delay of the receivers\' jitter buffers in the E-model\'s mouth-to-ear delay, unless an XR VoIP Metrics block gives its nominal delay (RTCP does not say; an adaptive buffer holds about 40–60 ms on a clean path)' },
     clockRate: { type: 'integer', range: [1000, 1000000], group: 'Call quality', description: 'RTP clock rate (Hz) for jitter in ms until two SRs of the sender tell it (default: the codec\'s)' },
     // The master keeps as many for call affinity (affinity below).
-    maxSources: { type: 'integer', default: MAX_SOURCES, range: [1, 10000000], group: 'Call quality', description: 'SSRCs (and as many stream sides) remembered by the master for call affinity and by each worker for call quality; past it the least recently seen are forgotten and counted (events.stateEvicted, the workers\' evicted)' }
+    maxSources: { type: 'integer', default: MAX_SOURCES, range: [1, 10000000], group: 'Call quality', description: 'SSRCs (and as many stream sides) remembered by the master for call affinity and by each worker for call quality; past it the least recently seen are forgotten and counted (events.stateEvicted, the workers\' evicted)' },
+    // As many new reporters a minute as the memory holds SSRCs.
+    maxNewKeysPerMinute: { ...NEW_KEY_SETTINGS.maxNewKeysPerMinute, default: MAX_SOURCES }
   },
   // The call of an RTCP datagram; for anything else (-1) its sender.
   affinity: ({ maxSources }, evicted) => new CallAffinity({ maxSenders: maxSources, onEvict: () => evicted('callAffinity') }),
