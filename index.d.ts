@@ -321,7 +321,30 @@ export interface MongoWorkerSettings {
   flushTimeout?: number
   serverSelectionTimeoutMS?: number
   retryDelay?: number
+  /** ms: delete what is older in every collection, each by its own date field; 0 (default): nothing expires */
+  retention?: number
+  /** per-collection retention over `retention`: 'COLLECTION=DURATION' or 'COLLECTION=off' */
+  retentionFor?: string[]
+  /** bytes: over it the oldest day of every collection is deleted first; 0 (default): none */
+  maxStorage?: number
+  /** ms between the leader's measurements of the collections (default 60000) */
+  storageInterval?: number
+  /** how documents expire: TTL indexes where the server has a TTL monitor (auto), or range deletes by the leader */
+  retentionBy?: 'auto' | 'ttl' | 'sweeper'
   [key: string]: unknown
+}
+
+/** A collection a worker writes that retention and the storage budget reach, by its date field (docs/storage.md, Retention). */
+export interface StorageTarget {
+  collection: string
+  /** the date a document's age is read from: one that never changes, or a last activity every write moves forward */
+  field: string
+  /** per-day documents (the field is the day's start): old once the whole day is */
+  perDay?: boolean
+  /** only documents matching this expire (streams: `{ active: false }`) */
+  partial?: Record<string, unknown>
+  /** the sink's own indexes name the field alone */
+  declared?: boolean
 }
 
 /**
@@ -344,6 +367,8 @@ export abstract class MongoWorker extends Worker {
   abstract hasPending (): boolean
   /** the smallest checkpoint held (Infinity if none): everything before it is acknowledged */
   abstract oldestPending (): number
+  /** the collections it writes that `retention` and `maxStorage` reach (none by default): the leader worker expires, budgets and measures them */
+  storageTargets (): StorageTarget[]
   /** at shutdown, the database gone: give up what is held (its messages count as dropped.shutdown) */
   abstract abandonPending (): void
   /** more is waiting than one flush writes (a warning in the log) */
@@ -649,10 +674,10 @@ export interface SinkDeclaration<R = any> { readonly kind: 'updates' | 'counters
 /** What every sink takes: `maxBatch`, entries held that have the worker write at once (documents: also the largest insert, default 1000); `fromSettings`, fields taken from the workers' settings by name, e.g. `{ collection: 'countersCollection' }` */
 export interface SinkOptions { maxBatch?: number, fromSettings?: Record<string, string> }
 export const sinks: {
-  updates<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<DocumentUpdate>, indexes?: IndexSpec[], /** a unique field documents are matched on, instead of `_id` */ key?: string }): SinkDeclaration<R>
+  updates<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<DocumentUpdate>, indexes?: IndexSpec[], /** a unique field documents are matched on, instead of `_id` */ key?: string, /** the date field retention reads a document's age from: a last activity each upsert moves forward (`max`), or one that never changes; none: kept forever */ expireBy?: string }): SinkDeclaration<R>
   counters<R = any> (spec: SinkOptions & { collection?: string, of (record: R, source: RecordSource): OneOrMore<CountIncrement>, preallocateRate?: number, indexes?: IndexSpec[] }): SinkDeclaration<R>
   /** one document per record: `_id` the message's ObjectId when it gave one record and one document, else `{ m, r }` (`r`: the record's place in its message; `d` too when `of` gave several) */
-  documents<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<Record<string, unknown>>, indexes?: IndexSpec[] }): SinkDeclaration<R>
+  documents<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<Record<string, unknown>>, indexes?: IndexSpec[], /** the date field retention reads a document's age from (e.g. its arrival); none: kept forever */ expireBy?: string }): SinkDeclaration<R>
   /** bilateral streams (StreamWorker's items); `fromSettings` defaults to the stream settings (streamsCollection, streamTimeout, ...), which the definition's settings then include */
   streams<R = StreamItem> (spec?: SinkOptions & { collection?: string, countersCollection?: string, counterMetric?: string, minuteFields?: string[], analytics? (doc: Record<string, any>, endedAt: Date): Record<string, unknown>, of? (record: R, source: RecordSource): OneOrMore<StreamItem> }): SinkDeclaration<R>
 }

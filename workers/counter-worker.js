@@ -1,7 +1,7 @@
 'use strict'
 
 const MongoWorker = require('./mongo-worker')
-const { CounterStore } = require('./storage/counter-store')
+const { CounterStore, counterTarget } = require('./storage/counter-store')
 const { counterSchema, defineModel } = require('./storage/schemas')
 
 const { COUNTER_SETTINGS } = require('./mongo-settings')
@@ -43,6 +43,10 @@ class CounterWorker extends MongoWorker {
   async prepare () {
     const Counter = await defineModel(this.connection, 'Counter', counterSchema, this.settings.countersCollection)
     this.counterStore.collection = Counter.collection
+  }
+
+  storageTargets () {
+    return [counterTarget(this.settings.countersCollection)]
   }
 
   doWork (message) {

@@ -277,7 +277,13 @@ class DefinitionWorker extends MongoWorker {
 
   // A sink with work of its own (streams: the sweeper) hears of leadership and closing.
   onLeader (isLeader) {
+    super.onLeader(isLeader)
     for (const sink of this.sinks) if (sink.onLeader) sink.onLeader(isLeader)
+  }
+
+  // What the sinks write that retention and the budget reach (the kept state is not: the framework's, and small).
+  storageTargets () {
+    return this.sinks.flatMap((sink) => sink.storageTargets ? sink.storageTargets() : [])
   }
 
   async close () {

@@ -2,6 +2,7 @@
 
 const { declareSettings } = require('../lib/shared/settings')
 const { RISKS } = require('../lib/mongo/server-identity')
+const { retentionForProblem } = require('./storage/retention')
 
 /*
  * The settings of the workers that write to MongoDB, declared once (the
@@ -29,7 +30,15 @@ const MONGO_SETTINGS = declareSettings({
   maxPending: { type: 'integer', default: 100000, range: [1, 1e9], group: 'Storage', description: 'pending updates kept per worker while the database is away; more are dropped and counted' },
   flushTimeout: { flag: false, type: 'duration', default: 20000, range: [0, 86400000], group: 'Storage', description: 'how long flush() on stop keeps retrying' },
   serverSelectionTimeoutMS: { flag: false, type: 'duration', default: 5000, range: [1, 3600000], group: 'Storage', description: 'the driver\'s wait for a server; a write running longer shows as dbStalled' },
-  dbRetryDelay: { flag: false, type: 'duration', default: 200, range: [1, 3600000], group: 'Storage', description: 'first retry of a failed database connect or write (doubles, at most 5 s); the listener has its own, retryDelay' }
+  dbRetryDelay: { flag: false, type: 'duration', default: 200, range: [1, 3600000], group: 'Storage', description: 'first retry of a failed database connect or write (doubles, at most 5 s); the listener has its own, retryDelay' },
+  // Off by default: a collector started on an existing database deletes
+  // nothing its users kept, and says at start that nothing expires
+  // (docs/storage.md, Retention).
+  retention: { type: 'duration', default: 0, group: 'Retention', description: 'delete what is older than this (30s, 12h, 7d) in every collection the collector writes, each by its own date field (a stream or call by its last activity); 0: nothing expires, said at start' },
+  retentionFor: { type: 'list', default: [], validate: retentionForProblem, group: 'Retention', description: 'per-collection retention over --retention: COLLECTION=DURATION or COLLECTION=off, e.g. flows=7d,flow_minutes=90d' },
+  maxStorage: { type: 'size', default: 0, group: 'Retention', description: 'storage budget of the collector\'s collections, data and indexes as the server reports them (e.g. 10g): over it the oldest day of every collection is deleted first, logged and counted; 0: none' },
+  storageInterval: { flag: false, type: 'duration', default: 60000, range: [100, 86400000], group: 'Retention', description: 'how often the leader worker measures the collections and holds them to maxStorage; it sweeps expired documents at least every tenth of the shortest retention' },
+  retentionBy: { flag: false, type: 'string', default: 'auto', choices: ['auto', 'ttl', 'sweeper'], group: 'Retention', description: 'how documents expire: TTL indexes where the server has a TTL monitor (auto), else range deletes by the leader worker' }
 })
 
 /**

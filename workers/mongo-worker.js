@@ -10,6 +10,9 @@ const { BoundedMap } = require('../lib/shared/bounded-map')
 const { resolveSettings } = require('../lib/shared/settings')
 const { MONGO_SETTINGS } = require('./mongo-settings')
 const { identifyServer, serverLine } = require('../lib/mongo/server-identity')
+const InvalidOptionError = require('../exceptions/invalid-option-error')
+const { StorageKeeper } = require('./storage/storage-keeper')
+const { retentionsOf } = require('./storage/retention')
 
 const LOG_INTERVAL_MS = 5000
 // A flush that leaves this many items behind, or takes this long, means
@@ -38,7 +41,10 @@ function watermarkKey (store, origin, key) {
  * Subclasses implement `prepare()` (models, indexes; set up writers),
  * `writePending()` (one flush; throw on a database error after putting back
  * what was not written), `hasPending()`, `oldestPending()` (the smallest
- * checkpoint held, Infinity if none) and `abandonPending()`.
+ * checkpoint held, Infinity if none) and `abandonPending()`; and
+ * `storageTargets()`, the collections they write that `retention` and
+ * `maxStorage` reach (workers/storage/retention.js), which the leader
+ * worker's StorageKeeper expires, holds to the budget and measures.
  */
 class MongoWorker extends Worker {
   /**
@@ -73,6 +79,7 @@ class MongoWorker extends Worker {
   }
 
   async init () {
+    this._checkRetention()
     const uri = this.settings.mongoUri || process.env.MONGODB_URI
     if (!uri) throw new DatabaseError('no MongoDB configured: set the MONGODB_URI environment variable')
     this.uri = redactUri(uri)
@@ -102,12 +109,48 @@ class MongoWorker extends Worker {
       if (this.connection.readyState !== 1) await this.connection.openUri(this.rawUri, this.connectOptions)
       await this._checkServer()
       await this.prepare()
+      this._startKeeper()
       this.prepared = true
       return true
     } catch (err) {
       this._onDbError(err, 'connect')
       return false
     }
+  }
+
+  /** The collections this worker writes that retention and the storage budget reach: none here (subclasses name theirs). */
+  storageTargets () {
+    return []
+  }
+
+  // A retentionFor naming a collection this worker does not write is a
+  // typo: refused at start, by name.
+  _checkRetention () {
+    const targets = this.storageTargets()
+    try {
+      retentionsOf(targets, this.settings)
+    } catch (err) {
+      throw new InvalidOptionError('retentionFor', (this.settings.retentionFor || []).join(','), err.message)
+    }
+    const asked = this.settings.retention > 0 || this.settings.maxStorage > 0
+    if (asked && targets.length === 0 && this.slot === 0) this.logger.warn(`${this.constructor.name} names no collections for retention (storageTargets()): --retention and --max-storage delete nothing`)
+  }
+
+  // Every worker keeps one; only the leader's acts (storage-keeper.js).
+  _startKeeper () {
+    const targets = uniqueByCollection(this.storageTargets())
+    if (this.keeper || targets.length === 0) return
+    const { retention = 0, retentionFor = [], maxStorage = 0, storageInterval = 60000, retentionBy = 'auto' } = this.settings
+    this.keeper = new StorageKeeper(this.connection.db, targets, { retention, retentionFor, maxStorage, storageInterval, retentionBy }, {
+      logger: this.logger,
+      logAtMost: (key, level, fields, msg) => this.logAtMost(key, level, fields, msg),
+      isLeader: () => this.leader
+    })
+    this.keeper.start()
+  }
+
+  onLeader (isLeader) {
+    if (isLeader && this.keeper) this.keeper.tickSoon()
   }
 
   /**
@@ -304,6 +347,7 @@ class MongoWorker extends Worker {
 
   async close () {
     clearInterval(this.timer)
+    if (this.keeper) this.keeper.stop()
     if (this.connection) await this.connection.close().catch(() => {})
   }
 
@@ -323,9 +367,18 @@ class MongoWorker extends Worker {
       dbError: this.dbError,
       dbStalled: writeMs > this.settings.serverSelectionTimeoutMS,
       writeInProgressMs: writeMs,
-      flushes: this.dbCounts.flushes
+      flushes: this.dbCounts.flushes,
+      // The leader's: what each collection holds, keeps and deleted (null in the others).
+      storage: this.keeper ? this.keeper.stats() : null
     }
   }
+}
+
+// One target per collection (two sinks may write one: a streams sink's
+// packet counters and a counters sink), the first named.
+function uniqueByCollection (targets) {
+  const seen = new Set()
+  return targets.filter((target) => !seen.has(target.collection) && seen.add(target.collection))
 }
 
 // Connection-level failures (no server, refused, reset, timed out) as

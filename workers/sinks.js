@@ -2,7 +2,7 @@
 
 const { mongo: { ObjectId } } = require('mongoose') // the driver mongoose uses: one copy loaded
 const { UpdateStore } = require('./storage/update-store')
-const { CounterStore } = require('./storage/counter-store')
+const { CounterStore, counterTarget } = require('./storage/counter-store')
 const { writeAccounted, toWriteAgain } = require('./storage/write-accounting')
 const { counterSchema } = require('./storage/schemas')
 const { StreamsSink } = require('./streams-sink')
@@ -21,7 +21,9 @@ const COUNTER_INDEXES = counterSchema.indexes().map(([key, options]) => ({ key, 
  * none), `abandon()` (drops what is held, returns how much) and `stats()`.
  * `context`: `{ mark, index, seq, key(), message }`, the message's batch
  * (`delivery()`; with `index`, its arrival order), checkpoint, key and
- * `{ receivedAt, remote }`.
+ * `{ receivedAt, remote }`. `storageTargets()`: the collections it writes
+ * that retention and the budget reach, each by its date field
+ * (workers/storage/retention.js); a sink naming none (`expireBy`) is kept.
  */
 class UpdatesSink {
   constructor (spec) {
@@ -33,7 +35,13 @@ class UpdatesSink {
 
   async prepare (db) {
     this.store.collection = db.collection(this.spec.collection)
-    await createIndexes(this.store.collection, this.spec.indexes)
+    await createIndexes(this.store.collection, this.spec.indexes, this.spec.expireBy)
+  }
+
+  // By the date field the sink names (`expireBy`), which each upsert moves
+  // forward (a last activity) or which never changes (a minute's).
+  storageTargets () {
+    return this.spec.expireBy ? [ageTarget(this.spec)] : []
   }
 
   accept (record, context) {
@@ -70,6 +78,10 @@ class CountersSink extends UpdatesSink {
     await createIndexes(this.store.collection, [...COUNTER_INDEXES, ...(this.spec.indexes || [])])
   }
 
+  storageTargets () {
+    return [counterTarget(this.spec.collection)]
+  }
+
   accept (record, context) {
     for (const c of listOf(this.spec.of(record, context.message))) {
       this.store.increment(c.metric, c.at === undefined ? context.message.receivedAt : c.at, c.n === undefined ? 1 : c.n, context.mark)
@@ -93,7 +105,13 @@ class DocumentsSink {
 
   async prepare (db) {
     this.collection = db.collection(this.spec.collection)
-    await createIndexes(this.collection, this.spec.indexes)
+    await createIndexes(this.collection, this.spec.indexes, this.spec.expireBy)
+  }
+
+  // Documents written before the sink named its date field take it from
+  // their `_id`, whose ObjectId holds the second their batch arrived.
+  storageTargets () {
+    return this.spec.expireBy ? [{ ...ageTarget(this.spec), legacy: ARRIVAL_FROM_ID }] : []
   }
 
   // A message that gave one record storing one document keeps the message's
@@ -201,8 +219,28 @@ function listOf (value) {
   return Array.isArray(value) ? value : [value]
 }
 
-async function createIndexes (collection, indexes = []) {
-  if (indexes.length > 0) await collection.createIndexes(indexes)
+// The index on the retention's date field alone is the StorageKeeper's
+// (plain, or TTL where the server expires by it): created there, not here,
+// lest a plain one be asked for over the TTL one (IndexOptionsConflict).
+async function createIndexes (collection, indexes = [], expireBy = null) {
+  const own = expireBy ? indexes.filter((index) => !isAgeIndex(index, expireBy)) : indexes
+  if (own.length > 0) await collection.createIndexes(own)
 }
+
+function isAgeIndex (index, field) {
+  return JSON.stringify(index.key) === JSON.stringify({ [field]: 1 })
+}
+
+function ageTarget (spec) {
+  return { collection: spec.collection, field: spec.expireBy, declared: (spec.indexes || []).some((index) => isAgeIndex(index, spec.expireBy)) }
+}
+
+const ARRIVAL_FROM_ID = Object.freeze({
+  projection: { _id: 1 },
+  value: (doc) => {
+    const id = doc._id && doc._id.m ? doc._id.m : doc._id
+    return id instanceof ObjectId ? id.getTimestamp() : null
+  }
+})
 
 module.exports = { createSink, UpdatesSink }

@@ -171,7 +171,12 @@ class StreamWorker extends MongoWorker {
   }
 
   onLeader (isLeader) {
+    super.onLeader(isLeader)
     this.sink.onLeader(isLeader)
+  }
+
+  storageTargets () {
+    return this.sink.storageTargets()
   }
 
   stats () {

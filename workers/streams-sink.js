@@ -2,7 +2,7 @@
 
 const { PacketCoalescer, invalidReason } = require('./storage/packet-coalescer')
 const StreamWriter = require('./storage/stream-writer')
-const { CounterStore } = require('./storage/counter-store')
+const { CounterStore, counterTarget } = require('./storage/counter-store')
 const StreamSweeper = require('./storage/stream-sweeper')
 const { defineModels, missingIndexes } = require('./storage/schemas')
 const { streamAnalytics } = require('./storage/stream-analytics')
@@ -118,6 +118,20 @@ class StreamsSink {
       if (this.closing) return logger.debug({ err: { message: err.message } }, 'pairKey backfill stopped by the worker closing; the next start runs it again')
       logger.warn({ err: { message: err.message } }, 'pairKey backfill failed; streams of an earlier version stay unresolved until it runs')
     })
+  }
+
+  /**
+   * Streams by their last activity (`metadata.lastUpdated`, which every
+   * upsert moves forward), and only once ended: an open stream is never
+   * deleted, and an ended one is never written again (the sweeper released
+   * its openKey and flowKey; a later packet starts a new stream), so
+   * deleting it races no writer. The packet counters by day.
+   */
+  storageTargets () {
+    return [
+      { collection: this.spec.collection, field: 'metadata.lastUpdated', partial: { active: false } },
+      counterTarget(this.spec.countersCollection || 'counters')
+    ]
   }
 
   /** The sinks' accept: the record under its message's batch, counted. */

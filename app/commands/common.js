@@ -6,6 +6,7 @@ const ArgvConfig = require('../../configs/argv-config')
 const CollectorError = require('../../exceptions/collector-error')
 const { statsDir } = require('../stats-file')
 const { printable, displayWidth } = require('../terminal-text')
+const { formatBytes } = require('../../lib/shared/format-bytes')
 
 /**
  * A config class for a command's own flags, on the same argv engine as the
@@ -89,19 +90,6 @@ function formatUptime (ms) {
   const parts = [[Math.floor(s / 86400), 'd'], [Math.floor(s / 3600) % 24, 'h'], [Math.floor(s / 60) % 60, 'm'], [s % 60, 's']]
   const shown = parts.filter(([n]) => n > 0).slice(0, 2).map(([n, u]) => `${n}${u}`).join('')
   return shown || '0s'
-}
-
-/** 1380 → "1.3 KiB", 1073741824 → "1.0 GiB" (powers of 1024, as --buffer-max-bytes takes them). */
-function formatBytes (bytes) {
-  if (!(bytes >= 1024)) return `${bytes > 0 ? bytes : 0} B`
-  const units = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB']
-  let value = bytes / 1024
-  let unit = 0
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024
-    unit++
-  }
-  return `${value.toFixed(1)} ${units[unit]}`
 }
 
 module.exports = { commandConfig, usageError, takePositionals, launcherOptions, defaultStatsDir, formatTable, formatUptime, formatBytes }

@@ -19,6 +19,15 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * and `fromSettings`, `{ field: setting }`: fields of the sink taken from
  * the worker's settings when set (e.g. `{ collection: 'countersCollection' }`,
  * the sink's own value the default).
+ *
+ * `expireBy` (updates and documents sinks): the date field `--retention`
+ * and `--max-storage` read a document's age from (docs/storage.md,
+ * Retention): one that never changes (a message's arrival, a per-minute
+ * document's minute) or, for a document updated in place, one each upsert
+ * moves forward (`max: { lastSeen: receivedAt }`: a last activity, so that
+ * what still receives is never old). A sink without one is kept forever.
+ * Counters (by day) and streams (ended ones, by their last activity) know
+ * theirs.
  */
 
 /**
@@ -31,7 +40,7 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * older message delivered again; `set`: values every copy of the message
  * carries (so that their order does not matter). A document with no `inc`
  * is written without a watermark.
- * @param {{ collection: string, of: Function, key?: string, indexes?: Array<{ key: object, unique?: boolean }> }} spec
+ * @param {{ collection: string, of: Function, key?: string, indexes?: Array<{ key: object, unique?: boolean }>, expireBy?: string }} spec
  */
 function updates (spec) {
   return sink('updates', spec)
@@ -53,7 +62,7 @@ function counters (spec) {
  * message's key as `_id` (an ObjectId); any other document is numbered in
  * its message, `_id: { m: <the message's key>, r: n }` (a datagram of 30
  * flows: r 0 to 29). A redelivered message collides where it landed.
- * @param {{ collection: string, of: Function, indexes?: Array<{ key: object, unique?: boolean }> }} spec
+ * @param {{ collection: string, of: Function, indexes?: Array<{ key: object, unique?: boolean }>, expireBy?: string }} spec
  */
 function documents (spec) {
   return sink('documents', spec)
@@ -95,6 +104,9 @@ const KINDS = Object.freeze(['updates', 'counters', 'documents', 'streams'])
 function sink (kind, spec) {
   if (!spec || (typeof spec.of !== 'function' && !(kind === 'streams' && spec.of === undefined))) throw new InvalidOptionError('sinks', kind, `a ${kind} sink needs of(record, message), the function giving what it stores`)
   if (typeof spec.collection !== 'string' || spec.collection === '') throw new InvalidOptionError('sinks', kind, `a ${kind} sink needs the name of its collection`)
+  if (spec.expireBy !== undefined && (!['updates', 'documents'].includes(kind) || typeof spec.expireBy !== 'string' || spec.expireBy === '')) {
+    throw new InvalidOptionError('sinks', kind, `expireBy names the date field of an updates or documents sink's documents (got ${JSON.stringify(spec.expireBy)} on a ${kind} sink)`)
+  }
   for (const [field, setting] of Object.entries(spec.fromSettings || {})) {
     if (typeof setting !== 'string') throw new InvalidOptionError('sinks', kind, `fromSettings.${field} names a setting (got ${JSON.stringify(setting)})`)
   }

@@ -32,7 +32,7 @@ class CounterStore extends UpdateStore {
     const d = date instanceof Date ? date : new Date(date)
     const hh = pad(d.getUTCHours())
     const inc = { daily: n, [`hourly.${hh}`]: n, [`minute.${hh}.${pad(d.getUTCMinutes())}`]: n }
-    this.update(this.documentId(metric, d), { inc }, mark, { metric, day: dayOf(d) })
+    this.update(this.documentId(metric, d), { inc }, mark, dayFields(metric, d))
   }
 
   /**
@@ -44,7 +44,7 @@ class CounterStore extends UpdateStore {
   incrementMinute (metric, date, prefix, n, mark = null) {
     const d = date instanceof Date ? date : new Date(date)
     const inc = { [`${prefix}.${pad(d.getUTCHours())}.${pad(d.getUTCMinutes())}`]: n }
-    this.update(this.documentId(metric, d), { inc }, mark, { metric, day: dayOf(d) })
+    this.update(this.documentId(metric, d), { inc }, mark, dayFields(metric, d))
   }
 
   /** The `_id` of the document counting `metric` on the day of `date`. */
@@ -72,7 +72,7 @@ function preallocateOp ({ metric, day }, minuteFields) {
 }
 
 function zeroed (metric, day, minuteFields = []) {
-  const doc = { metric, day, daily: 0, hourly: {}, minute: zeroMinutes() }
+  const doc = { metric, day, dayStart: dayStartOf(day), daily: 0, hourly: {}, minute: zeroMinutes() }
   for (let h = 0; h < 24; h++) doc.hourly[pad(h)] = 0
   for (const prefix of minuteFields) setPath(doc, prefix, zeroMinutes())
   return doc
@@ -98,9 +98,34 @@ function dayOf (d) {
   return `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())}`
 }
 
+// What a new document of `metric` on the day of `d` is given: its metric,
+// its day, and the day's start as a date, its age field for retention (a
+// TTL index needs a date; `day` is a string).
+function dayFields (metric, d) {
+  return { metric, day: dayOf(d), dayStart: new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())) }
+}
+
+// 'YYYYMMDD' → the day's start (a Date), or null.
+function dayStartOf (day) {
+  const m = /^(\d{4})(\d{2})(\d{2})$/.exec(day)
+  return m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : null
+}
+
+/**
+ * The retention target of a counters collection (workers/storage/retention.js):
+ * per-day documents, by their day's start, deleted once the whole day is
+ * older than the retention; documents of an earlier version, without
+ * `dayStart`, get it from their `day`. A late increment of a day already
+ * deleted makes its document again, whole in shape ($setOnInsert), and the
+ * next pass deletes it.
+ */
+function counterTarget (collection) {
+  return { collection, field: 'dayStart', perDay: true, legacy: { projection: { day: 1 }, value: (doc) => dayStartOf(doc.day) } }
+}
+
 function nextDay (day) {
   const d = new Date(Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)) + 1))
   return dayOf(d)
 }
 
-module.exports = { CounterStore, dayOf }
+module.exports = { CounterStore, dayOf, counterTarget }

@@ -77,6 +77,7 @@ const counterSchema = new Schema({
   _id: String,
   metric: String,
   day: String,
+  dayStart: Date, // the day's start: its age for retention (counter-store.js counterTarget)
   daily: Number,
   hourly: Schema.Types.Mixed,
   minute: Schema.Types.Mixed
