@@ -52,7 +52,10 @@ module.exports = defineCollector({
       key: 'callId',
       fromSettings: { collection: 'callsCollection' },
       indexes: [{ key: { callId: 1 }, unique: true }, { key: { invitedAt: 1 } }, { key: { 'caller.user': 1, invitedAt: 1 } }, { key: { 'callee.user': 1, invitedAt: 1 } }],
-      of: (item) => item.call ? { callId: item.call.callId, min: item.call.min, max: item.call.max, set: item.call.set } : null
+      // Retention by the arrival of the call's last SIP message (capture
+      // times, firstSeen/lastSeen, are the agent's clock: a replayed capture's are old).
+      expireBy: 'lastReceivedAt',
+      of: (item, { receivedAt }) => item.call ? { callId: item.call.callId, min: item.call.min, max: { ...item.call.max, lastReceivedAt: receivedAt }, set: item.call.set } : null
     })
   ]
 })

@@ -49,21 +49,26 @@ module.exports = defineCollector({
   sinks: [
     sinks.documents({
       collection: 'flows',
-      of: (record) => record[EXPORTER] ? null : { ...record },
+      // Retention by arrival: an exporter's clock (first, last) may be anything, or absent.
+      expireBy: 'receivedAt',
+      of: (record, { receivedAt }) => record[EXPORTER] ? null : { ...record, receivedAt },
       indexes: [{ key: { last: 1 } }, { key: { srcAddr: 1, last: 1 } }, { key: { dstAddr: 1, last: 1 } }, { key: { exporter: 1, last: 1 } }]
     }),
     sinks.updates({
       collection: 'flow_minutes',
       indexes: [{ key: { minute: 1 } }],
+      expireBy: 'minute',
       of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotal(record, receivedAt, ['srcAddr', 'dstAddr'])
     }),
     sinks.updates({
       collection: 'interface_minutes',
       indexes: [{ key: { minute: 1 } }],
+      expireBy: 'minute',
       of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotal(record, receivedAt, ['inputIf', 'outputIf'])
     }),
     sinks.updates({
       collection: 'exporters',
+      expireBy: 'lastSeen', // its last datagram's arrival: an exporter still sending is never deleted
       of: (record, { receivedAt }) => record[EXPORTER]
         ? { _id: record.id, setOnInsert: record.identity, inc: record.counts, max: { lastSeen: receivedAt } }
         : null

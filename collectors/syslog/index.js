@@ -46,6 +46,8 @@ module.exports = defineCollector({
       // `_id`) is what refuses a message twice, and it stays unique across
       // shards when `_id` is the shard key: { _id: 'hashed' } (workers/storage/schemas.js SHARD_KEYS).
       indexes: [{ key: { receivedAt: 1 } }, { key: { host: 1, timestamp: 1 } }, { key: { severity: 1, timestamp: 1 } }],
+      // Retention by arrival: a sender's clock (timestamp) may be anything.
+      expireBy: 'receivedAt',
       of: (record, { remote }) => {
         record.source = remote.address
         return record
