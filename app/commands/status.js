@@ -4,6 +4,8 @@ const { readStats, writesOf } = require('../stats-file')
 const { listDeadLetters } = require('../../lib/master/dead-letters')
 const { commandConfig, takePositionals, defaultStatsDir, formatTable, formatUptime, formatBytes } = require('./common')
 const { printableJson } = require('../terminal-text')
+const { storageOf } = require('../../lib/shared/worker-stats')
+const { flagTypes } = require('../../configs/flag-types')
 
 const USAGE = 'collector status <name> [--json]'
 const Config = commandConfig(USAGE, {
@@ -57,6 +59,7 @@ function render (snap) {
     `dropped by reason: ${dropped || 'none'}`,
     ...bufferLines(s),
     ...deadLetterLines(snap.name, s),
+    ...storageLines(storageOf(s)),
     `restarts: listener ${s.restarts.listener}, worker respawns ${s.restarts.workers}, rolling ${s.restarts.rolling}`,
     '',
     formatTable(WORKER_COLUMNS, s.workers.map((w) => workerRow(w, r))).trimEnd(),
@@ -117,6 +120,53 @@ function deadLetterLines (name, s) {
     ...(shown.length < entries.length ? [`  … ${entries.length - shown.length} older not listed`] : []),
     ...shown.map((e) => `  ${e.at || '?'}  ${e.reason || 'unknown'}  ${e.messages ?? '?'} messages  ${e.queued ? 'replay/' : ''}${e.name}.ccj${e.detail ? `  (${e.detail})` : ''}`)
   ]
+}
+
+const STORAGE_COLUMNS = [
+  { key: 'name', title: 'COLLECTION', align: 'left' },
+  { key: 'documents', title: 'DOCUMENTS' },
+  { key: 'data', title: 'DATA' },
+  { key: 'indexes', title: 'INDEXES' },
+  { key: 'oldest', title: 'OLDEST', align: 'left' },
+  { key: 'newest', title: 'NEWEST', align: 'left' },
+  { key: 'growth', title: 'GROWTH/DAY' },
+  { key: 'retention', title: 'RETENTION' },
+  { key: 'deleted', title: 'DELETED RETENTION/BUDGET' }
+]
+
+// The leader worker's figures (stats files of collectors without them: no lines).
+function storageLines (storage) {
+  if (!storage) return []
+  const used = storage.maxStorage
+    ? `${formatBytes(storage.usedBytes)} of ${formatBytes(storage.maxStorage)} (--max-storage), ${daysLeftText(storage.daysLeft)}`
+    : `${formatBytes(storage.usedBytes)}, no budget (--max-storage)`
+  const how = storage.expiry === 'ttl' ? 'the server\'s TTL indexes expire documents' : 'the leader worker deletes expired documents (no TTL monitor)'
+  const rows = Object.entries(storage.collections).map(([name, c]) => ({
+    name,
+    documents: c.documents,
+    data: c.dataBytes === null ? null : formatBytes(c.dataBytes),
+    indexes: c.indexBytes === null ? null : formatBytes(c.indexBytes),
+    oldest: timeText(c.oldest),
+    newest: timeText(c.newest),
+    growth: c.growthPerDay ? `${c.growthPerDay.bytes < 0 ? '-' : '+'}${formatBytes(Math.abs(c.growthPerDay.bytes))}` : null,
+    retention: c.retentionMs > 0 ? `${flagTypes.duration.format(c.retentionMs)} by ${c.field}` : 'off',
+    deleted: `${c.deleted.retention ?? 'TTL'}/${c.deleted.budget}`
+  }))
+  return [
+    `storage: ${used}; ${how}`,
+    ...formatTable(STORAGE_COLUMNS, rows).trimEnd().split('\n').map((line) => `  ${line}`),
+    ...(storage.estimated ? ['  (sizes estimated: the server reports no storage or index sizes, see docs/storage.md#capacity)'] : []),
+    ...(storage.ttlDeleted !== null && storage.ttlDeleted !== undefined ? [`  deleted by the server's TTL monitor since the leader started: ${storage.ttlDeleted} (every database, not per collection)`] : [])
+  ]
+}
+
+function daysLeftText (days) {
+  if (days === null || days === undefined) return 'days left unknown (not growing, or measured too briefly)'
+  return days === 0 ? 'OVER BUDGET: the oldest days are being deleted' : `${days} days left at the current growth`
+}
+
+function timeText (ms) {
+  return ms === null || ms === undefined ? null : new Date(ms).toISOString().slice(0, 19).replace('T', ' ')
 }
 
 function workerRow (w, rates) {

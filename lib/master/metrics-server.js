@@ -1,6 +1,6 @@
 'use strict'
 
-const { workerStats } = require('../shared/worker-stats')
+const { workerStats, storageOf } = require('../shared/worker-stats')
 const http = require('node:http')
 const https = require('node:https')
 const client = require('prom-client')
@@ -264,6 +264,7 @@ class MetricsServer {
     // at all (an unlabelled series would read 0, as if it were on and empty).
     if (lb.summary().buffer !== null) defineBufferSeries({ total, gauge }, stats)
     defineWorkerSeries({ total, gauge }, stats)
+    defineStorageSeries({ total, gauge }, stats)
   }
 }
 
@@ -317,6 +318,38 @@ function defineWorkerSeries ({ total, gauge }, stats) {
   gauge('collector_worker_db_down', '1 while a worker cannot reach its database.', perWorker((w) => { const { dbDown } = workerStats(w.custom); return dbDown === undefined ? undefined : Number(dbDown) }), ['slot'])
   total('collector_worker_state_evicted_total', 'Per-sender state forgotten over its bound, per worker slot and map (workers that report evicted).', perWorkerMap('evicted'), ['slot', 'map'])
   gauge('collector_worker_state_held', 'Per-sender state held, per worker slot and map (keys; bounded, see docs/call-quality.md, Memory).', perWorkerMap('held'), ['slot', 'map'])
+}
+
+// What the collector's collections hold, keep and deleted, as the leader
+// worker measured them (docs/storage.md, Capacity); no series before it
+// measured, nor for a figure it does not know (no budget: no days left).
+function defineStorageSeries ({ total, gauge }, stats) {
+  const perCollection = (read) => async () => {
+    const storage = storageOf(await stats())
+    if (!storage) return []
+    return Object.entries(storage.collections).map(([collection, c]) => [{ collection }, read(c)]).filter(([, v]) => Number.isFinite(v))
+  }
+  const one = (read) => async () => {
+    const storage = storageOf(await stats())
+    const value = storage ? read(storage) : undefined
+    return Number.isFinite(value) ? [[{}, value]] : []
+  }
+  gauge('collector_storage_documents', 'Documents per collection the collector writes.', perCollection((c) => c.documents), ['collection'])
+  gauge('collector_storage_data_bytes', 'Data bytes per collection: on disk where the server reports it (MongoDB, compressed), else the documents\' BSON size.', perCollection((c) => c.dataBytes), ['collection'])
+  gauge('collector_storage_index_bytes', 'Index bytes per collection (estimated where the server does not report them).', perCollection((c) => c.indexBytes), ['collection'])
+  gauge('collector_storage_oldest_timestamp_seconds', 'Age field of the oldest document per collection (Unix time).', perCollection((c) => c.oldest === null ? undefined : c.oldest / 1000), ['collection'])
+  gauge('collector_storage_newest_timestamp_seconds', 'Age field of the newest document per collection (Unix time).', perCollection((c) => c.newest === null ? undefined : c.newest / 1000), ['collection'])
+  gauge('collector_storage_growth_bytes_per_day', 'Net growth per collection over the last hour, in bytes a day (0 when retention deletes as fast as data comes).', perCollection((c) => c.growthPerDay ? c.growthPerDay.bytes : undefined), ['collection'])
+  gauge('collector_storage_retention_seconds', 'Retention per collection (0: kept forever).', perCollection((c) => c.retentionMs / 1000), ['collection'])
+  total('collector_storage_deleted_total', 'Documents deleted per collection, by reason (retention by the leader worker\'s sweeper, budget); resets when the leader worker is replaced. TTL deletions by the server are not counted per collection.',
+    async () => {
+      const storage = storageOf(await stats())
+      if (!storage) return []
+      return Object.entries(storage.collections).flatMap(([collection, c]) => Object.entries(c.deleted).filter(([, n]) => Number.isFinite(n)).map(([reason, n]) => [{ collection, reason }, n]))
+    }, ['collection', 'reason'])
+  gauge('collector_storage_used_bytes', 'Bytes the collector\'s collections use, data and indexes (what --max-storage is held to).', one((s) => s.usedBytes))
+  gauge('collector_storage_max_bytes', 'The storage budget (--max-storage); no series without one.', one((s) => s.maxStorage || undefined))
+  gauge('collector_storage_days_left', 'Days until the budget is reached at the current growth; no series without a budget or growth.', one((s) => s.daysLeft ?? undefined))
 }
 
 // An event with reasons is one series per reason (they add up to its

@@ -12,7 +12,11 @@ const WORKER_STATS = Object.freeze({
   dbErrors: 'number', // failed connects and writes so far
   dbDown: 'boolean', // the database cannot be reached now
   held: 'object', // per-sender state held now, by map: { map: keys }
-  evicted: 'object' // per-sender state forgotten over its bound so far, by map
+  evicted: 'object', // per-sender state forgotten over its bound so far, by map
+  // The leader's StorageKeeper figures (workers/storage/storage-keeper.js),
+  // null in the other workers: per collection documents, bytes, oldest and
+  // newest, growth, retention and what it deleted; the budget and days left.
+  storage: 'object'
 })
 
 /** The declared fields of a worker's custom stats, each undefined unless it has the declared type. */
@@ -25,8 +29,17 @@ function workerStats (custom) {
   return out
 }
 
+/** The storage figures of a stats() reply: those of the worker that reports them (the leader), or null. */
+function storageOf (stats) {
+  for (const w of (stats && stats.workers) || []) {
+    const { storage } = workerStats(w.custom)
+    if (storage) return storage
+  }
+  return null
+}
+
 function typeOf (value) {
   return value === null ? 'null' : typeof value
 }
 
-module.exports = { WORKER_STATS, workerStats }
+module.exports = { WORKER_STATS, workerStats, storageOf }
