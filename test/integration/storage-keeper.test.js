@@ -1,0 +1,151 @@
+'use strict'
+// The leader's StorageKeeper against the embedded server: the TTL indexes
+// it makes and changes (read back with listIndexes), what the embedded
+// server does with them, the storage budget taking the oldest days first,
+// and the capacity figures in `collector status` and /metrics.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const dgram = require('node:dgram')
+const { MongoClient } = require('mongodb')
+const syslog = require('../../collectors/syslog')
+const { StorageKeeper } = require('../../workers/storage/storage-keeper')
+const { counterTarget } = require('../../workers/storage/counter-store')
+const { captureLogger } = require('../helpers/capture-logger')
+const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+const { startTestCollector } = require('../helpers/collector')
+const { waitFor } = require('../helpers/wait-for')
+const { storageOf } = require('../../lib/shared/worker-stats')
+const { render } = require('../../app/commands/status')
+const { buildSnapshot, computeRates } = require('../../app/stats-file')
+
+const DAY = 86400000
+const LOGS = { collection: 'logs', field: 'receivedAt', declared: true }
+const STREAMS = { collection: 'streams', field: 'metadata.lastUpdated', partial: { active: false } }
+let client
+test.after(() => client && client.close())
+
+async function freshDb () {
+  const { uri } = await getTestMongo()
+  if (!client) client = await new MongoClient(uri).connect()
+  const db = client.db(uniqueDbName('keeper'))
+  // Every command the keeper sends, to see the collMods the embedded server refuses.
+  db.commands = []
+  const command = db.command.bind(db)
+  db.command = (cmd, options) => { db.commands.push(cmd); return command(cmd, options) }
+  return db
+}
+
+function keeper (db, targets, settings, logger = captureLogger().logger) {
+  const host = { logger, logAtMost: (key, level, fields, msg) => logger[level](fields, msg), isLeader: () => true }
+  return new StorageKeeper(db, targets, { storageInterval: 60000, retentionBy: 'auto', ...settings }, host)
+}
+
+const indexesOf = async (db, name) => Object.fromEntries((await db.collection(name).listIndexes().toArray()).map((i) => [i.name, i]))
+
+test('TTL path: the indexes read back from listIndexes; a changed retention is a collMod of the same index (refused by the embedded server: that collection is swept instead); off leaves them and says so', async () => {
+  const db = await freshDb()
+  await db.collection('logs').createIndex({ receivedAt: 1 }) // as the syslog sink made it before retention
+  await db.collection('streams').insertOne({ active: false, metadata: { lastUpdated: new Date(Date.now() - 30 * DAY) } })
+  const targets = [LOGS, STREAMS, counterTarget('counters')]
+  const first = captureLogger()
+  await keeper(db, targets, { retention: 7 * DAY, retentionBy: 'ttl' }, first.logger).setUp()
+  const streams = (await indexesOf(db, 'streams'))['metadata.lastUpdated_1_retention']
+  assert.deepEqual([streams.key, streams.expireAfterSeconds, streams.partialFilterExpression], [{ 'metadata.lastUpdated': 1 }, 604800, { active: false }])
+  assert.equal((await indexesOf(db, 'counters')).dayStart_1.expireAfterSeconds, 8 * 86400, 'per-day documents: a day more')
+  // The plain index is made TTL in place; mongo-java-server has no collMod.
+  assert.deepEqual(db.commands.filter((c) => c.collMod), [{ collMod: 'logs', index: { name: 'receivedAt_1', expireAfterSeconds: 604800 } }])
+  assert.equal((await indexesOf(db, 'logs')).receivedAt_1.expireAfterSeconds, undefined)
+  const line = first.records.find((r) => /^retention: /.test(r.msg)).msg
+  assert.match(line, /by TTL indexes/)
+  assert.match(line, /logs swept by the leader: its TTL index could not be changed \(no such command: 'collMod'\)/)
+
+  db.commands.length = 0
+  const second = keeper(db, targets, { retention: 30 * DAY, retentionBy: 'ttl' })
+  await second.setUp()
+  assert.deepEqual(db.commands.filter((c) => c.collMod).map((c) => [c.collMod, c.index]), [
+    ['logs', { name: 'receivedAt_1', expireAfterSeconds: 2592000 }],
+    ['streams', { name: 'metadata.lastUpdated_1_retention', expireAfterSeconds: 2592000 }],
+    ['counters', { name: 'dayStart_1', expireAfterSeconds: 2592000 + 86400 }]
+  ])
+  assert.equal(Object.keys(await indexesOf(db, 'streams')).length, 2, 'no second index: changed in place or not at all, never rebuilt')
+  await second.measure()
+  assert.deepEqual(Object.values(second.stats().collections).map((c) => c.expiry), ['sweeper', 'sweeper', 'sweeper'])
+
+  // The embedded server accepts TTL indexes and never expires: no TTL monitor in serverStatus.
+  const status = await db.admin().command({ serverStatus: 1 })
+  assert.equal(status.metrics && status.metrics.ttl, undefined)
+  assert.equal(await db.collection('streams').countDocuments(), 1, 'a stream 30 days past its TTL is still there')
+
+  const off = captureLogger()
+  await keeper(db, targets, {}, off.logger).setUp()
+  const warn = off.records.find((r) => r.level === 'warn')
+  assert.match(warn.msg, /^retention off: nothing in logs, streams, counters expires \(set --retention DURATION/)
+  assert.match(warn.msg, /but the server's TTL index on streams\.metadata\.lastUpdated still deletes after 7d/)
+})
+
+test('--max-storage: the oldest day of every collection goes first, until the estimate of what it freed covers the excess; today\'s never', async () => {
+  const db = await freshDb()
+  const today = Math.floor(Date.now() / DAY) * DAY
+  for (let d = 4; d >= 0; d--) {
+    const day = today - d * DAY
+    await db.collection('logs').insertMany(Array.from({ length: 100 }, (_, i) => ({ receivedAt: new Date(day + i * 1000), text: 'x'.repeat(1000) })))
+    await db.collection('counters').insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: `${new Date(day).toISOString().slice(0, 10)}/m${i}`, dayStart: new Date(day), pad: 'y'.repeat(1000) })))
+  }
+  const targets = [LOGS, counterTarget('counters')]
+  const probe = keeper(db, targets, {})
+  await probe.setUp()
+  await probe.measure()
+  const used = probe.stats().usedBytes
+  assert.ok(probe.stats().estimated, 'the embedded server reports no storage size: estimated, and said')
+  const { logger, records } = captureLogger()
+  const budget = keeper(db, targets, { maxStorage: Math.round(used * 0.55) }, logger)
+  await budget.setUp()
+  await budget.measure()
+  const daysLeft = async (name, field) => [...new Set((await db.collection(name).find().toArray()).map((doc) => Math.floor(doc[field] / DAY) * DAY))].sort()
+  assert.deepEqual(await daysLeft('logs', 'receivedAt'), [today - DAY, today], 'three oldest days gone: 60 % freed for a 45 % excess')
+  assert.deepEqual(await daysLeft('counters', 'dayStart'), [today - DAY, today])
+  const deleted = budget.stats().collections
+  assert.deepEqual([deleted.logs.deleted, deleted.counters.deleted], [{ retention: 0, budget: 300 }, { retention: 0, budget: 30 }])
+  const days = records.filter((r) => /^storage over budget/.test(r.msg)).map((r) => r.fields.day)
+  assert.deepEqual(days, [4, 3, 2].map((d) => new Date(today - d * DAY).toISOString().slice(0, 10)), 'oldest first, one line a day')
+  const tight = captureLogger()
+  const none = keeper(db, targets, { maxStorage: 1 }, tight.logger)
+  await none.setUp()
+  await none.measure()
+  assert.deepEqual(await daysLeft('logs', 'receivedAt'), [today], 'today\'s is never deleted')
+  assert.ok(tight.records.some((r) => r.level === 'error' && /today's data alone is over it/.test(r.msg)))
+})
+
+test('capacity: collector status and /metrics give per collection documents, bytes, oldest and newest, retention and deletions, and the budget', async (t) => {
+  const { collector, port } = await startTestCollector(t, syslog, ['--max-storage', '1g', '--retention-for', 'counters=30d', '--metrics-port', '0'], { workerOptions: { storageInterval: 300 } })
+  const socket = dgram.createSocket('udp4')
+  for (let i = 0; i < 200; i++) socket.send(`<14>1 ${new Date().toISOString()} cap-host app - - - line ${i}`, port, '127.0.0.1')
+  await waitFor(() => collector.summary().processed === 200, { what: '200 stored' })
+  socket.close()
+  const stats = await waitFor(async () => {
+    const s = await collector.stats()
+    const storage = storageOf(s)
+    return storage && storage.collections.syslog.documents === 200 && s
+  }, { what: 'the leader to measure 200 documents', timeout: 20000, interval: 100 })
+  const storage = storageOf(stats)
+  const logs = storage.collections.syslog
+  assert.ok(logs.dataBytes > 200 * 100 && logs.indexBytes > 0, 'bytes of data and indexes')
+  assert.ok(logs.newest >= logs.oldest && Date.now() - logs.oldest < 60000)
+  assert.deepEqual([logs.retentionMs, storage.collections.counters.retentionMs, storage.maxStorage], [0, 30 * DAY, 1024 ** 3])
+  const text = render(buildSnapshot({ name: 'cap', collector: 'syslog', pid: process.pid, interval: 1000 }, stats, computeRates(stats)))
+  assert.match(text, /storage: [\d.]+ KiB of 1\.0 GiB \(--max-storage\), /)
+  assert.match(text, /COLLECTION +DOCUMENTS +DATA +INDEXES +OLDEST +NEWEST +GROWTH\/DAY +RETENTION +DELETED RETENTION\/BUDGET/)
+  assert.match(text, /syslog +200 +[\d.]+ KiB +[\d.]+ (KiB|B) +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +- +off +0\/0/)
+  assert.match(text, /counters .* 30d by dayStart +0\/0/)
+  assert.match(text, /sizes estimated: the server reports no storage or index sizes/)
+  const address = collector.metricsAddress()
+  const body = await (await fetch(`http://${address.address}:${address.port}/metrics`)).text()
+  // Every series also carries the collector's own label.
+  assert.match(body, /collector_storage_documents\{collection="syslog",collector="syslog"\} 200/)
+  assert.match(body, /collector_storage_deleted_total\{collection="syslog",reason="budget",collector="syslog"\} 0/)
+  assert.match(body, /collector_storage_retention_seconds\{collection="counters",collector="syslog"\} 2592000/)
+  assert.match(body, /collector_storage_max_bytes\{collector="syslog"\} 1073741824/)
+  assert.match(body, /collector_storage_index_bytes\{collection="syslog",collector="syslog"\} \d+/)
+  assert.match(body, /collector_storage_oldest_timestamp_seconds\{collection="syslog",collector="syslog"\} \d/)
+})
