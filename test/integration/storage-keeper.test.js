@@ -117,6 +117,23 @@ test('--max-storage: the oldest day of every collection goes first, until the es
   assert.ok(tight.records.some((r) => r.level === 'error' && /today's data alone is over it/.test(r.msg)))
 })
 
+test('documents of an earlier version get their age field once, so that they expire too: counters from their day, a documents sink\'s from its _id', async () => {
+  const db = await freshDb()
+  const { ObjectId } = require('mongodb')
+  const id = ObjectId.createFromTime(Math.floor(Date.UTC(2026, 0, 2, 3, 4, 5) / 1000))
+  await db.collection('counters').insertOne({ _id: '20260102/old.metric', metric: 'old.metric', day: '20260102', daily: 3 })
+  await db.collection('flows').insertMany([{ _id: { m: id, r: 0 } }, { _id: { m: id, r: 1 }, receivedAt: new Date(0) }])
+  const { createSink } = require('../../workers/sinks')
+  const flows = createSink(require('../../collectors/definition/sinks').documents({ collection: 'flows', expireBy: 'receivedAt', of: (r) => r })).storageTargets()
+  await keeper(db, [counterTarget('counters'), ...flows], { retention: 400 * DAY }).setUp()
+  assert.deepEqual((await db.collection('counters').findOne()).dayStart, new Date(Date.UTC(2026, 0, 2)))
+  assert.deepEqual((await db.collection('flows').find().sort({ '_id.r': 1 }).toArray()).map((f) => f.receivedAt), [new Date(Date.UTC(2026, 0, 2, 3, 4, 5)), new Date(0)], 'from the _id\'s second; one that had it keeps it')
+})
+
+test('a --retention-for naming a collection the collector does not write is refused at start, naming those it writes', async (t) => {
+  await assert.rejects(startTestCollector(t, syslog, ['--retention-for', 'flows=7d']), /retentionFor.*names flows, which this collector does not write \(its collections: syslog, counters\)/s)
+})
+
 test('capacity: collector status and /metrics give per collection documents, bytes, oldest and newest, retention and deletions, and the budget', async (t) => {
   const { collector, port } = await startTestCollector(t, syslog, ['--max-storage', '1g', '--retention-for', 'counters=30d', '--metrics-port', '0'], { workerOptions: { storageInterval: 300 } })
   const socket = dgram.createSocket('udp4')

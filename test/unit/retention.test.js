@@ -9,6 +9,7 @@ const { retentionForProblem, retentionsOf, cutoffOf, ttlSeconds, planAgeIndex, h
 const { growthPerDay, trimSamples } = require('../../workers/storage/capacity')
 const { resolveSettings } = require('../../lib/shared/settings')
 const { MONGO_SETTINGS } = require('../../workers/mongo-settings')
+const sinks = require('../../collectors/definition/sinks')
 
 const LOGS = { collection: 'logs', field: 'receivedAt', declared: true }
 const STREAMS = { collection: 'streams', field: 'metadata.lastUpdated', partial: { active: false } }
@@ -76,4 +77,10 @@ test('growth per day: the net change over the last hour, once two measurements a
   const samples = [{ at: t0 - 7200000, documents: 0, usedBytes: 0 }, { at: t0 - 3000000, documents: 100, usedBytes: 100 }, { at: t0, documents: 100, usedBytes: 100 }]
   assert.deepEqual(growthPerDay(samples), { documents: 0, bytes: 0 }, 'retention deleting as fast as data comes: no growth')
   assert.equal(trimSamples(samples).length, 2)
+})
+
+test('expireBy is a field name of an updates or documents sink; counters and streams know theirs', () => {
+  assert.equal(sinks.documents({ collection: 'x', expireBy: 'receivedAt', of: (r) => r }).expireBy, 'receivedAt')
+  assert.throws(() => sinks.counters({ expireBy: 'at', of: (r) => r }), /expireBy names the date field of an updates or documents sink's documents \(got "at" on a counters sink\)/)
+  assert.throws(() => sinks.updates({ collection: 'x', expireBy: 5, of: (r) => r }), /expireBy/)
 })
