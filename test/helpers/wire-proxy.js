@@ -16,12 +16,14 @@ const HEADER_BYTES = 16
  * @param {object} options
  * @param {number} options.targetPort the real server's port
  * @param {string} [options.targetHost='127.0.0.1']
+ * @param {string} [options.host='127.0.0.1'] where the proxy listens
+ * @param {number} [options.port=0] its port (0: ephemeral)
  * @param {(name: string, command: object) => object|undefined} options.answer
  *   the reply for a command the proxy answers itself (`name` is the
  *   command's first key), or undefined to forward it
  * @returns {Promise<{ port: number, uri: string, answered: Map<string, number>, close: () => Promise<void> }>}
  */
-async function createWireProxy ({ targetPort, targetHost = '127.0.0.1', answer }) {
+async function createWireProxy ({ targetPort, targetHost = '127.0.0.1', host = '127.0.0.1', port: listenPort = 0, answer }) {
   const answered = new Map()
   const sockets = new Set()
   let nextRequestId = 1
@@ -57,12 +59,12 @@ async function createWireProxy ({ targetPort, targetHost = '127.0.0.1', answer }
   })
   await new Promise((resolve, reject) => {
     server.once('error', reject)
-    server.listen(0, '127.0.0.1', resolve)
+    server.listen(listenPort, host, resolve)
   })
   const { port } = server.address()
   return {
     port,
-    uri: `mongodb://127.0.0.1:${port}`,
+    uri: `mongodb://${host}:${port}`,
     answered,
     close () {
       for (const socket of sockets) socket.destroy()
