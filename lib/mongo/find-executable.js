@@ -18,6 +18,11 @@ function findExecutable (name, env = process.env) {
   return null
 }
 
+/**
+ * True when `file` is a regular file this process may execute.
+ * @param {string} file
+ * @returns {boolean}
+ */
 function isExecutableFile (file) {
   try {
     fs.accessSync(file, fs.constants.X_OK)
@@ -27,4 +32,4 @@ function isExecutableFile (file) {
   }
 }
 
-module.exports = { findExecutable }
+module.exports = { findExecutable, isExecutableFile }

@@ -122,6 +122,19 @@ function runMaven ({ logger, env, timeoutMs }) {
 }
 
 /**
+ * What the Java server lacks on this machine to run: null when `java` is
+ * on PATH and the launcher is built (or being built), or Maven is there to
+ * build it; else the missing tool, as one phrase for the log.
+ * @param {NodeJS.ProcessEnv} env
+ * @returns {string|null}
+ */
+function javaServerMissing (env) {
+  if (!findExecutable('java', env)) return 'no java on PATH'
+  if (artifactsPresent() || fs.existsSync(PATHS.lock) || findExecutable('mvn', env)) return null
+  return 'java is on PATH, but not Maven (mvn), which its first start needs to build it'
+}
+
+/**
  * @param {string} name
  * @param {NodeJS.ProcessEnv} env
  * @returns {string} absolute path
@@ -133,4 +146,4 @@ function requireExecutable (name, env) {
     'Install them (Debian: apt-get install default-jdk-headless maven), or set MONGODB_URI to an existing MongoDB')
 }
 
-module.exports = { ensureJavaServerBuilt, isJavaServerBuilt, requireExecutable, BUILD_COMMAND, PATHS }
+module.exports = { ensureJavaServerBuilt, isJavaServerBuilt, javaServerMissing, requireExecutable, BUILD_COMMAND, PATHS }

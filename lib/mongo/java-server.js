@@ -68,4 +68,4 @@ function validatePort (port) {
   }
 }
 
-module.exports = { startJavaServer, validatePort, DEFAULT_JVM_ARGS }
+module.exports = { startJavaServer, validatePort, DEFAULT_JVM_ARGS, DB_FILE }

@@ -4,6 +4,7 @@ const net = require('node:net')
 const { createNoopLogger } = require('../shared/logger')
 const { formatHost } = require('./child-server')
 const { startEmbeddedServer } = require('./embedded-server')
+const { chooseEmbeddedServer } = require('./choose-server')
 const { redactUri, assertNoPassword } = require('./redact-uri')
 const { identifyServer, serverLine } = require('./server-identity')
 const { findStartedServer } = require('./started-servers')
@@ -20,9 +21,12 @@ const DEFAULT_DATABASE = 'collector'
  * 3. the embedded server collector-cluster started (`collector db start`, or
  *    another collector's) when it is what answers on host:port,
  * 4. an embedded server started here (on `port` if free, else an ephemeral
- *    port); the caller owns it and must `stop()` it.
- * What answers on host:port is said in one line; a MongoDB there that we
- * did not start (see ./started-servers.js) is another program's, and is
+ *    port): a real mongod on PATH or in mongodb-memory-server's cache, else
+ *    one fetched once, else the Java server (./choose-server.js); the
+ *    caller owns it and must `stop()` it.
+ * What is used is said in one line, with each option passed over and why
+ * (at warn when the port was refused): a MongoDB on host:port that we did
+ * not start (see ./started-servers.js) is another program's, and is
  * written to only when `uri` or MONGODB_URI names it.
  *
  * @param {object} [options]
@@ -47,20 +51,24 @@ async function resolveMongo ({ uri, env = process.env, logger = createNoopLogger
     logger.info({ uri: redactUri(env.MONGODB_URI) }, 'using MongoDB from MONGODB_URI')
     return { uri: env.MONGODB_URI, server: null }
   }
+  const skipped = ['MONGODB_URI (not set)']
   const localUri = `mongodb://${formatHost(host)}:${port}`
   const local = await probeLocal(localUri, host, port, probeTimeoutMs)
   if (local.started) {
     const { kind, pid, dbPath: data } = local.started
-    logger.info({ uri: localUri, kind, serverPid: pid, dbPath: data }, `using the embedded database collector-cluster started at ${localUri} (${kind}, pid ${pid}, ${data ? `data in ${data}` : 'in memory'}): ${serverLine(local.identity)}`)
+    logger.info({ uri: localUri, kind, serverPid: pid, dbPath: data }, `using the embedded database collector-cluster started at ${localUri} (${kind}, pid ${pid}, ${data ? `data in ${data}` : 'in memory'}): ${serverLine(local.identity)}; skipped: ${skipped.join(', ')}`)
     return { uri: localUri, server: null }
   }
   const where = `${formatHost(host)}:${port}`
   if (local.identity) {
-    logger.warn({ uri: localUri, server: local.identity.kind, version: local.identity.version }, `${where} answers as ${serverLine(local.identity)}, a server collector-cluster did not start: nothing is written to it unless MONGODB_URI or --mongo-uri names it; starting the embedded database on another port`)
+    skipped.push(`${where} (answers as ${serverLine(local.identity)}, a server collector-cluster did not start: nothing is written to it unless MONGODB_URI or --mongo-uri names it)`)
   } else if (local.taken) {
-    logger.warn({ uri: localUri }, `${where} is taken by something that does not answer as MongoDB; starting the embedded database on another port`)
+    skipped.push(`${where} (taken by something that does not answer as MongoDB)`)
+  } else {
+    skipped.push(`${where} (nothing answers there)`)
   }
-  const server = await startOnPreferredPort({ host, port: local.taken ? 0 : port, env, logger, unref, dbPath })
+  const choice = await chooseEmbeddedServer({ env, logger })
+  const server = await startOnPreferredPort({ host, port: local.taken ? 0 : port, env, logger, unref, dbPath, choice, skipped, warn: local.taken })
   return { uri: server.uri, server }
 }
 
@@ -153,13 +161,13 @@ async function pingMongo (uri, timeoutMs = PROBE_TIMEOUT_MS) {
 }
 
 // Between the probe and the bind another process may take the port.
-async function startOnPreferredPort ({ host, port, env, logger, unref, dbPath }) {
+async function startOnPreferredPort (options) {
   try {
-    return await startEmbeddedServer({ host, port, env, logger, unref, dbPath })
+    return await startEmbeddedServer(options)
   } catch (err) {
-    if (port === 0) throw err
-    logger.warn({ port, err: err.message }, 'could not start the embedded server on its usual port; trying an ephemeral one')
-    return startEmbeddedServer({ host, port: 0, env, logger, unref, dbPath })
+    if (options.port === 0) throw err
+    options.logger.warn({ port: options.port, err: err.message }, 'could not start the embedded server on its usual port; trying an ephemeral one')
+    return startEmbeddedServer({ ...options, port: 0 })
   }
 }
 

@@ -27,6 +27,9 @@ const { runCli } = require('../helpers/cli')
 const { pm2Home } = require('../helpers/pm2-home')
 
 const NEEDS_JAVA = process.env.MONGODB_URI ? 'the test server must be the Java one (MONGODB_URI is set)' : false
+// The embedded servers started here, a collector's too, are the Java
+// server, whatever this machine has (a mongod, the network).
+process.env.COLLECTOR_DB_SERVER = 'java'
 // What a MongoDB 7.0 that another program runs says of itself.
 const OTHER_MONGOD_BUILD = { version: '7.0.14', gitVersion: 'ce59cfc6a3c5e5c067dca0d30697edd68d4f5188', modules: [], versionArray: [7, 0, 14, 0], ok: 1 }
 const WRITES = new Set(['insert', 'update', 'delete', 'findAndModify', 'create', 'createIndexes', 'drop', 'dropDatabase', 'bulkWrite'])
@@ -63,7 +66,7 @@ test('the embedded server collector-cluster started, answering on the port, is u
   assert.deepEqual(await resolveMongo({ env: {}, port: ours.port, logger }), { uri: ours.uri, server: null })
   const said = lines(records)
   assert.equal(said.length, 1, said.join('\n'))
-  assert.match(said[0], new RegExp(`^info using the embedded database collector-cluster started at mongodb://127\\.0\\.0\\.1:${ours.port} \\(java, pid ${ours.pid}, in memory\\): MongoDB-compatible server reporting MongoDB 6\\.0\\.0, standalone$`))
+  assert.match(said[0], new RegExp(`^info using the embedded database collector-cluster started at mongodb://127\\.0\\.0\\.1:${ours.port} \\(java, pid ${ours.pid}, in memory\\): MongoDB-compatible server reporting MongoDB 6\\.0\\.0, standalone; skipped: MONGODB_URI \\(not set\\)$`))
 })
 
 test('collector db start\'s server, run by PM2, is ours to a collector that finds it on the port', { skip: NEEDS_JAVA, timeout: 180000 }, async (t) => {
@@ -96,7 +99,7 @@ test('another program\'s MongoDB on the port is named and refused: the embedded 
   const said = lines(records)
   const refusal = said.filter((line) => line.includes(`127.0.0.1:${other.port}`))
   assert.equal(refusal.length, 1, said.join('\n'))
-  assert.match(refusal[0], /^warn 127\.0\.0\.1:\d+ answers as MongoDB 7\.0\.14, standalone, a server collector-cluster did not start: nothing is written to it unless MONGODB_URI or --mongo-uri names it; starting the embedded database on another port$/)
+  assert.match(refusal[0], new RegExp(`^warn started the embedded database: .+ at mongodb://127\\.0\\.0\\.1:(?!${other.port}\\b)\\d+, in memory: its data is gone when it stops; skipped: MONGODB_URI \\(not set\\), 127\\.0\\.0\\.1:${other.port} \\(answers as MongoDB 7\\.0\\.14, standalone, a server collector-cluster did not start: nothing is written to it unless MONGODB_URI or --mongo-uri names it\\)`))
   assert.ok(collector.dbServer && collector.dbServer.port !== other.port, 'an embedded server of its own')
 
   const messages = Array.from({ length: 10 }, (_, i) => Buffer.from(`<13>Nov 27 03:00:00 host app: line ${i}`))
@@ -121,16 +124,16 @@ test('MONGODB_URI naming that server is the operator\'s choice: used, no probe',
   assert.match(lines(records).join('\n'), /using MongoDB from MONGODB_URI/)
 })
 
-test('a port taken by something that does not answer as MongoDB: said in one line, the embedded server on another port', { timeout: 120000 }, async (t) => {
+test('a port taken by something that does not answer as MongoDB: said in the one line, the embedded server on another port', { timeout: 120000 }, async (t) => {
   const squatter = net.createServer((socket) => socket.destroy())
   await new Promise((resolve) => squatter.listen(0, '127.0.0.1', resolve))
   t.after(() => squatter.close())
   const { port } = squatter.address()
   const { logger, records } = captureLogger()
-  const resolved = await resolveMongo({ env: { PATH: process.env.PATH }, port, logger, probeTimeoutMs: 500 })
+  const resolved = await resolveMongo({ env: { PATH: process.env.PATH, COLLECTOR_DB_SERVER: 'java' }, port, logger, probeTimeoutMs: 500 })
   t.after(() => resolved.server.stop())
   assert.notEqual(resolved.server.port, port)
-  assert.match(lines(records).join('\n'), new RegExp(`^warn 127\\.0\\.0\\.1:${port} is taken by something that does not answer as MongoDB; starting the embedded database on another port$`, 'm'))
+  assert.match(lines(records).join('\n'), new RegExp(`^warn started the embedded database: the Java server \\(mongo-java-server\\) at ${resolved.uri}, in memory: its data is gone when it stops; skipped: MONGODB_URI \\(not set\\), 127\\.0\\.0\\.1:${port} \\(taken by something that does not answer as MongoDB\\), a mongod, found or fetched \\(COLLECTOR_DB_SERVER=java\\)$`, 'm'))
 })
 
 test('a server is ours only while its record names the pid it reports and the port it answers on', (t) => {

@@ -8,9 +8,7 @@
 
 const { test, describe, before, after } = require('node:test')
 const assert = require('node:assert/strict')
-const fs = require('node:fs')
 const net = require('node:net')
-const os = require('node:os')
 const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { once } = require('node:events')
@@ -20,7 +18,6 @@ const mongoose = require('mongoose')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { createTcpProxy } = require('../helpers/tcp-proxy')
 const { startJavaServer } = require('../../lib/mongo/java-server')
-const { startEmbeddedServer } = require('../../lib/mongo/embedded-server')
 const { resolveMongo, redactUri, assertNoPassword } = require('../../lib/mongo/resolve-mongo')
 
 const ROOT = path.resolve(__dirname, '..', '..')
@@ -71,8 +68,8 @@ describe('handshake', () => {
     assert.equal((await admin.command({ hello: 1 })).isWritablePrimary, true)
   })
 
-  test('the shared test server is a java child with the documented handle', { skip: !process.env.MONGODB_URI ? false : 'MONGODB_URI set' }, async () => {
-    assert.equal(server.kind, 'java')
+  test('the shared test server is a child with the documented handle: the Java server, or COLLECTOR_TEST_MONGOD\'s mongod', { skip: !process.env.MONGODB_URI ? false : 'MONGODB_URI set' }, async () => {
+    assert.equal(server.kind, process.env.COLLECTOR_TEST_MONGOD ? 'mongod' : 'java')
     assert.match(server.uri, /^mongodb:\/\/127\.0\.0\.1:\d+$/)
     assert.equal(server.uri, `mongodb://127.0.0.1:${server.port}`)
     assert.ok(Number.isInteger(server.pid))
@@ -401,24 +398,7 @@ startJavaServer({ port: 0 }).then((s) => console.log(s.pid))`
     await waitUntil(() => !isAlive(pid), 10000)
   })
 
-  test('a mongod on PATH is preferred (fake mongod), its dbpath removed on stop', async (t) => {
-    const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'fake-mongod-'))
-    t.after(() => fs.rmSync(bin, { recursive: true, force: true }))
-    fs.writeFileSync(path.join(bin, 'mongod'), fakeMongod(), { mode: 0o755 })
-    const log = captureLogger()
-    const env = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH}` }
-    const embedded = await startEmbeddedServer({ port: 0, env, logger: log.logger })
-    t.after(() => embedded.stop())
-    assert.equal(embedded.kind, 'mongod')
-    assert.match(log.text(), /started embedded MongoDB-compatible server \(mongod\) at mongodb:\/\/127\.0\.0\.1:\d+/)
-    const dbpath = fs.readFileSync(path.join(bin, 'dbpath'), 'utf8')
-    assert.ok(fs.existsSync(dbpath))
-    const other = new MongoClient(embedded.uri, { serverSelectionTimeoutMS: 5000 })
-    await other.db('admin').command({ ping: 1 })
-    await other.close()
-    await embedded.stop()
-    assert.equal(fs.existsSync(dbpath), false)
-  })
+  // A mongod on PATH, in the cache or fetched, and each server's data: embedded-server-choice.test.js.
 })
 
 describe('resolveMongo', () => {
@@ -461,12 +441,12 @@ describe('resolveMongo', () => {
     t.after(() => squatter.close())
     const { port } = squatter.address()
     const log = captureLogger()
-    const resolved = await resolveMongo({ env: { PATH: process.env.PATH }, port, logger: log.logger, probeTimeoutMs: 500 })
+    const resolved = await resolveMongo({ env: { PATH: process.env.PATH, COLLECTOR_DB_SERVER: 'java' }, port, logger: log.logger, probeTimeoutMs: 500 })
     t.after(() => resolved.server.stop())
     assert.equal(resolved.server.kind, 'java')
     assert.notEqual(resolved.server.port, port)
     assert.equal(resolved.uri, resolved.server.uri)
-    assert.match(log.text(), /started embedded MongoDB-compatible server \(java\) at mongodb:\/\/127\.0\.0\.1:\d+/)
+    assert.match(log.text(), /started the embedded database: the Java server \(mongo-java-server\) at mongodb:\/\/127\.0\.0\.1:\d+/)
   })
 })
 
@@ -485,21 +465,4 @@ async function waitUntil (predicate, timeoutMs) {
     if (Date.now() > deadline) assert.fail(`condition not met within ${timeoutMs} ms`)
     await sleep(100)
   }
-}
-
-// A stand-in `mongod`: records its --dbpath, serves with the Java server on
-// the given --port, logs mongod's ready line, stops on SIGTERM.
-function fakeMongod () {
-  return `#!${process.execPath}
-'use strict'
-const fs = require('node:fs')
-const path = require('node:path')
-const { startJavaServer } = require(${JSON.stringify(path.join(ROOT, 'lib/mongo/java-server'))})
-const arg = (name) => process.argv[process.argv.indexOf(name) + 1]
-fs.writeFileSync(path.join(__dirname, 'dbpath'), arg('--dbpath'))
-startJavaServer({ host: arg('--bind_ip'), port: Number(arg('--port')) }).then((server) => {
-  console.log(JSON.stringify({ t: {}, s: 'I', c: 'NETWORK', msg: 'Waiting for connections' }))
-  process.once('SIGTERM', () => server.stop().then(() => process.exit(0)))
-})
-`
 }
