@@ -6,7 +6,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const CollectorError = require('../exceptions/collector-error')
 const { APP_DEFAULTS, withPm2, call, findApp, removeApp } = require('./pm2-api')
-const { findExecutable } = require('../lib/mongo/find-executable')
+const { chooseEmbeddedServer } = require('../lib/mongo/choose-server')
 const { ensureJavaServerBuilt } = require('../lib/mongo/java-build')
 
 /** The PM2 app of the shared embedded database (`collector db start`). */
@@ -19,14 +19,17 @@ const DB_ENTRY = path.join(__dirname, 'database-entry.js')
  * them stops. Resolves once it listens; rejects with its own one-line reason
  * (and leaves no PM2 app behind) when it cannot start.
  * @param {string[]} argv its flags (app/database-entry.js: --port, --host, --db-path, --db-memory)
- * @param {{ pm2Home?: string, env?: object }} [options]
- * @returns {Promise<{ name: string, pid: number, status: string, args: string[] }>}
+ * @param {{ pm2Home?: string, env?: object, logger?: object }} [options] logger: the choice's progress (a fetch, a build)
+ * @returns {Promise<{ name: string, pid: number, status: string, args: string[], choice: import('../lib/mongo/choose-server').ServerChoice }>}
  */
 async function startDatabase (argv = [], options = {}) {
   const env = { ...process.env, ...options.env }
-  // A first start builds the Java server here, in the foreground, so that
-  // PM2 waits for a server that only has to start.
-  if (!findExecutable('mongod', env)) await ensureJavaServerBuilt({ env })
+  // The server is chosen here, in the foreground (a mongod fetched, the
+  // Java server built, their progress on the terminal), so that PM2 waits
+  // for a server that only has to start; the app keeps to that choice.
+  const choice = await chooseEmbeddedServer({ env, logger: options.logger })
+  if (choice.kind === 'java') await ensureJavaServerBuilt({ env, logger: options.logger })
+  const keep = choice.kind === 'mongod' ? { COLLECTOR_DB_SERVER: 'mongod', MONGOMS_SYSTEM_BINARY: choice.binary } : { COLLECTOR_DB_SERVER: 'java' }
   return withPm2(options, async (api) => {
     const existing = await findApp(api, DB_APP)
     if (existing && existing.pm2_env.status === 'online') throw new CollectorError(`the database is already running under PM2 (pid ${existing.pid}); see \`collector db status\``, 'ERR_DB_RUNNING')
@@ -38,7 +41,7 @@ async function startDatabase (argv = [], options = {}) {
       args: argv,
       listen_timeout: 60000,
       kill_timeout: 15000,
-      env: { ...options.env }
+      env: { ...options.env, ...keep }
     }
     await call(api, 'start', app)
     const proc = await findApp(api, DB_APP)
@@ -47,7 +50,7 @@ async function startDatabase (argv = [], options = {}) {
       await removeApp(api, DB_APP)
       throw new CollectorError(reason.replace(/^collector db: /, ''), 'ERR_DB_START')
     }
-    return { name: DB_APP, pid: proc.pid, status: proc.pm2_env.status, args: [].concat(proc.pm2_env.args || []) }
+    return { name: DB_APP, pid: proc.pid, status: proc.pm2_env.status, args: [].concat(proc.pm2_env.args || []), choice }
   })
 }
 

@@ -77,4 +77,4 @@ if (require.main === module || process.env.pm_exec_path === __filename) {
   })
 }
 
-module.exports = { main, USAGE, Config }
+module.exports = { main, USAGE, Config, logger }

@@ -1,8 +1,9 @@
 'use strict'
 
 const launcher = require('../launcher')
-const { defaultDbPath } = require('../../lib/mongo/embedded-server')
+const { defaultDbPath, serverDataPath, serverName } = require('../../lib/mongo/embedded-server')
 const { pingMongo } = require('../../lib/mongo/resolve-mongo')
+const { findServerStartedBy } = require('../../lib/mongo/started-servers')
 const { takePositionals, launcherOptions, usageError } = require('./common')
 
 const USAGE = 'collector db run|start|stop|status [--port 27017] [--host 127.0.0.1] [--db-path DIR] [--db-memory]'
@@ -11,7 +12,8 @@ const USAGE = 'collector db run|start|stop|status [--port 27017] [--host 127.0.0
  * `collector db run`: the embedded database in the foreground (what `npm run
  * db` runs). `start`: under PM2, shared by every collector started with
  * `collector start` (they find it on 127.0.0.1:27017), stopped by none of
- * them. `stop`, `status`.
+ * them. `stop`, `status`. Either server, a real mongod or the Java one
+ * (lib/mongo/choose-server.js), is run, kept and described the same way.
  */
 async function run (argv) {
   if (argv[0] === '--help' || argv[0] === '-h') {
@@ -29,11 +31,13 @@ async function run (argv) {
 }
 
 async function start (argv) {
-  const { Config } = require('../database-entry')
+  const { Config, logger } = require('../database-entry')
   const config = Config.parse(argv) // a bad flag fails here, not in a PM2 log
   if (config.help) return Config.printHelp()
-  const proc = await launcher.startDatabase(argv, launcherOptions())
-  process.stdout.write(`started the database under PM2 (pid ${proc.pid}): ${describeStorage(config)}; see \`collector db status\`\n`)
+  const proc = await launcher.startDatabase(argv, { ...launcherOptions(), logger })
+  const { choice } = proc
+  const skipped = choice.skipped.length ? `; skipped: ${choice.skipped.join(', ')}` : ''
+  process.stdout.write(`started the database under PM2 (pid ${proc.pid}): ${serverName(choice)}, ${describeStorage(config, choice.kind)}${choice.source ? ` (${choice.source})` : ''}${skipped}; see \`collector db status\`\n`)
   return 0
 }
 
@@ -54,17 +58,24 @@ async function status (argv) {
   const config = require('../database-entry').Config.parse(proc.args, {})
   const uri = `mongodb://${config.host}:${config.port}`
   const answers = proc.status === 'online' && await pingMongo(uri)
+  // what runs, from the record its starter (the PM2 app) keeps of it
+  const server = proc.pid ? findServerStartedBy(proc.pid) : null
   process.stdout.write([
     `collector-db  ${proc.status}  pid ${proc.pid || '-'}  ${uri}  ${answers ? 'answers ping' : 'does not answer'}`,
-    `data  ${describeStorage(config)}`,
+    ...(server ? [`server  ${serverName(server)}, pid ${server.pid}`] : []),
+    `data  ${describeStorage(config, server && server.kind)}`,
     `logs  ${proc.logs.out}`,
     ''
   ].join('\n'))
   return answers ? 0 : 1
 }
 
-function describeStorage (config) {
-  return config.dbMemory ? 'in memory (gone when it stops)' : `on disk in ${config.dbPath || defaultDbPath()}`
+// Where the data lives: a mongod's in its folder of the data directory,
+// the Java server's in the directory itself; unknown kind: the directory.
+function describeStorage (config, kind) {
+  if (config.dbMemory) return 'in memory (gone when it stops)'
+  const dir = config.dbPath || defaultDbPath()
+  return `on disk in ${kind ? serverDataPath(kind, dir) : dir}`
 }
 
 module.exports = { run, USAGE }

@@ -2,10 +2,12 @@
 
 // The embedded database keeps what it was given: mongo-java-server with its
 // H2 backend in --db-path (default ~/.collector-cluster/db), the memory
-// backend only with --db-memory. Checked as an operator meets it: the
-// server itself, `collector db run` in the foreground, `collector db
-// start|status|stop` under a real PM2 daemon (temporary PM2_HOME), each
-// stopped and started again before the data is read.
+// backend only with --db-memory; a real mongod (a stand-in here,
+// test/fixtures/fake-mongod.js) in --db-path/mongod, the same commands
+// running it. Checked as an operator meets it: the server itself,
+// `collector db run` in the foreground, `collector db start|status|stop`
+// under a real PM2 daemon (temporary PM2_HOME), each stopped and started
+// again before the data is read.
 
 const { test } = require('node:test')
 const assert = require('node:assert/strict')
@@ -20,8 +22,11 @@ const { startEmbeddedServer } = require('../../lib/mongo/embedded-server')
 const { freePort } = require('../helpers/ports')
 const { runCli: cli } = require('../helpers/cli')
 const { pm2Home } = require('../helpers/pm2-home')
+const { installFakeMongod } = require('../helpers/fake-mongod')
 
 const CLI = path.join(__dirname, '..', '..', 'bin', 'collector.js')
+// The Java server, whatever this machine has (a mongod, the network).
+const JAVA = { ...process.env, COLLECTOR_DB_SERVER: 'java' }
 
 function tempDir (t, prefix = 'collector-db-') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
@@ -44,8 +49,8 @@ const countDocs = (uri) => withClient(uri, (db) => db.collection('items').countD
 /** Runs the CLI to completion: `{ code, stdout, stderr }`. */
 
 /** `collector db run ...` in the foreground; resolves with its URI once it printed it. */
-async function dbRun (t, args) {
-  const child = spawn(process.execPath, [CLI, 'db', 'run', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+async function dbRun (t, args, env = JAVA) {
+  const child = spawn(process.execPath, [CLI, 'db', 'run', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   t.after(() => child.kill('SIGKILL'))
   let stdout = ''
   let stderr = ''
@@ -119,14 +124,14 @@ test('collector db run: on disk by default (kept across a restart), --db-memory 
 test('collector db start|status|stop under PM2: one shared server, a second start refused, data kept across stop and start', { timeout: 180000 }, async (t) => {
   const home = pm2Home(t)
   const dir = path.dirname(home)
-  const env = { ...process.env, PM2_HOME: home, COLLECTOR_STATS_DIR: path.join(dir, 'stats') }
+  const env = { ...JAVA, PM2_HOME: home, COLLECTOR_STATS_DIR: path.join(dir, 'stats') }
   const dbPath = path.join(dir, 'data')
   const port = String(await freePort())
   const uri = `mongodb://127.0.0.1:${port}`
 
   const started = await cli(env, 'db', 'start', '--port', port, '--db-path', dbPath)
   assert.equal(started.code, 0, started.stderr)
-  assert.match(started.stdout, new RegExp(`^started the database under PM2 \\(pid \\d+\\): on disk in ${dbPath}`))
+  assert.match(started.stdout, new RegExp(`^started the database under PM2 \\(pid \\d+\\): the Java server \\(mongo-java-server\\), on disk in ${dbPath}; skipped: a mongod, found or fetched \\(COLLECTOR_DB_SERVER=java\\); see`))
   await writeDocs(uri, 42)
 
   const twice = await cli(env, 'db', 'start', '--port', port, '--db-path', dbPath)
@@ -135,8 +140,7 @@ test('collector db start|status|stop under PM2: one shared server, a second star
 
   const status = await cli(env, 'db', 'status')
   assert.equal(status.code, 0, status.stdout + status.stderr)
-  assert.match(status.stdout, new RegExp(`collector-db {2}online {2}pid \\d+ {2}${uri} {2}answers ping`))
-  assert.match(status.stdout, new RegExp(`data {2}on disk in ${dbPath}`))
+  assert.match(status.stdout, new RegExp(`collector-db {2}online {2}pid \\d+ {2}${uri} {2}answers ping\nserver {2}the Java server \\(mongo-java-server\\), pid \\d+\ndata {2}on disk in ${dbPath}\n`))
 
   const stopped = await cli(env, 'db', 'stop')
   assert.equal(stopped.code, 0, stopped.stderr)
@@ -155,7 +159,7 @@ test('collector db start|status|stop under PM2: one shared server, a second star
 test('collector db start on a port in use: exit 1 at once with the reason, no PM2 app left', { timeout: 120000 }, async (t) => {
   const home = pm2Home(t)
   const dir = path.dirname(home)
-  const env = { ...process.env, PM2_HOME: home }
+  const env = { ...JAVA, PM2_HOME: home }
   const busy = net.createServer()
   await new Promise((resolve) => busy.listen(0, '127.0.0.1', resolve))
   t.after(() => busy.close())
@@ -174,14 +178,46 @@ test('the embedded database keeps its data private: a --db-path it creates is 07
   const dbPath = path.join(tempDir(t), 'created', 'db')
   const lines = []
   const logger = { level: 'info', trace () {}, debug () {}, info () {}, warn: (fields, msg) => lines.push(msg), error () {}, fatal () {}, child () { return this } }
-  const local = await startEmbeddedServer({ port: 0, dbPath, logger })
+  const local = await startEmbeddedServer({ port: 0, dbPath, logger, env: JAVA })
   t.after(() => local.stop())
   assert.equal(fs.statSync(dbPath).mode & 0o777, 0o700)
   assert.equal(fs.statSync(path.dirname(dbPath)).mode & 0o777, 0o700)
   await local.stop()
   assert.deepEqual(lines, [], 'on 127.0.0.1: no warning')
-  const exposed = await startEmbeddedServer({ host: '0.0.0.0', port: 0, logger })
+  const exposed = await startEmbeddedServer({ host: '0.0.0.0', port: 0, logger, env: JAVA })
   t.after(() => exposed.stop())
   assert.equal(lines.length, 1)
   assert.match(lines[0], /^the embedded database listens on 0\.0\.0\.0, without authentication or TLS: anyone who reaches port \d+ can read and change/)
+})
+
+test('with a mongod, the same commands: collector db run and db start|status|stop run it, its data in --db-path/mongod, kept across a restart', { timeout: 180000 }, async (t) => {
+  const home = pm2Home(t)
+  const dir = path.dirname(home)
+  const bin = path.join(dir, 'bin')
+  const mongod = installFakeMongod(bin)
+  const env = { ...process.env, PATH: `${bin}${path.delimiter}${process.env.PATH}`, PM2_HOME: home, COLLECTOR_STATS_DIR: path.join(dir, 'stats') }
+  delete env.COLLECTOR_DB_SERVER
+  const dbPath = path.join(dir, 'data')
+  const port = String(await freePort())
+  const uri = `mongodb://127.0.0.1:${port}`
+
+  const foreground = await dbRun(t, ['--port', port, '--db-path', dbPath], env)
+  assert.equal(foreground.uri, uri)
+  await writeDocs(uri, 7)
+  foreground.child.kill('SIGINT')
+  const ran = await foreground.exited
+  assert.equal(ran.code, 0, ran.stderr)
+  assert.match(ran.stderr, new RegExp(`^started the embedded database: mongod 8\\.2\\.6 at ${uri}, data in ${dbPath}/mongod \\(on PATH: ${mongod}\\)$`, 'm'))
+  assert.match(ran.stderr, /^SIGINT: stopping the mongod server$/m)
+
+  const started = await cli(env, 'db', 'start', '--port', port, '--db-path', dbPath)
+  assert.equal(started.code, 0, started.stderr)
+  assert.equal(started.stdout, `started the database under PM2 (pid ${started.stdout.match(/pid (\d+)/)[1]}): mongod 8.2.6, on disk in ${dbPath}/mongod (on PATH: ${mongod}); see \`collector db status\`\n`)
+  assert.equal(await countDocs(uri), 7, 'what db run stored, read by the server db start runs')
+  const status = await cli(env, 'db', 'status')
+  assert.equal(status.code, 0, status.stdout + status.stderr)
+  assert.match(status.stdout, new RegExp(`^collector-db {2}online {2}pid \\d+ {2}${uri} {2}answers ping\nserver {2}mongod 8\\.2\\.6, pid \\d+\ndata {2}on disk in ${dbPath}/mongod\n`))
+  assert.equal((await cli(env, 'db', 'stop')).code, 0)
+  assert.equal((await cli(env, 'db', 'status')).code, 1)
+  assert.deepEqual(fs.readdirSync(dbPath), ['mongod'], 'nothing of the Java server\'s beside it')
 })
