@@ -16,7 +16,7 @@ const { commandConfig } = require('../app/commands/common')
 const pino = require('pino')
 const { MongoClient } = require('mongodb')
 const RtcpCollector = require('../collectors/rtcp').Collector
-const { startEmbeddedServer } = require('../lib/mongo/embedded-server')
+const { startEmbeddedServer, serverName } = require('../lib/mongo/embedded-server')
 const { redactUri } = require('../lib/mongo/redact-uri')
 const { prettyStream } = require('../app/pretty-log')
 const RtcpSimulator = require('../collectors/rtcp/simulator')
@@ -64,8 +64,10 @@ async function demoDatabase (logger) {
     process.stdout.write(`using MONGODB_URI (${redactUri(process.env.MONGODB_URI)}), database ${DATABASE} (removed at the end)\n`)
     return { uri: process.env.MONGODB_URI, server: null }
   }
-  const server = await startEmbeddedServer({ port: 0, logger })
-  process.stdout.write(`started a private embedded database at ${server.uri} (in memory, stopped at the end)\n`)
+  // Which server it found, a fetch's progress and why each option before
+  // it was passed over are said at info, whatever the level of the rest.
+  const server = await startEmbeddedServer({ port: 0, logger: logger.child({}, { level: 'info' }), skipped: ['MONGODB_URI (not set)'] })
+  process.stdout.write(`started a private embedded database at ${server.uri} (${serverName(server)}, in memory, stopped at the end)\n`)
   return { uri: server.uri, server }
 }
 
