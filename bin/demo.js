@@ -67,7 +67,7 @@ async function demoDatabase (logger) {
   // Which server it found, a fetch's progress and why each option before
   // it was passed over are said at info, whatever the level of the rest.
   const server = await startEmbeddedServer({ port: 0, logger: logger.child({}, { level: 'info' }), skipped: ['MONGODB_URI (not set)'] })
-  process.stdout.write(`started a private embedded database at ${server.uri} (${serverName(server)}, in memory, stopped at the end)\n`)
+  process.stdout.write(`started a private embedded database at ${server.uri} with ${serverName(server)}, in memory, stopped at the end\n`)
   return { uri: server.uri, server }
 }
 
