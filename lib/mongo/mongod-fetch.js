@@ -5,7 +5,8 @@
 // time: the fetch runs in a child process (./mongod-fetch-child.js) that is
 // killed when no byte came for `stallMs` or the whole took `timeoutMs`. A
 // failure is remembered for an hour beside the cache, so that a machine
-// without the network does not wait for it at every start.
+// without the network does not wait for it at every start (asked with
+// other MONGOMS_* settings, a mirror say, it is tried at once).
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -46,7 +47,8 @@ async function fetchMongod ({ env = process.env, logger = createNoopLogger(), ti
   const dir = mongodDownloadDir(env)
   const failureFile = path.join(dir, FAILURE_FILE)
   const earlier = readJsonFile(failureFile)
-  const since = earlier ? Date.now() - Date.parse(earlier.failedAt) : Infinity
+  const key = fetchKey(env)
+  const since = earlier && earlier.key === key ? Date.now() - Date.parse(earlier.failedAt) : Infinity
   if (since >= 0 && since < RETRY_AFTER_MS) {
     const ago = since < 60000 ? 'less than a minute' : minutes(since)
     throw new DatabaseError(`it failed ${ago} ago (${earlier.reason}); tried again after ${minutes(RETRY_AFTER_MS)}, or at the next start once ${failureFile} is removed`)
@@ -58,10 +60,17 @@ async function fetchMongod ({ env = process.env, logger = createNoopLogger(), ti
   } catch (err) {
     try {
       makeDir(dir)
-      writeJsonFile(failureFile, { failedAt: new Date().toISOString(), reason: err.message })
+      writeJsonFile(failureFile, { failedAt: new Date().toISOString(), key, reason: err.message })
     } catch {} // not remembered: the next start tries again
     throw err
   }
+}
+
+// What a fetch was asked for: a failure is remembered for these settings
+// only, so that a mirror or another version set after it is tried at once.
+function fetchKey (env) {
+  return ['VERSION', 'DOWNLOAD_URL', 'DOWNLOAD_MIRROR', 'ARCHIVE_NAME', 'DISTRO', 'PLATFORM', 'ARCH', 'USE_HTTP']
+    .map((name) => env[`MONGOMS_${name}`] || '').join('|')
 }
 
 function childEnv (env, dir) {

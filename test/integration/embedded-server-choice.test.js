@@ -162,7 +162,7 @@ test('a fetched archive whose checksum does not match is refused: the Java serve
   assert.deepEqual(fs.readdirSync(path.join(home, '.cache', 'mongodb-binaries')).filter((name) => name.startsWith('mongod-')), [], 'no binary kept')
 })
 
-test('a closed network: the fetch fails at once, the Java server starts saying why, and the failure is remembered for an hour (no second attempt)', { timeout: 120000 }, async (t) => {
+test('a closed network: the fetch fails at once, the Java server starts saying why, and the failure is remembered for an hour (no second attempt for the same settings)', { timeout: 120000 }, async (t) => {
   const network = await badServer(t, 'reset')
   const home = tempDir(t)
   const cache = path.join(home, '.cache', 'mongodb-binaries')
@@ -184,9 +184,12 @@ test('a closed network: the fetch fails at once, the Java server starts saying w
   assert.equal(network.connections, 1, 'not tried again within the hour')
   assert.match(said(second.records).pop(), new RegExp(`fetching one \\(it failed less than a minute ago \\(Download failed for url "${escape(url)}": [^)]+\\); tried again after 60 min, or at the next start once ${escape(path.join(cache, FAILURE_FILE))} is removed\\)$`))
 
+  await start(t, { env: { ...env, MONGOMS_DOWNLOAD_URL: network.url('mongodb-linux-x86_64-debian12-8.0.4.tgz') }, logger: captureLogger().logger })
+  assert.equal(network.connections, 2, 'asked for something else (another URL, a mirror, a version), it is tried at once')
+
   fs.rmSync(path.join(cache, FAILURE_FILE))
   await start(t, { env: { ...env, MONGOMS_RUNTIME_DOWNLOAD: 'false' }, logger: captureLogger().logger })
-  assert.equal(network.connections, 1, 'MONGOMS_RUNTIME_DOWNLOAD=false: no attempt')
+  assert.equal(network.connections, 2, 'MONGOMS_RUNTIME_DOWNLOAD=false: no attempt')
 })
 
 test('a download that stalls is cut at its bound, and the next option starts', { timeout: 120000 }, async (t) => {
