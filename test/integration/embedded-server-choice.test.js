@@ -40,6 +40,16 @@ async function start (t, options) {
   return server
 }
 
+// A machine whose one way out is a server of this test that does to each
+// connection what `mode` says (test/helpers/fake-mongod.js badServer), with
+// a HOME of its own and PATH as given.
+async function closedMachine (t, mode, PATH) {
+  const network = await badServer(t, mode)
+  const home = tempDir(t)
+  const url = network.url('mongodb-linux-x86_64-debian12-8.2.6.tgz')
+  return { network, url, cache: path.join(home, '.cache', 'mongodb-binaries'), env: { PATH, HOME: home, MONGOMS_DOWNLOAD_URL: url, MONGOMS_USE_HTTP: 'true' } }
+}
+
 async function withDb (uri, fn) {
   const client = await new MongoClient(uri, { serverSelectionTimeoutMS: 10000 }).connect()
   try {
@@ -163,11 +173,7 @@ test('a fetched archive whose checksum does not match is refused: the Java serve
 })
 
 test('a closed network: the fetch fails at once, the Java server starts saying why, and the failure is remembered for an hour (no second attempt for the same settings)', { timeout: 120000 }, async (t) => {
-  const network = await badServer(t, 'reset')
-  const home = tempDir(t)
-  const cache = path.join(home, '.cache', 'mongodb-binaries')
-  const url = network.url('mongodb-linux-x86_64-debian12-8.2.6.tgz')
-  const env = { PATH: javaOnlyDir(t), HOME: home, MONGOMS_DOWNLOAD_URL: url, MONGOMS_USE_HTTP: 'true' }
+  const { network, url, cache, env } = await closedMachine(t, 'reset', javaOnlyDir(t))
 
   const first = captureLogger()
   const begun = Date.now()
@@ -193,21 +199,16 @@ test('a closed network: the fetch fails at once, the Java server starts saying w
 })
 
 test('a download that stalls is cut at its bound, and the next option starts', { timeout: 120000 }, async (t) => {
-  const network = await badServer(t, 'silent')
-  const url = network.url('mongodb-linux-x86_64-debian12-8.2.6.tgz')
+  const { network, url, env } = await closedMachine(t, 'silent', javaOnlyDir(t))
   const { logger, records } = captureLogger()
-  const server = await start(t, { env: { PATH: javaOnlyDir(t), HOME: tempDir(t), MONGOMS_DOWNLOAD_URL: url, MONGOMS_USE_HTTP: 'true' }, logger, fetch: { stallMs: 1500 } })
+  const server = await start(t, { env, logger, fetch: { stallMs: 1500 } })
   assert.equal(server.kind, 'java')
   assert.equal(network.connections, 1)
   assert.match(said(records).pop(), new RegExp(`fetching one \\(failed: no data for 1\\.5 s from ${escape(url)}\\)$`))
 })
 
 test('nothing this machine can run: one error names each option, why it is not there, and how to get it', { timeout: 60000 }, async (t) => {
-  const network = await badServer(t, 'reset')
-  const home = tempDir(t)
-  const cache = path.join(home, '.cache', 'mongodb-binaries')
-  const url = network.url('mongodb-linux-x86_64-debian12-8.2.6.tgz')
-  const env = { PATH: tempDir(t), HOME: home, MONGOMS_DOWNLOAD_URL: url, MONGOMS_USE_HTTP: 'true' }
+  const { url, cache, env } = await closedMachine(t, 'reset', tempDir(t))
   const error = await startEmbeddedServer({ env }).then(() => assert.fail('started'), (err) => err)
   assert.equal(error.code, 'ERR_DATABASE')
   const lines = error.message.split('\n')
