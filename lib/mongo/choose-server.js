@@ -12,7 +12,7 @@ const { DatabaseError } = require('../../exceptions')
 const { createNoopLogger } = require('../shared/logger')
 const { findMongod, mongodDownloadDir } = require('./mongod-binary')
 const { fetchMongod } = require('./mongod-fetch')
-const { javaServerMissing } = require('./java-build')
+const { javaServerMissing, JDK_HINT } = require('./java-build')
 
 const KINDS = ['mongod', 'java']
 
@@ -75,7 +75,7 @@ function noServerError (why, only, env) {
     lines.push(`  - a mongod on PATH, or named by MONGOMS_SYSTEM_BINARY (${why.mongod}): MongoDB Community Server, https://www.mongodb.com/try/download/community`,
       `  - the network, once: a mongod is fetched into ${mongodDownloadDir(env)} (${why.fetch})`)
   }
-  if (why.java) lines.push(`  - a JDK 17+ and Maven, for the Java server, mongo-java-server (${why.java}): apt-get install openjdk-17-jdk-headless maven (Debian, Ubuntu), brew install openjdk@17 maven (macOS)`)
+  if (why.java) lines.push(`  - the Java server, mongo-java-server (${why.java}), which needs ${JDK_HINT}`)
   return new DatabaseError(lines.join('\n'))
 }
 

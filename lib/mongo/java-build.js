@@ -21,6 +21,9 @@ const PATHS = Object.freeze({
 const BUILD_TIMEOUT_MS = 10 * 60 * 1000
 const LOCK_POLL_MS = 500
 
+/** How to get what the Java server needs, as the error messages say it. */
+const JDK_HINT = 'a JDK 17+ and Maven: apt-get install openjdk-17-jdk-headless maven (Debian, Ubuntu), brew install openjdk@17 maven (macOS)'
+
 /** The command that builds the launcher (also what CI runs). */
 const BUILD_COMMAND = ['mvn', '-q', '-B', '-f', PATHS.pom, 'package']
 
@@ -142,8 +145,7 @@ function javaServerMissing (env) {
 function requireExecutable (name, env) {
   const found = findExecutable(name, env)
   if (found) return found
-  throw new DatabaseError(`"${name}" was not found on PATH; the embedded MongoDB-compatible server needs a JDK (17+) and Maven. ` +
-    'Install them (Debian: apt-get install default-jdk-headless maven), or set MONGODB_URI to an existing MongoDB')
+  throw new DatabaseError(`"${name}" was not found on PATH; the Java server needs ${JDK_HINT}; or set MONGODB_URI to an existing MongoDB`)
 }
 
-module.exports = { ensureJavaServerBuilt, isJavaServerBuilt, javaServerMissing, requireExecutable, BUILD_COMMAND, PATHS }
+module.exports = { ensureJavaServerBuilt, isJavaServerBuilt, javaServerMissing, requireExecutable, BUILD_COMMAND, PATHS, JDK_HINT }

@@ -216,7 +216,7 @@ test('nothing this machine can run: one error names each option, why it is not t
   assert.equal(lines[1], '  - MONGODB_URI set to your own MongoDB\'s connection string')
   assert.equal(lines[2], `  - a mongod on PATH, or named by MONGOMS_SYSTEM_BINARY (none on PATH, none in ${cache}): MongoDB Community Server, https://www.mongodb.com/try/download/community`)
   assert.match(lines[3], new RegExp(`^ {2}- the network, once: a mongod is fetched into ${escape(cache)} \\(failed: Download failed for url "${escape(url)}": [^)]+\\)$`))
-  assert.equal(lines[4], '  - a JDK 17+ and Maven, for the Java server, mongo-java-server (no java on PATH): apt-get install openjdk-17-jdk-headless maven (Debian, Ubuntu), brew install openjdk@17 maven (macOS)')
+  assert.equal(lines[4], '  - the Java server, mongo-java-server (no java on PATH), which needs a JDK 17+ and Maven: apt-get install openjdk-17-jdk-headless maven (Debian, Ubuntu), brew install openjdk@17 maven (macOS)')
   assert.equal(lines.length, 5)
 
   await assert.rejects(chooseEmbeddedServer({ env: { ...env, PATH: javaOnlyDir(t), COLLECTOR_DB_SERVER: 'mongod' } }), (err) => {
@@ -225,7 +225,7 @@ test('nothing this machine can run: one error names each option, why it is not t
     return true
   })
   await assert.rejects(chooseEmbeddedServer({ env: { ...env, COLLECTOR_DB_SERVER: 'java' } }), {
-    message: 'no MongoDB to write to (COLLECTOR_DB_SERVER=java); any one of these will do:\n  - MONGODB_URI set to your own MongoDB\'s connection string\n  - a JDK 17+ and Maven, for the Java server, mongo-java-server (no java on PATH): apt-get install openjdk-17-jdk-headless maven (Debian, Ubuntu), brew install openjdk@17 maven (macOS)'
+    message: 'no MongoDB to write to (COLLECTOR_DB_SERVER=java); any one of these will do:\n  - MONGODB_URI set to your own MongoDB\'s connection string\n  - the Java server, mongo-java-server (no java on PATH), which needs a JDK 17+ and Maven: apt-get install openjdk-17-jdk-headless maven (Debian, Ubuntu), brew install openjdk@17 maven (macOS)'
   })
   await assert.rejects(chooseEmbeddedServer({ env: { ...env, COLLECTOR_DB_SERVER: 'postgres' } }), {
     message: 'COLLECTOR_DB_SERVER must be mongod or java (unset: the first that this machine has), not "postgres"'
