@@ -175,6 +175,8 @@ function formatHost (host) {
  * @property {number} port
  * @property {number} pid
  * @property {'java'|'mongod'} kind
+ * @property {string|null} dbPath where its data lives; null: in memory (a mongod's throw-away dbpath)
+ * @property {string|null} [version] a mongod's version, as `--version` says it (set by startEmbeddedServer)
  * @property {Promise<{ code: number|null, signal: string|null }>} exited
  * @property {() => Promise<void>} stop idempotent; SIGTERM, then SIGKILL after 5 s
  * @property {() => void} pause SIGSTOP (for failure tests)
