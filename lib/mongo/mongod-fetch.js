@@ -80,7 +80,8 @@ function childEnv (env, dir) {
 
 function runFetch ({ env, logger, timeoutMs, stallMs }) {
   return new Promise((resolve, reject) => {
-    const child = fork(CHILD, [], { env, stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json' })
+    // execArgv: none of the parent's (an --inspect port, test runner flags)
+    const child = fork(CHILD, [], { env, execArgv: [], stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'json' })
     const stderr = tailOf(child.stderr)
     const fetch = { version: '', url: '', begun: Date.now(), timeoutMs, loggedAt: 0, loggedBytes: -1, result: null }
     const fail = (reason) => {
