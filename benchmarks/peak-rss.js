@@ -142,4 +142,4 @@ async function idleBaselines (settleMs = 2000) {
   return result
 }
 
-module.exports = { PeakRss, peakRssOf, idleBaselines, mib }
+module.exports = { PeakRss, peakRssOf, cpuSecondsOf, idleBaselines, mib }
