@@ -10,6 +10,7 @@
 // Messages: { event: 'start', version, url, dir }, { event: 'progress',
 // bytes, total }, then { event: 'done', binary } or { event: 'failed', reason }.
 
+const fs = require('node:fs')
 const { DryMongoBinary } = require('mongodb-memory-server-core/lib/util/DryMongoBinary')
 const { MongoBinary } = require('mongodb-memory-server-core/lib/util/MongoBinary')
 const { MongoBinaryDownload } = require('mongodb-memory-server-core/lib/util/MongoBinaryDownload')
@@ -29,6 +30,21 @@ MongoBinaryDownload.prototype.printDownloadProgress = function (chunk, force = f
   if (!force && now - lastSent < PROGRESS_EVERY_MS) return
   lastSent = now
   process.send({ event: 'progress', url: this._downloadingUrl, bytes: this.dlProgress.current, total: this.dlProgress.length })
+}
+
+// Its tar extraction resolves once the archive is read and checks for the
+// binary at once, while the binary's own write stream may not have opened
+// yet: a moment later the file is there.
+const extract = MongoBinaryDownload.prototype.extract
+MongoBinaryDownload.prototype.extract = async function (archive) {
+  try {
+    return await extract.call(this, archive)
+  } catch (err) {
+    const binary = await this.getPath()
+    for (let i = 0; i < 20 && !fs.existsSync(binary); i++) await new Promise((resolve) => setTimeout(resolve, 100))
+    if (fs.existsSync(binary)) return binary
+    throw err
+  }
 }
 
 async function main () {

@@ -59,7 +59,12 @@ function javaOnlyDir (t) {
  * @returns {{ name: string, body: Buffer, md5: string }}
  */
 function mongodArchive (dir, { version = '8.2.6', name = `mongodb-linux-x86_64-debian12-${version}` } = {}) {
-  installFakeMongod(path.join(dir, name, 'bin'), 'mongod', { version })
+  const binary = installFakeMongod(path.join(dir, name, 'bin'), 'mongod', { version })
+  // Some size, as a real mongod has (after the exec line: never read).
+  // mongodb-memory-server's extraction resolves when the archive is read,
+  // and checks the binary at once: a file of a few hundred bytes, whose
+  // write stream had not opened yet, was reported missing in a loaded CI run.
+  fs.appendFileSync(binary, `# ${'0'.repeat(4 << 20)}\n`)
   const file = path.join(dir, `${name}.tgz`)
   execFileSync('tar', ['-czf', file, '-C', dir, name])
   const body = fs.readFileSync(file)
