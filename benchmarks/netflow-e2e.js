@@ -56,6 +56,7 @@ const { missingPeers, softflowdExport } = require('../test/helpers/netflow-peers
 const { freePort } = require('../test/helpers/ports')
 const { runCollector } = require('../test/fixtures/foreground-run')
 const { readStats } = require('../app/stats-file')
+const { workerStats } = require('../lib/shared/worker-stats')
 const { PeakRss, peakRssOf, cpuSecondsOf, mib } = require('./peak-rss')
 
 const args = minimist(process.argv.slice(2), {
@@ -319,6 +320,7 @@ async function nfcapdReceiver () {
     async stop () {
       child.kill('SIGTERM')
       await exited
+      // nfcapd's own line counts the file it had open at exit only; nfdump reads them all
       const said = /Flows: (\d+), Packets: \d+, Bytes: \d+, Sequence Errors: (\d+), Bad Packets: (\d+)/.exec(output)
       const info = execFileSync('nfdump', ['-R', dir, '-I'], { encoding: 'utf8' })
       fs.rmSync(dir, { recursive: true, force: true })
@@ -368,10 +370,17 @@ async function runOnce (receiverName, version, rate, seconds, exp, mongo, client
     dbCpuUsPerFlow: dbCpu === null ? null : round1(dbCpu * 1e6 / flows),
     ...peaks,
     ...(dropped
-      ? { dropped, settledShort: Boolean(settled.short), lastFlowLagMs: settled.lastFlowAt - sent.lastSendAt, minuteFlows: result.minuteFlows, workerDatagrams: settled.stats.workers.map((w) => w.processed) }
+      ? { dropped, settledShort: Boolean(settled.short), lastFlowLagMs: settled.lastFlowAt - sent.lastSendAt, minuteFlows: result.minuteFlows, ...workerFigures(settled.stats.workers, flows) }
       : { nfcapdSaid: result.nfcapdSaid, sequenceErrors: result.sequenceErrors, badPackets: result.badPackets }),
     senderCpuMs: sent.cpuMs
   }
+}
+
+// What each worker took (datagrams), and the database writes (operations)
+// per flow and failed writes of all of them.
+function workerFigures (workers, flows) {
+  const sum = (field) => workers.reduce((total, w) => total + (workerStats(w.custom)[field] || 0), 0)
+  return { workerDatagrams: workers.map((w) => w.processed), dbWritesPerFlow: Math.round(sum('dbWrites') / flows * 1000) / 1000, dbErrors: sum('dbErrors') }
 }
 
 // ---------------------------------------------------------------- report
