@@ -9,6 +9,7 @@
 
 const zlib = require('node:zlib')
 const DecodeError = require('../../exceptions/decode-error')
+const { ipv6Text } = require('../../lib/shared/ipv6-text')
 
 const MAGIC = 0x48455033 // "HEP3"
 const HEADER_SIZE = 6
@@ -127,25 +128,6 @@ function readChunk (packet, [field, reader, size], buf, start, length) {
     default: packet[field] = buf.subarray(start, start + length)
   }
   return true
-}
-
-// RFC 5952 text: lower case, leading zeros dropped, the longest run of two
-// or more zero groups shortened to "::".
-function ipv6Text (buf, start) {
-  const groups = []
-  for (let i = 0; i < 8; i++) groups.push(buf.readUInt16BE(start + 2 * i))
-  let bestAt = -1
-  let bestLength = 1
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) { i++; continue }
-    let j = i
-    while (j < 8 && groups[j] === 0) j++
-    if (j - i > bestLength) { bestAt = i; bestLength = j - i }
-    i = j
-  }
-  const hex = groups.map((group) => group.toString(16))
-  if (bestAt === -1) return hex.join(':')
-  return `${hex.slice(0, bestAt).join(':')}::${hex.slice(bestAt + bestLength).join(':')}`
 }
 
 // Agents send gzip (captagent) or zlib streams under chunk 0x10.

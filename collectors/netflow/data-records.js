@@ -9,7 +9,7 @@
 
 const { BY_ID, V9_SCOPES, TYPE_SIZES } = require('./fields')
 const { newFlow } = require('./shapes')
-const { ipv6Text } = require('./ipv6-text')
+const { ipv6Text } = require('../../lib/shared/ipv6-text')
 const { MAX_TEMPLATE_FIELDS, VARIABLE_LENGTH } = require('./template-set')
 
 // What a field of a flow record does: read past it (SKIP), or read it into

@@ -7,7 +7,7 @@ const assert = require('node:assert/strict')
 const { INFORMATION_ELEMENTS, TYPE_SIZES } = require('../../collectors/netflow/fields')
 const { OPS } = require('../../collectors/netflow/data-records')
 const { newFlow } = require('../../collectors/netflow/shapes')
-const { ipv6Text } = require('../../collectors/netflow/ipv6-text')
+const { ipv6Text } = require('../../lib/shared/ipv6-text')
 const { ipv6 } = require('../helpers/netflow-packets')
 const { prng } = require('../helpers/prng')
 

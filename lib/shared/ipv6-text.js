@@ -2,10 +2,9 @@
 
 // RFC 5952 text of 16 bytes: lower case, leading zeros dropped, the longest
 // run of two or more zero groups (the first of equals) shortened to "::".
-// collectors/hep/hep-decoder.js has its own copy: collectors/ folders do
-// not import one another, and lib/ is not ours to change from here. This
-// one builds groups from byte tables: a third of a flow store's addresses
-// may be IPv6, and number-to-hex conversion was most of their cost.
+// The one owner of that text, for every decoder (HEP, NetFlow/IPFIX). Groups
+// come from byte tables: a third of a flow store's addresses may be IPv6,
+// and number-to-hex conversion was most of their cost.
 
 const BARE = Array.from({ length: 256 }, (_, b) => b.toString(16)) // no leading zero
 const PADDED = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'))
