@@ -86,7 +86,12 @@ test('proxy cut between writes: updates stay pending, are retried, and land exac
   await sendAll(port, phaseTraffic(streams, perSide, 1))
   await waitFor(async () => workerSum(await lb.stats(), (c) => c.packets) === streams * perSide * 4)
   assert.ok(lb.summary().processed <= streams * perSide * 2, 'what the database has not stored is not processed')
-  await waitFor(async () => workerSum(await lb.stats(), (c) => c.dbErrors) > 0)
+  // A write fails once server selection gives up (1.5 s); a loaded CI
+  // machine once took longer than 20 s here, so the wait is longer and a
+  // timeout says what each worker reported.
+  let last = null
+  await waitFor(async () => { last = await lb.stats(); return workerSum(last, (c) => c.dbErrors) > 0 }, { timeout: 60000 })
+    .catch((err) => { throw new Error(`${err.message}; workers: ${JSON.stringify(last.workers.map((w) => w.custom && { pending: w.custom.pending, dbDown: w.custom.dbDown, dbError: w.custom.dbError, writeInProgressMs: w.custom.writeInProgressMs, flushes: w.custom.flushes }))}`) })
   const down = await lb.stats()
   assert.ok(workerSum(down, (c) => c.pending) > 0, 'updates held while the database is away')
   assert.strictEqual(await streamDocs(db, { 'metadata.packets': { $gt: 2 * perSide } }).then((d) => d.length), 0)
