@@ -453,7 +453,7 @@ export interface MongoCollectorOptions extends LoadBalancerOptions {
 
 /** A LoadBalancer whose workers write to MongoDB: settles the database (URI, local server or an embedded one it owns) before the workers start. */
 export class MongoCollector extends LoadBalancer {
-  /** its settings, declared once (collectors/mongo-settings.js): a collector built on it may declare its own */
+  /** its settings, declared once (lib/collector/database-settings.js): a collector built on it may declare its own */
   static settings: CollectorSettings
   /** options forwarded to the workers (default: the worker settings that have a flag): `static workerOptionKeys = [...MongoCollector.workerOptionKeys, 'mine']` */
   static workerOptionKeys: readonly string[]

@@ -9,14 +9,14 @@
 const { startEmbeddedServer, defaultDbPath } = require('../lib/mongo/embedded-server')
 const { commandConfig } = require('./commands/common')
 const { flagOf } = require('../configs/load-balancer-flags')
-const { DATABASE_SETTINGS } = require('../collectors/mongo-settings')
+const { DATABASE_SETTINGS } = require('../lib/collector/database-settings')
 const EXIT = require('./exit-codes')
 
 const USAGE = 'collector db run [--port 27017] [--host 127.0.0.1] [--db-path DIR] [--db-memory]'
 const Config = commandConfig(USAGE, {
   port: { alias: 'p', type: 'port', default: 27017, env: 'COLLECTOR_DB_PORT', description: 'port to listen on (0 = ephemeral)' },
   host: { type: 'string', default: '127.0.0.1', description: 'address to listen on' },
-  // The collectors' own (collectors/mongo-settings.js): one --db-path for both.
+  // The collectors' own (lib/collector/database-settings.js): one --db-path for both.
   dbPath: flagOf(DATABASE_SETTINGS.dbPath),
   dbMemory: flagOf(DATABASE_SETTINGS.dbMemory)
 })

@@ -11,7 +11,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { OPTIONS } = require('../lib/master/options')
 const { toKebab } = require('../configs/flag-definitions')
-const { MONGO_COLLECTOR_SETTINGS } = require('../collectors/mongo-settings')
+const { MONGO_COLLECTOR_SETTINGS } = require('../lib/collector/database-settings')
 
 const ROOT = path.join(__dirname, '..')
 
@@ -20,7 +20,7 @@ const ROOT = path.join(__dirname, '..')
  * (a row per setting the parent does not declare the same way).
  */
 const SETTINGS_TABLES = [
-  { id: 'mongo', source: 'collectors/mongo-settings.js', settings: MONGO_COLLECTOR_SETTINGS },
+  { id: 'mongo', source: 'lib/collector/database-settings.js', settings: MONGO_COLLECTOR_SETTINGS },
   { id: 'rtcp', source: 'collectors/rtcp/index.js', settings: require('../collectors/rtcp').Collector.settings, parent: MONGO_COLLECTOR_SETTINGS },
   { id: 'syslog', source: 'collectors/syslog/index.js', settings: require('../collectors/syslog').Collector.settings, parent: MONGO_COLLECTOR_SETTINGS },
   { id: 'hep', source: 'collectors/hep/index.js', settings: require('../collectors/hep').Collector.settings, parent: require('../collectors/rtcp').Collector.settings },

@@ -1,6 +1,6 @@
 'use strict'
 
-const { resolveType, parseValue } = require('./flag-types')
+const { resolveType, parseValue } = require('../lib/shared/value-types')
 
 // What a flag definition may say (docs/options.md, Config flags).
 const DEFINITION_KEYS = new Set([

@@ -1,6 +1,6 @@
 'use strict'
 
-const { parseValue, lastGiven } = require('./flag-types')
+const { parseValue, lastGiven } = require('../lib/shared/value-types')
 
 // An object, not a Symbol: minimist runs its number test on defaults. Every
 // flag name defaults to it, so that a flag not given is told apart.

@@ -1,6 +1,6 @@
 'use strict'
 
-const { formatValue, choicesOf } = require('./flag-types')
+const { formatValue, choicesOf } = require('../lib/shared/value-types')
 
 function flagSyntax (def) {
   const shorts = def.aliases.filter((a) => a.length === 1).map((a) => `-${a}`)

@@ -15,7 +15,7 @@ function flagOf (decl) {
 }
 
 /**
- * The flags of a collector's settings (collectors/mongo-settings.js): its
+ * The flags of a collector's settings (lib/collector/database-settings.js): its
  * LoadBalancer defaults as changes to those flags (a collector names its own
  * worker, so --workername is not required), and a flag per setting of the
  * master and the workers that has one. For `Config.extendFlags(...)`.

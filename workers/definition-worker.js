@@ -1,13 +1,13 @@
 'use strict'
 
 const MongoWorker = require('./mongo-worker')
-const { createSink } = require('./sinks')
+const { createSink } = require('./sink-stores')
 const DecodeError = require('../exceptions/decode-error')
 const { NewKeyLimit } = require('./new-key-limit')
 const { KeptState } = require('./kept-state')
 
 /**
- * The worker of a collector definition (collectors/definition/define-collector.js):
+ * The worker of a collector definition (lib/collector/define-collector.js):
  * each message is decoded (the definition's pure `decode`, given the
  * message, the settings and its arrival `{ receivedAt, remote }`: the
  * batch's time, the same when it is delivered again), optionally

@@ -1,6 +1,6 @@
 'use strict'
 
-const { UpdatesSink } = require('./sinks')
+const { UpdatesSink } = require('./sink-stores')
 const DecodeError = require('../exceptions/decode-error')
 
 // Between a scope and a name in a kept document's _id (neither may hold it).

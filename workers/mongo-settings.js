@@ -23,7 +23,7 @@ const MONGO_SETTINGS = declareSettings({
     description: 'MongoDB URI without a password (else MONGODB_URI; else a local or embedded server)'
   },
   // No default: a value given must be told apart from none, when the URI's
-  // database wins (collectors/mongo-collector.js).
+  // database wins (lib/collector/mongo-collector.js).
   database: { type: 'string', group: 'Storage', description: 'database name (default: the one the URI names, else collector)' },
   flushInterval: { type: 'duration', default: 250, range: [1, 3600000], group: 'Storage', description: 'how long updates are coalesced before one bulk write' },
   allowServer: { type: 'list', default: [], choices: () => Object.keys(RISKS), group: 'Storage', description: 'write to a server known to break a guarantee the collector relies on (ferretdb: concurrent updates to one document are not atomic); without it such a server is refused, nothing written' },
@@ -43,7 +43,7 @@ const MONGO_SETTINGS = declareSettings({
 
 /**
  * The workers of a definition that declares `cardinality(record)`
- * (collectors/definition/define-collector.js): the cap on the new keys its
+ * (lib/collector/define-collector.js): the cap on the new keys its
  * records bring (workers/new-key-limit.js). The default takes a collector's
  * first minute of 50,000 names (every key is new to a worker that starts)
  * while bounding a sender that makes up names.

@@ -6,8 +6,8 @@ const { invalidReason } = require('./storage/packet-coalescer')
 const { directionKey } = require('./storage/stream-key')
 const { streamAnalytics } = require('./storage/stream-analytics')
 const { STREAM_SETTINGS } = require('./mongo-settings')
-const { createSink } = require('./sinks')
-const sinks = require('../collectors/definition/sinks')
+const { createSink } = require('./sink-stores')
+const sinks = require('../lib/collector/sinks')
 
 /**
  * A Worker that turns decoded packets into race-free stream upserts.

@@ -8,7 +8,7 @@ const { defineModels, missingIndexes } = require('./storage/schemas')
 const { streamAnalytics } = require('./storage/stream-analytics')
 
 /**
- * The store of a streams sink (collectors/definition/sinks.js `streams`):
+ * The store of a streams sink (lib/collector/sinks.js `streams`):
  * bilateral streams written as race-free upserts (StreamWriter), the packet
  * counter and the items' per-minute counts (CounterStore), and the sweeper
  * that ends streams, run by the leader worker. The one owner of the stream
@@ -19,7 +19,7 @@ const { streamAnalytics } = require('./storage/stream-analytics')
  * - side update `{ sideID, IP?, timestamp, fields }`
  * - end `{ endID, timestamp }`
  *
- * Beside the sinks' interface (workers/sinks.js) it has `onLeader(isLeader)`
+ * Beside the sinks' interface (workers/sink-stores.js) it has `onLeader(isLeader)`
  * (starts or stops the sweeper and the pairKey backfill), `close()`,
  * `stateStats()` and `dropped` (items refused by the maxPending bound).
  * `host` is the worker it writes for: its logger, logAtMost(), server,

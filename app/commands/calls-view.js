@@ -16,7 +16,7 @@ const crypto = require('node:crypto')
 const { ObjectId } = require('mongodb')
 const MetricsServer = require('../../lib/master/metrics-server')
 const { callAnalytics } = require('../../collectors/rtcp/quality-analytics')
-const { flagTypes } = require('../../configs/flag-types')
+const { flagTypes } = require('../../lib/shared/value-types')
 const { BAND_ORDER, recentCalls, readWhole, tallyMinutes, byWorst } = require('./calls-read')
 
 const reply = MetricsServer.reply

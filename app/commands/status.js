@@ -5,7 +5,7 @@ const { listDeadLetters } = require('../../lib/master/dead-letters')
 const { commandConfig, takePositionals, defaultStatsDir, formatTable, formatUptime, formatBytes } = require('./common')
 const { printableJson } = require('../terminal-text')
 const { storageOf } = require('../../lib/shared/worker-stats')
-const { flagTypes } = require('../../configs/flag-types')
+const { flagTypes } = require('../../lib/shared/value-types')
 
 const USAGE = 'collector status <name> [--json]'
 const Config = commandConfig(USAGE, {

@@ -94,7 +94,7 @@ function outcomeCounts (outcomes) {
 }
 
 // A sink's fields named in fromSettings, from the workers' settings (as
-// workers/sinks.js resolves them); a streams sink's counter is named after
+// workers/sink-stores.js resolves them); a streams sink's counter is named after
 // the collector as it ran (`name`).
 function resolvedSinks (definition, settings, name) {
   return definition.sinks.map((spec) => {

@@ -79,7 +79,7 @@ function loadDefinition (target) {
   return { target: where.builtIn ? target : where.modulePath, module, definition: module.definition }
 }
 
-// The settings its workers get (collectors/mongo-collector.js forwards the
+// The settings its workers get (lib/collector/mongo-collector.js forwards the
 // flagged ones; newKeyShares is the collector's instances).
 function workerSettings (declared, config, instances) {
   const given = {}

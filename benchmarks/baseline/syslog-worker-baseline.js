@@ -9,7 +9,7 @@
 // gets `{ receivedAt }` as the old worker gave it.
 
 const syslog = require('../../collectors/syslog')
-const { defineCollector } = require('../../collectors/definition/define-collector')
+const { defineCollector } = require('../../lib/collector/define-collector')
 const { parseSyslog } = require('./syslog-parser')
 
 module.exports = defineCollector({

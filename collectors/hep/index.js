@@ -1,7 +1,7 @@
 'use strict'
 
-const { defineCollector } = require('../definition/define-collector')
-const sinks = require('../definition/sinks')
+const { defineCollector } = require('../../lib/collector/define-collector')
+const sinks = require('../../lib/collector/sinks')
 const rtcp = require('../rtcp')
 const { callAnalytics } = require('../rtcp/quality-analytics')
 const { callKeyOf } = require('./call-key')
@@ -31,7 +31,7 @@ module.exports = defineCollector({
   listen: { protocol: 'udp', port: 9060, framing: 'hep', maxFrameBytes: 65535, distribution: 'hash' },
   // The RTCP collector's settings apply to the RTCP it carries.
   settings: {
-    ...rtcp.Collector.settings.worker,
+    ...rtcp.settings.worker,
     hepPasswordFile: { type: 'path', group: 'HEP', validate: authKeyFileProblem, description: 'file holding the HEP auth key (chunk 0x0e) agents must send: packets without it or with another are dropped (dropped.hep-auth); also COLLECTOR_HEP_PASSWORD; never on the command line' },
     callsCollection: { flag: false, type: 'string', default: CALLS, group: 'Storage', description: 'collection of the SIP calls' }
   },

@@ -1,7 +1,7 @@
 'use strict'
 
-const { defineCollector } = require('../definition/define-collector')
-const sinks = require('../definition/sinks')
+const { defineCollector } = require('../../lib/collector/define-collector')
+const sinks = require('../../lib/collector/sinks')
 const DecodeError = require('../../exceptions/decode-error')
 const { decodeNetflow, sequenceGap, netflowRefusal } = require('./netflow-decoder')
 

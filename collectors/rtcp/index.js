@@ -1,7 +1,7 @@
 'use strict'
 
-const { defineCollector } = require('../definition/define-collector')
-const sinks = require('../definition/sinks')
+const { defineCollector } = require('../../lib/collector/define-collector')
+const sinks = require('../../lib/collector/sinks')
 const { STREAM_SETTINGS, NEW_KEY_SETTINGS } = require('../../workers/mongo-settings')
 const { TOLERABLE_REASONS, MAX_SOURCES, JITTER_BUFFER_MS } = require('./constants')
 const { CODECS, DEFAULT_CODEC } = require('./codecs')

@@ -1,7 +1,7 @@
 'use strict'
 
-const { defineCollector } = require('../definition/define-collector')
-const sinks = require('../definition/sinks')
+const { defineCollector } = require('../../lib/collector/define-collector')
+const sinks = require('../../lib/collector/sinks')
 const { COUNTER_SETTINGS } = require('../../workers/mongo-settings')
 const { DEVIATIONS } = require('./syntax')
 const { parseSyslog, DEFAULT_LENIENT } = require('./parser')

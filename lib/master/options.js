@@ -34,7 +34,7 @@ const ALLOW_PROTOCOLS = ['udp', 'tcp_server']
 
 /**
  * Every LoadBalancer option, declared once: its type (a flag type of
- * configs/flag-types.js), default, integer range, choices (a function, so
+ * lib/shared/value-types.js), default, integer range, choices (a function, so
  * that what a registry gains later is choosable), short aliases, group and
  * description. `flag` is the command-line name when it differs from the
  * option's, `false` for options that only code can pass. The config's flags

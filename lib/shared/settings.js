@@ -6,7 +6,7 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * Settings of a collector and its workers, declared once in the shape and
  * vocabulary of lib/master/options.js's OPTIONS: each entry is `{ type,
  * default, range, choices, env, secret, group, description, flag, validate }`, `type`
- * a flag type of configs/flag-types.js, `flag: false` for a worker setting
+ * a flag type of lib/shared/value-types.js, `flag: false` for a worker setting
  * only code passes (in `workerOptions`). The config's flags, the workers'
  * defaults, the keys a collector forwards to its workers, --help and the
  * tables of docs/collectors.md come from the declarations (workers/mongo-settings.js,

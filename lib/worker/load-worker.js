@@ -9,7 +9,7 @@ const WorkerDownError = require('../../exceptions/worker-down-error')
 /**
  * Builds the worker from a module that exports a Worker subclass, a plain
  * object with doWork(), a function `(options) => worker`, or a collector
- * module whose `Worker` is one (a definition's: collectors/definition). A module that
+ * module whose `Worker` is one (a definition's: lib/collector/define-collector.js). A module that
  * cannot be loaded or built (a syntax error, a throw while it loads or in its
  * constructor) fails with a WorkerDownError whose message starts with the
  * file and line at fault, also kept as `file` and `line`.

@@ -25,16 +25,46 @@ function requiresOf (file) {
 }
 
 const ABOVE_LIB = ['workers', 'configs', 'collectors', 'app', 'bin']
+// lib/collector/ is the framework's top: it makes a collector of the
+// master (lib/master), its workers (workers/) and its flags (configs/).
+const COMPOSER = path.join(ROOT, 'lib', 'collector') + path.sep
 
-test('nothing under lib/ imports from workers/, configs/, collectors/, app/ or bin/', () => {
-  const upward = ABOVE_LIB.map((d) => path.join(ROOT, d) + path.sep)
+test('nothing under lib/ imports from workers/, configs/, collectors/, app/ or bin/, but lib/collector/ from workers/ and configs/', () => {
   const found = []
   for (const file of jsFiles(path.join(ROOT, 'lib'))) {
+    const above = file.startsWith(COMPOSER) ? ['collectors', 'app', 'bin'] : ABOVE_LIB
+    const upward = above.map((d) => path.join(ROOT, d) + path.sep)
     for (const target of requiresOf(file)) {
       if (upward.some((dir) => target.startsWith(dir))) found.push(`${path.relative(ROOT, file)} → ${path.relative(ROOT, target)}`)
     }
   }
   assert.deepEqual(found, [])
+})
+
+test('collectors/ holds collectors only: each a folder with its definition (index.js), and nothing of the framework imports one', () => {
+  const entries = fs.readdirSync(path.join(ROOT, 'collectors'), { withFileTypes: true })
+  assert.deepEqual(entries.filter((e) => !e.isDirectory()).map((e) => e.name), [], 'no framework file beside the collectors')
+  for (const e of entries) assert.ok(fs.existsSync(path.join(ROOT, 'collectors', e.name, 'index.js')), `collectors/${e.name}/index.js`)
+  const collectors = path.join(ROOT, 'collectors') + path.sep
+  const found = []
+  for (const dir of ['lib', 'workers', 'configs', 'exceptions']) {
+    for (const file of jsFiles(path.join(ROOT, dir))) {
+      for (const target of requiresOf(file)) if (target.startsWith(collectors)) found.push(`${path.relative(ROOT, file)} → ${path.relative(ROOT, target)}`)
+    }
+  }
+  assert.deepEqual(found, [])
+})
+
+test('one file per name: no two modules of the framework share a file name', () => {
+  const byName = new Map()
+  for (const dir of ['lib', 'workers', 'configs']) {
+    for (const file of jsFiles(path.join(ROOT, dir))) {
+      const name = path.basename(file)
+      if (name === 'index.js') continue // a folder's entry
+      byName.set(name, [...(byName.get(name) || []), path.relative(ROOT, file)])
+    }
+  }
+  assert.deepEqual([...byName.values()].filter((files) => files.length > 1), [])
 })
 
 test('configs/ (the argv engine) imports nothing from workers/, collectors/, app/ or bin/', () => {

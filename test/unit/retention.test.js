@@ -9,7 +9,7 @@ const { retentionForProblem, retentionsOf, cutoffOf, ttlSeconds, planAgeIndex, h
 const { growthPerDay, trimSamples } = require('../../workers/storage/capacity')
 const { resolveSettings } = require('../../lib/shared/settings')
 const { MONGO_SETTINGS } = require('../../workers/mongo-settings')
-const sinks = require('../../collectors/definition/sinks')
+const sinks = require('../../lib/collector/sinks')
 
 const LOGS = { collection: 'logs', field: 'receivedAt', declared: true }
 const STREAMS = { collection: 'streams', field: 'metadata.lastUpdated', partial: { active: false } }

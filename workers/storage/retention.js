@@ -1,6 +1,6 @@
 'use strict'
 
-const { flagTypes } = require('../../configs/flag-types')
+const { flagTypes } = require('../../lib/shared/value-types')
 
 /*
  * Which collections expire, after how long and by which date field, and the

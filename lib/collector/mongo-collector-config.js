@@ -1,15 +1,15 @@
 'use strict'
 
-const LoadBalancerConfig = require('../configs/load-balancer-config')
-const { settingsFlags } = require('../configs/load-balancer-flags')
-const { hasPassword } = require('../lib/mongo/redact-uri')
-const { MONGO_COLLECTOR_SETTINGS } = require('./mongo-settings')
+const LoadBalancerConfig = require('../../configs/load-balancer-config')
+const { settingsFlags } = require('../../configs/load-balancer-flags')
+const { hasPassword } = require('../mongo/redact-uri')
+const { MONGO_COLLECTOR_SETTINGS } = require('./database-settings')
 
 const MONGO_FLAGS = settingsFlags(MONGO_COLLECTOR_SETTINGS)
 
 /**
  * Flags shared by the collectors that store into MongoDB, from their one
- * declaration (collectors/mongo-settings.js, workers/mongo-settings.js). The
+ * declaration (lib/collector/database-settings.js, workers/mongo-settings.js). The
  * connection string comes from MONGODB_URI; `--mongo-uri` exists for
  * password-less URIs only, since flags are visible to everyone in `ps`.
  * A collector's config adds its own: `static flags = MongoCollectorConfig.extendFlags(settingsFlags(MY_SETTINGS))`.

@@ -13,7 +13,7 @@ const INSERT_CHUNK = 1000
 const COUNTER_INDEXES = counterSchema.indexes().map(([key, options]) => ({ key, ...options }))
 
 /**
- * The stores behind a definition's sinks (collectors/definition/sinks.js), one
+ * The stores behind a definition's sinks (lib/collector/sinks.js), one
  * interface for the worker: `prepare(db)`, `accept(record, context)`,
  * `size` (entries held), `hasBacklog()` (holds `maxBatch` entries or
  * more: the worker writes early), `write()` (throws after keeping what was not

@@ -1,7 +1,7 @@
 'use strict'
 
-const { declareSettings } = require('../lib/shared/settings')
-const { MONGO_SETTINGS } = require('../workers/mongo-settings')
+const { declareSettings } = require('../shared/settings')
+const { MONGO_SETTINGS } = require('../../workers/mongo-settings')
 
 /**
  * The embedded database a MongoCollector starts when no MongoDB is

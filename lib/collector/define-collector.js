@@ -3,7 +3,7 @@
 const path = require('node:path')
 const { fileURLToPath } = require('node:url')
 const InvalidOptionError = require('../../exceptions/invalid-option-error')
-const { declareSettings } = require('../../lib/shared/settings')
+const { declareSettings } = require('../shared/settings')
 const { KINDS } = require('./sinks')
 
 // Listener options a definition may set (LoadBalancer options, with a flag).
@@ -62,13 +62,14 @@ const MAX_RECORDS = 1000
  *   the collector stores (StatsD: name and type), or null; with it the
  *   workers cap the new keys per minute (`maxNewKeysPerMinute`,
  *   workers/new-key-limit.js), known keys always passing;
- * - `sinks`: where records go (collectors/definition/sinks.js).
+ * - `sinks`: where records go (lib/collector/sinks.js).
  *
  * It gives a collector module, `{ description, Collector, Config, Worker,
- * definition }`, of the same shape as the built-in class-based ones (app/
- * loads both). Its workers load the file that called defineCollector (or
- * `definition.file`) and run its `Worker`: mongoose and the sinks are
- * loaded there, never in the master.
+ * definition, settings }` (the contract app/collector-registry.js checks).
+ * Its workers load the file that called defineCollector (or
+ * `definition.file`) and run its `Worker`: mongoose and the sinks' stores
+ * are loaded there, never in the master; the master's classes (Collector,
+ * Config) are built only in the master.
  *
  * @param {object} definition
  * @returns {{ description: string, Collector: Function, Config: Function, Worker: Function, definition: object }}
@@ -78,22 +79,28 @@ function defineCollector (definition) {
   const file = definition.file ? fileOf(definition.file) : callerFile()
   const settings = collectorSettings(definition, file)
   checkSinkSettings(definition, settings.worker)
-  // Required here, not at the top: the classes built on them load the config parser and the master.
-  const { definedCollector, definedConfig } = require('./defined-classes')
   const module = {
     description: definition.description || '',
-    Collector: definedCollector(definition, settings),
-    Config: definedConfig(definition, settings),
-    definition: Object.freeze({ maxRecords: MAX_RECORDS, ...definition, file })
+    definition: Object.freeze({ maxRecords: MAX_RECORDS, ...definition, file }),
+    settings // what Collector.settings is, without building the master's classes
   }
-  Object.defineProperty(module, 'Worker', { enumerable: true, get: () => definedWorker(module.definition, settings) })
+  // Each class is built when first asked for, in the process that runs it:
+  // a worker loads the definition's file and takes Worker, never the
+  // master's classes (the balancer, the config parser); the master never
+  // the worker's (mongoose, the sinks' stores).
+  const classes = {
+    Collector: () => masterClasses(module.definition, settings).Collector,
+    Config: () => masterClasses(module.definition, settings).Config,
+    Worker: () => definedWorker(module.definition, settings)
+  }
+  for (const [name, get] of Object.entries(classes)) Object.defineProperty(module, name, { enumerable: true, get })
   return module
 }
 
 // The settings declaration MongoCollector, its config and the worker take.
 function collectorSettings (definition, file) {
   const { MONGO_SETTINGS, NEW_KEY_SETTINGS } = require('../../workers/mongo-settings')
-  const { DATABASE_SETTINGS } = require('../mongo-settings')
+  const { DATABASE_SETTINGS } = require('./database-settings')
   const listen = definition.listen || {}
   const defaults = { name: definition.name, ...listen, worker: file }
   if ((definition.key || definition.affinity || definition.keep) && !listen.distribution) defaults.distribution = 'hash'
@@ -104,6 +111,17 @@ function collectorSettings (definition, file) {
     master: DATABASE_SETTINGS,
     worker: declareSettings({ ...MONGO_SETTINGS, ...(definition.cardinality ? NEW_KEY_SETTINGS : {}), ...definition.settings })
   })
+}
+
+const masters = new WeakMap()
+
+// The master's Collector and Config of a definition, built once.
+function masterClasses (definition, settings) {
+  if (!masters.has(definition)) {
+    const { definedCollector, definedConfig } = require('./defined-classes')
+    masters.set(definition, { Collector: definedCollector(definition, settings), Config: definedConfig(definition, settings) })
+  }
+  return masters.get(definition)
 }
 
 const workers = new WeakMap()

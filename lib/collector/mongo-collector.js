@@ -1,12 +1,12 @@
 'use strict'
 
-const LoadBalancer = require('../lib/master/load-balancer')
-const { OPTIONS } = require('../lib/master/options')
-const { MONGO_COLLECTOR_SETTINGS } = require('./mongo-settings')
-const { forwardedKeys, checkSettings } = require('../lib/shared/settings')
-const { resolveMongo, resolveDatabase, uriDatabase } = require('../lib/mongo/resolve-mongo')
-const { uriHosts } = require('../lib/mongo/redact-uri')
-const { defaultDbPath } = require('../lib/mongo/embedded-server')
+const LoadBalancer = require('../master/load-balancer')
+const { OPTIONS } = require('../master/options')
+const { MONGO_COLLECTOR_SETTINGS } = require('./database-settings')
+const { forwardedKeys, checkSettings } = require('../shared/settings')
+const { resolveMongo, resolveDatabase, uriDatabase } = require('../mongo/resolve-mongo')
+const { uriHosts } = require('../mongo/redact-uri')
+const { defaultDbPath } = require('../mongo/embedded-server')
 
 /**
  * A LoadBalancer whose workers write to MongoDB. Before the workers start
@@ -19,7 +19,7 @@ const { defaultDbPath } = require('../lib/mongo/embedded-server')
  */
 class MongoCollector extends LoadBalancer {
   /**
-   * The settings declared once for this collector (collectors/mongo-settings.js):
+   * The settings declared once for this collector (lib/collector/database-settings.js):
    * `defaults` (its LoadBalancer defaults), `master` (options it takes
    * itself), `worker` (what its workers take). A collector built on it
    * declares its own: `static settings = MY_SETTINGS`.

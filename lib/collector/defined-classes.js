@@ -1,8 +1,8 @@
 'use strict'
 
-const MongoCollector = require('../mongo-collector')
-const MongoCollectorConfig = require('../mongo-collector-config')
-const { entryDataStart, entryEnd, datagramAt, entryAddressStart, entryAddressLength } = require('../../lib/shared/batch-codec')
+const MongoCollector = require('./mongo-collector')
+const MongoCollectorConfig = require('./mongo-collector-config')
+const { entryDataStart, entryEnd, datagramAt, entryAddressStart, entryAddressLength } = require('../shared/batch-codec')
 
 /** The master of a definition: a MongoCollector with its settings, and its key() when it declares one. */
 function definedCollector (definition, settings) {

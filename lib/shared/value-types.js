@@ -2,7 +2,9 @@
 const path = require('node:path')
 
 /*
- * Value types for config flags. A type is `{ name, metavar, parse(raw) }`
+ * Value types of settings and config flags, one declaration for the
+ * argv parser (configs/), the master's options and the workers' settings
+ * (a worker reads a duration with them and loads no argv code). A type is `{ name, metavar, parse(raw) }`
  * where parse returns `{ value }` or `{ error }`; numeric types may carry a
  * built-in `min`/`max` and `format(value)` renders a value for help text.
  * Error messages never contain the raw value: the caller decides whether
