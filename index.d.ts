@@ -1,8 +1,6 @@
 /// <reference types="node" />
 import { EventEmitter } from 'node:events'
 import type { RemoteInfo } from 'node:dgram'
-import type { Connection as MongooseConnection } from 'mongoose'
-import type { Collection as MongoCollection } from 'mongodb'
 
 export interface Logger {
   trace (obj: object | string, msg?: string): void
@@ -312,8 +310,8 @@ export interface CollectorSettings {
   worker: SettingsDeclaration
 }
 
-/** Options every MongoDB-writing worker understands (its `settings`). */
-export interface MongoWorkerSettings {
+/** Settings every collector's workers understand (beside the definition's own `settings`). */
+export interface WorkerSettings {
   mongoUri?: string
   database?: string
   flushInterval?: number
@@ -334,111 +332,10 @@ export interface MongoWorkerSettings {
   [key: string]: unknown
 }
 
-/** A collection a worker writes that retention and the storage budget reach, by its date field (docs/storage.md, Retention). */
-export interface StorageTarget {
-  collection: string
-  /** the date a document's age is read from: one that never changes, or a last activity every write moves forward */
-  field: string
-  /** per-day documents (the field is the day's start): old once the whole day is */
-  perDay?: boolean
-  /** only documents matching this expire (streams: `{ active: false }`) */
-  partial?: Record<string, unknown>
-  /** the sink's own indexes name the field alone */
-  declared?: boolean
-}
-
-/**
- * Buffers, writes to MongoDB on a timer, holds what it could not write while
- * the database is away, and acknowledges only what is stored. Subclasses
- * implement prepare(), writePending(), hasPending(), oldestPending(),
- * abandonPending().
- */
-export abstract class MongoWorker extends Worker {
-  /** the settings it takes, declared once (workers/mongo-settings.js): defaults, ranges, choices; checked by the constructor (InvalidOptionError) */
-  static settings: SettingsDeclaration
-  constructor (options?: MongoWorkerSettings, defaults?: MongoWorkerSettings)
-  readonly settings: Required<Pick<MongoWorkerSettings, 'flushInterval' | 'maxPending' | 'flushTimeout' | 'serverSelectionTimeoutMS' | 'retryDelay'>> & MongoWorkerSettings
-  /** the mongoose connection (open once prepare() ran) */
-  readonly connection: MongooseConnection
-  /** models, indexes, writers: runs once the database answers, before any write */
-  abstract prepare (): Promise<void>
-  /** one flush: write what is pending; on a database error put back what was not written and throw */
-  abstract writePending (): Promise<void>
-  abstract hasPending (): boolean
-  /** the smallest checkpoint held (Infinity if none): everything before it is acknowledged */
-  abstract oldestPending (): number
-  /** the collections it writes that `retention` and `maxStorage` reach (none by default): the leader worker expires, budgets and measures them */
-  storageTargets (): StorageTarget[]
-  /** at shutdown, the database gone: give up what is held (its messages count as dropped.shutdown) */
-  abstract abandonPending (): void
-  /** more is waiting than one flush writes (a warning in the log) */
-  hasBacklog (): boolean
-  /** resolves once connected and prepared (for reads on the redelivery path) */
-  whenPrepared (): Promise<void>
-  /** whether a redelivered batch's effect on one document is stored already (reads its origin's watermark once) */
-  redeliveredApplied (delivery: Delivery, store: string, key: string, readWatermark: (origin: string) => Promise<number | null>): Promise<boolean>
-  /** reads ahead, in one query, the watermarks redeliveredApplied will ask for */
-  prefetchWatermarks (store: string, origin: string, keys: string[], readMany: (keys: string[], origin: string) => Promise<Map<string, number | null>>): Promise<void>
-  /** holds a redelivered message's effect until its whole batch has been through doWork */
-  stage (delivery: Delivery, apply: () => void): void
-  /** starts a flush now (unless one runs or a retry is due later) */
-  flushSoon (): Promise<void> | null
-  /** dbErrors, dbDown, dbError, dbStalled, writeInProgressMs, flushes: add them to stats() */
-  dbStats (): Record<string, unknown>
-  /** logs at most once per 5 s per `key` (for conditions that repeat on every flush) */
-  logAtMost (key: string, level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal', fields: object, msg: string): void
-}
-
 export interface CountIncrement { metric: string, n?: number, at?: Date | number }
 
-/** A MongoWorker whose data is per-minute counts: implement countsOf(message). */
-export abstract class CounterWorker extends MongoWorker {
-  readonly counterStore: CounterStore
-  /** the increments a message makes; throw an error with a `reason` (a DecodeError) to refuse it. May run twice per message. */
-  abstract countsOf (message: Message): CountIncrement[]
-  prepare (): Promise<void>
-  writePending (): Promise<void>
-  hasPending (): boolean
-  oldestPending (): number
-  abandonPending (): void
-}
-
-export class StreamWorker extends MongoWorker {
-  /** the items of one message; a returned (or thrown) DecodeError refuses it, counted by its reason */
-  decode (message: Message): StreamItem | StreamItem[] | DecodeError | null | undefined
-  prepare (): Promise<void>
-  writePending (): Promise<void>
-  hasPending (): boolean
-  oldestPending (): number
-  abandonPending (): void
-}
-
-/** Per-metric, per-UTC-day counter documents (`daily`, `hourly.HH`, `minute.HH.MM`), written with $inc upserts. */
-export class CounterStore {
-  constructor (collection: MongoCollection | null, options?: { preallocateRate?: number, random?: () => number })
-  collection: MongoCollection | null
-  readonly size: number
-  readonly stats: { ops: number, preallocations: number }
-  increment (metric: string, date: Date | number, n?: number, mark?: { origin: string, batchId: number, seq: number } | null): void
-  oldestPending (): number
-  documentId (metric: string, date: Date | number): string
-  watermark (id: string, origin: string): Promise<number | null>
-  watermarks (ids: string[], origin: string): Promise<Map<string, number | null>>
-  flush (): Promise<void>
-  clear (): void
-  preallocate (metric: string, date: Date | number): Promise<unknown>
-}
-
-/** Ends idle streams (and those past a BYE's grace) in adaptive batches; run by the leader worker. */
-export class StreamSweeper {
-  /** the times (ms) are the StreamWorker's settings: the sweeper has no defaults of its own */
-  constructor (collection: MongoCollection, options: { streamTimeout: number, byeGrace: number, interval: number, logger?: Logger, batch?: object, analytics?: (doc: Record<string, any>, endedAt: Date) => Record<string, unknown> })
-  start (): void
-  stop (): Promise<void>
-  sweep (now?: number): Promise<number | void>
-}
-
-export interface MongoCollectorOptions extends LoadBalancerOptions {
+/** The options of a collector's master (`new module.Collector(options)`): the LoadBalancer's, the database's and its workers' settings (docs/collectors.md). */
+export interface CollectorOptions extends LoadBalancerOptions {
   mongoUri?: string
   database?: string
   flushInterval?: number
@@ -451,13 +348,11 @@ export interface MongoCollectorOptions extends LoadBalancerOptions {
   dbMemory?: boolean
 }
 
-/** A LoadBalancer whose workers write to MongoDB: settles the database (URI, local server or an embedded one it owns) before the workers start. */
-export class MongoCollector extends LoadBalancer {
-  /** its settings, declared once (lib/collector/database-settings.js): a collector built on it may declare its own */
-  static settings: CollectorSettings
-  /** options forwarded to the workers (default: the worker settings that have a flag): `static workerOptionKeys = [...MongoCollector.workerOptionKeys, 'mine']` */
-  static workerOptionKeys: readonly string[]
-  constructor (options?: MongoCollectorOptions, workerKeys?: readonly string[])
+/** A collector's master: a LoadBalancer that settles the database (URI, local server or an embedded one it owns) before its workers start. */
+export interface CollectorClass {
+  new (options?: CollectorOptions): LoadBalancer
+  /** its settings, declared once: LoadBalancer defaults, its own options, its workers' settings */
+  readonly settings: CollectorSettings
 }
 
 /** A parsed SD-ELEMENT in message order; a param's third entry holds its bytes when they are not valid UTF-8. */
@@ -570,12 +465,6 @@ export class ArgvConfig {
 /** ArgvConfig with the load balancer's flags (one per option that has a flag, plus --log-level and --help). */
 export class LoadBalancerConfig extends ArgvConfig {}
 
-/** LoadBalancerConfig plus the flags of MongoCollector's settings (--mongo-uri, --database, --flush-interval, --max-pending, --db-path, --db-memory). */
-export class MongoCollectorConfig extends LoadBalancerConfig {
-  /** the flags of a collector's settings: `static flags = MongoCollectorConfig.extendFlags(MongoCollectorConfig.settingsFlags(MY_SETTINGS))` */
-  static settingsFlags (settings: CollectorSettings): Record<string, Partial<FlagDefinition>>
-}
-
 export interface FlagType { name: string, metavar?: string, parse (raw: string): { value: unknown } | { error: string }, min?: number, max?: number, format? (value: unknown): string }
 export const flagTypes: Readonly<Record<'string' | 'integer' | 'number' | 'boolean' | 'port' | 'duration' | 'size' | 'list' | 'path', FlagType>>
 
@@ -678,7 +567,7 @@ export const sinks: {
   counters<R = any> (spec: SinkOptions & { collection?: string, of (record: R, source: RecordSource): OneOrMore<CountIncrement>, preallocateRate?: number, indexes?: IndexSpec[] }): SinkDeclaration<R>
   /** one document per record: `_id` the message's ObjectId when it gave one record and one document, else `{ m, r }` (`r`: the record's place in its message; `d` too when `of` gave several) */
   documents<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<Record<string, unknown>>, indexes?: IndexSpec[], /** the date field retention reads a document's age from (e.g. its arrival); none: kept forever */ expireBy?: string }): SinkDeclaration<R>
-  /** bilateral streams (StreamWorker's items); `fromSettings` defaults to the stream settings (streamsCollection, streamTimeout, ...), which the definition's settings then include */
+  /** bilateral streams (StreamItem records); `fromSettings` defaults to the stream settings (streamsCollection, streamTimeout, ...), which the definition's settings then include */
   streams<R = StreamItem> (spec?: SinkOptions & { collection?: string, countersCollection?: string, counterMetric?: string, minuteFields?: string[], analytics? (doc: Record<string, any>, endedAt: Date): Record<string, unknown>, of? (record: R, source: RecordSource): OneOrMore<StreamItem> }): SinkDeclaration<R>
 }
 export interface CollectorDefinition<R = any> {
@@ -712,11 +601,17 @@ export interface CollectorDefinition<R = any> {
   /** the file the workers load; default: the file that calls defineCollector */
   file?: string
 }
+/** What `defineCollector` gives and `collector run` loads: each class is built when first asked for, in the process that runs it. */
 export interface CollectorModule {
   description: string
-  Collector: typeof MongoCollector
-  Config: typeof MongoCollectorConfig
-  readonly Worker: typeof MongoWorker
-  definition?: Readonly<CollectorDefinition>
+  /** the master (built in the master only) */
+  readonly Collector: CollectorClass
+  /** its flags: the LoadBalancer's, the database's and the definition's settings */
+  readonly Config: typeof LoadBalancerConfig
+  /** its workers' class (built in a worker only) */
+  readonly Worker: typeof Worker
+  readonly definition: Readonly<CollectorDefinition>
+  /** the settings of Collector, without building it */
+  readonly settings: CollectorSettings
 }
 export function defineCollector<R = any> (definition: CollectorDefinition<R>): CollectorModule

@@ -1,38 +1,31 @@
 'use strict'
 
-const LoadBalancer = require('./lib/master/load-balancer')
-const Worker = require('./workers/worker')
-const protocols = require('./lib/protocols')
-const { strategies } = require('./lib/master/distribution')
-const { FRAMINGS } = require('./lib/protocols/framing')
-const { accountedFor } = require('./lib/master/counters')
+// The public API: a collector is a definition (`defineCollector`, `sinks`);
+// beneath it, one documented layer, a `LoadBalancer` and its `Worker`s, for
+// a balancer whose workers store wherever they like (docs/writing-collectors.md).
+// The classes a definition is built from (MongoCollector, MongoWorker, the
+// sinks' stores) are internal.
+//
+// Everything but the errors is loaded when first used, destructured or
+// not, so that a process pays only for what it uses: a worker that takes
+// `Worker` loads none of the master's code, the master neither mongoose
+// nor the decoders.
 const exceptions = require('./exceptions')
 
-module.exports = {
-  LoadBalancer,
-  Worker,
-  protocols,
-  strategies,
-  FRAMINGS,
-  accountedFor,
-  ...exceptions
-}
+module.exports = { ...exceptions }
 
-// The rest is loaded when first used, so that a process does not pay for
-// what it does not use (mongoose, the config parser, the decoders).
 const lazy = {
+  LoadBalancer: () => require('./lib/master/load-balancer'),
+  Worker: () => require('./workers/worker'),
+  protocols: () => require('./lib/protocols'),
+  strategies: () => require('./lib/master/distribution').strategies,
+  FRAMINGS: () => require('./lib/protocols/framing').FRAMINGS,
+  accountedFor: () => require('./lib/master/counters').accountedFor,
   ArgvConfig: () => require('./configs/argv-config'),
   LoadBalancerConfig: () => require('./configs/load-balancer-config'),
-  MongoCollectorConfig: () => require('./lib/collector/mongo-collector-config'),
   flagTypes: () => require('./lib/shared/value-types').flagTypes,
-  MongoCollector: () => require('./lib/collector/mongo-collector'),
   defineCollector: () => require('./lib/collector/define-collector').defineCollector,
   sinks: () => require('./lib/collector/sinks'),
-  MongoWorker: () => require('./workers/mongo-worker'),
-  CounterWorker: () => require('./workers/counter-worker'),
-  StreamWorker: () => require('./workers/stream-worker'),
-  CounterStore: () => require('./workers/storage/counter-store').CounterStore,
-  StreamSweeper: () => require('./workers/storage/stream-sweeper'),
   resolveMongo: () => require('./lib/mongo/resolve-mongo').resolveMongo,
   parseSyslog: () => require('./collectors/syslog/parser').parseSyslog,
   encodeSdName: () => require('./collectors/syslog/sd-names').encodeSdName,

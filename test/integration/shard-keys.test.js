@@ -232,7 +232,7 @@ function targets (op, shardKey) {
 }
 
 test('every write by pair or by _id names its collection\'s whole shard key, so it goes to one shard', async () => {
-  const { CounterStore } = require('../..')
+  const { CounterStore } = require('../../workers/storage/counter-store')
   const streams = recordingCollection()
   const writer = new StreamWriter(streams)
   // New streams, a known pair in both directions (one pairOp), and a 'to' side.

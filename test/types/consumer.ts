@@ -1,8 +1,7 @@
 // Compiled (never run) by test/integration/typings.test.js with tsc --strict: a user's
 // collector written against index.d.ts alone.
-import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, BufferError, protocols, strategies, CounterStore, defineCollector, sinks, MongoCollector } from '../..'
-import { connection } from 'mongoose'
-import type { Message, Stats, WorkerRef } from '../..'
+import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, BufferError, protocols, strategies, defineCollector, sinks } from '../..'
+import type { Message, Stats, WorkerRef, CollectorOptions } from '../..'
 
 class StatsdWorker extends Worker {
   counts = new Map<string, number>()
@@ -73,15 +72,8 @@ async function main (): Promise<void> {
   }
 }
 
-// A collection from mongoose's connection is our driver's Collection: one
-// mongodb in the tree (with two, TS2322 about driverInfoList).
-function countersOf (): CounterStore {
-  return new CounterStore(connection.db!.collection('counters'))
-}
-
 void main
 void StatsdWorker
-void countersOf
 
 // A collector definition, typed end to end: the record type flows from decode to the sinks.
 interface Metric { name: string, value: number }
@@ -98,5 +90,11 @@ const metricsModule = defineCollector<Metric>({
     sinks.counters<Metric>({ of: (m) => ({ metric: m.name, n: m.value }) })
   ]
 })
-const typedCollector: MongoCollector = new metricsModule.Collector({ port: 0 })
+const options: CollectorOptions = { port: 0, instances: 2, dbMemory: true, flushInterval: 100 }
+const typedCollector: LoadBalancer = new metricsModule.Collector(options)
+const workerSettings = metricsModule.settings.worker.prefix
+const config = new metricsModule.Config(['--prefix', 'prod.']).getConfig()
 void typedCollector
+void workerSettings
+void config
+void metricsModule.Worker

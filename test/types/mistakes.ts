@@ -1,8 +1,7 @@
 // Compiled (never run) by test/integration/typings.test.js. Each line under an
 // expect-error directive is a mistake the typings must refuse: if one
 // compiles, tsc reports the unused directive and the test fails.
-import { LoadBalancer, LoadBalancerConfig, CounterWorker, MongoCollector, Worker } from 'collector-cluster'
-import type { CountIncrement, Message } from 'collector-cluster'
+import { LoadBalancer, LoadBalancerConfig, Worker, defineCollector, sinks } from 'collector-cluster'
 
 // @ts-expect-error a misspelled option key
 export const typo = new LoadBalancer({ worker: './w.js', instnces: 4 })
@@ -14,7 +13,6 @@ export const badStrategy = new LoadBalancer({ worker: './w.js', distribution: 'r
 export const notMongo = new LoadBalancer({ worker: './w.js', mongoUri: 'mongodb://x' })
 // @ts-expect-error a sync policy that does not exist
 export const badSync = new LoadBalancer({ worker: './w.js', buffer: true, bufferSync: 'always' })
-export const mongo = new MongoCollector({ worker: './w.js', mongoUri: 'mongodb://x', database: 'd' })
 
 const lb = new LoadBalancer({ worker: './w.js' })
 // @ts-expect-error listenerError gives (error, delay), not a string
@@ -28,17 +26,16 @@ void lb.doStart()
 // @ts-expect-error a flag type that does not exist
 export const BadFlags = LoadBalancerConfig.extendFlags({ size: { type: 'bytes' } })
 
-// @ts-expect-error a CounterWorker must implement countsOf
-export class Forgetful extends CounterWorker {}
-
-export class WrongCounts extends CounterWorker {
-  // @ts-expect-error countsOf returns increments, not a number
-  countsOf (message: Message): number { return message.data.length }
-}
-
-export class Fine extends CounterWorker {
-  countsOf (message: Message): CountIncrement[] { return [{ metric: message.data.toString(), n: 1 }] }
-}
+const tally = defineCollector({ name: 'tally', decode: () => null, sinks: [sinks.counters({ of: () => ({ metric: 'm' }) })] })
+export const mongo = new tally.Collector({ worker: './w.js', mongoUri: 'mongodb://x', database: 'd', dbMemory: true })
+// @ts-expect-error a misspelled collector option
+export const collectorTypo = new tally.Collector({ instnces: 2 })
+// @ts-expect-error a definition needs its sinks
+export const noSinks = defineCollector({ name: 'x', decode: () => null })
+// @ts-expect-error decode is a function of the message
+export const notDecode = defineCollector({ name: 'x', decode: 'json', sinks: [] })
+// @ts-expect-error a counters sink gives increments, not a number
+export const badCount = sinks.counters({ of: () => 3 })
 
 export class Plain extends Worker {
   // @ts-expect-error delivery() may be null outside doWork

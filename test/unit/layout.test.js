@@ -55,6 +55,13 @@ test('collectors/ holds collectors only: each a folder with its definition (inde
   assert.deepEqual(found, [])
 })
 
+test('the package exports every built-in collector by its folder', () => {
+  const { exports } = require('../../package.json')
+  for (const name of fs.readdirSync(path.join(ROOT, 'collectors'))) {
+    assert.equal(exports[`./collectors/${name}`], `./collectors/${name}/index.js`, name)
+  }
+})
+
 test('one file per name: no two modules of the framework share a file name', () => {
   const byName = new Map()
   for (const dir of ['lib', 'workers', 'configs']) {

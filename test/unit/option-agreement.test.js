@@ -138,7 +138,12 @@ test('the docs\' options table is the one rendered from the declarations (npm ru
 // its defaults, the keys it forwards to its workers and the workers'
 // defaults must all be that declaration, and both the config and the code
 // must refuse what it refuses.
-const { MongoCollector, MongoCollectorConfig, MongoWorker, CounterWorker, StreamWorker, StreamSweeper } = require('../..')
+const MongoCollector = require('../../lib/collector/mongo-collector')
+const MongoCollectorConfig = require('../../lib/collector/mongo-collector-config')
+const MongoWorker = require('../../workers/mongo-worker')
+const CounterWorker = require('../../workers/counter-worker')
+const StreamWorker = require('../../workers/stream-worker')
+const StreamSweeper = require('../../workers/storage/stream-sweeper')
 const rtcp = require('../../collectors/rtcp')
 const syslog = require('../../collectors/syslog')
 const { forwardedKeys, settingsDefaults } = require('../../lib/shared/settings')
