@@ -1,15 +1,15 @@
 'use strict'
 // The docs a user reads (README.md and docs/*.md) against the package they
 // install: every repository path they name exists and is published, every
-// relative link and anchor resolves, and the error-code page lists exactly
-// the codes the code raises. The option and settings tables are checked in
+// relative link and anchor resolves, and the error-code page is the table
+// of exceptions/codes.js, which holds exactly the codes the code raises. The option and settings tables are checked in
 // option-agreement.test.js.
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
 const { execFileSync } = require('node:child_process')
-const { docFiles } = require('../../app/option-docs')
+const { docFiles } = require('../../app/doc-tables')
 
 const ROOT = path.join(__dirname, '..', '..')
 const rel = (file) => path.relative(ROOT, file)
@@ -151,11 +151,17 @@ function raisedCodes () {
   return codes
 }
 
-test('docs/errors.md lists every error code the code raises, and no other', () => {
-  const page = fs.readFileSync(path.join(ROOT, 'docs', 'errors.md'), 'utf8')
-  const documented = new Set([...page.matchAll(/`(ERR_[A-Z0-9_]+)`/g)].map((m) => m[1]))
+test('every error code the code raises is declared once in exceptions/codes.js, and each declared one is raised', () => {
+  const { ERROR_CODES } = require('../../exceptions/codes')
   const raised = raisedCodes()
   assert.ok(raised.size >= 15, `${raised.size} codes found`)
-  assert.deepEqual([...raised].filter((c) => !documented.has(c)).sort(), [], 'raised, not documented')
-  assert.deepEqual([...documented].filter((c) => !raised.has(c)).sort(), [], 'documented, never raised')
+  assert.deepEqual([...raised].filter((c) => !Object.hasOwn(ERROR_CODES, c)).sort(), [], 'raised, not declared')
+  assert.deepEqual(Object.keys(ERROR_CODES).filter((c) => !raised.has(c)).sort(), [], 'declared, never raised')
+  for (const [code, { class: name }] of Object.entries(ERROR_CODES)) assert.ok(require('../../exceptions')[name], `${code}: ${name} is an exported error class`)
+})
+
+test('docs/errors.md shows the error codes table rendered from exceptions/codes.js (npm run docs)', () => {
+  const { errorCodesTable } = require('../../app/doc-tables')
+  const page = fs.readFileSync(path.join(ROOT, 'docs', 'errors.md'), 'utf8')
+  assert.ok(page.includes(errorCodesTable()), 'docs/errors.md is stale: run npm run docs')
 })

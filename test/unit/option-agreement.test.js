@@ -8,7 +8,7 @@ const assert = require('node:assert/strict')
 const { LoadBalancer, LoadBalancerConfig, InvalidConfigError, InvalidOptionError, protocols } = require('../..')
 const { OPTIONS, DEFAULTS, INTEGER_RANGES } = require('../../lib/master/options')
 const { choicesOf } = require('../../lib/shared/value-types')
-const { optionsTable, docFiles } = require('../../app/option-docs')
+const { optionsTable, docFiles } = require('../../app/doc-tables')
 const fs = require('node:fs')
 const path = require('node:path')
 const { COUNTING } = require('../helpers/lb')
@@ -147,7 +147,7 @@ const StreamSweeper = require('../../workers/storage/stream-sweeper')
 const rtcp = require('../../collectors/rtcp')
 const syslog = require('../../collectors/syslog')
 const { forwardedKeys, settingsDefaults } = require('../../lib/shared/settings')
-const { settingsTables } = require('../../app/option-docs')
+const { settingsTables } = require('../../app/doc-tables')
 
 const COLLECTORS = [
   { name: 'mongo', Collector: MongoCollector, Config: MongoCollectorConfig, Worker: MongoWorker, argv: ['-w', COUNTING], options: { worker: COUNTING } },

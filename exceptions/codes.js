@@ -1,0 +1,34 @@
+'use strict'
+
+/**
+ * Every stable error code, declared once: the error classes and the CLI
+ * raise these, docs/errors.md's table is rendered from here (`npm run
+ * docs`), and test/unit/docs.test.js fails on a code raised anywhere that
+ * is not here, or declared here and never raised. `class`: the error class
+ * that carries it; `by`: who raises it; `when`: what it means.
+ */
+const ERROR_CODES = Object.freeze({
+  ERR_INVALID_CONFIG: { class: 'InvalidConfigError', by: 'configs, the CLI', when: 'bad flags; `problems` lists each' },
+  ERR_INVALID_OPTION: { class: 'InvalidOptionError', by: 'the library', when: 'a bad programmatic option or definition (the value in the message; `closest` names the option an unknown key most likely meant)' },
+  ERR_WORKER_DOWN: { class: 'WorkerDownError', by: 'the master', when: 'a worker failed to start, or every worker is down. A worker module that does not load (a syntax error, a throw while it loads or in its constructor) is named with the file and line at fault, in the message (`worker failed to start: /app/worker.js:12: SyntaxError: Unexpected token \'}\'`) and as `file` and `line`' },
+  ERR_DECODE: { class: 'DecodeError', by: 'decoders', when: 'a message could not be decoded; `reason` names why (counted under `dropped.<reason>`)' },
+  ERR_DATABASE: { class: 'DatabaseError', by: 'the master, workers', when: 'no database configured, or the embedded one could not start; in a worker\'s log, a write that failed, or (`reason: \'unaccounted\'`) whose reply did not account for every operation sent' },
+  ERR_LISTEN: { class: 'ListenError', by: 'the master', when: 'the first bind failed (port in use, no permission, no such address): `host:port` and the cause; `cause` is the system error' },
+  ERR_BUFFER: { class: 'BufferError', by: 'the master', when: 'the disk buffer cannot be used: its directory cannot be created or written, or another live collector holds it (`dir` names it; give each collector its own `bufferDir`)' },
+  ERR_WEB_CONFIG: { class: 'WebConfigError', by: 'the master, configs', when: 'the `metricsWebConfig` file cannot be used (missing, bad YAML, unknown key, unreadable or mismatched certificate, a password hash that is not bcrypt): the file and the key, never a hash' },
+  ERR_USAGE: { class: 'CollectorError', by: 'the CLI', when: 'a bad command line (exit 2)' },
+  ERR_UNKNOWN_COLLECTOR: { class: 'CollectorError', by: 'the CLI', when: 'no such built-in collector, and no module at the path given' },
+  ERR_INVALID_COLLECTOR: { class: 'CollectorError', by: 'the CLI', when: 'the collector module does not load, or does not export `{ Collector, Config }` (the contract app/collector-registry.js checks)' },
+  ERR_COLLECTOR_EXISTS: { class: 'CollectorError', by: 'the launcher', when: '`collector start` of a name PM2 already has' },
+  ERR_NO_SUCH_COLLECTOR: { class: 'CollectorError', by: 'the launcher', when: 'a command names a collector PM2 does not have' },
+  ERR_COLLECTOR_NOT_RUNNING: { class: 'CollectorError', by: 'the launcher', when: 'a command that needs a running collector found it stopped' },
+  ERR_COLLECTOR_START: { class: 'CollectorError', by: 'the launcher', when: 'the collector did not become ready (its log says why)' },
+  ERR_COLLECTOR_RUNNING: { class: 'CollectorError', by: 'the launcher', when: '`collector start NAME` of one already online' },
+  ERR_DB_RUNNING: { class: 'CollectorError', by: 'the CLI', when: '`collector db start`: the embedded database is already running' },
+  ERR_DB_START: { class: 'CollectorError', by: 'the CLI', when: '`collector db start`: the embedded database could not start' },
+  ERR_RESTART_TIMEOUT: { class: 'CollectorError', by: 'the launcher', when: 'a rolling restart did not finish in time' },
+  ERR_SECRET_IN_ARGS: { class: 'CollectorError', by: 'the launcher', when: 'a secret flag on a PM2 command line (use its environment variable)' },
+  ERR_PM2: { class: 'CollectorError', by: 'the launcher', when: 'a PM2 call failed: the method and PM2\'s message' }
+})
+
+module.exports = { ERROR_CODES }
