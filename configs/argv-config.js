@@ -7,7 +7,7 @@ const { compile, mergeFlags, deepFreeze } = require('./flag-definitions')
 const { preprocess, minimistOptions } = require('./argv-preprocess')
 const { resolveAll, positionalProblem } = require('./flag-resolution')
 const { helpText } = require('./help-text')
-const { CONFIG_KEYS } = require('../lib/master/options')
+const { CONFIG_KEYS } = require('../lib/shared/symbols')
 
 /**
  * The generic argv engine: a class whose static `flags` declares what it

@@ -2,7 +2,7 @@
 
 const { createNoopLogger } = require('../lib/shared/logger')
 
-const RUNTIME = Symbol.for('collector-cluster.worker-runtime')
+const { RUNTIME } = require('../lib/shared/symbols')
 
 /**
  * Base class of a collector's worker. Extend it and override what you need;

@@ -9,6 +9,9 @@ const { validateFraming, FRAMINGS } = require('../protocols/framing')
 const { SPLITS } = require('./split')
 const { createNoopLogger, isLogger } = require('../shared/logger')
 const { closestName } = require('../shared/closest-name')
+// A parsed config carries the names of its flags under CONFIG_KEYS, so that
+// a collector's own flags pass as options (configs/argv-config.js sets it).
+const { CONFIG_KEYS } = require('../shared/symbols')
 const NativeUdpSocket = require('../protocols/native-udp-socket')
 const { receiverFor } = require('../protocols/udp')
 const { checkTlsOptions } = require('../protocols/tls-options')
@@ -104,12 +107,6 @@ const DEFAULTS = Object.freeze(Object.fromEntries(Object.entries(OPTIONS).map(([
 
 /** The range of every integer option (durations in ms). */
 const INTEGER_RANGES = Object.freeze(Object.fromEntries(Object.entries(OPTIONS).filter(([, d]) => d.range).map(([name, d]) => [name, d.range])))
-
-/**
- * A parsed config object carries the names of its flags under this key, so
- * that a collector's own flags pass as options (configs/argv-config.js sets it).
- */
-const CONFIG_KEYS = Symbol.for('collector-cluster.config-keys')
 
 /**
  * Merges options (or a parsed config object) over the defaults and checks
@@ -253,4 +250,4 @@ function checkChoices (options) {
   if (!options.workerOptions || typeof options.workerOptions !== 'object') throw new InvalidOptionError('workerOptions', options.workerOptions, 'must be an object')
 }
 
-module.exports = { OPTIONS, DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS, RECEIVE_MODES, NAME_PATTERN, nodeHasDgramReusePort, CONFIG_KEYS, ALLOW_PROTOCOLS, normalizeOptions }
+module.exports = { OPTIONS, DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS, RECEIVE_MODES, NAME_PATTERN, nodeHasDgramReusePort, ALLOW_PROTOCOLS, normalizeOptions }

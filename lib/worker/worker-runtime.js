@@ -4,13 +4,12 @@ const ipc = require('../shared/ipc')
 const { BatchReader, KIND_UDP, entryEnd, entryDataLength } = require('../shared/batch-codec')
 const { BatchIds, messageKey, originOf, originRunIdBytes } = require('../shared/batch-ids')
 const { LEVELS } = require('../shared/logger')
+const { RUNTIME } = require('../shared/symbols') // where a Worker finds the runtime that drives it
 
 const FAILURE_LOG_INTERVAL_MS = 1000
 // receive 'reuseport': what the worker's own socket brought reaches the
 // master's counters with the next ACK, or this long after it came.
 const RECEIVED_REPORT_MS = 50
-/** Where a Worker finds the runtime that drives it (see workers/worker.js). */
-const RUNTIME = Symbol.for('collector-cluster.worker-runtime')
 
 /**
  * Runs a Worker instance inside a forked process: processes batches in
@@ -371,7 +370,5 @@ function mergeCounts (into, counts) {
   for (const key of Object.keys(counts)) into[key] = (into[key] || 0) + counts[key]
   return into
 }
-
-WorkerRuntime.RUNTIME = RUNTIME
 
 module.exports = WorkerRuntime

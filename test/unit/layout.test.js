@@ -138,3 +138,14 @@ test('no file in configs/ is over 200 lines', () => {
     assert.ok(lines <= 200, `${path.relative(ROOT, file)}: ${lines} lines`)
   }
 })
+
+test('the framework\'s registered symbols are declared in one file (lib/shared/symbols.js)', () => {
+  const found = []
+  for (const dir of ['lib', 'workers', 'configs', 'collectors', 'app']) {
+    for (const file of jsFiles(path.join(ROOT, dir))) {
+      const rel = path.relative(ROOT, file)
+      if (rel !== path.join('lib', 'shared', 'symbols.js') && /Symbol\.for\(/.test(fs.readFileSync(file, 'utf8'))) found.push(rel)
+    }
+  }
+  assert.deepEqual(found, [])
+})
