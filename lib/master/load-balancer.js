@@ -2,23 +2,17 @@
 
 const EventEmitter = require('node:events')
 const protocols = require('../protocols')
-const ListenError = require('../../exceptions/listen-error')
-const { briefError } = require('../shared/logger')
 const WorkerPool = require('./worker-pool')
 const { strategies } = require('./distribution')
 const { normalizeOptions } = require('./options')
 const { remoteOf } = require('../shared/batch-codec')
 const { MasterCounters } = require('./counters')
-const InvalidOptionError = require('../../exceptions/invalid-option-error')
-const { claimPort, listenSpec, workersListener } = require('./reuseport')
+const { checkChoices, claimListen, workersListener } = require('./reuseport')
 const { Dispatcher } = require('./dispatcher')
 const ListenerSupervisor = require('./listener-supervisor')
 const Backlog = require('./backlog')
-const { summarize, collectStats } = require('./summary')
-
-// Unacknowledged messages older than this are worth a warning (at most one
-// per interval): the workers' database has stalled or falls behind.
-const STALL_WARN_MS = 5000
+const { summarize, collectStats, readinessOf, warnIfStalled, STALL_WARN_MS } = require('./summary')
+const MetricsEndpoint = require('./metrics-endpoint')
 
 /**
  * The master of a collector: receives on one socket (a registered protocol),
@@ -81,16 +75,8 @@ class LoadBalancer extends EventEmitter {
       emit: (event, ...args) => this.emit(event, ...args)
     })
     this.backlog = new Backlog(this)
-    this._checkReuseport()
-  }
-
-  // receive 'reuseport': the kernel picks the worker (see options.js checkReceive).
-  _checkReuseport () {
-    if (this.options.receive !== 'reuseport') return
-    const own = this._declared()
-    for (const method of ['distribute', 'key']) {
-      if (own[method]) throw new InvalidOptionError('receive', 'reuseport', `cannot honour a ${method}() of ${this.constructor.name}: the kernel picks the worker by the sender's address and port, so no affinity across senders (one call's two directions) holds`)
-    }
+    this.metrics = new MetricsEndpoint(this, { options: this.options, logger: this.logger, counters: this.counters })
+    if (this.options.receive === 'reuseport') checkChoices(this._declared(), this.constructor.name)
   }
 
   /** Picks the worker for a message. Round-robin unless `distribution` says otherwise; override freely. */
@@ -133,20 +119,20 @@ class LoadBalancer extends EventEmitter {
 
   /** Binds (or connects) once every worker is online. */
   start (cb) {
-    return withCallback(this._startOnce(), cb)
-  }
-
-  _startOnce () {
-    if (this.starting) return this.starting
-    this.starting = this.doStart()
-    return this.starting
+    if (!this.starting) this.starting = this.doStart()
+    return withCallback(this.starting, cb)
   }
 
   async doStart () {
     if (this.state !== 'idle') throw new Error(`cannot start a balancer that is ${this.state}`)
     this.state = 'starting'
     this.startedAt = Date.now()
-    await this._startMetricsServer()
+    try {
+      await this.metrics.start()
+    } catch (err) {
+      this.state = 'stopped'
+      throw err
+    }
     this.dispatcher.prepare(this._declared())
     let found = null
     try {
@@ -154,7 +140,8 @@ class LoadBalancer extends EventEmitter {
       this.journal = this.backlog.create(destination)
       found = this.journal ? this.journal.open() : null
       this.deadLetters = this.backlog.deadLetters(destination)
-      this.pool = this._createPool(await this._reuseportSpec())
+      // receive 'reuseport': what each worker binds; null in master mode.
+      this.pool = this._createPool(this.options.receive === 'reuseport' ? await claimListen(this.ctx, this.options) : null)
       await this.pool.start()
     } catch (err) {
       await this._abortStart()
@@ -170,7 +157,7 @@ class LoadBalancer extends EventEmitter {
       throw err
     }
     this.state = 'running'
-    this.stallTimer = setInterval(() => this._checkStall(), STALL_WARN_MS)
+    this.stallTimer = setInterval(() => warnIfStalled(this), STALL_WARN_MS)
     this.stallTimer.unref()
     this.logger.info({ name: this.options.name, protocol: this.options.protocol, receiver: this.receiver(), address: this.address(), metrics: this.metricsAddress(), instances: this.options.instances, ...this._dispatchNote() }, 'collector started')
   }
@@ -182,29 +169,8 @@ class LoadBalancer extends EventEmitter {
 
   async _abortStart () {
     this.backlog.close(this.journal)
-    await this._stopMetricsServer()
+    await this.metrics.stop()
     this.state = 'stopped'
-  }
-
-  // Up before the workers, so that /readyz says 503 (not nothing) while starting.
-  async _startMetricsServer () {
-    const { metricsPort: port, metricsHost: host, name } = this.options
-    if (port === undefined) return
-    const MetricsServer = require('./metrics-server') // loads prom-client only when asked for
-    this.metricsServer = new MetricsServer(this, { host, port, name, webConfig: this.options.metricsWebConfig, logger: this.logger })
-    try {
-      await this.metricsServer.start()
-    } catch (err) {
-      this.metricsServer = null
-      this.state = 'stopped'
-      throw ListenError.isBindError(err) ? new ListenError('http', host, port, err) : err
-    }
-  }
-
-  async _stopMetricsServer () {
-    const server = this.metricsServer
-    this.metricsServer = null
-    if (server) await server.stop()
   }
 
   /**
@@ -212,31 +178,12 @@ class LoadBalancer extends EventEmitter {
    * worker slot online. `{ ready, state, listening, workers: { online, expected }, reason? }`.
    */
   readiness () {
-    const online = this.pool ? this.pool.rotation.length : 0
-    const expected = this.options.instances
-    const listening = Boolean(this.listener)
-    const ready = this.state === 'running' && listening && online === expected
-    const reason = ready
-      ? undefined
-      : this.state !== 'running' ? `state is ${this.state}` : !listening ? 'listener is not bound (reopening)' : `${online} of ${expected} worker slots online`
-    return { ready, state: this.state, listening, workers: { online, expected }, ...(reason ? { reason } : {}) }
+    return readinessOf(this)
   }
 
   /** Where /metrics, /healthz and /readyz are served, or null (off). */
   metricsAddress () {
-    return this.metricsServer ? this.metricsServer.address() : null
-  }
-
-  // receive 'reuseport': the port claimed (ListenError if taken) and what
-  // each worker binds; null in master mode.
-  async _reuseportSpec () {
-    if (this.options.receive !== 'reuseport') return null
-    try {
-      this.ctx.port = await claimPort(this.ctx.host, this.ctx.port)
-    } catch (err) {
-      throw ListenError.isBindError(err) ? new ListenError(this.options.protocol, this.ctx.host, this.ctx.port, err) : err
-    }
-    return listenSpec(this.options, this.ctx.port)
+    return this.metrics.address()
   }
 
   _createPool (listen) {
@@ -286,7 +233,7 @@ class LoadBalancer extends EventEmitter {
       if (this.state !== 'running') throw new Error(`cannot restart a balancer that is ${this.state}`)
       this.logger.info({ instances: this.options.instances }, 'rolling restart')
       this.supervisor.reload()
-      await this._reloadMetricsServer()
+      await this.metrics.reload()
       await this.pool.restart()
       // The new workers may run fixed code: dead letters queued for replay go now.
       this.backlog.replayDeadLetters(this.deadLetters, this.journal, this.pool.rotation)
@@ -294,30 +241,10 @@ class LoadBalancer extends EventEmitter {
     return withCallback(run(), cb)
   }
 
-  // The metrics endpoint's web config (metricsWebConfig) likewise: one that
-  // does not check out leaves the one in use (events.metricsReloadFailed).
-  async _reloadMetricsServer () {
-    if (!this.metricsServer) return
-    try {
-      await this.metricsServer.reload()
-    } catch (err) {
-      this.counters.event('metricsReloadFailed')
-      const outcome = err.endpointDown ? 'the endpoint is down until the next restart' : 'the one in use stays'
-      this.logger.error({ error: briefError(err) }, `metrics web config not reloaded, ${outcome}: ${err.message}`)
-    }
-  }
-
   /** Stop receiving, deliver and process everything received, then stop the workers. Idempotent. */
   stop (cb) {
     if (!this.stopping) this.stopping = this.doStop()
     return withCallback(this.stopping, cb)
-  }
-
-  _checkStall () {
-    const { oldestUnackedMs, inFlight } = this.pool.snapshot().totals
-    if (oldestUnackedMs < STALL_WARN_MS) return
-    this.logger.warn({ oldestUnackedMs, inFlight, maxInFlight: this.options.maxInFlight },
-      `workers have not acknowledged messages for ${Math.round(oldestUnackedMs / 1000)} s (database stalled or slower than input); the master holds them`)
   }
 
   async doStop () {
@@ -329,7 +256,7 @@ class LoadBalancer extends EventEmitter {
     this.dispatcher.releaseWaiters()
     if (this.pool) await this.pool.stop()
     this.backlog.close(this.journal)
-    await this._stopMetricsServer()
+    await this.metrics.stop()
     this.state = 'stopped'
     this.logger.info(this.summary(), 'collector stopped')
     this.emit('stopped')

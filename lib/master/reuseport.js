@@ -3,6 +3,33 @@
 const dgram = require('node:dgram')
 const net = require('node:net')
 const { receiverFor } = require('../protocols/udp')
+const ListenError = require('../../exceptions/listen-error')
+const InvalidOptionError = require('../../exceptions/invalid-option-error')
+
+/**
+ * A balancer's own distribute() or key() cannot be honoured: the kernel
+ * picks the worker by the sender's address and port, so no affinity
+ * across senders (one call's two directions) holds. `declared`: what the
+ * balancer overrides (LoadBalancer#_declared).
+ */
+function checkChoices (declared, className) {
+  for (const method of ['distribute', 'key']) {
+    if (declared[method]) throw new InvalidOptionError('receive', 'reuseport', `cannot honour a ${method}() of ${className}: the kernel picks the worker by the sender's address and port, so no affinity across senders (one call's two directions) holds`)
+  }
+}
+
+/**
+ * The port claimed (ListenError if taken; `ctx.port` becomes the one
+ * bound) and what each worker binds.
+ */
+async function claimListen (ctx, options) {
+  try {
+    ctx.port = await claimPort(ctx.host, ctx.port)
+  } catch (err) {
+    throw ListenError.isBindError(err) ? new ListenError(options.protocol, ctx.host, ctx.port, err) : err
+  }
+  return listenSpec(options, ctx.port)
+}
 
 /**
  * receive 'reuseport', the master's side: the workers bind the port, each
@@ -48,4 +75,4 @@ function workersListener (pool, options) {
   }
 }
 
-module.exports = { claimPort, listenSpec, workersListener }
+module.exports = { checkChoices, claimListen, claimPort, listenSpec, workersListener }

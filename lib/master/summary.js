@@ -67,4 +67,30 @@ async function collectStats (lb) {
   return { ...summarize(lb, snapshot), ...parts }
 }
 
-module.exports = { summarize, collectStats }
+/**
+ * Whether the balancer can take traffic: the listener bound and every
+ * worker slot online. `{ ready, state, listening, workers: { online, expected }, reason? }`.
+ */
+function readinessOf (lb) {
+  const online = lb.pool ? lb.pool.rotation.length : 0
+  const expected = lb.options.instances
+  const listening = Boolean(lb.listener)
+  const ready = lb.state === 'running' && listening && online === expected
+  const reason = ready
+    ? undefined
+    : lb.state !== 'running' ? `state is ${lb.state}` : !listening ? 'listener is not bound (reopening)' : `${online} of ${expected} worker slots online`
+  return { ready, state: lb.state, listening, workers: { online, expected }, ...(reason ? { reason } : {}) }
+}
+
+// Unacknowledged messages older than this are worth a warning (at most one
+// per interval): the workers' database has stalled or falls behind.
+const STALL_WARN_MS = 5000
+
+function warnIfStalled (lb) {
+  const { oldestUnackedMs, inFlight } = lb.pool.snapshot().totals
+  if (oldestUnackedMs < STALL_WARN_MS) return
+  lb.logger.warn({ oldestUnackedMs, inFlight, maxInFlight: lb.options.maxInFlight },
+    `workers have not acknowledged messages for ${Math.round(oldestUnackedMs / 1000)} s (database stalled or slower than input); the master holds them`)
+}
+
+module.exports = { summarize, collectStats, readinessOf, warnIfStalled, STALL_WARN_MS }

@@ -346,7 +346,7 @@ test('restart() that must rebind (TLS off) while another socket took the port: t
   fx.write(yamlOf(tlsSection(), users))
   const lb = await startLb(t, { instances: 1, metricsPort: 0, metricsWebConfig: fx.webConfig, logger })
   const { port } = lb.metricsAddress()
-  const metrics = lb.metricsServer
+  const metrics = lb.metrics.server
   const thief = net.createServer()
   t.after(() => new Promise((resolve) => thief.close(() => resolve())))
   // Takes the port the moment the endpoint lets go of it, before it binds again.
