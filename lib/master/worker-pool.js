@@ -9,20 +9,11 @@ const { minLevel } = require('../shared/logger')
 const WorkerHandle = require('./worker-handle')
 const WorkerDownError = require('../../exceptions/worker-down-error')
 const { BatchIds } = require('../shared/batch-ids')
+const { snapshotOf, collectCustom } = require('./pool-counters')
+const { POISON_STRIKES, judge, leave, giveUp } = require('./batch-fate')
 
 const WORKER_ENTRY = path.join(__dirname, '..', 'worker', 'worker-entry.js')
 const STATS_TIMEOUT_MS = 1000
-// A batch is poison once this many workers in a row ended by themselves
-// while processing it (see onExit): it is given up and dead-lettered, so
-// that a message that kills every worker it reaches cannot take the whole
-// collector down with it.
-const POISON_STRIKES = 3
-// How a worker that ended by itself can end: an exit of its own (a throw
-// nothing caught, process.exit) or a signal the process raises against
-// itself (V8 out of memory aborts, a native fault). Any other signal came
-// from outside (an operator, a supervisor, the kernel's OOM killer): no
-// evidence against what the worker was processing.
-const CRASH_SIGNALS = new Set(['SIGABRT', 'SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE', 'SIGTRAP', 'SIGSYS'])
 // A worker that ran this long before it died was not crash-looping (an
 // operator's kill, the OOM killer): it is respawned at once and its slot's
 // crash history starts over. Only shorter lives count toward maxCrashes.
@@ -88,70 +79,14 @@ class WorkerPool extends EventEmitter {
     this.retiredKernelDrops = 0
   }
 
-  /**
-   * Every counter of the pool read in one synchronous pass, so that the
-   * parts add up to the whole: `workers`, each live worker's counters
-   * (draining ones too), with its own stats from `customs` (a Map from
-   * handle to `{ custom, at }`, see collectCustom) and their age;
-   * `retired`, what workers now gone processed, failed and were dispatched;
-   * `orphaned`, messages waiting for a slot's next worker; `totals`:
-   * processed and failed over every worker this pool ran (Σ workers +
-   * retired), inFlight (Σ workers + orphaned), dispatched (Σ workers +
-   * retired), and how long the oldest message held has waited.
-   */
-  // eslint-disable-next-line max-lines-per-function -- 53 lines: one pass over live workers, then what waits for slots, read top to bottom (STYLE: one readable function over a relay)
+  /** Every counter of the pool in one synchronous pass (pool-counters.js). */
   snapshot (customs = null) {
-    const now = Date.now()
-    const retired = { ...this.retired }
-    const totals = { processed: retired.processed, failed: retired.failed, dispatched: retired.dispatched, inFlight: 0, buffered: 0, oldestUnackedMs: 0, oldestBufferedMs: 0 }
-    let oldest = Infinity
-    let oldestBuffered = Infinity
-    const workers = []
-    for (const h of this.live) {
-      const worker = h.snapshot(now)
-      totals.processed += worker.processed
-      totals.failed += worker.failed
-      totals.dispatched += worker.dispatched
-      totals.inFlight += worker.inFlight
-      totals.buffered += worker.buffered
-      const sentAt = h.oldestSentAt()
-      if (sentAt && sentAt < oldest) oldest = sentAt
-      const bufferedAt = h.oldestBufferedAt()
-      if (bufferedAt && bufferedAt < oldestBuffered) oldestBuffered = bufferedAt
-      if (customs) {
-        const reply = customs.get(h)
-        worker.custom = reply ? reply.custom : null
-        worker.customAgeMs = reply ? now - reply.at : null
-      }
-      workers.push(worker)
-    }
-    // Messages being formed into a batch for a slot whose worker is gone
-    // (see holders()): dispatched to it, waiting like its orphans.
-    for (const h of this.current) {
-      if (h === null || h.state !== 'gone' || h.pendingCount === 0) continue
-      retired.dispatched += h.pendingCount
-      totals.dispatched += h.pendingCount
-      totals.buffered += h.pendingCount
-      if (h.pendingSince < oldestBuffered) oldestBuffered = h.pendingSince
-    }
-    // Orphans a dead worker was sent are in flight; those it never sent, buffered.
-    let orphaned = 0
-    for (const batches of this.orphans) {
-      for (const batch of batches) {
-        if (batch.sentAt === 0) {
-          totals.buffered += batch.count
-          if (batch.receivedAt < oldestBuffered) oldestBuffered = batch.receivedAt
-          continue
-        }
-        orphaned += batch.count
-        if (batch.sentAt < oldest) oldest = batch.sentAt
-      }
-    }
-    totals.inFlight += orphaned
-    if (oldest !== Infinity) totals.oldestUnackedMs = now - oldest
-    if (oldestBuffered !== Infinity) totals.oldestBufferedMs = now - oldestBuffered
-    workers.sort((a, b) => a.slot - b.slot || a.id - b.id)
-    return { totals, workers, retired, orphaned }
+    return snapshotOf(this, customs)
+  }
+
+  /** Each live worker's own stats, asked over IPC (pool-counters.js). */
+  collectCustom () {
+    return collectCustom(this, STATS_TIMEOUT_MS)
   }
 
   /** Forks every slot; resolves when all are ready, rejects if one fails to start. */
@@ -251,7 +186,7 @@ class WorkerPool extends EventEmitter {
     handle.state = 'gone'
     this.takeOutOfRotation(handle)
     const own = handle.ownInFlight
-    const suspect = this.judge(handle, expected, code, signal)
+    const suspect = judge(handle, expected, code, signal)
     const batches = handle.takeUndelivered()
     const held = batches.reduce((sum, batch) => sum + batch.count, 0)
     this.live.delete(handle)
@@ -271,21 +206,6 @@ class WorkerPool extends EventEmitter {
   }
 
   /**
-   * The evidence against the batches of a worker that just ended: those it
-   * had been through (doWork done, awaiting storage) are cleared; the one
-   * it was processing is returned as the suspect, with how it ended, when
-   * it ended by itself (an exit of its own or a crash signal, not a kill
-   * from outside, and not a stop we asked for). Read before its batches
-   * are taken back.
-   */
-  judge (handle, expected, code, signal) {
-    const { finished, processing } = handle.progress()
-    for (const batch of finished) batch.cleared()
-    if (expected || processing === null || (signal !== null && !CRASH_SIGNALS.has(signal))) return null
-    return { batch: processing, cause: signal !== null ? `signal ${signal}` : `exit code ${code}` }
-  }
-
-  /**
    * Batches of a worker that is gone: to the slot's current worker if a
    * rolling restart already put one there, else to the slot's next worker;
    * the suspect (see judge) is given up as poison at its POISON_STRIKES-th
@@ -297,8 +217,8 @@ class WorkerPool extends EventEmitter {
   rehome (slot, batches, expected, suspect = null) {
     const keep = []
     for (const batch of batches) {
-      if (this.state !== 'running') this.leave(batch, expected ? 'shutdown' : 'workerLost')
-      else if (suspect !== null && batch === suspect.batch && batch.struck(suspect.cause) >= POISON_STRIKES) this.giveUp(batch, 'poison', `${batch.strikes.length} workers in a row ended by themselves while processing it (${batch.strikes.join(', ')})`)
+      if (this.state !== 'running') leave(this, batch, expected ? 'shutdown' : 'workerLost')
+      else if (suspect !== null && batch === suspect.batch && batch.struck(suspect.cause) >= POISON_STRIKES) giveUp(this, batch, 'poison', `${batch.strikes.length} workers in a row ended by themselves while processing it (${batch.strikes.join(', ')})`)
       else keep.push(batch)
     }
     if (keep.length === 0) return
@@ -347,37 +267,8 @@ class WorkerPool extends EventEmitter {
     const heir = this.rotation[0]
     for (const batch of batches) {
       if (heir) heir.redeliver(batch)
-      else this.leave(batch, 'workerLost')
+      else leave(this, batch, 'workerLost')
     }
-  }
-
-  // A batch no worker of this run will take: it stays in the disk buffer
-  // for the next run when it lies there; else one a worker died holding is
-  // given up (dead-lettered), one the workers could not store before their
-  // time ran out at stop is dropped by `reason` (shutdown).
-  leave (batch, reason) {
-    if (batch.at) this.emit('kept', batch.count)
-    else if (reason === 'workerLost') this.giveUp(batch, reason, 'a worker died holding it while the collector stopped, or no worker was left to take it')
-    else this.emit('dropped', reason, batch.count)
-  }
-
-  /**
-   * A batch given up: kept in the dead-letter directory with its reason
-   * (its bytes read back from the disk buffer when they lie there only),
-   * then out of the buffer, or every start would replay it into the same
-   * deaths. 'deadLettered' (n, entry); dropped as workerLost only when it
-   * cannot be kept ('deadLetterFailed', err).
-   */
-  giveUp (batch, reason, detail) {
-    let entry = null
-    try {
-      entry = this.deadLetters.keep(batch, batch.bytes !== null ? batch.bytes : this.journal.read(batch), reason, detail)
-    } catch (err) {
-      this.emit('deadLetterFailed', err)
-    }
-    if (this.journal !== null) this.journal.release(batch)
-    if (entry !== null) this.emit('deadLettered', batch.count, entry)
-    else this.emit('dropped', 'workerLost', batch.count)
   }
 
   // Crash-loop protection: the delay doubles per crash within the window;
@@ -485,33 +376,6 @@ class WorkerPool extends EventEmitter {
     const handles = this.current.filter(Boolean)
     await Promise.all(handles.map((h) => this.retire(h)))
     this.state = 'stopped'
-  }
-
-  /**
-   * Each live worker's own stats (its Worker#stats(), over IPC): a Map from
-   * handle to `{ custom, at }`, `at` when the reply came (null custom if
-   * none came within STATS_TIMEOUT_MS). Read the counters after it, in one
-   * snapshot(): they move while the replies are on their way.
-   */
-  async collectCustom () {
-    const handles = [...this.live].filter((h) => h.state !== 'starting')
-    const replies = await Promise.all(handles.map((h) => this.askStats(h)))
-    return new Map(handles.map((h, i) => [h, replies[i]]))
-  }
-
-  askStats (handle) {
-    const id = ++this.statsRequests
-    return new Promise((resolve) => {
-      const finish = (custom) => {
-        clearTimeout(timer)
-        handle.removeListener('stats', onStats)
-        resolve({ custom, at: Date.now() })
-      }
-      const onStats = (requestId, custom) => { if (requestId === id) finish(custom) }
-      const timer = setTimeout(() => finish(null), STATS_TIMEOUT_MS)
-      handle.on('stats', onStats)
-      if (!handle.send([ipc.STATS_REQ, id])) finish(null)
-    })
   }
 }
 

@@ -1,0 +1,64 @@
+'use strict'
+
+// What becomes of a batch a worker did not finish (WorkerPool#onExit):
+// the evidence against it, and how it is given up (dead-lettered, left in
+// the disk buffer for the next run, or dropped by reason). `pool`: the
+// WorkerPool whose events say it.
+
+// A batch is poison once this many workers in a row ended by themselves
+// while processing it (WorkerPool#onExit): it is given up and dead-lettered, so
+// that a message that kills every worker it reaches cannot take the whole
+// collector down with it.
+const POISON_STRIKES = 3
+// How a worker that ended by itself can end: an exit of its own (a throw
+// nothing caught, process.exit) or a signal the process raises against
+// itself (V8 out of memory aborts, a native fault). Any other signal came
+// from outside (an operator, a supervisor, the kernel's OOM killer): no
+// evidence against what the worker was processing.
+const CRASH_SIGNALS = new Set(['SIGABRT', 'SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE', 'SIGTRAP', 'SIGSYS'])
+
+/**
+ * The evidence against the batches of a worker that just ended: those it
+ * had been through (doWork done, awaiting storage) are cleared; the one
+ * it was processing is returned as the suspect, with how it ended, when
+ * it ended by itself (an exit of its own or a crash signal, not a kill
+ * from outside, and not a stop we asked for). Read before its batches
+ * are taken back.
+ */
+function judge (handle, expected, code, signal) {
+  const { finished, processing } = handle.progress()
+  for (const batch of finished) batch.cleared()
+  if (expected || processing === null || (signal !== null && !CRASH_SIGNALS.has(signal))) return null
+  return { batch: processing, cause: signal !== null ? `signal ${signal}` : `exit code ${code}` }
+}
+
+// A batch no worker of this run will take: it stays in the disk buffer
+// for the next run when it lies there; else one a worker died holding is
+// given up (dead-lettered), one the workers could not store before their
+// time ran out at stop is dropped by `reason` (shutdown).
+function leave (pool, batch, reason) {
+  if (batch.at) pool.emit('kept', batch.count)
+  else if (reason === 'workerLost') giveUp(pool, batch, reason, 'a worker died holding it while the collector stopped, or no worker was left to take it')
+  else pool.emit('dropped', reason, batch.count)
+}
+
+/**
+ * A batch given up: kept in the dead-letter directory with its reason
+ * (its bytes read back from the disk buffer when they lie there only),
+ * then out of the buffer, or every start would replay it into the same
+ * deaths. 'deadLettered' (n, entry); dropped as workerLost only when it
+ * cannot be kept ('deadLetterFailed', err).
+ */
+function giveUp (pool, batch, reason, detail) {
+  let entry = null
+  try {
+    entry = pool.deadLetters.keep(batch, batch.bytes !== null ? batch.bytes : pool.journal.read(batch), reason, detail)
+  } catch (err) {
+    pool.emit('deadLetterFailed', err)
+  }
+  if (pool.journal !== null) pool.journal.release(batch)
+  if (entry !== null) pool.emit('deadLettered', batch.count, entry)
+  else pool.emit('dropped', 'workerLost', batch.count)
+}
+
+module.exports = { POISON_STRIKES, judge, leave, giveUp }

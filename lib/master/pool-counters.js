@@ -1,0 +1,101 @@
+'use strict'
+
+const ipc = require('../shared/ipc')
+
+// The worker pool's counters, read for summary() and stats() (summary.js):
+// the pool's and its workers' in one pass, and each worker's own stats.
+
+/**
+ * Every counter of `pool` (a WorkerPool) read in one synchronous pass, so that the
+ * parts add up to the whole: `workers`, each live worker's counters
+ * (draining ones too), with its own stats from `customs` (a Map from
+ * handle to `{ custom, at }`, see collectCustom) and their age;
+ * `retired`, what workers now gone processed, failed and were dispatched;
+ * `orphaned`, messages waiting for a slot's next worker; `totals`:
+ * processed and failed over every worker this pool ran (Σ workers +
+ * retired), inFlight (Σ workers + orphaned), dispatched (Σ workers +
+ * retired), and how long the oldest message held has waited.
+ */
+// eslint-disable-next-line max-lines-per-function -- 53 lines: one pass over live workers, then what waits for slots, read top to bottom (STYLE: one readable function over a relay)
+function snapshotOf (pool, customs = null) {
+  const now = Date.now()
+  const retired = { ...pool.retired }
+  const totals = { processed: retired.processed, failed: retired.failed, dispatched: retired.dispatched, inFlight: 0, buffered: 0, oldestUnackedMs: 0, oldestBufferedMs: 0 }
+  let oldest = Infinity
+  let oldestBuffered = Infinity
+  const workers = []
+  for (const h of pool.live) {
+    const worker = h.snapshot(now)
+    totals.processed += worker.processed
+    totals.failed += worker.failed
+    totals.dispatched += worker.dispatched
+    totals.inFlight += worker.inFlight
+    totals.buffered += worker.buffered
+    const sentAt = h.oldestSentAt()
+    if (sentAt && sentAt < oldest) oldest = sentAt
+    const bufferedAt = h.oldestBufferedAt()
+    if (bufferedAt && bufferedAt < oldestBuffered) oldestBuffered = bufferedAt
+    if (customs) {
+      const reply = customs.get(h)
+      worker.custom = reply ? reply.custom : null
+      worker.customAgeMs = reply ? now - reply.at : null
+    }
+    workers.push(worker)
+  }
+  // Messages being formed into a batch for a slot whose worker is gone
+  // (see WorkerPool#holders()): dispatched to it, waiting like its orphans.
+  for (const h of pool.current) {
+    if (h === null || h.state !== 'gone' || h.pendingCount === 0) continue
+    retired.dispatched += h.pendingCount
+    totals.dispatched += h.pendingCount
+    totals.buffered += h.pendingCount
+    if (h.pendingSince < oldestBuffered) oldestBuffered = h.pendingSince
+  }
+  // Orphans a dead worker was sent are in flight; those it never sent, buffered.
+  let orphaned = 0
+  for (const batches of pool.orphans) {
+    for (const batch of batches) {
+      if (batch.sentAt === 0) {
+        totals.buffered += batch.count
+        if (batch.receivedAt < oldestBuffered) oldestBuffered = batch.receivedAt
+        continue
+      }
+      orphaned += batch.count
+      if (batch.sentAt < oldest) oldest = batch.sentAt
+    }
+  }
+  totals.inFlight += orphaned
+  if (oldest !== Infinity) totals.oldestUnackedMs = now - oldest
+  if (oldestBuffered !== Infinity) totals.oldestBufferedMs = now - oldestBuffered
+  workers.sort((a, b) => a.slot - b.slot || a.id - b.id)
+  return { totals, workers, retired, orphaned }
+}
+
+/**
+ * Each live worker's own stats (its Worker#stats(), over IPC): a Map from
+ * handle to `{ custom, at }`, `at` when the reply came (null custom if
+ * none came within `timeoutMs`). Read the counters after it, in one
+ * snapshot(): they move while the replies are on their way.
+ */
+async function collectCustom (pool, timeoutMs) {
+  const handles = [...pool.live].filter((h) => h.state !== 'starting')
+  const replies = await Promise.all(handles.map((h) => askStats(pool, h, timeoutMs)))
+  return new Map(handles.map((h, i) => [h, replies[i]]))
+}
+
+function askStats (pool, handle, timeoutMs) {
+  const id = ++pool.statsRequests
+  return new Promise((resolve) => {
+    const finish = (custom) => {
+      clearTimeout(timer)
+      handle.removeListener('stats', onStats)
+      resolve({ custom, at: Date.now() })
+    }
+    const onStats = (requestId, custom) => { if (requestId === id) finish(custom) }
+    const timer = setTimeout(() => finish(null), timeoutMs)
+    handle.on('stats', onStats)
+    if (!handle.send([ipc.STATS_REQ, id])) finish(null)
+  })
+}
+
+module.exports = { snapshotOf, collectCustom }
