@@ -4,18 +4,17 @@ const { INVALID_ID_FIELD, packetOp, pairOp, sideOps, endOps } = require('./strea
 const { pairKey, flowKey, directionKey } = require('./stream-key')
 const { checkAccounted, writeAccounted } = require('./write-accounting')
 const { BoundedMap } = require('../../lib/shared/bounded-map')
+const { removeLegacySentinel, backfillPairKeys } = require('./stream-upgrade')
 
 const DUPLICATE_KEY = 11000
-const LEGACY_SENTINEL_ID = '__collector_cluster_never_insert__'
 const MAX_ROUNDS = 6
 // How often, at most, a write first makes sure the unique indexes exist.
 const INDEX_CHECK_MS = 1000
 // Senders whose side is remembered (one per direction of a stream: the
 // senders' choice). One forgotten costs an E11000 and a round, once.
 const SIDE_CACHE_LIMIT = 200000
-// Documents given their pairKey per bulkWrite, and how often at most a
-// write that left entries unresolved backfills again (see backfillAgain).
-const BACKFILL_BATCH = 1000
+// How often at most a write that left entries unresolved backfills again
+// (see backfillAgain).
 const BACKFILL_RETRY_MS = 5000
 
 /**
@@ -386,56 +385,17 @@ class StreamWriter {
   async backfillAgain () {
     if (Date.now() - this.backfilledAt < BACKFILL_RETRY_MS) return
     this.backfilledAt = Date.now()
-    await StreamWriter.backfillPairKeys(this.collection).catch(() => {})
+    await backfillPairKeys(this.collection).catch(() => {})
   }
 
-  /**
-   * Once per worker start, before it writes. Earlier versions kept a
-   * sentinel document in `streams` for never-insert upserts to collide
-   * with; it goes, so that every document there is a stream.
-   */
-  static async prepare (collection) {
-    await collection.deleteOne({ _id: LEGACY_SENTINEL_ID })
+  /** Once per worker start, before it writes (stream-upgrade.js). */
+  static prepare (collection) {
+    return removeLegacySentinel(collection)
   }
 
-  /**
-   * Sets `pairKey` (the shard key, see schemas.js) on the stream documents
-   * written before it existed: one pass over those missing it when the call
-   * starts, BACKFILL_BATCH per unordered bulkWrite, each by `_id`. Safe to
-   * run from many workers at once and again: every one sets the value the
-   * document's own endpoints give, and those never change. A document
-   * without two endpoint IDs (not a stream) is left as it is.
-   *
-   * Until it has run the upserts do not see such a stream (their filter
-   * names `pairKey`), but cannot duplicate it either while the indexes of
-   * earlier versions, unique on `openKey` and on `flowKey` alone, are still
-   * there: they are dropped by hand once every collector is upgraded (see
-   * docs/scaling.md). Resolves with `{ updated, skipped }`.
-   */
-  static async backfillPairKeys (collection, { batchSize = BACKFILL_BATCH } = {}) {
-    const counts = { updated: 0, skipped: 0 }
-    const cursor = collection.find({ pairKey: { $exists: false } }, { projection: { 'from.ID': 1, 'to.ID': 1 }, batchSize })
-    let ops = []
-    const write = async () => {
-      if (ops.length > 0) counts.updated += (await collection.bulkWrite(ops, { ordered: false })).modifiedCount
-      ops = []
-    }
-    try {
-      for await (const doc of cursor) {
-        const fromID = doc.from && doc.from.ID
-        const toID = doc.to && doc.to.ID
-        if (typeof fromID !== 'string' || typeof toID !== 'string') {
-          counts.skipped++
-          continue
-        }
-        ops.push({ updateOne: { filter: { _id: doc._id }, update: { $set: { pairKey: pairKey(fromID, toID) } } } })
-        if (ops.length >= batchSize) await write()
-      }
-      await write()
-    } finally {
-      await cursor.close()
-    }
-    return counts
+  /** `pairKey` on the stream documents written before it existed (stream-upgrade.js). */
+  static backfillPairKeys (collection, options) {
+    return backfillPairKeys(collection, options)
   }
 }
 
