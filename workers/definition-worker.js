@@ -33,12 +33,14 @@ const { KeptState } = require('./kept-state')
  * first one.
  */
 class DefinitionWorker extends MongoWorker {
-  /** Set by defineCollector: the definition, and its settings' worker part. */
-  static definition = null
-
-  constructor (options = {}) {
-    super(options)
-    this.definition = new.target.definition
+  /**
+   * @param {object} options the worker options (the collector's `workerOptions`)
+   * @param {object} definition the collector's definition (defineCollector)
+   * @param {object} settings its workers' settings declaration
+   */
+  constructor (options, definition, settings) {
+    super(options, {}, settings)
+    this.definition = definition
     this.sinks = this.definition.sinks.map((spec) => createSink(spec, this.settings, this))
     this.tallies = Object.keys(this.definition.tally || {})
     this.counts = { messages: 0, records: 0, malformed: {}, dropped: 0 }

@@ -58,11 +58,12 @@ class MongoWorker extends Worker {
    * @param {object} [options] the worker options (the collector's `workerOptions`);
    *   its declared settings are checked (InvalidOptionError)
    * @param {object} [defaults] a subclass's own defaults, over the declared ones
+   * @param {object} [declaration] the settings it takes (default: the class's `settings`; a definition's worker is given its definition's)
    */
-  constructor (options = {}, defaults = {}) {
+  constructor (options = {}, defaults = {}, declaration = new.target.settings) {
     super(options)
     this.acknowledge = 'stored'
-    this.settings = resolveSettings(new.target.settings, defaults, options)
+    this.settings = resolveSettings(declaration, defaults, options)
     this.backoff = new Backoff({ initial: this.settings.dbRetryDelay, factor: 2, max: 5000 })
     this.dbCounts = { dbErrors: 0, flushes: 0, abandoned: 0 }
     this.flushing = null

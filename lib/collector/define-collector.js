@@ -126,14 +126,19 @@ function masterClasses (definition, settings) {
 
 const workers = new WeakMap()
 
-// One Worker class per definition, built when a worker first asks.
+// What makes a definition's worker, built when a worker first asks: a
+// DefinitionWorker given the definition (two levels above Worker, no class
+// per definition). Called or used with `new` alike; it carries the
+// definition and its workers' settings, as the master's classes do.
 function definedWorker (definition, settings) {
   if (!workers.has(definition)) {
     const DefinitionWorker = require('../../workers/definition-worker')
-    workers.set(definition, class extends DefinitionWorker {
-      static definition = definition
-      static settings = settings.worker
-    })
+    const Worker = function DefinedWorker (options = {}) {
+      return new DefinitionWorker(options, definition, settings.worker)
+    }
+    Worker.definition = definition
+    Worker.settings = settings.worker
+    workers.set(definition, Object.freeze(Worker))
   }
   return workers.get(definition)
 }

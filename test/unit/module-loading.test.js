@@ -29,7 +29,12 @@ test('the master of a built-in collector loads neither mongoose nor the MongoDB 
 test('a built-in collector still exports its Worker, loaded when asked for', () => {
   const syslog = require('../../collectors/syslog')
   assert.equal(syslog.Worker.definition, syslog.definition, 'the syslog definition\'s worker')
-  assert.ok(syslog.Worker.prototype instanceof require('../../workers/definition-worker'))
+  const worker = new syslog.Worker({})
+  assert.equal(worker.definition, syslog.definition)
+  // A definition's worker is a DefinitionWorker given its definition: two levels above Worker, no class per definition.
+  const chain = []
+  for (let proto = Object.getPrototypeOf(worker); proto && proto.constructor !== require('../../workers/worker'); proto = Object.getPrototypeOf(proto)) chain.push(proto.constructor.name)
+  assert.deepEqual(chain, ['DefinitionWorker', 'MongoWorker'])
   assert.ok(Object.keys(require('../../collectors/rtcp')).includes('Worker'))
 })
 
