@@ -167,7 +167,7 @@ test('real GStreamer calls: a 2 s burst in a long clean call leaves it good with
       const sentBlocks = blocks.get(`${receiver.receiverSsrc}>${receiver.senderSsrc}`)
       assert.equal(q.reports, sentBlocks.length, `${what}: every block sent was stored`)
       assert.equal(q.unscored['no-media'] || 0, noMediaReports(sentBlocks), `${what}: reports without media, as tshark shows them`)
-      assert.equal(q.mos.count + (q.unscored['no-media'] || 0) + (q.unscored['rtt-unknown'] || 0), q.reports, `${what}: ${JSON.stringify(q.unscored)}`)
+      assert.equal((q.mos ? q.mos.count : 0) + (q.mosEndpoints ? q.mosEndpoints.count : 0) + (q.unscored['no-media'] || 0), q.reports, `${what}: ${JSON.stringify(q.unscored)}`)
       assert.equal(q.loss.count + (q.unscored['no-media'] || 0), q.reports, `${what}: no loss sample from an interval without media`)
       checks.push({ what, q, verdict: rate(q.verdict.loss, q.verdict.delayMs), window: q.worstWindow && rate(q.worstWindow.loss, q.worstWindow.delayMs) })
     }
@@ -197,10 +197,14 @@ test('real GStreamer calls: a 2 s burst in a long clean call leaves it good with
   assert.equal(bSide.rttMs, null, 'no measured RTT: A reports on nobody')
   const own = truths[2].rtt.find((r) => r.measuredBy === 'A')
   assert.ok(Math.abs(bSide.rttEstimatedMs.avg - own.roundTripMs) < 20, `estimate ${bSide.rttEstimatedMs.avg} ms, GStreamer's ${own.roundTripMs} ms`)
+  // The estimate scores nothing: the verdict holds what the ends add (buffer, codec), no network term, and says so.
+  assert.equal(bSide.mos, null, 'no MOS with a network delay')
+  assert.deepEqual([bSide.verdict.delayBasis, bSide.verdict.delayMs, oneWay.analytics.delayBasis], ['endpoints', JITTER_BUFFER_MS + g711.delayMs, 'endpoints'])
   const { uri } = await getTestMongo()
   const table = await runCli({ ...process.env, MONGODB_URI: uri }, 'calls', '--database', db.databaseName, '--worst', '10')
   assert.equal(table.code, 0, table.stderr)
   const row = table.stdout.split('\n').find((line) => line.includes(String(truths[2].ssrc.B)))
   assert.match(row, new RegExp(`^${truths[2].ssrc.A} `), `FROM is the sender A: ${row}`)
   assert.match(row, /~\d+\.\d/, 'the RTT shown as an estimate')
+  assert.match(row, /≤\d\.\d\d/, 'the MOS shown as at most that: no network delay in it')
 })
