@@ -116,12 +116,18 @@ class CallsViewServer extends MetricsServer {
     const series = (name, read) => sides.map(([label, side]) => ({ label: `${label} ${side.ID}`, points: minuteSeries(side.quality.minutes, (b) => read(b, side)) }))
     return reply(res, 200, HTML, pageOf(`Call ${doc.from.ID} – ${doc.to.ID}`, [
       `<h1>Call ${escape(doc.from.ID)} – ${escape(doc.to.ID)}</h1><p><a href="/">All calls</a></p>`,
-      `<p id="verdict">MOS ${fmt(a.mos, 2)} (${a.band}); worst 10 s ${fmt(a.worstWindow && a.worstWindow.mos, 2)}; worst report ${fmt(a.mosMin, 2)}</p>`,
+      `<p id="verdict">MOS ${verdictText(a)}; worst 10 s ${fmt(a.worstWindow && a.worstWindow.mos, 2)}; worst report ${fmt(a.mosMin, 2)}</p>`,
       '<h2>MOS per minute (average)</h2>', lineChart('mos', series('mos', (b) => b.reports > 0 ? b.mosSum / b.reports : null), { min: 1, max: 4.5 }),
       '<h2>Loss per minute (highest, %)</h2>', lineChart('loss', series('loss', (b) => b.lossMax * 100), { min: 0 }),
       '<h2>Jitter per minute (highest, ms)</h2>', lineChart('jitter', series('jitter', (b, side) => minuteJitterMs(side, b)), { min: 0 })
     ]))
   }
+}
+
+// Without a measured round trip the verdict holds no network delay: at most that, and said.
+function verdictText (a) {
+  if (a.delayBasis !== 'endpoints') return `${fmt(a.mos, 2)} (${a.band})`
+  return `≤${fmt(a.mos, 2)} (${a.band}; no round trip measured: the ends' delay only)`
 }
 
 function pageOf (title, parts) {

@@ -207,4 +207,7 @@ test('real GStreamer calls: a 2 s burst in a long clean call leaves it good with
   assert.match(row, new RegExp(`^${truths[2].ssrc.A} `), `FROM is the sender A: ${row}`)
   assert.match(row, /~\d+\.\d/, 'the RTT shown as an estimate')
   assert.match(row, /≤\d\.\d\d/, 'the MOS shown as at most that: no network delay in it')
+  const json = await runCli({ ...process.env, MONGODB_URI: uri }, 'calls', '--database', db.databaseName, '--worst', '10', '--json')
+  const line = json.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((c) => [c.from && c.from.ID, c.to && c.to.ID].includes(String(truths[2].ssrc.B)))
+  assert.deepEqual([line.analytics.delayBasis, line.analytics.mos], ['endpoints', oneWay.analytics.mos], '--json says what the MOS holds')
 })
