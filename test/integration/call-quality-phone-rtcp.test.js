@@ -1,6 +1,8 @@
 'use strict'
 
-// Call quality of real 48 kHz calls with RTCP as phones send it (every ~5 s):
+// Call quality of real calls with RTCP as phones send it (every ~5 s).
+// A burst of loss in a G.711 call: the 10 s windows of media hold what the
+// wire lost in them (tshark), within what reports ~5 s apart can tell.
 // GStreamer Opus endpoints (test/fixtures/gst-call.py --codec opus) with
 // netsim delay jitter. The jitter stored must read at the stream's real
 // clock from its first report on: checked against every report block the
@@ -20,7 +22,9 @@ const HEPjs = require('hep-js')
 const rtcp = require('../../collectors/rtcp')
 const hep = require('../../collectors/hep')
 const { startTestCollector } = require('../helpers/collector')
-const { runGstCall, requireGstCall } = require('../helpers/gst-call')
+const { runGstCall, requireGstCall, tsharkRtpSequences } = require('../helpers/gst-call')
+const { oracleRatings } = require('../helpers/emodel-oracle')
+const { CODECS } = require('../../collectors/rtcp/codecs')
 const { startRtpengine } = require('../helpers/rtpengine')
 const { freePortPair } = require('../helpers/ports')
 const { run, requireGstElements } = require('../helpers/rtp-peers')
@@ -35,21 +39,83 @@ async function requireOpus () {
   await requireGstElements(['rtpopuspay'], 'gstreamer1.0-plugins-good')
 }
 
-/** The jitter (RTP units) of every report block sent to the collector, by `reporter>reported` SSRC: tshark's dissection. */
-async function tsharkJitters (pcapFile, collectorPort) {
+/** Every report block sent to the collector, by `reporter>reported` SSRC, as tshark dissects it: `{ seq, lost, jitter }`. */
+async function tsharkBlocks (pcapFile, collectorPort) {
   const { code, stdout, stderr } = await run('tshark', ['-n', '-r', pcapFile, '-d', `udp.port==${collectorPort},rtcp`, '-Y', `udp.dstport==${collectorPort} && rtcp`,
-    '-T', 'fields', '-e', 'rtcp.senderssrc', '-e', 'rtcp.ssrc.identifier', '-e', 'rtcp.ssrc.jitter'])
+    '-T', 'fields', '-e', 'rtcp.senderssrc', '-e', 'rtcp.ssrc.identifier', '-e', 'rtcp.ssrc.ext_high', '-e', 'rtcp.ssrc.cum_nr', '-e', 'rtcp.ssrc.jitter'])
   if (code !== 0) throw new Error(`tshark on ${pcapFile} failed (${code}): ${stderr}`)
-  const jitters = new Map()
+  const blocks = new Map()
   for (const line of stdout.split('\n')) {
-    const [reporter, identifiers, jitter] = line.trim().split('\t')
-    if (!jitter) continue
+    const [reporter, identifiers, seq, lost, jitter] = line.trim().split('\t')
+    if (!jitter) continue // a compound without a report block (the BYE's)
     const key = `${parseInt(reporter.split(',')[0], 16)}>${parseInt(identifiers.split(',')[0], 16)}`
-    if (!jitters.has(key)) jitters.set(key, [])
-    jitters.get(key).push(Number(jitter.split(',')[0]))
+    if (!blocks.has(key)) blocks.set(key, [])
+    blocks.get(key).push({ seq: Number(seq.split(',')[0]), lost: Number(lost.split(',')[0]), jitter: Number(jitter.split(',')[0]) })
   }
-  return jitters
+  return blocks
 }
+
+/** Packets in the extended range (from, to] the capture did not deliver: to − from − those delivered. */
+function wireLost (sequences, from, to) {
+  let cycles = 65536 // GStreamer's extended numbers start a cycle up
+  let previous = null
+  let delivered = 0
+  for (const seq of sequences) {
+    if (previous !== null && seq < previous && previous - seq > 32768) cycles += 65536
+    previous = seq
+    const ext = cycles + seq
+    if (ext > from && ext <= to) delivered++
+  }
+  return (to - from) - delivered
+}
+
+test('a real G.711 call with RTCP every ~5 s and a 3 s burst: each 10 s window holds its own packets and what the wire lost in them, within what the reports tell', { timeout: 90000 }, async (t) => {
+  await requireGstCall()
+  const { collector, db, port } = await startTestCollector(t, rtcp)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gst-burst-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const pcap = path.join(dir, 'burst.pcap')
+  const truth = await runGstCall({ collectorPort: port, durationMs: 30000, rtcpIntervalMs: 5000, delayMs: 20, probation: 0, seqnumOffset: 0, burst: { atMs: 12000, durationMs: 3000, drop: 0.6 }, pcap, t })
+  const sent = truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams
+  await waitFor(() => collector.summary().processed === sent, { what: `${sent} RTCP datagrams processed` })
+  await collector.stop()
+  const [doc] = await streamDocs(db)
+  const receiver = truth.receivers.find((r) => r.receiver === 'B')
+  const side = doc.from.ID === String(receiver.receiverSsrc) ? doc.from : doc.to
+  const { first, last } = side.quality.loss
+  const windows = Object.entries(side.quality.windows).map(([index, w]) => ({ index: Number(index), ...w }))
+  // Each window holds the measured packets of its own 500 sequence numbers, and together every one once.
+  for (const w of windows) {
+    const own = Math.min(last.seq, w.index * 500 + 499) - Math.max(first.seq + 1, w.index * 500) + 1
+    assert.equal(w.expected, own, `window ${w.index}: ${w.expected} packets expected`)
+  }
+  assert.equal(windows.reduce((n, w) => n + w.expected, 0), last.seq - first.seq)
+  assert.ok(Math.abs(windows.reduce((n, w) => n + w.lost, 0) - (last.lost - first.lost)) < 1e-9, 'the intervals\' loss apportioned, none lost or doubled')
+  // Against the wire: a window's loss differs from tshark's count in its
+  // packets only by how the loss of the reports straddling its edges fell
+  // within them (a report says how many, not which).
+  const sequences = (await tsharkRtpSequences(pcap)).get(receiver.senderSsrc)
+  const blocks = (await tsharkBlocks(pcap, port)).get(`${receiver.receiverSsrc}>${receiver.senderSsrc}`)
+  const straddling = (edge) => blocks.reduce((sum, b, i) => i > 0 && blocks[i - 1].seq < edge && b.seq >= edge ? sum + (b.lost - blocks[i - 1].lost) : sum, 0)
+  const rows = []
+  for (const w of windows) {
+    const from = Math.max(first.seq, w.index * 500 - 1)
+    const to = Math.min(last.seq, w.index * 500 + 499)
+    const wire = wireLost(sequences, from, to)
+    const slack = straddling(w.index * 500) + straddling(w.index * 500 + 500)
+    rows.push(`${w.index}: ${w.lost.toFixed(2)} lost of ${w.expected} (wire ${wire}, edges' reports ${slack})`)
+    assert.ok(Math.abs(w.lost - wire) <= slack + 1e-9, `window ${w.index}: ${w.lost} lost, the wire ${wire}, ± ${slack}`)
+  }
+  t.diagnostic(`B's windows: ${rows.join('; ')}; reports at ${blocks.map((b) => b.seq).join(', ')}`)
+  // The worst window's MOS is the independent E-model's at its loss and delay.
+  const q = sideQuality(side)
+  const g711 = CODECS['G.711']
+  const w = q.worstWindow
+  const [oracle] = oracleRatings([{ Ie: g711.Ie, Bpl: g711.Bpl, Ppl: w.loss * 100, T: w.delayMs, Ta: w.delayMs, Tr: 2 * w.delayMs }])
+  assert.ok(Math.abs(w.mos - oracle.MOS) < 1e-9, `worst window ${w.mos} vs the E-model ${oracle.MOS}`)
+  assert.equal(w.delayBasis, 'measured')
+  t.diagnostic(`worst window ${w.window} (${w.windows} merged): ${w.lost.toFixed(2)}/${w.expected}, MOS ${w.mos.toFixed(3)}; verdict ${q.verdict.mos.toFixed(3)}`)
+})
 
 test('a real Opus call with RTCP every ~5 s: jitter reads at 48 kHz from the first report, as tshark and GStreamer say', { timeout: 90000 }, async (t) => {
   await requireOpus()
@@ -62,14 +128,14 @@ test('a real Opus call with RTCP every ~5 s: jitter reads at 48 kHz from the fir
   await waitFor(() => collector.summary().processed === sent, { what: `${sent} RTCP datagrams processed` })
   await collector.stop()
   const [doc] = await streamDocs(db)
-  const jitters = await tsharkJitters(pcap, port)
+  const blocks = await tsharkBlocks(pcap, port)
   for (const receiver of truth.receivers) {
     const side = doc.from.ID === String(receiver.receiverSsrc) ? doc.from : doc.to
     const q = sideQuality(side)
     const what = `${receiver.receiver} about ${receiver.sender}`
     assert.equal(receiver['clock-rate'], 48000, 'GStreamer\'s own clock rate of the stream')
     assert.deepEqual([q.clockRate, q.clockRateSource], [48000, 'sender-reports'], what)
-    const sentJitters = jitters.get(`${receiver.receiverSsrc}>${receiver.senderSsrc}`)
+    const sentJitters = (blocks.get(`${receiver.receiverSsrc}>${receiver.senderSsrc}`) || []).map((b) => b.jitter)
     assert.ok(sentJitters && sentJitters.length >= 3, `${what}: ${sentJitters} blocks (RTCP every ~5 s)`)
     const toMs = (ticks) => ticks / receiver['clock-rate'] * 1000
     // Every block counts, the first ones too (sent before two SRs told the clock).
