@@ -409,7 +409,7 @@ class CallQuality {
    * The SSRCs of an RTCP datagram of call `callId` sent from `src` to
    * `dst` (`{ ip, port }`) belong to the media stream whose SDP names one
    * of those addresses as its RTCP (or RTP, with rtcp-mux) port, or to the
-   * call's only audio stream when none does (a relay's addresses): they
+   * call's only stream in use when none does (a relay's addresses): they
    * take its format. Returns whether one was found.
    */
   bindCall (callId, src, dst, ssrcs, at) {
@@ -496,14 +496,15 @@ function mediaFields (fields, media) {
 }
 
 // The media stream of a call's SDP the addresses of an RTCP datagram name,
-// else its only audio stream.
+// else its only stream in use (a port not 0): with audio and video behind
+// a relay's addresses, neither is guessed.
 function streamAt (media, src, dst) {
   const names = (e, end) => end && e.ip === end.ip && (e.rtcpPort === end.port || e.rtpPort === end.port)
   for (const stream of media) {
     if (stream && stream.endpoints.some((e) => names(e, src) || names(e, dst))) return stream
   }
-  const audio = media.filter((stream) => stream && stream.kind === 'audio')
-  return audio.length === 1 ? audio[0] : null
+  const used = media.filter((stream) => stream && stream.endpoints.length > 0)
+  return used.length === 1 ? used[0] : null
 }
 
 /** YYYYMMDDHHmm (UTC) of `at`: the key of a stream side's per-minute bucket. */

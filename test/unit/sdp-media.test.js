@@ -76,6 +76,12 @@ test('over HEP, a call\'s SDP gives its RTCP the clock and codec: jitter of an O
   const r = other.report(6, { ssrc: 5, fractionLost: 0, cumulativeLost: 0, highestSeq: 1, jitter: 8, lsr: 0, dlsr: 0 }, at)
   assert.deepEqual([r.fields.codec, r.fields.codecSource, r.fields.clockRateSource], ['G.711', 'sdp', 'sdp'])
   assert.equal(other.bindCall('unknown-call', { ip: A.ip, port: A.rtcp }, null, [7], at), false)
+  // Audio and video behind a relay's addresses: neither is guessed; the addresses the SDP names pick one.
+  const av = parseSdp(sdp(A, '0') + 'm=video 49180 RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\n')
+  other.announce('av', av, true, at)
+  assert.equal(other.bindCall('av', { ip: '10.0.0.1', port: 1 }, { ip: '10.0.0.2', port: 2 }, [8], at), false)
+  assert.equal(other.bindCall('av', { ip: '10.0.0.1', port: 1 }, { ip: A.ip, port: 49181 }, [8], at), true)
+  assert.deepEqual(['clockRate', 'clockRateSource'].map((k) => other.report(6, { ssrc: 8, fractionLost: 0, cumulativeLost: 0, highestSeq: 1, jitter: 90, lsr: 0, dlsr: 0 }, at).fields[k]), [90000, 'sdp'])
 })
 
 test('until the clock is known jitter is kept in timestamp units; once two SRs tell it, every stored figure reads at it', () => {
