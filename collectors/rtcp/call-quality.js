@@ -360,6 +360,15 @@ class CallQuality {
    */
   mediaOf (ssrc) {
     const source = this.sources.get(ssrc)
+    if (!source) return this.defaultMedia || (this.defaultMedia = this.mediaFor(null))
+    // Made once per change of what the source is known to be: this runs per report.
+    const known = source.media
+    if (known && known.of === source.format && known.rate === source.rate) return known
+    source.media = this.mediaFor(source)
+    return source.media
+  }
+
+  mediaFor (source) {
     const format = source ? source.format : null
     let clockRate = this.clockRate
     let clockRateSource = this.clockRateSource
@@ -371,16 +380,21 @@ class CallQuality {
       clockRateSource = 'sender-reports'
     }
     const planned = format ? codecOfEncoding(format.encoding) : null
-    return {
+    const codecSource = planned ? 'sdp' : 'default'
+    const media = {
+      of: format,
+      rate: source ? source.rate : 0,
       clockRate,
       clockRateSource,
       codec: planned ? CODECS[planned] : this.codec,
       codecName: planned || this.codecName,
-      codecSource: planned ? 'sdp' : 'default',
-      format: format ? `${format.encoding}/${format.clockRate}` : null,
-      clockRank: CLOCK_RANK[clockRateSource],
-      codecRank: CODEC_RANK[planned ? 'sdp' : 'default']
+      codecSource,
+      format: format ? `${format.encoding}/${format.clockRate}` : null
     }
+    // What the side's statistics keep of it (QualityStats#setMedia), shared, never changed.
+    media.clockDoc = Object.freeze({ rank: CLOCK_RANK[clockRateSource], rate: clockRate, source: clockRateSource })
+    media.codecDoc = Object.freeze({ rank: CODEC_RANK[codecSource], name: media.codecName, source: codecSource, format: media.format })
+    return Object.freeze(media)
   }
 
   /**
@@ -429,7 +443,7 @@ class CallQuality {
     const minute = Math.floor(at / 60000)
     let source = this.sources.get(ssrc)
     if (!source) {
-      source = { refs: [], rate: 0, format: null, minute }
+      source = { refs: [], rate: 0, format: null, media: null, minute }
       this.sources.set(ssrc, source)
     } else if (source.minute !== minute) {
       source.minute = minute

@@ -48,8 +48,8 @@ class QualityStats {
 
   /** The clock and codec of the stream these reports are about (CallQuality#mediaOf). */
   setMedia (media) {
-    this.clock = { rank: media.clockRank, rate: media.clockRate, source: media.clockRateSource }
-    this.codec = { rank: media.codecRank, name: media.codecName, source: media.codecSource, format: media.format }
+    this.clock = media.clockDoc
+    this.codec = media.codecDoc
   }
 
   /** A report's `{ seq, lost }` (extended highest sequence, cumulative lost). */
@@ -176,42 +176,71 @@ class QualityStats {
     const max = update.$max || (update.$max = {})
     const inc = update.$inc || (update.$inc = {})
     const q = `${side}.quality`
-    if (this.firstSeq >= 0) min[`${q}.loss.first`] = { seq: this.firstSeq, lost: this.firstLost }
-    if (this.lastSeq >= 0) max[`${q}.loss.last`] = { seq: this.lastSeq, lost: this.lastLost }
+    const p = pathsOf(side)
+    if (this.firstSeq >= 0) min[p.first] = { seq: this.firstSeq, lost: this.firstLost }
+    if (this.lastSeq >= 0) max[p.last] = { seq: this.lastSeq, lost: this.lastLost }
     if (this.intervalExpected > 0) {
-      inc[`${q}.loss.intervalLost`] = this.intervalLost
-      inc[`${q}.loss.intervalExpected`] = this.intervalExpected
+      inc[p.intervalLost] = this.intervalLost
+      inc[p.intervalExpected] = this.intervalExpected
     }
-    if (this.restarts > 0) inc[`${q}.loss.restarts`] = this.restarts
-    if (this.excessReceived > 0) inc[`${q}.loss.excessReceived`] = this.excessReceived
+    if (this.restarts > 0) inc[p.restarts] = this.restarts
+    if (this.excessReceived > 0) inc[p.excessReceived] = this.excessReceived
     // Documents compared field by field, rank first: the best known wins.
-    if (this.clock !== null) max[`${q}.clock`] = this.clock
-    if (this.codec !== null) max[`${q}.codec`] = this.codec
+    if (this.clock !== null) max[p.clock] = this.clock
+    if (this.codec !== null) max[p.codec] = this.codec
     for (const name of FIGURES) {
       const k = KEYS[name]
       if (this[k.count] === 0) continue
-      min[`${q}.${name}.min`] = this[k.min]
-      max[`${q}.${name}.max`] = this[k.max]
-      inc[`${q}.${name}.sum`] = this[k.sum]
-      inc[`${q}.${name}.count`] = this[k.count]
+      const path = p.figures[name]
+      min[path.min] = this[k.min]
+      max[path.max] = this[k.max]
+      inc[path.sum] = this[k.sum]
+      inc[path.count] = this[k.count]
     }
     // A document compared field by field, in this order: the lowest MOS wins.
-    if (this.worst !== null) min[`${q}.worst`] = { ...this.worst, at: new Date(this.worst.at) }
-    if (this.minute !== null) addBucketTo(update, `${q}.minutes`, this.minute)
-    if (this.otherMinutes !== null) for (const bucket of this.otherMinutes.values()) addBucketTo(update, `${q}.minutes`, bucket)
+    if (this.worst !== null) min[p.worst] = { ...this.worst, at: new Date(this.worst.at) }
+    if (this.minute !== null) addBucketTo(update, p.minutes, this.minute)
+    if (this.otherMinutes !== null) for (const bucket of this.otherMinutes.values()) addBucketTo(update, p.minutes, bucket)
     if (this.invalid !== null) for (const reason in this.invalid) inc[`${q}.invalid.${reason}`] = this.invalid[reason]
     if (this.unscored !== null) for (const reason in this.unscored) inc[`${q}.unscored.${reason}`] = this.unscored[reason]
-    if (this.windows !== null) {
-      for (const [index, w] of this.windows) {
-        const path = `${q}.windows.${index}`
-        inc[`${path}.lost`] = w.lost
-        inc[`${path}.expected`] = w.expected
-        inc[`${path}.delaySum`] = w.delaySum
-        inc[`${path}.delayCount`] = w.delayCount
-        min[`${path}.at`] = new Date(w.at)
-      }
-    }
+    if (this.windows !== null) addWindowsTo(min, inc, q, this.windows)
   }
+}
+
+function addWindowsTo (min, inc, q, windows) {
+  for (const [index, w] of windows) {
+    const path = `${q}.windows.${index}`
+    inc[`${path}.lost`] = w.lost
+    inc[`${path}.expected`] = w.expected
+    inc[`${path}.delaySum`] = w.delaySum
+    inc[`${path}.delayCount`] = w.delayCount
+    min[`${path}.at`] = new Date(w.at)
+  }
+}
+
+// The update paths of a side's statistics, made once per side name ('from',
+// 'to'): addTo runs once per report, and building them was most of its time.
+const PATHS = new Map()
+
+function pathsOf (side) {
+  let paths = PATHS.get(side)
+  if (paths) return paths
+  const q = `${side}.quality`
+  paths = {
+    first: `${q}.loss.first`,
+    last: `${q}.loss.last`,
+    intervalLost: `${q}.loss.intervalLost`,
+    intervalExpected: `${q}.loss.intervalExpected`,
+    restarts: `${q}.loss.restarts`,
+    excessReceived: `${q}.loss.excessReceived`,
+    clock: `${q}.clock`,
+    codec: `${q}.codec`,
+    worst: `${q}.worst`,
+    minutes: `${q}.minutes`,
+    figures: Object.fromEntries(FIGURES.map((name) => [name, { min: `${q}.${name}.min`, max: `${q}.${name}.max`, sum: `${q}.${name}.sum`, count: `${q}.${name}.count` }]))
+  }
+  if (PATHS.size < 16) PATHS.set(side, paths) // 'from' and 'to' in use; other names (tests) are not kept past a few
+  return paths
 }
 
 function mergeBucket (into, bucket) {
