@@ -58,7 +58,7 @@ function parseSdp (text) {
     kind: m.kind,
     ip: m.ip || sessionIp,
     rtpPort: m.port,
-    rtcpPort: m.rtcpMux ? m.port : m.rtcpPort || (m.port > 0 ? m.port + 1 : 0), // RFC 3550 §11: RTP port + 1 by default
+    rtcpPort: m.rtcpMux ? m.port : m.rtcpPort || (m.port > 0 && m.port < 65535 ? m.port + 1 : 0), // RFC 3550 §11: RTP port + 1 by default
     rtcpIp: m.rtcpIp || null,
     format: firstSpeechFormat(m)
   }))

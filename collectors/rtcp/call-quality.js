@@ -77,6 +77,9 @@ class CallQuality {
     this.sides = new BoundedMap(maxSources) // 'reporter>reported' → { seq, lost, term, termAt, minute }
     this.invalid = Object.fromEntries(INVALID_REASONS.map((reason) => [reason, 0]))
     this.unscoredCounts = Object.fromEntries(UNSCORED_REASONS.map((reason) => [reason, 0]))
+    // SDP bodies read (announce), and RTCP datagrams of a call with SDP bound to
+    // one of its streams or not (addresses naming none, several streams in use).
+    this.sdp = { bodies: 0, bound: 0, unbound: 0 }
   }
 
   /**
@@ -404,6 +407,7 @@ class CallQuality {
    * the answer's first speech format is the one agreed.
    */
   announce (callId, media, offer, at) {
+    this.sdp.bodies++
     const minute = Math.floor(at / 60000)
     let call = this.calls.get(callId)
     if (!call) this.calls.set(callId, (call = { media: [], minute }))
@@ -431,7 +435,11 @@ class CallQuality {
     if (!call) return false
     const stream = streamAt(call.media, src, dst)
     const format = stream && (stream.answer || stream.offer)
-    if (!format) return false
+    if (!format) {
+      this.sdp.unbound++
+      return false
+    }
+    this.sdp.bound++
     for (const ssrc of ssrcs) this.source(ssrc, at).format = format
     return true
   }
@@ -466,7 +474,7 @@ class CallQuality {
   }
 
   stats () {
-    return { invalid: { ...this.invalid }, unscored: { ...this.unscoredCounts } }
+    return { invalid: { ...this.invalid }, unscored: { ...this.unscoredCounts }, sdp: { ...this.sdp } }
   }
 
   /**

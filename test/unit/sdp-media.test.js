@@ -55,6 +55,23 @@ test('SDP: the first speech format of each m= line with its clock, the RTCP port
   assert.equal(parseSdp('v=0\r\n' + 'm=audio 1 RTP/AVP 0\r\n'.repeat(1000)).length, 16, 'm= lines kept are bounded')
 })
 
+test('SDP bodies a sender makes up never throw and keep their bounds', () => {
+  let seed = 7
+  const random = () => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff }
+  const pieces = ['m=audio ', 'm=audio 65535 RTP/AVP 0', 'm=video 0 ', 'RTP/AVP ', 'a=rtpmap:', 'a=rtcp:', 'c=IN IP4 ', '/', ' ', '\r\n', '\n', '99999', '-1', '111', 'opus', 'x'.repeat(300), '0', '8', '=', ':']
+  for (let i = 0; i < 2000; i++) {
+    let body = 'v=0\r\n'
+    for (let j = random() * 60; j > 0; j--) body += pieces[Math.floor(random() * pieces.length)]
+    const media = parseSdp(body)
+    if (media === null) continue
+    assert.ok(media.length <= 16)
+    for (const m of media) {
+      assert.ok(m.rtpPort >= 0 && m.rtpPort <= 65535 && m.rtcpPort >= 0 && m.rtcpPort <= 65535, JSON.stringify(m))
+      if (m.format) assert.ok(Number.isInteger(m.format.clockRate) && m.format.payloadType >= 0 && m.format.payloadType <= 127)
+    }
+  }
+})
+
 test('over HEP, a call\'s SDP gives its RTCP the clock and codec: jitter of an Opus stream at 48 kHz from the first report, said as sdp', () => {
   const run = worker()
   const at = Date.UTC(2026, 10, 27, 5, 0, 0)
@@ -82,6 +99,7 @@ test('over HEP, a call\'s SDP gives its RTCP the clock and codec: jitter of an O
   assert.equal(other.bindCall('av', { ip: '10.0.0.1', port: 1 }, { ip: '10.0.0.2', port: 2 }, [8], at), false)
   assert.equal(other.bindCall('av', { ip: '10.0.0.1', port: 1 }, { ip: A.ip, port: 49181 }, [8], at), true)
   assert.deepEqual(['clockRate', 'clockRateSource'].map((k) => other.report(6, { ssrc: 8, fractionLost: 0, cumulativeLost: 0, highestSeq: 1, jitter: 90, lsr: 0, dlsr: 0 }, at).fields[k]), [90000, 'sdp'])
+  assert.deepEqual(other.stats().sdp, { bodies: 2, bound: 2, unbound: 1 }, 'the SDP read and the RTCP bound or not, counted')
 })
 
 test('until the clock is known jitter is kept in timestamp units; once two SRs tell it, every stored figure reads at it', () => {
