@@ -117,11 +117,18 @@ class CallsViewServer extends MetricsServer {
     return reply(res, 200, HTML, pageOf(`Call ${doc.from.ID} – ${doc.to.ID}`, [
       `<h1>Call ${escape(doc.from.ID)} – ${escape(doc.to.ID)}</h1><p><a href="/">All calls</a></p>`,
       `<p id="verdict">MOS ${verdictText(a)}; worst 10 s ${fmt(a.worstWindow && a.worstWindow.mos, 2)}; worst report ${fmt(a.mosMin, 2)}</p>`,
+      `<p id="media">${escape(mediaText(doc, a))}</p>`,
       '<h2>MOS per minute (average)</h2>', lineChart('mos', series('mos', (b) => b.reports > 0 ? b.mosSum / b.reports : null), { min: 1, max: 4.5 }),
       '<h2>Loss per minute (highest, %)</h2>', lineChart('loss', series('loss', (b) => b.lossMax * 100), { min: 0 }),
       '<h2>Jitter per minute (highest, ms)</h2>', lineChart('jitter', series('jitter', (b, side) => minuteJitterMs(side, b)), { min: 0 })
     ]))
   }
+}
+
+// Each side's clock and codec, with where each came from (docs/call-quality.md, Clock rate and codec).
+function mediaText (doc, a) {
+  const sides = [['from', doc.from, a.from], ['to', doc.to, a.to]].filter(([, , q]) => q)
+  return sides.map(([name, side, q]) => `${name} ${side.ID}: clock ${q.clockRate} Hz (${q.clockRateSource}), codec ${q.codec} (${q.codecSource}${q.format ? `; SDP ${q.format}` : ''})`).join('; ')
 }
 
 // Without a measured round trip the verdict holds no network delay: at most that, and said.
