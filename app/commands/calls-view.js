@@ -15,7 +15,7 @@
 const crypto = require('node:crypto')
 const { ObjectId } = require('mongodb')
 const MetricsServer = require('../../lib/master/metrics-server')
-const { callAnalytics } = require('../../collectors/rtcp/quality-analytics')
+const { callAnalytics, minuteJitterMs } = require('../../collectors/rtcp/quality-analytics')
 const { flagTypes } = require('../../lib/shared/value-types')
 const { BAND_ORDER, recentCalls, readWhole, tallyMinutes, byWorst } = require('./calls-read')
 
@@ -113,15 +113,28 @@ class CallsViewServer extends MetricsServer {
     if (!doc) return reply(res, 404, HTML, pageOf('No such call', [`<p>No call ${escape(id || '')}. <a href="/">All calls</a></p>`]))
     const a = callAnalytics(doc)
     const sides = [['from', doc.from], ['to', doc.to]].filter(([, side]) => side && side.quality && side.quality.minutes)
-    const series = (name, read) => sides.map(([label, side]) => ({ label: `${label} ${side.ID}`, points: minuteSeries(side.quality.minutes, read) }))
+    const series = (name, read) => sides.map(([label, side]) => ({ label: `${label} ${side.ID}`, points: minuteSeries(side.quality.minutes, (b) => read(b, side)) }))
     return reply(res, 200, HTML, pageOf(`Call ${doc.from.ID} – ${doc.to.ID}`, [
       `<h1>Call ${escape(doc.from.ID)} – ${escape(doc.to.ID)}</h1><p><a href="/">All calls</a></p>`,
-      `<p id="verdict">MOS ${fmt(a.mos, 2)} (${a.band}); worst 10 s ${fmt(a.worstWindow && a.worstWindow.mos, 2)}; worst report ${fmt(a.mosMin, 2)}</p>`,
+      `<p id="verdict">MOS ${verdictText(a)}; worst 10 s ${fmt(a.worstWindow && a.worstWindow.mos, 2)}; worst report ${fmt(a.mosMin, 2)}</p>`,
+      `<p id="media">${escape(mediaText(doc, a))}</p>`,
       '<h2>MOS per minute (average)</h2>', lineChart('mos', series('mos', (b) => b.reports > 0 ? b.mosSum / b.reports : null), { min: 1, max: 4.5 }),
       '<h2>Loss per minute (highest, %)</h2>', lineChart('loss', series('loss', (b) => b.lossMax * 100), { min: 0 }),
-      '<h2>Jitter per minute (highest, ms)</h2>', lineChart('jitter', series('jitter', (b) => b.jitterMsMax), { min: 0 })
+      '<h2>Jitter per minute (highest, ms)</h2>', lineChart('jitter', series('jitter', (b, side) => minuteJitterMs(side, b)), { min: 0 })
     ]))
   }
+}
+
+// Each side's clock and codec, with where each came from (docs/call-quality.md, Clock rate and codec).
+function mediaText (doc, a) {
+  const sides = [['from', doc.from, a.from], ['to', doc.to, a.to]].filter(([, , q]) => q)
+  return sides.map(([name, side, q]) => `${name} ${side.ID}: clock ${q.clockRate} Hz (${q.clockRateSource}), codec ${q.codec} (${q.codecSource}${q.format ? `; SDP ${q.format}` : ''})`).join('; ')
+}
+
+// Without a measured round trip the verdict holds no network delay: at most that, and said.
+function verdictText (a) {
+  if (a.delayBasis !== 'endpoints') return `${fmt(a.mos, 2)} (${a.band})`
+  return `≤${fmt(a.mos, 2)} (${a.band}; no round trip measured: the ends' delay only)`
 }
 
 function pageOf (title, parts) {

@@ -25,6 +25,9 @@ const DESCRIPTION = [
   'from FROM to TO over the call, as TO reports it; T→F the reverse.',
   'JITTER MAX: the highest of either end; RTT AVG: measured both ways (~: only',
   'twice one direction); MOS 10s: the worst 10 s of media of either direction.',
+  'A MOS shown as ≤N had no round trip measured: it holds the delay the ends',
+  'add (jitter buffer, codec) and no network delay, which can only lower it',
+  '(--json: analytics.delayBasis \'endpoints\', else \'measured\').',
   'The footer counts every call in the window by the band of its verdict:',
   'good (MOS ≥ 4.0), fair (3.6 to 4.0), poor (< 3.6), unknown (no MOS).',
   'Calls the hep collector stored (SIP over HEP) also show their Call-ID, the',
@@ -237,8 +240,9 @@ function row (doc, a) {
     lossTF: percent(atSender && atSender.lossRate),
     jitter: fixed(jitters.length ? Math.max(...jitters) : null, 1),
     rtt: averageRtt(sides),
-    mos: fixed(a.mos, 2),
-    window: fixed(a.worstWindow && a.worstWindow.mos, 2),
+    // Without a measured round trip the MOS has no network delay in it: at most that.
+    mos: upTo(a.delayBasis, fixed(a.mos, 2)),
+    window: upTo(a.worstWindow && a.worstWindow.delayBasis, fixed(a.worstWindow && a.worstWindow.mos, 2)),
     band: a.band
   }
 }
@@ -256,6 +260,10 @@ function averageRtt (sides) {
 function endpoint (side) {
   if (!side) return null
   return [side.ID, side.IP_ADDRESS, side.cname].filter((part) => part !== undefined && part !== null && part !== '').join(' ')
+}
+
+function upTo (delayBasis, text) {
+  return text !== null && delayBasis === 'endpoints' ? `≤${text}` : text
 }
 
 function percent (rate) {

@@ -5,6 +5,7 @@ const { decodeHep, payloadOf, captureTime, PROTOCOL_TYPES } = require('./hep-dec
 const { rtcpOfHep } = require('./rtcp-json')
 const { parseSip, TOO_LONG } = require('./sip')
 const { callUpdateOf } = require('./calls')
+const { sdpOfSip } = require('./sdp')
 const { readAuthKey, authKeyCheck } = require('./auth-key')
 
 const refusals = new Map()
@@ -47,11 +48,16 @@ function hepRecordOf (data, settings, receivedAt) {
   if (type === 1) {
     const sip = parseSip(payload)
     if (sip === TOO_LONG) return refusal('hep-sip-too-long')
-    return sip ? { type: PROTOCOL_TYPES[type], call: callUpdateOf(sip, at) } : refusal('hep-sip')
+    if (!sip) return refusal('hep-sip')
+    const record = { type: PROTOCOL_TYPES[type], call: callUpdateOf(sip, at) }
+    // The media of the call, for its RTCP's clock and codec (call-quality.js announce).
+    const media = sdpOfSip(payload)
+    if (media) record.sdp = { callId: sip.callId, offer: sip.method !== undefined, media, at }
+    return record
   }
   const rtcp = rtcpOfHep(payload)
   if (rtcp.reason) return refusal(rtcp.reason)
-  return { type: PROTOCOL_TYPES[type], rtcp, at, srcIp: packet.srcIp, callId: packet.correlationId }
+  return { type: PROTOCOL_TYPES[type], rtcp, at, srcIp: packet.srcIp, srcPort: packet.srcPort, dstIp: packet.dstIp, dstPort: packet.dstPort, callId: packet.correlationId }
 }
 
 function authCheckOf (settings) {

@@ -42,7 +42,7 @@ module.exports = defineCollector({
   cardinality: (record) => record.call ? record.call.callId : record.rtcp.packets[0].ssrc,
   tally: { types: (record) => record.type },
   state: (settings) => ({ quality: callQualityOf(settings) }),
-  enrich: (record, { quality }) => record.call ? record : streamItemsOf(record, quality),
+  enrich: (record, { quality }) => record.call ? announced(record, quality) : streamItemsOf(record, quality),
   stats: ({ quality }) => ({ quality: quality.stats() }),
   memory: ({ quality }) => quality.memory(),
   sinks: [
@@ -60,9 +60,28 @@ module.exports = defineCollector({
   ]
 })
 
-// An RTCP record's stream items, its sides tagged with the call's Call-ID.
-function streamItemsOf ({ rtcp: decoded, at, srcIp, callId }, quality) {
+// A SIP record, its SDP's media told to the worker's call-quality memory
+// first: the clock and codec of the call's RTCP that follows.
+function announced (record, quality) {
+  if (record.sdp) quality.announce(record.sdp.callId, record.sdp.media, record.sdp.offer, record.sdp.at)
+  return record
+}
+
+// An RTCP record's stream items, its sides tagged with the call's Call-ID,
+// its SSRCs bound to the media stream the call's SDP names for its addresses.
+function streamItemsOf ({ rtcp: decoded, at, srcIp, srcPort, dstIp, dstPort, callId }, quality) {
+  if (callId) quality.bindCall(callId, { ip: srcIp, port: srcPort }, { ip: dstIp, port: dstPort }, ssrcsOf(decoded), at)
   const items = toStreamUpdates(decoded, { address: srcIp }, at, quality)
   if (callId) for (const item of items) if (item.fields) item.fields.callId = callId
   return items
+}
+
+// Every SSRC an RTCP datagram names: its senders and the sources they report on.
+function ssrcsOf (decoded) {
+  const ssrcs = new Set()
+  for (const packet of decoded.packets) {
+    if (packet.ssrc !== undefined) ssrcs.add(packet.ssrc)
+    if (packet.reports) for (const block of packet.reports) ssrcs.add(block.ssrc)
+  }
+  return ssrcs
 }

@@ -7,7 +7,7 @@
 // (Call quality); the formulas are cited where they are computed.
 
 const { voipRFactor, mosFromR } = require('./e-model')
-const { codecNamed, DEFAULT_CODEC } = require('./codecs')
+const { codecNamed, codecOfEncoding, CODECS, DEFAULT_CODEC } = require('./codecs')
 const { QualityStats } = require('./quality-stats')
 const { MAX_SOURCES, JITTER_BUFFER_MS } = require('./constants')
 const { BoundedMap } = require('../../lib/shared/bounded-map')
@@ -20,6 +20,17 @@ const MIN_RATE_SPAN_S = 1 // two SRs at least this far apart infer a clock rate
 const RATE_TOLERANCE = 0.02
 const KNOWN_RATES = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 90000]
 const MAX_DROPOUT = 3000 // RFC 3550 A.1: a larger jump of the highest sequence is a restart
+// A round trip is the difference of arrival times in whole ms less DLSR in
+// 1/65536 s, summed over two terms (or one doubled): this close below zero
+// it is zero within the precision of the clocks, not an impossible value.
+const RTT_PRECISION_MS = 2 * (1 + 1000 / NTP_UNIT)
+const MAX_WINDOWS_SPANNED = 128 // an interval over more windows is booked to the one it ends in
+const MAX_CALLS_MEDIA = 16 // media streams (m= lines) kept per call
+const MAX_ENDPOINTS = 8 // addresses kept per media stream (offer, answer, re-INVITEs)
+// Where a stream's clock rate and codec came from, by precedence: what the
+// call's SDP says beats what two SRs show beats the collector's settings.
+const CLOCK_RANK = Object.freeze({ default: 0, configured: 1, 'sender-reports': 2, sdp: 3 })
+const CODEC_RANK = Object.freeze({ default: 0, sdp: 1 })
 const LSR_UNKNOWN = Symbol('lsr-unknown')
 const NO_MEDIA = Symbol('no-media')
 /** The span of media of a quality window (docs/call-quality.md, worst window). */
@@ -37,7 +48,6 @@ const INVALID_REASONS = Object.freeze([
 /** Why a report with usable values gives no MOS: counted by reason, on the side too. */
 const UNSCORED_REASONS = Object.freeze([
   'no-media', // no packet expected since the previous report: hold, silence, the call's end
-  'rtt-unknown' // no round trip measured yet (no SR echoed) nor given by XR
 ])
 
 /** MOS bands, best first (docs/call-quality.md); `unknown` when there is no MOS. */
@@ -60,12 +70,16 @@ class CallQuality {
     this.codec = codecNamed(codec)
     this.codecName = codec
     this.jitterBuffer = jitterBuffer
-    this.windowPackets = WINDOW_MS / this.codec.packetMs
     this.clockRate = clockRate === undefined ? this.codec.clockRate : clockRate
-    this.sources = new BoundedMap(maxSources) // SSRC → { refs: [{ mid, at, ntp, rtp }], rate, minute }
+    this.clockRateSource = clockRate === undefined ? 'default' : 'configured'
+    this.sources = new BoundedMap(maxSources) // SSRC → { refs: [{ mid, at, ntp, rtp }], rate, format, minute }
+    this.calls = new BoundedMap(maxSources) // Call-ID → { media: [{ kind, endpoints, offer, answer }], minute }: its SDP
     this.sides = new BoundedMap(maxSources) // 'reporter>reported' → { seq, lost, term, termAt, minute }
     this.invalid = Object.fromEntries(INVALID_REASONS.map((reason) => [reason, 0]))
     this.unscoredCounts = Object.fromEntries(UNSCORED_REASONS.map((reason) => [reason, 0]))
+    // SDP bodies read (announce), and RTCP datagrams of a call with SDP bound to
+    // one of its streams or not (addresses naming none, several streams in use).
+    this.sdp = { bodies: 0, bound: 0, unbound: 0 }
   }
 
   /**
@@ -98,16 +112,20 @@ class CallQuality {
   report (reporter, block, at, xr, fields = {}) {
     const key = reportKey(reporter, block.ssrc)
     const side = this.side(key, at)
-    const rate = this.rateOf(block.ssrc)
+    const media = this.mediaOf(block.ssrc)
     const stats = new QualityStats()
+    stats.setMedia(media)
     // An impossible value leaves out its own figure (a null), and the MOS
     // when it is the loss or the jitter; the report's other figures stand.
     const flags = []
+    const previousSeq = side.seq
     const loss = this.loss(side, block, flags, stats)
-    let jitterMs = block.jitter / rate.value * 1000
-    if (jitterMs > MAX_JITTER_MS) {
+    // Jitter is kept in RTP timestamp units and turned into ms where it is
+    // read, with the best clock rate the stream's side came to know.
+    let jitter = block.jitter
+    if (jitter / media.clockRate * 1000 > MAX_JITTER_MS) {
       flags.push('jitter-out-of-range')
-      jitterMs = null
+      jitter = null
     }
     const rttMs = this.roundTrip(reporter, block.ssrc, side, block.lsr, block.dlsr, at, flags)
     const rttBasis = rttMs === null ? null : side.basis
@@ -115,19 +133,18 @@ class CallQuality {
       this.invalid[reason]++
       stats.addInvalid(reason)
     }
-    fields.clockRate = rate.value
-    fields.clockRateSource = rate.source
-    fields.codec = this.codecName
+    mediaFields(fields, media)
     if (loss === NO_MEDIA) return this.unscored('no-media', stats, fields, rttMs, rttBasis)
-    const figures = loss !== null && jitterMs !== null ? this.figures(loss, jitterMs, rttMs, rttBasis, xr) : null
+    const figures = loss !== null && jitter !== null ? this.figures(media, loss, jitter, rttMs, rttBasis, side.measuredRtt, xr) : null
     if (figures) {
-      stats.addReport(figures, at, minuteKeyOf(at), this.windowOf(block.highestSeq))
-      if (figures.mos === null) this.countUnscored('rtt-unknown', stats)
+      const from = stats.intervalExpected > 0 ? previousSeq : undefined
+      stats.addReport(figures, at, minuteKeyOf(at), this.windowsOf(media.codec, from, block.highestSeq))
       fields.lossRate = figures.loss
-      fields.jitterMs = figures.jitterMs
+      fields.jitterMs = jitter / media.clockRate * 1000
       fields.rttMs = figures.rttMs
       fields.rttBasis = figures.rttBasis
       fields.delayMs = figures.delayMs
+      fields.delayBasis = figures.delayBasis
       fields.rFactor = figures.rFactor
       fields.mos = figures.mos
     }
@@ -142,7 +159,7 @@ class CallQuality {
     fields.lossRate = null
     fields.rttMs = rttMs
     fields.rttBasis = rttBasis
-    fields.delayMs = fields.rFactor = fields.mos = null
+    fields.delayMs = fields.delayBasis = fields.rFactor = fields.mos = null
     return { fields, stats }
   }
 
@@ -151,9 +168,27 @@ class CallQuality {
     stats.addUnscored(reason)
   }
 
-  /** The window of media (WINDOW_MS of packets of the codec) an interval ending at `seq` falls in. */
-  windowOf (seq) {
-    return Math.floor(seq / this.windowPackets)
+  /**
+   * The windows of media (WINDOW_MS of the codec's packets, by sequence
+   * number) the interval (`from`, `to`] covers, as [index, packets of the
+   * interval in it] pairs: its loss and delay are apportioned by them. A
+   * report without a measured interval (no `from`), or an interval over
+   * more than MAX_WINDOWS_SPANNED windows, is booked whole to the window it
+   * ends in.
+   */
+  windowsOf (codec, from, to) {
+    const span = WINDOW_MS / codec.packetMs
+    const last = Math.floor(to / span)
+    if (from === undefined || !(to > from)) return [[last, 0]]
+    const first = Math.floor((from + 1) / span)
+    if (last - first >= MAX_WINDOWS_SPANNED) return [[last, to - from]]
+    const shares = []
+    for (let index = first; index <= last; index++) {
+      const start = Math.max(from + 1, index * span)
+      const end = Math.min(to, (index + 1) * span - 1)
+      shares.push([index, end - start + 1])
+    }
+    return shares
   }
 
   /**
@@ -195,11 +230,14 @@ class CallQuality {
       if (expected === 0 && block.fractionLost > 0) flags.push('fraction-without-expected')
       else if (lostInInterval > expected) flags.push('lost-exceeds-expected')
       if (flags.length > 0) return null
+      // More received than expected (Δ lost below zero): duplicates, or
+      // packets counted lost that came late. Counted; the loss stays ≥ 0.
+      if (lostInInterval < 0) stats.excessReceived = -lostInInterval
       if (expected === 0) return NO_MEDIA
       loss = Math.max(0, lostInInterval) / expected
       stats.intervalExpected = expected
       stats.intervalLost = Math.max(0, lostInInterval)
-    }
+    } else if (lost < 0) stats.excessReceived = -lost // a negative cumulative lost (signed, §6.4.1)
     side.seq = seq
     side.lost = lost
     stats.addEnds(seq, lost)
@@ -230,12 +268,15 @@ class CallQuality {
     side.termAt = at
     const peer = this.sides.get(reportKey(ssrc, reporter))
     const both = peer && peer.term !== undefined && at - peer.termAt <= PEER_TERM_MS
-    const rtt = both ? term + peer.term : 2 * term
+    let rtt = both ? term + peer.term : 2 * term
     side.basis = both ? 'both-directions' : 'one-direction'
+    if (rtt < 0 && rtt >= -RTT_PRECISION_MS) rtt = 0 // zero within the clocks' precision
     if (rtt < 0) {
       flags.push('rtt-negative')
       return null
     }
+    // The round trip is the call's: both directions score with it from now on.
+    if (both) side.measuredRtt = peer.measuredRtt = rtt
     return rtt
   }
 
@@ -276,48 +317,131 @@ class CallQuality {
    * (p = 1 / gap length, q = 1 / burst length): 1 for no bursts. An
    * approximation: XR's bursts are loss-dense periods, not runs of losses.
    */
-  burstRatio (burstMs, gapMs) {
+  burstRatio (burstMs, gapMs, packetMs = this.codec.packetMs) {
     if (!(burstMs > 0) || !(gapMs > 0)) return 1
-    const packetMs = this.codec.packetMs
     return 1 / (packetMs / Math.max(gapMs, packetMs) + packetMs / Math.max(burstMs, packetMs))
   }
 
   /**
-   * R and MOS by the G.107 E-model (e-model.js) with the codec's Ie and Bpl
-   * (codecs.js): Ppl is the interval's loss, or XR's loss + discard rate
-   * when the reporter sends VoIP Metrics (RFC 3611 §4.7.1), with its burst
-   * ratio; the mouth-to-ear delay Ta = T is half the RTT (ours, else XR's
-   * round-trip delay) plus the jitter buffer (XR's nominal delay, else
-   * `--jitter-buffer`) plus the codec's delay; Tr = 2T. With no RTT known
-   * there is no delay to score: R and MOS are null (never a delay of 0,
-   * which would flatter the call).
+   * R and MOS by the G.107 E-model (e-model.js) with the stream's codec's
+   * Ie and Bpl (codecs.js): Ppl is the interval's loss, or XR's loss +
+   * discard rate when the reporter sends VoIP Metrics (RFC 3611 §4.7.1),
+   * with its burst ratio. The mouth-to-ear delay Ta = T is the endpoints'
+   * part — the jitter buffer (XR's nominal delay, else `--jitter-buffer`)
+   * plus the codec's delay — plus half a measured round trip: the last the
+   * call measured both ways (`measuredRtt`, this report's when it did),
+   * else XR's round-trip delay (the endpoint's own measure); Tr = 2T.
+   * `delayBasis` says which: 'measured', or 'endpoints' when no round trip
+   * was measured (no network term: a MOS the network can only lower). A
+   * one-direction estimate (`rttBasis` 'one-direction') is stored beside,
+   * never scored: it read 402 ms on a 221 ms path, 41.9 ms through a relay.
    */
-  figures (loss, jitterMs, rttMs, rttBasis, xr) {
+  figures (media, loss, jitter, rttMs, rttBasis, measuredRtt, xr) {
     let Ppl = loss * 100
     let BurstR = 1
     let bufferMs = this.jitterBuffer
-    let roundTripMs = rttMs
+    let roundTripMs = measuredRtt === undefined ? null : measuredRtt
     if (xr) {
       Ppl = (xr.lossRate + xr.discardRate) * 100
-      BurstR = xr.burstR
+      BurstR = this.burstRatio(xr.burstDurationMs, xr.gapDurationMs, media.codec.packetMs)
       if (xr.jbNominalMs > 0) bufferMs = xr.jbNominalMs
-      if (rttMs === null && xr.roundTripDelayMs > 0) roundTripMs = xr.roundTripDelayMs
+      if (roundTripMs === null && xr.roundTripDelayMs > 0) roundTripMs = xr.roundTripDelayMs
     }
-    const figures = { loss, jitterMs, rttMs, rttBasis, delayMs: null, rFactor: null, mos: null }
-    if (roundTripMs === null) return figures
-    const T = roundTripMs / 2 + bufferMs + this.codec.delayMs
-    const R = voipRFactor(this.codec.Ie, this.codec.Bpl, Ppl, BurstR, T, T, 2 * T)
-    figures.delayMs = T
-    figures.rFactor = R
-    figures.mos = mosFromR(R)
-    return figures
+    const endpointsMs = bufferMs + media.codec.delayMs
+    const delayBasis = roundTripMs === null ? 'endpoints' : 'measured'
+    const T = (roundTripMs === null ? 0 : roundTripMs / 2) + endpointsMs
+    const R = voipRFactor(media.codec.Ie, media.codec.Bpl, Ppl, BurstR, T, T, 2 * T)
+    return { loss, jitter, rttMs, rttBasis, delayMs: T, endpointsMs, delayBasis, rFactor: R, mos: mosFromR(R) }
   }
 
-  /** The reported source's clock rate: inferred from its SRs, else the configured one. */
-  rateOf (ssrc) {
+  /**
+   * What the stream `ssrc` sends is known to be: its clock rate and codec
+   * with where each came from (CLOCK_RANK, CODEC_RANK). The call's SDP
+   * (bindCall) names both; else two SRs show the clock; else the
+   * collector's settings stand, said as `default` (or `configured` for an
+   * explicit `--clock-rate`).
+   */
+  mediaOf (ssrc) {
     const source = this.sources.get(ssrc)
-    if (source && source.rate) return { value: source.rate, source: 'sender-reports' }
-    return { value: this.clockRate, source: 'configured' }
+    if (!source) return this.defaultMedia || (this.defaultMedia = this.mediaFor(null))
+    // Made once per change of what the source is known to be: this runs per report.
+    const known = source.media
+    if (known && known.of === source.format && known.rate === source.rate) return known
+    source.media = this.mediaFor(source)
+    return source.media
+  }
+
+  mediaFor (source) {
+    const format = source ? source.format : null
+    let clockRate = this.clockRate
+    let clockRateSource = this.clockRateSource
+    if (format) {
+      clockRate = format.clockRate
+      clockRateSource = 'sdp'
+    } else if (source && source.rate) {
+      clockRate = source.rate
+      clockRateSource = 'sender-reports'
+    }
+    const planned = format ? codecOfEncoding(format.encoding) : null
+    const codecSource = planned ? 'sdp' : 'default'
+    const media = {
+      of: format,
+      rate: source ? source.rate : 0,
+      clockRate,
+      clockRateSource,
+      codec: planned ? CODECS[planned] : this.codec,
+      codecName: planned || this.codecName,
+      codecSource,
+      format: format ? `${format.encoding}/${format.clockRate}` : null
+    }
+    // What the side's statistics keep of it (QualityStats#setMedia), shared, never changed.
+    media.clockDoc = Object.freeze({ rank: CLOCK_RANK[clockRateSource], rate: clockRate, source: clockRateSource })
+    media.codecDoc = Object.freeze({ rank: CODEC_RANK[codecSource], name: media.codecName, source: codecSource, format: media.format })
+    return Object.freeze(media)
+  }
+
+  /**
+   * What the SDP of a SIP message of call `callId` says of its media
+   * streams (hep/sdp.js parseSdp), `offer` when the message is a request:
+   * an offer's and an answer's m= lines pair by index (RFC 3264 §6), and
+   * the answer's first speech format is the one agreed.
+   */
+  announce (callId, media, offer, at) {
+    this.sdp.bodies++
+    const minute = Math.floor(at / 60000)
+    let call = this.calls.get(callId)
+    if (!call) this.calls.set(callId, (call = { media: [], minute }))
+    else if (call.minute !== minute) {
+      call.minute = minute
+      this.calls.refresh(callId, call)
+    }
+    for (let i = 0; i < media.length && i < MAX_CALLS_MEDIA; i++) {
+      const m = media[i]
+      const stream = call.media[i] || (call.media[i] = { kind: m.kind, endpoints: [], offer: null, answer: null })
+      if (m.rtpPort > 0 && stream.endpoints.length < MAX_ENDPOINTS) stream.endpoints.push({ ip: m.rtcpIp || m.ip, rtcpPort: m.rtcpPort, rtpPort: m.rtpPort })
+      if (m.format) stream[offer ? 'offer' : 'answer'] = m.format
+    }
+  }
+
+  /**
+   * The SSRCs of an RTCP datagram of call `callId` sent from `src` to
+   * `dst` (`{ ip, port }`) belong to the media stream whose SDP names one
+   * of those addresses as its RTCP (or RTP, with rtcp-mux) port, or to the
+   * call's only stream in use when none does (a relay's addresses): they
+   * take its format. Returns whether one was found.
+   */
+  bindCall (callId, src, dst, ssrcs, at) {
+    const call = callId ? this.calls.get(callId) : undefined
+    if (!call) return false
+    const stream = streamAt(call.media, src, dst)
+    const format = stream && (stream.answer || stream.offer)
+    if (!format) {
+      this.sdp.unbound++
+      return false
+    }
+    this.sdp.bound++
+    for (const ssrc of ssrcs) this.source(ssrc, at).format = format
+    return true
   }
 
   // A source and a side in use move to the newest end of their map once a
@@ -327,7 +451,7 @@ class CallQuality {
     const minute = Math.floor(at / 60000)
     let source = this.sources.get(ssrc)
     if (!source) {
-      source = { refs: [], rate: 0, minute }
+      source = { refs: [], rate: 0, format: null, media: null, minute }
       this.sources.set(ssrc, source)
     } else if (source.minute !== minute) {
       source.minute = minute
@@ -340,7 +464,7 @@ class CallQuality {
     const minute = Math.floor(at / 60000)
     let side = this.sides.get(key)
     if (!side) {
-      side = { seq: undefined, lost: 0, term: undefined, termAt: 0, basis: null, minute }
+      side = { seq: undefined, lost: 0, term: undefined, termAt: 0, basis: null, measuredRtt: undefined, minute }
       this.sides.set(key, side)
     } else if (side.minute !== minute) {
       side.minute = minute
@@ -350,16 +474,17 @@ class CallQuality {
   }
 
   stats () {
-    return { invalid: { ...this.invalid }, unscored: { ...this.unscoredCounts } }
+    return { invalid: { ...this.invalid }, unscored: { ...this.unscoredCounts }, sdp: { ...this.sdp } }
   }
 
   /**
    * What this worker remembers of its calls, per map: keys held and keys
    * forgotten over the bound (`ssrcs`: SRs and clock rates, `reportSides`:
-   * each side's previous report and delay).
+   * each side's previous report and delay, `calls`: each call's streams as
+   * its SDP gave them, over HEP).
    */
   memory () {
-    const maps = { ssrcs: this.sources, reportSides: this.sides }
+    const maps = { ssrcs: this.sources, reportSides: this.sides, calls: this.calls }
     const held = {}
     const evicted = {}
     for (const [name, map] of Object.entries(maps)) {
@@ -382,6 +507,27 @@ function inferRate (source, ref) {
   const measured = ticks / (ref.ntp - first.ntp)
   const rate = KNOWN_RATES.find((known) => Math.abs(measured - known) <= known * RATE_TOLERANCE)
   if (rate) source.rate = rate
+}
+
+// A side's last clock rate and codec, and where each came from.
+function mediaFields (fields, media) {
+  fields.clockRate = media.clockRate
+  fields.clockRateSource = media.clockRateSource
+  fields.codec = media.codecName
+  fields.codecSource = media.codecSource
+  if (media.format) fields.format = media.format
+}
+
+// The media stream of a call's SDP the addresses of an RTCP datagram name,
+// else its only stream in use (a port not 0): with audio and video behind
+// a relay's addresses, neither is guessed.
+function streamAt (media, src, dst) {
+  const names = (e, end) => end && e.ip === end.ip && (e.rtcpPort === end.port || e.rtpPort === end.port)
+  for (const stream of media) {
+    if (stream && stream.endpoints.some((e) => names(e, src) || names(e, dst))) return stream
+  }
+  const used = media.filter((stream) => stream && stream.endpoints.length > 0)
+  return used.length === 1 ? used[0] : null
 }
 
 /** YYYYMMDDHHmm (UTC) of `at`: the key of a stream side's per-minute bucket. */

@@ -22,10 +22,21 @@ const CODECS = Object.freeze({
 
 const DEFAULT_CODEC = 'G.711'
 
+// The planning codec of an SDP encoding name (a=rtpmap, RFC 3551 names),
+// matched without case. Names without planning values here are scored with
+// the collector's --codec and say so (codecSource 'default').
+const SDP_ENCODINGS = Object.freeze({ pcmu: 'G.711', pcma: 'G.711', g729: 'G.729A', g723: 'G.723.1', 'gsm-efr': 'GSM-EFR' })
+
+/** The planning codec name for SDP encoding `encoding`, or null. */
+function codecOfEncoding (encoding) {
+  const name = SDP_ENCODINGS[String(encoding).toLowerCase()]
+  return name === undefined ? null : name
+}
+
 /** The planning values of codec `name`; InvalidOptionError naming the choices if there is none. */
 function codecNamed (name = DEFAULT_CODEC) {
   if (!Object.hasOwn(CODECS, name)) throw new InvalidOptionError('codec', name, `must be one of ${Object.keys(CODECS).join(', ')}`)
   return CODECS[name]
 }
 
-module.exports = { CODECS, DEFAULT_CODEC, codecNamed }
+module.exports = { CODECS, DEFAULT_CODEC, codecNamed, codecOfEncoding }

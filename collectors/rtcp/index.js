@@ -31,9 +31,9 @@ module.exports = defineCollector({
   settings: {
     ...STREAM_SETTINGS,
     tolerate: { type: 'list', choices: () => TOLERABLE_REASONS, default: [], group: 'Protocol', description: 'deviations from RFC 3550 decoded anyway and counted in the workers\' deviations (default: none; each is otherwise refused and counted by its reason)' },
-    codec: { type: 'string', choices: () => Object.keys(CODECS), default: DEFAULT_CODEC, group: 'Call quality', description: 'the calls\' codec, for the E-model\'s Ie and Bpl (RTCP does not say)' },
+    codec: { type: 'string', choices: () => Object.keys(CODECS), default: DEFAULT_CODEC, group: 'Call quality', description: 'the calls\' codec, for the E-model\'s Ie and Bpl, where nothing says one (RTCP does not; over HEP a call\'s SDP does, for the codecs with planning values)' },
     jitterBuffer: { type: 'duration', default: JITTER_BUFFER_MS, range: [0, 1000], group: 'Call quality', description: 'delay of the receivers\' jitter buffers in the E-model\'s mouth-to-ear delay, unless an XR VoIP Metrics block gives its nominal delay (RTCP does not say; an adaptive buffer holds about 40–60 ms on a clean path)' },
-    clockRate: { type: 'integer', range: [1000, 1000000], group: 'Call quality', description: 'RTP clock rate (Hz) for jitter in ms until two SRs of the sender tell it (default: the codec\'s)' },
+    clockRate: { type: 'integer', range: [1000, 1000000], group: 'Call quality', description: 'RTP clock rate (Hz) for jitter in ms until the call\'s SDP (over HEP) or two SRs of the sender tell it (default: the codec\'s); until then jitter is kept in timestamp units and read at the clock learned' },
     // The master keeps as many for call affinity (affinity below).
     maxSources: { type: 'integer', default: MAX_SOURCES, range: [1, 10000000], group: 'Call quality', description: 'SSRCs (and as many stream sides) remembered by the master for call affinity and by each worker for call quality; past it the least recently seen are forgotten and counted (events.stateEvicted, the workers\' evicted)' },
     // As many new reporters a minute as the memory holds SSRCs.

@@ -25,6 +25,7 @@ function callAnalytics (doc, endedAt) {
   const to = sideQuality(doc.to)
   const mins = [from, to].map((side) => side && side.mos ? side.mos.min : null).filter((mos) => mos !== null)
   const verdict = lowest([from, to].map((side) => side && side.verdict))
+  const excess = [from, to].reduce((n, side) => n + (side ? side.excessReceived : 0), 0)
   const windows = [['from', from], ['to', to]].map(([name, side]) => side && side.worstWindow && { side: name, ...side.worstWindow })
   const mos = verdict ? verdict.mos : null
   const analytics = {
@@ -34,7 +35,9 @@ function callAnalytics (doc, endedAt) {
     to,
     mos,
     band: bandOf(mos),
+    delayBasis: verdict ? verdict.delayBasis : null,
     worstWindow: lowest(windows),
+    excessReceived: excess,
     mosMin: mins.length > 0 ? Math.min(...mins) : null
   }
   if (endedAt !== undefined) analytics.endedAt = endedAt
@@ -78,49 +81,125 @@ function minuteBands (doc) {
 function sideQuality (side) {
   const q = side && side.quality
   if (!q) return null
-  const codecName = Object.hasOwn(CODECS, side.codec) ? side.codec : DEFAULT_CODEC
+  const stored = (q.codec && q.codec.name) || side.codec
+  const codecName = Object.hasOwn(CODECS, stored) ? stored : DEFAULT_CODEC
   const codec = CODECS[codecName]
+  const clock = clockOf(side)
   const overall = overallLoss(q.loss)
-  const delayMs = spread(q.delayMs)
+  const delay = verdictDelay(q)
   return {
     reports: side.packets || 0,
     ...overall,
+    excessReceived: (q.loss && q.loss.excessReceived) || 0,
     loss: spread(q.loss),
-    jitterMs: spread(q.jitterMs),
+    jitterMs: q.jitter ? scaled(spread(q.jitter), 1000 / clock.rate) : spread(q.jitterMs),
     rttMs: spread(q.rttMs),
     rttEstimatedMs: spread(q.rttEstimatedMs),
-    delayMs,
+    delayMs: spread(q.delayMs),
+    endpointsMs: spread(q.endpointsMs),
     mos: spread(q.mos),
-    worst: q.worst || null,
-    verdict: overall.lossRate === null || delayMs === null ? null : { ...rating(codec, overall.lossRate, delayMs.avg), loss: overall.lossRate, delayMs: delayMs.avg },
-    worstWindow: worstWindow(q.windows, codec, delayMs),
+    mosEndpoints: spread(q.mosEndpoints),
+    worst: worstOf(q.worst, clock.rate),
+    verdict: overall.lossRate === null || delay === null ? null : { ...rating(codec, overall.lossRate, delay.ms), loss: overall.lossRate, delayMs: delay.ms, delayBasis: delay.basis },
+    worstWindow: worstWindow(q.windows, codec, delay),
     codec: codecName,
-    clockRate: side.clockRate === undefined ? null : side.clockRate,
-    clockRateSource: side.clockRateSource || null,
+    codecSource: (q.codec && q.codec.source) || 'default',
+    format: (q.codec && q.codec.format) || null,
+    clockRate: clock.rate,
+    clockRateSource: clock.source,
     invalid: q.invalid || {},
     unscored: q.unscored || {}
   }
 }
 
 /**
- * The window of WINDOW_MS of media (by sequence numbers: hold and silence
- * take none) with the lowest MOS, over the intervals ending in it: its loss,
- * and the delay its reports were scored with (else the side's average).
- * Windows with less than half a span of media expected (a call's first and
- * last) are left out.
+ * The clock rate a side's jitter is read at: the best its reports knew
+ * (`quality.clock`, $max by rank: sdp, sender-reports, configured,
+ * default), else the last one set (documents written before it was kept).
  */
-function worstWindow (windows, codec, delayMs) {
+function clockOf (side) {
+  const clock = side.quality && side.quality.clock
+  if (clock && clock.rate > 0) return { rate: clock.rate, source: clock.source }
+  return { rate: side.clockRate > 0 ? side.clockRate : 8000, source: side.clockRateSource || 'default' }
+}
+
+/** A side's `minutes.<key>` bucket's highest jitter in ms (its jitter is stored in timestamp units). */
+function minuteJitterMs (side, bucket) {
+  if (typeof bucket.jitterMax === 'number') return bucket.jitterMax / clockOf(side).rate * 1000
+  return typeof bucket.jitterMsMax === 'number' ? bucket.jitterMsMax : null
+}
+
+// The mouth-to-ear delay of the verdict: the average of the reports scored
+// with a measured round trip, else the endpoints' own (no network term).
+function verdictDelay (q) {
+  if (q.delayMs && q.delayMs.count > 0) return { ms: q.delayMs.sum / q.delayMs.count, basis: 'measured' }
+  if (q.endpointsMs && q.endpointsMs.count > 0) return { ms: q.endpointsMs.sum / q.endpointsMs.count, basis: 'endpoints' }
+  return null
+}
+
+function worstOf (worst, rate) {
+  if (!worst) return null
+  if (typeof worst.jitter !== 'number') return worst
+  const { jitter, ...rest } = worst
+  return { ...rest, jitterMs: jitter / rate * 1000 }
+}
+
+function scaled (figure, factor) {
+  return figure && { min: figure.min * factor, avg: figure.avg * factor, max: figure.max * factor, count: figure.count }
+}
+
+/**
+ * The window of WINDOW_MS of media (by sequence numbers: hold and silence
+ * take none) with the lowest MOS: its loss (each report's interval
+ * apportioned over the windows it covers), and the delay its reports were
+ * scored with (else the side's verdict delay, with its basis). A window
+ * with less than half a span of media expected (a call's first and last,
+ * a stream's edge) is merged with the window next to it, never left out.
+ */
+function worstWindow (windows, codec, delay) {
   const span = WINDOW_MS / codec.packetMs
   let worst = null
-  for (const [index, w] of Object.entries(windows || {})) {
-    if (!(w.expected >= span / 2)) continue
-    const delay = w.delayCount > 0 ? w.delaySum / w.delayCount : delayMs && delayMs.avg
-    if (typeof delay !== 'number') continue
+  for (const w of mergedWindows(windows, span)) {
+    if (!(w.expected > 0)) continue
+    const measured = w.delayCount > 0
+    const delayMs = measured ? w.delaySum / w.delayCount : delay && delay.ms
+    if (typeof delayMs !== 'number') continue
     const loss = w.lost / w.expected
-    const window = { ...rating(codec, loss, delay), loss, delayMs: delay, lost: w.lost, expected: w.expected, at: w.at || null, window: Number(index) }
+    const window = { ...rating(codec, loss, delayMs), loss, delayMs, delayBasis: measured ? 'measured' : delay.basis, lost: w.lost, expected: w.expected, at: w.at || null, window: w.window, windows: w.windows }
     if (worst === null || window.mos < worst.mos) worst = window
   }
   return worst
+}
+
+// The stored windows in order, each short one (under half a span expected)
+// folded into its neighbour: the previous when adjacent, else the next.
+function mergedWindows (windows, span) {
+  const list = Object.entries(windows || {})
+    .map(([index, w]) => ({ window: Number(index), windows: 1, last: Number(index), lost: w.lost || 0, expected: w.expected || 0, delaySum: w.delaySum || 0, delayCount: w.delayCount || 0, at: w.at || null }))
+    .filter((w) => Number.isFinite(w.window))
+    .sort((a, b) => a.window - b.window)
+  const merged = []
+  for (let i = 0; i < list.length; i++) {
+    const w = list[i]
+    const previous = merged[merged.length - 1]
+    const next = list[i + 1]
+    const short = w.expected < span / 2
+    if (short && previous && previous.last === w.window - 1) fold(previous, w)
+    else if (short && next && next.window === w.window + 1) fold(next, w)
+    else merged.push(w)
+  }
+  return merged
+}
+
+function fold (into, w) {
+  into.lost += w.lost
+  into.expected += w.expected
+  into.delaySum += w.delaySum
+  into.delayCount += w.delayCount
+  into.windows += w.windows
+  into.window = Math.min(into.window, w.window)
+  into.last = Math.max(into.last, w.last)
+  if (w.at !== null && (into.at === null || +w.at < +into.at)) into.at = w.at
 }
 
 /** R and MOS (G.107) of random loss `loss` (0–1) at a mouth-to-ear delay of `delayMs`. */
@@ -156,4 +235,4 @@ function clamp01 (x) {
   return Math.min(1, Math.max(0, x))
 }
 
-module.exports = { callAnalytics, sideQuality, minuteBands }
+module.exports = { callAnalytics, sideQuality, minuteBands, minuteJitterMs }

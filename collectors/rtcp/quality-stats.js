@@ -9,9 +9,13 @@
 // coalesced or redelivered (docs/call-quality.md lists every path).
 // Numbers in fixed fields, not maps of paths: this runs once per report.
 
-// rttMs: measured both ways; rttEstimatedMs: twice one direction (see
-// CallQuality#roundTrip); delayMs: the mouth-to-ear delay a MOS was scored with.
-const FIGURES = ['loss', 'jitterMs', 'rttMs', 'rttEstimatedMs', 'delayMs', 'mos']
+// jitter: RTP timestamp units (ms where read, with the side's best clock
+// rate, `clock`); rttMs: measured both ways; rttEstimatedMs: twice one
+// direction (see CallQuality#roundTrip); delayMs and mos: of reports scored
+// with a measured round trip; mosEndpoints: of reports scored without one
+// (delayBasis 'endpoints'); endpointsMs: the jitter buffer and codec delay
+// of every scored report, the delay the endpoints add in this direction.
+const FIGURES = ['loss', 'jitter', 'rttMs', 'rttEstimatedMs', 'delayMs', 'mos', 'mosEndpoints', 'endpointsMs']
 // Each figure's four fields, named once (no key is built per report).
 const KEYS = Object.fromEntries(FIGURES.map((name) => [name, { min: `${name}Min`, max: `${name}Max`, sum: `${name}Sum`, count: `${name}Count` }]))
 
@@ -24,6 +28,9 @@ class QualityStats {
     this.intervalLost = 0
     this.intervalExpected = 0
     this.restarts = 0
+    this.excessReceived = 0 // packets received beyond those expected (Δ cumulative lost < 0)
+    this.clock = null // { rank, rate, source }: the best the reporter's stream is known to run at
+    this.codec = null // { rank, name, source, format }
     for (const name of FIGURES) {
       const k = KEYS[name]
       this[k.min] = Infinity
@@ -37,6 +44,12 @@ class QualityStats {
     this.invalid = null // reason → reports
     this.unscored = null // reason → reports that gave no MOS
     this.windows = null // window index → { lost, expected, delaySum, delayCount, at }
+  }
+
+  /** The clock and codec of the stream these reports are about (CallQuality#mediaOf). */
+  setMedia (media) {
+    this.clock = media.clockDoc
+    this.codec = media.codecDoc
   }
 
   /** A report's `{ seq, lost }` (extended highest sequence, cumulative lost). */
@@ -67,26 +80,33 @@ class QualityStats {
 
   /**
    * One report's figures at `at` (ms), with the key of its minute and the
-   * window of media its interval ends in. A MOS of null (no delay known)
-   * leaves the report out of the MOS figures, the worst and the minute's
-   * MOS, not out of its loss and jitter.
+   * windows of media its interval covers (`[index, packets]`, see
+   * CallQuality#windowsOf), its loss and delay apportioned by packets. Only a
+   * MOS scored with a measured round trip enters `mos`, the worst, the
+   * minute's MOS and the windows' delay; one scored on the endpoints' delay
+   * alone is kept in `mosEndpoints`.
    */
-  addReport (figures, at, minuteKey, window) {
-    const { loss, jitterMs, rttMs, delayMs, mos } = figures
+  addReport (figures, at, minuteKey, windows) {
+    const { loss, jitter, rttMs, delayMs, mos } = figures
     this.addFigure('loss', loss)
-    this.addFigure('jitterMs', jitterMs)
+    this.addFigure('jitter', jitter)
     this.addRtt(rttMs, figures.rttBasis)
-    this.addFigure('delayMs', delayMs)
+    this.addFigure('endpointsMs', figures.endpointsMs)
     const measuredRtt = figures.rttBasis === 'both-directions' ? rttMs : null
-    const scored = mos !== null
+    const scored = figures.delayBasis === 'measured'
     if (scored) {
+      this.addFigure('delayMs', delayMs)
       this.addFigure('mos', mos)
-      const worst = { mos, rFactor: figures.rFactor, loss, jitterMs, rttMs, delayMs, at }
+      const worst = { mos, rFactor: figures.rFactor, loss, jitter, rttMs, delayMs, at }
       if (this.worst === null || compareWorst(worst, this.worst) < 0) this.worst = worst
-    }
-    this.addBucket({ key: minuteKey, mosMin: scored ? mos : Infinity, mosSum: scored ? mos : 0, reports: scored ? 1 : 0, lossMax: loss, jitterMsMax: jitterMs, rttMsMax: measuredRtt })
+    } else this.addFigure('mosEndpoints', mos)
+    this.addBucket({ key: minuteKey, mosMin: scored ? mos : Infinity, mosSum: scored ? mos : 0, reports: scored ? 1 : 0, lossMax: loss, jitterMax: jitter, rttMsMax: measuredRtt })
     if (this.intervalExpected > 0 || scored) {
-      this.addWindow(window, { lost: this.intervalLost, expected: this.intervalExpected, delaySum: scored ? delayMs : 0, delayCount: scored ? 1 : 0, at })
+      const expected = this.intervalExpected
+      for (const [index, packets] of windows) {
+        const share = expected > 0 ? packets / expected : 1
+        this.addWindow(index, { lost: this.intervalLost * share, expected: expected > 0 ? packets : 0, delaySum: scored ? delayMs * share : 0, delayCount: scored ? share : 0, at })
+      }
     }
   }
 
@@ -130,6 +150,9 @@ class QualityStats {
     this.intervalLost += other.intervalLost
     this.intervalExpected += other.intervalExpected
     this.restarts += other.restarts
+    this.excessReceived += other.excessReceived
+    if (other.clock !== null && (this.clock === null || other.clock.rank > this.clock.rank)) this.clock = other.clock
+    if (other.codec !== null && (this.codec === null || other.codec.rank > this.codec.rank)) this.codec = other.codec
     for (const name of FIGURES) {
       const k = KEYS[name]
       if (other[k.count] === 0) continue
@@ -153,38 +176,71 @@ class QualityStats {
     const max = update.$max || (update.$max = {})
     const inc = update.$inc || (update.$inc = {})
     const q = `${side}.quality`
-    if (this.firstSeq >= 0) min[`${q}.loss.first`] = { seq: this.firstSeq, lost: this.firstLost }
-    if (this.lastSeq >= 0) max[`${q}.loss.last`] = { seq: this.lastSeq, lost: this.lastLost }
+    const p = pathsOf(side)
+    if (this.firstSeq >= 0) min[p.first] = { seq: this.firstSeq, lost: this.firstLost }
+    if (this.lastSeq >= 0) max[p.last] = { seq: this.lastSeq, lost: this.lastLost }
     if (this.intervalExpected > 0) {
-      inc[`${q}.loss.intervalLost`] = this.intervalLost
-      inc[`${q}.loss.intervalExpected`] = this.intervalExpected
+      inc[p.intervalLost] = this.intervalLost
+      inc[p.intervalExpected] = this.intervalExpected
     }
-    if (this.restarts > 0) inc[`${q}.loss.restarts`] = this.restarts
+    if (this.restarts > 0) inc[p.restarts] = this.restarts
+    if (this.excessReceived > 0) inc[p.excessReceived] = this.excessReceived
+    // Documents compared field by field, rank first: the best known wins.
+    if (this.clock !== null) max[p.clock] = this.clock
+    if (this.codec !== null) max[p.codec] = this.codec
     for (const name of FIGURES) {
       const k = KEYS[name]
       if (this[k.count] === 0) continue
-      min[`${q}.${name}.min`] = this[k.min]
-      max[`${q}.${name}.max`] = this[k.max]
-      inc[`${q}.${name}.sum`] = this[k.sum]
-      inc[`${q}.${name}.count`] = this[k.count]
+      const path = p.figures[name]
+      min[path.min] = this[k.min]
+      max[path.max] = this[k.max]
+      inc[path.sum] = this[k.sum]
+      inc[path.count] = this[k.count]
     }
     // A document compared field by field, in this order: the lowest MOS wins.
-    if (this.worst !== null) min[`${q}.worst`] = { ...this.worst, at: new Date(this.worst.at) }
-    if (this.minute !== null) addBucketTo(update, `${q}.minutes`, this.minute)
-    if (this.otherMinutes !== null) for (const bucket of this.otherMinutes.values()) addBucketTo(update, `${q}.minutes`, bucket)
+    if (this.worst !== null) min[p.worst] = { ...this.worst, at: new Date(this.worst.at) }
+    if (this.minute !== null) addBucketTo(update, p.minutes, this.minute)
+    if (this.otherMinutes !== null) for (const bucket of this.otherMinutes.values()) addBucketTo(update, p.minutes, bucket)
     if (this.invalid !== null) for (const reason in this.invalid) inc[`${q}.invalid.${reason}`] = this.invalid[reason]
     if (this.unscored !== null) for (const reason in this.unscored) inc[`${q}.unscored.${reason}`] = this.unscored[reason]
-    if (this.windows !== null) {
-      for (const [index, w] of this.windows) {
-        const path = `${q}.windows.${index}`
-        inc[`${path}.lost`] = w.lost
-        inc[`${path}.expected`] = w.expected
-        inc[`${path}.delaySum`] = w.delaySum
-        inc[`${path}.delayCount`] = w.delayCount
-        min[`${path}.at`] = new Date(w.at)
-      }
-    }
+    if (this.windows !== null) addWindowsTo(min, inc, q, this.windows)
   }
+}
+
+function addWindowsTo (min, inc, q, windows) {
+  for (const [index, w] of windows) {
+    const path = `${q}.windows.${index}`
+    inc[`${path}.lost`] = w.lost
+    inc[`${path}.expected`] = w.expected
+    inc[`${path}.delaySum`] = w.delaySum
+    inc[`${path}.delayCount`] = w.delayCount
+    min[`${path}.at`] = new Date(w.at)
+  }
+}
+
+// The update paths of a side's statistics, made once per side name ('from',
+// 'to'): addTo runs once per report, and building them was most of its time.
+const PATHS = new Map()
+
+function pathsOf (side) {
+  let paths = PATHS.get(side)
+  if (paths) return paths
+  const q = `${side}.quality`
+  paths = {
+    first: `${q}.loss.first`,
+    last: `${q}.loss.last`,
+    intervalLost: `${q}.loss.intervalLost`,
+    intervalExpected: `${q}.loss.intervalExpected`,
+    restarts: `${q}.loss.restarts`,
+    excessReceived: `${q}.loss.excessReceived`,
+    clock: `${q}.clock`,
+    codec: `${q}.codec`,
+    worst: `${q}.worst`,
+    minutes: `${q}.minutes`,
+    figures: Object.fromEntries(FIGURES.map((name) => [name, { min: `${q}.${name}.min`, max: `${q}.${name}.max`, sum: `${q}.${name}.sum`, count: `${q}.${name}.count` }]))
+  }
+  if (PATHS.size < 16) PATHS.set(side, paths) // 'from' and 'to' in use; other names (tests) are not kept past a few
+  return paths
 }
 
 function mergeBucket (into, bucket) {
@@ -192,7 +248,7 @@ function mergeBucket (into, bucket) {
   into.mosSum += bucket.mosSum
   into.reports += bucket.reports
   if (bucket.lossMax > into.lossMax) into.lossMax = bucket.lossMax
-  if (bucket.jitterMsMax > into.jitterMsMax) into.jitterMsMax = bucket.jitterMsMax
+  if (bucket.jitterMax > into.jitterMax) into.jitterMax = bucket.jitterMax
   if (bucket.rttMsMax !== null && !(bucket.rttMsMax <= into.rttMsMax)) into.rttMsMax = bucket.rttMsMax
 }
 
@@ -204,14 +260,14 @@ function addBucketTo (update, prefix, bucket) {
     update.$inc[`${path}.reports`] = bucket.reports
   }
   update.$max[`${path}.lossMax`] = bucket.lossMax
-  update.$max[`${path}.jitterMsMax`] = bucket.jitterMsMax
+  update.$max[`${path}.jitterMax`] = bucket.jitterMax
   if (bucket.rttMsMax !== null) update.$max[`${path}.rttMsMax`] = bucket.rttMsMax
 }
 
 // MongoDB's order for the stored `worst` documents: field by field, null
 // (an unknown RTT) below any number.
 function compareWorst (a, b) {
-  for (const key of ['mos', 'rFactor', 'loss', 'jitterMs', 'rttMs', 'delayMs', 'at']) {
+  for (const key of ['mos', 'rFactor', 'loss', 'jitter', 'rttMs', 'delayMs', 'at']) {
     const x = a[key]
     const y = b[key]
     if (x === y) continue

@@ -87,6 +87,7 @@ async function checkPrerequisites () {
  * @param {{ aPort: number, bPort: number, aSendsTo: number, bSendsTo: number }} [options.relay] a media relay between
  *   A and B: A and B bind these RTP ports (RTCP on the next) and send to the relay's ports instead of each other's
  * @param {string} [options.pcap] capture the call on lo with tshark into this file (needs root)
+ * @param {'pcma'|'opus'} [options.codec='pcma'] PCMA (8 kHz RTP clock) or Opus (48 kHz), 20 ms packets
  * @param {AbortSignal} [options.signal] abort: kill the fixture and reject
  * @param {import('node:test').TestContext} [options.t] kill the fixture in t.after if still running
  * @param {(child: import('node:child_process').ChildProcess) => void} [options.onSpawn]
@@ -94,7 +95,7 @@ async function checkPrerequisites () {
  */
 async function runGstCall ({
   collectorPort, drop = 0, dropAtoB, dropBtoA, delayMs = 0, delayJitterMs = 0, durationMs = 6000,
-  bidirectional = true, rtcpIntervalMs = 500, probation, ssrcA, ssrcB, seqnumOffset, burst, hold, relay, pcap, signal, t, onSpawn
+  bidirectional = true, rtcpIntervalMs = 500, probation, ssrcA, ssrcB, seqnumOffset, burst, hold, relay, pcap, codec, signal, t, onSpawn
 } = {}) {
   if (!Number.isInteger(collectorPort) || collectorPort <= 0 || collectorPort > 65535) {
     throw new TypeError(`runGstCall: collectorPort must be a UDP port, got ${collectorPort}`)
@@ -122,6 +123,7 @@ async function runGstCall ({
   if (hold) args.push('--hold-at-s', String(hold.atMs / 1000), '--hold-s', String(hold.durationMs / 1000))
   if (relay) args.push('--a-rtp-port', String(relay.aPort), '--b-rtp-port', String(relay.bPort), '--a-sends-to', String(relay.aSendsTo), '--b-sends-to', String(relay.bSendsTo))
   if (pcap) args.push('--pcap', pcap)
+  if (codec !== undefined) args.push('--codec', codec)
 
   // The fixture has its own hard limit (duration + delays + 3 intervals + 10 s);
   // this one only catches a wedged interpreter.

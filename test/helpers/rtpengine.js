@@ -54,9 +54,12 @@ function bdecode (buf, at = 0) {
   return [buf.toString('utf8', colon + 1, colon + 1 + length), colon + 1 + length]
 }
 
-/** An SDP offer or answer for one PCMA audio stream at 127.0.0.1:`port`. */
-function sdp (port) {
-  return ['v=0', `o=- ${port} 1 IN IP4 ${HOST}`, 's=-', `c=IN IP4 ${HOST}`, 't=0 0', `m=audio ${port} RTP/AVP 8`, 'a=rtpmap:8 PCMA/8000', 'a=sendrecv', ''].join('\r\n')
+const FORMATS = { pcma: ['8', 'a=rtpmap:8 PCMA/8000'], opus: ['111', 'a=rtpmap:111 opus/48000/2'] }
+
+/** An SDP offer or answer for one PCMA (or Opus) audio stream at 127.0.0.1:`port`. */
+function sdp (port, codec = 'pcma') {
+  const [payloadType, rtpmap] = FORMATS[codec]
+  return ['v=0', `o=- ${port} 1 IN IP4 ${HOST}`, 's=-', `c=IN IP4 ${HOST}`, 't=0 0', `m=audio ${port} RTP/AVP ${payloadType}`, rtpmap, 'a=sendrecv', ''].join('\r\n')
 }
 
 function sdpPort (text) {
@@ -122,14 +125,17 @@ async function startRtpengine (t, { hepPort, hepProtocol = 'udp', hepId = 2001 }
 
   /**
    * Sets up a call between A (RTP at portA) and B (portB) through the relay:
-   * returns where A and B must send their media (RTCP to the port + 1).
+   * returns where A and B must send their media (RTCP to the port + 1), and
+   * the four SDP bodies of the call as a proxy would see them: A's offer,
+   * rtpengine's rewrite of it (to B), B's answer, rtpengine's rewrite (to A).
    */
-  async function relay (callId, portA, portB) {
-    const offer = await ng({ command: 'offer', 'call-id': callId, 'from-tag': 'tag-a', sdp: sdp(portA), ICE: 'remove', flags: ['trust-address'] })
+  async function relay (callId, portA, portB, { codec = 'pcma' } = {}) {
+    const sdps = { offerA: sdp(portA, codec), answerB: sdp(portB, codec) }
+    const offer = await ng({ command: 'offer', 'call-id': callId, 'from-tag': 'tag-a', sdp: sdps.offerA, ICE: 'remove', flags: ['trust-address'] })
     if (offer.result !== 'ok') throw new Error(`offer refused: ${JSON.stringify(offer)}`)
-    const answer = await ng({ command: 'answer', 'call-id': callId, 'from-tag': 'tag-a', 'to-tag': 'tag-b', sdp: sdp(portB), ICE: 'remove', flags: ['trust-address'] })
+    const answer = await ng({ command: 'answer', 'call-id': callId, 'from-tag': 'tag-a', 'to-tag': 'tag-b', sdp: sdps.answerB, ICE: 'remove', flags: ['trust-address'] })
     if (answer.result !== 'ok') throw new Error(`answer refused: ${JSON.stringify(answer)}`)
-    return { aSendsTo: sdpPort(answer.sdp), bSendsTo: sdpPort(offer.sdp) }
+    return { aSendsTo: sdpPort(answer.sdp), bSendsTo: sdpPort(offer.sdp), sdps: { ...sdps, offerToB: String(offer.sdp), answerToA: String(answer.sdp) } }
   }
 
   return {

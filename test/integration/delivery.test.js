@@ -108,10 +108,10 @@ test('RTCP: a worker SIGKILLed every 700 ms; one stream per call, every side\'s 
   })
   assert.deepEqual(wrong.slice(0, 3), [], `${wrong.length} sides differ from what was sent`)
   // Each report's figures are summed once, whatever the redelivery: one loss
-  // per stored report, and one MOS or one reason for none (a replacement
-  // worker knows no SR until the next: rtt-unknown); the stream loss is
-  // first to last, exact.
-  const scored = (q) => (q.mos ? q.mos.count : 0) + (q.unscored['rtt-unknown'] || 0)
+  // per stored report, and one MOS, with a measured round trip or (a
+  // replacement worker knows no SR until the next) on the endpoints' delay;
+  // the stream loss is first to last, exact.
+  const scored = (q) => (q.mos ? q.mos.count : 0) + (q.mosEndpoints ? q.mosEndpoints.count : 0)
   const wrongQuality = simulator.expected().filter((e) => {
     const side = bySide.get(e.fromID)
     const q = sideQuality(side)

@@ -7,6 +7,7 @@ const { MongoClient } = require('mongodb')
 const mongoose = require('mongoose')
 const { LoadBalancer } = require('../..')
 const StreamSweeper = require('../../workers/storage/stream-sweeper')
+const { oracleRatings } = require('../helpers/emodel-oracle')
 const StreamWriter = require('../../workers/storage/stream-writer')
 const AdaptiveBatch = require('../../workers/storage/adaptive-batch')
 const { PacketCoalescer } = require('../../workers/storage/packet-coalescer')
@@ -110,11 +111,15 @@ test('an RTCP stream ends with call quality: loss over the call from its first a
     assert.strictEqual(side.lossBasis, 'first-last')
     assert.deepStrictEqual([side.jitterMs.min, side.jitterMs.max], [20, 20])
     assert.strictEqual(side.rttMs, null, 'no SR, no RTT')
-    assert.strictEqual(side.mos, null, 'no delay known: no MOS (docs/call-quality.md: Reports without a MOS)')
-    assert.strictEqual(side.unscored['rtt-unknown'], 12)
+    assert.strictEqual(side.mos, null, 'no round trip measured: no MOS with a network delay')
+    assert.strictEqual(side.mosEndpoints.count, 12, 'each report scored on the endpoints\' delay, apart')
+    assert.strictEqual(side.verdict.delayBasis, 'endpoints')
   }
   assert.strictEqual(a.mosMin, null)
-  assert.strictEqual(a.band, 'unknown')
+  // The verdict on what the ends add (50 ms buffer + G.711's 20 ms), no network term: the independent E-model's.
+  const [oracle] = oracleRatings([{ Ie: 0, Bpl: 25.1, Ppl: 2, T: 70, Ta: 70, Tr: 140 }])
+  assert.ok(Math.abs(a.mos - oracle.MOS) < 1e-9, `verdict ${a.mos} vs oracle ${oracle.MOS}`)
+  assert.deepStrictEqual([a.delayBasis, a.band], ['endpoints', 'good'])
 })
 
 test('BYE: both sides ended closes at once; one side closes only after the grace period', async () => {

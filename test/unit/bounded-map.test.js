@@ -45,8 +45,9 @@ test('call quality: each map keyed by SSRCs holds maxSources; a call still repor
   quality.report(1, block({ ssrc: 100, highestSeq: 1250, cumulativeLost: 25 }), at + MINUTE)
   quality.report(3, block({ ssrc: 300 }), at + MINUTE + 1)
   const { held, evicted } = quality.memory()
-  assert.deepEqual(held, { ssrcs: 0, reportSides: 2 })
-  assert.deepEqual(evicted, { ssrcs: 0, reportSides: 1 })
+  // No SDP said anything of these calls: no call's streams are held.
+  assert.deepEqual(held, { ssrcs: 0, reportSides: 2, calls: 0 })
+  assert.deepEqual(evicted, { ssrcs: 0, reportSides: 1, calls: 0 })
   assert.ok(quality.sides.has('1>100') && !quality.sides.has('2>200'), 'the side not heard from longest went')
   // Its interval loss still comes from the previous report: 25 of 250.
   const { fields } = quality.report(1, block({ ssrc: 100, highestSeq: 1500, cumulativeLost: 50, fractionLost: 0 }), at + MINUTE + 2)

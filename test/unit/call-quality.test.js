@@ -21,13 +21,16 @@ const { oracleRatings } = require('../helpers/emodel-oracle')
 const block = (fields) => ({ ssrc: 2, fractionLost: 0, cumulativeLost: 0, highestSeq: 1000, jitter: 80, lsr: 0, dlsr: 0, ...fields })
 
 // A report whose LSR echoes a clock reference of the reported source seen
-// 50 ms before it, held 30 ms: 20 ms one way, an RTT (estimated) of 40 ms,
-// so that it is scored.
+// 50 ms before it, held 30 ms: 20 ms one way; the reported source's XR
+// DLRR of the reporter's RRTR says 20 ms the other way: a measured RTT of
+// 40 ms, so that it is scored with it.
 let ntpSec = 100
 function scoredReport (q, reporter, fields, at) {
   const b = block(fields)
   ntpSec++
   q.reference(b.ssrc, ntpSec, 0, undefined, at - 50)
+  q.reference(reporter, ntpSec, 0, undefined, at - 50)
+  q.delayReport(b.ssrc, reporter, (ntpSec & 0xffff) << 16, 0.03 * 65536, at)
   return q.report(reporter, { ...b, lsr: (ntpSec & 0xffff) << 16, dlsr: 0.03 * 65536 }, at)
 }
 
@@ -175,11 +178,11 @@ test('impossible values are not used, counted by reason and flagged on the side'
   assert.equal(r.stats.invalid['lsr-unknown'], 1)
   assert.equal(r.fields.rttMs, null, 'no RTT from it')
   assert.deepEqual([r.fields.lossRate, r.fields.jitterMs], [0, 10], 'its loss and jitter stand')
-  assert.deepEqual([r.fields.mos, r.stats.unscored['rtt-unknown']], [null, 1], 'no delay known: no MOS, counted')
+  assert.deepEqual([r.fields.delayBasis, r.stats.mosCount, r.stats.mosEndpointsCount], ['endpoints', 0, 1], 'no round trip measured: scored on the endpoints\' delay, apart')
   assert.deepEqual(q.stats().invalid, { 'lost-exceeds-expected': 2, 'fraction-without-expected': 1, 'jitter-out-of-range': 1, 'lsr-unknown': 1, 'rtt-negative': 0 })
 })
 
-test('the clock rate comes from two SRs a second apart, else the configured one', () => {
+test('the clock rate comes from two SRs a second apart, else the configured one, else the default', () => {
   const q = new CallQuality({ clockRate: 8000 })
   assert.equal(q.report(1, block({ jitter: 480 }), 0).fields.jitterMs, 60)
   q.reference(2, 1000, 0, 5000, 0)
@@ -189,6 +192,7 @@ test('the clock rate comes from two SRs a second apart, else the configured one'
   q.reference(3, 1000, 0, 0, 0)
   q.reference(3, 1002, 0, 12345, 2000) // 6,172 Hz: no usual rate
   assert.equal(q.report(1, block({ ssrc: 3 }), 3000).fields.clockRateSource, 'configured')
+  assert.deepEqual(['clockRate', 'clockRateSource'].map((k) => new CallQuality().report(1, block({ ssrc: 3 }), 0).fields[k]), [8000, 'default'])
 })
 
 test('RTT: one direction doubled, then both directions summed; an XR DLRR stands in for a missing SR', () => {
@@ -253,9 +257,10 @@ test('per minute a call is in one band, that of its worst report that minute ove
     scoredReport(q, 1, { highestSeq: 2000, cumulativeLost: 100 }, at + 10000), // 20 %: poor
     scoredReport(q, 1, { highestSeq: 2500, cumulativeLost: 100 }, at + 60000) // the next minute, clean
   ]
+  const other = new CallQuality() // the other direction, in a worker that measured no round trip
   const ba = [
-    q.report(2, block({ ssrc: 1, highestSeq: 700 }), at + 61000), // no RTT known: not scored
-    q.report(2, block({ ssrc: 1, highestSeq: 900 }), at + 125000)
+    other.report(2, block({ ssrc: 1, highestSeq: 700 }), at + 61000), // no RTT measured: on the endpoints' delay, not in the bands
+    other.report(2, block({ ssrc: 1, highestSeq: 900 }), at + 125000)
   ]
   const doc = { from: { ID: '1', ...storedSide(ab) }, to: { ID: '2', ...storedSide(ba) } }
   assert.deepEqual(Object.fromEntries(minuteBands(doc)), { 202611241405: 'poor', 202611241406: 'good', 202611241407: 'unknown' })
@@ -329,9 +334,9 @@ test('an interval without media (hold, the call\'s end) gives no loss and no MOS
   for (const r of results.slice(2)) {
     assert.deepEqual([r.fields.lossRate, r.fields.mos], [null, null])
     assert.equal(r.stats.unscored['no-media'], 1)
-    assert.equal(r.stats.lossCount + r.stats.mosCount + r.stats.jitterMsCount, 0)
+    assert.equal(r.stats.lossCount + r.stats.mosCount + r.stats.jitterCount, 0)
     assert.equal(r.stats.minute, null, 'no per-minute bucket')
-    assert.equal(r.stats.rttEstimatedMsCount, 1, 'RTCP still flows: its round trip stands')
+    assert.equal(r.stats.rttMsCount, 1, 'RTCP still flows: its round trip stands')
   }
   const side = sideQuality(storedSide(results))
   assert.deepEqual([side.mos.count, side.loss.count, side.unscored['no-media']], [2, 2, 2])
@@ -342,47 +347,83 @@ test('an interval without media (hold, the call\'s end) gives no loss and no MOS
   assert.equal(q.stats().unscored['no-media'], 2)
 })
 
-test('the delay scored: unknown RTT gives no MOS; a one-direction estimate is kept apart from the measured RTT; the jitter buffer is the declared one', () => {
+test('the delay scored: a measured round trip, never a one-direction estimate; without one, the endpoints\' delay, labelled; the jitter buffer is the declared one', () => {
   const q = new CallQuality({ jitterBuffer: 60 })
   const first = q.report(1, block({ highestSeq: 1000 }), 500) // LSR 0: no SR echoed yet
-  assert.deepEqual([first.fields.rttMs, first.fields.mos, first.stats.unscored['rtt-unknown']], [null, null, 1])
-  assert.deepEqual([first.stats.mosCount, first.stats.lossCount], [0, 1], 'its loss stands')
+  assert.deepEqual([first.fields.rttMs, first.fields.delayBasis, first.fields.delayMs], [null, 'endpoints', 60 + 20])
+  assert.deepEqual([first.stats.mosCount, first.stats.mosEndpointsCount, first.stats.lossCount], [0, 1, 1], 'its loss stands; its MOS is kept apart')
   const mid = (sec) => (sec & 0xffff) << 16
   q.reference(2, 7, 0, undefined, 1000)
   const one = q.report(1, block({ highestSeq: 1250, lsr: mid(7), dlsr: 0.2 * 65536 }), 1230) // 30 ms from 2 to 1
   assert.equal(one.fields.rttBasis, 'one-direction')
   assert.deepEqual([one.stats.rttMsCount, one.stats.rttEstimatedMsCount], [0, 1], 'an estimate, not a measured RTT')
+  assert.deepEqual([one.fields.delayBasis, one.fields.delayMs], ['endpoints', 60 + 20], 'the estimate scores nothing')
+  assert.equal(one.stats.mosCount, 0, 'nor sets the MOS figures, the worst or a minute\'s band')
+  assert.equal(one.stats.minute.reports, 0)
   q.reference(1, 9, 0, undefined, 1300)
   const both = q.report(2, block({ ssrc: 1, highestSeq: 1250, lsr: mid(9), dlsr: 0.07 * 65536 }), 1420) // 50 ms from 1 to 2
   assert.equal(both.fields.rttBasis, 'both-directions')
   assert.ok(Math.abs(both.fields.rttMs - 80) < 1e-9)
   assert.deepEqual([both.stats.rttMsCount, both.stats.rttEstimatedMsCount], [1, 0])
   // Mouth-to-ear: half the RTT + the jitter buffer (60) + G.711's 20 ms, whatever the jitter.
-  assert.ok(Math.abs(one.fields.delayMs - (30 + 60 + 20)) < 1e-9)
   assert.ok(Math.abs(both.fields.delayMs - (40 + 60 + 20)) < 1e-9)
+  assert.equal(both.fields.delayBasis, 'measured')
+  // Once measured, the call's round trip scores both directions, a later estimate or none.
+  q.reference(2, 11, 0, undefined, 61000 + 1000)
+  const later = q.report(1, block({ highestSeq: 1500, lsr: mid(11), dlsr: 0 }), 61000 + 1300) // 300 ms one way, the other end's term stale
+  assert.equal(later.fields.rttBasis, 'one-direction')
+  assert.deepEqual([later.fields.delayBasis, later.fields.delayMs], ['measured', 40 + 60 + 20], 'scored with the measured 80 ms, not the 600 ms estimate')
+  assert.equal(later.stats.rttEstimatedMsCount, 1, 'the estimate is kept, apart')
+  const noLsr = q.report(2, block({ ssrc: 1, highestSeq: 1500 }), 62000)
+  assert.deepEqual([noLsr.fields.delayBasis, noLsr.stats.mosCount], ['measured', 1])
   assert.equal(new CallQuality().jitterBuffer, 50, 'the default: a typical adaptive buffer')
 })
 
-test('per-report MOS agrees with the independent E-model on the same loss, RTT and declared jitter buffer', () => {
+test('a round trip within the clocks\' precision below zero is zero, measured; further below it is refused', () => {
+  const q = new CallQuality()
+  const mid = (sec) => (sec & 0xffff) << 16
+  q.reference(2, 7, 0, undefined, 1000)
+  q.reference(1, 9, 0, undefined, 1000)
+  q.report(2, block({ ssrc: 1, lsr: mid(9), dlsr: 0.0002 * 65536 }), 1000) // −0.2 ms from 1 to 2: a LAN
+  const lan = q.report(1, block({ highestSeq: 1250, lsr: mid(7), dlsr: 0.0003 * 65536 }), 1000) // −0.3 ms back
+  assert.deepEqual([lan.fields.rttMs, lan.fields.rttBasis, lan.fields.delayBasis], [0, 'both-directions', 'measured'])
+  assert.equal(lan.stats.invalid, null, 'not an impossible value')
+  assert.equal(lan.stats.rttMsCount, 1)
+  q.reference(2, 8, 0, undefined, 2000)
+  const wrong = q.report(1, block({ highestSeq: 1500, lsr: mid(8), dlsr: 0.5 * 65536 }), 2010) // −490 ms
+  assert.deepEqual([wrong.fields.rttMs, wrong.stats.invalid['rtt-negative']], [null, 1])
+})
+
+test('per-report MOS agrees with the independent E-model on the same loss, measured RTT and declared jitter buffer, and without any RTT', () => {
   const inputs = []
   const results = []
+  const mid = (sec) => (sec & 0xffff) << 16
   for (const buffer of [40, 50, 100]) {
     for (const [lossPct, oneWayMs] of [[0, 10], [1, 75], [5, 150], [20, 30]]) {
       const q = new CallQuality({ jitterBuffer: buffer })
       q.report(1, block({ highestSeq: 1000 }), 0)
       q.reference(2, 7, 0, undefined, 1000)
-      const r = q.report(1, block({ highestSeq: 2000, cumulativeLost: lossPct * 10, jitter: 8 * 30, lsr: (7 & 0xffff) << 16, dlsr: 0 }), 1000 + oneWayMs)
-      const T = oneWayMs + buffer + 20 // half of 2 × one way, the buffer, G.711's packet
+      q.reference(1, 9, 0, undefined, 1000)
+      q.delayReport(2, 1, mid(9), 0, 1000 + oneWayMs) // 2 held 1's RRTR: one way measured by XR DLRR
+      const r = q.report(1, block({ highestSeq: 2000, cumulativeLost: lossPct * 10, jitter: 8 * 30, lsr: mid(7), dlsr: 0 }), 1000 + oneWayMs)
+      const T = oneWayMs + buffer + 20 // half the round trip, the buffer, G.711's packet
       inputs.push({ Ie: 0, Bpl: 25.1, Ppl: lossPct, T, Ta: T, Tr: 2 * T })
       results.push(r.fields)
+      const alone = new CallQuality({ jitterBuffer: buffer })
+      alone.report(1, block({ highestSeq: 1000 }), 0)
+      const rr = alone.report(1, block({ highestSeq: 2000, cumulativeLost: lossPct * 10 }), 1000) // receiver reports only
+      const E = buffer + 20
+      inputs.push({ Ie: 0, Bpl: 25.1, Ppl: lossPct, T: E, Ta: E, Tr: 2 * E })
+      results.push(rr.fields)
     }
   }
   const oracle = oracleRatings(inputs)
   results.forEach((fields, i) => {
+    assert.equal(fields.delayBasis, i % 2 === 0 ? 'measured' : 'endpoints')
     assert.ok(Math.abs(fields.rFactor - oracle[i].R) < 1e-9, `R ${fields.rFactor} vs oracle ${oracle[i].R} for ${JSON.stringify(inputs[i])}`)
     assert.ok(Math.abs(fields.mos - oracle[i].MOS) < 1e-9)
   })
-  assert.ok(results[results.length - 2].mos < 3.8, 'at 150 ms each way with a 100 ms buffer the call is not good')
+  assert.ok(results[results.length - 4].mos < 3.8, 'at 150 ms each way with a 100 ms buffer the call is not good')
 })
 
 test('the call verdict: a 2 s burst in a good minute leaves the call good, its worst 10 s window poor; both checked against the E-model oracle', () => {
@@ -392,7 +433,7 @@ test('the call verdict: a 2 s burst in a good minute leaves the call good, its w
   let lost = 0
   for (let i = 0; i <= 120; i++) { // a report every 0.5 s (25 packets of 20 ms) for 60 s
     if (i >= 60 && i < 64) lost += i % 2 === 0 ? 13 : 12 // 2 s at 50 %
-    results.push(scoredReport(q, 1, { highestSeq: 10000 + 25 * i, cumulativeLost: lost }, 1000 + 500 * i))
+    results.push(scoredReport(q, 1, { highestSeq: 10100 + 25 * i, cumulativeLost: lost }, 1000 + 500 * i)) // the burst: packets 11576–11675, in window 23
   }
   const side = storedSide(results)
   const a = callAnalytics({ from: { ID: '1', ...side }, to: null, startTime: new Date(0), endTime: new Date(61000) })
@@ -411,8 +452,27 @@ test('the call verdict: a 2 s burst in a good minute leaves the call good, its w
   ])
   assert.ok(Math.abs(a.mos - oracle[0].MOS) < 1e-9, `verdict ${a.mos} vs oracle ${oracle[0].MOS}`)
   assert.ok(Math.abs(a.worstWindow.mos - oracle[1].MOS) < 1e-9, `window ${a.worstWindow.mos} vs oracle ${oracle[1].MOS}`)
-  // Windows are spans of media: a hold adds none, and a short first or last one is left out.
+  // Windows are spans of media: a hold adds none; a short first or last one is merged with its neighbour.
   const windows = side.quality.windows
   assert.ok(Object.values(windows).every((w) => w.expected <= 500))
   assert.equal(Object.values(windows).filter((w) => w.expected >= 250).length, 6)
+})
+
+test('windows hold 10 s of media each: a report\'s interval is apportioned over the windows it spans; a short window is merged, not dropped', () => {
+  const q = new CallQuality()
+  const { sideQuality } = require('../../collectors/rtcp/quality-analytics')
+  // Reports every 5 s (250 packets) ending at 100, 350, 600, …: every other one spans a window's edge (…500).
+  const lostBy = [0, 0, 0, 0, 90, 90, 90, 90, 90, 90] // 90 lost between packets 851 and 1100 (a 3 s burst there)
+  const results = lostBy.map((lost, i) => scoredReport(q, 1, { highestSeq: 100 + 250 * i, cumulativeLost: lost }, 5000 * i))
+  const side = storedSide(results)
+  const windows = side.quality.windows
+  assert.deepEqual(Object.keys(windows).map(Number), [0, 1, 2, 3, 4])
+  assert.deepEqual(Object.values(windows).map((w) => w.expected), [399, 500, 500, 500, 351], 'each window holds its own packets')
+  const lost = Object.values(windows).map((w) => w.lost)
+  assert.ok(Math.abs(lost[1] - 90 * 149 / 250) < 1e-9 && Math.abs(lost[2] - 90 * 101 / 250) < 1e-9, `the burst's interval split by packets: ${lost}`)
+  assert.ok(Math.abs(lost.reduce((a, b) => a + b, 0) - 90) < 1e-9, 'no loss lost or doubled')
+  const worst = sideQuality(side).worstWindow
+  assert.equal(worst.window, 1)
+  const tail = sideQuality({ ...side, quality: { ...side.quality, windows: { ...windows, 5: { lost: 60, expected: 60, delaySum: 90, delayCount: 1, at: new Date(1) } } } }).worstWindow
+  assert.deepEqual([tail.window, tail.windows, tail.lost, tail.expected], [4, 2, 60, 411], 'a short last window with a burst is merged with the one before it, and is the worst')
 })

@@ -1,0 +1,201 @@
+'use strict'
+
+// Call quality of real calls with RTCP as phones send it (every ~5 s).
+// A burst of loss in a G.711 call: the 10 s windows of media hold what the
+// wire lost in them (tshark), within what reports ~5 s apart can tell.
+// GStreamer Opus endpoints (test/fixtures/gst-call.py --codec opus) with
+// netsim delay jitter. The jitter stored must read at the stream's real
+// clock from its first report on: checked against every report block the
+// receiver sent as tshark dissects it, divided by the clock rate GStreamer
+// itself reports, and against the last block GStreamer says it sent. Over
+// HEP, rtpengine relays the call and its SDP (the bodies a proxy would copy
+// in the call's SIP) names the clock: `sdp`, not inferred.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const dgram = require('node:dgram')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { once } = require('node:events')
+const HEPjs = require('hep-js')
+const rtcp = require('../../collectors/rtcp')
+const hep = require('../../collectors/hep')
+const { startTestCollector } = require('../helpers/collector')
+const { runGstCall, requireGstCall, tsharkRtpSequences } = require('../helpers/gst-call')
+const { oracleRatings } = require('../helpers/emodel-oracle')
+const { CODECS } = require('../../collectors/rtcp/codecs')
+const { startRtpengine } = require('../helpers/rtpengine')
+const { freePortPair } = require('../helpers/ports')
+const { run, requireGstElements } = require('../helpers/rtp-peers')
+const { waitFor, streamDocs } = require('../helpers/streams')
+const { sideQuality } = require('../../collectors/rtcp/quality-analytics')
+
+const CALL = { durationMs: 20000, rtcpIntervalMs: 5000, delayMs: 20, delayJitterMs: 30, probation: 0, codec: 'opus' }
+
+async function requireOpus () {
+  await requireGstCall()
+  await requireGstElements(['opusenc'], 'gstreamer1.0-plugins-base')
+  await requireGstElements(['rtpopuspay'], 'gstreamer1.0-plugins-good')
+}
+
+/** Every report block sent to the collector, by `reporter>reported` SSRC, as tshark dissects it: `{ seq, lost, jitter }`. */
+async function tsharkBlocks (pcapFile, collectorPort) {
+  const { code, stdout, stderr } = await run('tshark', ['-n', '-r', pcapFile, '-d', `udp.port==${collectorPort},rtcp`, '-Y', `udp.dstport==${collectorPort} && rtcp`,
+    '-T', 'fields', '-e', 'rtcp.senderssrc', '-e', 'rtcp.ssrc.identifier', '-e', 'rtcp.ssrc.ext_high', '-e', 'rtcp.ssrc.cum_nr', '-e', 'rtcp.ssrc.jitter'])
+  if (code !== 0) throw new Error(`tshark on ${pcapFile} failed (${code}): ${stderr}`)
+  const blocks = new Map()
+  for (const line of stdout.split('\n')) {
+    const [reporter, identifiers, seq, lost, jitter] = line.trim().split('\t')
+    if (!jitter) continue // a compound without a report block (the BYE's)
+    const key = `${parseInt(reporter.split(',')[0], 16)}>${parseInt(identifiers.split(',')[0], 16)}`
+    if (!blocks.has(key)) blocks.set(key, [])
+    blocks.get(key).push({ seq: Number(seq.split(',')[0]), lost: Number(lost.split(',')[0]), jitter: Number(jitter.split(',')[0]) })
+  }
+  return blocks
+}
+
+/** Packets in the extended range (from, to] the capture did not deliver: to − from − those delivered. */
+function wireLost (sequences, from, to) {
+  let cycles = 65536 // GStreamer's extended numbers start a cycle up
+  let previous = null
+  let delivered = 0
+  for (const seq of sequences) {
+    if (previous !== null && seq < previous && previous - seq > 32768) cycles += 65536
+    previous = seq
+    const ext = cycles + seq
+    if (ext > from && ext <= to) delivered++
+  }
+  return (to - from) - delivered
+}
+
+test('a real G.711 call with RTCP every ~5 s and a 3 s burst: each 10 s window holds its own packets and what the wire lost in them, within what the reports tell', { timeout: 90000 }, async (t) => {
+  await requireGstCall()
+  const { collector, db, port } = await startTestCollector(t, rtcp)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gst-burst-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const pcap = path.join(dir, 'burst.pcap')
+  const truth = await runGstCall({ collectorPort: port, durationMs: 30000, rtcpIntervalMs: 5000, delayMs: 20, probation: 0, seqnumOffset: 0, burst: { atMs: 12000, durationMs: 3000, drop: 0.6 }, pcap, t })
+  const sent = truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams
+  await waitFor(() => collector.summary().processed === sent, { what: `${sent} RTCP datagrams processed` })
+  await collector.stop()
+  const [doc] = await streamDocs(db)
+  const receiver = truth.receivers.find((r) => r.receiver === 'B')
+  const side = doc.from.ID === String(receiver.receiverSsrc) ? doc.from : doc.to
+  const { first, last } = side.quality.loss
+  const windows = Object.entries(side.quality.windows).map(([index, w]) => ({ index: Number(index), ...w }))
+  // Each window holds the measured packets of its own 500 sequence numbers, and together every one once.
+  for (const w of windows) {
+    const own = Math.min(last.seq, w.index * 500 + 499) - Math.max(first.seq + 1, w.index * 500) + 1
+    assert.equal(w.expected, own, `window ${w.index}: ${w.expected} packets expected`)
+  }
+  assert.equal(windows.reduce((n, w) => n + w.expected, 0), last.seq - first.seq)
+  assert.ok(Math.abs(windows.reduce((n, w) => n + w.lost, 0) - (last.lost - first.lost)) < 1e-9, 'the intervals\' loss apportioned, none lost or doubled')
+  // Against the wire: a window's loss differs from tshark's count in its
+  // packets only by how the loss of the reports straddling its edges fell
+  // within them (a report says how many, not which).
+  const sequences = (await tsharkRtpSequences(pcap)).get(receiver.senderSsrc)
+  const blocks = (await tsharkBlocks(pcap, port)).get(`${receiver.receiverSsrc}>${receiver.senderSsrc}`)
+  const straddling = (edge) => blocks.reduce((sum, b, i) => i > 0 && blocks[i - 1].seq < edge && b.seq >= edge ? sum + (b.lost - blocks[i - 1].lost) : sum, 0)
+  const rows = []
+  for (const w of windows) {
+    const from = Math.max(first.seq, w.index * 500 - 1)
+    const to = Math.min(last.seq, w.index * 500 + 499)
+    const wire = wireLost(sequences, from, to)
+    const slack = straddling(w.index * 500) + straddling(w.index * 500 + 500)
+    rows.push(`${w.index}: ${w.lost.toFixed(2)} lost of ${w.expected} (wire ${wire}, edges' reports ${slack})`)
+    assert.ok(Math.abs(w.lost - wire) <= slack + 1e-9, `window ${w.index}: ${w.lost} lost, the wire ${wire}, ± ${slack}`)
+  }
+  t.diagnostic(`B's windows: ${rows.join('; ')}; reports at ${blocks.map((b) => b.seq).join(', ')}`)
+  // The worst window's MOS is the independent E-model's at its loss and delay.
+  const q = sideQuality(side)
+  const g711 = CODECS['G.711']
+  const w = q.worstWindow
+  const [oracle] = oracleRatings([{ Ie: g711.Ie, Bpl: g711.Bpl, Ppl: w.loss * 100, T: w.delayMs, Ta: w.delayMs, Tr: 2 * w.delayMs }])
+  assert.ok(Math.abs(w.mos - oracle.MOS) < 1e-9, `worst window ${w.mos} vs the E-model ${oracle.MOS}`)
+  assert.equal(w.delayBasis, 'measured')
+  t.diagnostic(`worst window ${w.window} (${w.windows} merged): ${w.lost.toFixed(2)}/${w.expected}, MOS ${w.mos.toFixed(3)}; verdict ${q.verdict.mos.toFixed(3)}`)
+})
+
+test('a real Opus call with RTCP every ~5 s: jitter reads at 48 kHz from the first report, as tshark and GStreamer say', { timeout: 90000 }, async (t) => {
+  await requireOpus()
+  const { collector, db, port } = await startTestCollector(t, rtcp)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gst-opus-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const pcap = path.join(dir, 'opus.pcap')
+  const truth = await runGstCall({ ...CALL, collectorPort: port, pcap, t })
+  const sent = truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams
+  await waitFor(() => collector.summary().processed === sent, { what: `${sent} RTCP datagrams processed` })
+  await collector.stop()
+  const [doc] = await streamDocs(db)
+  const blocks = await tsharkBlocks(pcap, port)
+  for (const receiver of truth.receivers) {
+    const side = doc.from.ID === String(receiver.receiverSsrc) ? doc.from : doc.to
+    const q = sideQuality(side)
+    const what = `${receiver.receiver} about ${receiver.sender}`
+    assert.equal(receiver['clock-rate'], 48000, 'GStreamer\'s own clock rate of the stream')
+    assert.deepEqual([q.clockRate, q.clockRateSource], [48000, 'sender-reports'], what)
+    const sentJitters = (blocks.get(`${receiver.receiverSsrc}>${receiver.senderSsrc}`) || []).map((b) => b.jitter)
+    assert.ok(sentJitters && sentJitters.length >= 3, `${what}: ${sentJitters} blocks (RTCP every ~5 s)`)
+    const toMs = (ticks) => ticks / receiver['clock-rate'] * 1000
+    // Every block counts, the first ones too (sent before two SRs told the clock).
+    assert.ok(Math.abs(q.jitterMs.max - toMs(Math.max(...sentJitters))) < 1e-9, `${what}: max ${q.jitterMs.max} ms, tshark's blocks ${sentJitters} ticks`)
+    assert.ok(Math.abs(q.jitterMs.min - toMs(Math.min(...sentJitters))) < 1e-9, `${what}: min ${q.jitterMs.min} ms`)
+    assert.ok(Math.abs(q.jitterMs.avg - toMs(sentJitters.reduce((a, b) => a + b, 0) / sentJitters.length)) < 1e-9, `${what}: average`)
+    assert.equal(side.jitter, receiver['sent-rb-jitter'], `${what}: the last block is GStreamer's`)
+    assert.ok(Math.abs(side.jitterMs - toMs(receiver['sent-rb-jitter'])) < 1e-9)
+    t.diagnostic(`${what}: jitter ${sentJitters.map((j) => toMs(j).toFixed(2)).join(', ')} ms; the first read at the default 8 kHz would be ${(sentJitters[0] / 8).toFixed(2)} ms`)
+  }
+})
+
+// A SIP message as a proxy between A and B copies it over HEP (protocol type 1).
+function sipOverHep (startLine, callId, cseq, body, from, to) {
+  const text = [startLine, 'Via: SIP/2.0/UDP 127.0.0.1;branch=z9hG4bK-1', `Call-ID: ${callId}`, 'From: <sip:a@127.0.0.1>;tag=tag-a',
+    `To: <sip:b@127.0.0.1>${startLine.startsWith('SIP') ? ';tag=tag-b' : ''}`, `CSeq: ${cseq}`, 'Content-Type: application/sdp',
+    `Content-Length: ${Buffer.byteLength(body)}`, '', body].join('\r\n')
+  const now = Date.now()
+  return HEPjs.encapsulate(text, {
+    protocolFamily: 2, protocol: 17, srcIp: '127.0.0.1', dstIp: '127.0.0.1', srcPort: from, dstPort: to,
+    timeSeconds: Math.floor(now / 1000), timeUseconds: (now % 1000) * 1000, payloadType: 1, captureId: 2002
+  })
+}
+
+test('over HEP: rtpengine relays a real Opus call; the call\'s SDP names its clock and codec, said as sdp', { timeout: 90000 }, async (t) => {
+  await requireOpus()
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const rtpengine = await startRtpengine(t, { hepPort: port, hepProtocol: 'udp' })
+  const callId = `opus-${Date.now()}@rtpengine.test`
+  const aPort = await freePortPair()
+  const bPort = await freePortPair()
+  const { aSendsTo, bSendsTo, sdps } = await rtpengine.relay(callId, aPort, bPort, { codec: 'opus' })
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const messages = [
+    sipOverHep('INVITE sip:b@127.0.0.1 SIP/2.0', callId, '1 INVITE', sdps.offerA, 5061, 5060),
+    sipOverHep('INVITE sip:b@127.0.0.1 SIP/2.0', callId, '1 INVITE', sdps.offerToB, 5060, 5062),
+    sipOverHep('SIP/2.0 200 OK', callId, '1 INVITE', sdps.answerB, 5062, 5060),
+    sipOverHep('SIP/2.0 200 OK', callId, '1 INVITE', sdps.answerToA, 5060, 5061)
+  ]
+  for (const message of messages) socket.send(message, port, '127.0.0.1')
+  await waitFor(() => collector.summary().processed >= messages.length, { what: 'the call\'s SIP processed' })
+  const sink = dgram.createSocket('udp4').on('message', () => {})
+  sink.bind(0, '127.0.0.1')
+  await once(sink, 'listening')
+  t.after(() => sink.close())
+  const truth = await runGstCall({ ...CALL, durationMs: 12000, collectorPort: sink.address().port, relay: { aPort, bPort, aSendsTo, bSendsTo }, t })
+  const sent = truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams
+  await waitFor(() => collector.summary().processed >= messages.length + sent, { what: `${sent} HEP RTCP packets processed`, timeout: 20000 })
+  await collector.stop()
+  const [doc] = await db.collection('streams').find({ openKey: { $exists: true } }).toArray()
+  assert.ok(doc, 'the call\'s stream')
+  for (const receiver of truth.receivers) {
+    const side = doc.from.ID === String(receiver.receiverSsrc) ? doc.from : doc.to
+    const q = sideQuality(side)
+    const what = `${receiver.receiver} about ${receiver.sender}`
+    assert.deepEqual([q.clockRate, q.clockRateSource, q.format], [receiver['clock-rate'], 'sdp', 'opus/48000'], `${what}: the SDP's clock, GStreamer's too`)
+    assert.deepEqual([side.clockRateSource, side.format], ['sdp', 'opus/48000'], `${what}: the last report's too`)
+    assert.equal(side.jitter, receiver['sent-rb-jitter'], `${what}: GStreamer's last block, as rtpengine relayed it`)
+    assert.ok(Math.abs(side.jitterMs - receiver['sent-rb-jitter'] / receiver['clock-rate'] * 1000) < 1e-9, `${what}: its jitter in ms at GStreamer's clock`)
+    assert.equal(q.codecSource, 'default', 'Opus has no narrowband planning values: scored with --codec, and said so')
+  }
+})
