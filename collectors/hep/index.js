@@ -63,14 +63,14 @@ module.exports = defineCollector({
 // A SIP record, its SDP's media told to the worker's call-quality memory
 // first: the clock and codec of the call's RTCP that follows.
 function announced (record, quality) {
-  if (record.sdp) quality.announce(record.sdp.callId, record.sdp.media, record.sdp.offer, record.sdp.at)
+  if (record.sdp) quality.clocks.announce(record.sdp.callId, record.sdp.media, record.sdp.offer, record.sdp.at)
   return record
 }
 
 // An RTCP record's stream items, its sides tagged with the call's Call-ID,
 // its SSRCs bound to the media stream the call's SDP names for its addresses.
 function streamItemsOf ({ rtcp: decoded, at, srcIp, srcPort, dstIp, dstPort, callId }, quality) {
-  if (callId) quality.bindCall(callId, { ip: srcIp, port: srcPort }, { ip: dstIp, port: dstPort }, ssrcsOf(decoded), at)
+  if (callId) quality.clocks.bindCall(callId, { ip: srcIp, port: srcPort }, { ip: dstIp, port: dstPort }, ssrcsOf(decoded), at)
   const items = toStreamUpdates(decoded, { address: srcIp }, at, quality)
   if (callId) for (const item of items) if (item.fields) item.fields.callId = callId
   return items

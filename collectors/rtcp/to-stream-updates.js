@@ -46,10 +46,10 @@ function toStreamUpdates (decoded, rinfo, now = Date.now(), quality = null) {
 // (RFC 3611 §4.4, §4.5), and VoIP Metrics by the stream they describe.
 function takeReferences (ctx, packets) {
   for (const packet of packets) {
-    if (packet.type === 'SR') ctx.quality.reference(packet.ssrc, packet.ntpSec, packet.ntpFrac, packet.rtpTimestamp, ctx.time)
+    if (packet.type === 'SR') ctx.quality.clocks.reference(packet.ssrc, packet.ntpSec, packet.ntpFrac, packet.rtpTimestamp, ctx.time)
     if (packet.type !== 'XR') continue
     for (const block of packet.blocks) {
-      if (block.kind === 'rrt') ctx.quality.reference(packet.ssrc, block.ntpSec, block.ntpFrac, undefined, ctx.time)
+      if (block.kind === 'rrt') ctx.quality.clocks.reference(packet.ssrc, block.ntpSec, block.ntpFrac, undefined, ctx.time)
       else if (block.kind === 'dlrr') for (const item of block.items) ctx.quality.delayReport(packet.ssrc, item.ssrc, item.lrr, item.dlrr, ctx.time)
       else if (block.kind === 'voip-metrics') (ctx.xr || (ctx.xr = new Map())).set(reportKey(packet.ssrc, block.ssrc), voipMetrics(block, ctx.quality))
     }

@@ -52,7 +52,7 @@ test('call quality: each map keyed by SSRCs holds maxSources; a call still repor
   // Its interval loss still comes from the previous report: 25 of 250.
   const { fields } = quality.report(1, block({ ssrc: 100, highestSeq: 1500, cumulativeLost: 50, fractionLost: 0 }), at + MINUTE + 2)
   assert.equal(fields.lossRate, 0.1)
-  for (let ssrc = 10; ssrc < 15; ssrc++) quality.reference(ssrc, 3900000000, 0, 0, at)
+  for (let ssrc = 10; ssrc < 15; ssrc++) quality.clocks.reference(ssrc, 3900000000, 0, 0, at)
   assert.deepEqual([quality.memory().held.ssrcs, quality.memory().evicted.ssrcs], [2, 3])
 })
 

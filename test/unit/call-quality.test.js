@@ -28,8 +28,8 @@ let ntpSec = 100
 function scoredReport (q, reporter, fields, at) {
   const b = block(fields)
   ntpSec++
-  q.reference(b.ssrc, ntpSec, 0, undefined, at - 50)
-  q.reference(reporter, ntpSec, 0, undefined, at - 50)
+  q.clocks.reference(b.ssrc, ntpSec, 0, undefined, at - 50)
+  q.clocks.reference(reporter, ntpSec, 0, undefined, at - 50)
   q.delayReport(b.ssrc, reporter, (ntpSec & 0xffff) << 16, 0.03 * 65536, at)
   return q.report(reporter, { ...b, lsr: (ntpSec & 0xffff) << 16, dlsr: 0.03 * 65536 }, at)
 }
@@ -173,7 +173,7 @@ test('impossible values are not used, counted by reason and flagged on the side'
     assert.equal(r.stats.mosCount, 0)
   }
   // An LSR naming no SR of the source seen here, while its SRs do come here.
-  q.reference(2, 100, 0, 0, 0)
+  q.clocks.reference(2, 100, 0, 0, 0)
   const r = q.report(1, block({ highestSeq: 1300, lsr: 0x00650000 + 7 }), 1000)
   assert.equal(r.stats.invalid['lsr-unknown'], 1)
   assert.equal(r.fields.rttMs, null, 'no RTT from it')
@@ -185,12 +185,12 @@ test('impossible values are not used, counted by reason and flagged on the side'
 test('the clock rate comes from two SRs a second apart, else the configured one, else the default', () => {
   const q = new CallQuality({ clockRate: 8000 })
   assert.equal(q.report(1, block({ jitter: 480 }), 0).fields.jitterMs, 60)
-  q.reference(2, 1000, 0, 5000, 0)
-  q.reference(2, 1001, 0x80000000, 5000 + 72000, 1500) // 1.5 s later, 72,000 ticks: 48 kHz
+  q.clocks.reference(2, 1000, 0, 5000, 0)
+  q.clocks.reference(2, 1001, 0x80000000, 5000 + 72000, 1500) // 1.5 s later, 72,000 ticks: 48 kHz
   const r = q.report(1, block({ highestSeq: 1100, jitter: 480 }), 2000)
   assert.deepEqual([r.fields.clockRate, r.fields.clockRateSource, r.fields.jitterMs], [48000, 'sender-reports', 10])
-  q.reference(3, 1000, 0, 0, 0)
-  q.reference(3, 1002, 0, 12345, 2000) // 6,172 Hz: no usual rate
+  q.clocks.reference(3, 1000, 0, 0, 0)
+  q.clocks.reference(3, 1002, 0, 12345, 2000) // 6,172 Hz: no usual rate
   assert.equal(q.report(1, block({ ssrc: 3 }), 3000).fields.clockRateSource, 'configured')
   assert.deepEqual(['clockRate', 'clockRateSource'].map((k) => new CallQuality().report(1, block({ ssrc: 3 }), 0).fields[k]), [8000, 'default'])
 })
@@ -200,21 +200,21 @@ test('RTT: one direction doubled, then both directions summed; an XR DLRR stands
   const ntp = (sec) => [sec, 0]
   const mid = (sec) => (sec & 0xffff) << 16
   // 2's SR at 1000 ms; 1 holds it 200 ms and its report arrives at 1230: 30 ms from 2 to 1.
-  q.reference(2, ...ntp(7), 0, 1000)
+  q.clocks.reference(2, ...ntp(7), 0, 1000)
   const one = q.report(1, block({ lsr: mid(7), dlsr: 0.2 * 65536 }), 1230)
   assert.ok(Math.abs(one.fields.rttMs - 60) < 1e-9)
   // 1's SR at 1300; 2's report at 1420 after holding it 70 ms: 50 ms from 1 to 2.
-  q.reference(1, ...ntp(9), 0, 1300)
+  q.clocks.reference(1, ...ntp(9), 0, 1300)
   const both = q.report(2, block({ ssrc: 1, lsr: mid(9), dlsr: 0.07 * 65536 }), 1420)
   assert.ok(Math.abs(both.fields.rttMs - 80) < 1e-9, `${both.fields.rttMs}`)
   // A receive-only end 5 sends XR RRTR; 6 answers with DLRR; 5's RR about 6 closes the loop.
-  q.reference(5, ...ntp(20), undefined, 2000)
+  q.clocks.reference(5, ...ntp(20), undefined, 2000)
   q.delayReport(6, 5, mid(20), 0.1 * 65536, 2125) // 25 ms from 5 to 6
-  q.reference(6, ...ntp(21), 0, 2200)
+  q.clocks.reference(6, ...ntp(21), 0, 2200)
   const rr = q.report(5, block({ ssrc: 6, lsr: mid(21), dlsr: 0.05 * 65536 }), 2285) // 35 ms from 6 to 5
   assert.ok(Math.abs(rr.fields.rttMs - 60) < 1e-9, `${rr.fields.rttMs}`)
   // Arrival times that make the loop negative are refused.
-  q.reference(8, ...ntp(30), 0, 3000)
+  q.clocks.reference(8, ...ntp(30), 0, 3000)
   const bad = q.report(7, block({ ssrc: 8, lsr: mid(30), dlsr: 65536 }), 3100)
   assert.equal(bad.stats.invalid['rtt-negative'], 1)
 })
@@ -353,14 +353,14 @@ test('the delay scored: a measured round trip, never a one-direction estimate; w
   assert.deepEqual([first.fields.rttMs, first.fields.delayBasis, first.fields.delayMs], [null, 'endpoints', 60 + 20])
   assert.deepEqual([first.stats.mosCount, first.stats.mosEndpointsCount, first.stats.lossCount], [0, 1, 1], 'its loss stands; its MOS is kept apart')
   const mid = (sec) => (sec & 0xffff) << 16
-  q.reference(2, 7, 0, undefined, 1000)
+  q.clocks.reference(2, 7, 0, undefined, 1000)
   const one = q.report(1, block({ highestSeq: 1250, lsr: mid(7), dlsr: 0.2 * 65536 }), 1230) // 30 ms from 2 to 1
   assert.equal(one.fields.rttBasis, 'one-direction')
   assert.deepEqual([one.stats.rttMsCount, one.stats.rttEstimatedMsCount], [0, 1], 'an estimate, not a measured RTT')
   assert.deepEqual([one.fields.delayBasis, one.fields.delayMs], ['endpoints', 60 + 20], 'the estimate scores nothing')
   assert.equal(one.stats.mosCount, 0, 'nor sets the MOS figures, the worst or a minute\'s band')
   assert.equal(one.stats.minute.reports, 0)
-  q.reference(1, 9, 0, undefined, 1300)
+  q.clocks.reference(1, 9, 0, undefined, 1300)
   const both = q.report(2, block({ ssrc: 1, highestSeq: 1250, lsr: mid(9), dlsr: 0.07 * 65536 }), 1420) // 50 ms from 1 to 2
   assert.equal(both.fields.rttBasis, 'both-directions')
   assert.ok(Math.abs(both.fields.rttMs - 80) < 1e-9)
@@ -369,7 +369,7 @@ test('the delay scored: a measured round trip, never a one-direction estimate; w
   assert.ok(Math.abs(both.fields.delayMs - (40 + 60 + 20)) < 1e-9)
   assert.equal(both.fields.delayBasis, 'measured')
   // Once measured, the call's round trip scores both directions, a later estimate or none.
-  q.reference(2, 11, 0, undefined, 61000 + 1000)
+  q.clocks.reference(2, 11, 0, undefined, 61000 + 1000)
   const later = q.report(1, block({ highestSeq: 1500, lsr: mid(11), dlsr: 0 }), 61000 + 1300) // 300 ms one way, the other end's term stale
   assert.equal(later.fields.rttBasis, 'one-direction')
   assert.deepEqual([later.fields.delayBasis, later.fields.delayMs], ['measured', 40 + 60 + 20], 'scored with the measured 80 ms, not the 600 ms estimate')
@@ -382,14 +382,14 @@ test('the delay scored: a measured round trip, never a one-direction estimate; w
 test('a round trip within the clocks\' precision below zero is zero, measured; further below it is refused', () => {
   const q = new CallQuality()
   const mid = (sec) => (sec & 0xffff) << 16
-  q.reference(2, 7, 0, undefined, 1000)
-  q.reference(1, 9, 0, undefined, 1000)
+  q.clocks.reference(2, 7, 0, undefined, 1000)
+  q.clocks.reference(1, 9, 0, undefined, 1000)
   q.report(2, block({ ssrc: 1, lsr: mid(9), dlsr: 0.0002 * 65536 }), 1000) // −0.2 ms from 1 to 2: a LAN
   const lan = q.report(1, block({ highestSeq: 1250, lsr: mid(7), dlsr: 0.0003 * 65536 }), 1000) // −0.3 ms back
   assert.deepEqual([lan.fields.rttMs, lan.fields.rttBasis, lan.fields.delayBasis], [0, 'both-directions', 'measured'])
   assert.equal(lan.stats.invalid, null, 'not an impossible value')
   assert.equal(lan.stats.rttMsCount, 1)
-  q.reference(2, 8, 0, undefined, 2000)
+  q.clocks.reference(2, 8, 0, undefined, 2000)
   const wrong = q.report(1, block({ highestSeq: 1500, lsr: mid(8), dlsr: 0.5 * 65536 }), 2010) // −490 ms
   assert.deepEqual([wrong.fields.rttMs, wrong.stats.invalid['rtt-negative']], [null, 1])
 })
@@ -402,8 +402,8 @@ test('per-report MOS agrees with the independent E-model on the same loss, measu
     for (const [lossPct, oneWayMs] of [[0, 10], [1, 75], [5, 150], [20, 30]]) {
       const q = new CallQuality({ jitterBuffer: buffer })
       q.report(1, block({ highestSeq: 1000 }), 0)
-      q.reference(2, 7, 0, undefined, 1000)
-      q.reference(1, 9, 0, undefined, 1000)
+      q.clocks.reference(2, 7, 0, undefined, 1000)
+      q.clocks.reference(1, 9, 0, undefined, 1000)
       q.delayReport(2, 1, mid(9), 0, 1000 + oneWayMs) // 2 held 1's RRTR: one way measured by XR DLRR
       const r = q.report(1, block({ highestSeq: 2000, cumulativeLost: lossPct * 10, jitter: 8 * 30, lsr: mid(7), dlsr: 0 }), 1000 + oneWayMs)
       const T = oneWayMs + buffer + 20 // half the round trip, the buffer, G.711's packet

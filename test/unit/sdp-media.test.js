@@ -88,16 +88,16 @@ test('over HEP, a call\'s SDP gives its RTCP the clock and codec: jitter of an O
   assert.equal(update.$max['to.quality.codec'].source, 'default', 'Opus has no narrowband planning values: scored as --codec, and said so')
   // A PCMA call: its codec is the SDP's, with its planning values.
   const other = new CallQuality({ codec: 'G.729A' })
-  other.announce('x', parseSdp(sdp(A, '8')), true, at)
-  assert.equal(other.bindCall('x', { ip: '10.0.0.1', port: 1 }, { ip: '10.0.0.2', port: 2 }, [5], at), true, 'the call\'s only audio stream, whatever the relay\'s addresses')
+  other.clocks.announce('x', parseSdp(sdp(A, '8')), true, at)
+  assert.equal(other.clocks.bindCall('x', { ip: '10.0.0.1', port: 1 }, { ip: '10.0.0.2', port: 2 }, [5], at), true, 'the call\'s only audio stream, whatever the relay\'s addresses')
   const r = other.report(6, { ssrc: 5, fractionLost: 0, cumulativeLost: 0, highestSeq: 1, jitter: 8, lsr: 0, dlsr: 0 }, at)
   assert.deepEqual([r.fields.codec, r.fields.codecSource, r.fields.clockRateSource], ['G.711', 'sdp', 'sdp'])
-  assert.equal(other.bindCall('unknown-call', { ip: A.ip, port: A.rtcp }, null, [7], at), false)
+  assert.equal(other.clocks.bindCall('unknown-call', { ip: A.ip, port: A.rtcp }, null, [7], at), false)
   // Audio and video behind a relay's addresses: neither is guessed; the addresses the SDP names pick one.
   const av = parseSdp(sdp(A, '0') + 'm=video 49180 RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\n')
-  other.announce('av', av, true, at)
-  assert.equal(other.bindCall('av', { ip: '10.0.0.1', port: 1 }, { ip: '10.0.0.2', port: 2 }, [8], at), false)
-  assert.equal(other.bindCall('av', { ip: '10.0.0.1', port: 1 }, { ip: A.ip, port: 49181 }, [8], at), true)
+  other.clocks.announce('av', av, true, at)
+  assert.equal(other.clocks.bindCall('av', { ip: '10.0.0.1', port: 1 }, { ip: '10.0.0.2', port: 2 }, [8], at), false)
+  assert.equal(other.clocks.bindCall('av', { ip: '10.0.0.1', port: 1 }, { ip: A.ip, port: 49181 }, [8], at), true)
   assert.deepEqual(['clockRate', 'clockRateSource'].map((k) => other.report(6, { ssrc: 8, fractionLost: 0, cumulativeLost: 0, highestSeq: 1, jitter: 90, lsr: 0, dlsr: 0 }, at).fields[k]), [90000, 'sdp'])
   assert.deepEqual(other.stats().sdp, { bodies: 2, bound: 2, unbound: 1 }, 'the SDP read and the RTCP bound or not, counted')
 })
@@ -108,8 +108,8 @@ test('until the clock is known jitter is kept in timestamp units; once two SRs t
   const report = (seq, jitter, t) => q.report(1, { ssrc: 2, fractionLost: 0, cumulativeLost: 0, highestSeq: seq, jitter, lsr: 0, dlsr: 0 }, t)
   const early = [report(1000, 2400, at), report(1250, 1200, at + 5000)] // at the default 8 kHz: 300 and 150 ms
   assert.deepEqual([early[0].fields.clockRateSource, early[0].fields.jitterMs], ['default', 300], 'the last value says its clock is the default')
-  q.reference(2, 1000, 0, 0, at + 6000)
-  q.reference(2, 1005, 0, 240000, at + 11000) // 240,000 ticks in 5 s: 48 kHz
+  q.clocks.reference(2, 1000, 0, 0, at + 6000)
+  q.clocks.reference(2, 1005, 0, 240000, at + 11000) // 240,000 ticks in 5 s: 48 kHz
   const late = [report(1500, 480, at + 12000)]
   assert.deepEqual([late[0].fields.clockRateSource, late[0].fields.jitterMs], ['sender-reports', 10])
   const side = { packets: 3, ...late[0].fields, quality: {} }
