@@ -72,7 +72,14 @@ function nameAddress (value) {
   const address = /^(?:sips?|tel):(?:([^@;]*)@)?([^;?]*)/i.exec(uri.trim())
   const user = address ? (address[1] !== undefined ? address[1] : /^tel:/i.test(uri.trim()) ? address[2] : '') : ''
   const host = address && address[1] !== undefined ? address[2] : ''
-  return { user: decodeURIComponentSafe(user), host: host.toLowerCase(), tag: tag ? tag[1] : null }
+  return { user: decodeURIComponentSafe(user), host: hostOnly(host).toLowerCase(), tag: tag ? tag[1] : null }
+}
+
+// The host of `host[:port]`: b.example.com:5060 → b.example.com, [2001:db8::1]:5060 → 2001:db8::1.
+function hostOnly (hostport) {
+  const v6 = /^\[([^\]]*)\]/.exec(hostport)
+  if (v6) return v6[1]
+  return hostport.replace(/:\d*$/, '')
 }
 
 function decodeURIComponentSafe (text) {
