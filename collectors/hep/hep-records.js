@@ -1,10 +1,12 @@
 'use strict'
 
+const { hash } = require('node:crypto')
 const DecodeError = require('../../exceptions/decode-error')
 const { decodeHep, payloadOf, captureTime, PROTOCOL_TYPES } = require('./hep-decoder')
 const { rtcpOfHep } = require('./rtcp-json')
 const { parseSip, TOO_LONG } = require('./sip')
 const { callUpdateOf } = require('./calls')
+const { sipMessageOf } = require('./sip-messages')
 const { readAuthKey, authKeyCheck } = require('./auth-key')
 
 const refusals = new Map()
@@ -20,9 +22,12 @@ const authChecks = new WeakMap() // settings → the check of the auth key agent
 
 /**
  * A HEP3 packet (hep-decoder.js) as a record, pure: RTCP (protocol type 5,
- * JSON or raw) `{ type: 'rtcp', rtcp, at, srcIp, callId }`, SIP (type 1)
- * `{ type: 'sip', call }` (calls.js: the update of its call), `at` the
- * capture time, else `receivedAt`. Refused, by reason, what carries no
+ * JSON or raw) `{ type: 'rtcp', rtcp, at, srcIp, callId, copy }`, SIP
+ * (type 1) `{ type: 'sip', call, message, at, copy }` (calls.js: the update
+ * of its call; sip-messages.js: the message's document), `at` the capture
+ * time, else `receivedAt`; `copy`, what copies of one capture share (its
+ * protocol type, addresses and ports, and a SHA-1 of its payload:
+ * call-memory.js's CopyWindow). Refused, by reason, what carries no
  * call data: a packet that is not well-formed HEP3 (its structural reason:
  * its key cannot be read), then a packet without the auth key of
  * `settings.hepPasswordFile` or COLLECTOR_HEP_PASSWORD (`hep-auth`,
@@ -47,11 +52,16 @@ function hepRecordOf (data, settings, receivedAt) {
   if (type === 1) {
     const sip = parseSip(payload)
     if (sip === TOO_LONG) return refusal('hep-sip-too-long')
-    return sip ? { type: PROTOCOL_TYPES[type], call: callUpdateOf(sip, at) } : refusal('hep-sip')
+    if (!sip) return refusal('hep-sip')
+    return { type: PROTOCOL_TYPES[type], call: callUpdateOf(sip, at), message: sipMessageOf(packet, sip, payload, at), at, copy: copyKey(packet, payload) }
   }
   const rtcp = rtcpOfHep(payload)
   if (rtcp.reason) return refusal(rtcp.reason)
-  return { type: PROTOCOL_TYPES[type], rtcp, at, srcIp: packet.srcIp, callId: packet.correlationId }
+  return { type: PROTOCOL_TYPES[type], rtcp, at, srcIp: packet.srcIp, callId: packet.correlationId, copy: copyKey(packet, payload) }
+}
+
+function copyKey (packet, payload) {
+  return `${packet.protocolType} ${packet.srcIp}:${packet.srcPort} ${packet.dstIp}:${packet.dstPort} ${hash('sha1', payload, 'base64')}`
 }
 
 function authCheckOf (settings) {

@@ -9,6 +9,8 @@ const { authKeyFileProblem } = require('./auth-key')
 const { hepRecordOf } = require('./hep-records')
 const { toStreamUpdates } = require('../rtcp/to-stream-updates')
 const { callQualityOf } = require('../rtcp/rtcp-records')
+const { SIP_MESSAGES } = require('./sip-messages')
+const { CopyWindow, CallLedger } = require('./call-memory')
 
 const CALLS = 'calls' // the SIP calls' collection, by default
 
@@ -21,7 +23,10 @@ const CALLS = 'calls' // the SIP calls' collection, by default
  * stamped with the capture time and the inner (media) addresses, its stream
  * sides tagged with the call's `callId`, with the worker's call-quality
  * memory; SIP (type 1) becomes one document per call in `calls`, by
- * Call-ID, written with order-free operators only (calls.js). What
+ * Call-ID, written with order-free operators only (calls.js), and one
+ * document per message in `sip_messages` (sip-messages.js), at most
+ * `hepMessagesPerCall` a call; a BYE ends the call's streams. Copies of one
+ * capture are stored once and counted (`duplicates`, call-memory.js). What
  * carries no call data is refused by reason (hep-records.js).
  */
 module.exports = defineCollector({
@@ -33,7 +38,10 @@ module.exports = defineCollector({
   settings: {
     ...rtcp.Collector.settings.worker,
     hepPasswordFile: { type: 'path', group: 'HEP', validate: authKeyFileProblem, description: 'file holding the HEP auth key (chunk 0x0e) agents must send: packets without it or with another are dropped (dropped.hep-auth); also COLLECTOR_HEP_PASSWORD; never on the command line' },
-    callsCollection: { flag: false, type: 'string', default: CALLS, group: 'Storage', description: 'collection of the SIP calls' }
+    hepCopyWindow: { type: 'duration', default: 200, range: [0, 400], group: 'HEP', description: 'a packet with the bytes and addresses of one captured this close to it (capture times) is a copy: stored once, counted in duplicates (0: none is); under SIP\'s 500 ms retransmission interval, so a retransmission is kept' },
+    hepMessagesPerCall: { type: 'integer', default: 1000, range: [1, 1000000], group: 'HEP', description: 'SIP messages stored per call (per worker memory of the call); past it the call counts them in overCap' },
+    callsCollection: { flag: false, type: 'string', default: CALLS, group: 'Storage', description: 'collection of the SIP calls' },
+    sipMessagesCollection: { flag: false, type: 'string', default: SIP_MESSAGES, group: 'Storage', description: 'collection of the SIP messages' }
   },
   // The call of a HEP packet; for anything else (-1) its sender.
   affinity: () => ({ key: (buf, start, end) => { const key = callKeyOf(buf, start, end); return key >= 0 ? key : null } }),
@@ -41,24 +49,77 @@ module.exports = defineCollector({
   // A new call (SIP) or reporter SSRC (RTCP) is new documents and memory: capped per minute.
   cardinality: (record) => record.call ? record.call.callId : record.rtcp.packets[0].ssrc,
   tally: { types: (record) => record.type },
-  state: (settings) => ({ quality: callQualityOf(settings) }),
-  enrich: (record, { quality }) => record.call ? record : streamItemsOf(record, quality),
-  stats: ({ quality }) => ({ quality: quality.stats() }),
-  memory: ({ quality }) => quality.memory(),
+  state: (settings) => ({
+    quality: callQualityOf(settings),
+    copies: new CopyWindow({ windowMs: settings.hepCopyWindow }),
+    ledger: new CallLedger(),
+    messagesPerCall: settings.hepMessagesPerCall,
+    counts: { duplicates: { sip: 0, rtcp: 0 }, overCap: 0 }
+  }),
+  enrich: (record, state) => record.call ? sipItemsOf(record, state) : rtcpItemsOf(record, state),
+  stats: ({ quality, counts }) => ({ quality: quality.stats(), duplicates: { ...counts.duplicates }, overCap: counts.overCap }),
+  memory: ({ quality, copies, ledger }) => {
+    const memory = quality.memory()
+    return { held: { ...memory.held, copies: copies.size, calls: ledger.size }, evicted: { ...memory.evicted, copies: copies.evicted, calls: ledger.evicted } }
+  },
   sinks: [
     sinks.streams({ analytics: callAnalytics, of: (item) => item.call ? null : item }),
     sinks.updates({
       collection: CALLS,
       key: 'callId',
       fromSettings: { collection: 'callsCollection' },
-      indexes: [{ key: { callId: 1 }, unique: true }, { key: { invitedAt: 1 } }, { key: { 'caller.user': 1, invitedAt: 1 } }, { key: { 'callee.user': 1, invitedAt: 1 } }],
+      indexes: [{ key: { callId: 1 }, unique: true }, { key: { invitedAt: 1 } }, { key: { lastSeen: 1 } }, { key: { 'caller.user': 1, invitedAt: 1 } }, { key: { 'callee.user': 1, invitedAt: 1 } }],
       // Retention by the arrival of the call's last SIP message (capture
       // times, firstSeen/lastSeen, are the agent's clock: a replayed capture's are old).
       expireBy: 'lastReceivedAt',
-      of: (item, { receivedAt }) => item.call ? { callId: item.call.callId, min: item.call.min, max: { ...item.call.max, lastReceivedAt: receivedAt }, set: item.call.set } : null
+      of: (item, { receivedAt }) => item.call ? callUpdate(item, receivedAt) : null
+    }),
+    sinks.documents({
+      collection: SIP_MESSAGES,
+      fromSettings: { collection: 'sipMessagesCollection' },
+      indexes: [{ key: { callId: 1, at: 1 } }],
+      expireBy: 'receivedAt',
+      of: (item, { receivedAt }) => item.message ? { ...item.message, receivedAt } : null
     })
   ]
 })
+
+// The calls sink's update of a SIP item: a copy and a message past the cap
+// count in the call (once per message: `inc` is watermarked).
+function callUpdate ({ call, duplicate, overCap }, receivedAt) {
+  const max = { lastReceivedAt: receivedAt }
+  if (duplicate) return { callId: call.callId, inc: { duplicates: 1 }, max }
+  return { callId: call.callId, min: call.min, max: { ...call.max, ...max }, set: call.set, ...(overCap ? { inc: { overCap: 1 } } : {}) }
+}
+
+// A SIP record's items, always as a list (so that the documents sink
+// numbers its message document the same way whatever else comes with it):
+// a copy only counts; a message past the call's cap updates the call
+// without its document; a BYE also ends the call's streams (the SSRCs its
+// RTCP named in this worker).
+function sipItemsOf (record, { copies, ledger, messagesPerCall, counts }) {
+  const callId = record.call.callId
+  if (copies.isCopy(record.copy, record.at)) {
+    counts.duplicates.sip++
+    return [{ call: record.call, duplicate: true }]
+  }
+  const items = [ledger.admitMessage(callId, messagesPerCall) ? record : { call: record.call, overCap: true }]
+  if (items[0].overCap) counts.overCap++
+  if (record.message.method === 'BYE') {
+    for (const ssrc of ledger.ssrcsOf(callId)) items.push({ endID: ssrc, timestamp: new Date(record.at) })
+  }
+  return items
+}
+
+// An RTCP record's stream items (none for a copy), the call's SSRCs remembered.
+function rtcpItemsOf (record, { copies, ledger, quality, counts }) {
+  if (copies.isCopy(record.copy, record.at)) {
+    counts.duplicates.rtcp++
+    return []
+  }
+  if (record.callId) for (const packet of record.rtcp.packets) if (packet.ssrc !== undefined) ledger.addSsrc(record.callId, String(packet.ssrc))
+  return streamItemsOf(record, quality)
+}
 
 // An RTCP record's stream items, its sides tagged with the call's Call-ID.
 function streamItemsOf ({ rtcp: decoded, at, srcIp, callId }, quality) {

@@ -163,6 +163,109 @@ test('a SIP dialog and its RTCP over HEP (UDP) become one call and two stream si
   assert.equal((await callsOf('--number', '+0000', '--json')).trim(), '', 'no call of that number')
 })
 
+// The SIP of calls that are not answered, as the hep collector's agents
+// copy them: rejected (486), cancelled (CANCEL, 487), still ringing.
+function unansweredCalls () {
+  const alice = '"Alice" <sip:alice@a.example.com>;tag=a1'
+  const callee = (user) => `<sip:${user}@b.example.com:5060>`
+  const make = (callId, user, steps) => steps.map(([line, cseq, dir, offset, tagged]) => ({
+    callId,
+    at: T0 + offset,
+    dir,
+    text: sipMessage(line, { callId, from: alice, to: tagged ? `${callee(user)};tag=b9` : callee(user), cseq })
+  }))
+  return [
+    ...make('rejected@a', '+4930555', [
+      ['INVITE sip:+4930555@b.example.com SIP/2.0', '1 INVITE', 'ab', 1000],
+      ['SIP/2.0 100 Trying', '1 INVITE', 'ba', 1010],
+      ['INVITE sip:+4930555@b.example.com SIP/2.0', '1 INVITE', 'ab', 1500], // a retransmission: kept
+      ['SIP/2.0 486 Busy Here', '1 INVITE', 'ba', 1600, true],
+      ['ACK sip:+4930555@b.example.com SIP/2.0', '1 ACK', 'ab', 1610, true]
+    ]),
+    ...make('cancelled@a', '+4930666', [
+      ['INVITE sip:+4930666@b.example.com SIP/2.0', '1 INVITE', 'ab', 2000],
+      ['SIP/2.0 180 Ringing', '1 INVITE', 'ba', 2300, true],
+      ['CANCEL sip:+4930666@b.example.com SIP/2.0', '1 CANCEL', 'ab', 6000],
+      ['SIP/2.0 200 OK', '1 CANCEL', 'ba', 6010, true],
+      ['SIP/2.0 487 Request Terminated', '1 INVITE', 'ba', 6020, true],
+      ['ACK sip:+4930666@b.example.com SIP/2.0', '1 ACK', 'ab', 6030, true]
+    ]),
+    ...make('ringing@a', '+4930777', [
+      ['INVITE sip:+4930777@b.example.com SIP/2.0', '1 INVITE', 'ab', 7000],
+      ['SIP/2.0 180 Ringing', '1 INVITE', 'ba', 7400, true]
+    ])
+  ]
+}
+
+test('every SIP message stored once in sip_messages; copies from a second agent and a duplicating one counted, not stored or counted twice; calls of every outcome found', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const addresses = (dir) => dir === 'ba' ? { src: ['10.0.0.2', 5060], dst: ['10.0.0.1', 5060] } : { src: ['10.0.0.1', 5060], dst: ['10.0.0.2', 5060] }
+  const sent = unansweredCalls()
+  const answered = 'answered@a'
+  const answeredPackets = callPackets(answered, { reports: 2 })
+  // Each packet twice: as the first agent sent it, and as a second agent
+  // (another capture id, its clock 30 ms behind) sent the same capture.
+  const first = [...sent.map((m) => HEPjs.encapsulate(m.text, rcinfo(1, { at: m.at, ...addresses(m.dir) }))), ...answeredPackets]
+  const second = [...sent.map((m) => HEPjs.encapsulate(m.text, { ...rcinfo(1, { at: m.at - 30, ...addresses(m.dir) }), captureId: 8 })), ...answeredPackets]
+  await sendUdp(t, port, first)
+  await sendUdp(t, port, second)
+  const total = first.length + second.length
+  await waitFor(() => collector.summary().processed === total)
+  const workers = (await collector.stats()).workers.map((w) => w.custom)
+  const duplicates = (type) => workers.reduce((n, w) => n + w.duplicates[type], 0)
+  assert.deepEqual([duplicates('sip'), duplicates('rtcp')], [sent.length + 5, 4], 'every second copy counted in the workers\' duplicates')
+  await collector.stop()
+  const s = collector.summary()
+  assert.equal(s.dropped.total, 0, JSON.stringify(s.dropped))
+  assert.equal(s.processed, total, 'a copy is processed (counted), not dropped')
+
+  const messages = await db.collection('sip_messages').find().sort({ at: 1, _id: 1 }).toArray()
+  const answeredSip = 5 // INVITE, 180, 200, ACK, BYE
+  assert.equal(messages.length, sent.length + answeredSip, 'each SIP message once, the retransmission too')
+  for (const call of ['rejected@a', 'cancelled@a', 'ringing@a']) {
+    const mine = messages.filter((m) => m.callId === call)
+    const expected = sent.filter((m) => m.callId === call)
+    assert.deepEqual(mine.map((m) => m.raw), expected.map((m) => m.text), `${call}: the raw text of each message, in capture order`)
+    assert.deepEqual(mine.map((m) => +m.at), expected.map((m) => m.at), 'the first agent\'s capture time: its copy came first')
+    assert.deepEqual(mine.map((m) => m.firstLine), expected.map((m) => m.text.split('\r\n')[0]))
+    assert.deepEqual(mine.map((m) => `${m.src}>${m.dst}`), expected.map((m) => m.dir === 'ab' ? '10.0.0.1:5060>10.0.0.2:5060' : '10.0.0.2:5060>10.0.0.1:5060'))
+    assert.ok(mine.every((m) => m.transport === 'udp' && m.bytes === Buffer.byteLength(m.raw) && m.captureId === 7))
+  }
+  const calls = new Map((await db.collection('calls').find().toArray()).map((doc) => [doc.callId, doc]))
+  assert.equal(calls.get('rejected@a').duplicates, 5)
+  assert.equal(calls.get('cancelled@a').duplicates, 6)
+  assert.equal(calls.get(answered).duplicates, answeredSip)
+  const stream = await db.collection('streams').findOne({ 'from.callId': answered })
+  assert.equal(stream.metadata.packets, 4, 'two reports a side, each counted once')
+
+  const { uri } = await getTestMongo()
+  const callsOf = async (...argv) => {
+    let out = ''
+    const code = await callsCommand.run([...argv, '--since', '1d', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
+    assert.equal(code, 0)
+    return out
+  }
+  const listed = tableRows(await callsOf('--order', 'time'))
+  assert.deepEqual(listed.map((r) => r['CALL-ID']), ['ringing@a', 'cancelled@a', 'rejected@a', answered], 'every SIP call, newest INVITE first')
+  assert.deepEqual(listed.map((r) => r.SIP), ['ringing', '487 cancelled', '486 failed', '200, callee hung up'])
+  assert.deepEqual(listed.map((r) => r.CALLEE), ['+4930777@b.example.com', '+4930666@b.example.com', '+4930555@b.example.com', '+4930123@b.example.com'], 'hosts without the port')
+  for (const [outcome, callId] of [['failed', 'rejected@a'], ['cancelled', 'cancelled@a'], ['no-answer', 'ringing@a'], ['answered', answered]]) {
+    assert.deepEqual(tableRows(await callsOf('--outcome', outcome)).map((r) => r['CALL-ID']), [callId], `--outcome ${outcome}`)
+  }
+  assert.deepEqual(tableRows(await callsOf('--number', '30555')).map((r) => r['CALL-ID']), ['rejected@a'], 'by the digits the number ends with')
+  assert.deepEqual(tableRows(await callsOf('--number', '0049 30 666')).map((r) => r['CALL-ID']), [], 'digits that are not a suffix find none')
+
+  // One call: its ladder in the terminal, its messages in --json.
+  const one = await callsOf('--call-id', 'cancelled@a')
+  const ladder = one.slice(one.indexOf('SIP messages of cancelled@a (6 stored)')).split('\n').slice(2, 8)
+  assert.deepEqual(ladder.map((line) => line.trim().split(/\s{2,}/)), sent.filter((m) => m.callId === 'cancelled@a').map((m) => [
+    `+${((m.at - T0 - 2000) / 1000).toFixed(3)}s`, m.dir === 'ab' ? '10.0.0.1:5060' : '10.0.0.2:5060', '->', m.dir === 'ab' ? '10.0.0.2:5060' : '10.0.0.1:5060', m.text.split('\r\n')[0]
+  ]))
+  const [line] = (await callsOf('--call-id', 'cancelled@a', '--json')).trim().split('\n').map((text) => JSON.parse(text))
+  assert.deepEqual([line.sip.outcome, line.sip.status, line.sip.ringingMs, line.sip.durationMs, line.sip.duplicates], ['cancelled', 487, 300, null, 6])
+  assert.deepEqual(line.messages.map((m) => m.raw), sent.filter((m) => m.callId === 'cancelled@a').map((m) => m.text))
+})
+
 test('TCP: packets framed by their own length, split anywhere, arrive whole', async (t) => {
   const { collector, db, port } = await startTestCollector(t, hep, ['--protocol', 'tcp_server'])
   const callId = 'call-tcp@a.example.com'
@@ -256,6 +359,9 @@ test('workers SIGKILLed every 700 ms under 300 interleaved calls: one call docum
   for (const doc of docs) {
     assertCall({ ...doc, endedAt: new Date(+doc.endedAt - 5000 * (reports - 1)) }, doc.callId)
   }
+  const messages = await db.collection('sip_messages').find({}, { projection: { raw: 0 } }).toArray()
+  assert.equal(messages.length, calls * 5, 'each SIP message stored once')
+  assert.equal(new Set(messages.map((m) => `${m.callId} ${+m.at} ${m.firstLine}`)).size, messages.length, 'none twice')
   const streams = await db.collection('streams').find({ openKey: { $exists: true } }).toArray()
   assert.equal(streams.length, calls, 'one stream per call')
   const wrong = streams.filter((d) => d.from.callId !== d.to.callId || d.metadata.packets !== 2 * reports ||

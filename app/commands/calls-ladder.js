@@ -1,0 +1,51 @@
+'use strict'
+
+// A call's SIP messages as the hep collector stored them (`sip_messages`,
+// collectors/hep/sip-messages.js), read by `collector calls --call-id` (runs
+// in the CLI): in capture order, printed as a ladder, one line a message
+// (its time from the first, from → to, its first line), every sender's
+// string through terminal-text.js.
+
+const { printable } = require('../terminal-text')
+const { formatTable } = require('./common')
+const { SIP_MESSAGES } = require('../../collectors/hep/sip-messages')
+
+// What one ladder shows at most: a call past it is a loop or an attack,
+// and its first messages say what happened.
+const MAX_SHOWN = 1000
+
+/**
+ * The SIP messages of `callId`: `{ callId, stored, messages: [{ at, src,
+ * dst, transport, firstLine, method?, status?, cseq, bytes, truncated?,
+ * raw }] }`, by capture time then arrival; at most MAX_SHOWN of `stored`.
+ * @param {import('mongodb').Collection} collection
+ */
+async function ladderOf (collection, callId) {
+  const stored = await collection.countDocuments({ callId })
+  const docs = await collection.find({ callId }, { sort: { at: 1, _id: 1 }, limit: MAX_SHOWN }).toArray()
+  const messages = docs.map(({ _id, callId: _, receivedAt, ...message }) => message)
+  return { callId, stored, messages }
+}
+
+/** The ladder as a table: `+TIME  FROM -> TO  FIRST LINE`. */
+function printLadder ({ callId, stored, messages }, out) {
+  out.write(`\nSIP messages of ${printable(callId)} (${stored} stored${stored > messages.length ? `, the first ${messages.length} shown` : ''}):\n`)
+  if (messages.length === 0) return
+  const t0 = new Date(messages[0].at).getTime()
+  const rows = messages.map((m) => ({
+    time: `+${((new Date(m.at).getTime() - t0) / 1000).toFixed(3)}s`,
+    from: m.src,
+    arrow: '->',
+    to: m.dst,
+    line: m.firstLine // formatTable escapes every cell
+  }))
+  out.write(formatTable([
+    { key: 'time', title: 'TIME' },
+    { key: 'from', title: 'FROM', align: 'left' },
+    { key: 'arrow', title: '', align: 'left' },
+    { key: 'to', title: 'TO', align: 'left' },
+    { key: 'line', title: 'MESSAGE', align: 'left' }
+  ], rows))
+}
+
+module.exports = { ladderOf, printLadder, SIP_MESSAGES, MAX_SHOWN }
