@@ -266,6 +266,22 @@ test('every SIP message stored once in sip_messages; copies from a second agent 
   assert.deepEqual(line.messages.map((m) => m.raw), sent.filter((m) => m.callId === 'cancelled@a').map((m) => m.text))
 })
 
+test('--hep-messages-per-call caps what one call stores, the rest counted in overCap; sip_messages is a retention target', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep, ['--hep-messages-per-call', '3', '--retention-for', 'sip_messages=30d'])
+  const callId = 'capped@a.example.com'
+  const packets = callPackets(callId).filter((_, i) => i !== 4 && i !== 5) // its 5 SIP messages, no RTCP
+  await sendUdp(t, port, packets)
+  await waitFor(() => collector.summary().processed === packets.length)
+  const overCap = (await collector.stats()).workers.reduce((n, w) => n + w.custom.overCap, 0)
+  await collector.stop()
+  const messages = await db.collection('sip_messages').find().sort({ at: 1 }).toArray()
+  assert.deepEqual(messages.map((m) => m.firstLine), ['INVITE sip:+4930123@b.example.com SIP/2.0', 'SIP/2.0 180 Ringing', 'SIP/2.0 200 OK'], 'the first three')
+  const [call] = await db.collection('calls').find().toArray()
+  assert.equal(call.overCap, 2)
+  assert.equal(overCap, 2, 'and in the workers\' overCap')
+  assertCall(call, callId) // the call itself is whole: the cap is on messages stored, not on what the call learns
+})
+
 test('TCP: packets framed by their own length, split anywhere, arrive whole', async (t) => {
   const { collector, db, port } = await startTestCollector(t, hep, ['--protocol', 'tcp_server'])
   const callId = 'call-tcp@a.example.com'
