@@ -34,29 +34,8 @@ const zero = (names) => Object.fromEntries(names.map((name) => [name, 0]))
  *   shown: Array<{ outcome: object|null, doc: object|null, analytics: object|null, streams: number }> }>}
  */
 async function listCalls (db, options) {
-  const { callId, number, outcome, band, order = 'verdict', limit, collections } = options
-  const window = { $gte: new Date(callId === undefined ? options.since : 0), $lte: new Date(callId === undefined ? (options.until ?? Date.now()) : 8.64e15) }
-  const sipFilter = callId === undefined ? { lastSeen: window } : { callId }
-  const sipDocs = (await db.collection(collections.calls).find(sipFilter).toArray()).filter((doc) => matchesNumber(doc, number))
-  const streamFilter = callId === undefined ? { endTime: window } : { $or: [{ 'from.callId': callId }, { 'to.callId': callId }] }
-  const media = new Map() // callId → its streams' verdicts
-  const alone = [] // streams of no SIP call in the window
-  const sipIds = new Set(sipDocs.map((doc) => doc.callId))
-  for await (const doc of db.collection(collections.streams).find(streamFilter, { projection: STREAM_PROJECTION })) {
-    const id = streamCallId(doc)
-    const ranked = { _id: doc._id, endTime: doc.endTime, ...pick(callAnalytics(doc)) }
-    if (id !== null && sipIds.has(id)) {
-      if (!media.has(id)) media.set(id, [])
-      media.get(id).push(ranked)
-    } else if (number === undefined && outcome === undefined) alone.push(ranked)
-  }
-  const rows = []
-  for (const doc of sipDocs) {
-    const streams = (media.get(doc.callId) || []).sort(byWorst)
-    const worst = streams[0] || { mos: null, band: 'unknown', endTime: null }
-    rows.push({ sip: doc, outcome: callOutcome(doc), stream: streams[0] || null, streams: streams.length, mos: worst.mos, band: worst.band, time: doc.invitedAt || doc.firstSeen })
-  }
-  for (const s of alone) rows.push({ sip: null, outcome: null, stream: s, streams: 1, mos: s.mos, band: s.band, time: s.endTime })
+  const { outcome, band, order = 'verdict', limit, collections } = options
+  const rows = rowsOf(await readWindow(db, options), options)
   const kept = rows.filter((row) => (outcome === undefined || (row.outcome && row.outcome.outcome === outcome)) && (band === undefined || row.band === band))
   kept.sort(order === 'time' ? byTime : (a, b) => byWorst({ mos: a.mos, endTime: a.time }, { mos: b.mos, endTime: b.time }))
   const bands = zero(BAND_ORDER)
@@ -72,6 +51,45 @@ async function listCalls (db, options) {
     return { outcome: row.outcome, doc: stream ? stream.doc : null, analytics: stream ? stream.analytics : null, streams: row.streams }
   })
   return { total: kept.length, sipTotal: kept.filter((row) => row.sip).length, bands, outcomes, shown }
+}
+
+// The SIP calls and the streams (their verdicts) of the window, or of the one call.
+async function readWindow (db, { callId, since, until, collections }) {
+  const window = { $gte: new Date(callId === undefined ? since : 0), $lte: new Date(callId === undefined ? (until ?? Date.now()) : 8.64e15) }
+  const calls = db.collection(collections.calls)
+  const sipDocs = await calls.find(callId === undefined ? { lastSeen: window } : { callId }).toArray()
+  const streamFilter = callId === undefined ? { endTime: window } : { $or: [{ 'from.callId': callId }, { 'to.callId': callId }] }
+  const streamDocs = []
+  for await (const doc of db.collection(collections.streams).find(streamFilter, { projection: STREAM_PROJECTION })) {
+    streamDocs.push({ _id: doc._id, endTime: doc.endTime, callId: streamCallId(doc), ...pick(callAnalytics(doc)) })
+  }
+  // A call whose media is in the window and its SIP not (a long call: its
+  // last SIP message was the ACK) is listed with its SIP all the same.
+  const found = new Set(sipDocs.map((doc) => doc.callId))
+  const more = [...new Set(streamDocs.map((s) => s.callId).filter((id) => id !== null && !found.has(id)))]
+  if (more.length > 0) sipDocs.push(...await calls.find({ callId: { $in: more } }).toArray())
+  return { sipDocs, streamDocs }
+}
+
+// One row per SIP call (its worst stream's verdict) and per stream of no
+// SIP call (none when the filters ask for SIP: a number, an outcome).
+function rowsOf ({ sipDocs, streamDocs }, { number, outcome }) {
+  const sipIds = new Set(sipDocs.map((doc) => doc.callId))
+  const media = new Map() // callId → its streams' verdicts
+  const rows = []
+  for (const s of streamDocs) {
+    if (s.callId !== null && sipIds.has(s.callId)) {
+      if (!media.has(s.callId)) media.set(s.callId, [])
+      media.get(s.callId).push(s)
+    } else if (number === undefined && outcome === undefined) rows.push({ sip: null, outcome: null, stream: s, streams: 1, mos: s.mos, band: s.band, time: s.endTime })
+  }
+  for (const doc of sipDocs) {
+    if (!matchesNumber(doc, number)) continue
+    const streams = (media.get(doc.callId) || []).sort(byWorst)
+    const worst = streams[0] || { mos: null, band: 'unknown' }
+    rows.push({ sip: doc, outcome: callOutcome(doc), stream: streams[0] || null, streams: streams.length, mos: worst.mos, band: worst.band, time: doc.invitedAt || doc.firstSeen })
+  }
+  return rows
 }
 
 /**
