@@ -29,7 +29,7 @@ const zero = (names) => Object.fromEntries(names.map((name) => [name, 0]))
  * reads that call whatever its time.
  * @param {import('mongodb').Db} db
  * @param {{ since: number, until?: number, callId?: string, number?: string, outcome?: string, band?: string,
- *   order?: 'verdict'|'time', limit: number, collections: { calls: string, streams: string } }} options
+ *   order?: 'verdict'|'time', limit: number, maxRead?: number, collections: { calls: string, streams: string } }} options
  * @returns {Promise<{ total: number, sipTotal: number, bands: object, outcomes: object,
  *   shown: Array<{ outcome: object|null, doc: object|null, analytics: object|null, streams: number }> }>}
  */
@@ -54,13 +54,16 @@ async function listCalls (db, options) {
 }
 
 // The SIP calls and the streams (their verdicts) of the window, or of the one call.
-async function readWindow (db, { callId, since, until, collections }) {
+// With `maxRead` (the web view: a page load's cost is bounded), the most
+// recent `maxRead` of each.
+async function readWindow (db, { callId, since, until, collections, maxRead = 0 }) {
   const window = { $gte: new Date(callId === undefined ? since : 0), $lte: new Date(callId === undefined ? (until ?? Date.now()) : 8.64e15) }
   const calls = db.collection(collections.calls)
-  const sipDocs = await calls.find(callId === undefined ? { lastSeen: window } : { callId }).toArray()
+  const bounded = (field) => maxRead > 0 ? { sort: { [field]: -1 }, limit: maxRead } : {}
+  const sipDocs = await calls.find(callId === undefined ? { lastSeen: window } : { callId }, bounded('lastSeen')).toArray()
   const streamFilter = callId === undefined ? { endTime: window } : { $or: [{ 'from.callId': callId }, { 'to.callId': callId }] }
   const streamDocs = []
-  for await (const doc of db.collection(collections.streams).find(streamFilter, { projection: STREAM_PROJECTION })) {
+  for await (const doc of db.collection(collections.streams).find(streamFilter, { projection: STREAM_PROJECTION, ...bounded('endTime') })) {
     streamDocs.push({ _id: doc._id, endTime: doc.endTime, callId: streamCallId(doc), ...pick(callAnalytics(doc)) })
   }
   // A call whose media is in the window and its SIP not (a long call: its

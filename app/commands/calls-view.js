@@ -11,6 +11,8 @@
 // (recentCalls in calls-read.js says why): `/?page=N` pages the worst of
 // the calls read, `worst` a page; `/?before=<ms>` reads the window's next
 // older calls, the cursor a page links to when the window holds more.
+// `/sip` and `/sip/call` are the SIP calls' search and call pages
+// (calls-sip-view.js: the form, the list, the ladder, the exports).
 
 const crypto = require('node:crypto')
 const { ObjectId } = require('mongodb')
@@ -18,6 +20,7 @@ const MetricsServer = require('../../lib/master/metrics-server')
 const { callAnalytics } = require('../../collectors/rtcp/quality-analytics')
 const { flagTypes } = require('../../configs/flag-types')
 const { BAND_ORDER, recentCalls, readWhole, tallyMinutes, byWorst } = require('./calls-read')
+const sipView = require('./calls-sip-view')
 
 const reply = MetricsServer.reply
 const HTML = 'text/html; charset=utf-8'
@@ -26,7 +29,8 @@ const BANDS = BAND_ORDER
 const STYLE = 'body{font:14px sans-serif;margin:24px;color:#222}table{border-collapse:collapse}' +
   'td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}td.l,th.l{text-align:left}' +
   'svg text{font:11px sans-serif}.band{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}' +
-  BANDS.map((band) => `.band.${band}{background:${COLORS[band]}}`).join('')
+  BANDS.map((band) => `.band.${band}{background:${COLORS[band]}}`).join('') +
+  'form label{margin-right:10px}pre{background:#f6f6f6;padding:8px;overflow-x:auto;white-space:pre-wrap}svg .end{font-weight:bold}'
 // The one style the CSP allows: no 'unsafe-inline', and no style attributes (a hash does not cover them).
 const STYLE_SRC = `'sha256-${crypto.createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`
 /** How many calls a page load reads at most (the benchmark, benchmarks/calls-view.js, measured the cost). */
@@ -43,13 +47,14 @@ class CallsViewServer extends MetricsServer {
   /**
    * @param {import('mongodb').Collection} streams
    * @param {{ host: string, port: number, webConfig?: string, since: number, worst: number, limit?: number, logger?: object,
-   *   table: { row: Function, columns: object[] } }} options
+   *   table: { row: Function, columns: object[] }, db?: import('mongodb').Db, collections?: { calls: string, streams: string, messages: string } }} options
    *   since: the window in ms; worst: rows a page; limit: calls a page load reads at most (READ_LIMIT);
-   *   table: the table of `collector calls` (its TABLE)
+   *   table: the table of `collector calls` (its TABLE); db and collections: where the SIP pages read
    */
-  constructor (streams, { host, port, webConfig, since, worst, limit = READ_LIMIT, logger, table }) {
-    super(null, { host, port, name: 'calls', webConfig, logger, contentSecurity: { 'style-src': STYLE_SRC } })
-    Object.assign(this, { streams, since, worst, limit, table })
+  constructor (streams, { host, port, webConfig, since, worst, limit = READ_LIMIT, logger, table, db = null, collections = null }) {
+    // The search form submits to the view itself (GET /sip).
+    super(null, { host, port, name: 'calls', webConfig, logger, contentSecurity: { 'style-src': STYLE_SRC, 'form-action': "'self'" } })
+    Object.assign(this, { streams, since, worst, limit, table, db, collections })
     this.previous = null // the last read with more calls than a page: where the next may narrow its range (recentCalls)
     this.reading = new Map() // cursor (null: the newest) → the read under way
   }
@@ -59,6 +64,7 @@ class CallsViewServer extends MetricsServer {
   async _route (path, req, res) {
     const query = new URL(req.url, 'http://view').searchParams
     if (path === '/call') return this.callPage(query.get('id'), res)
+    if (path.startsWith('/sip') && this.db) return this.sipRoute(path, query, res)
     if (path !== '/') return reply(res, 404, 'text/plain', 'not found: try / or /call?id=<stream _id>\n')
     const page = query.get('page') || '1'
     const before = query.get('before')
@@ -66,6 +72,22 @@ class CallsViewServer extends MetricsServer {
       return reply(res, 400, 'text/plain', 'bad query: / takes page=N (1, 2, …) and before=<epoch ms> (the links of a page)\n')
     }
     return reply(res, 200, HTML, await this.overview({ page: Number(page), before: before === null ? null : Number(before) }))
+  }
+
+  // The SIP pages (calls-sip-view.js), framed as the others.
+  async sipRoute (path, query, res) {
+    const options = { since: this.since, worst: this.worst, maxRead: this.limit, collections: this.collections, escape, table: this.table }
+    if (path === '/sip' || path === '/sip/call') {
+      const { status, title, parts } = path === '/sip' ? await sipView.searchPage(this.db, query, options) : await sipView.callPage(this.db, query.get('id'), options)
+      return reply(res, status, HTML, pageOf(title, parts))
+    }
+    if (path === '/sip/call.txt' || path === '/sip/call.pcap') {
+      const text = path.endsWith('.txt')
+      const body = text ? await sipView.callText(this.db, query.get('id'), options) : await sipView.callPcap(this.db, query.get('id'), options)
+      if (body === null) return reply(res, 404, 'text/plain', 'no SIP messages stored for that Call-ID\n')
+      return reply(res, 200, text ? 'text/plain; charset=utf-8' : 'application/vnd.tcpdump.pcap', body)
+    }
+    return reply(res, 404, 'text/plain', 'not found: try /sip, /sip/call?id=<Call-ID>\n')
   }
 
   // Page `page` of the worst of the calls read: the `limit` most recent of
@@ -76,7 +98,7 @@ class CallsViewServer extends MetricsServer {
     const ranked = read.calls.slice().sort(byWorst)
     const shown = await readWhole(this.streams, ranked.slice(first, first + this.worst))
     const rows = shown.map(({ doc, analytics }) => ({ id: String(doc._id), cells: this.table.row(doc, analytics) }))
-    const parts = ['<h1>Calls</h1>', summary(read, { window: this.since, before, first, shown: rows.length }), worstTable(this.table.columns, rows), pager(read, { page, before, more: first + this.worst < read.calls.length })]
+    const parts = ['<h1>Calls</h1>', this.db ? '<p><a id="find" href="/sip">Find a call (SIP: Call-ID, number, outcome)</a></p>' : '', summary(read, { window: this.since, before, first, shown: rows.length }), worstTable(this.table.columns, rows), pager(read, { page, before, more: first + this.worst < read.calls.length })]
     if (before === null) parts.push(...await this.chart(read))
     return pageOf('Calls', parts)
   }

@@ -118,7 +118,7 @@ async function run (argv, { env = process.env, out = process.stdout, err = proce
       return 1
     }
     const streams = client.db(database).collection(STREAMS)
-    if (config.serve !== undefined) return await serve(streams, config, out)
+    if (config.serve !== undefined) return await serve(client.db(database), config, out)
     if (config.perMinute) return printMinutes(await callsByMinute(streams, { since: Date.now() - config.since }), config, out)
     return await printCalls(client.db(database), config, { out, err })
   } finally {
@@ -220,9 +220,10 @@ function sipText (outcome) {
 }
 
 // The HTML view until SIGINT or SIGTERM (calls-view.js).
-async function serve (streams, config, out) {
+async function serve (db, config, out) {
   const { CallsViewServer } = require('./calls-view')
-  const server = new CallsViewServer(streams, { host: config.host, port: config.serve, webConfig: config.webConfig, since: config.since, worst: config.worst, table: TABLE })
+  const collections = { calls: CALLS, streams: STREAMS, messages: SIP_MESSAGES }
+  const server = new CallsViewServer(db.collection(STREAMS), { host: config.host, port: config.serve, webConfig: config.webConfig, since: config.since, worst: config.worst, table: TABLE, db, collections })
   const { address, port } = await server.start()
   const web = server.web
   out.write(`serving the calls at ${web && web.tls ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}/ (Ctrl-C stops)\n`)
