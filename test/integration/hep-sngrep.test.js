@@ -3,7 +3,7 @@
 // A real capture, a real HEP agent, an independent reading: SIPp (Debian
 // sip-tester) places a call the callee rejects (486), one the caller
 // cancels while it rings, and one answered and hung up, captured on
-// loopback by dumpcap; every frame of the capture is doubled (mergecap of
+// loopback by tcpdump; every frame of the capture is doubled (mergecap of
 // the file with itself: a duplicating interface, as heplify on `lo`), and
 // sngrep's HEP sender replays it to the collector (SIP only, no RTCP).
 // What is stored is checked against tshark's reading of the undoubled
@@ -15,6 +15,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const os = require('node:os')
+const dgram = require('node:dgram')
 const path = require('node:path')
 const { spawn, execFileSync } = require('node:child_process')
 const { once } = require('node:events')
@@ -73,7 +74,7 @@ function tsharkSip (file) {
 }
 
 test('sngrep replaying a doubled capture of SIPp calls (rejected, cancelled, answered): each SIP message stored once as tshark reads it, copies counted, calls found', { timeout: 120000 }, async (t) => {
-  for (const [binary, pkg] of [['sipp', 'sip-tester'], ['sngrep', 'sngrep'], ['dumpcap', 'wireshark-common'], ['mergecap', 'wireshark-common'], ['tshark', 'tshark']]) requireBinary(binary, pkg)
+  for (const [binary, pkg] of [['sipp', 'sip-tester'], ['sngrep', 'sngrep'], ['tcpdump', 'tcpdump'], ['mergecap', 'wireshark-common'], ['tshark', 'tshark']]) requireBinary(binary, pkg)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-sngrep-'))
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
   for (const [name, text] of Object.entries(SCENARIOS)) fs.writeFileSync(path.join(dir, name), text)
@@ -85,12 +86,23 @@ test('sngrep replaying a doubled capture of SIPp calls (rejected, cancelled, ans
   for (const call of calls) [call.uacPort, call.uasPort] = [await freePortPair(), await freePortPair()]
   const ports = calls.flatMap((c) => [c.uacPort, c.uasPort])
   const capture = path.join(dir, 'calls.pcap')
-  const dumpcap = run(t, 'dumpcap', ['-q', '-i', 'lo', '-f', `udp and (${ports.map((p) => `port ${p}`).join(' or ')})`, '-P', '-w', capture])
-  await waitFor(() => /Capturing on/.test(dumpcap.output()) || dumpcap.child.exitCode !== null, { what: 'dumpcap capturing' })
+  // tcpdump -U writes each frame as it comes: a probe datagram (not SIP)
+  // seen in the file says the capture is live, before the calls and after them.
+  const tcpdump = run(t, 'tcpdump', ['-U', '-n', '-i', 'lo', '-w', capture, `udp and (${ports.map((p) => `port ${p}`).join(' or ')})`])
+  const probe = dgram.createSocket('udp4')
+  t.after(() => probe.close())
+  const captured = async () => {
+    const before = fs.existsSync(capture) ? fs.statSync(capture).size : 0
+    await waitFor(async () => {
+      await new Promise((resolve) => probe.send('probe', ports[0], HOST, resolve))
+      return fs.existsSync(capture) && fs.statSync(capture).size > Math.max(before, 24)
+    }, { what: 'the probe in the capture', timeout: 20000 })
+  }
+  await captured()
   for (const call of calls) await sippCall(t, dir, call)
-  await new Promise((resolve) => setTimeout(resolve, 500)) // the last frames reach the capture
-  dumpcap.child.kill('SIGINT')
-  assert.equal(await exitCode(dumpcap), 0, dumpcap.output())
+  await captured()
+  tcpdump.child.kill('SIGINT')
+  assert.equal(await exitCode(tcpdump), 0, tcpdump.output())
   const doubled = path.join(dir, 'doubled.pcap')
   execFileSync('mergecap', ['-F', 'pcap', '-w', doubled, capture, capture])
 
