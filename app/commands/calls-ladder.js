@@ -9,6 +9,7 @@
 const { printable } = require('../terminal-text')
 const { formatTable } = require('./common')
 const { SIP_MESSAGES } = require('../../collectors/hep/sip-messages')
+const { CALL_LOGS } = require('../../collectors/hep/call-logs')
 
 // What one ladder shows at most: a call past it is a loop or an attack,
 // and its first messages say what happened.
@@ -20,15 +21,33 @@ const MAX_SHOWN = 1000
  * raw }] }`, by capture time then arrival; at most MAX_SHOWN of `stored`.
  * @param {import('mongodb').Collection} collection
  */
-async function ladderOf (collection, callId) {
+async function ladderOf (collection, callId, logsCollection = null) {
   const stored = await collection.countDocuments({ callId })
-  const docs = await collection.find({ callId }, { sort: { at: 1, _id: 1 }, limit: MAX_SHOWN }).toArray()
-  const messages = docs.map(({ _id, callId: _, receivedAt, ...message }) => message)
-  return { callId, stored, messages }
+  const messages = await inOrder(collection, callId)
+  const logs = logsCollection ? await inOrder(logsCollection, callId) : []
+  return { callId, stored, messages, logs }
 }
 
-/** The ladder as a table: `+TIME  FROM -> TO  FIRST LINE`. */
-function printLadder ({ callId, stored, messages }, out) {
+// A call's documents by capture time then arrival, without what the call says already.
+async function inOrder (collection, callId) {
+  const docs = await collection.find({ callId }, { sort: { at: 1, _id: 1 }, limit: MAX_SHOWN }).toArray()
+  return docs.map(({ _id, callId: _, receivedAt, ...doc }) => doc)
+}
+
+/** The ladder as a table: `+TIME  FROM -> TO  FIRST LINE`; then the agents' logs and reports of the call. */
+function printLadder ({ callId, stored, messages, logs = [] }, out) {
+  printMessages({ callId, stored, messages }, out)
+  if (logs.length === 0) return
+  out.write(`\nWhat agents logged or reported of ${printable(callId)} (${logs.length}):\n`)
+  out.write(formatTable([
+    { key: 'time', title: 'TIME (UTC)', align: 'left' },
+    { key: 'kind', title: 'KIND', align: 'left' },
+    { key: 'node', title: 'AGENT', align: 'left' },
+    { key: 'text', title: 'TEXT', align: 'left' }
+  ], logs.map((l) => ({ time: new Date(l.at).toISOString().slice(11, 23), kind: l.kind, node: l.node || l.src, text: l.text.length > 200 ? `${l.text.slice(0, 199)}…` : l.text }))))
+}
+
+function printMessages ({ callId, stored, messages }, out) {
   out.write(`\nSIP messages of ${printable(callId)} (${stored} stored${stored > messages.length ? `, the first ${messages.length} shown` : ''}):\n`)
   if (messages.length === 0) return
   const t0 = new Date(messages[0].at).getTime()
@@ -48,4 +67,4 @@ function printLadder ({ callId, stored, messages }, out) {
   ], rows))
 }
 
-module.exports = { ladderOf, printLadder, SIP_MESSAGES, MAX_SHOWN }
+module.exports = { ladderOf, printLadder, SIP_MESSAGES, CALL_LOGS, MAX_SHOWN }

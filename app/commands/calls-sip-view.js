@@ -100,9 +100,9 @@ async function callPage (db, callId, { collections, escape }) {
   const missing = { status: 404, title: 'No such call', parts: [`<p>No SIP call ${escape(callId || '')}. <a href="/sip">Find a call</a></p>`] }
   if (!callId || callId.length > MAX_TEXT) return missing
   const report = await listCalls(db, { callId, since: 0, limit: 1, collections })
-  const ladder = await ladderOf(db.collection(collections.messages), callId)
+  const ladder = await ladderOf(db.collection(collections.messages), callId, collections.logs ? db.collection(collections.logs) : null)
   const shown = report.shown.find((s) => s.outcome)
-  if (!shown && ladder.stored === 0) return missing
+  if (!shown && ladder.stored === 0 && ladder.logs.length === 0) return missing
   const streams = await db.collection(collections.streams).find({ $or: [{ 'from.callId': callId }, { 'to.callId': callId }] }, { projection: { _id: 1, 'from.ID': 1, 'to.ID': 1 } }).toArray()
   const id = encodeURIComponent(callId)
   return {
@@ -114,6 +114,7 @@ async function callPage (db, callId, { collections, escape }) {
       `<h2>Media</h2><p id="media">${streams.length ? streams.map((s) => `<a href="/call?id=${s._id}">${escape(s.from && s.from.ID)} – ${escape(s.to && s.to.ID)}</a> (quality per minute)`).join(' · ') : 'none reported (no RTCP with this Call-ID)'}</p>`,
       `<h2>SIP ladder</h2><p>${ladder.stored} messages stored${ladder.stored > ladder.messages.length ? `, the first ${ladder.messages.length} drawn` : ''}.</p>`,
       ladderSvg(ladder.messages, escape),
+      ladder.logs.length ? `<h2>What agents logged or reported</h2><table id="logs">${ladder.logs.map((l) => `<tr><td class="l">${escape(new Date(l.at).toISOString())}</td><td class="l">${escape(l.kind)}</td><td class="l">${escape(l.node || l.src || '-')}</td><td class="l"><pre>${escape(l.text)}</pre></td></tr>`).join('')}</table>` : '',
       '<h2>Messages</h2>',
       ladder.messages.map((m, i) => `<h3 id="m${i + 1}">${i + 1}. ${escape(m.src)} → ${escape(m.dst)} ${escape(new Date(m.at).toISOString())}</h3><pre>${escape(m.raw)}${m.truncated ? '\n[cut at the stored size]' : ''}</pre>`).join('\n')
     ]

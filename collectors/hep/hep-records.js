@@ -6,7 +6,8 @@ const { decodeHep, payloadOf, captureTime, PROTOCOL_TYPES } = require('./hep-dec
 const { rtcpOfHep } = require('./rtcp-json')
 const { parseSip, TOO_LONG } = require('./sip')
 const { callUpdateOf } = require('./calls')
-const { sipMessageOf } = require('./sip-messages')
+const { sipMessageOf, endpoint } = require('./sip-messages')
+const { callLogOf, KINDS: LOG_KINDS } = require('./call-logs')
 const { readAuthKey, authKeyCheck } = require('./auth-key')
 
 const refusals = new Map()
@@ -27,7 +28,9 @@ const authChecks = new WeakMap() // settings → the check of the auth key agent
  * of its call; sip-messages.js: the message's document), `at` the capture
  * time, else `receivedAt`; `copy`, what copies of one capture share (its
  * protocol type, addresses and ports, and a SHA-1 of its payload:
- * call-memory.js's CopyWindow). Refused, by reason, what carries no
+ * call-memory.js's CopyWindow); a log line (type 100) or a vq-rtcpxr
+ * report (type 35) `{ type, log, at, copy }` (call-logs.js), refused
+ * (`hep-no-call`) when it names no call. Refused, by reason, what carries no
  * call data: a packet that is not well-formed HEP3 (its structural reason:
  * its key cannot be read), then a packet without the auth key of
  * `settings.hepPasswordFile` or COLLECTOR_HEP_PASSWORD (`hep-auth`,
@@ -44,7 +47,7 @@ function hepRecordOf (data, settings, receivedAt) {
   if (!authCheckOf(settings)(packet.authKey)) return refusal('hep-auth')
   const type = packet.protocolType
   if (type === undefined || type === 0 || packet.keepAlive !== undefined) return refusal('hep-keepalive')
-  if (type !== 1 && type !== 5) return refusal(`hep-type-${type}`)
+  if (type !== 1 && type !== 5 && LOG_KINDS[type] === undefined) return refusal(`hep-type-${type}`)
   const payload = payloadOf(packet)
   if (payload instanceof DecodeError) return payload
   if (payload === undefined || payload.length === 0) return refusal('hep-missing-payload')
@@ -54,6 +57,10 @@ function hepRecordOf (data, settings, receivedAt) {
     if (sip === TOO_LONG) return refusal('hep-sip-too-long')
     if (!sip) return refusal('hep-sip')
     return { type: PROTOCOL_TYPES[type], call: callUpdateOf(sip, at), message: sipMessageOf(packet, sip, payload, at), at, copy: copyKey(packet, payload) }
+  }
+  if (type !== 5) {
+    const { log, reason } = callLogOf(packet, payload, at, endpoint)
+    return reason ? refusal(reason) : { type: PROTOCOL_TYPES[type], log, at, copy: copyKey(packet, payload) }
   }
   const rtcp = rtcpOfHep(payload)
   if (rtcp.reason) return refusal(rtcp.reason)

@@ -10,6 +10,7 @@ const { hepRecordOf } = require('./hep-records')
 const { toStreamUpdates } = require('../rtcp/to-stream-updates')
 const { callQualityOf } = require('../rtcp/rtcp-records')
 const { SIP_MESSAGES } = require('./sip-messages')
+const { CALL_LOGS } = require('./call-logs')
 const { CopyWindow, CallLedger } = require('./call-memory')
 
 const CALLS = 'calls' // the SIP calls' collection, by default
@@ -41,29 +42,30 @@ module.exports = defineCollector({
     hepCopyWindow: { type: 'duration', default: 200, range: [0, 400], group: 'HEP', description: 'a packet with the bytes and addresses of one captured this close to it (capture times) is a copy: stored once, counted in duplicates (0: none is); under SIP\'s 500 ms retransmission interval, so a retransmission is kept' },
     hepMessagesPerCall: { type: 'integer', default: 1000, range: [1, 1000000], group: 'HEP', description: 'SIP messages stored per call (per worker memory of the call); past it the call counts them in overCap' },
     callsCollection: { flag: false, type: 'string', default: CALLS, group: 'Storage', description: 'collection of the SIP calls' },
-    sipMessagesCollection: { flag: false, type: 'string', default: SIP_MESSAGES, group: 'Storage', description: 'collection of the SIP messages' }
+    sipMessagesCollection: { flag: false, type: 'string', default: SIP_MESSAGES, group: 'Storage', description: 'collection of the SIP messages' },
+    callLogsCollection: { flag: false, type: 'string', default: CALL_LOGS, group: 'Storage', description: 'collection of the agents\' log lines (HEP type 100) and vq-rtcpxr reports (type 35), by call' }
   },
   // The call of a HEP packet; for anything else (-1) its sender.
   affinity: () => ({ key: (buf, start, end) => { const key = callKeyOf(buf, start, end); return key >= 0 ? key : null } }),
   decode: (message, settings, { receivedAt }) => hepRecordOf(message.data, settings, receivedAt),
   // A new call (SIP) or reporter SSRC (RTCP) is new documents and memory: capped per minute.
-  cardinality: (record) => record.call ? record.call.callId : record.rtcp.packets[0].ssrc,
+  cardinality: (record) => record.call ? record.call.callId : record.log ? record.log.callId : record.rtcp.packets[0].ssrc,
   tally: { types: (record) => record.type },
   state: (settings) => ({
     quality: callQualityOf(settings),
     copies: new CopyWindow({ windowMs: settings.hepCopyWindow }),
     ledger: new CallLedger(),
     messagesPerCall: settings.hepMessagesPerCall,
-    counts: { duplicates: { sip: 0, rtcp: 0 }, overCap: 0 }
+    counts: { duplicates: { sip: 0, rtcp: 0, log: 0 }, overCap: 0 }
   }),
-  enrich: (record, state) => record.call ? sipItemsOf(record, state) : rtcpItemsOf(record, state),
+  enrich: (record, state) => record.call ? sipItemsOf(record, state) : record.log ? logItemsOf(record, state) : rtcpItemsOf(record, state),
   stats: ({ quality, counts }) => ({ quality: quality.stats(), duplicates: { ...counts.duplicates }, overCap: counts.overCap }),
   memory: ({ quality, copies, ledger }) => {
     const memory = quality.memory()
     return { held: { ...memory.held, copies: copies.size, calls: ledger.size }, evicted: { ...memory.evicted, copies: copies.evicted, calls: ledger.evicted } }
   },
   sinks: [
-    sinks.streams({ analytics: callAnalytics, of: (item) => item.call ? null : item }),
+    sinks.streams({ analytics: callAnalytics, of: (item) => item.call || item.log ? null : item }),
     sinks.updates({
       collection: CALLS,
       key: 'callId',
@@ -80,6 +82,13 @@ module.exports = defineCollector({
       indexes: [{ key: { callId: 1, at: 1 } }],
       expireBy: 'receivedAt',
       of: (item, { receivedAt }) => item.message ? { ...item.message, receivedAt } : null
+    }),
+    sinks.documents({
+      collection: CALL_LOGS,
+      fromSettings: { collection: 'callLogsCollection' },
+      indexes: [{ key: { callId: 1, at: 1 } }],
+      expireBy: 'receivedAt',
+      of: (item, { receivedAt }) => item.log ? { ...item.log, receivedAt } : null
     })
   ]
 })
@@ -109,6 +118,19 @@ function sipItemsOf (record, { copies, ledger, messagesPerCall, counts }) {
     for (const ssrc of ledger.ssrcsOf(callId)) items.push({ endID: ssrc, timestamp: new Date(record.at) })
   }
   return items
+}
+
+// A log line's or vq-rtcpxr report's item (none for a copy or past the call's cap).
+function logItemsOf (record, { copies, ledger, messagesPerCall, counts }) {
+  if (copies.isCopy(record.copy, record.at)) {
+    counts.duplicates.log++
+    return []
+  }
+  if (!ledger.admitMessage(record.log.callId, messagesPerCall)) {
+    counts.overCap++
+    return []
+  }
+  return [record]
 }
 
 // An RTCP record's stream items (none for a copy), the call's SSRCs remembered.

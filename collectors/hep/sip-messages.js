@@ -55,4 +55,4 @@ function endpoint (ip, port) {
   return port === undefined ? host : `${host}:${port}`
 }
 
-module.exports = { sipMessageOf, SIP_MESSAGES, MAX_RAW_BYTES }
+module.exports = { sipMessageOf, endpoint, SIP_MESSAGES, MAX_RAW_BYTES }

@@ -282,6 +282,36 @@ test('--hep-messages-per-call caps what one call stores, the rest counted in ove
   assertCall(call, callId) // the call itself is whole: the cap is on messages stored, not on what the call learns
 })
 
+test('log lines (HEP type 100) and vq-rtcpxr reports (type 35) are stored with the call they name, shown with its ladder; one naming no call is refused', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const callId = 'logged@a.example.com'
+  const log = (text, at, correlation) => HEPjs.encapsulate(text, { ...rcinfo(100, { at, correlation }), hepNodeName: 'kamailio-1' })
+  const report = ['VQSessionReport: CallTerm', `CallID: ${callId}`, 'LocalID: <sip:alice@a.example.com>', 'QualityEst:MOSLQ=4.1 MOSCQ=4.0', ''].join('\r\n')
+  const packets = [
+    ...callPackets(callId).filter((_, i) => i !== 4 && i !== 5),
+    log('INFO: <script> dispatching to gw2', T0 + 100, callId),
+    log('INFO: <script> dispatching to gw2', T0 + 100, callId), // a copy
+    HEPjs.encapsulate(report, rcinfo(35, { at: T0 + 26000 })), // the call named by the report's CallID line
+    log('a log line of no call', T0 + 200)
+  ]
+  await sendUdp(t, port, packets)
+  await waitFor(() => { const s = collector.summary(); return s.processed + s.dropped.total === packets.length })
+  await collector.stop()
+  const s = collector.summary()
+  assert.deepEqual([s.dropped.total, s.dropped['hep-no-call']], [1, 1], JSON.stringify(s.dropped))
+  const logs = await db.collection('call_logs').find().sort({ at: 1 }).toArray()
+  assert.deepEqual(logs.map((l) => [l.callId, l.kind, +l.at, l.text, l.node]), [
+    [callId, 'log', T0 + 100, 'INFO: <script> dispatching to gw2', 'kamailio-1'],
+    [callId, 'vq-rtcpxr', T0 + 26000, report, 'test-agent']
+  ], 'each once, with its call')
+  const { uri } = await getTestMongo()
+  let out = ''
+  await callsCommand.run(['--call-id', callId, '--since', '1d', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
+  assert.match(out, /What agents logged or reported of logged@a\.example\.com \(2\):/)
+  assert.match(out, /log\s+kamailio-1\s+INFO: <script> dispatching to gw2/)
+  assert.match(out, /vq-rtcpxr\s+test-agent\s+VQSessionReport: CallTerm\\r\\nCallID:/, 'a report\'s line ends escaped for the terminal')
+})
+
 test('TCP: packets framed by their own length, split anywhere, arrive whole', async (t) => {
   const { collector, db, port } = await startTestCollector(t, hep, ['--protocol', 'tcp_server'])
   const callId = 'call-tcp@a.example.com'
