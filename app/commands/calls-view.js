@@ -203,7 +203,10 @@ function bandChart (minutes, { since, until }, width = 900, height = 220) {
       return `<rect class="${band}" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${barWidth.toFixed(1)}" height="${h.toFixed(1)}" fill="${COLORS[band]}"><title>${minuteLabel(m.minute)} ${band} ${m[band]}</title></rect>`
     }).join('')
   }).join('\n')
-  const label = (minute, x, anchor) => `<text x="${x}" y="${height - 4}" text-anchor="${anchor}">${timeLabel(minute * 60000)}</text>`
+  // A window over a day, or across midnight, says the date too (a day's axis read "00:03 … 00:03").
+  const dated = new Date(first * 60000).toISOString().slice(0, 10) !== new Date((first + slots - 1) * 60000).toISOString().slice(0, 10)
+  const axis = (ms) => dated ? new Date(ms).toISOString().slice(5, 16).replace('T', ' ') : timeLabel(ms)
+  const label = (minute, x, anchor) => `<text class="axis" x="${x}" y="${height - 4}" text-anchor="${anchor}">${axis(minute * 60000)}</text>`
   const empty = minutes.length ? '' : `<text x="40" y="${height / 2}">no calls in the window</text>`
   return `<svg id="bands" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><line x1="38" y1="${height - 20}" x2="${width - 20}" y2="${height - 20}" stroke="#444"/><text x="34" y="24" text-anchor="end">${top}</text>${bars}${label(first, 40, 'start')}${label(first + slots - 1, width - 20, 'end')}${empty}</svg>`
 }

@@ -177,3 +177,15 @@ test('a read narrowed by what an earlier one found gives the calls the whole win
     }
   }
 })
+
+test('the per-minute chart of a day-long window labels its axis with the date, first and last minute apart', async (t) => {
+  const { streams } = await streamsWithCalls(t)
+  const url = await startView(t, streams, { since: 86400000, limit: 100 }) // every call read: the chart covers the window
+  const before = Date.now()
+  const { body } = await load(`${url}/`)
+  const labels = [...body.matchAll(/<text class="axis"[^>]*>([^<]*)<\/text>/g)].map((m) => m[1])
+  assert.equal(labels.length, 2, JSON.stringify(labels))
+  for (const label of labels) assert.match(label, /^\d\d-\d\d \d\d:\d\d$/, 'month-day hour:minute')
+  const day = (ms) => new Date(ms).toISOString().slice(5, 10)
+  assert.deepEqual(labels.map((label) => label.slice(0, 5)), [day(before - 86400000), day(before)], `${labels.join(' … ')}: yesterday to today`)
+})
