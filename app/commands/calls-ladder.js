@@ -8,7 +8,7 @@
 
 const { printable } = require('../terminal-text')
 const { formatTable } = require('./common')
-const { SIP_MESSAGES } = require('../../collectors/hep/sip-messages')
+const { SIP_MESSAGES, rawText } = require('../../collectors/hep/sip-messages')
 const { CALL_LOGS } = require('../../collectors/hep/call-logs')
 
 // What one ladder shows at most: a call past it is a loop or an attack,
@@ -18,20 +18,24 @@ const MAX_SHOWN = 1000
 /**
  * The SIP messages of `callId`: `{ callId, stored, messages: [{ at, src,
  * dst, transport, firstLine, method?, status?, cseq, bytes, truncated?,
- * raw }] }`, by capture time then arrival; at most MAX_SHOWN of `stored`.
+ * raw }], logs }`, by capture time then arrival; at most MAX_SHOWN of
+ * `stored`; `raw` as text, or as a Buffer with `bytes`; `logs`, the
+ * call's documents in `logsCollection` (call_logs) when given.
  * @param {import('mongodb').Collection} collection
  */
-async function ladderOf (collection, callId, logsCollection = null) {
+async function ladderOf (collection, callId, logsCollection = null, { bytes = false } = {}) {
   const stored = await collection.countDocuments({ callId })
-  const messages = await inOrder(collection, callId)
+  const messages = await inOrder(collection, callId, bytes)
   const logs = logsCollection ? await inOrder(logsCollection, callId) : []
   return { callId, stored, messages, logs }
 }
 
-// A call's documents by capture time then arrival, without what the call says already.
-async function inOrder (collection, callId) {
+// A call's documents by capture time then arrival, without what the call
+// says already; a message's raw text as text, or as its bytes (`bytes`).
+async function inOrder (collection, callId, bytes = false) {
   const docs = await collection.find({ callId }, { sort: { at: 1, _id: 1 }, limit: MAX_SHOWN }).toArray()
-  return docs.map(({ _id, callId: _, receivedAt, ...doc }) => doc)
+  const raw = bytes ? (value) => Buffer.from(value.buffer || value) : rawText
+  return docs.map(({ _id, callId: _, receivedAt, ...doc }) => doc.raw === undefined ? doc : { ...doc, raw: raw(doc.raw) })
 }
 
 /** The ladder as a table: `+TIME  FROM -> TO  FIRST LINE`; then the agents' logs and reports of the call. */

@@ -172,7 +172,7 @@ async function callText (db, callId, { collections }) {
 
 /** The call's messages as a pcap file (sip-pcap.js), or null. */
 async function callPcap (db, callId, { collections }) {
-  const { messages } = await ladderOf(db.collection(collections.messages), callId || '')
+  const { messages } = await ladderOf(db.collection(collections.messages), callId || '', null, { bytes: true })
   return messages.length === 0 ? null : sipPcap(messages)
 }
 

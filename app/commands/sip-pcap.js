@@ -12,7 +12,7 @@ const LINKTYPE_ETHERNET = 1
 const SNAPLEN = 262144
 
 /**
- * @param {Array<{ at: Date, src: string, dst: string, raw: string }>} messages as sip_messages holds them
+ * @param {Array<{ at: Date, src: string, dst: string, raw: Buffer|string }>} messages as sip_messages holds them (the bytes as sent)
  * @returns {Buffer}
  */
 function sipPcap (messages) {
@@ -29,7 +29,7 @@ function frameOf ({ at, src, dst, raw }) {
   const from = addressOf(src)
   const to = addressOf(dst)
   if (!from || !to || from.v6 !== to.v6) return null
-  const payload = Buffer.from(raw, 'utf8')
+  const payload = Buffer.isBuffer(raw) ? raw : Buffer.from(raw, 'utf8')
   const udp = Buffer.alloc(8)
   udp.writeUInt16BE(from.port, 0)
   udp.writeUInt16BE(to.port, 2)

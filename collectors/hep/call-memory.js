@@ -32,14 +32,17 @@ class CopyWindow {
   isCopy (fingerprint, at, now = Date.now()) {
     if (this.windowMs <= 0) return false
     if (now - this.rotatedAt >= this.span || this.current.size >= this.half) this.rotate(now)
-    const older = this.previous.get(fingerprint)
-    let times = this.current.get(fingerprint)
-    if (isNear(times, at, this.windowMs) || isNear(older, at, this.windowMs)) return true
-    // The capture times of one packet's bytes: its retransmissions'
-    // (a copy of the first may come after the second), the last few.
-    if (times === undefined) this.current.set(fingerprint, (times = []))
-    if (times.length === MAX_TIMES) times.shift()
-    times.push(at)
+    const times = this.current.get(fingerprint)
+    if (isNear(times, at, this.windowMs) || isNear(this.previous.get(fingerprint), at, this.windowMs)) return true
+    // The capture times of one packet's bytes: a number, the usual case, or
+    // the last few when it was sent again (a copy of the first may come
+    // after the second).
+    if (times === undefined) this.current.set(fingerprint, at)
+    else if (typeof times === 'number') this.current.set(fingerprint, [times, at])
+    else {
+      if (times.length === MAX_TIMES) times.shift()
+      times.push(at)
+    }
     return false
   }
 
@@ -57,6 +60,7 @@ const MAX_TIMES = 8
 
 function isNear (times, at, windowMs) {
   if (times === undefined) return false
+  if (typeof times === 'number') return Math.abs(at - times) <= windowMs
   for (const time of times) if (Math.abs(at - time) <= windowMs) return true
   return false
 }

@@ -123,7 +123,7 @@ test('sngrep replaying a doubled capture of SIPp calls (rejected, cancelled, ans
   const byCall = (list, callId) => list.filter((m) => m.callId === callId)
   for (const callId of callIds) assert.deepEqual(byCall(stored, callId).map(read), byCall(oracle, callId), `${callId}: its messages once, as tshark reads them`)
   assert.equal(stored.length, oracle.length)
-  assert.ok(stored.every((m) => m.transport === 'udp' && Buffer.byteLength(m.raw) === m.bytes && m.raw.startsWith(m.firstLine)))
+  assert.ok(stored.every((m) => m.transport === 'udp' && m.raw.buffer.length === m.bytes && m.raw.toString().startsWith(m.firstLine)))
 
   const docs = new Map((await db.collection('calls').find().toArray()).map((doc) => [doc.callee.user, doc]))
   for (const doc of docs.values()) assert.equal(doc.duplicates, byCall(oracle, doc.callId).length, `${doc.callId}: every copy counted once`)
