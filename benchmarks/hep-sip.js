@@ -29,8 +29,10 @@ const args = minimist(process.argv.slice(2), { default: { calls: 4000, rate: 500
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const PER_CALL = 5
 
-if (process.argv[2] === '--sender') sender()
-else main().catch((err) => { console.error(err); process.exit(1) })
+if (require.main === module) {
+  if (process.argv[2] === '--sender') sender()
+  else main().catch((err) => { console.error(err); process.exit(1) })
+}
 
 function sdp (ip, port) {
   return ['v=0', `o=user1 53655765 2353687637 IN IP4 ${ip}`, 's=-', `c=IN IP4 ${ip}`, 't=0 0', `m=audio ${port} RTP/AVP 0 8 101`, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:8 PCMA/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', ''].join('\r\n')
@@ -168,3 +170,5 @@ async function main () {
   console.log(`median: this tree ${summary.branch.storedPerSec}/s vs base ${summary.base.storedPerSec}/s (ratio ${summary.storedRatio}); CPU per packet: workers ${summary.branch.workersUs} vs ${summary.base.workersUs} µs (ratio ${summary.workersCpuRatio}), master ${summary.branch.masterUs} vs ${summary.base.masterUs} µs (ratio ${summary.masterCpuRatio})`)
   console.log(JSON.stringify({ bench: 'hep-sip', node: process.version, args: { calls: args.calls, rate: args.rate, rounds: args.rounds }, results, summary }))
 }
+
+module.exports = { callMessages } // the call, for a size estimate (docs/hep.md)
