@@ -101,6 +101,7 @@ async function run (argv, { env = process.env, out = process.stdout, err = proce
   if (!NAME_PATTERN.test(name)) throw usageError(`NAME ${JSON.stringify(name)}: must be letters, digits, ".", "_" and "-", starting with a letter or digit`)
   const config = parseFlags(named ? argv.slice(1) : argv, env)
   if (config.help) return printHelp(out)
+  timeWindow(config) // its mistakes before any connection
 
   const uri = config.mongoUri || env.MONGODB_URI || LOCAL_URI
   if (uri === LOCAL_URI && !await pingMongo(LOCAL_URI)) {
@@ -183,10 +184,15 @@ const SIP_COLUMNS = [
   { key: 'sip', title: 'SIP', align: 'left' }
 ]
 
-// --from/--to, else --since: epoch ms.
+// --from/--to, else --since: epoch ms. --to alone, or before --from, is a usage mistake.
 function timeWindow ({ since, from, to }) {
-  if (from === undefined) return { since: Date.now() - since, until: Date.now() }
-  return { since: Date.parse(from), until: to === undefined ? Date.now() : Date.parse(to), explicit: true }
+  if (from === undefined) {
+    if (to !== undefined) throw usageError('--to: needs --from (the window is --from TIME [--to TIME], or --since) (see collector calls --help)')
+    return { since: Date.now() - since, until: Date.now() }
+  }
+  const window = { since: Date.parse(from), until: to === undefined ? Date.now() : Date.parse(to), explicit: true }
+  if (window.until < window.since) throw usageError(`--to: ${to} is before --from ${from} (see collector calls --help)`)
+  return window
 }
 
 function timeProblem (text) {
