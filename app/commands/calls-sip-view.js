@@ -10,7 +10,7 @@
 // a sender chose goes through `escape`.
 
 const { listCalls } = require('./calls-list')
-const { ladderOf } = require('./calls-ladder')
+const { ladderOf, legsOf } = require('./calls-ladder')
 const { sipPcap } = require('./sip-pcap')
 const { BAND_ORDER } = require('./calls-read')
 const { OUTCOMES } = require('../../collectors/hep/calls')
@@ -100,7 +100,8 @@ async function callPage (db, callId, { collections, escape }) {
   const missing = { status: 404, title: 'No such call', parts: [`<p>No SIP call ${escape(callId || '')}. <a href="/sip">Find a call</a></p>`] }
   if (!callId || callId.length > MAX_TEXT) return missing
   const report = await listCalls(db, { callId, since: 0, limit: 1, collections })
-  const ladder = await ladderOf(db.collection(collections.messages), callId, collections.logs ? db.collection(collections.logs) : null)
+  const legs = await legsOf(db.collection(collections.calls), callId)
+  const ladder = await ladderOf(db.collection(collections.messages), callId, collections.logs ? db.collection(collections.logs) : null, { legs })
   const shown = report.shown.find((s) => s.outcome)
   if (!shown && ladder.stored === 0 && ladder.logs.length === 0) return missing
   const streams = await db.collection(collections.streams).find({ $or: [{ 'from.callId': callId }, { 'to.callId': callId }] }, { projection: { _id: 1, 'from.ID': 1, 'to.ID': 1 } }).toArray()
@@ -111,12 +112,13 @@ async function callPage (db, callId, { collections, escape }) {
     parts: [
       `<h1>Call ${escape(callId)}</h1><p><a href="/sip">Find a call</a> · export: <a id="export-text" href="/sip/call.txt?id=${id}">text</a> · <a id="export-pcap" href="/sip/call.pcap?id=${id}">pcap</a></p>`,
       shown ? outcomeList(shown.outcome, escape) : '',
+      legs.length > 1 ? `<p id="legs">One conversation of ${legs.length} legs (bridged by a B2BUA), drawn together below: ${legs.map((leg, i) => leg === callId ? `${i + 1}. ${escape(leg)} (this one)` : `${i + 1}. <a href="/sip/call?id=${encodeURIComponent(leg)}">${escape(leg)}</a>`).join(' · ')}</p>` : '',
       `<h2>Media</h2><p id="media">${streams.length ? streams.map((s) => `<a href="/call?id=${s._id}">${escape(s.from && s.from.ID)} – ${escape(s.to && s.to.ID)}</a> (quality per minute)`).join(' · ') : 'none reported (no RTCP with this Call-ID)'}</p>`,
       `<h2>SIP ladder</h2><p>${ladder.stored} messages stored${ladder.stored > ladder.messages.length ? `, the first ${ladder.messages.length} drawn` : ''}.</p>`,
-      ladderSvg(ladder.messages, escape),
+      ladderSvg(ladder.messages, escape, legs),
       ladder.logs.length ? `<h2>What agents logged or reported</h2><table id="logs">${ladder.logs.map((l) => `<tr><td class="l">${escape(new Date(l.at).toISOString())}</td><td class="l">${escape(l.kind)}</td><td class="l">${escape(l.node || l.src || '-')}</td><td class="l"><pre>${escape(l.text)}</pre></td></tr>`).join('')}</table>` : '',
       '<h2>Messages</h2>',
-      ladder.messages.map((m, i) => `<h3 id="m${i + 1}">${i + 1}. ${escape(m.src)} → ${escape(m.dst)} ${escape(new Date(m.at).toISOString())}</h3><pre>${escape(m.raw)}${m.truncated ? '\n[cut at the stored size]' : ''}</pre>`).join('\n')
+      ladder.messages.map((m, i) => `<h3 id="m${i + 1}">${i + 1}. ${m.leg === undefined ? '' : `[leg ${legs.indexOf(m.leg) + 1}] `}${escape(m.src)} → ${escape(m.dst)} ${escape(new Date(m.at).toISOString())}</h3><pre>${escape(m.raw)}${m.truncated ? '\n[cut at the stored size]' : ''}</pre>`).join('\n')
     ]
   }
 }
@@ -138,7 +140,7 @@ function outcomeList (o, escape) {
  * one arrow per message in capture order, its time from the first and its
  * first line, each a link to the message's text below (#m<n>).
  */
-function ladderSvg (messages, escape) {
+function ladderSvg (messages, escape, legs = []) {
   if (messages.length === 0) return '<p>No SIP messages stored.</p>'
   const columns = []
   for (const m of messages) for (const end of [m.src, m.dst]) if (!columns.includes(end)) columns.push(end)
@@ -151,7 +153,8 @@ function ladderSvg (messages, escape) {
   const arrows = messages.map((m, i) => {
     const y = 60 + ROW * i
     const [from, to] = [x(m.src), x(m.dst)]
-    const label = m.firstLine.length > 48 ? `${m.firstLine.slice(0, 47)}…` : m.firstLine
+    const line = m.leg === undefined ? m.firstLine : `[${legs.indexOf(m.leg) + 1}] ${m.firstLine}`
+    const label = line.length > 48 ? `${line.slice(0, 47)}…` : line
     const color = m.method ? '#1f77b4' : (m.status >= 300 ? '#d62728' : '#2ca02c')
     const mid = (from + to) / 2
     return `<a href="#m${i + 1}"><g class="message"><title>${escape(m.firstLine)}</title>` +

@@ -3,7 +3,7 @@
 const { MongoClient } = require('mongodb')
 const { BAND_ORDER, worstCalls, callsByMinute } = require('./calls-read')
 const { listCalls } = require('./calls-list')
-const { ladderOf, printLadder, SIP_MESSAGES, CALL_LOGS } = require('./calls-ladder')
+const { ladderOf, legsOf, printLadder, SIP_MESSAGES, CALL_LOGS } = require('./calls-ladder')
 const { pingMongo, resolveDatabase, uriDatabase } = require('../../lib/mongo/resolve-mongo')
 const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
 const { NAME_PATTERN } = require('../../lib/master/options')
@@ -159,7 +159,8 @@ function printHelp (out) {
 async function printCalls (db, config, { out, err }) {
   const window = timeWindow(config)
   const report = await listCalls(db, { ...config, ...window, limit: config.worst, collections: { calls: CALLS, streams: STREAMS } })
-  const ladder = config.callId !== undefined ? await ladderOf(db.collection(SIP_MESSAGES), config.callId, db.collection(CALL_LOGS)) : null
+  const legs = config.callId !== undefined ? await legsOf(db.collection(CALLS), config.callId) : null
+  const ladder = legs ? await ladderOf(db.collection(SIP_MESSAGES), config.callId, db.collection(CALL_LOGS), { legs }) : null
   const where = report.sipTotal > 0 ? `${db.databaseName}.${CALLS} and ${STREAMS}` : `${db.databaseName}.${STREAMS}`
   const footer = footerLine(report, { since: config.since, window, where, order: config.order })
   if (config.json) {
@@ -318,7 +319,7 @@ function jsonLine ({ doc, analytics, outcome, streams }, ladder) {
     ...(doc ? { _id: String(doc._id) } : {}),
     ...(callId ? { callId } : {}),
     ...(outcome ? { caller, callee, sip } : {}),
-    ...(ladder && outcome && ladder.callId === callId ? { messages: ladder.messages, messagesShown: ladder.messages.length, messagesStored: ladder.stored, logs: ladder.logs } : {}),
+    ...(ladder && outcome && ladder.callId === callId ? { legs: ladder.legs, messages: ladder.messages, messagesShown: ladder.messages.length, messagesStored: ladder.stored, logs: ladder.logs } : {}),
     ...(doc
       ? { pairKey: doc.pairKey, active: doc.active, from: side(doc.from), to: side(doc.to), startTime: doc.startTime, endTime: doc.endTime, endedAt: doc.endedAt, endReason: doc.endReason }
       : {}),

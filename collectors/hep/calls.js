@@ -10,8 +10,10 @@
 // `cancelledAt` (the first CANCEL); `final`, the final response to the
 // latest INVITE transaction as CSeq × 1000 + status; `callerTag` and
 // `byeFromTag` (equal: the caller hung up); `firstSeen`, `lastSeen`;
-// `duplicates` (copies of a SIP message stored once, collectors/hep/copies.js)
-// and `overCap` (messages past the per-call cap, not stored).
+// `duplicates` (copies of a SIP message stored once, collectors/hep/call-memory.js)
+// and `overCap` (messages past the per-call cap, not stored); `linkedId`,
+// the Call-ID of the leg a B2BUA bridged this one to (a correlation header
+// of the initial INVITE, or its HEP correlation id: sip.js, hep-records.js).
 // Every field is written with an operator whose result does not depend on
 // order or repetition ($min of a time, $max of a time or of the encoded
 // final response, $set of a value every copy of the message carries), so
@@ -29,6 +31,7 @@
  * - a CANCEL: `cancelledAt`;
  * - a BYE: `endedAt`, and the From tag of who sent it (`byeFromTag`: the
  *   caller's tag means the caller hung up);
+ * - an initial INVITE naming another leg (`sip.linkedId`): `linkedId`;
  * - any message: `firstSeen`, `lastSeen`.
  */
 function callUpdateOf (sip, at) {
@@ -39,6 +42,7 @@ function callUpdateOf (sip, at) {
     update.set.caller = { user: sip.from.user, host: sip.from.host }
     update.set.callee = { user: sip.to.user, host: sip.to.host }
     if (sip.from.tag) update.set.callerTag = sip.from.tag
+    if (sip.linkedId && sip.linkedId !== sip.callId) update.set.linkedId = sip.linkedId
   } else if (sip.status >= 180 && sip.cseq.method === 'INVITE') {
     if (sip.status < 300) update.min.ringingAt = time
     if (sip.status >= 200) update.max.final = sip.cseq.seq * 1000 + sip.status

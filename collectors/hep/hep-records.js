@@ -53,9 +53,11 @@ function hepRecordOf (data, settings, receivedAt) {
   if (payload === undefined || payload.length === 0) return refusal('hep-missing-payload')
   const at = captureTime(packet) ?? receivedAt.getTime()
   if (type === 1) {
-    const sip = parseSip(payload)
+    const sip = parseSip(payload, correlationHeadersOf(settings))
     if (sip === TOO_LONG) return refusal('hep-sip-too-long')
     if (!sip) return refusal('hep-sip')
+    // The agent's correlation id on SIP names the bridged leg when no header does.
+    if (!sip.linkedId && packet.correlationId && packet.correlationId !== sip.callId && packet.correlationId.length <= 1024) sip.linkedId = packet.correlationId
     return { type: PROTOCOL_TYPES[type], call: callUpdateOf(sip, at), message: sipMessageOf(packet, sip, payload, at), at, copy: copyKey(packet, payload) }
   }
   if (type !== 5) {
@@ -69,6 +71,14 @@ function hepRecordOf (data, settings, receivedAt) {
 
 function copyKey (packet, payload) {
   return `${packet.protocolType} ${packet.srcIp}:${packet.srcPort} ${packet.dstIp}:${packet.dstPort} ${hash('sha1', payload, 'base64')}`
+}
+
+const correlationHeaders = new WeakMap() // settings → the correlation headers' names, lower-cased, read once
+
+function correlationHeadersOf (settings) {
+  let names = correlationHeaders.get(settings)
+  if (!names) correlationHeaders.set(settings, (names = (settings.hepCorrelationHeaders || []).map((name) => name.trim().toLowerCase()).filter(Boolean)))
+  return names
 }
 
 function authCheckOf (settings) {

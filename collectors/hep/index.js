@@ -40,6 +40,7 @@ module.exports = defineCollector({
     ...rtcp.Collector.settings.worker,
     hepPasswordFile: { type: 'path', group: 'HEP', validate: authKeyFileProblem, description: 'file holding the HEP auth key (chunk 0x0e) agents must send: packets without it or with another are dropped (dropped.hep-auth); also COLLECTOR_HEP_PASSWORD; never on the command line' },
     hepCopyWindow: { type: 'duration', default: 200, range: [0, 400], group: 'HEP', description: 'a packet with the bytes and addresses of one captured this close to it (capture times) is a copy: stored once, counted in duplicates (0: none is); under SIP\'s 500 ms retransmission interval, so a retransmission is kept' },
+    hepCorrelationHeaders: { type: 'list', default: ['X-CID', 'X-Call-ID', 'X-Orig-Call-ID'], group: 'HEP', description: 'headers of an initial INVITE naming the Call-ID of the leg a B2BUA bridged it to, first found kept (linkedId): legs shown as one conversation; the HEP correlation id on SIP counts when none is there' },
     hepMessagesPerCall: { type: 'integer', default: 1000, range: [1, 1000000], group: 'HEP', description: 'SIP messages stored per call (per worker memory of the call); past it the call counts them in overCap' },
     callsCollection: { flag: false, type: 'string', default: CALLS, group: 'Storage', description: 'collection of the SIP calls' },
     sipMessagesCollection: { flag: false, type: 'string', default: SIP_MESSAGES, group: 'Storage', description: 'collection of the SIP messages' },
@@ -70,7 +71,7 @@ module.exports = defineCollector({
       collection: CALLS,
       key: 'callId',
       fromSettings: { collection: 'callsCollection' },
-      indexes: [{ key: { callId: 1 }, unique: true }, { key: { invitedAt: 1 } }, { key: { lastSeen: 1 } }, { key: { 'caller.user': 1, invitedAt: 1 } }, { key: { 'callee.user': 1, invitedAt: 1 } }],
+      indexes: [{ key: { callId: 1 }, unique: true }, { key: { invitedAt: 1 } }, { key: { lastSeen: 1 } }, { key: { 'caller.user': 1, invitedAt: 1 } }, { key: { 'callee.user': 1, invitedAt: 1 } }, { key: { linkedId: 1 } }],
       // Retention by the arrival of the call's last SIP message (capture
       // times, firstSeen/lastSeen, are the agent's clock: a replayed capture's are old).
       expireBy: 'lastReceivedAt',

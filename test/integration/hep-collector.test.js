@@ -314,6 +314,38 @@ test('log lines (HEP type 100) and vq-rtcpxr reports (type 35) are stored with t
   assert.match(out, /vq-rtcpxr\s+test-agent\s+VQSessionReport: CallTerm\\r\\nCallID:/, 'a report\'s line ends escaped for the terminal')
 })
 
+test('legs a B2BUA bridges (an X-CID header, or the HEP correlation id) are shown as one conversation: its legs and their messages in capture order', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const alice = '<sip:alice@a.example.com>;tag=a1'
+  const bob = '<sip:bob@b.example.com>'
+  const leg = (callId, at, extra = [], correlation) => HEPjs.encapsulate(sipMessage('INVITE sip:bob@b.example.com SIP/2.0', { callId, from: alice, to: bob, cseq: '1 INVITE' }).replace('Content-Length: 0', [...extra, 'Content-Length: 0'].join('\r\n')), rcinfo(1, { at, correlation }))
+  const packets = [
+    leg('leg-a@pbx', T0),
+    leg('leg-b@pbx', T0 + 20, ['X-CID: leg-a@pbx']),
+    leg('leg-c@pbx', T0 + 40, [], 'leg-a@pbx'),
+    leg('alone@pbx', T0 + 60)
+  ]
+  await sendUdp(t, port, packets)
+  await waitFor(() => collector.summary().processed === packets.length)
+  await collector.stop()
+  const linked = Object.fromEntries((await db.collection('calls').find().toArray()).map((doc) => [doc.callId, doc.linkedId || null]))
+  assert.deepEqual(linked, { 'leg-a@pbx': null, 'leg-b@pbx': 'leg-a@pbx', 'leg-c@pbx': 'leg-a@pbx', 'alone@pbx': null })
+  const { uri } = await getTestMongo()
+  const callsOf = async (...argv) => {
+    let out = ''
+    await callsCommand.run([...argv, '--since', '1d', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
+    return out
+  }
+  for (const callId of ['leg-a@pbx', 'leg-b@pbx', 'leg-c@pbx']) {
+    const [line] = (await callsOf('--call-id', callId, '--json')).trim().split('\n').map((text) => JSON.parse(text))
+    assert.deepEqual(line.legs, ['leg-a@pbx', 'leg-b@pbx', 'leg-c@pbx'], `${callId}: one conversation, whichever leg is asked for`)
+    assert.deepEqual(line.messages.map((m) => m.leg), ['leg-a@pbx', 'leg-b@pbx', 'leg-c@pbx'], 'their messages in capture order')
+  }
+  const [alone] = (await callsOf('--call-id', 'alone@pbx', '--json')).trim().split('\n').map((text) => JSON.parse(text))
+  assert.deepEqual(alone.legs, ['alone@pbx'])
+  assert.match(await callsOf('--call-id', 'leg-b@pbx'), /SIP messages of its conversation, 3 legs \(LEG: 1 leg-a@pbx, 2 leg-b@pbx, 3 leg-c@pbx\)/)
+})
+
 test('TCP: packets framed by their own length, split anywhere, arrive whole', async (t) => {
   const { collector, db, port } = await startTestCollector(t, hep, ['--protocol', 'tcp_server'])
   const callId = 'call-tcp@a.example.com'
