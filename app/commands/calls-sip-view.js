@@ -19,6 +19,7 @@ const ORDERS = ['verdict', 'time']
 const MAX_TEXT = 1024 // a query value longer than a stored Call-ID can be finds nothing
 const COLUMN = 260 // px between the ladder's columns
 const ROW = 30 // px between its arrows
+const MAX_STREAMS = 8 // a call's streams drawn on its page (one per pair of SSRCs: re-INVITEs, forks)
 
 /**
  * The search page: `{ status, title, parts }` (calls-view.js frames them).
@@ -96,7 +97,7 @@ function resultTable (rows, escape) {
 /**
  * One call's page: `{ status, title, parts }`; 404 when no call has that Call-ID.
  */
-async function callPage (db, callId, { collections, escape }) {
+async function callPage (db, callId, { collections, escape, media = null }) {
   const missing = { status: 404, title: 'No such call', parts: [`<p>No SIP call ${escape(callId || '')}. <a href="/sip">Find a call</a></p>`] }
   if (!callId || callId.length > MAX_TEXT) return missing
   const report = await listCalls(db, { callId, since: 0, limit: 1, collections })
@@ -104,7 +105,7 @@ async function callPage (db, callId, { collections, escape }) {
   const ladder = await ladderOf(db.collection(collections.messages), callId, collections.logs ? db.collection(collections.logs) : null, { legs })
   const shown = report.shown.find((s) => s.outcome)
   if (!shown && ladder.stored === 0 && ladder.logs.length === 0) return missing
-  const streams = await db.collection(collections.streams).find({ $or: [{ 'from.callId': callId }, { 'to.callId': callId }] }, { projection: { _id: 1, 'from.ID': 1, 'to.ID': 1 } }).toArray()
+  const streams = await db.collection(collections.streams).find({ $or: [{ 'from.callId': callId }, { 'to.callId': callId }] }, { limit: MAX_STREAMS }).toArray()
   const id = encodeURIComponent(callId)
   return {
     status: 200,
@@ -113,7 +114,8 @@ async function callPage (db, callId, { collections, escape }) {
       `<h1>Call ${escape(callId)}</h1><p><a href="/sip">Find a call</a> · export: <a id="export-text" href="/sip/call.txt?id=${id}">text</a> · <a id="export-pcap" href="/sip/call.pcap?id=${id}">pcap</a></p>`,
       shown ? outcomeList(shown.outcome, escape) : '',
       legs.length > 1 ? `<p id="legs">One conversation of ${legs.length} legs (bridged by a B2BUA), drawn together below: ${legs.map((leg, i) => leg === callId ? `${i + 1}. ${escape(leg)} (this one)` : `${i + 1}. <a href="/sip/call?id=${encodeURIComponent(leg)}">${escape(leg)}</a>`).join(' · ')}</p>` : '',
-      `<h2>Media</h2><p id="media">${streams.length ? streams.map((s) => `<a href="/call?id=${s._id}">${escape(s.from && s.from.ID)} – ${escape(s.to && s.to.ID)}</a> (quality per minute)`).join(' · ') : 'none reported (no RTCP with this Call-ID)'}</p>`,
+      `<h2>Media</h2><p id="media">${streams.length ? streams.map((s) => `<a href="/call?id=${s._id}">${escape(s.from && s.from.ID)} – ${escape(s.to && s.to.ID)}</a>`).join(' · ') : 'none reported (no RTCP with this Call-ID)'}</p>`,
+      ...(media ? streams.flatMap((s, i) => [`<h3>Stream ${i + 1}: ${escape(s.from && s.from.ID)} – ${escape(s.to && s.to.ID)}, per direction</h3>`, ...media(s, i + 1)]) : []),
       `<h2>SIP ladder</h2><p>${ladder.stored} messages stored${ladder.stored > ladder.messages.length ? `, the first ${ladder.messages.length} drawn` : ''}.</p>`,
       ladderSvg(ladder.messages, escape, legs),
       ladder.logs.length ? `<h2>What agents logged or reported</h2><table id="logs">${ladder.logs.map((l) => `<tr><td class="l">${escape(new Date(l.at).toISOString())}</td><td class="l">${escape(l.kind)}</td><td class="l">${escape(l.node || l.src || '-')}</td><td class="l"><pre>${escape(l.text)}</pre></td></tr>`).join('')}</table>` : '',

@@ -76,7 +76,7 @@ class CallsViewServer extends MetricsServer {
 
   // The SIP pages (calls-sip-view.js), framed as the others.
   async sipRoute (path, query, res) {
-    const options = { since: this.since, worst: this.worst, maxRead: this.limit, collections: this.collections, escape, table: this.table }
+    const options = { since: this.since, worst: this.worst, maxRead: this.limit, collections: this.collections, escape, table: this.table, media: (doc, n) => mediaParts(doc, `-${n}`) }
     if (path === '/sip' || path === '/sip/call') {
       const { status, title, parts } = path === '/sip' ? await sipView.searchPage(this.db, query, options) : await sipView.callPage(this.db, query.get('id'), options)
       return reply(res, status, HTML, pageOf(title, parts))
@@ -97,8 +97,11 @@ class CallsViewServer extends MetricsServer {
     const first = (page - 1) * this.worst
     const ranked = read.calls.slice().sort(byWorst)
     const shown = await readWhole(this.streams, ranked.slice(first, first + this.worst))
-    const rows = shown.map(({ doc, analytics }) => ({ id: String(doc._id), cells: this.table.row(doc, analytics) }))
-    const parts = ['<h1>Calls</h1>', this.db ? '<p><a id="find" href="/sip">Find a call (SIP: Call-ID, number, outcome)</a></p>' : '', summary(read, { window: this.since, before, first, shown: rows.length }), worstTable(this.table.columns, rows), pager(read, { page, before, more: first + this.worst < read.calls.length })]
+    // With the SIP pages, a call's Call-ID links to its SIP call.
+    const callIdOf = (doc) => (doc.from && doc.from.callId) || (doc.to && doc.to.callId) || null
+    const rows = shown.map(({ doc, analytics }) => ({ id: String(doc._id), cells: { ...this.table.row(doc, analytics), sipCall: this.db ? callIdOf(doc) : null } }))
+    const columns = this.db ? [...this.table.columns, { key: 'sipCall', title: 'CALL-ID', align: 'left' }] : this.table.columns
+    const parts = ['<h1>Calls</h1>', this.db ? '<p><a id="find" href="/sip">Find a call (SIP: Call-ID, number, outcome)</a></p>' : '', summary(read, { window: this.since, before, first, shown: rows.length }), worstTable(columns, rows), pager(read, { page, before, more: first + this.worst < read.calls.length })]
     if (before === null) parts.push(...await this.chart(read))
     return pageOf('Calls', parts)
   }
@@ -133,17 +136,27 @@ class CallsViewServer extends MetricsServer {
   async callPage (id, res) {
     const doc = ObjectId.isValid(id || '') ? await this.streams.findOne({ _id: new ObjectId(id) }) : null
     if (!doc) return reply(res, 404, HTML, pageOf('No such call', [`<p>No call ${escape(id || '')}. <a href="/">All calls</a></p>`]))
-    const a = callAnalytics(doc)
-    const sides = [['from', doc.from], ['to', doc.to]].filter(([, side]) => side && side.quality && side.quality.minutes)
-    const series = (name, read) => sides.map(([label, side]) => ({ label: `${label} ${side.ID}`, points: minuteSeries(side.quality.minutes, read) }))
     return reply(res, 200, HTML, pageOf(`Call ${doc.from.ID} – ${doc.to.ID}`, [
       `<h1>Call ${escape(doc.from.ID)} – ${escape(doc.to.ID)}</h1><p><a href="/">All calls</a></p>`,
-      `<p id="verdict">MOS ${fmt(a.mos, 2)} (${a.band}); worst 10 s ${fmt(a.worstWindow && a.worstWindow.mos, 2)}; worst report ${fmt(a.mosMin, 2)}</p>`,
-      '<h2>MOS per minute (average)</h2>', lineChart('mos', series('mos', (b) => b.reports > 0 ? b.mosSum / b.reports : null), { min: 1, max: 4.5 }),
-      '<h2>Loss per minute (highest, %)</h2>', lineChart('loss', series('loss', (b) => b.lossMax * 100), { min: 0 }),
-      '<h2>Jitter per minute (highest, ms)</h2>', lineChart('jitter', series('jitter', (b) => b.jitterMsMax), { min: 0 })
+      ...mediaParts(doc)
     ]))
   }
+}
+
+/**
+ * One stream's verdict and its MOS, loss and jitter per minute, a line per
+ * side; `suffix` tells the charts of several streams on one page apart.
+ */
+function mediaParts (doc, suffix = '') {
+  const a = callAnalytics(doc)
+  const sides = [['from', doc.from], ['to', doc.to]].filter(([, side]) => side && side.quality && side.quality.minutes)
+  const series = (read) => sides.map(([label, side]) => ({ label: `${label} ${side.ID}`, points: minuteSeries(side.quality.minutes, read) }))
+  return [
+    `<p id="verdict${suffix}">MOS ${fmt(a.mos, 2)} (${a.band}); worst 10 s ${fmt(a.worstWindow && a.worstWindow.mos, 2)}; worst report ${fmt(a.mosMin, 2)}</p>`,
+    '<h2>MOS per minute (average)</h2>', lineChart(`mos${suffix}`, series((b) => b.reports > 0 ? b.mosSum / b.reports : null), { min: 1, max: 4.5 }),
+    '<h2>Loss per minute (highest, %)</h2>', lineChart(`loss${suffix}`, series((b) => b.lossMax * 100), { min: 0 }),
+    '<h2>Jitter per minute (highest, ms)</h2>', lineChart(`jitter${suffix}`, series((b) => b.jitterMsMax), { min: 0 })
+  ]
 }
 
 function pageOf (title, parts) {
@@ -179,7 +192,8 @@ function worstTable (columns, rows) {
   const head = columns.map((c) => `<th class="${c.align === 'left' ? 'l' : ''}">${escape(c.title)}</th>`).join('')
   const body = rows.map(({ id, cells }) => '<tr>' + columns.map((c, i) => {
     const text = escape(cells[c.key] === null || cells[c.key] === undefined ? '-' : String(cells[c.key]))
-    const content = i === 0 ? `<a href="/call?id=${encodeURIComponent(id)}">${text}</a>` : text
+    const sipLink = c.key === 'sipCall' && cells.sipCall
+    const content = i === 0 ? `<a href="/call?id=${encodeURIComponent(id)}">${text}</a>` : sipLink ? `<a class="sip" href="/sip/call?id=${encodeURIComponent(cells.sipCall)}">${text}</a>` : text
     return `<td class="${c.align === 'left' ? 'l' : ''}${c.key === 'band' ? ' ' + text : ''}">${content}</td>`
   }).join('') + '</tr>').join('\n')
   return `<table id="worst"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`

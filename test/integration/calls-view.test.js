@@ -139,7 +139,13 @@ function sipPackets (T0) {
   const dialog = (callId, callee, steps) => steps.map(([line, cseq, offset, back, tagged]) => packet([line, 'Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK1',
     'From: <sip:alice@a.example.com>;tag=a1', `To: <sip:${callee}@b.example.com>${tagged ? ';tag=b1' : ''}`, `Call-ID: ${callId}`, `CSeq: ${cseq}`,
     'X-Note: <img src=x onerror=alert(1)>', 'Content-Length: 0'], T0 + offset, back))
+  const rtcp = (ssrc, peer, seq, lost, at, back) => HEPjs.encapsulate(JSON.stringify({ ssrc, type: 201, report_count: 1, report_blocks: [{ source_ssrc: peer, highest_seq_no: seq, fraction_lost: 0, ia_jitter: 80, packets_lost: lost, lsr: 0, dlsr: 0 }] }), {
+    protocolFamily: 2, protocol: 17, srcIp: back ? '10.0.0.2' : '10.0.0.1', srcPort: back ? 40001 : 30001, dstIp: back ? '10.0.0.1' : '10.0.0.2', dstPort: back ? 30001 : 40001,
+    timeSeconds: Math.floor(at / 1000), timeUseconds: (at % 1000) * 1000, payloadType: 5, captureId: 7, correlation_id: 'answered@view'
+  })
   return [
+    // The answered call's media: a report from each end, twice.
+    rtcp(501, 502, 1000, 0, T0 + 3000), rtcp(502, 501, 1000, 0, T0 + 3100, true), rtcp(501, 502, 1250, 10, T0 + 8000), rtcp(502, 501, 1250, 5, T0 + 8100, true),
     ...dialog('answered@view', '%3Cscript%3Ealert(1)%3C/script%3E', [['INVITE sip:x@b.example.com SIP/2.0', '1 INVITE', 0], ['SIP/2.0 180 Ringing', '1 INVITE', 400, true, true],
       ['SIP/2.0 200 OK', '1 INVITE', 2000, true, true], ['ACK sip:x@b.example.com SIP/2.0', '1 ACK', 2010, false, true], ['BYE sip:x@b.example.com SIP/2.0', '2 BYE', 9000, false, true]]),
     ...dialog('rejected@view', '+4930555', [['INVITE sip:+4930555@b.example.com SIP/2.0', '1 INVITE', 20000], ['SIP/2.0 486 Busy Here', '1 INVITE', 20100, true, true],
@@ -160,6 +166,9 @@ test('collector calls --serve finds SIP calls (form, outcome filter) and draws a
   await waitFor(() => collector.summary().processed === packets.length, { what: 'every packet processed' })
   const view = await serveView(t, { ...process.env, MONGODB_URI: uri }, ['--serve', '0', '--since', '1d', '--database', db.databaseName])
 
+  const overview = await chromium(t, '--dump-dom', view.url)
+  assert.match(overview, /<a class="sip" href="\/sip\/call\?id=answered%40view">answered@view<\/a>/, 'the quality view links a stream to its SIP call')
+  assert.match(overview, /<a id="find" href="\/sip">/)
   const search = await chromium(t, '--dump-dom', `${view.url}sip`)
   assert.match(search, /<form id="search" method="get" action="\/sip">/)
   const rows = (dom) => [...dom.matchAll(/<tr><td class="l"><a href="\/sip\/call\?id=([^"]+)">/g)].map((m) => decodeURIComponent(m[1]))
@@ -177,6 +186,9 @@ test('collector calls --serve finds SIP calls (form, outcome filter) and draws a
   assert.deepEqual([...call.matchAll(/<a href="#m(\d+)">/g)].map((m) => Number(m[1])), [1, 2, 3, 4, 5], 'each arrow links to its message, in capture order')
   assert.equal((call.match(/<pre>/g) || []).length, 5)
   assert.doesNotMatch(call, /<img|<script/i, 'a sender\'s markup stays text')
+  assert.match(call, /<p id="verdict-1">MOS /, 'its media\'s verdict')
+  assert.match(call, /<svg id="loss-1"[^]*?<polyline class="loss-1"/, 'and its loss per minute, a line per direction')
+  assert.equal((call.match(/<polyline class="loss-1"/g) || []).length, 2)
   const shot = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'calls-view-sip-')), 'ladder.png')
   t.after(() => process.env.KEEP_SCREENSHOTS ? t.diagnostic(shot) : fs.rmSync(path.dirname(shot), { recursive: true, force: true }))
   await chromium(t, `--screenshot=${shot}`, '--window-size=1100,1400', page)
