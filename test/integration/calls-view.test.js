@@ -206,6 +206,16 @@ test('collector calls --serve finds SIP calls (form, outcome filter) and draws a
     [0, '10.0.0.1', 'answered@view', '1 INVITE'], [400, '10.0.0.2', 'answered@view', '1 INVITE'], [2000, '10.0.0.2', 'answered@view', '1 INVITE'],
     [2010, '10.0.0.1', 'answered@view', '1 ACK'], [9000, '10.0.0.1', 'answered@view', '2 BYE']
   ], 'tshark reads the exported call: capture times, addresses, messages')
+  // sngrep opens it too: replayed as HEP, one packet per message.
+  const listener = dgram.createSocket('udp4')
+  t.after(() => listener.close())
+  const heard = []
+  listener.on('message', (msg) => heard.push(msg))
+  await new Promise((resolve) => listener.bind(0, '127.0.0.1', resolve))
+  const sngrep = await run('sngrep', ['-N', '-q', '-I', pcap, '-H', `udp:127.0.0.1:${listener.address().port}`])
+  assert.equal(sngrep.code, 0, sngrep.stderr)
+  await waitFor(() => heard.length === 5, { what: 'sngrep\'s five HEP packets' })
+  assert.ok(heard.every((msg) => msg.subarray(0, 4).toString() === 'HEP3'))
   assert.equal(await get(`${view.url}sip/call?id=nope`), 404)
   assert.equal(await view.stop(), 0)
 })
