@@ -346,6 +346,17 @@ test('legs a B2BUA bridges (an X-CID header, or the HEP correlation id) are show
   assert.match(await callsOf('--call-id', 'leg-b@pbx'), /SIP messages of its conversation, 3 legs \(LEG: 1 leg-a@pbx, 2 leg-b@pbx, 3 leg-c@pbx\)/)
 })
 
+test('a SIP BYE ends its call\'s streams: the sweeper closes them as ended by bye, not timeout', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep, ['--bye-grace', '0', '--stream-timeout', '1d'])
+  const callId = 'bye@a.example.com'
+  const packets = callPackets(callId, { reports: 2 })
+  await sendUdp(t, port, packets)
+  await waitFor(() => collector.summary().processed === packets.length)
+  const stream = await waitFor(() => db.collection('streams').findOne({ 'from.callId': callId, active: false }), { what: 'the stream closed by the sweeper' })
+  assert.equal(stream.endReason, 'bye', 'the SIP BYE, not a quiet timeout (RTCP sent none)')
+  assert.equal(+stream.endedAt, T0 + 30000, 'at the BYE\'s capture time')
+})
+
 test('TCP: packets framed by their own length, split anywhere, arrive whole', async (t) => {
   const { collector, db, port } = await startTestCollector(t, hep, ['--protocol', 'tcp_server'])
   const callId = 'call-tcp@a.example.com'
