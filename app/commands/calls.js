@@ -53,7 +53,7 @@ const formatWindow = flagTypes.duration.format
 
 const Config = commandConfig(USAGE, {
   worst: { type: 'integer', min: 1, default: 10, description: 'how many calls to show, worst first' },
-  since: { type: 'duration', min: 1, default: '1h', description: 'calls whose last report (endTime) is this recent (30s, 15m, 2h, 1d)' },
+  since: { type: 'duration', min: 1, default: '1h', description: 'calls whose last report (endTime) or last SIP message (lastSeen) is this recent (30s, 15m, 2h, 1d)' },
   from: { type: 'string', validate: timeProblem, description: 'calls active from this time (ISO 8601, e.g. 2026-11-27T05:00Z) instead of --since' },
   to: { type: 'string', validate: timeProblem, description: 'with --from: calls active until this time (default now)' },
   callId: { type: 'string', description: 'only the call with this SIP Call-ID (hep collector), whatever its time, with its SIP ladder' },
@@ -62,10 +62,10 @@ const Config = commandConfig(USAGE, {
   band: { type: 'string', choices: BAND_ORDER, description: `only calls whose verdict is in this band (${BAND_ORDER.join(', ')})` },
   order: { type: 'string', choices: ['verdict', 'time'], default: 'verdict', description: 'verdict: worst first (no MOS last); time: newest first' },
   perMinute: { type: 'boolean', default: false, description: 'per UTC minute of the window, the calls with media by the band of their worst report that minute' },
-  serve: { type: 'port', description: 'serve the view (the worst calls, calls by band per minute, one call per minute) as HTML on this port (0: a free one) until Ctrl-C' },
+  serve: { type: 'port', description: 'serve the view (the worst calls, calls by band per minute, one call per minute; /sip: find a SIP call, its ladder, its exports) as HTML on this port (0: a free one) until Ctrl-C' },
   host: { type: 'string', default: '127.0.0.1', description: 'address of --serve (loopback unless given)' },
   webConfig: { type: 'path', description: 'TLS and basic auth of --serve, as --metrics-web-config (the Prometheus exporter toolkit\'s web config)' },
-  json: { type: 'boolean', default: false, description: 'one JSON object per call (its identifying fields and analytics, as a closed stream stores them); the footer goes to stderr' },
+  json: { type: 'boolean', default: false, description: 'one JSON object per call (its identifying fields, its SIP outcome, analytics as a closed stream stores them; with --call-id its legs, SIP messages and agents\' logs); the footer goes to stderr' },
   database: { type: 'string', description: 'database name (default: the one the URI names, else collector)' },
   mongoUri: {
     type: 'string',
