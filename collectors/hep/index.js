@@ -66,7 +66,7 @@ module.exports = defineCollector({
     return { held: { ...memory.held, copies: copies.size, calls: ledger.size }, evicted: { ...memory.evicted, copies: copies.evicted, calls: ledger.evicted } }
   },
   sinks: [
-    sinks.streams({ analytics: callAnalytics, of: (item) => item.call || item.log ? null : item }),
+    sinks.streams({ analytics: callAnalytics, of: (item) => item.call ? item.ends : item.log ? null : item }),
     sinks.updates({
       collection: CALLS,
       key: 'callId',
@@ -102,23 +102,21 @@ function callUpdate ({ call, duplicate, overCap }, receivedAt) {
   return { callId: call.callId, min: call.min, max: { ...call.max, ...max }, set: call.set, ...(overCap ? { inc: { overCap: 1 } } : {}) }
 }
 
-// A SIP record's items, always as a list (so that the documents sink
-// numbers its message document the same way whatever else comes with it):
-// a copy only counts; a message past the call's cap updates the call
-// without its document; a BYE also ends the call's streams (the SSRCs its
-// RTCP named in this worker).
+// A SIP record's item, always one (so that the documents sink keys its
+// message document by the message's key, whatever else comes with it): a
+// copy only counts; a message past the call's cap updates the call without
+// its document; a BYE also carries the ends of the call's streams (`ends`:
+// the SSRCs its RTCP named in this worker), which the streams sink takes.
 function sipItemsOf (record, { copies, ledger, messagesPerCall, counts }) {
   const callId = record.call.callId
   if (copies.isCopy(record.copy, record.at)) {
     counts.duplicates.sip++
-    return [{ call: record.call, duplicate: true }]
+    return { call: record.call, duplicate: true }
   }
-  const items = [ledger.admitMessage(callId, messagesPerCall) ? record : { call: record.call, overCap: true }]
-  if (items[0].overCap) counts.overCap++
-  if (record.message.method === 'BYE') {
-    for (const ssrc of ledger.ssrcsOf(callId)) items.push({ endID: ssrc, timestamp: new Date(record.at) })
-  }
-  return items
+  const admitted = ledger.admitMessage(callId, messagesPerCall)
+  if (!admitted) counts.overCap++
+  const ends = record.message.method === 'BYE' ? ledger.ssrcsOf(callId).map((ssrc) => ({ endID: ssrc, timestamp: new Date(record.at) })) : null
+  return admitted ? { ...record, ends } : { call: record.call, overCap: true, ends }
 }
 
 // A log line's or vq-rtcpxr report's item (none for a copy or past the call's cap).
@@ -131,7 +129,7 @@ function logItemsOf (record, { copies, ledger, messagesPerCall, counts }) {
     counts.overCap++
     return []
   }
-  return [record]
+  return record
 }
 
 // An RTCP record's stream items (none for a copy), the call's SSRCs remembered.
