@@ -26,13 +26,16 @@ const CALLS = 'calls' // the SIP calls' collection, by default
  * memory; SIP (type 1) becomes one document per call in `calls`, by
  * Call-ID, written with order-free operators only (calls.js), and one
  * document per message in `sip_messages` (sip-messages.js), at most
- * `hepMessagesPerCall` a call; a BYE ends the call's streams. Copies of one
- * capture are stored once and counted (`duplicates`, call-memory.js). What
- * carries no call data is refused by reason (hep-records.js).
+ * `hepMessagesPerCall` a call; a BYE ends the call's streams; a leg a
+ * B2BUA bridged names the other (`linkedId`). Log lines (type 100) and
+ * vq-rtcpxr reports (type 35) go to `call_logs` with the call they name
+ * (call-logs.js). Copies of one capture are stored once and counted
+ * (`duplicates`, call-memory.js). What carries no call data is refused by
+ * reason (hep-records.js).
  */
 module.exports = defineCollector({
   name: 'hep',
-  description: 'HEP3 (HOMER encapsulation) collector: SIP calls by Call-ID and their RTCP call quality from rtpengine, Kamailio, Asterisk, FreeSWITCH, heplify',
+  description: 'HEP3 (HOMER encapsulation) collector: SIP calls by Call-ID, every SIP message, and their RTCP call quality from rtpengine, Kamailio, Asterisk, FreeSWITCH, heplify',
   usage: 'collector run hep [options]',
   listen: { protocol: 'udp', port: 9060, framing: 'hep', maxFrameBytes: 65535, distribution: 'hash' },
   // The RTCP collector's settings apply to the RTCP it carries.
