@@ -10,8 +10,9 @@
 //   storedPerSec  reports / (last acknowledgement − first send)
 //   callsPerSec   storedPerSec / 2 reports per call per round of reports
 //   masterUsPerReport  the master's CPU (this process) / reports
-// Prints a table per round, the medians and HEP/RTCP ratios (target: HEP
-// stores ≥ 0.9 of RTCP's rate), then one JSON line.
+// Prints a table per round (after a warm-up round of each variant, not
+// counted), the medians and HEP/RTCP ratios (target: HEP stores ≥ 0.9 of
+// RTCP's rate), then one JSON line.
 // Usage: node benchmarks/hep-e2e.js [--reports 60000] [--rate 10000]
 //   [--calls 500] [--rounds 3]
 const os = require('node:os')
@@ -119,17 +120,23 @@ async function runOnce (variant, uri, round) {
   }
 }
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+// The middle value; with an even count, the mean of the two middle ones (not the larger).
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
 
 async function main () {
   const server = await startJavaServer({ port: 0 })
   const results = []
   try {
-    for (let round = 0; round < args.rounds; round++) {
+    // A warm-up of each variant first, not counted: the first run pays for the JIT and the server's start.
+    for (let round = -1; round < args.rounds; round++) {
       for (const variant of round % 2 ? ['hep', 'rtcp'] : ['rtcp', 'hep']) {
         const r = await runOnce(variant, server.uri, round)
-        results.push(r)
-        console.log(`round ${round} ${variant.padEnd(4)} sent ${r.sent} processed ${r.processed} dropped ${r.dropped} stored/s ${r.storedPerSec} calls/s ${r.callsPerSec} master µs/report ${r.masterUsPerReport}`)
+        if (round >= 0) results.push(r)
+        console.log(`${round < 0 ? 'warm-up' : `round ${round}`} ${variant.padEnd(4)} sent ${r.sent} processed ${r.processed} dropped ${r.dropped} stored/s ${r.storedPerSec} calls/s ${r.callsPerSec} master µs/report ${r.masterUsPerReport}`)
       }
     }
   } finally {

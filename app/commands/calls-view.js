@@ -11,6 +11,8 @@
 // (recentCalls in calls-read.js says why): `/?page=N` pages the worst of
 // the calls read, `worst` a page; `/?before=<ms>` reads the window's next
 // older calls, the cursor a page links to when the window holds more.
+// `/sip` and `/sip/call` are the SIP calls' search and call pages
+// (calls-sip-view.js: the form, the list, the ladder, the exports).
 
 const crypto = require('node:crypto')
 const { ObjectId } = require('mongodb')
@@ -18,6 +20,7 @@ const MetricsServer = require('../../lib/master/metrics-server')
 const { callAnalytics, minuteJitterMs } = require('../../collectors/rtcp/quality-analytics')
 const { flagTypes } = require('../../lib/shared/value-types')
 const { BAND_ORDER, recentCalls, readWhole, tallyMinutes, byWorst } = require('./calls-read')
+const sipView = require('./calls-sip-view')
 
 const reply = MetricsServer.reply
 const HTML = 'text/html; charset=utf-8'
@@ -26,7 +29,8 @@ const BANDS = BAND_ORDER
 const STYLE = 'body{font:14px sans-serif;margin:24px;color:#222}table{border-collapse:collapse}' +
   'td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}td.l,th.l{text-align:left}' +
   'svg text{font:11px sans-serif}.band{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}' +
-  BANDS.map((band) => `.band.${band}{background:${COLORS[band]}}`).join('')
+  BANDS.map((band) => `.band.${band}{background:${COLORS[band]}}`).join('') +
+  'form label{margin-right:10px}pre{background:#f6f6f6;padding:8px;overflow-x:auto;white-space:pre-wrap}svg .end{font-weight:bold}'
 // The one style the CSP allows: no 'unsafe-inline', and no style attributes (a hash does not cover them).
 const STYLE_SRC = `'sha256-${crypto.createHash('sha256').update(STYLE, 'utf8').digest('base64')}'`
 /** How many calls a page load reads at most (the benchmark, benchmarks/calls-view.js, measured the cost). */
@@ -43,13 +47,14 @@ class CallsViewServer extends MetricsServer {
   /**
    * @param {import('mongodb').Collection} streams
    * @param {{ host: string, port: number, webConfig?: string, since: number, worst: number, limit?: number, logger?: object,
-   *   table: { row: Function, columns: object[] } }} options
+   *   table: { row: Function, columns: object[] }, db?: import('mongodb').Db, collections?: { calls: string, streams: string, messages: string } }} options
    *   since: the window in ms; worst: rows a page; limit: calls a page load reads at most (READ_LIMIT);
-   *   table: the table of `collector calls` (its TABLE)
+   *   table: the table of `collector calls` (its TABLE); db and collections: where the SIP pages read
    */
-  constructor (streams, { host, port, webConfig, since, worst, limit = READ_LIMIT, logger, table }) {
-    super(null, { host, port, name: 'calls', webConfig, logger, contentSecurity: { 'style-src': STYLE_SRC } })
-    Object.assign(this, { streams, since, worst, limit, table })
+  constructor (streams, { host, port, webConfig, since, worst, limit = READ_LIMIT, logger, table, db = null, collections = null }) {
+    // The search form submits to the view itself (GET /sip).
+    super(null, { host, port, name: 'calls', webConfig, logger, contentSecurity: { 'style-src': STYLE_SRC, 'form-action': "'self'" } })
+    Object.assign(this, { streams, since, worst, limit, table, db, collections })
     this.previous = null // the last read with more calls than a page: where the next may narrow its range (recentCalls)
     this.reading = new Map() // cursor (null: the newest) → the read under way
   }
@@ -59,6 +64,7 @@ class CallsViewServer extends MetricsServer {
   async _route (path, req, res) {
     const query = new URL(req.url, 'http://view').searchParams
     if (path === '/call') return this.callPage(query.get('id'), res)
+    if (path.startsWith('/sip') && this.db) return this.sipRoute(path, query, res)
     if (path !== '/') return reply(res, 404, 'text/plain', 'not found: try / or /call?id=<stream _id>\n')
     const page = query.get('page') || '1'
     const before = query.get('before')
@@ -68,6 +74,22 @@ class CallsViewServer extends MetricsServer {
     return reply(res, 200, HTML, await this.overview({ page: Number(page), before: before === null ? null : Number(before) }))
   }
 
+  // The SIP pages (calls-sip-view.js), framed as the others.
+  async sipRoute (path, query, res) {
+    const options = { since: this.since, worst: this.worst, maxRead: this.limit, collections: this.collections, escape, table: this.table, media: (doc, n) => mediaParts(doc, `-${n}`) }
+    if (path === '/sip' || path === '/sip/call') {
+      const { status, title, parts } = path === '/sip' ? await sipView.searchPage(this.db, query, options) : await sipView.callPage(this.db, query.get('id'), options)
+      return reply(res, status, HTML, pageOf(title, parts))
+    }
+    if (path === '/sip/call.txt' || path === '/sip/call.pcap') {
+      const text = path.endsWith('.txt')
+      const body = text ? await sipView.callText(this.db, query.get('id'), options) : await sipView.callPcap(this.db, query.get('id'), options)
+      if (body === null) return reply(res, 404, 'text/plain', 'no SIP messages stored for that Call-ID\n')
+      return reply(res, 200, text ? 'text/plain; charset=utf-8' : 'application/vnd.tcpdump.pcap', body)
+    }
+    return reply(res, 404, 'text/plain', 'not found: try /sip, /sip/call?id=<Call-ID>\n')
+  }
+
   // Page `page` of the worst of the calls read: the `limit` most recent of
   // the window, ending before `before` when given; the chart on the first.
   async overview ({ page, before }) {
@@ -75,8 +97,11 @@ class CallsViewServer extends MetricsServer {
     const first = (page - 1) * this.worst
     const ranked = read.calls.slice().sort(byWorst)
     const shown = await readWhole(this.streams, ranked.slice(first, first + this.worst))
-    const rows = shown.map(({ doc, analytics }) => ({ id: String(doc._id), cells: this.table.row(doc, analytics) }))
-    const parts = ['<h1>Calls</h1>', summary(read, { window: this.since, before, first, shown: rows.length }), worstTable(this.table.columns, rows), pager(read, { page, before, more: first + this.worst < read.calls.length })]
+    // With the SIP pages, a call's Call-ID links to its SIP call.
+    const callIdOf = (doc) => (doc.from && doc.from.callId) || (doc.to && doc.to.callId) || null
+    const rows = shown.map(({ doc, analytics }) => ({ id: String(doc._id), cells: { ...this.table.row(doc, analytics), sipCall: this.db ? callIdOf(doc) : null } }))
+    const columns = this.db ? [...this.table.columns, { key: 'sipCall', title: 'CALL-ID', align: 'left' }] : this.table.columns
+    const parts = ['<h1>Calls</h1>', this.db ? '<p><a id="find" href="/sip">Find a call (SIP: Call-ID, number, outcome)</a></p>' : '', summary(read, { window: this.since, before, first, shown: rows.length }), worstTable(columns, rows), pager(read, { page, before, more: first + this.worst < read.calls.length })]
     if (before === null) parts.push(...await this.chart(read))
     return pageOf('Calls', parts)
   }
@@ -111,16 +136,9 @@ class CallsViewServer extends MetricsServer {
   async callPage (id, res) {
     const doc = ObjectId.isValid(id || '') ? await this.streams.findOne({ _id: new ObjectId(id) }) : null
     if (!doc) return reply(res, 404, HTML, pageOf('No such call', [`<p>No call ${escape(id || '')}. <a href="/">All calls</a></p>`]))
-    const a = callAnalytics(doc)
-    const sides = [['from', doc.from], ['to', doc.to]].filter(([, side]) => side && side.quality && side.quality.minutes)
-    const series = (name, read) => sides.map(([label, side]) => ({ label: `${label} ${side.ID}`, points: minuteSeries(side.quality.minutes, (b) => read(b, side)) }))
     return reply(res, 200, HTML, pageOf(`Call ${doc.from.ID} – ${doc.to.ID}`, [
       `<h1>Call ${escape(doc.from.ID)} – ${escape(doc.to.ID)}</h1><p><a href="/">All calls</a></p>`,
-      `<p id="verdict">MOS ${verdictText(a)}; worst 10 s ${fmt(a.worstWindow && a.worstWindow.mos, 2)}; worst report ${fmt(a.mosMin, 2)}</p>`,
-      `<p id="media">${escape(mediaText(doc, a))}</p>`,
-      '<h2>MOS per minute (average)</h2>', lineChart('mos', series('mos', (b) => b.reports > 0 ? b.mosSum / b.reports : null), { min: 1, max: 4.5 }),
-      '<h2>Loss per minute (highest, %)</h2>', lineChart('loss', series('loss', (b) => b.lossMax * 100), { min: 0 }),
-      '<h2>Jitter per minute (highest, ms)</h2>', lineChart('jitter', series('jitter', (b, side) => minuteJitterMs(side, b)), { min: 0 })
+      ...mediaParts(doc)
     ]))
   }
 }
@@ -135,6 +153,24 @@ function mediaText (doc, a) {
 function verdictText (a) {
   if (a.delayBasis !== 'endpoints') return `${fmt(a.mos, 2)} (${a.band})`
   return `≤${fmt(a.mos, 2)} (${a.band}; no round trip measured: the ends' delay only)`
+}
+
+/**
+ * One stream's verdict, clock and codec, and its MOS, loss and jitter per
+ * minute, a line per side; `suffix` tells the charts of several streams on
+ * one page apart.
+ */
+function mediaParts (doc, suffix = '') {
+  const a = callAnalytics(doc)
+  const sides = [['from', doc.from], ['to', doc.to]].filter(([, side]) => side && side.quality && side.quality.minutes)
+  const series = (read) => sides.map(([label, side]) => ({ label: `${label} ${side.ID}`, points: minuteSeries(side.quality.minutes, (b) => read(b, side)) }))
+  return [
+    `<p id="verdict${suffix}">MOS ${verdictText(a)}; worst 10 s ${fmt(a.worstWindow && a.worstWindow.mos, 2)}; worst report ${fmt(a.mosMin, 2)}</p>`,
+    `<p id="media${suffix}">${escape(mediaText(doc, a))}</p>`,
+    '<h2>MOS per minute (average)</h2>', lineChart(`mos${suffix}`, series((b) => b.reports > 0 ? b.mosSum / b.reports : null), { min: 1, max: 4.5 }),
+    '<h2>Loss per minute (highest, %)</h2>', lineChart(`loss${suffix}`, series((b) => b.lossMax * 100), { min: 0 }),
+    '<h2>Jitter per minute (highest, ms)</h2>', lineChart(`jitter${suffix}`, series((b, side) => minuteJitterMs(side, b)), { min: 0 })
+  ]
 }
 
 function pageOf (title, parts) {
@@ -170,7 +206,8 @@ function worstTable (columns, rows) {
   const head = columns.map((c) => `<th class="${c.align === 'left' ? 'l' : ''}">${escape(c.title)}</th>`).join('')
   const body = rows.map(({ id, cells }) => '<tr>' + columns.map((c, i) => {
     const text = escape(cells[c.key] === null || cells[c.key] === undefined ? '-' : String(cells[c.key]))
-    const content = i === 0 ? `<a href="/call?id=${encodeURIComponent(id)}">${text}</a>` : text
+    const sipLink = c.key === 'sipCall' && cells.sipCall
+    const content = i === 0 ? `<a href="/call?id=${encodeURIComponent(id)}">${text}</a>` : sipLink ? `<a class="sip" href="/sip/call?id=${encodeURIComponent(cells.sipCall)}">${text}</a>` : text
     return `<td class="${c.align === 'left' ? 'l' : ''}${c.key === 'band' ? ' ' + text : ''}">${content}</td>`
   }).join('') + '</tr>').join('\n')
   return `<table id="worst"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`
@@ -194,7 +231,10 @@ function bandChart (minutes, { since, until }, width = 900, height = 220) {
       return `<rect class="${band}" x="${x.toFixed(1)}" y="${y.toFixed(1)}" width="${barWidth.toFixed(1)}" height="${h.toFixed(1)}" fill="${COLORS[band]}"><title>${minuteLabel(m.minute)} ${band} ${m[band]}</title></rect>`
     }).join('')
   }).join('\n')
-  const label = (minute, x, anchor) => `<text x="${x}" y="${height - 4}" text-anchor="${anchor}">${timeLabel(minute * 60000)}</text>`
+  // A window over a day, or across midnight, says the date too (a day's axis read "00:03 … 00:03").
+  const dated = new Date(first * 60000).toISOString().slice(0, 10) !== new Date((first + slots - 1) * 60000).toISOString().slice(0, 10)
+  const axis = (ms) => dated ? new Date(ms).toISOString().slice(5, 16).replace('T', ' ') : timeLabel(ms)
+  const label = (minute, x, anchor) => `<text class="axis" x="${x}" y="${height - 4}" text-anchor="${anchor}">${axis(minute * 60000)}</text>`
   const empty = minutes.length ? '' : `<text x="40" y="${height / 2}">no calls in the window</text>`
   return `<svg id="bands" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><line x1="38" y1="${height - 20}" x2="${width - 20}" y2="${height - 20}" stroke="#444"/><text x="34" y="24" text-anchor="end">${top}</text>${bars}${label(first, 40, 'start')}${label(first + slots - 1, width - 20, 'end')}${empty}</svg>`
 }

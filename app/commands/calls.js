@@ -2,13 +2,15 @@
 
 const { MongoClient } = require('mongodb')
 const { BAND_ORDER, worstCalls, callsByMinute } = require('./calls-read')
+const { listCalls } = require('./calls-list')
+const { ladderOf, legsOf, printLadder, SIP_MESSAGES, CALL_LOGS } = require('./calls-ladder')
 const { pingMongo, resolveDatabase, uriDatabase } = require('../../lib/mongo/resolve-mongo')
 const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
 const { NAME_PATTERN } = require('../../lib/master/options')
 const { flagTypes } = require('../../lib/shared/value-types')
 const { commandConfig, usageError, formatTable, formatUptime } = require('./common')
 const { printableJson } = require('../terminal-text')
-const { callOutcome } = require('../../collectors/hep/calls')
+const { OUTCOMES } = require('../../collectors/hep/calls')
 const { STREAM_SETTINGS } = require('../../workers/mongo-settings')
 const HEP_SETTINGS = require('../../collectors/hep').Collector.settings
 
@@ -16,7 +18,7 @@ const HEP_SETTINGS = require('../../collectors/hep').Collector.settings
 const STREAMS = STREAM_SETTINGS.streamsCollection.default
 const CALLS = HEP_SETTINGS.worker.callsCollection.default
 
-const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h] [--call-id ID] [--number N] [--per-minute] [--json] [--serve PORT [--host 127.0.0.1] [--web-config FILE]] [--database DB] [--mongo-uri URI]'
+const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h | --from TIME [--to TIME]] [--call-id ID] [--number N] [--outcome answered|failed|cancelled|no-answer] [--band good|fair|poor|unknown] [--order verdict|time] [--per-minute] [--json] [--serve PORT [--host 127.0.0.1] [--web-config FILE]] [--database DB] [--mongo-uri URI]'
 const DESCRIPTION = [
   'The worst RTCP calls (streams) with a report within --since, worst first by',
   'the call\'s verdict (MOS CALL: the E-model over the whole call\'s loss and',
@@ -30,10 +32,16 @@ const DESCRIPTION = [
   '(--json: analytics.delayBasis \'endpoints\', else \'measured\').',
   'The footer counts every call in the window by the band of its verdict:',
   'good (MOS ≥ 4.0), fair (3.6 to 4.0), poor (< 3.6), unknown (no MOS).',
-  'Calls the hep collector stored (SIP over HEP) also show their Call-ID, the',
-  'caller and callee (From and To of the INVITE) and the SIP outcome (the final',
-  'status, who hung up); --call-id shows one call, --number the calls whose',
-  'caller or callee user is N.',
+  'Every SIP call the hep collector stored (SIP over HEP) is listed, with or',
+  'without media: answered, failed (3xx-6xx), cancelled, no answer (ringing:',
+  'an 18x came), with its Call-ID, caller and callee (From and To of the',
+  'INVITE, host without port), the SIP outcome (final status, who hung up),',
+  'its ringing time (INVITE to the first 18x or answer) and its duration from',
+  'SIP (answer to BYE), joined to the worst of its streams. --call-id shows',
+  'one call whatever its time, with its SIP messages as a ladder (time, from',
+  '-> to, first line); --number the calls whose caller or callee user is N,',
+  'or whose digits end with N\'s digits; --outcome and --band keep one class;',
+  '--order time lists the newest first.',
   '--per-minute lists instead, per UTC minute of the window, the calls with',
   'media that minute by the band of their worst report in it, each call once.',
   'NAME (default rtcp) is the collector\'s name; it does not change where calls',
@@ -48,14 +56,19 @@ const formatWindow = flagTypes.duration.format
 
 const Config = commandConfig(USAGE, {
   worst: { type: 'integer', min: 1, default: 10, description: 'how many calls to show, worst first' },
-  since: { type: 'duration', min: 1, default: '1h', description: 'calls whose last report (endTime) is this recent (30s, 15m, 2h, 1d)' },
-  callId: { type: 'string', description: 'only the call with this SIP Call-ID (hep collector)' },
-  number: { type: 'string', description: 'only calls whose caller or callee user (From/To of the INVITE) is this, e.g. +4930123 (hep collector)' },
+  since: { type: 'duration', min: 1, default: '1h', description: 'calls whose last report (endTime) or last SIP message (lastSeen) is this recent (30s, 15m, 2h, 1d)' },
+  from: { type: 'string', validate: timeProblem, description: 'calls active from this time (ISO 8601, e.g. 2026-11-27T05:00Z) instead of --since' },
+  to: { type: 'string', validate: timeProblem, description: 'with --from: calls active until this time (default now)' },
+  callId: { type: 'string', description: 'only the call with this SIP Call-ID (hep collector), whatever its time, with its SIP ladder' },
+  number: { type: 'string', description: 'only calls whose caller or callee user (From/To of the INVITE) is this, e.g. +4930123, or whose digits end with its digits (hep collector)' },
+  outcome: { type: 'string', choices: OUTCOMES, description: `only SIP calls of this outcome (${OUTCOMES.join(', ')})` },
+  band: { type: 'string', choices: BAND_ORDER, description: `only calls whose verdict is in this band (${BAND_ORDER.join(', ')})` },
+  order: { type: 'string', choices: ['verdict', 'time'], default: 'verdict', description: 'verdict: worst first (no MOS last); time: newest first' },
   perMinute: { type: 'boolean', default: false, description: 'per UTC minute of the window, the calls with media by the band of their worst report that minute' },
-  serve: { type: 'port', description: 'serve the view (the worst calls, calls by band per minute, one call per minute) as HTML on this port (0: a free one) until Ctrl-C' },
+  serve: { type: 'port', description: 'serve the view (the worst calls, calls by band per minute, one call per minute; /sip: find a SIP call, its ladder, its exports) as HTML on this port (0: a free one) until Ctrl-C' },
   host: { type: 'string', default: '127.0.0.1', description: 'address of --serve (loopback unless given)' },
   webConfig: { type: 'path', description: 'TLS and basic auth of --serve, as --metrics-web-config (the Prometheus exporter toolkit\'s web config)' },
-  json: { type: 'boolean', default: false, description: 'one JSON object per call (its identifying fields and analytics, as a closed stream stores them); the footer goes to stderr' },
+  json: { type: 'boolean', default: false, description: 'one JSON object per call (its identifying fields, its SIP outcome, analytics as a closed stream stores them; with --call-id its legs, SIP messages and agents\' logs); the footer goes to stderr' },
   database: { type: 'string', description: 'database name (default: the one the URI names, else collector)' },
   mongoUri: {
     type: 'string',
@@ -91,6 +104,7 @@ async function run (argv, { env = process.env, out = process.stdout, err = proce
   if (!NAME_PATTERN.test(name)) throw usageError(`NAME ${JSON.stringify(name)}: must be letters, digits, ".", "_" and "-", starting with a letter or digit`)
   const config = parseFlags(named ? argv.slice(1) : argv, env)
   if (config.help) return printHelp(out)
+  timeWindow(config) // its mistakes before any connection
 
   const uri = config.mongoUri || env.MONGODB_URI || LOCAL_URI
   if (uri === LOCAL_URI && !await pingMongo(LOCAL_URI)) {
@@ -108,7 +122,7 @@ async function run (argv, { env = process.env, out = process.stdout, err = proce
       return 1
     }
     const streams = client.db(database).collection(STREAMS)
-    if (config.serve !== undefined) return await serve(streams, config, out)
+    if (config.serve !== undefined) return await serve(client.db(database), config, out)
     if (config.perMinute) return printMinutes(await callsByMinute(streams, { since: Date.now() - config.since }), config, out)
     return await printCalls(client.db(database), config, { out, err })
   } finally {
@@ -143,22 +157,24 @@ function printHelp (out) {
   return 0
 }
 
-// The worst calls of the window as a table or JSON lines, with their SIP
-// dialogs where the hep collector stored them, and the footer.
+// The calls of the window (calls-list.js) as a table or JSON lines, and
+// the footer; with --call-id, the call's SIP ladder too (calls-ladder.js).
 async function printCalls (db, config, { out, err }) {
-  const sip = db.collection(CALLS)
-  const callIds = await selectedCalls(sip, config)
-  const report = await worstCalls(db.collection(STREAMS), { since: Date.now() - config.since, worst: config.worst, callIds })
-  const dialogs = await dialogsOf(sip, report.shown)
-  const footer = footerLine(report, { since: config.since, where: `${db.databaseName}.${STREAMS}` })
+  const window = timeWindow(config)
+  const report = await listCalls(db, { ...config, ...window, limit: config.worst, collections: { calls: CALLS, streams: STREAMS } })
+  const legs = config.callId !== undefined ? await legsOf(db.collection(CALLS), config.callId) : null
+  const ladder = legs ? await ladderOf(db.collection(SIP_MESSAGES), config.callId, db.collection(CALL_LOGS), { legs }) : null
+  const where = report.sipTotal > 0 ? `${db.databaseName}.${CALLS} and ${STREAMS}` : `${db.databaseName}.${STREAMS}`
+  const footer = footerLine(report, { since: config.since, window, where, order: config.order })
   if (config.json) {
-    for (const { doc, analytics } of report.shown) out.write(printableJson(jsonLine(doc, analytics, dialogs.get(callIdOf(doc)))) + '\n')
+    for (const shown of report.shown) out.write(printableJson(jsonLine(shown, ladder)) + '\n')
     err.write(footer + '\n')
     return 0
   }
-  const columns = dialogs.size > 0 ? [...SIP_COLUMNS, ...COLUMNS] : COLUMNS
-  const rows = report.shown.map(({ doc, analytics }) => ({ ...row(doc, analytics), ...sipRow(dialogs.get(callIdOf(doc)), callIdOf(doc)) }))
+  const columns = report.sipTotal > 0 ? [...SIP_COLUMNS, ...COLUMNS] : COLUMNS
+  const rows = report.shown.map(({ doc, analytics, outcome }) => ({ ...(doc ? row(doc, analytics) : {}), ...sipRow(outcome, doc) }))
   if (rows.length > 0) out.write(formatTable(columns, rows))
+  if (ladder) printLadder(ladder, out)
   out.write(footer + '\n')
   return 0
 }
@@ -167,40 +183,57 @@ const SIP_COLUMNS = [
   { key: 'callId', title: 'CALL-ID', align: 'left' },
   { key: 'caller', title: 'CALLER', align: 'left' },
   { key: 'callee', title: 'CALLEE', align: 'left' },
+  { key: 'start', title: 'START (UTC)', align: 'left' },
+  { key: 'ring', title: 'RING' },
   { key: 'sip', title: 'SIP', align: 'left' }
 ]
 
-/** The Call-IDs --call-id and --number select (the hep collector's `calls`), or null: every call. */
-async function selectedCalls (sip, { callId, number }) {
-  if (callId === undefined && number === undefined) return null
-  if (number === undefined) return [callId]
-  const filter = { $or: [{ 'caller.user': number }, { 'callee.user': number }] }
-  if (callId !== undefined) filter.callId = callId
-  return (await sip.find(filter, { projection: { callId: 1 } }).toArray()).map((doc) => doc.callId)
+// --from/--to, else --since: epoch ms. --to alone, or before --from, is a usage mistake.
+function timeWindow ({ since, from, to }) {
+  if (from === undefined) {
+    if (to !== undefined) throw usageError('--to: needs --from (the window is --from TIME [--to TIME], or --since) (see collector calls --help)')
+    return { since: Date.now() - since, until: Date.now() }
+  }
+  const window = { since: Date.parse(from), until: to === undefined ? Date.now() : Date.parse(to), explicit: true }
+  if (window.until < window.since) throw usageError(`--to: ${to} is before --from ${from} (see collector calls --help)`)
+  return window
 }
 
-// The SIP dialogs of the shown calls that have one, by Call-ID.
-async function dialogsOf (sip, shown) {
-  const ids = [...new Set(shown.map(({ doc }) => callIdOf(doc)).filter(Boolean))]
-  const docs = ids.length ? await sip.find({ callId: { $in: ids } }).toArray() : []
-  return new Map(docs.map((doc) => [doc.callId, callOutcome(doc)]))
+function timeProblem (text) {
+  return Number.isNaN(Date.parse(text)) ? 'must be a time, e.g. 2026-11-27T05:00:00Z' : undefined
 }
 
 function callIdOf (doc) {
   return (doc.from && doc.from.callId) || (doc.to && doc.to.callId) || null
 }
 
-function sipRow (outcome, callId) {
+function sipRow (outcome, doc) {
   const party = (p) => p ? `${p.user}@${p.host}` : null
-  if (!outcome) return { callId }
-  const status = outcome.status === null ? 'no answer yet' : String(outcome.status)
-  return { callId, caller: party(outcome.caller), callee: party(outcome.callee), sip: outcome.endedBy ? `${status}, ${outcome.endedBy} hung up` : status }
+  if (!outcome) return { callId: doc ? callIdOf(doc) : null }
+  return {
+    callId: outcome.callId,
+    caller: party(outcome.caller),
+    callee: party(outcome.callee),
+    start: outcome.invitedAt ? outcome.invitedAt.toISOString().slice(0, 19).replace('T', ' ') : null,
+    ring: outcome.ringingMs === null ? null : formatDuration(outcome.ringingMs),
+    sip: sipText(outcome),
+    // A SIP call's duration is the SIP one (answer to BYE), not its media's span.
+    ...(outcome.answered ? { duration: outcome.durationMs === null ? 'open' : formatDuration(outcome.durationMs) } : { duration: null })
+  }
+}
+
+// `200, callee hung up`, `486 failed`, `487 cancelled`, `ringing`, `no answer`.
+function sipText (outcome) {
+  if (outcome.outcome === 'answered') return outcome.endedBy ? `${outcome.status}, ${outcome.endedBy} hung up` : String(outcome.status)
+  if (outcome.outcome === 'no-answer') return outcome.ringing ? 'ringing' : 'no answer'
+  return outcome.status === null ? outcome.outcome : `${outcome.status} ${outcome.outcome}`
 }
 
 // The HTML view until SIGINT or SIGTERM (calls-view.js).
-async function serve (streams, config, out) {
+async function serve (db, config, out) {
   const { CallsViewServer } = require('./calls-view')
-  const server = new CallsViewServer(streams, { host: config.host, port: config.serve, webConfig: config.webConfig, since: config.since, worst: config.worst, table: TABLE })
+  const collections = { calls: CALLS, streams: STREAMS, messages: SIP_MESSAGES, logs: CALL_LOGS }
+  const server = new CallsViewServer(db.collection(STREAMS), { host: config.host, port: config.serve, webConfig: config.webConfig, since: config.since, worst: config.worst, table: TABLE, db, collections })
   const { address, port } = await server.start()
   const web = server.web
   out.write(`serving the calls at ${web && web.tls ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}/ (Ctrl-C stops)\n`)
@@ -280,33 +313,36 @@ function formatDuration (ms) {
 }
 
 /**
- * The JSON line of one call: what identifies it, its SIP dialog when the hep
- * collector stored one (`callId`, `caller`, `callee`, `sip`: status, who
- * hung up, times), and its analytics (callAnalytics).
+ * The JSON line of one call: what identifies it, its SIP dialog when the
+ * hep collector stored one (`callId`, `caller`, `callee`, `sip`: status,
+ * outcome, who hung up, times, durations, duplicates), with --call-id its
+ * SIP messages in capture order (`messages`), and the analytics of its
+ * worst stream (callAnalytics; null when it has no media).
  */
-function jsonLine (doc, analytics, outcome) {
+function jsonLine ({ doc, analytics, outcome, streams }, ladder) {
   const side = (s) => s ? { ID: s.ID, IP_ADDRESS: s.IP_ADDRESS, cname: s.cname } : null
-  const callId = callIdOf(doc)
+  const callId = outcome ? outcome.callId : doc && callIdOf(doc)
+  const { callId: _, caller, callee, ...sip } = outcome || {}
   return {
-    _id: String(doc._id),
+    ...(doc ? { _id: String(doc._id) } : {}),
     ...(callId ? { callId } : {}),
-    ...(outcome ? { caller: outcome.caller, callee: outcome.callee, sip: { status: outcome.status, answered: outcome.answered, endedBy: outcome.endedBy, invitedAt: outcome.invitedAt, answeredAt: outcome.answeredAt, endedAt: outcome.endedAt } } : {}),
-    pairKey: doc.pairKey,
-    active: doc.active,
-    from: side(doc.from),
-    to: side(doc.to),
-    startTime: doc.startTime,
-    endTime: doc.endTime,
-    endedAt: doc.endedAt,
-    endReason: doc.endReason,
+    ...(outcome ? { caller, callee, sip } : {}),
+    ...(ladder && outcome && ladder.callId === callId ? { legs: ladder.legs, messages: ladder.messages, messagesShown: ladder.messages.length, messagesStored: ladder.stored, logs: ladder.logs } : {}),
+    ...(doc
+      ? { pairKey: doc.pairKey, active: doc.active, from: side(doc.from), to: side(doc.to), startTime: doc.startTime, endTime: doc.endTime, endedAt: doc.endedAt, endReason: doc.endReason }
+      : {}),
+    streams,
     analytics
   }
 }
 
-function footerLine ({ total, bands, shown }, { since, where }) {
+function footerLine ({ total, bands, shown, sipTotal = 0, outcomes = null }, { since, window = null, where, order = 'verdict' }) {
   const counts = `good ${bands.good} (MOS ≥ 4.0), fair ${bands.fair} (3.6–4.0), poor ${bands.poor} (< 3.6), unknown ${bands.unknown} (no MOS${bands.unknown ? ', listed last' : ''})`
-  const showing = total > shown.length ? `; showing the worst ${shown.length}` : ''
-  return `${total} call${total === 1 ? '' : 's'} with a report in the last ${formatWindow(since)} in ${where}: ${counts}${showing}`
+  const showing = total > shown.length ? `; showing the ${order === 'time' ? 'newest' : 'worst'} ${shown.length}` : ''
+  const when = window && window.explicit ? `from ${new Date(window.since).toISOString()} to ${new Date(window.until).toISOString()}` : `in the last ${formatWindow(since)}`
+  const sip = sipTotal > 0 ? `; SIP calls ${sipTotal}: ${Object.entries(outcomes).map(([name, n]) => `${name} ${n}`).join(', ')}` : ''
+  const what = sipTotal > 0 ? 'with SIP or a report' : 'with a report'
+  return `${total} call${total === 1 ? '' : 's'} ${what} ${when} in ${where}: ${counts}${sip}${showing}`
 }
 
 function oneLine (text) {

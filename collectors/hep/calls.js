@@ -6,9 +6,14 @@
 // `collector calls`. Its fields (the indexes: collectors/hep/index.js):
 // `callId`; `caller` and `callee` (From and To of the initial INVITE);
 // `invitedAt`, `answeredAt` (the first 2xx to an INVITE), `endedAt` (the
-// first BYE); `final`, the final response to the latest INVITE transaction
-// as CSeq × 1000 + status; `callerTag` and `byeFromTag` (equal: the caller
-// hung up); `firstSeen`, `lastSeen`.
+// first BYE); `ringingAt` (the first 18x or 2xx to an INVITE),
+// `cancelledAt` (the first CANCEL); `final`, the final response to the
+// latest INVITE transaction as CSeq × 1000 + status; `callerTag` and
+// `byeFromTag` (equal: the caller hung up); `firstSeen`, `lastSeen`;
+// `duplicates` (copies of a SIP message stored once, collectors/hep/call-memory.js)
+// and `overCap` (messages past the per-call cap, not stored); `linkedId`,
+// the Call-ID of the leg a B2BUA bridged this one to (a correlation header
+// of the initial INVITE, or its HEP correlation id: sip.js, hep-records.js).
 // Every field is written with an operator whose result does not depend on
 // order or repetition ($min of a time, $max of a time or of the encoded
 // final response, $set of a value every copy of the message carries), so
@@ -22,9 +27,11 @@
  *   that request), the caller's tag, `invitedAt`;
  * - a final response to an INVITE: `final` = CSeq × 1000 + status, so that
  *   $max keeps the response to the latest INVITE transaction; a 2xx also
- *   `answeredAt`;
+ *   `answeredAt`; an 18x or a 2xx `ringingAt`;
+ * - a CANCEL: `cancelledAt`;
  * - a BYE: `endedAt`, and the From tag of who sent it (`byeFromTag`: the
  *   caller's tag means the caller hung up);
+ * - an initial INVITE naming another leg (`sip.linkedId`): `linkedId`;
  * - any message: `firstSeen`, `lastSeen`.
  */
 function callUpdateOf (sip, at) {
@@ -35,9 +42,13 @@ function callUpdateOf (sip, at) {
     update.set.caller = { user: sip.from.user, host: sip.from.host }
     update.set.callee = { user: sip.to.user, host: sip.to.host }
     if (sip.from.tag) update.set.callerTag = sip.from.tag
-  } else if (sip.status >= 200 && sip.cseq.method === 'INVITE') {
-    update.max.final = sip.cseq.seq * 1000 + sip.status
-    if (sip.status < 300) update.min.answeredAt = time
+    if (sip.linkedId && sip.linkedId !== sip.callId) update.set.linkedId = sip.linkedId
+  } else if (sip.status >= 180 && sip.cseq.method === 'INVITE') {
+    if (sip.status < 300) update.min.ringingAt = time
+    if (sip.status >= 200) update.max.final = sip.cseq.seq * 1000 + sip.status
+    if (sip.status >= 200 && sip.status < 300) update.min.answeredAt = time
+  } else if (sip.method === 'CANCEL') {
+    update.min.cancelledAt = time
   } else if (sip.method === 'BYE') {
     update.min.endedAt = time
     if (sip.from.tag) update.set.byeFromTag = sip.from.tag
@@ -45,25 +56,47 @@ function callUpdateOf (sip, at) {
   return update
 }
 
+/** A call's outcome classes (callOutcome's `outcome`), in the order a reader lists them. */
+const OUTCOMES = Object.freeze(['answered', 'failed', 'cancelled', 'no-answer'])
+
 /**
  * What a call document says to a reader: `{ callId, caller, callee, status
  * (the final response to the latest INVITE, or null while none came),
- * answered, endedBy ('caller', 'callee' or null), invitedAt, answeredAt,
- * endedAt }`.
+ * outcome ('answered': a 2xx; 'cancelled': a CANCEL or a 487; 'failed':
+ * another final response, 3xx to 6xx; 'no-answer': no final response yet),
+ * ringing (an 18x came and no final response yet), answered, endedBy
+ * ('caller', 'callee' or null), invitedAt, ringingAt, answeredAt,
+ * cancelledAt, endedAt, durationMs (answer to BYE, from SIP; null while
+ * either is missing), ringingMs (INVITE to the first 18x or answer),
+ * duplicates, overCap }`.
  */
 function callOutcome (doc) {
   const endedBy = doc.byeFromTag ? (doc.byeFromTag === doc.callerTag ? 'caller' : 'callee') : null
+  const status = typeof doc.final === 'number' ? doc.final % 1000 : null
+  const span = (from, to) => from && to ? Math.max(0, to - from) : null
+  let outcome = 'no-answer'
+  if (doc.answeredAt) outcome = 'answered'
+  else if (doc.cancelledAt || status === 487) outcome = 'cancelled'
+  else if (status !== null && status >= 300) outcome = 'failed'
   return {
     callId: doc.callId,
     caller: doc.caller || null,
     callee: doc.callee || null,
-    status: typeof doc.final === 'number' ? doc.final % 1000 : null,
+    status,
+    outcome,
+    ringing: outcome === 'no-answer' && Boolean(doc.ringingAt),
     answered: Boolean(doc.answeredAt),
     endedBy,
     invitedAt: doc.invitedAt || null,
+    ringingAt: doc.ringingAt || null,
     answeredAt: doc.answeredAt || null,
-    endedAt: doc.endedAt || null
+    cancelledAt: doc.cancelledAt || null,
+    endedAt: doc.endedAt || null,
+    durationMs: span(doc.answeredAt, doc.endedAt),
+    ringingMs: span(doc.invitedAt, doc.ringingAt),
+    duplicates: doc.duplicates || 0,
+    overCap: doc.overCap || 0
   }
 }
 
-module.exports = { callUpdateOf, callOutcome }
+module.exports = { callUpdateOf, callOutcome, OUTCOMES }

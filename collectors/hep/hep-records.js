@@ -1,11 +1,14 @@
 'use strict'
 
+const { hash } = require('node:crypto')
 const DecodeError = require('../../exceptions/decode-error')
 const { decodeHep, payloadOf, captureTime, PROTOCOL_TYPES } = require('./hep-decoder')
 const { rtcpOfHep } = require('./rtcp-json')
 const { parseSip, TOO_LONG } = require('./sip')
 const { callUpdateOf } = require('./calls')
 const { sdpOfSip } = require('./sdp')
+const { sipMessageOf, endpoint } = require('./sip-messages')
+const { callLogOf, KINDS: LOG_KINDS } = require('./call-logs')
 const { readAuthKey, authKeyCheck } = require('./auth-key')
 
 const refusals = new Map()
@@ -21,9 +24,14 @@ const authChecks = new WeakMap() // settings → the check of the auth key agent
 
 /**
  * A HEP3 packet (hep-decoder.js) as a record, pure: RTCP (protocol type 5,
- * JSON or raw) `{ type: 'rtcp', rtcp, at, srcIp, callId }`, SIP (type 1)
- * `{ type: 'sip', call }` (calls.js: the update of its call), `at` the
- * capture time, else `receivedAt`. Refused, by reason, what carries no
+ * JSON or raw) `{ type: 'rtcp', rtcp, at, srcIp, callId, copy }`, SIP
+ * (type 1) `{ type: 'sip', call, message, at, copy }` (calls.js: the update
+ * of its call; sip-messages.js: the message's document), `at` the capture
+ * time, else `receivedAt`; `copy`, what copies of one capture share (its
+ * protocol type, addresses and ports, and a SHA-1 of its payload:
+ * call-memory.js's CopyWindow); a log line (type 100) or a vq-rtcpxr
+ * report (type 35) `{ type, log, at, copy }` (call-logs.js), refused
+ * (`hep-no-call`) when it names no call. Refused, by reason, what carries no
  * call data: a packet that is not well-formed HEP3 (its structural reason:
  * its key cannot be read), then a packet without the auth key of
  * `settings.hepPasswordFile` or COLLECTOR_HEP_PASSWORD (`hep-auth`,
@@ -40,24 +48,42 @@ function hepRecordOf (data, settings, receivedAt) {
   if (!authCheckOf(settings)(packet.authKey)) return refusal('hep-auth')
   const type = packet.protocolType
   if (type === undefined || type === 0 || packet.keepAlive !== undefined) return refusal('hep-keepalive')
-  if (type !== 1 && type !== 5) return refusal(`hep-type-${type}`)
+  if (type !== 1 && type !== 5 && LOG_KINDS[type] === undefined) return refusal(`hep-type-${type}`)
   const payload = payloadOf(packet)
   if (payload instanceof DecodeError) return payload
   if (payload === undefined || payload.length === 0) return refusal('hep-missing-payload')
   const at = captureTime(packet) ?? receivedAt.getTime()
   if (type === 1) {
-    const sip = parseSip(payload)
+    const sip = parseSip(payload, correlationHeadersOf(settings))
     if (sip === TOO_LONG) return refusal('hep-sip-too-long')
     if (!sip) return refusal('hep-sip')
-    const record = { type: PROTOCOL_TYPES[type], call: callUpdateOf(sip, at) }
-    // The media of the call, for its RTCP's clock and codec (call-quality.js announce).
+    // The agent's correlation id on SIP names the bridged leg when no header does.
+    if (!sip.linkedId && packet.correlationId && packet.correlationId !== sip.callId && packet.correlationId.length <= 1024) sip.linkedId = packet.correlationId
+    const record = { type: PROTOCOL_TYPES[type], call: callUpdateOf(sip, at), message: sipMessageOf(packet, sip, payload, at), at, copy: copyKey(packet, payload) }
+    // The media of the call, for its RTCP's clock and codec (media-clocks.js announce).
     const media = sdpOfSip(payload)
     if (media) record.sdp = { callId: sip.callId, offer: sip.method !== undefined, media, at }
     return record
   }
+  if (type !== 5) {
+    const { log, reason } = callLogOf(packet, payload, at, endpoint)
+    return reason ? refusal(reason) : { type: PROTOCOL_TYPES[type], log, at, copy: copyKey(packet, payload) }
+  }
   const rtcp = rtcpOfHep(payload)
   if (rtcp.reason) return refusal(rtcp.reason)
-  return { type: PROTOCOL_TYPES[type], rtcp, at, srcIp: packet.srcIp, srcPort: packet.srcPort, dstIp: packet.dstIp, dstPort: packet.dstPort, callId: packet.correlationId }
+  return { type: PROTOCOL_TYPES[type], rtcp, at, srcIp: packet.srcIp, srcPort: packet.srcPort, dstIp: packet.dstIp, dstPort: packet.dstPort, callId: packet.correlationId, copy: copyKey(packet, payload) }
+}
+
+function copyKey (packet, payload) {
+  return `${packet.protocolType} ${packet.srcIp}:${packet.srcPort} ${packet.dstIp}:${packet.dstPort} ${hash('sha1', payload, 'base64')}`
+}
+
+const correlationHeaders = new WeakMap() // settings → the correlation headers' names, lower-cased, read once
+
+function correlationHeadersOf (settings) {
+  let names = correlationHeaders.get(settings)
+  if (!names) correlationHeaders.set(settings, (names = (settings.hepCorrelationHeaders || []).map((name) => name.trim().toLowerCase()).filter(Boolean)))
+  return names
 }
 
 function authCheckOf (settings) {

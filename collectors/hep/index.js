@@ -9,6 +9,9 @@ const { authKeyFileProblem } = require('./auth-key')
 const { hepRecordOf } = require('./hep-records')
 const { toStreamUpdates } = require('../rtcp/to-stream-updates')
 const { callQualityOf } = require('../rtcp/rtcp-records')
+const { SIP_MESSAGES } = require('./sip-messages')
+const { CALL_LOGS } = require('./call-logs')
+const { CopyWindow, CallLedger } = require('./call-memory')
 
 const CALLS = 'calls' // the SIP calls' collection, by default
 
@@ -21,50 +24,128 @@ const CALLS = 'calls' // the SIP calls' collection, by default
  * stamped with the capture time and the inner (media) addresses, its stream
  * sides tagged with the call's `callId`, with the worker's call-quality
  * memory; SIP (type 1) becomes one document per call in `calls`, by
- * Call-ID, written with order-free operators only (calls.js). What
- * carries no call data is refused by reason (hep-records.js).
+ * Call-ID, written with order-free operators only (calls.js), and one
+ * document per message in `sip_messages` (sip-messages.js), at most
+ * `hepMessagesPerCall` a call; a BYE ends the call's streams; a leg a
+ * B2BUA bridged names the other (`linkedId`). Log lines (type 100) and
+ * vq-rtcpxr reports (type 35) go to `call_logs` with the call they name
+ * (call-logs.js). Copies of one capture are stored once and counted
+ * (`duplicates`, call-memory.js). What carries no call data is refused by
+ * reason (hep-records.js).
  */
 module.exports = defineCollector({
   name: 'hep',
-  description: 'HEP3 (HOMER encapsulation) collector: SIP calls by Call-ID and their RTCP call quality from rtpengine, Kamailio, Asterisk, FreeSWITCH, heplify',
+  description: 'HEP3 (HOMER encapsulation) collector: SIP calls by Call-ID, every SIP message, and their RTCP call quality from rtpengine, Kamailio, Asterisk, FreeSWITCH, heplify',
   usage: 'collector run hep [options]',
   listen: { protocol: 'udp', port: 9060, framing: 'hep', maxFrameBytes: 65535, distribution: 'hash' },
   // The RTCP collector's settings apply to the RTCP it carries.
   settings: {
     ...rtcp.settings.worker,
     hepPasswordFile: { type: 'path', group: 'HEP', validate: authKeyFileProblem, description: 'file holding the HEP auth key (chunk 0x0e) agents must send: packets without it or with another are dropped (dropped.hep-auth); also COLLECTOR_HEP_PASSWORD; never on the command line' },
-    callsCollection: { flag: false, type: 'string', default: CALLS, group: 'Storage', description: 'collection of the SIP calls' }
+    hepCopyWindow: { type: 'duration', default: 200, range: [0, 400], group: 'HEP', description: 'a packet with the bytes and addresses of one captured this close to it (capture times) is a copy: stored once, counted in duplicates (0: none is); under SIP\'s 500 ms retransmission interval, so a retransmission is kept' },
+    hepCorrelationHeaders: { type: 'list', default: ['X-CID', 'X-Call-ID', 'X-Orig-Call-ID'], group: 'HEP', description: 'headers of an initial INVITE naming the Call-ID of the leg a B2BUA bridged it to, first found kept (linkedId): legs shown as one conversation; the HEP correlation id on SIP counts when none is there' },
+    hepMessagesPerCall: { type: 'integer', default: 1000, range: [1, 1000000], group: 'HEP', description: 'SIP messages stored per call (per worker memory of the call); past it the call counts them in overCap' },
+    callsCollection: { flag: false, type: 'string', default: CALLS, group: 'Storage', description: 'collection of the SIP calls' },
+    sipMessagesCollection: { flag: false, type: 'string', default: SIP_MESSAGES, group: 'Storage', description: 'collection of the SIP messages' },
+    callLogsCollection: { flag: false, type: 'string', default: CALL_LOGS, group: 'Storage', description: 'collection of the agents\' log lines (HEP type 100) and vq-rtcpxr reports (type 35), by call' }
   },
   // The call of a HEP packet; for anything else (-1) its sender.
   affinity: () => ({ key: (buf, start, end) => { const key = callKeyOf(buf, start, end); return key >= 0 ? key : null } }),
   decode: (message, settings, { receivedAt }) => hepRecordOf(message.data, settings, receivedAt),
   // A new call (SIP) or reporter SSRC (RTCP) is new documents and memory: capped per minute.
-  cardinality: (record) => record.call ? record.call.callId : record.rtcp.packets[0].ssrc,
+  cardinality: (record) => record.call ? record.call.callId : record.log ? record.log.callId : record.rtcp.packets[0].ssrc,
   tally: { types: (record) => record.type },
-  state: (settings) => ({ quality: callQualityOf(settings) }),
-  enrich: (record, { quality }) => record.call ? announced(record, quality) : streamItemsOf(record, quality),
-  stats: ({ quality }) => ({ quality: quality.stats() }),
-  memory: ({ quality }) => quality.memory(),
+  state: (settings) => ({
+    quality: callQualityOf(settings),
+    copies: new CopyWindow({ windowMs: settings.hepCopyWindow }),
+    ledger: new CallLedger(),
+    messagesPerCall: settings.hepMessagesPerCall,
+    counts: { duplicates: { sip: 0, rtcp: 0, log: 0 }, overCap: 0 }
+  }),
+  enrich: (record, state) => record.call ? sipItemsOf(record, state) : record.log ? logItemsOf(record, state) : rtcpItemsOf(record, state),
+  stats: ({ quality, counts }) => ({ quality: quality.stats(), duplicates: { ...counts.duplicates }, overCap: counts.overCap }),
+  memory: ({ quality, copies, ledger }) => {
+    const memory = quality.memory()
+    return { held: { ...memory.held, copies: copies.size, calls: ledger.size }, evicted: { ...memory.evicted, copies: copies.evicted, calls: ledger.evicted } }
+  },
   sinks: [
-    sinks.streams({ analytics: callAnalytics, of: (item) => item.call ? null : item }),
+    sinks.streams({ analytics: callAnalytics, of: (item) => item.call ? item.ends : item.log ? null : item }),
     sinks.updates({
       collection: CALLS,
       key: 'callId',
       fromSettings: { collection: 'callsCollection' },
-      indexes: [{ key: { callId: 1 }, unique: true }, { key: { invitedAt: 1 } }, { key: { 'caller.user': 1, invitedAt: 1 } }, { key: { 'callee.user': 1, invitedAt: 1 } }],
+      indexes: [{ key: { callId: 1 }, unique: true }, { key: { invitedAt: 1 } }, { key: { lastSeen: 1 } }, { key: { 'caller.user': 1, invitedAt: 1 } }, { key: { 'callee.user': 1, invitedAt: 1 } }, { key: { linkedId: 1 } }],
       // Retention by the arrival of the call's last SIP message (capture
       // times, firstSeen/lastSeen, are the agent's clock: a replayed capture's are old).
       expireBy: 'lastReceivedAt',
-      of: (item, { receivedAt }) => item.call ? { callId: item.call.callId, min: item.call.min, max: { ...item.call.max, lastReceivedAt: receivedAt }, set: item.call.set } : null
+      of: (item, { receivedAt }) => item.call ? callUpdate(item, receivedAt) : null
+    }),
+    sinks.documents({
+      collection: SIP_MESSAGES,
+      fromSettings: { collection: 'sipMessagesCollection' },
+      indexes: [{ key: { callId: 1, at: 1 } }],
+      expireBy: 'receivedAt',
+      of: (item, { receivedAt }) => item.message ? { ...item.message, receivedAt } : null
+    }),
+    sinks.documents({
+      collection: CALL_LOGS,
+      fromSettings: { collection: 'callLogsCollection' },
+      indexes: [{ key: { callId: 1, at: 1 } }],
+      expireBy: 'receivedAt',
+      of: (item, { receivedAt }) => item.log ? { ...item.log, receivedAt } : null
     })
   ]
 })
 
-// A SIP record, its SDP's media told to the worker's call-quality memory
-// first: the clock and codec of the call's RTCP that follows.
-function announced (record, quality) {
+// The calls sink's update of a SIP item: a copy and a message past the cap
+// count in the call (once per message: `inc` is watermarked).
+function callUpdate ({ call, duplicate, overCap }, receivedAt) {
+  const max = { lastReceivedAt: receivedAt }
+  if (duplicate) return { callId: call.callId, inc: { duplicates: 1 }, max }
+  return { callId: call.callId, min: call.min, max: { ...call.max, ...max }, set: call.set, ...(overCap ? { inc: { overCap: 1 } } : {}) }
+}
+
+// A SIP record's item, always one (so that the documents sink keys its
+// message document by the message's key, whatever else comes with it): a
+// copy only counts; a message past the call's cap updates the call without
+// its document; a BYE also carries the ends of the call's streams (`ends`:
+// the SSRCs its RTCP named in this worker), which the streams sink takes.
+// Its SDP's media is told to the worker's call-quality memory first: the
+// clock and codec of the call's RTCP that follows.
+function sipItemsOf (record, { copies, ledger, messagesPerCall, counts, quality }) {
+  const callId = record.call.callId
+  if (copies.isCopy(record.copy, record.at)) {
+    counts.duplicates.sip++
+    return { call: record.call, duplicate: true }
+  }
   if (record.sdp) quality.clocks.announce(record.sdp.callId, record.sdp.media, record.sdp.offer, record.sdp.at)
+  const admitted = ledger.admitMessage(callId, messagesPerCall)
+  if (!admitted) counts.overCap++
+  const ends = record.message.method === 'BYE' ? ledger.ssrcsOf(callId).map((ssrc) => ({ endID: ssrc, timestamp: new Date(record.at) })) : null
+  return admitted ? { ...record, ends } : { call: record.call, overCap: true, ends }
+}
+
+// A log line's or vq-rtcpxr report's item (none for a copy or past the call's cap).
+function logItemsOf (record, { copies, ledger, messagesPerCall, counts }) {
+  if (copies.isCopy(record.copy, record.at)) {
+    counts.duplicates.log++
+    return []
+  }
+  if (!ledger.admitMessage(record.log.callId, messagesPerCall)) {
+    counts.overCap++
+    return []
+  }
   return record
+}
+
+// An RTCP record's stream items (none for a copy), the call's SSRCs remembered.
+function rtcpItemsOf (record, { copies, ledger, quality, counts }) {
+  if (copies.isCopy(record.copy, record.at)) {
+    counts.duplicates.rtcp++
+    return []
+  }
+  if (record.callId) for (const packet of record.rtcp.packets) if (packet.ssrc !== undefined) ledger.addSsrc(record.callId, String(packet.ssrc))
+  return streamItemsOf(record, quality)
 }
 
 // An RTCP record's stream items, its sides tagged with the call's Call-ID,

@@ -18,13 +18,17 @@ const MAX_PART = 256
 /**
  * One SIP message: `{ method, uri }` for a request or `{ status, reason }`
  * for a response, and `callId`, `from` and `to` (`{ user, host, tag }`),
- * `cseq` (`{ seq, method }`). Returns null when it is not a SIP message
- * with those four headers, and TOO_LONG when one of the values kept is
- * longer than we store (MAX_CALL_ID, MAX_PART).
+ * `cseq` (`{ seq, method }`), and `linkedId`: the value of the first of
+ * `correlationHeaders` (lower-case names: X-CID and the like, which a
+ * B2BUA sets on a leg to the Call-ID of the leg it bridges) the message
+ * carries (absent when none). Returns null when it is not a SIP message with those
+ * four headers, and TOO_LONG when one of the values kept is longer than we
+ * store (MAX_CALL_ID, MAX_PART).
  *
  * @param {Buffer} payload
+ * @param {string[]} [correlationHeaders]
  */
-function parseSip (payload) {
+function parseSip (payload, correlationHeaders = []) {
   const end = payload.indexOf('\r\n\r\n')
   const text = payload.toString('utf8', 0, Math.min(end === -1 ? payload.length : end, MAX_HEADER_BYTES))
   const lines = text.split(/\r?\n/)
@@ -36,14 +40,16 @@ function parseSip (payload) {
     if (colon <= 0) continue
     const raw = lines[i].slice(0, colon).trim().toLowerCase()
     const name = COMPACT[raw] || raw
-    if (WANTED.has(name) && headers[name] === undefined) headers[name] = lines[i].slice(colon + 1).trim()
+    if ((WANTED.has(name) || correlationHeaders.includes(name)) && headers[name] === undefined) headers[name] = lines[i].slice(colon + 1).trim()
   }
+  const linked = correlationHeaders.find((name) => headers[name])
   const cseq = /^(\d{1,10})\s+([A-Za-z]+)$/.exec(headers.cseq || '')
   if (!headers['call-id'] || !headers.from || !headers.to || !cseq) return null
   const from = nameAddress(headers.from)
   const to = nameAddress(headers.to)
-  if (headers['call-id'].length > MAX_CALL_ID || tooLong(from) || tooLong(to)) return TOO_LONG
-  return { ...start, callId: headers['call-id'], from, to, cseq: { seq: Number(cseq[1]), method: cseq[2].toUpperCase() } }
+  const linkedId = linked ? headers[linked] : null
+  if (headers['call-id'].length > MAX_CALL_ID || (linkedId && linkedId.length > MAX_CALL_ID) || tooLong(from) || tooLong(to)) return TOO_LONG
+  return { ...start, callId: headers['call-id'], from, to, cseq: { seq: Number(cseq[1]), method: cseq[2].toUpperCase() }, ...(linkedId ? { linkedId } : {}) }
 }
 
 /** parseSip's answer for a message whose Call-ID, user, host or tag is too long to keep. */
@@ -72,7 +78,14 @@ function nameAddress (value) {
   const address = /^(?:sips?|tel):(?:([^@;]*)@)?([^;?]*)/i.exec(uri.trim())
   const user = address ? (address[1] !== undefined ? address[1] : /^tel:/i.test(uri.trim()) ? address[2] : '') : ''
   const host = address && address[1] !== undefined ? address[2] : ''
-  return { user: decodeURIComponentSafe(user), host: host.toLowerCase(), tag: tag ? tag[1] : null }
+  return { user: decodeURIComponentSafe(user), host: hostOnly(host).toLowerCase(), tag: tag ? tag[1] : null }
+}
+
+// The host of `host[:port]`: b.example.com:5060 → b.example.com, [2001:db8::1]:5060 → 2001:db8::1.
+function hostOnly (hostport) {
+  const v6 = /^\[([^\]]*)\]/.exec(hostport)
+  if (v6) return v6[1]
+  return hostport.replace(/:\d*$/, '')
 }
 
 function decodeURIComponentSafe (text) {

@@ -110,9 +110,10 @@ test('collector calls lists the worst calls first, with their loss, and --json c
   assert.match(perMinuteTable.stdout, /^MINUTE \(UTC\)\s+GOOD\s+FAIR\s+POOR\s+UNKNOWN\n/)
 })
 
-test('collector calls: --worst 0 and --since soon exit 2 with one line naming the flag', async () => {
-  for (const [flag, value] of [['--worst', '0'], ['--since', 'soon']]) {
-    const r = await runCli({ ...process.env, MONGODB_URI: 'mongodb://127.0.0.1:1' }, 'calls', flag, value)
+test('collector calls: --worst 0, --since soon, --from yesterday, --outcome busy, --band great, --order random, --to alone or before --from exit 2 with one line naming the flag', async () => {
+  for (const [flag, value, ...more] of [['--worst', '0'], ['--since', 'soon'], ['--from', 'yesterday'], ['--outcome', 'busy'], ['--band', 'great'], ['--order', 'random'],
+    ['--to', '2026-11-27T05:00Z'], ['--to', '2026-11-27T05:00Z', '--from', '2026-11-27T06:00Z']]) {
+    const r = await runCli({ ...process.env, MONGODB_URI: 'mongodb://127.0.0.1:1' }, 'calls', flag, value, ...more)
     assert.equal(r.code, 2, `${flag} ${value}: ${r.stderr}`)
     assert.equal(r.stdout, '')
     const lines = r.stderr.trimEnd().split('\n')

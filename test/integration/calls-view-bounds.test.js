@@ -63,9 +63,10 @@ function worstFirst (docs) {
     .map(({ doc }) => Number(doc.from.ID))
 }
 
-function assertSecurityHeaders (res, what) {
+// The view's search form (/sip) submits to the view itself: form-action 'self', nothing wider.
+function assertSecurityHeaders (res, what, formAction = "'self'") {
   const csp = res.headers.get('content-security-policy') || ''
-  for (const directive of ["default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'"]) {
+  for (const directive of ["default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", `form-action ${formAction}`]) {
     assert.ok(csp.split(/;\s*/).includes(directive), `${what}: CSP has ${directive}: ${csp}`)
   }
   assert.doesNotMatch(csp, /unsafe|script-src|\*/, `${what}: no script, nothing unsafe, no wildcard`)
@@ -109,7 +110,7 @@ test('the metrics endpoint sends the same headers, with a CSP that allows nothin
   t.after(() => server.stop())
   for (const path of ['/healthz', '/readyz', '/nope']) {
     const res = await load(`http://127.0.0.1:${port}${path}`)
-    assertSecurityHeaders(res, path)
+    assertSecurityHeaders(res, path, "'none'")
     assert.doesNotMatch(res.headers.get('content-security-policy'), /style-src/, `${path}: no style either`)
   }
 })
@@ -175,4 +176,16 @@ test('a read narrowed by what an earlier one found gives the calls the whole win
       assert.equal(read.older, expected.older)
     }
   }
+})
+
+test('the per-minute chart of a day-long window labels its axis with the date, first and last minute apart', async (t) => {
+  const { streams } = await streamsWithCalls(t)
+  const url = await startView(t, streams, { since: 86400000, limit: 100 }) // every call read: the chart covers the window
+  const before = Date.now()
+  const { body } = await load(`${url}/`)
+  const labels = [...body.matchAll(/<text class="axis"[^>]*>([^<]*)<\/text>/g)].map((m) => m[1])
+  assert.equal(labels.length, 2, JSON.stringify(labels))
+  for (const label of labels) assert.match(label, /^\d\d-\d\d \d\d:\d\d$/, 'month-day hour:minute')
+  const day = (ms) => new Date(ms).toISOString().slice(5, 10)
+  assert.deepEqual(labels.map((label) => label.slice(0, 5)), [day(before - 86400000), day(before)], `${labels.join(' … ')}: yesterday to today`)
 })

@@ -99,6 +99,19 @@ async function sendUdp (t, port, packets) {
   for (const packet of packets) await new Promise((resolve, reject) => socket.send(packet, port, HOST, (err) => err ? reject(err) : resolve()))
 }
 
+// The rows of a `collector calls` table, by the header's titles (cells split on two spaces or more).
+function tableRows (text) {
+  const lines = text.trimEnd().split('\n')
+  const header = lines[0].split(/\s{2,}/)
+  const rows = []
+  for (const line of lines.slice(1)) {
+    if (line === '' || !/\s{2,}/.test(line)) break
+    const cells = line.split(/\s{2,}/)
+    rows.push(Object.fromEntries(header.map((title, i) => [title, cells[i]])))
+  }
+  return rows
+}
+
 function assertCall (call, callId) {
   assert.equal(call.callId, callId)
   assert.deepEqual(call.caller, { user: 'alice', host: 'a.example.com' })
@@ -140,8 +153,208 @@ test('a SIP dialog and its RTCP over HEP (UDP) become one call and two stream si
   assert.deepEqual([line.sip.status, line.sip.answered, line.sip.endedBy], [200, true, 'callee'])
   assert.ok(line.analytics, 'the same analytics as any call')
   const table = await callsOf('--number', '+4930123')
-  assert.match(table, new RegExp(`${callId.replace(/[.@]/g, '\\$&')}\\s+alice@a\\.example\\.com\\s+\\+4930123@b\\.example\\.com\\s+200, callee hung up`))
+  const row = tableRows(table)[0]
+  assert.deepEqual([row['CALL-ID'], row.CALLER, row.CALLEE, row.SIP], [callId, 'alice@a.example.com', '+4930123@b.example.com', '200, callee hung up'])
+  assert.equal(row.RING, '0.5s', 'INVITE to 180')
+  assert.equal(row.DURATION, '22.0s', 'answer to BYE, from SIP')
+  // The BYE ended both sides of the call's stream (the sweeper closes it after byeGrace, as an RTCP BYE).
+  assert.deepEqual(stream.stream_ended, { from: true, to: true })
+  assert.equal(+stream.endedAt, T0 + 25000)
   assert.equal((await callsOf('--number', '+0000', '--json')).trim(), '', 'no call of that number')
+})
+
+// The SIP of calls that are not answered, as the hep collector's agents
+// copy them: rejected (486), cancelled (CANCEL, 487), still ringing.
+function unansweredCalls () {
+  const alice = '"Alice" <sip:alice@a.example.com>;tag=a1'
+  const callee = (user) => `<sip:${user}@b.example.com:5060>`
+  const make = (callId, user, steps) => steps.map(([line, cseq, dir, offset, tagged]) => ({
+    callId,
+    at: T0 + offset,
+    dir,
+    text: sipMessage(line, { callId, from: alice, to: tagged ? `${callee(user)};tag=b9` : callee(user), cseq })
+  }))
+  return [
+    ...make('rejected@a', '+4930555', [
+      ['INVITE sip:+4930555@b.example.com SIP/2.0', '1 INVITE', 'ab', 1000],
+      ['SIP/2.0 100 Trying', '1 INVITE', 'ba', 1010],
+      ['INVITE sip:+4930555@b.example.com SIP/2.0', '1 INVITE', 'ab', 1500], // a retransmission: kept
+      ['SIP/2.0 486 Busy Here', '1 INVITE', 'ba', 1600, true],
+      ['ACK sip:+4930555@b.example.com SIP/2.0', '1 ACK', 'ab', 1610, true]
+    ]),
+    ...make('cancelled@a', '+4930666', [
+      ['INVITE sip:+4930666@b.example.com SIP/2.0', '1 INVITE', 'ab', 2000],
+      ['SIP/2.0 180 Ringing', '1 INVITE', 'ba', 2300, true],
+      ['CANCEL sip:+4930666@b.example.com SIP/2.0', '1 CANCEL', 'ab', 6000],
+      ['SIP/2.0 200 OK', '1 CANCEL', 'ba', 6010, true],
+      ['SIP/2.0 487 Request Terminated', '1 INVITE', 'ba', 6020, true],
+      ['ACK sip:+4930666@b.example.com SIP/2.0', '1 ACK', 'ab', 6030, true]
+    ]),
+    ...make('ringing@a', '+4930777', [
+      ['INVITE sip:+4930777@b.example.com SIP/2.0', '1 INVITE', 'ab', 7000],
+      ['SIP/2.0 180 Ringing', '1 INVITE', 'ba', 7400, true]
+    ])
+  ]
+}
+
+test('every SIP message stored once in sip_messages; copies from a second agent and a duplicating one counted, not stored or counted twice; calls of every outcome found', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const addresses = (dir) => dir === 'ba' ? { src: ['10.0.0.2', 5060], dst: ['10.0.0.1', 5060] } : { src: ['10.0.0.1', 5060], dst: ['10.0.0.2', 5060] }
+  const sent = unansweredCalls()
+  const answered = 'answered@a'
+  const answeredPackets = callPackets(answered, { reports: 2 })
+  // Each packet twice: as the first agent sent it, and as a second agent
+  // (another capture id, its clock 30 ms behind) sent the same capture.
+  const first = [...sent.map((m) => HEPjs.encapsulate(m.text, rcinfo(1, { at: m.at, ...addresses(m.dir) }))), ...answeredPackets]
+  const second = [...sent.map((m) => HEPjs.encapsulate(m.text, { ...rcinfo(1, { at: m.at - 30, ...addresses(m.dir) }), captureId: 8 })), ...answeredPackets]
+  await sendUdp(t, port, first)
+  await sendUdp(t, port, second)
+  const total = first.length + second.length
+  await waitFor(() => collector.summary().processed === total)
+  const workers = (await collector.stats()).workers.map((w) => w.custom)
+  const duplicates = (type) => workers.reduce((n, w) => n + w.duplicates[type], 0)
+  assert.deepEqual([duplicates('sip'), duplicates('rtcp')], [sent.length + 5, 4], 'every second copy counted in the workers\' duplicates')
+  await collector.stop()
+  const s = collector.summary()
+  assert.equal(s.dropped.total, 0, JSON.stringify(s.dropped))
+  assert.equal(s.processed, total, 'a copy is processed (counted), not dropped')
+
+  const messages = await db.collection('sip_messages').find().sort({ at: 1, _id: 1 }).toArray()
+  const answeredSip = 5 // INVITE, 180, 200, ACK, BYE
+  assert.equal(messages.length, sent.length + answeredSip, 'each SIP message once, the retransmission too')
+  for (const call of ['rejected@a', 'cancelled@a', 'ringing@a']) {
+    const mine = messages.filter((m) => m.callId === call)
+    const expected = sent.filter((m) => m.callId === call)
+    assert.deepEqual(mine.map((m) => m.raw.toString()), expected.map((m) => m.text), `${call}: the raw bytes of each message, in capture order`)
+    assert.deepEqual(mine.map((m) => +m.at), expected.map((m) => m.at), 'the first agent\'s capture time: its copy came first')
+    assert.deepEqual(mine.map((m) => m.firstLine), expected.map((m) => m.text.split('\r\n')[0]))
+    assert.deepEqual(mine.map((m) => `${m.src}>${m.dst}`), expected.map((m) => m.dir === 'ab' ? '10.0.0.1:5060>10.0.0.2:5060' : '10.0.0.2:5060>10.0.0.1:5060'))
+    assert.ok(mine.every((m) => m.transport === 'udp' && m.bytes === m.raw.buffer.length && m.captureId === 7))
+  }
+  const calls = new Map((await db.collection('calls').find().toArray()).map((doc) => [doc.callId, doc]))
+  assert.equal(calls.get('rejected@a').duplicates, 5)
+  assert.equal(calls.get('cancelled@a').duplicates, 6)
+  assert.equal(calls.get(answered).duplicates, answeredSip)
+  const stream = await db.collection('streams').findOne({ 'from.callId': answered })
+  assert.equal(stream.metadata.packets, 4, 'two reports a side, each counted once')
+
+  const { uri } = await getTestMongo()
+  const callsOf = async (...argv) => {
+    let out = ''
+    const code = await callsCommand.run([...argv, '--since', '1d', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
+    assert.equal(code, 0)
+    return out
+  }
+  const listed = tableRows(await callsOf('--order', 'time'))
+  assert.deepEqual(listed.map((r) => r['CALL-ID']), ['ringing@a', 'cancelled@a', 'rejected@a', answered], 'every SIP call, newest INVITE first')
+  assert.deepEqual(listed.map((r) => r.SIP), ['ringing', '487 cancelled', '486 failed', '200, callee hung up'])
+  assert.deepEqual(listed.map((r) => r.CALLEE), ['+4930777@b.example.com', '+4930666@b.example.com', '+4930555@b.example.com', '+4930123@b.example.com'], 'hosts without the port')
+  for (const [outcome, callId] of [['failed', 'rejected@a'], ['cancelled', 'cancelled@a'], ['no-answer', 'ringing@a'], ['answered', answered]]) {
+    assert.deepEqual(tableRows(await callsOf('--outcome', outcome)).map((r) => r['CALL-ID']), [callId], `--outcome ${outcome}`)
+  }
+  assert.deepEqual(tableRows(await callsOf('--number', '30555')).map((r) => r['CALL-ID']), ['rejected@a'], 'by the digits the number ends with')
+  const iso = (ms) => new Date(ms).toISOString()
+  assert.deepEqual(tableRows(await callsOf('--from', iso(T0 + 5000), '--to', iso(T0 + 8000), '--order', 'time')).map((r) => r['CALL-ID']), ['ringing@a', 'cancelled@a'], 'the calls whose last message is in the range')
+  assert.deepEqual(tableRows(await callsOf('--number', '0049 30 666')).map((r) => r['CALL-ID']), [], 'digits that are not a suffix find none')
+
+  // One call: its ladder in the terminal, its messages in --json.
+  const one = await callsOf('--call-id', 'cancelled@a')
+  const ladder = one.slice(one.indexOf('SIP messages of cancelled@a (6 stored)')).split('\n').slice(2, 8)
+  assert.deepEqual(ladder.map((line) => line.trim().split(/\s{2,}/)), sent.filter((m) => m.callId === 'cancelled@a').map((m) => [
+    `+${((m.at - T0 - 2000) / 1000).toFixed(3)}s`, m.dir === 'ab' ? '10.0.0.1:5060' : '10.0.0.2:5060', '->', m.dir === 'ab' ? '10.0.0.2:5060' : '10.0.0.1:5060', m.text.split('\r\n')[0]
+  ]))
+  const [line] = (await callsOf('--call-id', 'cancelled@a', '--json')).trim().split('\n').map((text) => JSON.parse(text))
+  assert.deepEqual([line.sip.outcome, line.sip.status, line.sip.ringingMs, line.sip.durationMs, line.sip.duplicates], ['cancelled', 487, 300, null, 6])
+  assert.deepEqual(line.messages.map((m) => m.raw), sent.filter((m) => m.callId === 'cancelled@a').map((m) => m.text))
+})
+
+test('--hep-messages-per-call caps what one call stores, the rest counted in overCap; sip_messages is a retention target', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep, ['--hep-messages-per-call', '3', '--retention-for', 'sip_messages=30d'])
+  const callId = 'capped@a.example.com'
+  const packets = callPackets(callId).filter((_, i) => i !== 4 && i !== 5) // its 5 SIP messages, no RTCP
+  await sendUdp(t, port, packets)
+  await waitFor(() => collector.summary().processed === packets.length)
+  const overCap = (await collector.stats()).workers.reduce((n, w) => n + w.custom.overCap, 0)
+  await collector.stop()
+  const messages = await db.collection('sip_messages').find().sort({ at: 1 }).toArray()
+  assert.deepEqual(messages.map((m) => m.firstLine), ['INVITE sip:+4930123@b.example.com SIP/2.0', 'SIP/2.0 180 Ringing', 'SIP/2.0 200 OK'], 'the first three')
+  const [call] = await db.collection('calls').find().toArray()
+  assert.equal(call.overCap, 2)
+  assert.equal(overCap, 2, 'and in the workers\' overCap')
+  assertCall(call, callId) // the call itself is whole: the cap is on messages stored, not on what the call learns
+})
+
+test('log lines (HEP type 100) and vq-rtcpxr reports (type 35) are stored with the call they name, shown with its ladder; one naming no call is refused', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const callId = 'logged@a.example.com'
+  const log = (text, at, correlation) => HEPjs.encapsulate(text, { ...rcinfo(100, { at, correlation }), hepNodeName: 'kamailio-1' })
+  const report = ['VQSessionReport: CallTerm', `CallID: ${callId}`, 'LocalID: <sip:alice@a.example.com>', 'QualityEst:MOSLQ=4.1 MOSCQ=4.0', ''].join('\r\n')
+  const packets = [
+    ...callPackets(callId).filter((_, i) => i !== 4 && i !== 5),
+    log('INFO: <script> dispatching to gw2', T0 + 100, callId),
+    log('INFO: <script> dispatching to gw2', T0 + 100, callId), // a copy
+    HEPjs.encapsulate(report, rcinfo(35, { at: T0 + 26000 })), // the call named by the report's CallID line
+    log('a log line of no call', T0 + 200)
+  ]
+  await sendUdp(t, port, packets)
+  await waitFor(() => { const s = collector.summary(); return s.processed + s.dropped.total === packets.length })
+  await collector.stop()
+  const s = collector.summary()
+  assert.deepEqual([s.dropped.total, s.dropped['hep-no-call']], [1, 1], JSON.stringify(s.dropped))
+  const logs = await db.collection('call_logs').find().sort({ at: 1 }).toArray()
+  assert.deepEqual(logs.map((l) => [l.callId, l.kind, +l.at, l.text, l.node]), [
+    [callId, 'log', T0 + 100, 'INFO: <script> dispatching to gw2', 'kamailio-1'],
+    [callId, 'vq-rtcpxr', T0 + 26000, report, 'test-agent']
+  ], 'each once, with its call')
+  const { uri } = await getTestMongo()
+  let out = ''
+  await callsCommand.run(['--call-id', callId, '--since', '1d', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
+  assert.match(out, /What agents logged or reported of logged@a\.example\.com \(2\):/)
+  assert.match(out, /log\s+kamailio-1\s+INFO: <script> dispatching to gw2/)
+  assert.match(out, /vq-rtcpxr\s+test-agent\s+VQSessionReport: CallTerm\\r\\nCallID:/, 'a report\'s line ends escaped for the terminal')
+})
+
+test('legs a B2BUA bridges (an X-CID header, or the HEP correlation id) are shown as one conversation: its legs and their messages in capture order', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const alice = '<sip:alice@a.example.com>;tag=a1'
+  const bob = '<sip:bob@b.example.com>'
+  const leg = (callId, at, extra = [], correlation) => HEPjs.encapsulate(sipMessage('INVITE sip:bob@b.example.com SIP/2.0', { callId, from: alice, to: bob, cseq: '1 INVITE' }).replace('Content-Length: 0', [...extra, 'Content-Length: 0'].join('\r\n')), rcinfo(1, { at, correlation }))
+  const packets = [
+    leg('leg-a@pbx', T0),
+    leg('leg-b@pbx', T0 + 20, ['X-CID: leg-a@pbx']),
+    leg('leg-c@pbx', T0 + 40, [], 'leg-a@pbx'),
+    leg('alone@pbx', T0 + 60)
+  ]
+  await sendUdp(t, port, packets)
+  await waitFor(() => collector.summary().processed === packets.length)
+  await collector.stop()
+  const linked = Object.fromEntries((await db.collection('calls').find().toArray()).map((doc) => [doc.callId, doc.linkedId || null]))
+  assert.deepEqual(linked, { 'leg-a@pbx': null, 'leg-b@pbx': 'leg-a@pbx', 'leg-c@pbx': 'leg-a@pbx', 'alone@pbx': null })
+  const { uri } = await getTestMongo()
+  const callsOf = async (...argv) => {
+    let out = ''
+    await callsCommand.run([...argv, '--since', '1d', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
+    return out
+  }
+  for (const callId of ['leg-a@pbx', 'leg-b@pbx', 'leg-c@pbx']) {
+    const [line] = (await callsOf('--call-id', callId, '--json')).trim().split('\n').map((text) => JSON.parse(text))
+    assert.deepEqual(line.legs, ['leg-a@pbx', 'leg-b@pbx', 'leg-c@pbx'], `${callId}: one conversation, whichever leg is asked for`)
+    assert.deepEqual(line.messages.map((m) => m.leg), ['leg-a@pbx', 'leg-b@pbx', 'leg-c@pbx'], 'their messages in capture order')
+  }
+  const [alone] = (await callsOf('--call-id', 'alone@pbx', '--json')).trim().split('\n').map((text) => JSON.parse(text))
+  assert.deepEqual(alone.legs, ['alone@pbx'])
+  assert.match(await callsOf('--call-id', 'leg-b@pbx'), /SIP messages of its conversation, 3 legs \(LEG: 1 leg-a@pbx, 2 leg-b@pbx, 3 leg-c@pbx\)/)
+})
+
+test('a SIP BYE ends its call\'s streams: the sweeper closes them as ended by bye, not timeout', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep, ['--bye-grace', '0', '--stream-timeout', '1d'])
+  const callId = 'bye@a.example.com'
+  const packets = callPackets(callId, { reports: 2 })
+  await sendUdp(t, port, packets)
+  await waitFor(() => collector.summary().processed === packets.length)
+  const stream = await waitFor(() => db.collection('streams').findOne({ 'from.callId': callId, active: false }), { what: 'the stream closed by the sweeper' })
+  assert.equal(stream.endReason, 'bye', 'the SIP BYE, not a quiet timeout (RTCP sent none)')
+  assert.equal(+stream.endedAt, T0 + 30000, 'at the BYE\'s capture time')
 })
 
 test('TCP: packets framed by their own length, split anywhere, arrive whole', async (t) => {
@@ -237,6 +450,9 @@ test('workers SIGKILLed every 700 ms under 300 interleaved calls: one call docum
   for (const doc of docs) {
     assertCall({ ...doc, endedAt: new Date(+doc.endedAt - 5000 * (reports - 1)) }, doc.callId)
   }
+  const messages = await db.collection('sip_messages').find({}, { projection: { raw: 0 } }).toArray()
+  assert.equal(messages.length, calls * 5, 'each SIP message stored once')
+  assert.equal(new Set(messages.map((m) => `${m.callId} ${+m.at} ${m.firstLine}`)).size, messages.length, 'none twice')
   const streams = await db.collection('streams').find({ openKey: { $exists: true } }).toArray()
   assert.equal(streams.length, calls, 'one stream per call')
   const wrong = streams.filter((d) => d.from.callId !== d.to.callId || d.metadata.packets !== 2 * reports ||

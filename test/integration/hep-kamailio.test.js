@@ -89,4 +89,17 @@ test('SIPp calls through Kamailio (siptrace in HEP mode) become one call documen
     assert.equal(doc.byeFromTag, doc.callerTag, 'the caller (SIPp\'s UAC) hung up')
   }
   assert.equal(collector.summary().dropped.total, 0, JSON.stringify(collector.summary().dropped))
+  // Every message Kamailio traced, in and out, stored once: on each side of
+  // the proxy, the UAC's exchange as SIPp logged it.
+  const messages = await db.collection('sip_messages').find().sort({ at: 1, _id: 1 }).toArray()
+  const proxy = `${HOST}:${proxyPort}`
+  for (const callId of callIds) {
+    const mine = messages.filter((m) => m.callId === callId)
+    const uacSide = mine.filter((m) => m.src === proxy ? m.dst === `${HOST}:${uacPort}` : m.src === `${HOST}:${uacPort}`)
+    const uasSide = mine.filter((m) => m.src === proxy ? m.dst === `${HOST}:${uasPort}` : m.src === `${HOST}:${uasPort}`)
+    assert.equal(uacSide.length + uasSide.length, mine.length, `${callId}: every message between the proxy and an end`)
+    const sipp = [...trace.matchAll(/^(?:INVITE|ACK|BYE|SIP\/2\.0 \d{3})[^\r\n]*[\s\S]*?^Call-ID:\s*(\S+)/gmi)].filter((m) => m[1] === callId)
+    assert.equal(uacSide.length, sipp.length, `${callId}: the UAC's side as SIPp logged it, each message once (${uacSide.map((m) => m.firstLine).join(' | ')})`)
+    assert.deepEqual([...new Set(uasSide.map((m) => m.cseq))].sort(), ['1 ACK', '1 INVITE', '2 BYE'], 'the UAS side: the dialog relayed')
+  }
 })

@@ -43,6 +43,10 @@ async function hostileDatabase (t) {
     { pairKey: 'b', active: true, startTime: new Date(now - 30000), endTime: new Date(now), from: side('\u202eplain'), to: side('ok', { cname: 'café 山田' }) }
   ])
   await db.collection('calls').insertOne({ callId: CALL_ID, caller: { user: CALLER, host: HOST }, callee: { user: CALLEE, host: 'example.org' }, final: 1200, callerTag: 't', byeFromTag: 't', invitedAt: new Date(now - 60000) })
+  await db.collection('sip_messages').insertMany([
+    { callId: CALL_ID, at: new Date(now - 60000), src: `192.0.2.1:5060${ERASE}`, dst: '192.0.2.2:5060', firstLine: `INVITE sip:${CALLEE}@x SIP/2.0${TITLE}`, cseq: '1 INVITE', method: 'INVITE', raw: 'INVITE' },
+    { callId: CALL_ID, at: new Date(now - 59000), src: '192.0.2.2:5060', dst: '\u202e192.0.2.1:5060', firstLine: `SIP/2.0 486 ${FAKE}`, cseq: '1 INVITE', status: 486, raw: 'SIP/2.0 486' }
+  ])
   return { env: { ...process.env, MONGODB_URI: uri }, where: [...(hasPassword(uri) ? [] : ['--mongo-uri', uri]), '--database', db.databaseName] }
 }
 
@@ -101,4 +105,17 @@ test('collector calls --json stays JSON with the stored values, its bidi, C1 and
   assert.deepEqual(hostile.callee, { user: CALLEE, host: 'example.org' })
   assert.ok(calls.some((c) => c.from.ID === '\u202eplain'))
   assert.match(text, /\\u202e/)
+})
+
+test('collector calls --call-id prints the SIP ladder a sender wrote with its control, bidi and invisible characters as visible escapes', { timeout: 30000 }, async (t) => {
+  const { env, where } = await hostileDatabase(t)
+  const r = await runCli(env, 'calls', ...where, '--since', '1d', '--call-id', CALL_ID)
+  assert.equal(r.code, 0, r.stderr)
+  assert.doesNotMatch(r.stdout, FORBIDDEN, `a control character reached stdout:\n${JSON.stringify(r.stdout)}`)
+  const ladder = r.stdout.slice(r.stdout.indexOf('SIP messages of'))
+  for (const escaped of ['SIP messages of c1\\x1b[1A\\u202eevil\\n\\t@x (2 stored)', '192.0.2.1:5060\\x1b[2K', 'bob\\x00\\x7f\\x9b2J\\u2028@x SIP/2.0\\x1b]0;pwned\\x07', '\\u202e192.0.2.1:5060', 'SIP/2.0 486 \\r FAKE LINE']) {
+    assert.ok(ladder.includes(escaped), `${escaped} shown as text:\n${ladder}`)
+  }
+  const rows = ladder.trimEnd().split('\n').filter((line) => /^\s*\+\d/.test(line))
+  assert.equal(rows.length, 2, `a line per message:\n${ladder}`)
 })

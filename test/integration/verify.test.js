@@ -25,7 +25,7 @@ const BUILT_INS = {
   statsd: { sinks: ['metrics'], refused: { badLine: 9, badRate: 8, badValue: 9, gaugeDelta: 16, unsupportedType: 8 } },
   netflow: { sinks: ['flows', 'flow_minutes', 'interface_minutes', 'exporters'], refused: { 'netflow-bad-version': 1, 'netflow-unknown-template': 1 } },
   rtcp: { sinks: ['streams'], refused: { 'bad-version': 2, 'too-short': 1 } },
-  hep: { sinks: ['streams', 'calls'], refused: { 'hep-bad-length': 1, 'hep-bad-magic': 1 } }
+  hep: { sinks: ['streams', 'calls', 'sip_messages', 'call_logs'], refused: { 'hep-bad-length': 1, 'hep-bad-magic': 1 } }
 }
 
 async function verify (env, ...args) {

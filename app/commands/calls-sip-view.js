@@ -1,0 +1,184 @@
+'use strict'
+
+// The SIP calls in `collector calls --serve` (runs in the CLI; the server
+// and its page frame are calls-view.js's): `/sip`, a search form and the
+// SIP calls it finds, failed ones included; `/sip/call?id=<Call-ID>`, one
+// call: what SIP says of it, its media, its SIP ladder drawn as SVG on the
+// server (one column per address:port, one arrow per message in capture
+// order, each linking to its raw text) and its messages;
+// `/sip/call.txt` and `/sip/call.pcap` export them. No script; every string
+// a sender chose goes through `escape`.
+
+const { listCalls } = require('./calls-list')
+const { ladderOf, legsOf } = require('./calls-ladder')
+const { sipPcap } = require('./sip-pcap')
+const { BAND_ORDER } = require('./calls-read')
+const { OUTCOMES } = require('../../collectors/hep/calls')
+
+const ORDERS = ['verdict', 'time']
+const MAX_TEXT = 1024 // a query value longer than a stored Call-ID can be finds nothing
+const COLUMN = 260 // px between the ladder's columns
+const ROW = 30 // px between its arrows
+const MAX_STREAMS = 8 // a call's streams drawn on its page (one per pair of SSRCs: re-INVITEs, forks)
+
+/**
+ * The search page: `{ status, title, parts }` (calls-view.js frames them).
+ * Query: `call-id`, `number`, `outcome`, `band`, `order`; a bad value is a
+ * 400 naming it. Reads at most `maxRead` SIP calls and streams, the most
+ * recent of the window.
+ */
+async function searchPage (db, query, { since, worst, maxRead, collections, escape, table }) {
+  const filters = {}
+  for (const [param, name, allowed] of [['call-id', 'callId'], ['number', 'number'], ['outcome', 'outcome', OUTCOMES], ['band', 'band', BAND_ORDER], ['order', 'order', ORDERS]]) {
+    const value = query.get(param)
+    if (value === null || value === '') continue
+    if (value.length > MAX_TEXT || (allowed && !allowed.includes(value))) {
+      return { status: 400, title: 'Bad query', parts: [`<p>bad query: ${escape(param)} ${allowed ? `is one of ${allowed.join(', ')}` : `is at most ${MAX_TEXT} characters`}. <a href="/sip">Search again</a></p>`] }
+    }
+    filters[name] = value
+  }
+  const until = Date.now()
+  const report = await listCalls(db, { ...filters, since: until - since, until, limit: worst, maxRead, collections })
+  const rows = report.shown.map((shown) => sipRow(shown, table))
+  const counts = OUTCOMES.map((name) => `${name} ${report.outcomes[name]}`).join(', ')
+  return {
+    status: 200,
+    title: 'Find a call',
+    parts: [
+      '<h1>Find a call</h1><p><a href="/">Calls by quality</a></p>',
+      form(filters, escape),
+      `<p id="summary">${report.total} calls (of the ${maxRead} most recent SIP calls and streams of the window at most); SIP calls ${report.sipTotal}: ${counts}.${report.total > rows.length ? ` Showing ${rows.length}.` : ''}</p>`,
+      resultTable(rows, escape)
+    ]
+  }
+}
+
+function form (filters, escape) {
+  const text = (name, label, key) => `<label>${label} <input name="${name}" value="${escape(filters[key] || '')}"></label>`
+  const select = (name, label, choices, key) => `<label>${label} <select name="${name}"><option value="">any</option>${choices.map((c) => `<option${filters[key] === c ? ' selected' : ''}>${c}</option>`).join('')}</select></label>`
+  return `<form id="search" method="get" action="/sip">${text('call-id', 'Call-ID', 'callId')} ${text('number', 'Number', 'number')} ${select('outcome', 'Outcome', OUTCOMES, 'outcome')} ` +
+    `${select('band', 'Band', BAND_ORDER, 'band')} ${select('order', 'Order', ORDERS, 'order')} <button type="submit">Find</button></form>`
+}
+
+function sipRow ({ outcome, doc, analytics }, table) {
+  const party = (p) => p ? `${p.user}@${p.host}` : '-'
+  const cells = doc ? table.row(doc, analytics) : {}
+  if (!outcome) return { callId: null, caller: '-', callee: '-', start: '-', duration: cells.duration || '-', sip: 'RTCP only', mos: cells.mos || '-', band: cells.band || 'unknown', streamId: doc ? String(doc._id) : null }
+  return {
+    callId: outcome.callId,
+    caller: party(outcome.caller),
+    callee: party(outcome.callee),
+    start: outcome.invitedAt ? outcome.invitedAt.toISOString().slice(0, 19).replace('T', ' ') : '-',
+    duration: outcome.durationMs === null ? '-' : `${(outcome.durationMs / 1000).toFixed(1)}s`,
+    sip: outcomeText(outcome),
+    mos: cells.mos || '-',
+    band: cells.band || 'unknown'
+  }
+}
+
+function outcomeText (o) {
+  if (o.outcome === 'answered') return o.endedBy ? `${o.status}, ${o.endedBy} hung up` : `${o.status}`
+  if (o.outcome === 'no-answer') return o.ringing ? 'ringing' : 'no answer'
+  return o.status === null ? o.outcome : `${o.status} ${o.outcome}`
+}
+
+function resultTable (rows, escape) {
+  const heads = ['Call-ID', 'Caller', 'Callee', 'Start (UTC)', 'Duration', 'SIP', 'MOS', 'Band']
+  const body = rows.map((r) => {
+    const link = r.callId !== null
+      ? `<a href="/sip/call?id=${encodeURIComponent(r.callId)}">${escape(r.callId)}</a>`
+      : (r.streamId ? `<a href="/call?id=${r.streamId}">RTCP only</a>` : '-')
+    const cells = [r.caller, r.callee, r.start, r.duration, r.sip, r.mos].map((v) => `<td class="l">${escape(v)}</td>`).join('')
+    return `<tr><td class="l">${link}</td>${cells}<td class="l ${escape(r.band)}">${escape(r.band)}</td></tr>`
+  }).join('\n')
+  return `<table id="sip-calls"><thead><tr>${heads.map((h) => `<th class="l">${h}</th>`).join('')}</tr></thead><tbody>${body}</tbody></table>`
+}
+
+/**
+ * One call's page: `{ status, title, parts }`; 404 when no call has that Call-ID.
+ */
+async function callPage (db, callId, { collections, escape, media = null }) {
+  const missing = { status: 404, title: 'No such call', parts: [`<p>No SIP call ${escape(callId || '')}. <a href="/sip">Find a call</a></p>`] }
+  if (!callId || callId.length > MAX_TEXT) return missing
+  const report = await listCalls(db, { callId, since: 0, limit: 1, collections })
+  const legs = await legsOf(db.collection(collections.calls), callId)
+  const ladder = await ladderOf(db.collection(collections.messages), callId, collections.logs ? db.collection(collections.logs) : null, { legs })
+  const shown = report.shown.find((s) => s.outcome)
+  if (!shown && ladder.stored === 0 && ladder.logs.length === 0) return missing
+  const streams = await db.collection(collections.streams).find({ $or: [{ 'from.callId': callId }, { 'to.callId': callId }] }, { limit: MAX_STREAMS }).toArray()
+  const id = encodeURIComponent(callId)
+  return {
+    status: 200,
+    title: `Call ${callId}`,
+    parts: [
+      `<h1>Call ${escape(callId)}</h1><p><a href="/sip">Find a call</a> · export: <a id="export-text" href="/sip/call.txt?id=${id}">text</a> · <a id="export-pcap" href="/sip/call.pcap?id=${id}">pcap</a></p>`,
+      shown ? outcomeList(shown.outcome, escape) : '',
+      legs.length > 1 ? `<p id="legs">One conversation of ${legs.length} legs (bridged by a B2BUA), drawn together below: ${legs.map((leg, i) => leg === callId ? `${i + 1}. ${escape(leg)} (this one)` : `${i + 1}. <a href="/sip/call?id=${encodeURIComponent(leg)}">${escape(leg)}</a>`).join(' · ')}</p>` : '',
+      `<h2>Media</h2><p id="media">${streams.length ? streams.map((s) => `<a href="/call?id=${s._id}">${escape(s.from && s.from.ID)} – ${escape(s.to && s.to.ID)}</a>`).join(' · ') : 'none reported (no RTCP with this Call-ID)'}</p>`,
+      ...(media ? streams.flatMap((s, i) => [`<h3>Stream ${i + 1}: ${escape(s.from && s.from.ID)} – ${escape(s.to && s.to.ID)}, per direction</h3>`, ...media(s, i + 1)]) : []),
+      `<h2>SIP ladder</h2><p>${ladder.stored} messages stored${ladder.stored > ladder.messages.length ? `, the first ${ladder.messages.length} drawn` : ''}.</p>`,
+      ladderSvg(ladder.messages, escape, legs),
+      ladder.logs.length ? `<h2>What agents logged or reported</h2><table id="logs">${ladder.logs.map((l) => `<tr><td class="l">${escape(new Date(l.at).toISOString())}</td><td class="l">${escape(l.kind)}</td><td class="l">${escape(l.node || l.src || '-')}</td><td class="l"><pre>${escape(l.text)}</pre></td></tr>`).join('')}</table>` : '',
+      '<h2>Messages</h2>',
+      ladder.messages.map((m, i) => `<h3 id="m${i + 1}">${i + 1}. ${m.leg === undefined ? '' : `[leg ${legs.indexOf(m.leg) + 1}] `}${escape(m.src)} → ${escape(m.dst)} ${escape(new Date(m.at).toISOString())}</h3><pre>${escape(m.raw)}${m.truncated ? '\n[cut at the stored size]' : ''}</pre>`).join('\n')
+    ]
+  }
+}
+
+function outcomeList (o, escape) {
+  const party = (p) => p ? `${p.user}@${p.host}` : '-'
+  const time = (t) => t ? new Date(t).toISOString() : '-'
+  const items = [
+    ['Caller', party(o.caller)], ['Callee', party(o.callee)], ['Outcome', outcomeText(o)],
+    ['Invited', time(o.invitedAt)], ['Ringing after', o.ringingMs === null ? '-' : `${(o.ringingMs / 1000).toFixed(3)} s`],
+    ['Answered', time(o.answeredAt)], ['Ended', time(o.endedAt)], ['Duration', o.durationMs === null ? '-' : `${(o.durationMs / 1000).toFixed(1)} s`],
+    ['Copies received', String(o.duplicates)], ['Messages past the cap', String(o.overCap)]
+  ]
+  return `<table id="outcome">${items.map(([k, v]) => `<tr><th class="l">${k}</th><td class="l">${escape(v)}</td></tr>`).join('')}</table>`
+}
+
+/**
+ * The ladder: one column per address:port in the order they first appear,
+ * one arrow per message in capture order, its time from the first and its
+ * first line, each a link to the message's text below (#m<n>).
+ */
+function ladderSvg (messages, escape, legs = []) {
+  if (messages.length === 0) return '<p>No SIP messages stored.</p>'
+  const columns = []
+  for (const m of messages) for (const end of [m.src, m.dst]) if (!columns.includes(end)) columns.push(end)
+  const x = (end) => 120 + COLUMN * columns.indexOf(end)
+  const width = 120 + COLUMN * (columns.length - 1) + 120
+  const height = 60 + ROW * messages.length + 10
+  const t0 = new Date(messages[0].at).getTime()
+  const heads = columns.map((end) => `<text class="end" x="${x(end)}" y="20" text-anchor="middle">${escape(end)}</text>` +
+    `<line x1="${x(end)}" y1="30" x2="${x(end)}" y2="${height - 5}" stroke="#999" stroke-dasharray="4 3"/>`).join('')
+  const arrows = messages.map((m, i) => {
+    const y = 60 + ROW * i
+    const [from, to] = [x(m.src), x(m.dst)]
+    const line = m.leg === undefined ? m.firstLine : `[${legs.indexOf(m.leg) + 1}] ${m.firstLine}`
+    const label = line.length > 48 ? `${line.slice(0, 47)}…` : line
+    const color = m.method ? '#1f77b4' : (m.status >= 300 ? '#d62728' : '#2ca02c')
+    const mid = (from + to) / 2
+    return `<a href="#m${i + 1}"><g class="message"><title>${escape(m.firstLine)}</title>` +
+      `<text x="4" y="${y + 4}">+${((new Date(m.at).getTime() - t0) / 1000).toFixed(3)}s</text>` +
+      `<line class="arrow" x1="${from}" y1="${y}" x2="${to}" y2="${y}" stroke="${color}" stroke-width="2" marker-end="url(#head)"/>` +
+      `<text x="${from === to ? from + 6 : mid}" y="${y - 5}" text-anchor="${from === to ? 'start' : 'middle'}">${escape(label)}</text></g></a>`
+  }).join('\n')
+  const defs = '<defs><marker id="head" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="8" refX="9" refY="4" orient="auto"><path d="M0,0 L10,4 L0,8 z" fill="#444"/></marker></defs>'
+  return `<svg id="ladder" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${defs}${heads}${arrows}</svg>`
+}
+
+/** The call's messages as text: each with its time and addresses, then its raw text. */
+async function callText (db, callId, { collections }) {
+  const { messages } = await ladderOf(db.collection(collections.messages), callId || '')
+  if (messages.length === 0) return null
+  return messages.map((m) => `${new Date(m.at).toISOString()} ${m.src} -> ${m.dst} ${m.transport || ''}\n${m.raw}${m.raw.endsWith('\n') ? '' : '\n'}`).join('\n')
+}
+
+/** The call's messages as a pcap file (sip-pcap.js), or null. */
+async function callPcap (db, callId, { collections }) {
+  const { messages } = await ladderOf(db.collection(collections.messages), callId || '', null, { bytes: true })
+  return messages.length === 0 ? null : sipPcap(messages)
+}
+
+module.exports = { searchPage, callPage, callText, callPcap, ladderSvg }

@@ -1,0 +1,104 @@
+'use strict'
+
+// A call's stored SIP messages as a pcap file (runs in the CLI: the calls
+// view's export), so that Wireshark, tshark and sngrep open the call: one
+// Ethernet frame per message, IPv4 or IPv6 and UDP, the capture time kept
+// (microseconds). Every message is written as UDP, whatever its transport:
+// a TCP stream would need the segments the agent did not send; the stored
+// `transport` says which it was. A message whose text was cut at the
+// store's cap is written as stored.
+
+const LINKTYPE_ETHERNET = 1
+const SNAPLEN = 262144
+
+/**
+ * @param {Array<{ at: Date, src: string, dst: string, raw: Buffer|string }>} messages as sip_messages holds them (the bytes as sent)
+ * @returns {Buffer}
+ */
+function sipPcap (messages) {
+  const header = Buffer.alloc(24)
+  header.writeUInt32LE(0xa1b2c3d4, 0)
+  header.writeUInt16LE(2, 4)
+  header.writeUInt16LE(4, 6)
+  header.writeUInt32LE(SNAPLEN, 16)
+  header.writeUInt32LE(LINKTYPE_ETHERNET, 20)
+  return Buffer.concat([header, ...messages.map(frameOf).filter(Boolean)])
+}
+
+function frameOf ({ at, src, dst, raw }) {
+  const from = addressOf(src)
+  const to = addressOf(dst)
+  if (!from || !to || from.v6 !== to.v6) return null
+  const payload = Buffer.isBuffer(raw) ? raw : Buffer.from(raw, 'utf8')
+  const udp = Buffer.alloc(8)
+  udp.writeUInt16BE(from.port, 0)
+  udp.writeUInt16BE(to.port, 2)
+  udp.writeUInt16BE(Math.min(0xffff, 8 + payload.length), 4) // checksum 0: none (IPv4); Wireshark does not check it by default
+  const ip = from.v6 ? ipv6Header(from, to, 8 + payload.length) : ipv4Header(from, to, 8 + payload.length)
+  const ethernet = Buffer.alloc(14)
+  ethernet.writeUInt16BE(from.v6 ? 0x86dd : 0x0800, 12)
+  const frame = Buffer.concat([ethernet, ip, udp, payload])
+  const record = Buffer.alloc(16)
+  const ms = new Date(at).getTime()
+  record.writeUInt32LE(Math.floor(ms / 1000), 0)
+  record.writeUInt32LE((ms % 1000) * 1000, 4)
+  record.writeUInt32LE(frame.length, 8)
+  record.writeUInt32LE(frame.length, 12)
+  return Buffer.concat([record, frame])
+}
+
+function ipv4Header (from, to, length) {
+  const h = Buffer.alloc(20)
+  h[0] = 0x45
+  h.writeUInt16BE(Math.min(0xffff, 20 + length), 2)
+  h[8] = 64
+  h[9] = 17
+  from.bytes.copy(h, 12)
+  to.bytes.copy(h, 16)
+  let sum = 0
+  for (let i = 0; i < 20; i += 2) sum += h.readUInt16BE(i)
+  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16)
+  h.writeUInt16BE(~sum & 0xffff, 10)
+  return h
+}
+
+function ipv6Header (from, to, length) {
+  const h = Buffer.alloc(40)
+  h[0] = 0x60
+  h.writeUInt16BE(Math.min(0xffff, length), 4)
+  h[6] = 17
+  h[7] = 64
+  from.bytes.copy(h, 8)
+  to.bytes.copy(h, 24)
+  return h
+}
+
+// `1.2.3.4:5060` or `[2001:db8::1]:5060` as bytes and port; null when it is neither.
+function addressOf (text) {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|(\d{1,3}(?:\.\d{1,3}){3})):(\d{1,5})$/.exec(text || '')
+  if (!m) return null
+  const port = Number(m[3])
+  if (m[2]) {
+    const parts = m[2].split('.').map(Number)
+    return parts.every((n) => n <= 255) && port <= 65535 ? { v6: false, bytes: Buffer.from(parts), port } : null
+  }
+  const bytes = ipv6Bytes(m[1])
+  return bytes && port <= 65535 ? { v6: true, bytes, port } : null
+}
+
+function ipv6Bytes (text) {
+  const [head, tail, extra] = text.split('::')
+  if (extra !== undefined) return null
+  const groups = (part) => part ? part.split(':') : []
+  const left = groups(head)
+  const right = tail === undefined ? [] : groups(tail)
+  const missing = 8 - left.length - right.length
+  if (missing < 0 || (tail === undefined && missing !== 0)) return null
+  const all = [...left, ...Array(missing).fill('0'), ...right]
+  if (!all.every((g) => /^[0-9a-fA-F]{1,4}$/.test(g))) return null
+  const bytes = Buffer.alloc(16)
+  all.forEach((g, i) => bytes.writeUInt16BE(parseInt(g, 16), 2 * i))
+  return bytes
+}
+
+module.exports = { sipPcap }

@@ -1,0 +1,174 @@
+'use strict'
+// HEP SIP stored per second and CPU per packet: this tree's hep collector
+// (every SIP message stored in sip_messages, the call in calls, copies
+// detected) against another tree's (--base DIR: e.g. a checkout of the
+// commit before, which stored the call only), in one invocation, the
+// variants alternating over --rounds rounds after a warm-up round of each
+// (not counted). The packets: --calls calls of 5 SIP messages each (INVITE
+// with SDP, 180, 200 with SDP, ACK, BYE, as SIPp sends them, 300 to 900
+// bytes), HEP3 encoded by hep-js, sent from another process at --rate
+// packets/s to 2 workers on one embedded MongoDB-compatible server.
+//   storedPerSec   processed / (last acknowledgement − first send)
+//   lossFree       every packet processed, none dropped
+//   masterUs, workersUs, serverUs  CPU per packet of the master (this
+//                  process), of its workers and of the database server
+// Prints a line per run, the medians and the ratios (this tree / base),
+// then one JSON line.
+// Usage: node benchmarks/hep-sip.js --base /path/to/other/tree [--calls 4000]
+//   [--rate 5000] [--rounds 3]
+const os = require('node:os')
+const path = require('node:path')
+const fs = require('node:fs')
+const dgram = require('node:dgram')
+const { fork } = require('node:child_process')
+const minimist = require('minimist')
+const { startJavaServer } = require('../lib/mongo/java-server')
+const { accountedFor } = require('../lib/master/counters')
+
+const args = minimist(process.argv.slice(2), { default: { calls: 4000, rate: 5000, rounds: 3 } })
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+const PER_CALL = 5
+
+if (require.main === module) {
+  if (process.argv[2] === '--sender') sender()
+  else main().catch((err) => { console.error(err); process.exit(1) })
+}
+
+function sdp (ip, port) {
+  return ['v=0', `o=user1 53655765 2353687637 IN IP4 ${ip}`, 's=-', `c=IN IP4 ${ip}`, 't=0 0', `m=audio ${port} RTP/AVP 0 8 101`, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:8 PCMA/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', ''].join('\r\n')
+}
+
+// One call's SIP as SIPp's uac and uas send it.
+function callMessages (n) {
+  const callId = `${n}-4711@10.0.0.1`
+  const from = `sipp <sip:sipp@10.0.0.1:5060>;tag=${n}SIPpTag00`
+  const to = '<sip:+4930123@10.0.0.2:5060>'
+  const head = (line, cseq, toTag, body = '') => [line, `Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK-${n}-${cseq.replace(' ', '')}`, `From: ${from}`, `To: ${to}${toTag ? `;tag=${n}SIPpTag01` : ''}`,
+    `Call-ID: ${callId}`, `CSeq: ${cseq}`, 'Contact: <sip:sipp@10.0.0.1:5060>', 'Max-Forwards: 70', 'Subject: Performance Test',
+    ...(body ? ['Content-Type: application/sdp'] : []), `Content-Length: ${Buffer.byteLength(body)}`, '', body].join('\r\n')
+  return [
+    [head('INVITE sip:+4930123@10.0.0.2:5060 SIP/2.0', '1 INVITE', false, sdp('10.0.0.1', 6000)), false],
+    [head('SIP/2.0 180 Ringing', '1 INVITE', true), true],
+    [head('SIP/2.0 200 OK', '1 INVITE', true, sdp('10.0.0.2', 6002)), true],
+    [head('ACK sip:+4930123@10.0.0.2:5060 SIP/2.0', '1 ACK', true), false],
+    [head('BYE sip:+4930123@10.0.0.2:5060 SIP/2.0', '2 BYE', true), false]
+  ]
+}
+
+function sender () {
+  process.once('message', async ({ port, calls, rate }) => {
+    const HEPjs = require('hep-js')
+    const t0 = Math.floor(Date.now() / 1000)
+    const packets = []
+    // Calls interleaved as on a busy trunk: 100 calls in flight.
+    for (let first = 0; first < calls; first += 100) {
+      const group = Array.from({ length: Math.min(100, calls - first) }, (_, k) => callMessages(first + k))
+      for (let m = 0; m < PER_CALL; m++) {
+        for (const [k, messages] of group.entries()) {
+          const [text, back] = messages[m]
+          packets.push(HEPjs.encapsulate(text, { protocolFamily: 2, protocol: 17, srcIp: back ? '10.0.0.2' : '10.0.0.1', dstIp: back ? '10.0.0.1' : '10.0.0.2', srcPort: 5060, dstPort: 5060, timeSeconds: t0 + m, timeUseconds: k, payloadType: 1, captureId: 1, hepNodeName: 'bench' }))
+        }
+      }
+    }
+    const socket = dgram.createSocket('udp4')
+    socket.bind(0, '127.0.0.1', async () => {
+      process.send({ ready: true })
+      const perTick = Math.max(1, Math.round(rate / 100))
+      const started = Date.now()
+      for (let i = 0; i < packets.length;) {
+        const tickEnd = started + (i / perTick + 1) * 10
+        for (let k = 0; k < perTick && i < packets.length; k++, i++) socket.send(packets[i], port, '127.0.0.1')
+        const wait = tickEnd - Date.now()
+        if (wait > 0) await sleep(wait)
+      }
+      await sleep(100)
+      process.send({ done: true, started })
+      socket.close()
+    })
+  })
+}
+
+// utime + stime of a process in µs (Linux /proc), 0 when it is gone.
+function cpuOf (pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * 1e6 / 100
+  } catch {
+    return 0
+  }
+}
+
+async function runOnce (variant, root, { uri, pid: serverPid }, round) {
+  const hep = require(path.join(root, 'collectors', 'hep'))
+  const bufferDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-sip-bench-'))
+  const config = new hep.Config(['--port', '0', '-i', '2', '--database', `bench_sip_${variant}_${round}_${Date.now()}`, '--buffer-dir', bufferDir]).getConfig()
+  const collector = new hep.Collector({ ...config, workerOptions: { mongoUri: uri } })
+  await collector.start()
+  const sent = args.calls * PER_CALL
+  const child = fork(__filename, ['--sender'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const messages = []
+  child.on('message', (m) => messages.push(m))
+  child.send({ port: collector.address().port, calls: args.calls, rate: args.rate })
+  while (!messages.some((m) => m.ready)) await sleep(20)
+  const pids = (await collector.stats()).workers.map((w) => w.pid)
+  const workersBefore = pids.reduce((n, pid) => n + cpuOf(pid), 0)
+  const serverBefore = cpuOf(serverPid)
+  const cpuBefore = process.cpuUsage()
+  while (!messages.some((m) => m.done)) await sleep(50)
+  const deadline = Date.now() + 180000
+  let s = collector.summary()
+  while (Date.now() < deadline && !(s.received + s.dropped.kernel >= sent && accountedFor(s))) {
+    await sleep(20)
+    s = collector.summary()
+  }
+  const finished = Date.now()
+  const cpu = process.cpuUsage(cpuBefore)
+  const workersCpu = pids.reduce((n, pid) => n + cpuOf(pid), 0) - workersBefore
+  const serverCpu = cpuOf(serverPid) - serverBefore
+  const started = messages.find((m) => m.done).started
+  await collector.stop()
+  fs.rmSync(bufferDir, { recursive: true, force: true })
+  s = collector.summary()
+  return {
+    variant,
+    round,
+    sent,
+    processed: s.processed,
+    dropped: s.dropped.total,
+    lossFree: s.processed === sent,
+    storedPerSec: Math.round(s.processed / ((finished - started) / 1000)),
+    masterUs: Math.round((cpu.user + cpu.system) / sent * 100) / 100,
+    workersUs: Math.round(workersCpu / sent * 100) / 100,
+    serverUs: Math.round(serverCpu / sent * 100) / 100,
+    droppedBy: s.dropped
+  }
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+async function main () {
+  if (!args.base) throw new Error('give --base DIR: the tree to compare with (e.g. a checkout of the commit before)')
+  const roots = { branch: path.join(__dirname, '..'), base: path.resolve(args.base) }
+  const server = await startJavaServer({ port: 0 })
+  const results = []
+  try {
+    for (let round = -1; round < args.rounds; round++) {
+      for (const variant of round % 2 ? ['base', 'branch'] : ['branch', 'base']) {
+        const r = await runOnce(variant, roots[variant], server, round)
+        if (round >= 0) results.push(r)
+        console.log(`${round < 0 ? 'warm-up' : `round ${round}`} ${variant.padEnd(6)} sent ${r.sent} processed ${r.processed} dropped ${r.dropped} stored/s ${r.storedPerSec} µs/packet master ${r.masterUs} workers ${r.workersUs} database ${r.serverUs}${r.dropped ? ` ${JSON.stringify(r.droppedBy)}` : ''}`)
+      }
+    }
+  } finally {
+    await server.stop()
+  }
+  const of = (variant, field) => median(results.filter((r) => r.variant === variant).map((r) => r[field]))
+  const summary = Object.fromEntries(['branch', 'base'].map((v) => [v, { storedPerSec: of(v, 'storedPerSec'), masterUs: of(v, 'masterUs'), workersUs: of(v, 'workersUs'), serverUs: of(v, 'serverUs'), lossFree: results.filter((r) => r.variant === v).every((r) => r.lossFree) }]))
+  summary.storedRatio = Math.round(summary.branch.storedPerSec / summary.base.storedPerSec * 100) / 100
+  summary.workersCpuRatio = Math.round(summary.branch.workersUs / summary.base.workersUs * 100) / 100
+  summary.masterCpuRatio = Math.round(summary.branch.masterUs / summary.base.masterUs * 100) / 100
+  console.log(`median: this tree ${summary.branch.storedPerSec}/s vs base ${summary.base.storedPerSec}/s (ratio ${summary.storedRatio}); CPU per packet: workers ${summary.branch.workersUs} vs ${summary.base.workersUs} µs (ratio ${summary.workersCpuRatio}), master ${summary.branch.masterUs} vs ${summary.base.masterUs} µs (ratio ${summary.masterCpuRatio})`)
+  console.log(JSON.stringify({ bench: 'hep-sip', node: process.version, args: { calls: args.calls, rate: args.rate, rounds: args.rounds }, results, summary }))
+}
+
+module.exports = { callMessages } // the call, for a size estimate (docs/hep.md)

@@ -1,0 +1,115 @@
+'use strict'
+
+// What a HEP worker remembers between messages (its enrich state; one
+// call's SIP and RTCP meet in one worker, call-key.js): the copies it has
+// just seen, so that a packet captured twice (an agent on a duplicating
+// interface, two agents on one path) is stored and counted once; and per
+// call, how many SIP messages it stored (the per-call cap) and the SSRCs of
+// its media (a BYE ends them). Gone with the worker: what that costs is
+// said in docs/hep.md (Duplicates).
+
+/**
+ * Copies of one capture: the same bytes between the same addresses and
+ * ports, of the same protocol type, captured within `windowMs` of each
+ * other (by the capture times the agents stamp). A SIP retransmission is the
+ * same bytes too, but sent again after T1 (500 ms, RFC 3261 §17.1.1.2) or
+ * later: a window under that keeps it. Held by arrival in two generations
+ * that rotate every `max(1 s, 2 × windowMs)` of wall time (a copy comes
+ * within milliseconds of its original) or when one holds `maxHeld / 2`.
+ */
+class CopyWindow {
+  constructor ({ windowMs, maxHeld = 200000 }) {
+    this.windowMs = windowMs
+    this.half = Math.max(1, Math.floor(maxHeld / 2))
+    this.span = Math.max(1000, 2 * windowMs)
+    this.current = new Map()
+    this.previous = new Map()
+    this.rotatedAt = Date.now()
+    this.evicted = 0 // entries forgotten because a generation filled up before its time
+  }
+
+  /** Whether the packet of `fingerprint` captured at `at` (ms) is a copy of one seen; remembers it if not. */
+  isCopy (fingerprint, at, now = Date.now()) {
+    if (this.windowMs <= 0) return false
+    if (now - this.rotatedAt >= this.span || this.current.size >= this.half) this.rotate(now)
+    const times = this.current.get(fingerprint)
+    if (isNear(times, at, this.windowMs) || isNear(this.previous.get(fingerprint), at, this.windowMs)) return true
+    // The capture times of one packet's bytes: a number, the usual case, or
+    // the last few when it was sent again (a copy of the first may come
+    // after the second).
+    if (times === undefined) this.current.set(fingerprint, at)
+    else if (typeof times === 'number') this.current.set(fingerprint, [times, at])
+    else {
+      if (times.length === MAX_TIMES) times.shift()
+      times.push(at)
+    }
+    return false
+  }
+
+  rotate (now) {
+    if (now - this.rotatedAt < this.span) this.evicted += this.previous.size
+    this.previous = this.current
+    this.current = new Map()
+    this.rotatedAt = now
+  }
+
+  get size () { return this.current.size + this.previous.size }
+}
+
+const MAX_TIMES = 8
+
+function isNear (times, at, windowMs) {
+  if (times === undefined) return false
+  if (typeof times === 'number') return Math.abs(at - times) <= windowMs
+  for (const time of times) if (Math.abs(at - time) <= windowMs) return true
+  return false
+}
+
+/**
+ * Per call (by Call-ID), the SIP messages stored and the SSRCs of its media
+ * as RTCP named them; the `maxCalls` most recently touched are held.
+ */
+class CallLedger {
+  constructor ({ maxCalls = 100000 } = {}) {
+    this.maxCalls = maxCalls
+    this.calls = new Map()
+    this.evicted = 0
+  }
+
+  entry (callId) {
+    let entry = this.calls.get(callId)
+    if (entry) this.calls.delete(callId) // to the end: the most recent
+    else entry = { messages: 0, ssrcs: null }
+    this.calls.set(callId, entry)
+    if (this.calls.size > this.maxCalls) {
+      this.calls.delete(this.calls.keys().next().value)
+      this.evicted++
+    }
+    return entry
+  }
+
+  /** Counts one more SIP message of the call; false when it is past `cap`. */
+  admitMessage (callId, cap) {
+    const entry = this.entry(callId)
+    if (entry.messages >= cap) return false
+    entry.messages++
+    return true
+  }
+
+  /** The call's media has a stream side of `ssrc`. */
+  addSsrc (callId, ssrc) {
+    const entry = this.entry(callId)
+    if (!entry.ssrcs) entry.ssrcs = new Set()
+    if (entry.ssrcs.size < 64) entry.ssrcs.add(ssrc)
+  }
+
+  /** The SSRCs the call's RTCP named (an empty list when none, or forgotten). */
+  ssrcsOf (callId) {
+    const entry = this.calls.get(callId)
+    return entry && entry.ssrcs ? [...entry.ssrcs] : []
+  }
+
+  get size () { return this.calls.size }
+}
+
+module.exports = { CopyWindow, CallLedger }

@@ -1,0 +1,93 @@
+'use strict'
+
+// The parts of the hep collector's calls that need no server: the copy
+// window (what is a copy, what a retransmission), the per-call ledger, a
+// call's outcome class from its document, and the pcap export's frames.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { CopyWindow, CallLedger } = require('../../collectors/hep/call-memory')
+const { callOutcome } = require('../../collectors/hep/calls')
+const { sipPcap } = require('../../app/commands/sip-pcap')
+
+test('a copy is the same fingerprint captured within the window; a retransmission after it is a message of its own, and a late copy of either is still a copy', () => {
+  const copies = new CopyWindow({ windowMs: 200 })
+  const now = 1000000
+  assert.equal(copies.isCopy('invite', 5000, now), false, 'the first')
+  assert.equal(copies.isCopy('invite', 5030, now), true, 'a second agent 30 ms behind')
+  assert.equal(copies.isCopy('invite', 5500, now), false, 'sent again after T1: a retransmission')
+  assert.equal(copies.isCopy('invite', 4970, now), true, 'a copy of the first, after the retransmission')
+  assert.equal(copies.isCopy('invite', 5480, now), true, 'a copy of the retransmission')
+  assert.equal(copies.isCopy('bye', 5000, now), false, 'other bytes')
+  assert.equal(new CopyWindow({ windowMs: 0 }).isCopy('x', 1, now), false, 'a window of 0: nothing is a copy')
+})
+
+test('the copy window forgets by arrival: two generations, rotated on time or when one fills (counted)', () => {
+  const copies = new CopyWindow({ windowMs: 200, maxHeld: 4 })
+  const now = copies.rotatedAt
+  copies.isCopy('a', 1, now)
+  copies.isCopy('b', 1, now) // the generation holds 2 = maxHeld / 2: the next rotates it
+  assert.equal(copies.isCopy('a', 1, now), true, 'still held, in the previous generation')
+  assert.equal(copies.evicted, 0, 'nothing forgotten yet')
+  copies.isCopy('c', 1, now)
+  copies.isCopy('d', 1, now)
+  copies.isCopy('e', 1, now) // rotates again, within the span: a and b forgotten early
+  assert.equal(copies.evicted, 2, 'filled before its time: counted')
+  assert.equal(copies.isCopy('a', 1, now), false, 'forgotten')
+  assert.equal(copies.isCopy('e', 1, now + 1000), true, 'one span later, in the previous generation')
+  assert.equal(copies.isCopy('e', 1, now + 2000), false, 'two spans later, gone')
+})
+
+test('the call ledger caps the messages stored per call and remembers the SSRCs its RTCP named', () => {
+  const ledger = new CallLedger({ maxCalls: 2 })
+  assert.deepEqual([1, 2, 3].map(() => ledger.admitMessage('c1', 2)), [true, true, false])
+  ledger.addSsrc('c1', '111')
+  ledger.addSsrc('c1', '112')
+  ledger.addSsrc('c1', '111')
+  assert.deepEqual(ledger.ssrcsOf('c1'), ['111', '112'])
+  ledger.admitMessage('c2', 2)
+  ledger.admitMessage('c3', 2) // the least recent, c1, is forgotten
+  assert.deepEqual([ledger.ssrcsOf('c1'), ledger.evicted, ledger.size], [[], 1, 2])
+})
+
+test('a call\'s outcome class, ringing time and duration come from its SIP document', () => {
+  const at = (ms) => new Date(1e12 + ms)
+  const base = { callId: 'x', invitedAt: at(0) }
+  const of = (doc) => { const o = callOutcome({ ...base, ...doc }); return [o.outcome, o.status, o.ringing, o.ringingMs, o.durationMs] }
+  assert.deepEqual(of({ ringingAt: at(400), answeredAt: at(2000), endedAt: at(9000), final: 1200 }), ['answered', 200, false, 400, 7000])
+  assert.deepEqual(of({ final: 1486 }), ['failed', 486, false, null, null])
+  assert.deepEqual(of({ final: 1302 }), ['failed', 302, false, null, null], 'a redirect ends the call too')
+  assert.deepEqual(of({ ringingAt: at(300), cancelledAt: at(5000), final: 1487 }), ['cancelled', 487, false, 300, null])
+  assert.deepEqual(of({ ringingAt: at(300), cancelledAt: at(5000) }), ['cancelled', null, false, 300, null], 'cancelled before its 487 came')
+  assert.deepEqual(of({ ringingAt: at(300) }), ['no-answer', null, true, 300, null], 'still ringing')
+  assert.deepEqual(of({}), ['no-answer', null, false, null, null])
+  assert.deepEqual(of({ answeredAt: at(2000), final: 1200 }).slice(0, 1).concat(of({ answeredAt: at(2000), final: 1200 })[4]), ['answered', null], 'no BYE yet: no duration')
+})
+
+test('the pcap export: a frame per message, IPv4 and IPv6, capture times kept to the microsecond field; an address it cannot write is left out', () => {
+  const messages = [
+    { at: new Date(1795756864123), src: '10.0.0.1:5060', dst: '10.0.0.2:5070', raw: Buffer.from('INVITE sip:x SIP/2.0\r\n\r\n') },
+    { at: new Date(1795756864456), src: '[2001:db8::1]:5060', dst: '[2001:db8::2]:5060', raw: 'SIP/2.0 200 OK\r\n\r\n' },
+    { at: new Date(1795756864999), src: 'nonsense', dst: '10.0.0.2:5060', raw: 'x' }
+  ]
+  const pcap = sipPcap(messages)
+  assert.equal(pcap.readUInt32LE(0), 0xa1b2c3d4)
+  let at = 24
+  const frames = []
+  while (at < pcap.length) {
+    const length = pcap.readUInt32LE(at + 8)
+    frames.push({ sec: pcap.readUInt32LE(at), usec: pcap.readUInt32LE(at + 4), frame: pcap.subarray(at + 16, at + 16 + length) })
+    at += 16 + length
+  }
+  assert.equal(frames.length, 2)
+  assert.deepEqual([frames[0].sec, frames[0].usec], [1795756864, 123000])
+  const v4 = frames[0].frame
+  assert.equal(v4.readUInt16BE(12), 0x0800)
+  assert.deepEqual([...v4.subarray(26, 30)], [10, 0, 0, 1])
+  assert.equal(v4.readUInt16BE(34 + 2), 5070, 'the UDP destination port')
+  assert.equal(v4.subarray(42).toString(), 'INVITE sip:x SIP/2.0\r\n\r\n')
+  const v6 = frames[1].frame
+  assert.equal(v6.readUInt16BE(12), 0x86dd)
+  assert.equal(v6.subarray(14 + 8, 14 + 24).toString('hex'), '20010db8000000000000000000000001')
+  assert.equal(v6.subarray(62).toString(), 'SIP/2.0 200 OK\r\n\r\n')
+})
