@@ -40,10 +40,11 @@ const CURSOR = /^\d{1,15}$/
 const formatWindow = flagTypes.duration.format
 
 /**
- * The view's HTTP endpoint: a MetricsServer (its binding, TLS, basic auth,
- * refusal counting and security headers) whose paths are the view's.
+ * The view's HTTP endpoint, served by a MetricsServer given the view's
+ * routes (its binding, TLS, basic auth, refusal counting and security
+ * headers are the metrics endpoint's).
  */
-class CallsViewServer extends MetricsServer {
+class CallsViewServer {
   /**
    * @param {import('mongodb').Collection} streams
    * @param {{ host: string, port: number, webConfig?: string, since: number, worst: number, limit?: number, logger?: object,
@@ -53,15 +54,27 @@ class CallsViewServer extends MetricsServer {
    */
   constructor (streams, { host, port, webConfig, since, worst, limit = READ_LIMIT, logger, table, db = null, collections = null }) {
     // The search form submits to the view itself (GET /sip).
-    super(null, { host, port, name: 'calls', webConfig, logger, contentSecurity: { 'style-src': STYLE_SRC, 'form-action': "'self'" } })
+    this.http = new MetricsServer(null, { host, port, name: 'calls', webConfig, logger, contentSecurity: { 'style-src': STYLE_SRC, 'form-action': "'self'" }, route: (path, req, res) => this.route(path, req, res) })
     Object.assign(this, { streams, since, worst, limit, table, db, collections })
     this.previous = null // the last read with more calls than a page: where the next may narrow its range (recentCalls)
     this.reading = new Map() // cursor (null: the newest) → the read under way
   }
 
-  _defineMetrics () {} // no balancer here: only the refusals counter
+  /** Binds (HTTPS and basic auth with a web config); resolves with the address. */
+  start () {
+    return this.http.start()
+  }
 
-  async _route (path, req, res) {
+  stop () {
+    return this.http.stop()
+  }
+
+  /** The web config in use (TLS, users), or null. */
+  get web () {
+    return this.http.web
+  }
+
+  async route (path, req, res) {
     const query = new URL(req.url, 'http://view').searchParams
     if (path === '/call') return this.callPage(query.get('id'), res)
     if (path.startsWith('/sip') && this.db) return this.sipRoute(path, query, res)

@@ -53,13 +53,18 @@ function securityHeaders (contentSecurity = {}) {
  */
 class MetricsServer {
   /**
-   * @param {object} balancer a LoadBalancer (summary(), stats(), readiness())
-   * @param {{ host: string, port: number, name: string, webConfig?: string, logger?: object, contentSecurity?: Object<string, string> }} options
+   * @param {object|null} balancer a LoadBalancer (summary(), stats(), readiness()); null for an endpoint of another kind (`route`)
+   * @param {{ host: string, port: number, name: string, webConfig?: string, logger?: object, contentSecurity?: Object<string, string>, route?: Function }} options
    *   webConfig: path of the web config file (TLS, basic auth), or none;
-   *   contentSecurity: CSP directives a page needs beyond none (securityHeaders)
+   *   contentSecurity: CSP directives a page needs beyond none (securityHeaders);
+   *   route: `(path, req, res)` serves an authorized GET or HEAD instead of
+   *   /metrics, /healthz and /readyz (`collector calls --serve`: the same
+   *   binding, TLS, basic auth, refusal counting and headers, its own pages;
+   *   reply() writes a response)
    */
-  constructor (balancer, { host, port, name, webConfig, logger, contentSecurity }) {
+  constructor (balancer, { host, port, name, webConfig, logger, contentSecurity, route = null }) {
     this.balancer = balancer
+    this.route = route
     this.headers = securityHeaders(contentSecurity)
     this.host = host
     this.port = port
@@ -71,8 +76,10 @@ class MetricsServer {
     this.rejectLog = new LogLimiter()
     this.registry = new client.Registry()
     this.registry.setDefaultLabels({ collector: name })
-    client.collectDefaultMetrics({ register: this.registry })
-    this._defineMetrics()
+    if (balancer) {
+      client.collectDefaultMetrics({ register: this.registry })
+      this._defineMetrics()
+    }
     this.rejected = new client.Counter({
       name: 'collector_metrics_requests_rejected_total',
       help: 'Requests and connections the metrics endpoint refused (web config: TLS, basic auth), by reason.',
@@ -223,14 +230,13 @@ class MetricsServer {
     try {
       if (this.auth && !(await this._authorized(req, res))) return
       if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 405, 'text/plain', 'method not allowed\n')
-      return await this._route(path, req, res)
+      return await (this.route ? this.route(path, req, res) : this._route(path, req, res))
     } catch (err) {
       return reply(res, 500, 'text/plain', `${err.message}\n`)
     }
   }
 
-  // An authorized GET or HEAD of `path`. An endpoint of another kind with
-  // the same TLS and basic auth (`collector calls --serve`) serves its own.
+  // An authorized GET or HEAD of `path` (or the `route` given).
   async _route (path, req, res) {
     if (path === '/metrics') return reply(res, 200, this.registry.contentType, await this.registry.metrics())
     if (path === '/healthz') return reply(res, 200, 'application/json', JSON.stringify({ status: 'ok' }) + '\n')
