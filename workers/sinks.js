@@ -6,6 +6,7 @@ const { CounterStore, counterTarget } = require('./storage/counter-store')
 const { writeAccounted, toWriteAgain } = require('./storage/write-accounting')
 const { counterSchema } = require('./storage/schemas')
 const { StreamsSink } = require('./streams-sink')
+const { guardsEveryWrite } = require('./storage/write-guard')
 
 const SEQ = Symbol('checkpoint') // a document's checkpoint; symbol keys are not serialized
 const INSERT_CHUNK = 1000
@@ -26,9 +27,11 @@ const COUNTER_INDEXES = counterSchema.indexes().map(([key, options]) => ({ key, 
  * (workers/storage/retention.js); a sink naming none (`expireBy`) is kept.
  */
 class UpdatesSink {
-  constructor (spec) {
+  // host: the worker, whose server says whether every counting upsert is guarded (storage/write-guard.js)
+  constructor (spec, host = null) {
     this.spec = spec
-    this.store = new UpdateStore(null, { what: `${spec.collection} upserts`, key: spec.key })
+    this.guardAll = () => guardsEveryWrite(host && host.server)
+    this.store = new UpdateStore(null, { what: `${spec.collection} upserts`, key: spec.key, guardAll: this.guardAll })
     this.key = spec.key || '_id'
     this.maxBatch = spec.maxBatch || Infinity
   }
@@ -68,9 +71,9 @@ class UpdatesSink {
 }
 
 class CountersSink extends UpdatesSink {
-  constructor (spec) {
-    super(spec)
-    this.store = new CounterStore(null, { preallocateRate: spec.preallocateRate || 0 })
+  constructor (spec, host = null) {
+    super(spec, host)
+    this.store = new CounterStore(null, { preallocateRate: spec.preallocateRate || 0, guardAll: this.guardAll })
   }
 
   async prepare (db) {

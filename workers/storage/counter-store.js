@@ -16,11 +16,11 @@ const pad = (n) => String(n).padStart(2, '0')
 class CounterStore extends UpdateStore {
   /**
    * @param {object} collection the native `counters` collection (may be set later)
-   * @param {{ preallocateRate?: number, random?: () => number, minuteFields?: string[] }} [options]
-   *   minuteFields: prefixes of incrementMinute's figures, preallocated too
+   * @param {{ preallocateRate?: number, random?: () => number, minuteFields?: string[], guardAll?: () => boolean }} [options]
+   *   minuteFields: prefixes of incrementMinute's figures, preallocated too; guardAll: UpdateStore's
    */
-  constructor (collection, { preallocateRate = 0, random = Math.random, minuteFields = [] } = {}) {
-    super(collection, { what: 'counter upserts' })
+  constructor (collection, { preallocateRate = 0, random = Math.random, minuteFields = [], guardAll } = {}) {
+    super(collection, { what: 'counter upserts', guardAll })
     this.preallocateRate = preallocateRate
     this.minuteFields = minuteFields
     this.random = random

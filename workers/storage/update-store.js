@@ -15,7 +15,11 @@ const { writeAccounted, toWriteAgain } = require('./write-accounting')
  *   batch it covers (`watermarks.<origin>`, `$max`) and applies only while
  *   the document's watermark for that origin is below the first batch it
  *   carries. An origin's batches are processed in order, so a batch at or
- *   below it is counted there already.
+ *   below it is counted there already. `guardAll()` says whether every
+ *   such upsert carries that condition; if not (the embedded server, which
+ *   scans the collection for it: storage/write-guard.js), only those of
+ *   entries holding a redelivered batch or written again after a write
+ *   not proven stored do, and the rest only raise the watermark.
  * - `min`, `max`: `$min`, `$max`, the same however often applied.
  * - `latest`: the value of the newest message, `{ path: { order, value } }`
  *   with `order` the message's `[batchId, index]` (arrival at the master):
@@ -42,13 +46,15 @@ const { writeAccounted, toWriteAgain } = require('./write-accounting')
 class UpdateStore {
   /**
    * @param {object} collection the native collection (may be set later)
-   * @param {{ what?: string, key?: string }} [options] what the upserts are,
-   *   for messages; the field a document's id is matched on (unique), `_id` by default
+   * @param {{ what?: string, key?: string, guardAll?: () => boolean }} [options] what the upserts are,
+   *   for messages; the field a document's id is matched on (unique), `_id` by default;
+   *   whether every counting upsert is guarded (asked once per flush)
    */
-  constructor (collection, { what = 'upserts', key = '_id' } = {}) {
+  constructor (collection, { what = 'upserts', key = '_id', guardAll = () => true } = {}) {
     this.collection = collection
     this.what = what
     this.key = key
+    this.guardAll = guardAll
     this.pending = new Map() // _id, or _id and origin → entry
     this.writing = null // the entries of the write in progress
     // alreadyCounted: segments not written because their document had applied their batches
@@ -144,7 +150,9 @@ class UpdateStore {
     this.writing = entries
     const ops = []
     const opEntries = [] // ops[i]'s entry; null for an extra op
+    const guardAll = this.guardAll()
     for (const entry of entries.values()) {
+      entry.guarded = guarded(entry, guardAll)
       ops.push(upsertOp(entry, this.key))
       opEntries.push(entry)
       for (const op of this.extraOps(entry)) {
@@ -162,8 +170,17 @@ class UpdateStore {
 
   async writeOps (ops, opEntries) {
     let out
+    // A bulk written again in parts may have applied some: its entries' upserts go guarded.
+    const guardAgain = (i) => {
+      const entry = opEntries[i]
+      if (entry && !entry.guarded && counts(entry)) {
+        entry.guarded = true
+        ops[i] = upsertOp(entry, this.key)
+      }
+      return ops[i]
+    }
     try {
-      out = await writeAccounted(this.collection, ops, this.what)
+      out = await writeAccounted(this.collection, ops, this.what, guardAgain)
     } catch (err) {
       this.restore(opEntries.filter(Boolean))
       throw err
@@ -173,11 +190,11 @@ class UpdateStore {
     this.stats.splits += out.splits
     this.restore(again.indexes.map((i) => opEntries[i]).filter(Boolean))
     // An extra op that collides found its document there: nothing to do.
-    // An upsert of order-free changes only collides with another creating
-    // its document at once: written again, it matches.
+    // An unguarded upsert only collides with another creating its document
+    // at once, and was not applied: written again (guarded), it matches.
     const collided = out.collided.map((i) => opEntries[i]).filter(Boolean)
-    this.restore(collided.filter((entry) => !guarded(entry)))
-    const counted = collided.filter(guarded)
+    this.restore(collided.filter((entry) => !entry.guarded))
+    const counted = collided.filter((entry) => entry.guarded)
     if (counted.length > 0) {
       try {
         await this.keepUnapplied(counted)
@@ -217,9 +234,14 @@ class UpdateStore {
     this.restore(kept)
   }
 
+  // Entries of a write not proven stored, back to pending: their segments
+  // are closed and, written again, guarded (the first write may have landed).
   restore (entries) {
     for (const entry of entries) {
-      for (const segment of entry.segments) segment.open = false
+      for (const segment of entry.segments) {
+        segment.open = false
+        segment.retried = true
+      }
       const key = entry.origin === null ? entry.id : `${entry.id}\u0000${entry.origin}`
       const current = this.pending.get(key)
       if (!current) {
@@ -248,14 +270,15 @@ class UpdateStore {
 function openSegment (entry, batchId, redelivered) {
   const last = entry.segments[entry.segments.length - 1]
   if (last && last.open && last.redelivered === redelivered && (!redelivered || (last.first === batchId && last.last === batchId))) return last
-  const segment = { first: batchId, last: batchId, inc: {}, min: {}, max: {}, latest: {}, set: {}, open: true, redelivered }
+  const segment = { first: batchId, last: batchId, inc: {}, min: {}, max: {}, latest: {}, set: {}, open: true, redelivered, retried: false }
   entry.segments.push(segment)
   return segment
 }
 
 // One entry's upsert: every segment's changes. One that counts (`$inc`)
-// applies only while the document's watermark for the origin is below the
-// first batch; the rest is order-free and needs no condition.
+// raises the document's watermark for the origin and, guarded, applies only
+// while it is below the first batch; the rest is order-free and needs no
+// condition.
 function upsertOp (entry, key) {
   const inc = {}
   const min = {}
@@ -278,19 +301,22 @@ function upsertOp (entry, key) {
     max[path] = { batch: order[0], index: order[1], value }
   }
   if (entry.setOnInsert) update.$setOnInsert = entry.setOnInsert
-  if (!guarded(entry)) {
-    if (hasAny(max)) update.$max = max
-    return { updateOne: { filter: { [key]: entry.id }, update, upsert: true } }
-  }
   const field = `watermarks.${entry.origin}`
-  max[field] = entry.segments[entry.segments.length - 1].last
-  update.$max = max
+  if (counts(entry)) max[field] = entry.segments[entry.segments.length - 1].last
+  if (hasAny(max)) update.$max = max
+  if (!entry.guarded) return { updateOne: { filter: { [key]: entry.id }, update, upsert: true } }
   return { updateOne: { filter: { [key]: entry.id, [field]: { $not: { $gte: entry.segments[0].first } } }, update, upsert: true } }
 }
 
-// Whether an entry's upsert is conditional on its batches: it counts, and names them.
-function guarded (entry) {
+// Whether an entry's upsert counts batches it names (`$inc` of an origin).
+function counts (entry) {
   return entry.origin !== null && entry.segments.some((segment) => hasAny(segment.inc))
+}
+
+// Whether an entry's upsert is conditional on its batches: it counts them,
+// and every such write is guarded or this one may meet a second writer.
+function guarded (entry, guardAll) {
+  return counts(entry) && (guardAll || entry.segments.some((segment) => segment.redelivered || segment.retried))
 }
 
 function newer (a, b) {
