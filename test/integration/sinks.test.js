@@ -11,6 +11,7 @@ const { MongoClient } = require('mongodb')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { UpdateStore } = require('../../workers/storage/update-store')
 const { writeAccounted } = require('../../workers/storage/write-accounting')
+const { createSink } = require('../../workers/sinks')
 
 async function collection (t) {
   const { uri } = await getTestMongo()
@@ -166,6 +167,38 @@ test('update store, first deliveries unguarded: a bulk the server misreports is 
   const docs = await real.find({ _id: { $ne: 'bad' } }).toArray()
   assert.equal(docs.length, 32)
   for (const doc of docs) assert.equal(doc.count, 1, `${doc._id} counted once though its op was sent several times`)
+})
+
+test('documents sink: several insert bulks in flight at once; one lost with its connection keeps its documents, the oldest of them holding back the acknowledgement, and they are stored once next write', async (t) => {
+  const real = await collection(t)
+  const sink = createSink({ kind: 'documents', collection: 'metrics', maxBatch: 10, of: (record) => record })
+  let inFlight = 0
+  let most = 0
+  let calls = 0
+  sink.collection = {
+    async bulkWrite (ops, options) {
+      const call = ++calls
+      inFlight++
+      most = Math.max(most, inFlight)
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        if (call === 2) throw Object.assign(new Error('connection reset'), { name: 'MongoNetworkError' })
+        return await real.bulkWrite(ops, options)
+      } finally {
+        inFlight--
+      }
+    }
+  }
+  const mark = { batchId: 1, origin: 'o', seq: 0 }
+  for (let i = 0; i < 50; i++) sink.accept({ n: i }, { mark, index: i, seq: 100 + i, key: () => (0x6b0000000000000000000000n + BigInt(i)).toString(16), message: {} })
+  await assert.rejects(sink.write(), /connection reset/)
+  assert.ok(most >= 2, `bulks in flight together (at most ${most})`)
+  assert.equal(sink.size, 10, 'the lost bulk\'s documents are held')
+  assert.equal(sink.oldestPending(), 110, 'the second bulk\'s first message holds back the acknowledgement')
+  await sink.write()
+  assert.equal(sink.size, 0)
+  const docs = await real.find().toArray()
+  assert.deepEqual(docs.map((d) => d.n).sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i), 'each stored once')
 })
 
 test('writeAccounted: an unreachable server leaves every op unwritten, with its error, and is not split', async () => {

@@ -68,16 +68,30 @@ class UpdateStore {
    * Folds changes into document `id`. `changes`: `{ inc?, min?, max?,
    * latest?, set? }`, each `{ path: value }` (latest: `{ path: { order, value } }`;
    * set: values every copy of the message carries, so that order does not matter);
-   * `setOnInsert`: fields a new document gets; `mark` names the batch.
+   * `setOnInsert`: fields a new document gets (or a function returning
+   * them, called only for a document not held yet); `mark` names the batch.
    */
   update (id, changes, mark = null, setOnInsert = null) {
     const segment = this.segmentOf(id, mark, setOnInsert)
     if (segment === null) return
-    if (changes.inc) for (const path in changes.inc) add(segment.inc, path, changes.inc[path])
+    if (changes.inc) {
+      for (const path in changes.inc) {
+        add(segment.inc, path, changes.inc[path])
+        segment.counts = true
+      }
+    }
     if (changes.min) for (const path in changes.min) keep(segment.min, path, changes.min[path], (a, b) => a < b)
     if (changes.max) for (const path in changes.max) keep(segment.max, path, changes.max[path], (a, b) => a > b)
     if (changes.latest) for (const path in changes.latest) keep(segment.latest, path, changes.latest[path], newer)
     if (changes.set) Object.assign(segment.set, changes.set)
+  }
+
+  /** Adds `n` to each of `paths` of document `id` (update's `inc`, without an object per call: the counters' hot path). */
+  incrementPaths (id, paths, n, mark = null, setOnInsert = null) {
+    const segment = this.segmentOf(id, mark, setOnInsert)
+    if (segment === null) return
+    for (let i = 0; i < paths.length; i++) add(segment.inc, paths[i], n)
+    segment.counts = true
   }
 
   // The changes to fold into: those of the open segment of the entry for
@@ -90,7 +104,7 @@ class UpdateStore {
     if (this.yieldedKeys.has(key)) return null
     let entry = this.pending.get(key)
     if (!entry) {
-      entry = { id, origin, setOnInsert, segments: [], minSeq: Infinity }
+      entry = { id, origin, setOnInsert: typeof setOnInsert === 'function' ? setOnInsert() : setOnInsert, segments: [], minSeq: Infinity }
       this.pending.set(key, entry)
     }
     if (!mark) return openSegment(entry, 0, false)
@@ -136,18 +150,32 @@ class UpdateStore {
     return []
   }
 
+  /** The pending changes, taken for a write (`flush(taken)`): held as being written until then. */
+  take () {
+    const entries = this.pending
+    this.pending = new Map()
+    this.writing = entries
+    return entries
+  }
+
+  /** Changes taken and not written after all: pending again, their next write guarded. */
+  putBack (entries) {
+    this.writing = null
+    this.restore([...entries.values()])
+  }
+
   /**
-   * Writes the pending changes (writeAccounted). What was not proven
+   * Writes the pending changes, or those taken (writeAccounted). What was not proven
    * stored stays pending, kept apart from newer changes as closed segments;
    * a write that missed its filter because the document had applied some
    * of its batches keeps only the segments above the document's watermark.
    * Throws the write's error once the rest is settled.
    */
-  async flush () {
-    if (this.pending.size === 0) return
-    const entries = this.pending
-    this.pending = new Map()
-    this.writing = entries
+  async flush (entries = this.take()) {
+    if (entries.size === 0) {
+      this.writing = null
+      return
+    }
     const ops = []
     const opEntries = [] // ops[i]'s entry; null for an extra op
     const guardAll = this.guardAll()
@@ -270,7 +298,7 @@ class UpdateStore {
 function openSegment (entry, batchId, redelivered) {
   const last = entry.segments[entry.segments.length - 1]
   if (last && last.open && last.redelivered === redelivered && (!redelivered || (last.first === batchId && last.last === batchId))) return last
-  const segment = { first: batchId, last: batchId, inc: {}, min: {}, max: {}, latest: {}, set: {}, open: true, redelivered, retried: false }
+  const segment = { first: batchId, last: batchId, inc: {}, min: {}, max: {}, latest: {}, set: {}, open: true, redelivered, retried: false, counts: false }
   entry.segments.push(segment)
   return segment
 }
@@ -310,7 +338,9 @@ function upsertOp (entry, key) {
 
 // Whether an entry's upsert counts batches it names (`$inc` of an origin).
 function counts (entry) {
-  return entry.origin !== null && entry.segments.some((segment) => hasAny(segment.inc))
+  if (entry.origin === null) return false
+  for (const segment of entry.segments) if (segment.counts) return true
+  return false
 }
 
 // Whether an entry's upsert is conditional on its batches: it counts them,
@@ -332,7 +362,8 @@ function add (into, path, n) {
 }
 
 function hasAny (object) {
-  return Object.keys(object).length > 0
+  for (const key in object) return true // eslint-disable-line no-unreachable-loop
+  return false
 }
 
 module.exports = { UpdateStore }
