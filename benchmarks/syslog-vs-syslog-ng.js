@@ -24,19 +24,21 @@
 // Per run, each side started afresh into a database of its own: idle RSS
 // (every process of the side, --idle seconds after it is ready); then the
 // sender (another process, paced on a 1 ms timer) and, until the count in
-// the database reaches what was sent or stops moving for 3 s after the
+// the database reaches what was sent or stops moving for 10 s after the
 // last send:
 //   stored/s = stored / (done − first send), loss = 1 − stored / sent
-//   CPU s per 100k messages: the side's processes (utime + stime, every
-//     process of its tree), and the database's
+//   CPU s per 100k messages stored: the side's processes (utime + stime,
+//     every process of its tree), and the database's (per message stored,
+//     so that a side that keeps up with less is not made to look cheaper)
 //   peak RSS: the sum over the side's processes of each one's VmHWM
 //     (reset when sending starts), sampled every 250 ms
 // A table per rate with the collector/syslog-ng ratios, then one JSON line.
 // Usage: node benchmarks/syslog-vs-syslog-ng.js [--rates 10000,40000]
 //   [--seconds 20,10] [--rounds 2] [--workers 2] [--idle 5]
-//   [--syslog-ng /tmp/sng] [--baseline /tmp/main] [--flags '--max-batch 2000']
-//   [--baseline-flags '...'] (the baseline's flags, by default --flags; with
-//   --baseline . two settings of this checkout compare in one run)
+//   [--syslog-ng /tmp/sng] [--baseline /tmp/main] [--flags='--memory-budget 2m']
+//   [--baseline-flags='-i 1'] (the baseline's flags, by default --flags; with
+//   --baseline . two settings of this checkout compare in one run; give
+//   flags with `=`: a value that starts with `-` is otherwise read as a flag)
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -56,7 +58,7 @@ const args = minimist(process.argv.slice(2), {
 const JVM_ARGS = ['-XX:+UseSerialGC', '-Xss512k', `-Xms${process.env.E2E_JAVA_HEAP || '2g'}`]
 const TICKS = 100
 const SAMPLE_MS = 250
-const QUIET_MS = 3000
+const QUIET_MS = 10000 // a collector draining its disk buffer may store nothing for seconds (flushes of 1,000s of counters)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const round1 = (x) => Math.round(x * 10) / 10
 
@@ -118,6 +120,7 @@ class TreeSampler {
 
   cpu () { return [...this.pids.values()].reduce((sum, p) => sum + p.cpu - p.cpu0, 0) }
   peakMiB () { return Math.round([...this.pids.values()].reduce((sum, p) => sum + p.peak, 0) / 1024) }
+  peaksMiB () { return [...this.pids.values()].map((p) => Math.round(p.peak / 1024)) }
 }
 
 function rssMiB (root) {
@@ -256,8 +259,8 @@ async function runOnce (side, rate, seconds, ctx) {
     return {
       side, rate, sent: report.sent, stored, loss: round1(100 * (1 - stored / report.sent)),
       storedPerSecond: Math.round(stored / elapsed), lagMs: Math.max(0, doneAt - report.lastSendAt),
-      cpuPer100k: round1(tree.cpu() * 1e5 / report.sent), dbCpuPer100k: round1(dbCpu * 1e5 / report.sent),
-      peakRssMiB: tree.peakMiB(), idleRssMiB: idleMiB
+      cpuPer100k: round1(tree.cpu() * 1e5 / Math.max(1, stored)), dbCpuPer100k: round1(dbCpu * 1e5 / Math.max(1, stored)),
+      peakRssMiB: tree.peakMiB(), peaksMiB: tree.peaksMiB(), idleRssMiB: idleMiB
     }
   } finally {
     await started.stop()
