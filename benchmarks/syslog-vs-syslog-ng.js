@@ -32,6 +32,7 @@
 //     so that a side that keeps up with less is not made to look cheaper)
 //   peak RSS: the sum over the side's processes of each one's VmHWM
 //     (reset when sending starts), sampled every 250 ms
+//   dropped (the collector's, in the JSON): what it counted dropped, by reason
 // A table per rate with the collector/syslog-ng ratios, then one JSON line.
 // Usage: node benchmarks/syslog-vs-syslog-ng.js [--rates 10000,40000]
 //   [--seconds 20,10] [--rounds 2] [--workers 2] [--idle 5]
@@ -142,7 +143,15 @@ async function startCollector (root, extra, port, mongoUri, database, dir) {
     if (child.exitCode !== null || waited > 60000) throw new Error(`the collector did not start: ${stderr.slice(-500)}`)
     await sleep(100)
   }
-  return { child, stop: () => stopChild(child, 'SIGTERM') }
+  return { child, stop: () => stopChild(child, 'SIGTERM'), dropped: () => droppedOf(name, dir) }
+}
+
+// What the collector dropped, by reason (its stats file, written every second), or null.
+async function droppedOf (name, dir) {
+  await sleep(1500)
+  const snap = await readStats(name, dir).catch(() => null)
+  const dropped = snap && snap.stats && snap.stats.dropped
+  return dropped ? Object.fromEntries(Object.entries(dropped).filter(([reason, n]) => reason !== 'total' && n > 0)) : null
 }
 
 function syslogNgConfig (port, mongoUri, database) {
@@ -255,12 +264,13 @@ async function runOnce (side, rate, seconds, ctx) {
     const sender = await send(port, rate, total, ctx.corpusFile)
     const { stored, doneAt, report } = await untilStored(collection, total, sender.report, tree)
     const dbCpu = procStat(ctx.server.pid).cpu - db0
+    const dropped = started.dropped ? await started.dropped() : null
     const elapsed = (doneAt - report.firstSendAt) / 1000
     return {
       side, rate, sent: report.sent, stored, loss: round1(100 * (1 - stored / report.sent)),
       storedPerSecond: Math.round(stored / elapsed), lagMs: Math.max(0, doneAt - report.lastSendAt),
       cpuPer100k: round1(tree.cpu() * 1e5 / Math.max(1, stored)), dbCpuPer100k: round1(dbCpu * 1e5 / Math.max(1, stored)),
-      peakRssMiB: tree.peakMiB(), peaksMiB: tree.peaksMiB(), idleRssMiB: idleMiB
+      peakRssMiB: tree.peakMiB(), peaksMiB: tree.peaksMiB(), idleRssMiB: idleMiB, dropped
     }
   } finally {
     await started.stop()
