@@ -71,6 +71,8 @@ export interface LoadBalancerOptions {
   batchSize?: number
   batchDelay?: number
   maxInFlight?: number
+  /** With the disk buffer: bytes sent to the workers and not acknowledged, shared among them; past it batches wait on disk (0: none). */
+  memoryBudget?: number
   /** Node/V8 flags of the worker processes, after the master's own (default: a 2 MiB semi-space, old generation grown 20 % per full GC) */
   workersNodeArgs?: string[]
   recvBufferSize?: number

@@ -2,6 +2,7 @@
 
 const MongoWorker = require('./mongo-worker')
 const { CounterStore, counterTarget } = require('./storage/counter-store')
+const { guardsEveryWrite } = require('./storage/write-guard')
 const { counterSchema, defineModel } = require('./storage/schemas')
 
 const { COUNTER_SETTINGS } = require('./mongo-settings')
@@ -27,7 +28,7 @@ class CounterWorker extends MongoWorker {
 
   constructor (options = {}, defaults = {}) {
     super(options, defaults)
-    this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate })
+    this.counterStore = new CounterStore(null, { preallocateRate: this.settings.preallocateRate, guardAll: () => guardsEveryWrite(this.server) })
     this.counts = { messages: 0, increments: 0, malformed: {}, dropped: 0 }
   }
 

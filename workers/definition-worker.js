@@ -232,18 +232,20 @@ class DefinitionWorker extends MongoWorker {
       'a sink holds maxPending entries while the database is unavailable; dropping messages (dropped.workerFull)')
   }
 
-  // Every sink writes; the first failure is thrown once the others have tried.
+  // Every sink writes, at once (each is exactly once by itself, so their
+  // writes need no order among them: one bulk of each in flight together);
+  // the first failure is thrown once the others have tried. The kept state
+  // of the messages they write, taken with them (not that of messages
+  // processed meanwhile), is written once they all stored theirs, and kept
+  // for the next write otherwise: it never runs ahead of the sinks.
   async writePending () {
     await this.batchThrough()
-    let error = null
-    for (const sink of this.stores) {
-      try {
-        await sink.write()
-      } catch (err) {
-        error = error || err
-      }
-    }
-    if (error) throw error
+    const kept = this.kept ? this.kept.take() : null
+    const results = await Promise.allSettled(this.sinks.map((sink) => sink.write()))
+    const failed = results.find((result) => result.status === 'rejected')
+    if (kept !== null && failed) this.kept.putBack(kept)
+    else if (kept !== null) await this.kept.write(kept)
+    if (failed) throw failed.reason
   }
 
   // A write waits while a batch is part way through doWork (a message of it

@@ -6,6 +6,8 @@ const { CounterStore, counterTarget } = require('./storage/counter-store')
 const { writeAccounted, toWriteAgain } = require('./storage/write-accounting')
 const { counterSchema } = require('./storage/schemas')
 const { StreamsSink } = require('./streams-sink')
+const { guardsEveryWrite } = require('./storage/write-guard')
+const { WriteLanes } = require('./storage/write-lanes')
 
 const SEQ = Symbol('checkpoint') // a document's checkpoint; symbol keys are not serialized
 const INSERT_CHUNK = 1000
@@ -26,9 +28,11 @@ const COUNTER_INDEXES = counterSchema.indexes().map(([key, options]) => ({ key, 
  * (workers/storage/retention.js); a sink naming none (`expireBy`) is kept.
  */
 class UpdatesSink {
-  constructor (spec) {
+  // host: the worker, whose server says whether every counting upsert is guarded (storage/write-guard.js)
+  constructor (spec, host = null) {
     this.spec = spec
-    this.store = new UpdateStore(null, { what: `${spec.collection} upserts`, key: spec.key })
+    this.guardAll = () => guardsEveryWrite(host && host.server)
+    this.store = new UpdateStore(null, { what: `${spec.collection} upserts`, key: spec.key, guardAll: this.guardAll })
     this.key = spec.key || '_id'
     this.maxBatch = spec.maxBatch || Infinity
   }
@@ -53,7 +57,10 @@ class UpdatesSink {
 
   get size () { return this.store.size }
   hasBacklog () { return this.size >= this.maxBatch }
-  write () { return this.store.flush() }
+  // `taken`: what take() took earlier (by default, what is pending now).
+  write (taken) { return this.store.flush(taken) }
+  take () { return this.store.take() }
+  putBack (taken) { this.store.putBack(taken) }
   oldestPending () { return this.store.oldestPending() }
 
   abandon () {
@@ -68,9 +75,9 @@ class UpdatesSink {
 }
 
 class CountersSink extends UpdatesSink {
-  constructor (spec) {
-    super(spec)
-    this.store = new CounterStore(null, { preallocateRate: spec.preallocateRate || 0 })
+  constructor (spec, host = null) {
+    super(spec, host)
+    this.store = new CounterStore(null, { preallocateRate: spec.preallocateRate || 0, guardAll: this.guardAll })
   }
 
   async prepare (db) {
@@ -93,9 +100,8 @@ class DocumentsSink {
   constructor (spec) {
     this.spec = spec
     this.buffer = []
-    this.writing = [] // the documents taken by the write in progress, from writingAt on not written yet
-    this.writingAt = 0
-    this.kept = [] // documents of the write in progress not proven stored, in order
+    this.writing = [] // the chunks of the write in progress: { docs, done, kept (of a done chunk, not proven stored) }
+    this.lanes = new WriteLanes()
     this.counts = { stored: 0, writes: 0, splits: 0 }
     this.maxBatch = spec.maxBatch || INSERT_CHUNK
     this.messageMark = null // the message whose documents are being numbered: its batch, place and key
@@ -143,42 +149,56 @@ class DocumentsSink {
   get size () { return this.buffer.length }
   hasBacklog () { return this.buffer.length >= this.maxBatch }
 
-  // What is buffered now, in chunks of maxBatch; what arrives meanwhile waits for the
-  // next flush, so that under steady input the acknowledgement comes.
+  // What is buffered now, in chunks of maxBatch, as many written at once as
+  // the lanes say (inserts by key: no order among them); what arrives
+  // meanwhile waits for the next flush, so that under steady input the
+  // acknowledgement comes. What was not proven stored goes back first, in order.
   async write () {
-    const docs = this.writing = this.buffer
+    const chunks = this.writing = []
+    for (let start = 0; start < this.buffer.length; start += this.maxBatch) chunks.push({ docs: this.buffer.slice(start, start + this.maxBatch), done: false, kept: [] })
     this.buffer = []
+    let next = 0
     let error = null
-    for (let start = 0; start < docs.length; start += this.maxBatch) {
-      this.writingAt = start
-      const chunk = docs.slice(start, start + this.maxBatch)
-      const what = `${this.spec.collection} inserts`
-      const out = await writeAccounted(this.collection, chunk.map((document) => ({ insertOne: { document } })), what)
-      const again = toWriteAgain(out, what)
-      this.counts.writes++
-      this.counts.splits += out.splits
-      this.counts.stored += chunk.length - again.indexes.length
-      for (const i of again.indexes.sort((a, b) => a - b)) this.kept.push(chunk[i])
-      error = error || again.error
+    const lane = async () => {
+      while (next < chunks.length) {
+        const failed = await this.writeChunk(chunks[next++])
+        error = error || failed
+      }
     }
-    this.buffer = this.kept.concat(this.buffer)
-    this.kept = []
+    await Promise.all(Array.from({ length: Math.min(this.lanes.size, chunks.length) }, lane))
+    this.buffer = chunks.flatMap((chunk) => chunk.kept).concat(this.buffer)
     this.writing = []
-    this.writingAt = 0
     if (error) throw error
+  }
+
+  // One insert bulk; returns its error, if any (what it did not store is the chunk's `kept`).
+  async writeChunk (chunk) {
+    const what = `${this.spec.collection} inserts`
+    const started = performance.now()
+    const out = await writeAccounted(this.collection, chunk.docs.map((document) => ({ insertOne: { document } })), what)
+    this.lanes.record(chunk.docs.length, performance.now() - started)
+    const again = toWriteAgain(out, what)
+    this.counts.writes++
+    this.counts.splits += out.splits
+    this.counts.stored += chunk.docs.length - again.indexes.length
+    chunk.kept = again.indexes.sort((a, b) => a - b).map((i) => chunk.docs[i])
+    chunk.done = true
+    return again.error
   }
 
   oldestPending () {
     let min = Infinity
-    if (this.writingAt < this.writing.length) min = this.writing[this.writingAt][SEQ]
-    for (const docs of [this.kept, this.buffer]) if (docs.length > 0 && docs[0][SEQ] < min) min = docs[0][SEQ]
+    for (const chunk of this.writing) {
+      const docs = chunk.done ? chunk.kept : chunk.docs
+      if (docs.length > 0 && docs[0][SEQ] < min) min = docs[0][SEQ]
+    }
+    if (this.buffer.length > 0 && this.buffer[0][SEQ] < min) min = this.buffer[0][SEQ]
     return min
   }
 
   abandon () {
-    const held = this.buffer.length + this.kept.length + this.writing.length - this.writingAt
+    const held = this.writing.reduce((n, chunk) => n + (chunk.done ? chunk.kept.length : chunk.docs.length), this.buffer.length)
     this.buffer = []
-    this.kept = []
     return held
   }
 

@@ -6,6 +6,7 @@ const { CounterStore, counterTarget } = require('./storage/counter-store')
 const StreamSweeper = require('./storage/stream-sweeper')
 const { defineModels, missingIndexes } = require('./storage/schemas')
 const { streamAnalytics } = require('./storage/stream-analytics')
+const { guardsEveryWrite } = require('./storage/write-guard')
 
 /**
  * The store of a streams sink (lib/collector/sinks.js `streams`):
@@ -33,7 +34,7 @@ class StreamsSink {
     this.spec = spec
     this.host = host
     this.coalescer = new PacketCoalescer(spec.maxPending)
-    this.counterStore = new CounterStore(null, { preallocateRate: spec.preallocateRate, minuteFields: spec.minuteFields || [] })
+    this.counterStore = new CounterStore(null, { preallocateRate: spec.preallocateRate, minuteFields: spec.minuteFields || [], guardAll: () => this.guardsEveryWrite() })
     this.counts = { packets: 0, items: 0, malformed: {}, dropped: 0, rejected: 0 }
     this.writing = [] // entries of the write in progress (they count against maxPending)
     this.maxBatch = spec.maxBatch
@@ -82,22 +83,12 @@ class StreamsSink {
 
   /**
    * Whether every stream upsert is guarded by its sides' watermarks, so that
-   * a batch is applied once whoever else writes it (StreamWriter). Yes,
-   * except on a server that does not say which build it is (`compatible`:
-   * the embedded mongo-java-server is one), which answers a filter beyond an
-   * index's exact keys with a scan of the whole collection (measured there:
-   * 30,000 upserts/s unguarded, 1,300 guarded with 5,000 streams, 345 with
-   * 20,000). There the writer guards the upserts that can meet a second
-   * writer of their batches (redelivered ones, and those written again after
-   * a write without a reply), and every upsert once this worker's master is
-   * gone: the next run replays what the master held while this worker
-   * still flushes it. A first delivery's upsert that a stalled server
-   * applies after the same batches were written again still counts twice
-   * there (docs/storage.md).
+   * a batch is applied once whoever else writes it (StreamWriter): on
+   * MongoDB, and not on the embedded server until its master is gone
+   * (storage/write-guard.js says why).
    */
   guardsEveryWrite () {
-    const server = this.host.server
-    return !(server && server.kind === 'compatible') || masterGone()
+    return guardsEveryWrite(this.host.server)
   }
 
   // Streams written before `pairKey` get it from one worker per collector,
@@ -285,12 +276,6 @@ class StreamsSink {
     const sides = this.writer ? this.writer.sides : null
     return { held: { streamSides: sides ? sides.size : 0 }, evicted: { streamSides: sides ? sides.evicted : 0 } }
   }
-}
-
-// A forked worker whose IPC channel closed: its master died (a worker
-// started otherwise has no channel).
-function masterGone () {
-  return typeof process.send === 'function' && !process.connected
 }
 
 function listOf (value) {

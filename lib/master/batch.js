@@ -15,6 +15,7 @@ class Batch {
     this.id = id
     this.kind = kind
     this.bytes = bytes
+    this.size = bytes ? bytes.length : 0 // its bytes' length, kept while they lie on disk only
     this.count = count
     this.origin = origin
     this.redelivered = false
@@ -36,7 +37,7 @@ class Batch {
     return at
   }
 
-  /** Waiting in the backlog: with its bytes on disk, they are not kept in memory. */
+  /** Waiting in the backlog, or sent: with its bytes on disk, they are not kept in memory. */
   shelved () {
     if (this.at !== null) this.bytes = null
   }

@@ -27,7 +27,11 @@ const BACKLOG_BATCH_DELAY_MS = 25
  * With a disk buffer (`journal`, see journal.js) every batch is appended to
  * it before it is sent, and a batch formed while the worker is full waits in
  * the buffer (`backlog`, its bytes on disk only: `buffered` messages) and is
- * sent, in order, as acknowledgements make room.
+ * sent, in order, as acknowledgements make room. A batch sent keeps its
+ * bytes on disk only as well (read back if it must be delivered again), and
+ * the worker is full also once the bytes it was sent and has not
+ * acknowledged reach its share of `memoryBudget`: what the database has not
+ * taken waits on disk, not in the worker's memory nor the master's.
  *
  * With receive 'reuseport' the worker receives on its own socket: nothing
  * of that is held here; its ACKs report what came (`received`, counted in
@@ -53,7 +57,7 @@ class WorkerHandle extends EventEmitter {
    * @param {{ runId: string, next(): number }} batchIds the master's batch identities
    * @param {import('./journal').Journal|null} [journal] the disk buffer, if on
    */
-  constructor (clusterWorker, slot, { batchSize, batchDelay = 0, maxInFlight }, batchIds, journal = null) {
+  constructor (clusterWorker, slot, { batchSize, batchDelay = 0, maxInFlight, memoryBudget = 0, instances = 1 }, batchIds, journal = null) {
     super()
     this.clusterWorker = clusterWorker
     this.id = clusterWorker.id
@@ -67,6 +71,9 @@ class WorkerHandle extends EventEmitter {
     this.batchSize = batchSize
     this.batchDelay = batchDelay
     this.maxInFlight = maxInFlight
+    // The slot's share of memoryBudget, with the buffer on (without it, what lies past the budget would be dropped).
+    this.maxInFlightBytes = journal !== null && memoryBudget > 0 ? Math.max(1, Math.floor(memoryBudget / instances)) : Infinity
+    this.sentBytes = 0 // of the batches sent and not acknowledged
     this.batchIds = batchIds
     this.dispatched = 0
     this.processed = 0
@@ -97,9 +104,16 @@ class WorkerHandle extends EventEmitter {
     clusterWorker.on('error', (err) => this.emit('log', 'debug', { err }, 'worker channel error'))
   }
 
-  /** Full: at maxInFlight, or batches wait in the buffer (new ones must queue behind them). */
+  /** Full: at maxInFlight or its share of memoryBudget, or batches wait in the buffer (new ones must queue behind them). */
   get saturated () {
-    return this.inFlight >= this.maxInFlight || this.backlog.length > 0
+    return this.inFlight >= this.maxInFlight || this.sentBytes >= this.maxInFlightBytes || this.backlog.length > 0
+  }
+
+  // Whether `batch`, not counted in inFlight yet, may be sent now: it fits
+  // under both bounds, or nothing is in flight (a batch larger than a bound
+  // still goes, alone).
+  fits (batch) {
+    return this.inFlight === 0 || (this.inFlight + batch.count <= this.maxInFlight && this.sentBytes + batch.size <= this.maxInFlightBytes)
   }
 
   /**
@@ -181,9 +195,17 @@ class WorkerHandle extends EventEmitter {
       batch.shelved()
       return this.emit('held', batch)
     }
-    if (this.backlog.length === 0 && this.inFlight - batch.count < this.maxInFlight) return this.sendBatch(batch)
     this.inFlight -= batch.count
+    if (this.backlog.length === 0 && this.inFlight < this.maxInFlight && this.fitsBytes(batch)) {
+      this.inFlight += batch.count
+      return this.sendBatch(batch)
+    }
     this.toBacklog(batch)
+  }
+
+  // Its bytes under the share of memoryBudget, or nothing sent is unacknowledged.
+  fitsBytes (batch) {
+    return this.sentBytes === 0 || this.sentBytes + batch.size <= this.maxInFlightBytes
   }
 
   // A journaled batch waits with its bytes on disk only; one the buffer
@@ -202,7 +224,7 @@ class WorkerHandle extends EventEmitter {
    * past it would be refused there (workerFull).
    */
   pump () {
-    while (this.backlog.length > 0 && this.state === 'ready' && (this.inFlight === 0 || this.inFlight + this.backlog[0].count <= this.maxInFlight)) {
+    while (this.backlog.length > 0 && this.state === 'ready' && this.fits(this.backlog[0])) {
       const batch = this.backlog.shift()
       this.buffered -= batch.count
       if (batch.bytes === null && !this.load(batch)) continue
@@ -240,10 +262,14 @@ class WorkerHandle extends EventEmitter {
     return createBatch(kind, bytes, count, this.batchIds.next(), this.origin, receivedAt)
   }
 
+  // The IPC message is serialized by send(): a journaled batch's bytes are
+  // then kept on disk only (read back should it be delivered again).
   sendBatch (batch) {
     batch.sent()
     this.unacked.push(batch)
+    this.sentBytes += batch.size
     this.send([ipc.BATCH, batch.kind, batch.bytes, batch.count, batch.id, batch.origin, batch.redelivered, batch.receivedAt])
+    batch.shelved()
   }
 
   /**
@@ -256,7 +282,7 @@ class WorkerHandle extends EventEmitter {
    */
   redeliver (batch) {
     if (batch.sentAt > 0) batch.redeliver()
-    if (batch.bytes !== null && this.backlog.length === 0 && (this.inFlight === 0 || this.inFlight + batch.count <= this.maxInFlight)) {
+    if (batch.bytes !== null && this.backlog.length === 0 && this.fits(batch)) {
       this.inFlight += batch.count
       return this.sendBatch(batch)
     }
@@ -280,6 +306,7 @@ class WorkerHandle extends EventEmitter {
     this.backlog = []
     this.buffered = 0
     this.inFlight = 0
+    this.sentBytes = 0
     return batches
   }
 
@@ -336,6 +363,7 @@ class WorkerHandle extends EventEmitter {
     this.acked += batches
     for (const batch of this.unacked.splice(0, batches)) {
       messages += batch.count
+      this.sentBytes -= batch.size
       if (this.journal !== null) this.journal.release(batch)
     }
     this.processed += processed

@@ -187,6 +187,34 @@ test('a full buffer drops the newest, counted as bufferFull; the rest is deliver
   assert.deepEqual(segmentFiles(bufferDir), [])
 })
 
+test('past the memory budget, what the workers have not acknowledged waits on disk: each is sent no more than its share, the master keeps no bytes of what it sent, and everything is delivered once', { timeout: 120000 }, async (t) => {
+  const bufferDir = tempDir(t)
+  const out = tempDir(t)
+  const total = 3000
+  const line = (i) => `b${i} ${'x'.repeat(400)}`
+  const memoryBudget = 160 * 1024
+  const lb = await holdingBalancer(t, bufferDir, out, { hold: true, memoryBudget, distribution: 'round-robin' })
+  await sendLines(lb.address().port, 'b', 0, total, line)
+  await waitFor(() => lb.summary().received === total, { what: `${total} received` })
+  const held = lb.summary()
+  assert.equal(held.dropped.total, 0)
+  assert.ok(held.buffered > 0, `past the budget they wait in the buffer (${held.buffered} of ${held.inFlight + held.buffered}, maxInFlight ${lb.options.maxInFlight})`)
+  for (const handle of lb.pool.current.filter(Boolean)) {
+    assert.ok(handle.sentBytes <= memoryBudget / 2 || handle.unacked.length === 1, `worker ${handle.slot}: ${handle.sentBytes} bytes sent and unacknowledged, its share ${memoryBudget / 2}`)
+    assert.ok(handle.unacked.length > 0, 'it was sent some')
+    assert.ok(handle.unacked.every((batch) => batch.bytes === null), 'the master keeps no bytes of a batch sent: they are on disk')
+  }
+  await lb.stop()
+  const kept = lb.summary()
+  assert.equal(kept.buffered, total, 'nothing stored: all of it stays in the buffer')
+  const again = await holdingBalancer(t, bufferDir, out, { hold: false })
+  await waitFor(() => again.summary().processed === total, { what: 'the replay stored' })
+  await again.stop()
+  const texts = storedLines(out).map((l) => l.text.split(' ')[0])
+  assert.equal(texts.length, total, 'each stored once')
+  assert.deepEqual(new Set(texts), new Set(Array.from({ length: total }, (_, i) => `b${i}`)))
+})
+
 test('a journal cut mid-record and with a flipped byte: the collector starts, skips the two damaged records with a count and delivers the rest', { timeout: 120000 }, async (t) => {
   const bufferDir = tempDir(t)
   const out = tempDir(t)

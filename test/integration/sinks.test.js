@@ -11,6 +11,7 @@ const { MongoClient } = require('mongodb')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { UpdateStore } = require('../../workers/storage/update-store')
 const { writeAccounted } = require('../../workers/storage/write-accounting')
+const { createSink } = require('../../workers/sinks')
 
 async function collection (t) {
   const { uri } = await getTestMongo()
@@ -101,6 +102,103 @@ test('update store: an heir takes the batches its dead predecessor may have appl
   const doc = await real.findOne({ _id: 'm' })
   assert.equal(doc.n, 3, 'batch 5 once, batches 8 and 9 once each')
   assert.deepEqual(heir.repeats(), { alreadyCounted: 1, yielded: 0 }, 'batch 5 known as stored; nothing left to a writer that does not exist')
+})
+
+// As on the embedded server (storage/write-guard.js): counting upserts are
+// guarded only where a second writer of their batches may meet them.
+const firstUnguarded = { guardAll: () => false }
+
+// A collection that records the filters it is sent and, `lost` times, applies a bulk then throws as a dropped connection would.
+function recording (real, lost = 0) {
+  const filters = []
+  return {
+    filters,
+    find: (...args) => real.find(...args),
+    async bulkWrite (ops, options) {
+      for (const op of ops) filters.push(op.updateOne.filter)
+      const result = await real.bulkWrite(ops, options)
+      if (lost-- > 0) throw Object.assign(new Error('connection reset'), { name: 'MongoNetworkError' })
+      return result
+    }
+  }
+}
+
+test('update store, first deliveries unguarded: their upserts filter on the key alone, raise the watermark, and a redelivered batch the dead writer stored is not counted again', async (t) => {
+  const real = await collection(t)
+  const dead = new UpdateStore(null, firstUnguarded)
+  dead.collection = recording(real)
+  for (let batch = 1; batch <= 3; batch++) dead.update('u', { inc: { n: 1 } }, mark(batch, batch))
+  await dead.flush()
+  assert.deepEqual(dead.collection.filters, [{ _id: 'u' }], 'one upsert, by _id only')
+  assert.equal((await real.findOne({ _id: 'u' })).watermarks.run1_1, 3)
+  const heir = new UpdateStore(null, firstUnguarded)
+  heir.collection = recording(real)
+  heir.update('u', { inc: { n: 1 } }, mark(3, 1, true)) // stored by the dead one, redelivered
+  heir.update('u', { inc: { n: 1 } }, mark(4, 2))
+  await heir.flush()
+  await heir.flush()
+  assert.ok(Object.keys(heir.collection.filters[0]).length > 1, 'the redelivered batch\'s upsert is guarded')
+  assert.equal((await real.findOne({ _id: 'u' })).n, 4, 'batches 1 to 4, each once')
+})
+
+test('update store, first deliveries unguarded: a write whose reply was lost after the server applied it is written again guarded, and counted once', async (t) => {
+  const real = await collection(t)
+  const store = new UpdateStore(null, firstUnguarded)
+  store.collection = recording(real, 1)
+  store.update('w', { inc: { n: 5 } }, mark(1, 1))
+  await assert.rejects(store.flush(), /connection reset/)
+  assert.equal(store.size, 1, 'kept: not proven stored')
+  store.update('w', { inc: { n: 5 } }, mark(2, 2))
+  await store.flush()
+  await store.flush()
+  assert.deepEqual(store.collection.filters[0], { _id: 'w' })
+  assert.ok(Object.keys(store.collection.filters[1]).length > 1, 'the retry is guarded')
+  assert.equal((await real.findOne({ _id: 'w' })).n, 10, 'batch 1 once, batch 2 once')
+})
+
+test('update store, first deliveries unguarded: a bulk the server misreports is written again in parts guarded; nothing is applied twice', async (t) => {
+  const real = await collection(t)
+  const store = new UpdateStore(null, { what: 'metric upserts', ...firstUnguarded })
+  store.collection = misreporting(real, (op) => op.updateOne.filter._id === 'bad')
+  for (let i = 0; i < 16; i++) store.update(`m${i}`, { inc: { count: 1 } }, mark(100, 1))
+  store.update('bad', { inc: { count: 1 } }, mark(100, 1))
+  for (let i = 16; i < 32; i++) store.update(`m${i}`, { inc: { count: 1 } }, mark(100, 1))
+  await assert.rejects(store.flush(), /metric upserts: the server refused 1/)
+  const docs = await real.find({ _id: { $ne: 'bad' } }).toArray()
+  assert.equal(docs.length, 32)
+  for (const doc of docs) assert.equal(doc.count, 1, `${doc._id} counted once though its op was sent several times`)
+})
+
+test('documents sink: several insert bulks in flight at once; one lost with its connection keeps its documents, the oldest of them holding back the acknowledgement, and they are stored once next write', async (t) => {
+  const real = await collection(t)
+  const sink = createSink({ kind: 'documents', collection: 'metrics', maxBatch: 10, of: (record) => record })
+  let inFlight = 0
+  let most = 0
+  let calls = 0
+  sink.collection = {
+    async bulkWrite (ops, options) {
+      const call = ++calls
+      inFlight++
+      most = Math.max(most, inFlight)
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+        if (call === 2) throw Object.assign(new Error('connection reset'), { name: 'MongoNetworkError' })
+        return await real.bulkWrite(ops, options)
+      } finally {
+        inFlight--
+      }
+    }
+  }
+  const mark = { batchId: 1, origin: 'o', seq: 0 }
+  for (let i = 0; i < 50; i++) sink.accept({ n: i }, { mark, index: i, seq: 100 + i, key: () => (0x6b0000000000000000000000n + BigInt(i)).toString(16), message: {} })
+  await assert.rejects(sink.write(), /connection reset/)
+  assert.ok(most >= 2, `bulks in flight together (at most ${most})`)
+  assert.equal(sink.size, 10, 'the lost bulk\'s documents are held')
+  assert.equal(sink.oldestPending(), 110, 'the second bulk\'s first message holds back the acknowledgement')
+  await sink.write()
+  assert.equal(sink.size, 0)
+  const docs = await real.find().toArray()
+  assert.deepEqual(docs.map((d) => d.n).sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i), 'each stored once')
 })
 
 test('writeAccounted: an unreachable server leaves every op unwritten, with its error, and is not split', async () => {

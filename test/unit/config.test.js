@@ -69,6 +69,7 @@ test('defaults fill in every base flag', () => {
     batchSize: 256,
     batchDelay: 2,
     maxInFlight: 100000,
+    memoryBudget: 8 * 1024 ** 2,
     workersNodeArgs: ['--max-semi-space-size=2', '--heap-growing-percent=20'],
     name: 'collector',
     logLevel: 'info',

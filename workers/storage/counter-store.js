@@ -3,6 +3,7 @@
 const { UpdateStore } = require('./update-store')
 
 const pad = (n) => String(n).padStart(2, '0')
+const MINUTES_KEPT = 1440 // minutes remembered by increment(): a day of them
 
 /**
  * Time-series counters in the style of MMS: one document per metric per UTC
@@ -16,23 +17,42 @@ const pad = (n) => String(n).padStart(2, '0')
 class CounterStore extends UpdateStore {
   /**
    * @param {object} collection the native `counters` collection (may be set later)
-   * @param {{ preallocateRate?: number, random?: () => number, minuteFields?: string[] }} [options]
-   *   minuteFields: prefixes of incrementMinute's figures, preallocated too
+   * @param {{ preallocateRate?: number, random?: () => number, minuteFields?: string[], guardAll?: () => boolean }} [options]
+   *   minuteFields: prefixes of incrementMinute's figures, preallocated too; guardAll: UpdateStore's
    */
-  constructor (collection, { preallocateRate = 0, random = Math.random, minuteFields = [] } = {}) {
-    super(collection, { what: 'counter upserts' })
+  constructor (collection, { preallocateRate = 0, random = Math.random, minuteFields = [], guardAll } = {}) {
+    super(collection, { what: 'counter upserts', guardAll })
     this.preallocateRate = preallocateRate
     this.minuteFields = minuteFields
     this.random = random
     this.stats.preallocations = 0
+    this.minutes = new Map() // minute since the epoch → its day and counter paths, for increment()
   }
 
   /** Counts `n` events of `metric` at `date` (a Date or epoch ms); `mark` names the batch they came from. */
   increment (metric, date, n = 1, mark = null) {
-    const d = date instanceof Date ? date : new Date(date)
+    const minute = this.minuteOf(date instanceof Date ? date.getTime() : Number(date))
+    if (minute === null) { // as any other time was before the cache: under NaN paths
+      const d = new Date(date)
+      return this.update(this.documentId(metric, d), { inc: { daily: n, 'hourly.NaN': n, 'minute.NaN.NaN': n } }, mark, dayFields(metric, d))
+    }
+    this.incrementPaths(`${minute.day}/${metric}`, minute.paths, n, mark, () => ({ metric, day: minute.day, dayStart: minute.dayStart }))
+  }
+
+  // What increment() needs of a minute, made once per minute seen (not per
+  // message): its day, the day's start, and the paths it adds to. Null for
+  // a time that is not one (an invalid date).
+  minuteOf (ms) {
+    const key = Math.floor(ms / 60000)
+    let minute = this.minutes.get(key)
+    if (minute !== undefined) return minute
+    if (!Number.isFinite(key)) return null
+    if (this.minutes.size >= MINUTES_KEPT) this.minutes.clear()
+    const d = new Date(key * 60000)
     const hh = pad(d.getUTCHours())
-    const inc = { daily: n, [`hourly.${hh}`]: n, [`minute.${hh}.${pad(d.getUTCMinutes())}`]: n }
-    this.update(this.documentId(metric, d), { inc }, mark, dayFields(metric, d))
+    minute = { day: dayOf(d), dayStart: dayFields('', d).dayStart, paths: ['daily', `hourly.${hh}`, `minute.${hh}.${pad(d.getUTCMinutes())}`] }
+    this.minutes.set(key, minute)
+    return minute
   }
 
   /**

@@ -15,7 +15,11 @@ const { writeAccounted, toWriteAgain } = require('./write-accounting')
  *   batch it covers (`watermarks.<origin>`, `$max`) and applies only while
  *   the document's watermark for that origin is below the first batch it
  *   carries. An origin's batches are processed in order, so a batch at or
- *   below it is counted there already.
+ *   below it is counted there already. `guardAll()` says whether every
+ *   such upsert carries that condition; if not (the embedded server, which
+ *   scans the collection for it: storage/write-guard.js), only those of
+ *   entries holding a redelivered batch or written again after a write
+ *   not proven stored do, and the rest only raise the watermark.
  * - `min`, `max`: `$min`, `$max`, the same however often applied.
  * - `latest`: the value of the newest message, `{ path: { order, value } }`
  *   with `order` the message's `[batchId, index]` (arrival at the master):
@@ -42,13 +46,15 @@ const { writeAccounted, toWriteAgain } = require('./write-accounting')
 class UpdateStore {
   /**
    * @param {object} collection the native collection (may be set later)
-   * @param {{ what?: string, key?: string }} [options] what the upserts are,
-   *   for messages; the field a document's id is matched on (unique), `_id` by default
+   * @param {{ what?: string, key?: string, guardAll?: () => boolean }} [options] what the upserts are,
+   *   for messages; the field a document's id is matched on (unique), `_id` by default;
+   *   whether every counting upsert is guarded (asked once per flush)
    */
-  constructor (collection, { what = 'upserts', key = '_id' } = {}) {
+  constructor (collection, { what = 'upserts', key = '_id', guardAll = () => true } = {}) {
     this.collection = collection
     this.what = what
     this.key = key
+    this.guardAll = guardAll
     this.pending = new Map() // _id, or _id and origin → entry
     this.writing = null // the entries of the write in progress
     // alreadyCounted: segments not written because their document had applied their batches
@@ -62,16 +68,30 @@ class UpdateStore {
    * Folds changes into document `id`. `changes`: `{ inc?, min?, max?,
    * latest?, set? }`, each `{ path: value }` (latest: `{ path: { order, value } }`;
    * set: values every copy of the message carries, so that order does not matter);
-   * `setOnInsert`: fields a new document gets; `mark` names the batch.
+   * `setOnInsert`: fields a new document gets (or a function returning
+   * them, called only for a document not held yet); `mark` names the batch.
    */
   update (id, changes, mark = null, setOnInsert = null) {
     const segment = this.segmentOf(id, mark, setOnInsert)
     if (segment === null) return
-    if (changes.inc) for (const path in changes.inc) add(segment.inc, path, changes.inc[path])
+    if (changes.inc) {
+      for (const path in changes.inc) {
+        add(segment.inc, path, changes.inc[path])
+        segment.counts = true
+      }
+    }
     if (changes.min) for (const path in changes.min) keep(segment.min, path, changes.min[path], (a, b) => a < b)
     if (changes.max) for (const path in changes.max) keep(segment.max, path, changes.max[path], (a, b) => a > b)
     if (changes.latest) for (const path in changes.latest) keep(segment.latest, path, changes.latest[path], newer)
     if (changes.set) Object.assign(segment.set, changes.set)
+  }
+
+  /** Adds `n` to each of `paths` of document `id` (update's `inc`, without an object per call: the counters' hot path). */
+  incrementPaths (id, paths, n, mark = null, setOnInsert = null) {
+    const segment = this.segmentOf(id, mark, setOnInsert)
+    if (segment === null) return
+    for (let i = 0; i < paths.length; i++) add(segment.inc, paths[i], n)
+    segment.counts = true
   }
 
   // The changes to fold into: those of the open segment of the entry for
@@ -84,7 +104,7 @@ class UpdateStore {
     if (this.yieldedKeys.has(key)) return null
     let entry = this.pending.get(key)
     if (!entry) {
-      entry = { id, origin, setOnInsert, segments: [], minSeq: Infinity }
+      entry = { id, origin, setOnInsert: typeof setOnInsert === 'function' ? setOnInsert() : setOnInsert, segments: [], minSeq: Infinity }
       this.pending.set(key, entry)
     }
     if (!mark) return openSegment(entry, 0, false)
@@ -130,21 +150,37 @@ class UpdateStore {
     return []
   }
 
+  /** The pending changes, taken for a write (`flush(taken)`): held as being written until then. */
+  take () {
+    const entries = this.pending
+    this.pending = new Map()
+    this.writing = entries
+    return entries
+  }
+
+  /** Changes taken and not written after all: pending again, their next write guarded. */
+  putBack (entries) {
+    this.writing = null
+    this.restore([...entries.values()])
+  }
+
   /**
-   * Writes the pending changes (writeAccounted). What was not proven
+   * Writes the pending changes, or those taken (writeAccounted). What was not proven
    * stored stays pending, kept apart from newer changes as closed segments;
    * a write that missed its filter because the document had applied some
    * of its batches keeps only the segments above the document's watermark.
    * Throws the write's error once the rest is settled.
    */
-  async flush () {
-    if (this.pending.size === 0) return
-    const entries = this.pending
-    this.pending = new Map()
-    this.writing = entries
+  async flush (entries = this.take()) {
+    if (entries.size === 0) {
+      this.writing = null
+      return
+    }
     const ops = []
     const opEntries = [] // ops[i]'s entry; null for an extra op
+    const guardAll = this.guardAll()
     for (const entry of entries.values()) {
+      entry.guarded = guarded(entry, guardAll)
       ops.push(upsertOp(entry, this.key))
       opEntries.push(entry)
       for (const op of this.extraOps(entry)) {
@@ -162,8 +198,17 @@ class UpdateStore {
 
   async writeOps (ops, opEntries) {
     let out
+    // A bulk written again in parts may have applied some: its entries' upserts go guarded.
+    const guardAgain = (i) => {
+      const entry = opEntries[i]
+      if (entry && !entry.guarded && counts(entry)) {
+        entry.guarded = true
+        ops[i] = upsertOp(entry, this.key)
+      }
+      return ops[i]
+    }
     try {
-      out = await writeAccounted(this.collection, ops, this.what)
+      out = await writeAccounted(this.collection, ops, this.what, guardAgain)
     } catch (err) {
       this.restore(opEntries.filter(Boolean))
       throw err
@@ -173,11 +218,11 @@ class UpdateStore {
     this.stats.splits += out.splits
     this.restore(again.indexes.map((i) => opEntries[i]).filter(Boolean))
     // An extra op that collides found its document there: nothing to do.
-    // An upsert of order-free changes only collides with another creating
-    // its document at once: written again, it matches.
+    // An unguarded upsert only collides with another creating its document
+    // at once, and was not applied: written again (guarded), it matches.
     const collided = out.collided.map((i) => opEntries[i]).filter(Boolean)
-    this.restore(collided.filter((entry) => !guarded(entry)))
-    const counted = collided.filter(guarded)
+    this.restore(collided.filter((entry) => !entry.guarded))
+    const counted = collided.filter((entry) => entry.guarded)
     if (counted.length > 0) {
       try {
         await this.keepUnapplied(counted)
@@ -217,9 +262,14 @@ class UpdateStore {
     this.restore(kept)
   }
 
+  // Entries of a write not proven stored, back to pending: their segments
+  // are closed and, written again, guarded (the first write may have landed).
   restore (entries) {
     for (const entry of entries) {
-      for (const segment of entry.segments) segment.open = false
+      for (const segment of entry.segments) {
+        segment.open = false
+        segment.retried = true
+      }
       const key = entry.origin === null ? entry.id : `${entry.id}\u0000${entry.origin}`
       const current = this.pending.get(key)
       if (!current) {
@@ -248,14 +298,15 @@ class UpdateStore {
 function openSegment (entry, batchId, redelivered) {
   const last = entry.segments[entry.segments.length - 1]
   if (last && last.open && last.redelivered === redelivered && (!redelivered || (last.first === batchId && last.last === batchId))) return last
-  const segment = { first: batchId, last: batchId, inc: {}, min: {}, max: {}, latest: {}, set: {}, open: true, redelivered }
+  const segment = { first: batchId, last: batchId, inc: {}, min: {}, max: {}, latest: {}, set: {}, open: true, redelivered, retried: false, counts: false }
   entry.segments.push(segment)
   return segment
 }
 
 // One entry's upsert: every segment's changes. One that counts (`$inc`)
-// applies only while the document's watermark for the origin is below the
-// first batch; the rest is order-free and needs no condition.
+// raises the document's watermark for the origin and, guarded, applies only
+// while it is below the first batch; the rest is order-free and needs no
+// condition.
 function upsertOp (entry, key) {
   const inc = {}
   const min = {}
@@ -278,19 +329,24 @@ function upsertOp (entry, key) {
     max[path] = { batch: order[0], index: order[1], value }
   }
   if (entry.setOnInsert) update.$setOnInsert = entry.setOnInsert
-  if (!guarded(entry)) {
-    if (hasAny(max)) update.$max = max
-    return { updateOne: { filter: { [key]: entry.id }, update, upsert: true } }
-  }
   const field = `watermarks.${entry.origin}`
-  max[field] = entry.segments[entry.segments.length - 1].last
-  update.$max = max
+  if (counts(entry)) max[field] = entry.segments[entry.segments.length - 1].last
+  if (hasAny(max)) update.$max = max
+  if (!entry.guarded) return { updateOne: { filter: { [key]: entry.id }, update, upsert: true } }
   return { updateOne: { filter: { [key]: entry.id, [field]: { $not: { $gte: entry.segments[0].first } } }, update, upsert: true } }
 }
 
-// Whether an entry's upsert is conditional on its batches: it counts, and names them.
-function guarded (entry) {
-  return entry.origin !== null && entry.segments.some((segment) => hasAny(segment.inc))
+// Whether an entry's upsert counts batches it names (`$inc` of an origin).
+function counts (entry) {
+  if (entry.origin === null) return false
+  for (const segment of entry.segments) if (segment.counts) return true
+  return false
+}
+
+// Whether an entry's upsert is conditional on its batches: it counts them,
+// and every such write is guarded or this one may meet a second writer.
+function guarded (entry, guardAll) {
+  return counts(entry) && (guardAll || entry.segments.some((segment) => segment.redelivered || segment.retried))
 }
 
 function newer (a, b) {
@@ -306,7 +362,8 @@ function add (into, path, n) {
 }
 
 function hasAny (object) {
-  return Object.keys(object).length > 0
+  for (const key in object) return true // eslint-disable-line no-unreachable-loop
+  return false
 }
 
 module.exports = { UpdateStore }

@@ -43,24 +43,27 @@ const DUPLICATE_KEY = 11000
  * A reply that does not account for every op (checkAccounted) is not taken
  * whole: the ops are written again in halves, down to one op at a time, so
  * that one op a server misreports cannot hold back the rest. That is safe
- * only for ops that applying twice leaves as once, which every sink's ops
- * are: inserts by key, `$max`/`$min`/`$setOnInsert`, and `$inc` upserts
- * conditional on their batches' watermark. A failure that is not a
+ * only for ops that applying twice leaves as once: inserts by key,
+ * `$max`/`$min`/`$setOnInsert`, and `$inc` upserts conditional on their
+ * batches' watermark. An op that is not (an `$inc` upsert sent unguarded,
+ * storage/write-guard.js) is replaced before it is sent again by
+ * `guardAgain(index)`, the same op made so (in `ops`, in place). A failure that is not a
  * write error (the server unreachable) leaves the rest unwritten at once.
  * The one place that writes a bulk of a sink's ops.
  *
  * @param {object} collection a driver Collection
  * @param {object[]} ops bulkWrite operations
  * @param {string} what what they are, for messages ("metric upserts")
+ * @param {((index: number) => object) | null} [guardAgain] op `index` safe to send twice (by default, itself)
  * @returns {Promise<{ collided: number[], refused: Array<{ index: number, code: number, errmsg: string }>, unwritten: number[], error: Error|null, splits: number, matched: number }>}
  */
-async function writeAccounted (collection, ops, what) {
+async function writeAccounted (collection, ops, what, guardAgain = null) {
   const out = { collided: [], refused: [], unwritten: [], error: null, splits: 0, stopped: false, matched: 0 }
-  await writeRange(collection, ops, 0, ops.length, what, out)
+  await writeRange(collection, ops, 0, ops.length, what, out, guardAgain)
   return out
 }
 
-async function writeRange (collection, ops, start, end, what, out) {
+async function writeRange (collection, ops, start, end, what, out, guardAgain) {
   if (out.stopped) return leaveUnwritten(out, start, end)
   const sent = end - start
   let reply
@@ -82,9 +85,10 @@ async function writeRange (collection, ops, start, end, what, out) {
       return leaveUnwritten(out, start, end)
     }
     out.splits++
+    if (guardAgain) for (let i = start; i < end; i++) ops[i] = guardAgain(i)
     const middle = start + Math.ceil(sent / 2)
-    await writeRange(collection, ops, start, middle, what, out)
-    return writeRange(collection, ops, middle, end, what, out)
+    await writeRange(collection, ops, start, middle, what, out, guardAgain)
+    return writeRange(collection, ops, middle, end, what, out, guardAgain)
   }
   out.matched += (reply.result && reply.result.matchedCount) || 0
   for (const e of reply.errors) {
