@@ -11,7 +11,7 @@ const { MongoClient } = require('mongodb')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { UpdateStore } = require('../../workers/storage/update-store')
 const { writeAccounted } = require('../../workers/storage/write-accounting')
-const { createSink } = require('../../workers/sinks')
+const { createSink } = require('../../workers/sink-stores')
 
 async function collection (t) {
   const { uri } = await getTestMongo()
