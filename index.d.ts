@@ -561,6 +561,44 @@ export interface DocumentUpdate {
   setOnInsert?: Record<string, unknown>
 }
 export interface IndexSpec { key: Record<string, 1 | -1>, unique?: boolean, name?: string }
+/** The batch and place of the message a record came from, as a store sees it (docs/sinks.md). */
+export interface SinkContext {
+  mark: { origin: string, batchId: number, seq: number, redelivered: boolean } | null
+  index: number
+  seq: number
+  key (): Buffer | null
+  message: RecordSource
+}
+/** What a store may use of its worker (workers/sink.js sinkHost). */
+export interface SinkHost {
+  readonly logger: Logger
+  readonly server: { kind?: string } | null
+  readonly leader: boolean
+  readonly collectorName: string
+  readonly connection: unknown
+  logAtMost (key: string, level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal', fields: object | (() => object), msg: string): void
+  flushSoon (): Promise<void> | null
+  dropMessage (reason: string): void
+}
+/**
+ * The contract every store behind a sink keeps (workers/sink.js; what each
+ * method must guarantee: docs/sinks.md). Internal: not exported, typed for
+ * contributors adding a kind of sink.
+ */
+export interface SinkStore {
+  prepare (db: unknown): Promise<void>
+  accept (record: unknown, context: SinkContext): void
+  readonly size: number
+  hasBacklog (): boolean
+  /** keeps what it did not prove stored, then throws */
+  write (): Promise<void>
+  oldestPending (): number
+  abandon (): number | object
+  storageTargets (): Array<{ collection: string, field: string }>
+  onLeader (isLeader: boolean): void
+  close (): Promise<void>
+  stats (): Record<string, unknown>
+}
 export interface SinkDeclaration<R = any> { readonly kind: 'updates' | 'counters' | 'documents' | 'streams', readonly collection: string, of? (record: R, source: RecordSource): unknown }
 /** What every sink takes: `maxBatch`, entries held that have the worker write at once (documents: also the largest insert, default 1000); `fromSettings`, fields taken from the workers' settings by name, e.g. `{ collection: 'countersCollection' }` */
 export interface SinkOptions { maxBatch?: number, fromSettings?: Record<string, string> }

@@ -2,6 +2,7 @@
 
 const MongoWorker = require('./mongo-worker')
 const { createSink } = require('./sink-stores')
+const { sinkHost } = require('./sink')
 const DecodeError = require('../exceptions/decode-error')
 const { NewKeyLimit } = require('./new-key-limit')
 const { KeptState } = require('./kept-state')
@@ -41,7 +42,8 @@ class DefinitionWorker extends MongoWorker {
   constructor (options, definition, settings) {
     super(options, {}, settings)
     this.definition = definition
-    this.sinks = this.definition.sinks.map((spec) => createSink(spec, this.settings, this))
+    const host = sinkHost(this)
+    this.sinks = this.definition.sinks.map((spec) => createSink(spec, this.settings, host))
     this.tallies = Object.keys(this.definition.tally || {})
     this.counts = { messages: 0, records: 0, malformed: {}, dropped: 0 }
     for (const name of this.tallies) if (!this.counts[name]) this.counts[name] = {}
@@ -282,16 +284,16 @@ class DefinitionWorker extends MongoWorker {
   // A sink with work of its own (streams: the sweeper) hears of leadership and closing.
   onLeader (isLeader) {
     super.onLeader(isLeader)
-    for (const sink of this.sinks) if (sink.onLeader) sink.onLeader(isLeader)
+    for (const sink of this.sinks) sink.onLeader(isLeader)
   }
 
   // What the sinks write that retention and the budget reach (the kept state is not: the framework's, and small).
   storageTargets () {
-    return this.sinks.flatMap((sink) => sink.storageTargets ? sink.storageTargets() : [])
+    return this.sinks.flatMap((sink) => sink.storageTargets())
   }
 
   async close () {
-    for (const sink of this.sinks) if (sink.close) await sink.close()
+    for (const sink of this.sinks) await sink.close()
     await super.close()
   }
 

@@ -8,6 +8,7 @@ const { counterSchema } = require('./storage/schemas')
 const { StreamsSink } = require('./streams-sink')
 const { guardsEveryWrite } = require('./storage/write-guard')
 const { WriteLanes } = require('./storage/write-lanes')
+const { Sink } = require('./sink')
 
 const SEQ = Symbol('checkpoint') // a document's checkpoint; symbol keys are not serialized
 const INSERT_CHUNK = 1000
@@ -15,26 +16,23 @@ const INSERT_CHUNK = 1000
 const COUNTER_INDEXES = counterSchema.indexes().map(([key, options]) => ({ key, ...options }))
 
 /**
- * The stores behind a definition's sinks (lib/collector/sinks.js), one
- * interface for the worker: `prepare(db)`, `accept(record, context)`,
- * `size` (entries held), `hasBacklog()` (holds `maxBatch` entries or
- * more: the worker writes early), `write()` (throws after keeping what was not
- * stored), `oldestPending()` (the smallest checkpoint held, Infinity if
- * none), `abandon()` (drops what is held, returns how much) and `stats()`.
- * `context`: `{ mark, index, seq, key(), message }`, the message's batch
- * (`delivery()`; with `index`, its arrival order), checkpoint, key and
- * `{ receivedAt, remote }`. `storageTargets()`: the collections it writes
- * that retention and the budget reach, each by its date field
- * (workers/storage/retention.js); a sink naming none (`expireBy`) is kept.
+ * The stores behind a definition's sinks (lib/collector/sinks.js), each
+ * keeping the contract of Sink (sink.js, docs/sinks.md). An updates sink:
+ * upserts by key (UpdateStore); a sink naming no date field (`expireBy`)
+ * is kept whatever the retention.
  */
-class UpdatesSink {
-  // host: the worker, whose server says whether every counting upsert is guarded (storage/write-guard.js)
+class UpdatesSink extends Sink {
+  // The host's server says whether every counting upsert is guarded (storage/write-guard.js).
   constructor (spec, host = null) {
-    this.spec = spec
+    super(spec, host)
     this.guardAll = () => guardsEveryWrite(host && host.server)
-    this.store = new UpdateStore(null, { what: `${spec.collection} upserts`, key: spec.key, guardAll: this.guardAll })
+    this.store = this.createStore(spec)
     this.key = spec.key || '_id'
     this.maxBatch = spec.maxBatch || Infinity
+  }
+
+  createStore (spec) {
+    return new UpdateStore(null, { what: `${spec.collection} upserts`, key: spec.key, guardAll: this.guardAll })
   }
 
   async prepare (db) {
@@ -74,10 +72,10 @@ class UpdatesSink {
   }
 }
 
+// Per-metric, per-day counter documents (CounterStore's layout).
 class CountersSink extends UpdatesSink {
-  constructor (spec, host = null) {
-    super(spec, host)
-    this.store = new CounterStore(null, { preallocateRate: spec.preallocateRate || 0, guardAll: this.guardAll })
+  createStore (spec) {
+    return new CounterStore(null, { preallocateRate: spec.preallocateRate || 0, guardAll: this.guardAll })
   }
 
   async prepare (db) {
@@ -96,9 +94,10 @@ class CountersSink extends UpdatesSink {
   }
 }
 
-class DocumentsSink {
-  constructor (spec) {
-    this.spec = spec
+// A document per record, inserted by key (the message's, numbered within it).
+class DocumentsSink extends Sink {
+  constructor (spec, host = null) {
+    super(spec, host)
     this.buffer = []
     this.writing = [] // the chunks of the write in progress: { docs, done, kept (of a done chunk, not proven stored) }
     this.lanes = new WriteLanes()
@@ -211,8 +210,9 @@ const SINKS = { updates: UpdatesSink, counters: CountersSink, documents: Documen
 
 /**
  * The store of a sink declaration, the fields it names in `fromSettings`
- * taken from the worker's `settings`; `host`, the worker (a streams sink
- * logs, sweeps and counts drops through it).
+ * taken from the worker's `settings`; `host`, what it may use of its
+ * worker (sink.js sinkHost: a streams sink logs, sweeps and counts drops
+ * through it).
  */
 function createSink (spec, settings = {}, host = null) {
   return new SINKS[spec.kind](withSettings(spec, settings), host)

@@ -7,6 +7,7 @@ const { directionKey } = require('./storage/stream-key')
 const { streamAnalytics } = require('./storage/stream-analytics')
 const { STREAM_SETTINGS } = require('./mongo-settings')
 const { createSink } = require('./sink-stores')
+const { sinkHost } = require('./sink')
 const sinks = require('../lib/collector/sinks')
 
 /**
@@ -43,7 +44,7 @@ class StreamWorker extends MongoWorker {
     super(options, defaults)
     const spec = sinks.streams({ minuteFields: this.constructor.minuteFields, analytics: (doc, endedAt) => this.streamAnalytics(doc, endedAt) })
     /** @type {import('./streams-sink').StreamsSink} */
-    this.sink = createSink(spec, this.settings, this)
+    this.sink = createSink(spec, this.settings, sinkHost(this))
     // One set of counts: a refused message (refuse()) and an item refused alone count in the same `malformed`.
     this.counts = this.sink.counts
   }
@@ -53,7 +54,7 @@ class StreamWorker extends MongoWorker {
   }
 
   prepare () {
-    return this.sink.prepare()
+    return this.sink.prepare(this.connection.db)
   }
 
   /**

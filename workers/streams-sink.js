@@ -7,6 +7,7 @@ const StreamSweeper = require('./storage/stream-sweeper')
 const { defineModels, missingIndexes } = require('./storage/schemas')
 const { streamAnalytics } = require('./storage/stream-analytics')
 const { guardsEveryWrite } = require('./storage/write-guard')
+const { Sink } = require('./sink')
 
 /**
  * The store of a streams sink (lib/collector/sinks.js `streams`):
@@ -20,19 +21,17 @@ const { guardsEveryWrite } = require('./storage/write-guard')
  * - side update `{ sideID, IP?, timestamp, fields }`
  * - end `{ endID, timestamp }`
  *
- * Beside the sinks' interface (workers/sink-stores.js) it has `onLeader(isLeader)`
- * (starts or stops the sweeper and the pairKey backfill), `close()`,
+ * It keeps the contract of Sink (sink.js, docs/sinks.md); its `onLeader`
+ * starts or stops the sweeper and the pairKey backfill, and it adds
  * `stateStats()` and `dropped` (items refused by the maxPending bound).
- * `host` is the worker it writes for: its logger, logAtMost(), server,
- * connection, leader, collectorName, dropMessage() and flushSoon().
+ * `host` (sink.js sinkHost): its models come from the host's connection.
  * Every upsert of a redelivered batch is guarded by its sides' watermarks
  * and every counter increment by the counter's: a redelivered batch is
  * applied as it comes and stays exact.
  */
-class StreamsSink {
+class StreamsSink extends Sink {
   constructor (spec, host) {
-    this.spec = spec
-    this.host = host
+    super(spec, host)
     this.coalescer = new PacketCoalescer(spec.maxPending)
     this.counterStore = new CounterStore(null, { preallocateRate: spec.preallocateRate, minuteFields: spec.minuteFields || [], guardAll: () => this.guardsEveryWrite() })
     this.counts = { packets: 0, items: 0, malformed: {}, dropped: 0, rejected: 0 }
@@ -55,6 +54,7 @@ class StreamsSink {
   }
 
   // Indexes first: no stream is written before the unique index exists.
+  // Its models (mongoose, the stream schema) live on the host's connection, `db`'s.
   async prepare () {
     const host = this.host
     const { Stream, Counter } = await defineModels(host.connection, { streams: this.spec.collection, counters: this.spec.countersCollection })

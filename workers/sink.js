@@ -1,0 +1,77 @@
+'use strict'
+
+/**
+ * The contract of a sink's store, the one every store behind a definition's
+ * sinks (sink-stores.js, streams-sink.js) and the kept state (kept-state.js)
+ * keeps, and the worker (definition-worker.js) relies on. docs/sinks.md says
+ * what each method must guarantee; index.d.ts types it (SinkStore).
+ *
+ * - `prepare(db)`: once the database answers, before any write: its
+ *   collections and indexes (a unique index before any write that relies on it).
+ * - `accept(record, context)`: takes a record of the message being
+ *   processed (`context`: its batch `mark`, arrival `index`, checkpoint
+ *   `seq`, `key()`, `message` `{ receivedAt, remote, kept }`); holds what
+ *   it will write under the message's checkpoint; never touches the database.
+ * - `size`: entries held; `hasBacklog()`: holds enough that the worker
+ *   should write now.
+ * - `write()`: writes what is held; whatever it did not prove stored it
+ *   keeps, then throws. Each write is exactly once by itself (inserts by
+ *   key, upserts conditional on the batch's watermark), so a batch
+ *   delivered again is applied as it comes.
+ * - `oldestPending()`: the smallest checkpoint of what it holds (Infinity
+ *   if none): the worker acknowledges everything before it.
+ * - `abandon()`: at a stop whose time ran out, drops what it holds and
+ *   says how much.
+ * - `storageTargets()`: the collections retention and the storage budget
+ *   reach, each by its date field (storage/retention.js).
+ * - `onLeader(isLeader)`, `close()`: leadership (work only one worker does)
+ *   and the worker's end.
+ * - `stats()`: its counters, in the worker's stats.
+ *
+ * The defaults here are those of a store with no such work.
+ */
+class Sink {
+  /**
+   * @param {object} spec the sink's declaration, its `fromSettings` resolved
+   * @param {object|null} host what the store may use of its worker (sinkHost)
+   */
+  constructor (spec, host = null) {
+    this.spec = spec
+    this.host = host
+  }
+
+  hasBacklog () {
+    return false
+  }
+
+  storageTargets () {
+    return []
+  }
+
+  onLeader () {}
+
+  async close () {}
+}
+
+/**
+ * What a store may use of its worker, and nothing else: its logger and
+ * rate-limited log, the server it writes to (storage/write-guard.js),
+ * whether it leads, the collector's name, the mongoose connection (the
+ * streams' models), and the two things a store asks of it: write soon,
+ * and drop the message being processed under a reason.
+ * @param {import('./mongo-worker')} worker
+ */
+function sinkHost (worker) {
+  return Object.freeze({
+    get logger () { return worker.logger },
+    get server () { return worker.server },
+    get leader () { return worker.leader },
+    get collectorName () { return worker.collectorName },
+    get connection () { return worker.connection },
+    logAtMost: (key, level, fields, msg) => worker.logAtMost(key, level, fields, msg),
+    flushSoon: () => worker.flushSoon(),
+    dropMessage: (reason) => worker.dropMessage(reason)
+  })
+}
+
+module.exports = { Sink, sinkHost }
