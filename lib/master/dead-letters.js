@@ -4,7 +4,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { makeDir, PRIVATE_DIR } = require('../shared/make-dir')
 const { readJsonFile, writeJsonFile } = require('../shared/json-file')
-const { writeRecordFile, readRecordFile } = require('./journal')
+const { writeRecordFile, readRecordFile } = require('./journal-record')
 
 /*
  * The batches a collector gave up on (poison, or no worker left to take

@@ -26,7 +26,7 @@ const { runCli } = require('../helpers/cli')
 const { runCollector, withDatabase } = require('../fixtures/foreground-run')
 const { accountedFor } = require('../../lib/master/counters')
 const { listDeadLetters, queueForReplay } = require('../../lib/master/dead-letters')
-const { readRecordFile } = require('../../lib/master/journal')
+const { readRecordFile } = require('../../lib/master/journal-record')
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'poison-definition.js')
 const HOLDING_WORKER = path.join(__dirname, '..', 'fixtures', 'buffering-worker.js')
