@@ -4,7 +4,7 @@ const mongoose = require('mongoose')
 const Worker = require('./worker')
 const Backoff = require('../lib/shared/backoff')
 const DatabaseError = require('../exceptions/database-error')
-const { redactUri } = require('../lib/mongo/redact-uri')
+const { redactUri, redactMessage } = require('../lib/mongo/redact-uri')
 const { resolveDatabase } = require('../lib/mongo/resolve-mongo')
 const { BoundedMap } = require('../lib/shared/bounded-map')
 const { resolveSettings } = require('../lib/shared/settings')
@@ -394,11 +394,6 @@ function raceDeadline (promise, deadline) {
   let timer
   const expired = new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, deadline - Date.now())) })
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer))
-}
-
-// Driver messages may quote a connection string; never let credentials out.
-function redactMessage (err) {
-  return String((err && err.message) || err).replace(/mongodb(\+srv)?:\/\/\S+/g, (uri) => redactUri(uri))
 }
 
 module.exports = MongoWorker

@@ -2,6 +2,7 @@
 
 const { PacketCoalescer, invalidReason } = require('./storage/packet-coalescer')
 const StreamWriter = require('./storage/stream-writer')
+const { removeLegacySentinel, backfillPairKeys } = require('./storage/stream-upgrade')
 const { CounterStore, counterTarget } = require('./storage/counter-store')
 const StreamSweeper = require('./storage/stream-sweeper')
 const { defineModels, missingIndexes } = require('./storage/schemas')
@@ -58,7 +59,7 @@ class StreamsSink extends Sink {
   async prepare () {
     const host = this.host
     const { Stream, Counter } = await defineModels(host.connection, { streams: this.spec.collection, counters: this.spec.countersCollection })
-    await StreamWriter.prepare(Stream.collection)
+    await removeLegacySentinel(Stream.collection)
     this.writer = new StreamWriter(Stream.collection, { ensureIndexes: () => this.restoreIndexes(Stream), guardAll: () => this.guardsEveryWrite() })
     this.counterStore.collection = Counter.collection
     this.sweeper = new StreamSweeper(Stream.collection, {
@@ -102,7 +103,7 @@ class StreamsSink extends Sink {
   backfillIfLeader () {
     if (!this.host.leader || !this.writer || this.backfilled || this.closing) return
     const logger = this.host.logger
-    this.backfilled = StreamWriter.backfillPairKeys(this.writer.collection).then(({ updated }) => {
+    this.backfilled = backfillPairKeys(this.writer.collection).then(({ updated }) => {
       if (updated > 0) logger.info({ updated }, 'gave streams of an earlier version their pairKey')
     }, (err) => {
       this.backfilled = null // the next leadership or start tries again

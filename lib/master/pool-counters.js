@@ -25,7 +25,7 @@ function snapshotOf (pool, customs = null) {
   let oldestBuffered = Infinity
   const workers = []
   for (const h of pool.live) {
-    const worker = h.snapshot(now)
+    const worker = handleCounters(h, now)
     totals.processed += worker.processed
     totals.failed += worker.failed
     totals.dispatched += worker.dispatched
@@ -96,6 +96,23 @@ function askStats (pool, handle, timeoutMs) {
     handle.on('stats', onStats)
     if (!handle.send([ipc.STATS_REQ, id])) finish(null)
   })
+}
+
+// One worker's counters (WorkerHandle's) for stats().
+function handleCounters (h, now) {
+  const oldest = h.oldestSentAt()
+  return {
+    id: h.id,
+    slot: h.slot,
+    pid: h.pid,
+    state: h.state,
+    dispatched: h.dispatched,
+    processed: h.processed,
+    failed: h.failed,
+    inFlight: h.inFlight,
+    buffered: h.buffered,
+    oldestUnackedMs: oldest ? now - oldest : 0
+  }
 }
 
 module.exports = { snapshotOf, collectCustom }

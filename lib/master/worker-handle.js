@@ -33,21 +33,19 @@ const BACKLOG_BATCH_DELAY_MS = 25
  * acknowledged reach its share of `memoryBudget`: what the database has not
  * taken waits on disk, not in the worker's memory nor the master's.
  *
- * With receive 'reuseport' the worker receives on its own socket: nothing
- * of that is held here; its ACKs report what came (`received`, counted in
- * `dispatched` and `inFlight` until done: `ownInFlight`, lost if it dies)
- * and its socket's kernel drops.
+ * With receive 'reuseport' the worker receives on its own socket: its ACKs
+ * report what came (`received`; counted in `dispatched` and `inFlight`
+ * until done: `ownInFlight`, lost if it dies) and its kernel drops.
  *
  * Once the worker is gone, the handle stands for its slot's next worker
  * until that one is ready (with the disk buffer on, see WorkerPool#holders):
  * messages pushed to it form batches as before, written to the buffer and
  * handed to the pool ('held') instead of being sent.
  *
- * Events: 'ack' (after an acknowledgement), 'idle' (in-flight reached 0),
- * 'held' (batch: formed while the worker is gone),
- * 'dropped' (reason, n: messages the worker refused by name), 'received'
- * (messages, bytes, dropped: what its own socket brought), 'ready',
- * 'initFailed' (message, where), 'closed', 'unlistened', 'log', 'stats'.
+ * Events: 'ack', 'idle' (in-flight reached 0), 'held' (batch: formed while
+ * the worker is gone), 'dropped' (reason, n: messages the worker refused by
+ * name), 'received' (messages, bytes, dropped: what its own socket brought),
+ * 'ready', 'initFailed' (message, where), 'closed', 'unlistened', 'log', 'stats'.
  */
 class WorkerHandle extends EventEmitter {
   /**
@@ -394,23 +392,6 @@ class WorkerHandle extends EventEmitter {
     this.sendPending()
     if (this.inFlight === 0 || this.state === 'gone') return Promise.resolve()
     return whenAny(this, ['idle', 'gone'])
-  }
-
-  /** Counters for stats(). */
-  snapshot (now = Date.now()) {
-    const oldest = this.oldestSentAt()
-    return {
-      id: this.id,
-      slot: this.slot,
-      pid: this.pid,
-      state: this.state,
-      dispatched: this.dispatched,
-      processed: this.processed,
-      failed: this.failed,
-      inFlight: this.inFlight,
-      buffered: this.buffered,
-      oldestUnackedMs: oldest ? now - oldest : 0
-    }
   }
 }
 

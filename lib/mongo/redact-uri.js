@@ -87,4 +87,9 @@ function assertNoPassword (uri, option = 'uri') {
     'put the URI in the MONGODB_URI environment variable instead')
 }
 
-module.exports = { redactUri, hasPassword, assertNoPassword, uriHosts }
+/** An error's message with any connection string in it redacted (driver messages may quote one). */
+function redactMessage (err) {
+  return String((err && err.message) || err).replace(/mongodb(\+srv)?:\/\/\S+/g, (uri) => redactUri(uri))
+}
+
+module.exports = { redactUri, redactMessage, hasPassword, assertNoPassword, uriHosts }

@@ -15,6 +15,7 @@ const { SHARD_KEYS, defineModels } = require('../../workers/storage/schemas')
 const syslog = require('../../collectors/syslog')
 const { createSink } = require('../../workers/sink-stores')
 const StreamWriter = require('../../workers/storage/stream-writer')
+const { removeLegacySentinel, backfillPairKeys } = require('../../workers/storage/stream-upgrade')
 const StreamSweeper = require('../../workers/storage/stream-sweeper')
 const { PacketCoalescer } = require('../../workers/storage/packet-coalescer')
 const { pairKey, flowKey, closedKey } = require('../../workers/storage/stream-key')
@@ -112,7 +113,7 @@ test('stream documents carry pairKey: both directions of a pair, and after the s
   const { db, models } = await database('shard_docs')
   await models()
   const collection = db.collection('streams')
-  await StreamWriter.prepare(collection)
+  await removeLegacySentinel(collection)
   const writer = new StreamWriter(collection)
   // A-B: both ends report (the second one bounces once onto 'to'); C-D one way.
   assert.deepStrictEqual(await write(writer, [...packets('A', 'B', [1, 2]), ...packets('B', 'A', [7])]), { failed: [], unresolved: [] })
@@ -146,11 +147,11 @@ test('migration: streams written before pairKey get it from the backfill (severa
   const names = (await collection.indexes()).map((index) => index.name)
   for (const index of ['openKey_1', 'flowKey_1', 'pairKey_1_openKey_1', 'pairKey_1_flowKey_1']) assert.ok(names.includes(index), index)
 
-  const [first, ...others] = await Promise.all([0, 1, 2].map(() => StreamWriter.backfillPairKeys(collection, { batchSize: 300 })))
+  const [first, ...others] = await Promise.all([0, 1, 2].map(() => backfillPairKeys(collection, { batchSize: 300 })))
   const updated = [first, ...others].reduce((sum, counts) => sum + counts.updated, 0)
   assert.strictEqual(updated, 2503, 'each document set once, whichever worker got to it')
   assert.strictEqual(first.skipped, 1, 'the document that is not a stream is left alone')
-  assert.deepStrictEqual(await StreamWriter.backfillPairKeys(collection), { updated: 0, skipped: 1 })
+  assert.deepStrictEqual(await backfillPairKeys(collection), { updated: 0, skipped: 1 })
 
   const streams = await collection.find({ from: { $exists: true } }).toArray()
   assert.strictEqual(streams.length, 2503)
@@ -172,7 +173,7 @@ test('rolling upgrade: a stream an earlier collector opens after the backfill is
   const { db, models } = await database('shard_rolling')
   const collection = await legacyDatabase(db, [])
   await models()
-  await StreamWriter.prepare(collection)
+  await removeLegacySentinel(collection)
   // An older collector, still running, opens X-Y (no pairKey)...
   await collection.insertOne(legacyStream('X', 'Y', { packets: 3 }))
   // ...and this one gets Y's reports: its upserts cannot see that stream,

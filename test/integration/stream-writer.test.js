@@ -9,6 +9,7 @@ const { MongoClient } = require('mongodb')
 const mongoose = require('mongoose')
 const { directionKey, pairKey } = require('../../workers/storage/stream-key')
 const StreamWriter = require('../../workers/storage/stream-writer')
+const { removeLegacySentinel } = require('../../workers/storage/stream-upgrade')
 const StreamSweeper = require('../../workers/storage/stream-sweeper')
 const { PacketCoalescer } = require('../../workers/storage/packet-coalescer')
 const { defineModels } = require('../../workers/storage/schemas')
@@ -29,7 +30,7 @@ async function streams () {
   await defineModels(connection.useDb(name, { useCache: false }))
   const db = client.db(name)
   const collection = db.collection('streams')
-  await StreamWriter.prepare(collection)
+  await removeLegacySentinel(collection)
   return { db, collection }
 }
 

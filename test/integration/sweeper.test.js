@@ -9,6 +9,7 @@ const { LoadBalancer } = require('../..')
 const StreamSweeper = require('../../workers/storage/stream-sweeper')
 const { oracleRatings } = require('../helpers/emodel-oracle')
 const StreamWriter = require('../../workers/storage/stream-writer')
+const { removeLegacySentinel } = require('../../workers/storage/stream-upgrade')
 const AdaptiveBatch = require('../../workers/storage/adaptive-batch')
 const { PacketCoalescer } = require('../../workers/storage/packet-coalescer')
 const { pairKey, flowKey } = require('../../workers/storage/stream-key')
@@ -39,7 +40,7 @@ async function streams () {
   await defineModels(connection.useDb(database, { useCache: false }))
   const db = client.db(database)
   const collection = db.collection('streams')
-  await StreamWriter.prepare(collection)
+  await removeLegacySentinel(collection)
   return { uri, database, db, collection }
 }
 

@@ -149,3 +149,19 @@ test('the framework\'s registered symbols are declared in one file (lib/shared/s
   }
   assert.deepEqual(found, [])
 })
+
+// Small files, one concept each (docs/concepts.md): the balancer composes
+// its parts and stays short; no file of the framework or a collector
+// grows a second job past 400 lines.
+test('no file in lib/, workers/ or collectors/ is over 400 lines, lib/master/load-balancer.js over 300', () => {
+  const over = []
+  for (const dir of ['lib', 'workers', 'collectors']) {
+    for (const file of jsFiles(path.join(ROOT, dir))) {
+      const rel = path.relative(ROOT, file)
+      const lines = fs.readFileSync(file, 'utf8').split('\n').length - 1
+      const limit = rel === path.join('lib', 'master', 'load-balancer.js') ? 300 : 400
+      if (lines > limit) over.push(`${rel}: ${lines} lines (at most ${limit})`)
+    }
+  }
+  assert.deepEqual(over, [])
+})

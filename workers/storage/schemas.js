@@ -39,7 +39,7 @@ const SHARD_KEYS = Object.freeze({
  * `strict: false` keeps protocol-specific side fields (jitter, loss, …).
  * `pairKey` (stream-key.js) names the endpoint pair, the same in both
  * directions, and never changes: the shard key. Documents written before
- * it existed get it from StreamWriter.prepare.
+ * it existed get it from stream-upgrade.js backfillPairKeys.
  */
 const streamSchema = new Schema({
   pairKey: { type: String, required: true },

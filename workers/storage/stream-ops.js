@@ -13,7 +13,7 @@ const { pairKey, flowKey } = require('./stream-key')
  * MongoDB (and mongo-java-server) refuse with InvalidIdField (code 53), so
  * a miss comes back as that op's write error and nothing is written. (An
  * earlier version collided with a sentinel document kept in the user's
- * collection; see StreamWriter.prepare.)
+ * collection; see stream-upgrade.js removeLegacySentinel.)
  */
 const MUST_NOT_INSERT = Object.freeze({ _id: Object.freeze(['collector-cluster: this stream side must already exist']) })
 const INVALID_ID_FIELD = 53

@@ -102,7 +102,7 @@ class StreamSweeper {
         analytics: this.analytics(doc, endedAt)
       }
       // The shard key targets one shard. A stream that an earlier version
-      // wrote after StreamWriter.prepare ran (during a rolling upgrade, so
+      // wrote after removeLegacySentinel ran (during a rolling upgrade, so
       // before any sharding) has none yet: it gets it as it closes.
       if (doc.pairKey !== undefined) filter.pairKey = doc.pairKey
       else if (doc.from && doc.to && typeof doc.from.ID === 'string' && typeof doc.to.ID === 'string') set.pairKey = pairKey(doc.from.ID, doc.to.ID)

@@ -4,7 +4,8 @@ const { INVALID_ID_FIELD, packetOp, pairOp, sideOps, endOps } = require('./strea
 const { pairKey, flowKey, directionKey } = require('./stream-key')
 const { checkAccounted, writeAccounted } = require('./write-accounting')
 const { BoundedMap } = require('../../lib/shared/bounded-map')
-const { removeLegacySentinel, backfillPairKeys } = require('./stream-upgrade')
+const { backfillPairKeys } = require('./stream-upgrade')
+const { entryGuarded, isGuardedFilter } = require('./write-guard')
 
 const DUPLICATE_KEY = 11000
 const MAX_ROUNDS = 6
@@ -116,7 +117,7 @@ class StreamWriter {
       target.owners.push(entryList)
     }
     const partners = this.partnersOf(entries)
-    const guarded = (entry) => isGuarded(entry, guardAll)
+    const guarded = (entry) => entryGuarded(entry, guardAll)
     for (const entry of entries) {
       const partner = partners.get(entry)
       if (partner === null) continue // written by its partner's op
@@ -387,34 +388,6 @@ class StreamWriter {
     this.backfilledAt = Date.now()
     await backfillPairKeys(this.collection).catch(() => {})
   }
-
-  /** Once per worker start, before it writes (stream-upgrade.js). */
-  static prepare (collection) {
-    return removeLegacySentinel(collection)
-  }
-
-  /** `pairKey` on the stream documents written before it existed (stream-upgrade.js). */
-  static backfillPairKeys (collection, options) {
-    return backfillPairKeys(collection, options)
-  }
-}
-
-// A packet entry's upsert is guarded when it carries batches (segments of an
-// origin) and every write is, or one of them may meet a second writer.
-function isGuarded (entry, guardAll) {
-  let marked = false
-  let risky = false
-  for (const segment of entry.segments) {
-    if (segment.origin === null) continue
-    marked = true
-    if (segment.redelivered || segment.retried) risky = true
-  }
-  return marked && (guardAll || risky)
-}
-
-function isGuardedFilter (filter) {
-  for (const key in filter) if (key.includes('.watermarks.')) return true
-  return false
 }
 
 module.exports = StreamWriter

@@ -28,4 +28,24 @@ function masterGone () {
   return typeof process.send === 'function' && !process.connected
 }
 
-module.exports = { guardsEveryWrite }
+// A stream packet entry's upsert (StreamWriter) is guarded when it carries
+// batches (segments of an origin) and every write is, or one of them may
+// meet a second writer.
+function entryGuarded (entry, guardAll) {
+  let marked = false
+  let risky = false
+  for (const segment of entry.segments) {
+    if (segment.origin === null) continue
+    marked = true
+    if (segment.redelivered || segment.retried) risky = true
+  }
+  return marked && (guardAll || risky)
+}
+
+// An upsert whose filter names a watermark is a guarded one.
+function isGuardedFilter (filter) {
+  for (const key in filter) if (key.includes('.watermarks.')) return true
+  return false
+}
+
+module.exports = { guardsEveryWrite, entryGuarded, isGuardedFilter }
