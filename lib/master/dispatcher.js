@@ -29,13 +29,13 @@ const NOT_ALLOWED_LINES = {
  * always goes through distribute(). `describe` says which was chosen and
  * why; the balancer logs it at start.
  */
-function entryPlan (lb, { distribute, key, entryKey }) {
-  const name = lb.constructor.name
+function entryPlan (host, { distribute, key, entryKey }) {
+  const name = host.name
   if (distribute) return { strategy: null, describe: `per message: ${name} has a distribute() of its own` }
   let hashOf = entryKeyHash
-  if (key) hashOf = entryKey ? (buf, offset) => keyHash(lb.entryKey(buf, offset)) : null
-  const strategy = entryStrategy(lb.strategy, lb, hashOf)
-  if (strategy !== null) return { strategy, describe: key && entryKey && lb.strategy === strategies.hash ? 'per entry: hash of entryKey()' : 'per entry' }
+  if (key) hashOf = entryKey ? (buf, offset) => keyHash(host.entryKey(buf, offset)) : null
+  const strategy = entryStrategy(host.strategy, host.balancer, hashOf)
+  if (strategy !== null) return { strategy, describe: key && entryKey && host.strategy === strategies.hash ? 'per entry: hash of entryKey()' : 'per entry' }
   return { strategy, describe: key ? `per message: ${name} has a key() without entryKey()` : 'per message: distribution is a function of its own' }
 }
 
@@ -43,26 +43,55 @@ function entryPlan (lb, { distribute, key, entryKey }) {
  * The master's hot path: picks a worker for each message (or batch entry),
  * appends it to that worker's batch and counts it; refuses what no worker
  * (nor the disk buffer) can take, and wakes the receive paths waiting for
- * room. Reads the balancer's pool and journal as they stand (both come and
- * go with start and stop) and calls its distribute().
+ * room. Given what it uses of the balancer (`host`): `options`, `counters`,
+ * `logger`, `strategy`, `name`, `distribute(workers, message)` and
+ * `entryKey(buf, offset)` (the balancer's, maybe a subclass's), `pool()` and
+ * `journal()` (read as they stand: both come and go with start and stop),
+ * and `balancer`, the `this` a distribution strategy is called with
+ * (DistributeFn's, public: round-robin keeps its place there).
  */
 class Dispatcher {
-  constructor (lb) {
-    this.lb = lb
-    this.counters = lb.counters
-    this.logger = lb.logger
-    this.allowList = lb.options.allow ? new AllowList(lb.options.allow) : null
+  constructor (host) {
+    this.host = host
+    this.options = host.options
+    this.counters = host.counters
+    this.logger = host.logger
+    this.allowList = host.options.allow ? new AllowList(host.options.allow) : null
     this.notAllowedLog = new LogLimiter()
     this.capacityWaiters = []
     this.plan = { strategy: null, describe: 'per message (not started)' }
-    this.split = splitterOf(lb.options.split)
-    this.strict = lb.options.affinity === 'strict' && lb.strategy === strategies.hash
+    this.split = splitterOf(host.options.split)
+    this.strict = host.options.affinity === 'strict' && host.strategy === strategies.hash
+  }
+
+  /**
+   * What the protocols see of the balancer (ProtocolContext, index.d.ts):
+   * where to listen, the dispatcher's entry points, the counters they
+   * count into, and `fail(err)`, the listener supervisor's.
+   */
+  protocolContext (fail) {
+    const { options, logger, counters } = this
+    return {
+      host: options.host,
+      port: options.port,
+      options,
+      logger,
+      dispatch: (message, force) => this.dispatch(message, force),
+      dispatchEntries: (buf, end) => this.dispatchEntries(buf, end),
+      drop: (reason) => counters.dropped(reason),
+      dropRefused: () => this.dropRefused(),
+      count: (event, reason) => { counters.event(event, reason) },
+      allowList: this.allowList,
+      logNotAllowed: (kind, address) => this.logNotAllowed(kind, address),
+      onCapacity: (fn) => this.onCapacity(fn),
+      fail
+    }
   }
 
   /** Chooses the entry path once, before any traffic: see entryPlan. */
   prepare (declared) {
-    this.plan = entryPlan(this.lb, declared)
-    if (this.split !== null) this.plan = { strategy: null, describe: `per line (split ${this.lb.options.split}), then ${this.plan.strategy === null ? this.plan.describe : 'the distribution'}` }
+    this.plan = entryPlan(this.host, declared)
+    if (this.split !== null) this.plan = { strategy: null, describe: `per line (split ${this.options.split}), then ${this.plan.strategy === null ? this.plan.describe : 'the distribution'}` }
   }
 
   /**
@@ -190,8 +219,8 @@ class Dispatcher {
   // their slots whenever a slot's worker is down, not only when all are: a
   // key's messages wait for its own slot's next worker.
   candidates () {
-    const pool = this.lb.pool
-    if (this.strict) return pool.rotation.length === this.lb.options.instances ? pool.rotation : pool.rotation.concat(pool.holders())
+    const pool = this.host.pool()
+    if (this.strict) return pool.rotation.length === this.options.instances ? pool.rotation : pool.rotation.concat(pool.holders())
     if (pool.rotation.length > 0 || !this.canBuffer()) return pool.rotation
     return pool.holders()
   }
@@ -199,13 +228,13 @@ class Dispatcher {
   // A gone worker's slot takes more while the disk buffer has room, or,
   // without one, while what it holds in memory is under maxInFlight.
   canHold (worker) {
-    return this.canBuffer() || (this.lb.journal === null && this.lb.pool.heldFor(worker.slot) < this.lb.options.maxInFlight)
+    return this.canBuffer() || (this.host.journal() === null && this.host.pool().heldFor(worker.slot) < this.options.maxInFlight)
   }
 
   // Every worker is full: with room in the disk buffer, the message goes to
   // the worker chosen for it all the same, and waits in the buffer.
   canBuffer () {
-    const journal = this.lb.journal
+    const journal = this.host.journal()
     return journal !== null && !journal.full
   }
 
@@ -216,7 +245,7 @@ class Dispatcher {
   choose (workers, message) {
     let worker
     try {
-      worker = this.lb.distribute(workers, message)
+      worker = this.host.distribute(workers, message)
     } catch (err) {
       return this.distributeFailed(workers, err)
     }
@@ -226,7 +255,7 @@ class Dispatcher {
 
   distributeFailed (workers, err) {
     if (this.counters.event('distributeErrors') === 1) this.logger.error({ err }, 'distribute() failed; messages go round-robin when it does (counted in events.distributeErrors)')
-    return strategies['round-robin'].call(this.lb, workers)
+    return strategies['round-robin'].call(this.host.balancer, workers)
   }
 
   // `address`: the source's text, or a function giving it (built only when the line is written).
@@ -243,7 +272,7 @@ class Dispatcher {
    * (queueFull).
    */
   dropRefused () {
-    const journal = this.lb.journal
+    const journal = this.host.journal()
     this.counters.dropped(journal !== null && journal.full ? 'bufferFull' : 'queueFull')
   }
 
@@ -254,7 +283,7 @@ class Dispatcher {
 
   notifyCapacity () {
     if (this.capacityWaiters.length === 0) return
-    if (this.candidates().length === 0 || (!this.canBuffer() && !this.lb.pool.rotation.some((w) => !w.saturated))) return
+    if (this.candidates().length === 0 || (!this.canBuffer() && !this.host.pool().rotation.some((w) => !w.saturated))) return
     this.releaseWaiters()
   }
 

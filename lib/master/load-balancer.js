@@ -63,19 +63,28 @@ class LoadBalancer extends EventEmitter {
     this.state = 'idle' // → starting → running → stopping → stopped
     this.startedAt = 0
     this._rrNext = 0
-    this.dispatcher = new Dispatcher(this)
-    this.ctx = this._createContext()
+    // Each part is given what it uses of the balancer, no more.
+    const parts = { options: this.options, counters: this.counters, logger: this.logger }
+    this.dispatcher = new Dispatcher({
+      ...parts,
+      strategy: this.strategy,
+      name: this.constructor.name,
+      distribute: (workers, message) => this.distribute(workers, message),
+      entryKey: (buf, offset) => this.entryKey(buf, offset),
+      pool: () => this.pool,
+      journal: () => this.journal,
+      balancer: this // the `this` of a distribution strategy (DistributeFn)
+    })
+    this.ctx = this.dispatcher.protocolContext((err) => this.supervisor.fail(err))
     this.supervisor = new ListenerSupervisor({
+      ...parts,
       ctx: this.ctx,
-      options: this.options,
-      logger: this.logger,
-      counters: this.counters,
       open: () => this.options.receive === 'reuseport' ? workersListener(this.pool, this.options) : this.protocol.start(this.ctx),
       isRunning: () => this.state === 'running',
       emit: (event, ...args) => this.emit(event, ...args)
     })
-    this.backlog = new Backlog(this)
-    this.metrics = new MetricsEndpoint(this, { options: this.options, logger: this.logger, counters: this.counters })
+    this.backlog = new Backlog(parts)
+    this.metrics = new MetricsEndpoint(this, parts)
     if (this.options.receive === 'reuseport') checkChoices(this._declared(), this.constructor.name)
   }
 
@@ -199,27 +208,6 @@ class LoadBalancer extends EventEmitter {
     pool.on('workerRespawned', (h) => this.emit('workerRespawned', { id: h.id, slot: h.slot, pid: h.pid }))
     pool.on('error', (err) => this.emit('error', err))
     return pool
-  }
-
-  // What the protocols see of the balancer: where to listen, and the
-  // dispatcher's and supervisor's entry points.
-  _createContext () {
-    const { options, logger, dispatcher } = this
-    return {
-      host: options.host,
-      port: options.port,
-      options,
-      logger,
-      dispatch: (message, force) => dispatcher.dispatch(message, force),
-      dispatchEntries: (buf, end) => dispatcher.dispatchEntries(buf, end),
-      drop: (reason) => this.counters.dropped(reason),
-      dropRefused: () => dispatcher.dropRefused(),
-      count: (event, reason) => { this.counters.event(event, reason) },
-      allowList: dispatcher.allowList,
-      logNotAllowed: (kind, address) => dispatcher.logNotAllowed(kind, address),
-      onCapacity: (fn) => dispatcher.onCapacity(fn),
-      fail: (err) => this.supervisor.fail(err)
-    }
   }
 
   /**
