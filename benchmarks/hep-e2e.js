@@ -18,8 +18,8 @@
 const os = require('node:os')
 const path = require('node:path')
 const fs = require('node:fs')
-const dgram = require('node:dgram')
 const { fork } = require('node:child_process')
+const { sendPaced } = require('./paced-sender')
 const minimist = require('minimist')
 const rtcp = require('../collectors/rtcp')
 const hep = require('../collectors/hep')
@@ -48,21 +48,7 @@ function sender () {
         ? raw
         : HEPjs.encapsulate(rtpengineJson(decodeRtcp(raw).packets), { protocolFamily: 2, protocol: 17, srcIp: '10.0.0.1', dstIp: '10.0.0.2', srcPort: 30001, dstPort: 40001, timeSeconds: Math.floor(Date.now() / 1000), timeUseconds: 0, payloadType: 5, captureId: 1, hepNodeName: 'bench', correlation_id: `call-${call}@bench` }))
     }
-    const socket = dgram.createSocket('udp4')
-    socket.bind(0, '127.0.0.1', async () => {
-      process.send({ ready: true })
-      const perTick = Math.max(1, Math.round(rate / 100))
-      const started = Date.now()
-      for (let i = 0; i < datagrams.length;) {
-        const tickEnd = started + (i / perTick + 1) * 10
-        for (let k = 0; k < perTick && i < datagrams.length; k++, i++) socket.send(datagrams[i], port, '127.0.0.1')
-        const wait = tickEnd - Date.now()
-        if (wait > 0) await sleep(wait)
-      }
-      await sleep(100)
-      process.send({ done: true, started })
-      socket.close()
-    })
+    sendPaced(datagrams, port, rate)
   })
 }
 

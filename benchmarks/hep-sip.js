@@ -19,8 +19,8 @@
 const os = require('node:os')
 const path = require('node:path')
 const fs = require('node:fs')
-const dgram = require('node:dgram')
 const { fork } = require('node:child_process')
+const { sendPaced } = require('./paced-sender')
 const minimist = require('minimist')
 const { startJavaServer } = require('../lib/mongo/java-server')
 const { accountedFor } = require('../lib/master/counters')
@@ -70,21 +70,7 @@ function sender () {
         }
       }
     }
-    const socket = dgram.createSocket('udp4')
-    socket.bind(0, '127.0.0.1', async () => {
-      process.send({ ready: true })
-      const perTick = Math.max(1, Math.round(rate / 100))
-      const started = Date.now()
-      for (let i = 0; i < packets.length;) {
-        const tickEnd = started + (i / perTick + 1) * 10
-        for (let k = 0; k < perTick && i < packets.length; k++, i++) socket.send(packets[i], port, '127.0.0.1')
-        const wait = tickEnd - Date.now()
-        if (wait > 0) await sleep(wait)
-      }
-      await sleep(100)
-      process.send({ done: true, started })
-      socket.close()
-    })
+    sendPaced(packets, port, rate)
   })
 }
 

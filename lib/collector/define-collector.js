@@ -128,14 +128,18 @@ const workers = new WeakMap()
 
 // What makes a definition's worker, built when a worker first asks: a
 // DefinitionWorker given the definition (two levels above Worker, no class
-// per definition). Called or used with `new` alike; it carries the
-// definition and its workers' settings, as the master's classes do.
+// of its own per definition). It is DefinitionWorker's constructor bound to
+// the definition: `new`, a call, and a subclass of it (a worker that adds
+// to a built-in one's stats) all get a DefinitionWorker, the subclass's
+// prototype first; it carries the definition and its workers' settings, as
+// the master's classes do.
 function definedWorker (definition, settings) {
   if (!workers.has(definition)) {
     const DefinitionWorker = require('../../workers/definition-worker')
     const Worker = function DefinedWorker (options = {}) {
-      return new DefinitionWorker(options, definition, settings.worker)
+      return Reflect.construct(DefinitionWorker, [options, definition, settings.worker], new.target || Worker)
     }
+    Worker.prototype = DefinitionWorker.prototype
     Worker.definition = definition
     Worker.settings = settings.worker
     workers.set(definition, Object.freeze(Worker))

@@ -123,6 +123,17 @@ function assertCall (call, callId) {
   assert.notEqual(call.byeFromTag, call.callerTag, 'the callee hung up')
 }
 
+// `collector calls ARGV --since 1d` on `db`, as an operator runs it: its output, its exit code checked 0.
+async function callsCommandOn (db) {
+  const { uri } = await getTestMongo()
+  return async (...argv) => {
+    let out = ''
+    const code = await callsCommand.run([...argv, '--since', '1d', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
+    assert.equal(code, 0)
+    return out
+  }
+}
+
 test('a SIP dialog and its RTCP over HEP (UDP) become one call and two stream sides tagged with the Call-ID', async (t) => {
   const { collector, db, port } = await startTestCollector(t, hep)
   const callId = 'call-1@a.example.com'
@@ -140,13 +151,7 @@ test('a SIP dialog and its RTCP over HEP (UDP) become one call and two stream si
   assert.equal(stream.from.IP_ADDRESS, '10.0.0.1', 'the media endpoint, not the agent')
   assert.equal(+stream.startTime, T0 + 8000, 'stamped with the capture time')
   // collector calls finds it by Call-ID and by number, with its SIP outcome.
-  const { uri } = await getTestMongo()
-  const callsOf = async (...argv) => {
-    let out = ''
-    const code = await callsCommand.run([...argv, '--since', '1d', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
-    assert.equal(code, 0)
-    return out
-  }
+  const callsOf = await callsCommandOn(db)
   const [line] = (await callsOf('--call-id', callId, '--json')).trim().split('\n').map((text) => JSON.parse(text))
   assert.equal(line.callId, callId)
   assert.deepEqual([line.caller, line.callee], [{ user: 'alice', host: 'a.example.com' }, { user: '+4930123', host: 'b.example.com' }])
@@ -238,13 +243,7 @@ test('every SIP message stored once in sip_messages; copies from a second agent 
   const stream = await db.collection('streams').findOne({ 'from.callId': answered })
   assert.equal(stream.metadata.packets, 4, 'two reports a side, each counted once')
 
-  const { uri } = await getTestMongo()
-  const callsOf = async (...argv) => {
-    let out = ''
-    const code = await callsCommand.run([...argv, '--since', '1d', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
-    assert.equal(code, 0)
-    return out
-  }
+  const callsOf = await callsCommandOn(db)
   const listed = tableRows(await callsOf('--order', 'time'))
   assert.deepEqual(listed.map((r) => r['CALL-ID']), ['ringing@a', 'cancelled@a', 'rejected@a', answered], 'every SIP call, newest INVITE first')
   assert.deepEqual(listed.map((r) => r.SIP), ['ringing', '487 cancelled', '486 failed', '200, callee hung up'])

@@ -35,6 +35,11 @@ test('a built-in collector still exports its Worker, loaded when asked for', () 
   const chain = []
   for (let proto = Object.getPrototypeOf(worker); proto && proto.constructor !== require('../../workers/worker'); proto = Object.getPrototypeOf(proto)) chain.push(proto.constructor.name)
   assert.deepEqual(chain, ['DefinitionWorker', 'MongoWorker'])
+  // A worker of one's own may extend a built-in collector's (adding to its stats): it is one of those, with the subclass's methods.
+  class Counting extends syslog.Worker { stats () { return { ...super.stats(), mine: 1 } } }
+  const own = new Counting({})
+  assert.ok(own instanceof require('../../workers/definition-worker') && own.definition === syslog.definition)
+  assert.equal(own.stats().mine, 1)
   assert.ok(Object.keys(require('../../collectors/rtcp')).includes('Worker'))
 })
 
