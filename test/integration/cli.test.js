@@ -129,9 +129,13 @@ test('run --buffer with a stalled worker: status and top show what waits in the 
   const name = 'cli-buffer'
   // The first message takes an hour: 10 in flight, the other 90 wait in the buffer.
   const { run, ready } = await runAndFeed(t, { dir, env, name, count: 100, flags: ['--instances', '1', '--delay', '1h', '--drain-timeout', '1s', '--buffer', '--max-in-flight', '10', '--batch-size', '5'] })
-  const snap = await waitFor(async () => { const s = await readStats(name, dir); return s.stats.buffered === 90 && s }, { what: '90 messages in the buffer', timeout: 30000 })
-  // Should the test fail before the stop, the stuck worker would outlive its master by hours.
-  t.after(() => { for (const w of snap.stats.workers) try { process.kill(w.pid, 'SIGKILL') } catch {} })
+  // Should the test fail before the stop, the stuck worker would outlive its
+  // master by an hour, holding the test's pipes open: killed by the pid the
+  // stats file last gave, whatever happens.
+  let last = ready
+  t.after(() => { for (const w of (last && last.stats.workers) || []) try { process.kill(w.pid, 'SIGKILL') } catch {} })
+  const snap = await waitFor(async () => { last = (await readStats(name, dir)) || last; return last.stats.buffered === 90 && last }, { what: '90 messages in the buffer', timeout: 30000 })
+    .catch((err) => { throw new Error(`${err.message}; the stats file says ${JSON.stringify({ received: last.stats.received, buffered: last.stats.buffered, inFlight: last.stats.inFlight, processed: last.stats.processed, dropped: last.stats.dropped, workers: last.stats.workers.map((w) => [w.pid, w.inFlight, w.buffered]) })}`) })
   const b = snap.stats.buffer
   assert.equal(b.dir, path.join(dir, 'pm2', 'collector-buffer', name), 'the default buffer directory: per name under the PM2 home')
   assert.deepEqual(fs.readdirSync(b.dir).filter((f) => f.endsWith('.ccj')).map((f) => fs.statSync(path.join(b.dir, f)).size), [b.bytes], 'one segment, the size the file system says')
