@@ -194,16 +194,13 @@ class WorkerHandle extends EventEmitter {
       return this.emit('held', batch)
     }
     this.inFlight -= batch.count
-    if (this.backlog.length === 0 && this.inFlight < this.maxInFlight && this.fitsBytes(batch)) {
+    // The bound pump() keeps: under maxInFlight was not enough, a batch of
+    // 4 on top of 8 put 12 in flight past a bound of 10.
+    if (this.backlog.length === 0 && this.fits(batch)) {
       this.inFlight += batch.count
       return this.sendBatch(batch)
     }
     this.toBacklog(batch)
-  }
-
-  // Its bytes under the share of memoryBudget, or nothing sent is unacknowledged.
-  fitsBytes (batch) {
-    return this.sentBytes === 0 || this.sentBytes + batch.size <= this.maxInFlightBytes
   }
 
   // A journaled batch waits with its bytes on disk only; one the buffer

@@ -73,6 +73,16 @@ async function checkStreams (db, streams, maxN) {
   return counts
 }
 
+// A write fails once server selection gives up (1.5 s) after a cut; a
+// loaded CI machine twice took longer than 20 s to count the first failure
+// (cause not found: 0.3 s here, alone and under load), so the wait is 60 s
+// and a timeout says what each worker reported.
+async function firstFailedWrite (lb) {
+  let last = null
+  await waitFor(async () => { last = await lb.stats(); return workerSum(last, (c) => c.dbErrors) > 0 }, { timeout: 60000 })
+    .catch((err) => { throw new Error(`${err.message}; workers: ${JSON.stringify(last.workers.map((w) => w.custom && { pending: w.custom.pending, dbDown: w.custom.dbDown, dbError: w.custom.dbError, writeInProgressMs: w.custom.writeInProgressMs, flushes: w.custom.flushes }))}`) })
+}
+
 const dbHolds = (db, streams, packets) => async () =>
   (await streamDocs(db, { 'metadata.packets': packets })).length === streams
 
@@ -86,12 +96,7 @@ test('proxy cut between writes: updates stay pending, are retried, and land exac
   await sendAll(port, phaseTraffic(streams, perSide, 1))
   await waitFor(async () => workerSum(await lb.stats(), (c) => c.packets) === streams * perSide * 4)
   assert.ok(lb.summary().processed <= streams * perSide * 2, 'what the database has not stored is not processed')
-  // A write fails once server selection gives up (1.5 s); a loaded CI
-  // machine once took longer than 20 s here, so the wait is longer and a
-  // timeout says what each worker reported.
-  let last = null
-  await waitFor(async () => { last = await lb.stats(); return workerSum(last, (c) => c.dbErrors) > 0 }, { timeout: 60000 })
-    .catch((err) => { throw new Error(`${err.message}; workers: ${JSON.stringify(last.workers.map((w) => w.custom && { pending: w.custom.pending, dbDown: w.custom.dbDown, dbError: w.custom.dbError, writeInProgressMs: w.custom.writeInProgressMs, flushes: w.custom.flushes }))}`) })
+  await firstFailedWrite(lb)
   const down = await lb.stats()
   assert.ok(workerSum(down, (c) => c.pending) > 0, 'updates held while the database is away')
   assert.strictEqual(await streamDocs(db, { 'metadata.packets': { $gt: 2 * perSide } }).then((d) => d.length), 0)
@@ -120,7 +125,7 @@ test('proxy cut in the middle of traffic: one doc per pair, exact max, exact pac
   await waitFor(async () => (await streamDocs(db)).length > 0, { interval: 5 })
   proxy.cut()
   await sending
-  await waitFor(async () => workerSum(await lb.stats(), (c) => c.dbErrors) > 0)
+  await firstFailedWrite(lb)
   proxy.restore()
   await waitFor(() => lb.summary().processed === streams * perSide * 8)
   const stats = await lb.stats()
