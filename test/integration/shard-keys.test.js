@@ -125,7 +125,7 @@ test('stream documents carry pairKey: both directions of a pair, and after the s
   assert.deepStrictEqual(await write(new StreamWriter(collection), packets('D', 'C', [5])), { failed: [], unresolved: [] })
 
   const docs = await collection.find().toArray()
-  assert.strictEqual(docs.length, 3)
+  assert.strictEqual(docs.length, 3, `one stream per pair and per life: ${JSON.stringify(docs.map((d) => [d.from && d.from.ID, d.to && d.to.ID, d.active, d.openKey, d.flowKey]))}`)
   for (const doc of docs) assert.strictEqual(doc.pairKey, pairKey(doc.from.ID, doc.to.ID), `${doc.from.ID}>${doc.to.ID}`)
   const ab = docs.find((doc) => doc.pairKey === pairKey('A', 'B'))
   assert.deepStrictEqual([ab.from.ID, ab.from.packets, ab.to.packets], ['A', 3, 2], 'both directions in one document')
