@@ -261,6 +261,8 @@ export class Worker {
   leader: boolean
   /** 'processed' (default): acknowledged when doWork returns; 'stored': when you call stored() */
   acknowledge: 'processed' | 'stored'
+  /** ms a worker whose master died waits for its batches to finish before it flushes, closes and exits (default 60000) */
+  orphanTimeout: number
   /** the checkpoint of the message being processed; pass it to stored() once it is durable */
   checkpoint (): number
   /** whether every message of `checkpoint`'s batch has been through doWork */

@@ -3,6 +3,7 @@
 const { createNoopLogger } = require('../lib/shared/logger')
 
 const { RUNTIME } = require('../lib/shared/symbols')
+const { ORPHAN_TIMEOUT_MS } = require('../lib/shared/ipc')
 
 /**
  * Base class of a collector's worker. Extend it and override what you need;
@@ -18,6 +19,13 @@ const { RUNTIME } = require('../lib/shared/symbols')
  * - `stats()`: extra counters, reported per worker in the master's stats().
  * - `onLeader(isLeader)`: exactly one worker of a collector is the leader
  *   at any time (for singleton jobs such as sweeping idle streams).
+ *
+ * When the master dies, a worker finishes the batches it was given, then
+ * flush(), close() and exits; `this.orphanTimeout` (ms, default 60,000)
+ * bounds the first step, so a doWork that never settles (a hung call, a
+ * database that stays away) cannot keep a masterless worker alive: past
+ * it the worker flushes what it holds and exits, and what it did not
+ * finish is the next run's to replay from the disk buffer, if it has one.
  *
  * The runtime sets `this.logger` (forwarded to the master's logger),
  * `this.slot`, `this.collectorName` and `this.leader`.
@@ -48,6 +56,8 @@ class Worker {
     this.leader = false
     /** 'processed' (acknowledge when doWork returns) or 'stored' (when you call stored()). */
     this.acknowledge = 'processed'
+    /** ms a worker whose master died waits for its batches before it flushes and exits. */
+    this.orphanTimeout = ORPHAN_TIMEOUT_MS
   }
 
   /** The checkpoint of the message being processed: pass it to stored() once that message is durable. */

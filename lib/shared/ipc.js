@@ -50,6 +50,10 @@ const TAGS = Object.freeze({
  * --name) never reaches a worker as part of this contract, nor the reverse
  * (test/unit/worker-env.test.js checks it against the option table).
  */
+// How long a worker whose master died waits for its batches to finish
+// before it flushes and exits (Worker#orphanTimeout's default).
+const ORPHAN_TIMEOUT_MS = 60000
+
 const WORKER_ENV_PREFIX = 'COLLECTOR_WORKER_'
 const WORKER_ENV = Object.freeze({
   module: 'COLLECTOR_WORKER_MODULE', // absolute path of the user's worker module
@@ -130,4 +134,4 @@ function envError (key, problem) {
   return new WorkerDownError(`worker environment: ${variable} ${problem}`, { variable })
 }
 
-module.exports = Object.freeze({ ...TAGS, WORKER_ENV, WORKER_ENV_PREFIX, workerEnv, workerArgs, readWorkerEnv })
+module.exports = Object.freeze({ ...TAGS, ORPHAN_TIMEOUT_MS, WORKER_ENV, WORKER_ENV_PREFIX, workerEnv, workerArgs, readWorkerEnv })

@@ -33,12 +33,13 @@ async function main () {
   }
   // The master died: cluster's exit(0) would throw away everything this
   // worker holds. Its listener goes (listeners the user's worker added stay);
-  // ours keeps its event and finishes the queue, flushes (to the database,
-  // which needs no master), closes and exits.
+  // ours keeps its event and finishes the queue (for up to the worker's
+  // orphanTimeout), flushes (to the database, which needs no master),
+  // closes and exits.
   for (const listener of clusterDisconnectListeners) process.removeListener('disconnect', listener)
   process.once('disconnect', () => {
     if (cluster.worker) cluster.worker.emit('disconnect')
-    runtime.shutdown()
+    runtime.orphaned()
   })
   process.send([ipc.READY, address])
 }

@@ -344,6 +344,27 @@ class WorkerRuntime {
     return new Promise((resolve) => this.idleWaiters.push(resolve))
   }
 
+  /**
+   * The master is gone: nobody will ever kill this worker, so finishing
+   * what it was given is bounded by the worker's orphanTimeout (also when
+   * a stop the master asked for is under way); past it the shutdown goes
+   * on to flush, close and exit.
+   */
+  orphaned () {
+    const ms = Number.isFinite(this.worker.orphanTimeout) && this.worker.orphanTimeout >= 0 ? this.worker.orphanTimeout : ipc.ORPHAN_TIMEOUT_MS
+    const timer = setTimeout(() => this.stopWaiting(ms), ms)
+    this.idle().then(() => clearTimeout(timer))
+    return this.shutdown()
+  }
+
+  // No channel for a log record now: stderr (the master's, inherited,
+  // which PM2 or the terminal still holds).
+  stopWaiting (ms) {
+    const batches = this.queue.length + (this.running ? 1 : 0)
+    process.stderr.write(JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, slot: this.worker.slot, batches, msg: `master gone and ${batches} batch(es) not finished within orphanTimeout (${ms} ms): flushing what is held and exiting; the rest is replayed from the disk buffer by the next run, if it has one` }) + '\n')
+    for (const resolve of this.idleWaiters.splice(0)) resolve()
+  }
+
   /** Finish everything received, flush, close, report CLOSED, exit. */
   async shutdown () {
     if (this.shuttingDown) return

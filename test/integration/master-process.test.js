@@ -55,6 +55,39 @@ test('a SIGKILLed master: its workers flush what they hold, then exit', { timeou
   assert.equal(texts.size, 1000, 'every held message was flushed by its worker')
 })
 
+test('a SIGKILLed master while a doWork never settles: after orphanTimeout its workers flush what they hold, say so, and exit', { timeout: 60000 }, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'master-orphan-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const errFile = path.join(dir, 'stderr.txt')
+  const err = fs.openSync(errFile, 'w')
+  const options = JSON.stringify({ stuckAt: 100, orphanTimeout: 1500 })
+  const master = spawn(process.execPath, [path.join(__dirname, '..', 'fixtures', 'master-process.js'), dir, '', options], { stdio: ['ignore', 'ignore', err] })
+  fs.closeSync(err)
+  t.after(() => { try { master.kill('SIGKILL') } catch {} })
+  const statsFile = path.join(dir, 'stats.json')
+  const up = await waitFor(() => { const s = readJson(statsFile); return s && s.state === 'running' && s }, { what: 'the master to start', timeout: 20000 })
+  let pids = up.workers.map((w) => w.pid)
+  t.after(() => { for (const pid of pids) try { process.kill(pid, 'SIGKILL') } catch {} })
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  for (let i = 0; i < 1000; i++) await new Promise((resolve) => socket.send(`m${i}`, up.address.port, '127.0.0.1', resolve))
+  // Round robin: 500 each; each worker holds its first 99, hangs on its 100th, and has the rest queued.
+  const held = await waitFor(() => {
+    const s = readJson(statsFile)
+    return s && s.workers.length === 2 && s.workers.every((w) => w.custom && w.custom.buffered === 99) && s
+  }, { what: 'each worker to hold 99 and hang on its 100th', timeout: 20000 })
+  pids = held.workers.map((w) => w.pid)
+  master.kill('SIGKILL')
+  const killedAt = Date.now()
+  await waitFor(() => pids.every((pid) => !alive(pid)), { what: 'the workers to exit', timeout: 30000 })
+  assert.ok(Date.now() - killedAt >= 1400, 'they waited for orphanTimeout first')
+  const lines = fs.readdirSync(dir).filter((f) => f.endsWith('.log'))
+    .flatMap((f) => fs.readFileSync(path.join(dir, f), 'utf8').split('\n').filter(Boolean))
+  assert.equal(lines.length, 198, 'what each worker held before the hung message was flushed')
+  const warnings = fs.readFileSync(errFile, 'utf8').split('\n').filter((l) => l.includes('orphanTimeout')).map((l) => JSON.parse(l))
+  assert.deepEqual(warnings.map((w) => [w.level, w.batches > 0, w.pid]).sort(), pids.map((pid) => [40, true, pid]).sort(), 'each worker said why it gave up, on stderr')
+})
+
 test('a SIGSTOPped master: a burst past its receive buffer is counted as dropped.kernel once it runs again', { timeout: 60000 }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'master-stop-'))
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
