@@ -9,7 +9,8 @@ const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
 const { NAME_PATTERN } = require('../../lib/master/options')
 const { flagTypes } = require('../../lib/shared/value-types')
 const { commandConfig, usageError, formatTable, formatUptime } = require('./common')
-const { printableJson } = require('../terminal-text')
+const { printable, printableJson } = require('../terminal-text')
+const { createNoopLogger } = require('../../lib/shared/logger')
 const { OUTCOMES } = require('../../collectors/hep/calls')
 const { STREAM_SETTINGS } = require('../../workers/mongo-settings')
 const HEP_SETTINGS = require('../../collectors/hep').Collector.settings
@@ -122,7 +123,7 @@ async function run (argv, { env = process.env, out = process.stdout, err = proce
       return 1
     }
     const streams = client.db(database).collection(STREAMS)
-    if (config.serve !== undefined) return await serve(client.db(database), config, out)
+    if (config.serve !== undefined) return await serve(client.db(database), config, out, err)
     if (config.perMinute) return printMinutes(await callsByMinute(streams, { since: Date.now() - config.since }), config, out)
     return await printCalls(client.db(database), config, { out, err })
   } finally {
@@ -230,10 +231,13 @@ function sipText (outcome) {
 }
 
 // The HTML view until SIGINT or SIGTERM (calls-view.js).
-async function serve (db, config, out) {
+async function serve (db, config, out, err) {
   const { CallsViewServer } = require('./calls-view')
   const collections = { calls: CALLS, streams: STREAMS, messages: SIP_MESSAGES, logs: CALL_LOGS }
-  const server = new CallsViewServer(db.collection(STREAMS), { host: config.host, port: config.serve, webConfig: config.webConfig, since: config.since, worst: config.worst, table: TABLE, db, collections })
+  // What the view has to say (a failed page, a refused login) goes to stderr, a line each.
+  const logger = createNoopLogger()
+  for (const level of ['info', 'warn', 'error']) logger[level] = (fields, msg) => err.write(`${level}: ${printable(msg)}\n`)
+  const server = new CallsViewServer(db.collection(STREAMS), { host: config.host, port: config.serve, webConfig: config.webConfig, since: config.since, worst: config.worst, logger, table: TABLE, db, collections })
   const { address, port } = await server.start()
   const web = server.web
   out.write(`serving the calls at ${web && web.tls ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}/ (Ctrl-C stops)\n`)

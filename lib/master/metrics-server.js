@@ -1,5 +1,6 @@
 'use strict'
 
+const crypto = require('node:crypto')
 const http = require('node:http')
 const https = require('node:https')
 const client = require('prom-client')
@@ -232,7 +233,11 @@ class MetricsServer {
       if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 405, 'text/plain', 'method not allowed\n')
       return await (this.route ? this.route(path, req, res) : this._route(path, req, res))
     } catch (err) {
-      return reply(res, 500, 'text/plain', `${err.message}\n`)
+      // What failed inside (a database error, a path, a host) is the log's
+      // to say, not a page anyone who reaches the port can read.
+      const id = crypto.randomBytes(4).toString('hex')
+      this.logger.error({ id, path, error: err.message }, `${this.name} endpoint: ${path} failed (${err.message}); answered 500 ${id}`)
+      return reply(res, 500, 'text/plain', `internal error ${id}: the server's log says why\n`)
     }
   }
 

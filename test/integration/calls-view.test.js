@@ -48,7 +48,7 @@ async function serveView (t, env, args) {
     child.kill('SIGTERM')
     return exited
   }
-  return { url, stop }
+  return { url, stop, stderr: () => stderr }
 }
 
 async function chromium (t, ...args) {
@@ -128,6 +128,23 @@ test('collector calls --serve --web-config asks for basic auth, as the metrics e
   assert.equal(await get(view.url, { authorization: `Basic ${Buffer.from('alice:wrong').toString('base64')}` }), 401)
   assert.equal(await get(view.url, { authorization: `Basic ${Buffer.from('alice:secret').toString('base64')}` }), 200)
   assert.equal(await view.stop(), 0)
+})
+
+test('collector calls --serve: a page that fails inside answers 500 with an id only; the reason goes to its stderr', { timeout: 30000 }, async (t) => {
+  const { uri } = await getTestMongo()
+  const { createWireProxy } = require('../helpers/wire-proxy')
+  const failing = (name) => ['find', 'aggregate', 'count'].includes(name) ? { ok: 0, errmsg: 'internal detail db-host-7:27017 /srv/secret', code: 8000, codeName: 'AtlasError' } : undefined
+  const proxy = await createWireProxy({ targetPort: Number(new URL(uri).port), answer: failing })
+  t.after(() => proxy.close())
+  const view = await serveView(t, { ...process.env, MONGODB_URI: proxy.uri }, ['--serve', '0', '--database', 'calls_view_500'])
+  const res = await fetch(view.url)
+  const body = await res.text()
+  assert.equal(res.status, 500)
+  const m = /^internal error ([0-9a-f]{8}): the server's log says why\n$/.exec(body)
+  assert.ok(m, `the body says nothing of the cause: ${JSON.stringify(body)}`)
+  assert.equal(res.headers.get('x-content-type-options'), 'nosniff', 'with the security headers')
+  assert.equal(await view.stop(), 0)
+  assert.match(view.stderr(), new RegExp(`^error: .*internal detail db-host-7:27017 /srv/secret.*answered 500 ${m[1]}$`, 'm'), 'the log says why, with the id the page gave')
 })
 
 // SIP as a capture agent sends it (hep-js, an independent encoder): an
