@@ -7,6 +7,7 @@
 // (which commits its data first) and exit 0.
 
 const { startEmbeddedServer, defaultDbPath } = require('../lib/mongo/embedded-server')
+const { relayNpmShellSignals } = require('./npm-shell-signals')
 const { commandConfig } = require('./commands/common')
 const { flagOf } = require('../configs/load-balancer-flags')
 const { DATABASE_SETTINGS } = require('../lib/collector/database-settings')
@@ -52,15 +53,18 @@ async function main (argv) {
   console.error(`MONGODB_URI=${server.uri} — Ctrl-C to stop`)
   if (typeof process.send === 'function' && process.connected) process.send('ready')
   let stopping = false
+  let relay
   const stopped = new Promise((resolve) => {
     const shutdown = (signal) => {
       if (stopping) return
       stopping = true
+      relay.stop()
       console.error(`${signal}: stopping the ${server.kind} server`)
       server.stop().then(() => resolve(EXIT.OK))
     }
     process.once('SIGINT', shutdown)
     process.once('SIGTERM', shutdown)
+    relay = relayNpmShellSignals() // `npm run db`: a signal sent to npm alone (app/npm-shell-signals.js)
   })
   const exited = server.exited.then(({ code, signal }) => {
     if (stopping) return stopped

@@ -19,6 +19,7 @@ const RtcpCollector = require('../collectors/rtcp').Collector
 const { startEmbeddedServer, serverName } = require('../lib/mongo/embedded-server')
 const { redactUri } = require('../lib/mongo/redact-uri')
 const { prettyStream } = require('../app/pretty-log')
+const { relayNpmShellSignals } = require('../app/npm-shell-signals')
 const RtcpSimulator = require('../collectors/rtcp/simulator')
 const { callAnalytics } = require('../collectors/rtcp/quality-analytics')
 
@@ -126,12 +127,16 @@ function sumCustom (stats, field) {
   return stats.workers.reduce((sum, w) => sum + ((w.custom && w.custom[field]) || 0), 0)
 }
 
+// Run as `npm start`, a signal sent to npm alone is passed on by the shell
+// npm puts between (app/npm-shell-signals.js): raised here, once ours are set.
 function untilStopped () {
+  let relay
   return new Promise((resolve) => {
     process.once('SIGINT', resolve)
     process.once('SIGTERM', resolve)
+    relay = relayNpmShellSignals()
     if (args.duration > 0) setTimeout(resolve, args.duration).unref()
-  })
+  }).finally(() => relay.stop()) // a second signal, then, acts as it would without npm
 }
 
 // Compare the database with what the simulator sent: one stream per call,

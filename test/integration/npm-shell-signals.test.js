@@ -64,3 +64,53 @@ function childOf (pid) {
   }
   return null
 }
+
+// The README's two commands through real npm, stopped by a SIGTERM sent to
+// npm alone (a process manager's stop): `npm start` drains and reports,
+// `npm run db` stops its server; nothing of either is left running.
+const ROOT = path.join(__dirname, '..', '..')
+const { findExecutable } = require('../../lib/mongo/find-executable')
+const { getTestMongo } = require('../helpers/mongo')
+const { freePort } = require('../helpers/ports')
+const NPM_SKIP = !findExecutable('npm') && 'npm is not on PATH'
+
+function startNpm (t, args, env) {
+  const npm = spawn(findExecutable('npm'), args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  t.after(() => { try { process.kill(-npm.pid, 'SIGKILL') } catch {} })
+  let out = ''
+  npm.stdout.on('data', (d) => { out += d })
+  npm.stderr.on('data', (d) => { out += d })
+  const exited = new Promise((resolve) => npm.on('close', (code) => resolve(code)))
+  return { npm, out: () => out, exited }
+}
+
+function groupAlive (pgid) {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+test('npm start, sent SIGTERM at npm alone: the demo drains, reports what it stored, and leaves nothing running', { skip: NPM_SKIP, timeout: 90000 }, async (t) => {
+  const { uri } = await getTestMongo()
+  const run = startNpm(t, ['start', '--', '--streams', '5', '--rate', '50', '--port', String(await freePort()), '-i', '1'], { MONGODB_URI: uri })
+  await waitFor(() => run.out().includes('Ctrl-C to stop'), { what: 'the demo to start', timeout: 60000 })
+  await sleep(1500)
+  process.kill(run.npm.pid, 'SIGTERM')
+  await run.exited
+  assert.match(run.out(), /draining…/, run.out())
+  assert.match(run.out(), /^streams stored: 5 \(expected 5\); reporting sides exact: 10\/10$/m, run.out())
+  await waitFor(() => !groupAlive(run.npm.pid), { what: 'every process of npm start to be gone', timeout: 20000 })
+})
+
+test('npm run db, sent SIGTERM at npm alone: the server stops and nothing is left running', { skip: NPM_SKIP, timeout: 90000 }, async (t) => {
+  const port = await freePort()
+  const run = startNpm(t, ['run', 'db', '--', '--port', String(port), '--db-memory'], {})
+  await waitFor(() => run.out().includes('Ctrl-C to stop'), { what: 'the database to start', timeout: 60000 })
+  process.kill(run.npm.pid, 'SIGTERM')
+  await run.exited
+  assert.match(run.out(), /SIGTERM: stopping the \S+ server/, run.out())
+  await waitFor(() => !groupAlive(run.npm.pid), { what: 'every process of npm run db to be gone', timeout: 20000 })
+})
