@@ -37,9 +37,7 @@ const INVALID_REASONS = Object.freeze([
 ])
 
 /** Why a report with usable values gives no MOS: counted by reason, on the side too. */
-const UNSCORED_REASONS = Object.freeze([
-  'no-media', // no packet expected since the previous report: hold, silence, the call's end
-])
+const UNSCORED_REASONS = Object.freeze(['no-media']) // no packet expected since the previous report: hold, silence, the call's end
 
 /** MOS bands, best first (docs/call-quality.md); `unknown` when there is no MOS. */
 const BANDS = Object.freeze(['good', 'fair', 'poor'])
@@ -110,6 +108,7 @@ class CallQuality {
     if (loss === NO_MEDIA) return this.unscored('no-media', stats, fields, rttMs, rttBasis)
     const figures = loss !== null && jitter !== null ? this.figures(media, loss, jitter, rttMs, rttBasis, side.measuredRtt, xr) : null
     if (figures) {
+      figures.pathMs = rttBasis === 'both-directions' ? side.term : null // this direction's part of the round trip, as the collector sees it
       const from = stats.intervalExpected > 0 ? previousSeq : undefined
       stats.addReport(figures, at, minuteKeyOf(at), this.windowsOf(media.codec, from, block.highestSeq))
       fields.lossRate = figures.loss

@@ -22,14 +22,14 @@ const HEPjs = require('hep-js')
 const rtcp = require('../../collectors/rtcp')
 const hep = require('../../collectors/hep')
 const { startTestCollector } = require('../helpers/collector')
-const { runGstCall, requireGstCall, tsharkRtpSequences } = require('../helpers/gst-call')
+const { runGstCall, requireGstCall, tsharkRtpSequences, tsharkRtpStreams } = require('../helpers/gst-call')
 const { oracleRatings } = require('../helpers/emodel-oracle')
 const { CODECS } = require('../../collectors/rtcp/codecs')
 const { startRtpengine } = require('../helpers/rtpengine')
 const { freePortPair } = require('../helpers/ports')
 const { run, requireGstElements } = require('../helpers/rtp-peers')
 const { waitFor, streamDocs } = require('../helpers/streams')
-const { sideQuality } = require('../../collectors/rtcp/quality-analytics')
+const { sideQuality, callAnalytics } = require('../../collectors/rtcp/quality-analytics')
 
 const CALL = { durationMs: 20000, rtcpIntervalMs: 5000, delayMs: 20, delayJitterMs: 30, probation: 0, codec: 'opus' }
 
@@ -198,4 +198,67 @@ test('over HEP: rtpengine relays a real Opus call; the call\'s SDP names its clo
     assert.ok(Math.abs(side.jitterMs - receiver['sent-rb-jitter'] / receiver['clock-rate'] * 1000) < 1e-9, `${what}: its jitter in ms at GStreamer's clock`)
     assert.equal(q.codecSource, 'default', 'Opus has no narrowband planning values: scored with --codec, and said so')
   }
+})
+
+test('a real G.722 call on a 20/200 ms path, RTCP every ~5 s: jitter at the RTP clock of 8000 (PT 9), the round trip and each direction\'s part as GStreamer measured them, the MOS the independent E-model\'s', { timeout: 120000 }, async (t) => {
+  await requireGstCall()
+  await requireGstElements(['avenc_g722'], 'gstreamer1.0-libav')
+  await requireGstElements(['rtpg722pay'], 'gstreamer1.0-plugins-good')
+  const { collector, db, port } = await startTestCollector(t, rtcp)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gst-g722-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const pcap = path.join(dir, 'g722.pcap')
+  const delays = { A: 200, B: 20 } // the delay of the media each end receives: A→B 20 ms, B→A 200 ms
+  const truth = await runGstCall({ collectorPort: port, codec: 'g722', durationMs: 20000, rtcpIntervalMs: 5000, delayAtoBMs: delays.B, delayBtoAMs: delays.A, probation: 0, pcap, t })
+  const sent = truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams
+  await waitFor(() => collector.summary().processed === sent, { what: `${sent} RTCP datagrams processed` })
+  await collector.stop()
+  const [doc] = await streamDocs(db)
+  const blocks = await tsharkBlocks(pcap, port)
+  const streams = await tsharkRtpStreams(pcap)
+  const analytics = callAnalytics(doc)
+  const g711 = CODECS['G.711'] // RTCP does not say the codec: the collector's --codec (G.711) scores it, said as default
+  const rtts = truth.rtt.map((r) => r.roundTripMs)
+  for (const receiver of truth.receivers) {
+    const side = doc.from.ID === String(receiver.receiverSsrc) ? doc.from : doc.to
+    const q = sideQuality(side)
+    const what = `${receiver.receiver} about ${receiver.sender}`
+    // The wire says G.722 at payload type 9, and GStreamer's RTP clock for it is 8000, not its 16 kHz sampling.
+    const wire = streams.find((s) => s.ssrc === receiver.senderSsrc)
+    assert.ok(wire && /722/.test(wire.payload), `${what}: tshark reads ${wire && wire.payload}`)
+    assert.equal(receiver['clock-rate'], 8000, 'GStreamer\'s clock rate of a PT 9 stream')
+    assert.deepEqual([q.clockRate, q.clockRateSource, q.codecSource], [8000, 'sender-reports', 'default'], what)
+    // A block after the media stopped (its sequence where the last left it) carries no media to judge: not scored.
+    const sentBlocks = blocks.get(`${receiver.receiverSsrc}>${receiver.senderSsrc}`) || []
+    const ticks = sentBlocks.filter((b, i) => i === 0 || b.seq !== sentBlocks[i - 1].seq).map((b) => b.jitter)
+    assert.ok(ticks.length >= 3, `${what}: ${ticks.length} blocks with media (RTCP every ~5 s)`)
+    const toMs = (units) => units / 8000 * 1000
+    assert.ok(Math.abs(q.jitterMs.max - toMs(Math.max(...ticks))) < 1e-9, `${what}: max ${q.jitterMs.max} ms, tshark's blocks ${ticks} units`)
+    assert.ok(Math.abs(q.jitterMs.avg - toMs(ticks.reduce((a, b) => a + b, 0) / ticks.length)) < 1e-9, `${what}: average ${q.jitterMs.avg} ms of ${q.jitterMs.count}, blocks ${ticks}; unscored ${JSON.stringify(q.unscored)} invalid ${JSON.stringify(q.invalid)}`)
+    assert.equal(side.jitter, receiver['sent-rb-jitter'], `${what}: the last block is GStreamer's`)
+    // The round trip measured both ways is GStreamer's own (the ends read the same LSR/DLSR), within
+    // netsim's timer (a few ms per delayed datagram) and the pairing of one direction with the other's latest.
+    const gst = rtts.reduce((a, b) => a + b, 0) / rtts.length
+    assert.ok(Math.abs(q.rttMs.avg - gst) < 5, `${what}: RTT ${q.rttMs.min}–${q.rttMs.avg}–${q.rttMs.max} ms, GStreamer's ${rtts}`)
+    assert.ok(q.rttMs.min > gst - 15 && q.rttMs.max < gst + 15, `${what}: RTT ${q.rttMs.min}–${q.rttMs.max} ms, GStreamer's ${rtts}`)
+    // Reports before the other end's echoed an SR give twice this direction: kept apart, never scored.
+    if (q.rttEstimatedMs) assert.ok(Math.abs(q.rttEstimatedMs.avg - 2 * delays[receiver.receiver]) < 10, `${what}: estimate ${q.rttEstimatedMs.avg} ms`)
+    assert.equal(q.verdict.delayBasis, 'measured')
+    // This direction's part: the collector's copies leave each end undelayed, so it is this direction's netsim delay.
+    assert.ok(Math.abs(q.pathMs.avg - delays[receiver.receiver]) < 5, `${what}: path ${q.pathMs.avg} ms, netsim ${delays[receiver.receiver]} ms`)
+    // The last report's MOS is the independent E-model's at its loss and delay: half the round trip plus the endpoints' part.
+    assert.equal(side.delayBasis, 'measured')
+    assert.ok(Math.abs(side.delayMs - (side.rttMs / 2 + q.endpointsMs.max)) < 1e-9, `${what}: delay ${side.delayMs} = ${side.rttMs} / 2 + ${q.endpointsMs.max}`)
+    const [last, verdict] = oracleRatings([side.delayMs, q.verdict.delayMs].map((T, i) => ({ Ie: g711.Ie, Bpl: g711.Bpl, Ppl: (i === 0 ? side.lossRate : q.verdict.loss) * 100, T, Ta: T, Tr: 2 * T })))
+    assert.ok(Math.abs(side.mos - last.MOS) < 1e-9, `${what}: MOS ${side.mos}, the E-model ${last.MOS}`)
+    assert.ok(Math.abs(q.verdict.mos - verdict.MOS) < 1e-9, `${what}: verdict ${q.verdict.mos}, the E-model ${verdict.MOS}`)
+    t.diagnostic(`${what}: jitter ${ticks.map((j) => toMs(j).toFixed(3)).join(', ')} ms (at 16 kHz it would read half); RTT ${q.rttMs.min.toFixed(1)}–${q.rttMs.max.toFixed(1)} ms (GStreamer ${rtts.map((r) => r.toFixed(1)).join(', ')}; one-direction estimates ${q.rttEstimatedMs ? q.rttEstimatedMs.avg.toFixed(1) : 'none'}); path ${q.pathMs.avg.toFixed(1)} ms; MOS ${side.mos.toFixed(3)} (E-model ${last.MOS.toFixed(3)}), verdict ${q.verdict.mos.toFixed(3)}`)
+  }
+  // Which direction carries the delay: B→A, received by A.
+  const byDirection = analytics.delayByDirection
+  const sideOf = (name) => doc.from.ID === String(truth.ssrc[name]) ? 'from' : 'to'
+  assert.equal(byDirection.split, 'collector-relative')
+  assert.equal(byDirection.longer, sideOf('A'))
+  const paths = byDirection.directions.reduce((sum, d) => sum + d.pathMs, 0)
+  assert.ok(Math.abs(paths - byDirection.roundTripMs) < 1, `the directions' parts (${paths} ms) make the round trip (${byDirection.roundTripMs} ms)`)
 })
