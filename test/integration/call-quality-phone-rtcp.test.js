@@ -162,12 +162,43 @@ function sipOverHep (startLine, callId, cseq, body, from, to) {
 
 test('over HEP: rtpengine relays a real Opus call; the call\'s SDP names its clock and codec, said as sdp', { timeout: 90000 }, async (t) => {
   await requireOpus()
+  const { doc, truth } = await hepRelayedCall(t, 'opus')
+  for (const receiver of truth.receivers) {
+    const side = doc.from.ID === String(receiver.receiverSsrc) ? doc.from : doc.to
+    const q = sideQuality(side)
+    const what = `${receiver.receiver} about ${receiver.sender}`
+    assert.deepEqual([q.clockRate, q.clockRateSource, q.format], [receiver['clock-rate'], 'sdp', 'opus/48000'], `${what}: the SDP's clock, GStreamer's too`)
+    assert.deepEqual([side.clockRateSource, side.format], ['sdp', 'opus/48000'], `${what}: the last report's too`)
+    assert.equal(side.jitter, receiver['sent-rb-jitter'], `${what}: GStreamer's last block, as rtpengine relayed it`)
+    assert.ok(Math.abs(side.jitterMs - receiver['sent-rb-jitter'] / receiver['clock-rate'] * 1000) < 1e-9, `${what}: its jitter in ms at GStreamer's clock`)
+    assert.equal(q.codecSource, 'default', 'Opus has no narrowband planning values: scored with --codec, and said so')
+  }
+})
+
+test('over HEP: rtpengine relays a real G.722 call offered as the static payload type 9: its RTP clock is 8000 (RFC 3551), from the SDP, as GStreamer\'s', { timeout: 90000 }, async (t) => {
+  await requireGstElements(['avenc_g722'], 'gstreamer1.0-libav')
+  const { doc, truth } = await hepRelayedCall(t, 'g722')
+  for (const receiver of truth.receivers) {
+    const side = doc.from.ID === String(receiver.receiverSsrc) ? doc.from : doc.to
+    const q = sideQuality(side)
+    const what = `${receiver.receiver} about ${receiver.sender}`
+    assert.equal(receiver['clock-rate'], 8000, 'GStreamer\'s clock rate of a PT 9 stream')
+    assert.deepEqual([q.clockRate, q.clockRateSource, q.format, q.codecSource], [8000, 'sdp', 'G722/8000', 'default'], what)
+    assert.equal(side.jitter, receiver['sent-rb-jitter'], `${what}: GStreamer's last block, as rtpengine relayed it`)
+    assert.ok(Math.abs(side.jitterMs - receiver['sent-rb-jitter'] / 8000 * 1000) < 1e-9, `${what}: ${side.jitterMs} ms, GStreamer's ${receiver['sent-rb-jitter']} units at 8000`)
+    t.diagnostic(`${what}: jitter ${receiver['sent-rb-jitter']} units = ${side.jitterMs.toFixed(3)} ms (${(receiver['sent-rb-jitter'] / 16).toFixed(3)} ms if read at 16 kHz)`)
+  }
+})
+
+// A real call of `codec` relayed by rtpengine, its SIP (with the SDP) and rtpengine's HEP RTCP sent to a hep collector.
+async function hepRelayedCall (t, codec) {
+  await requireGstCall()
   const { collector, db, port } = await startTestCollector(t, hep)
   const rtpengine = await startRtpengine(t, { hepPort: port, hepProtocol: 'udp' })
-  const callId = `opus-${Date.now()}@rtpengine.test`
+  const callId = `${codec}-${Date.now()}@rtpengine.test`
   const aPort = await freePortPair()
   const bPort = await freePortPair()
-  const { aSendsTo, bSendsTo, sdps } = await rtpengine.relay(callId, aPort, bPort, { codec: 'opus' })
+  const { aSendsTo, bSendsTo, sdps } = await rtpengine.relay(callId, aPort, bPort, { codec })
   const socket = dgram.createSocket('udp4')
   t.after(() => socket.close())
   const messages = [
@@ -182,23 +213,14 @@ test('over HEP: rtpengine relays a real Opus call; the call\'s SDP names its clo
   sink.bind(0, '127.0.0.1')
   await once(sink, 'listening')
   t.after(() => sink.close())
-  const truth = await runGstCall({ ...CALL, durationMs: 12000, collectorPort: sink.address().port, relay: { aPort, bPort, aSendsTo, bSendsTo }, t })
+  const truth = await runGstCall({ ...CALL, codec, durationMs: 12000, collectorPort: sink.address().port, relay: { aPort, bPort, aSendsTo, bSendsTo }, t })
   const sent = truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams
   await waitFor(() => collector.summary().processed >= messages.length + sent, { what: `${sent} HEP RTCP packets processed`, timeout: 20000 })
   await collector.stop()
   const [doc] = await db.collection('streams').find({ openKey: { $exists: true } }).toArray()
   assert.ok(doc, 'the call\'s stream')
-  for (const receiver of truth.receivers) {
-    const side = doc.from.ID === String(receiver.receiverSsrc) ? doc.from : doc.to
-    const q = sideQuality(side)
-    const what = `${receiver.receiver} about ${receiver.sender}`
-    assert.deepEqual([q.clockRate, q.clockRateSource, q.format], [receiver['clock-rate'], 'sdp', 'opus/48000'], `${what}: the SDP's clock, GStreamer's too`)
-    assert.deepEqual([side.clockRateSource, side.format], ['sdp', 'opus/48000'], `${what}: the last report's too`)
-    assert.equal(side.jitter, receiver['sent-rb-jitter'], `${what}: GStreamer's last block, as rtpengine relayed it`)
-    assert.ok(Math.abs(side.jitterMs - receiver['sent-rb-jitter'] / receiver['clock-rate'] * 1000) < 1e-9, `${what}: its jitter in ms at GStreamer's clock`)
-    assert.equal(q.codecSource, 'default', 'Opus has no narrowband planning values: scored with --codec, and said so')
-  }
-})
+  return { doc, truth }
+}
 
 test('a real G.722 call on a 20/200 ms path, RTCP every ~5 s: jitter at the RTP clock of 8000 (PT 9), the round trip and each direction\'s part as GStreamer measured them, the MOS the independent E-model\'s', { timeout: 120000 }, async (t) => {
   await requireGstCall()
