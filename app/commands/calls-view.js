@@ -159,7 +159,7 @@ class CallsViewServer {
 // Each side's clock and codec, with where each came from (docs/call-quality.md, Clock rate and codec).
 function mediaText (doc, a) {
   const sides = [['from', doc.from, a.from], ['to', doc.to, a.to]].filter(([, , q]) => q)
-  return sides.map(([name, side, q]) => `${name} ${side.ID}: clock ${q.clockRate} Hz (${q.clockRateSource}), codec ${q.codec} (${q.codecSource}${q.format ? `; SDP ${q.format}` : ''})`).join('; ')
+  return sides.map(([name, side, q]) => `${name} ${side.ID}: clock ${q.clockRate} Hz (${q.clockRateSource}), codec ${q.codec} (${q.codecSource}${q.format ? `; SDP ${q.format}` : ''}; Ie, Bpl: ${q.ieSource})`).join('; ')
 }
 
 // Each direction's delay (docs/call-quality.md, Delay by direction): the
@@ -180,8 +180,8 @@ function delayText (d) {
 
 // Without a measured round trip the verdict holds no network delay: at most that, and said.
 function verdictText (a) {
-  if (a.delayBasis !== 'endpoints') return `${fmt(a.mos, 2)} (${a.band})`
-  return `≤${fmt(a.mos, 2)} (${a.band}; no round trip measured: the ends' delay only)`
+  if (a.delayBasis !== 'endpoints') return `${fmt(a.mos, 2)} (${a.band}; ${a.model})`
+  return `≤${fmt(a.mos, 2)} (${a.band}; ${a.model}; no round trip measured: the ends' delay only)`
 }
 
 /**

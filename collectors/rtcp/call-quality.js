@@ -1,12 +1,11 @@
 'use strict'
 
 // Runs in an RTCP worker: what each report block says about its call,
-// worked out from the block and what the worker remembers of the call (its
-// ends' earlier reports and SRs: call-affinity.js sends both ends of a call
-// to one worker). The figures and their units are documented in docs/call-quality.md
-// (Call quality); the formulas are cited where they are computed.
+// worked out from the block and what the worker remembers of the call (its ends' earlier reports and
+// SRs: call-affinity.js sends both ends of a call to one worker). The figures and their units are in
+// docs/call-quality.md; the formulas are cited where they are computed.
 
-const { voipRFactor, mosFromR } = require('./e-model')
+const { voipRFactor, mosFromR, MODEL } = require('./e-model')
 const { codecNamed, DEFAULT_CODEC } = require('./codecs')
 const { MediaClocks } = require('./media-clocks')
 const { QualityStats } = require('./quality-stats')
@@ -361,12 +360,14 @@ class CallQuality {
   }
 }
 
-// A side's last clock rate and codec, and where each came from.
+// A side's last clock rate and codec, where each came from, the MOS's model and its Ie/Bpl's source.
 function mediaFields (fields, media) {
   fields.clockRate = media.clockRate
   fields.clockRateSource = media.clockRateSource
   fields.codec = media.codecName
   fields.codecSource = media.codecSource
+  fields.model = MODEL
+  fields.ieSource = media.codec.source
   if (media.format) fields.format = media.format
 }
 

@@ -6,8 +6,12 @@
 // is read; holds no state.
 
 const { bandOf, WINDOW_MS } = require('./call-quality')
-const { voipRFactor, mosFromR } = require('./e-model')
+const { voipRFactor, mosFromR, MODEL } = require('./e-model')
 const { CODECS, DEFAULT_CODEC } = require('./codecs')
+
+// Two directions' delays closer than this are not told apart: each term of a round trip is
+// good to 1 ms of arrival time and 1/65536 s of DLSR (call-quality.js RTT_PRECISION_MS).
+const SAME_DELAY_MS = 2
 
 /**
  * The analytics of an RTCP stream: its duration, reports stored, each
@@ -34,6 +38,7 @@ function callAnalytics (doc, endedAt) {
     from,
     to,
     mos,
+    model: MODEL,
     band: bandOf(mos),
     delayBasis: verdict ? verdict.delayBasis : null,
     worstWindow: lowest(windows),
@@ -56,7 +61,8 @@ function callAnalytics (doc, endedAt) {
  * both ends are as far from the collector, as with a capture agent at each)
  * and `none` unless both terms were measured. `longer` names the direction
  * with the larger mouth-to-ear delay (`longerBasis` says on which figures:
- * `collector-relative`, else `endpoints` alone), null when they are equal.
+ * `collector-relative`, else `endpoints` alone), null when they are within
+ * SAME_DELAY_MS.
  */
 function delayByDirection (doc, from, to) {
   const directions = []
@@ -70,7 +76,7 @@ function delayByDirection (doc, from, to) {
   const split = directions.length === 2 && directions.every((d) => d.pathMs !== null) ? 'collector-relative' : 'none'
   const key = split === 'none' ? 'endpointsMs' : 'mouthToEarMs'
   const [a, b] = directions
-  const longer = b && a[key] !== null && b[key] !== null && a[key] !== b[key] ? (a[key] > b[key] ? a : b).side : null
+  const longer = b && a[key] !== null && b[key] !== null && Math.abs(a[key] - b[key]) > SAME_DELAY_MS ? (a[key] > b[key] ? a : b).side : null
   const rtts = [from, to].filter((q) => q && q.rttMs)
   const count = rtts.reduce((n, q) => n + q.rttMs.count, 0)
   const roundTripMs = count > 0 ? rtts.reduce((sum, q) => sum + q.rttMs.avg * q.rttMs.count, 0) / count : null
@@ -139,6 +145,8 @@ function sideQuality (side) {
     worstWindow: worstWindow(q.windows, codec, delay),
     codec: codecName,
     codecSource: (q.codec && q.codec.source) || 'default',
+    model: MODEL,
+    ieSource: codec.source,
     format: (q.codec && q.codec.format) || null,
     clockRate: clock.rate,
     clockRateSource: clock.source,
