@@ -55,6 +55,35 @@ async function tsharkBlocks (pcapFile, collectorPort) {
   return blocks
 }
 
+/**
+ * Each report block's term of a round trip as the capture saw it at the collector's port: the block's
+ * arrival less the arrival of the SR its LSR names, less DLSR (RFC 3550 §6.4.1), in ms, by
+ * `reporter>reported` SSRC, in capture order. What the collector computes from its own arrival times.
+ */
+async function tsharkTerms (pcapFile, collectorPort) {
+  const { code, stdout, stderr } = await run('tshark', ['-n', '-r', pcapFile, '-d', `udp.port==${collectorPort},rtcp`, '-Y', `udp.dstport==${collectorPort} && rtcp`,
+    '-T', 'fields', '-e', 'frame.time_epoch', '-e', 'rtcp.senderssrc', '-e', 'rtcp.timestamp.ntp.msw', '-e', 'rtcp.timestamp.ntp.lsw',
+    '-e', 'rtcp.ssrc.identifier', '-e', 'rtcp.ssrc.lsr', '-e', 'rtcp.ssrc.dlsr'])
+  if (code !== 0) throw new Error(`tshark on ${pcapFile} failed (${code}): ${stderr}`)
+  const srAt = new Map() // `${ssrc}:${middle 32 bits of its NTP time}` → capture time (ms)
+  const terms = new Map()
+  for (const line of stdout.split('\n')) {
+    const [time, sender, msw, lsw, identifiers, lsr, dlsr] = line.trim().split('\t')
+    if (!time || !sender) continue
+    const at = Number(time) * 1000
+    const from = parseInt(sender.split(',')[0], 16)
+    if (msw) srAt.set(`${from}:${(((Number(msw) & 0xffff) << 16) | (Number(lsw) >>> 16)) >>> 0}`, at)
+    if (!lsr || lsr.split(',')[0] === '0') continue
+    const reported = parseInt(identifiers.split(',')[0], 16)
+    const sr = srAt.get(`${reported}:${Number(lsr.split(',')[0])}`)
+    if (sr === undefined) continue
+    const key = `${from}>${reported}`
+    if (!terms.has(key)) terms.set(key, [])
+    terms.get(key).push(at - sr - Number(dlsr.split(',')[0]) / 65536 * 1000)
+  }
+  return terms
+}
+
 /** Packets in the extended range (from, to] the capture did not deliver: to − from − those delivered. */
 function wireLost (sequences, from, to) {
   let cycles = 65536 // GStreamer's extended numbers start a cycle up
@@ -135,7 +164,9 @@ test('a real Opus call with RTCP every ~5 s: jitter reads at 48 kHz from the fir
     const what = `${receiver.receiver} about ${receiver.sender}`
     assert.equal(receiver['clock-rate'], 48000, 'GStreamer\'s own clock rate of the stream')
     assert.deepEqual([q.clockRate, q.clockRateSource], [48000, 'sender-reports'], what)
-    const sentJitters = (blocks.get(`${receiver.receiverSsrc}>${receiver.senderSsrc}`) || []).map((b) => b.jitter)
+    // A block sent after the media stopped (its sequence where the last left it) is not scored: no media to judge.
+    const sentBlocks = blocks.get(`${receiver.receiverSsrc}>${receiver.senderSsrc}`) || []
+    const sentJitters = sentBlocks.filter((b, i) => i === 0 || b.seq !== sentBlocks[i - 1].seq).map((b) => b.jitter)
     assert.ok(sentJitters && sentJitters.length >= 3, `${what}: ${sentJitters} blocks (RTCP every ~5 s)`)
     const toMs = (ticks) => ticks / receiver['clock-rate'] * 1000
     // Every block counts, the first ones too (sent before two SRs told the clock).
@@ -222,7 +253,7 @@ async function hepRelayedCall (t, codec) {
   return { doc, truth }
 }
 
-test('a real G.722 call on a 20/200 ms path, RTCP every ~5 s: jitter at the RTP clock of 8000 (PT 9), the round trip and each direction\'s part as GStreamer measured them, the MOS the independent E-model\'s', { timeout: 120000 }, async (t) => {
+test('a real G.722 call on a 20/200 ms path, RTCP every ~5 s: jitter at the RTP clock of 8000 (PT 9), the round trip and each direction\'s part as tshark and GStreamer measured them, the MOS the independent E-model\'s', { timeout: 120000 }, async (t) => {
   await requireGstCall()
   await requireGstElements(['avenc_g722'], 'gstreamer1.0-libav')
   await requireGstElements(['rtpg722pay'], 'gstreamer1.0-plugins-good')
@@ -238,6 +269,7 @@ test('a real G.722 call on a 20/200 ms path, RTCP every ~5 s: jitter at the RTP 
   const [doc] = await streamDocs(db)
   const blocks = await tsharkBlocks(pcap, port)
   const streams = await tsharkRtpStreams(pcap)
+  const terms = await tsharkTerms(pcap, port)
   const analytics = callAnalytics(doc)
   const g711 = CODECS['G.711'] // RTCP does not say the codec: the collector's --codec (G.711) scores it, said as default
   const rtts = truth.rtt.map((r) => r.roundTripMs)
@@ -258,23 +290,35 @@ test('a real G.722 call on a 20/200 ms path, RTCP every ~5 s: jitter at the RTP 
     assert.ok(Math.abs(q.jitterMs.max - toMs(Math.max(...ticks))) < 1e-9, `${what}: max ${q.jitterMs.max} ms, tshark's blocks ${ticks} units`)
     assert.ok(Math.abs(q.jitterMs.avg - toMs(ticks.reduce((a, b) => a + b, 0) / ticks.length)) < 1e-9, `${what}: average ${q.jitterMs.avg} ms of ${q.jitterMs.count}, blocks ${ticks}; unscored ${JSON.stringify(q.unscored)} invalid ${JSON.stringify(q.invalid)}`)
     assert.equal(side.jitter, receiver['sent-rb-jitter'], `${what}: the last block is GStreamer's`)
-    // The round trip measured both ways is GStreamer's own (the ends read the same LSR/DLSR), within
-    // netsim's timer (a few ms per delayed datagram) and the pairing of one direction with the other's latest.
-    const gst = rtts.reduce((a, b) => a + b, 0) / rtts.length
-    assert.ok(Math.abs(q.rttMs.avg - gst) < 5, `${what}: RTT ${q.rttMs.min}–${q.rttMs.avg}–${q.rttMs.max} ms, GStreamer's ${rtts}`)
-    assert.ok(q.rttMs.min > gst - 15 && q.rttMs.max < gst + 15, `${what}: RTT ${q.rttMs.min}–${q.rttMs.max} ms, GStreamer's ${rtts}`)
+    // This direction's terms as the capture saw them, and the other's: the stored ones are the same
+    // pairs read at the master's arrival times (later than the capture's by its event loop's lag).
+    const mine = terms.get(`${receiver.receiverSsrc}>${receiver.senderSsrc}`) || []
+    const theirs = terms.get(`${receiver.senderSsrc}>${receiver.receiverSsrc}`) || []
+    const wireRtt = mine.reduce((a, b) => a + b, 0) / mine.length + theirs.reduce((a, b) => a + b, 0) / theirs.length
+    assert.ok(mine.length >= 3 && theirs.length >= 3, `${what}: terms in the capture ${mine} / ${theirs}`)
+    t.diagnostic(`${what}: capture terms ${mine.map((x) => x.toFixed(1)).join(', ')} ms, stored ${q.pathMs.min.toFixed(1)}–${q.pathMs.avg.toFixed(1)}–${q.pathMs.max.toFixed(1)}; RTT stored ${q.rttMs.min.toFixed(1)}–${q.rttMs.avg.toFixed(1)}–${q.rttMs.max.toFixed(1)}, capture ${wireRtt.toFixed(1)}, GStreamer ${rtts.map((r) => r.toFixed(1)).join(', ')}`)
+    const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length
+    assert.ok(Math.abs(q.pathMs.avg - mean(mine)) < 5, `${what}: path ${q.pathMs.avg} ms, the capture's ${mine}`)
+    assert.ok(q.pathMs.min > Math.min(...mine) - 10 && q.pathMs.max < Math.max(...mine) + 10, `${what}: path ${q.pathMs.min}–${q.pathMs.max} ms, the capture's ${mine}`)
+    // The round trip measured both ways is the capture's and GStreamer's own (the ends read the same
+    // LSR/DLSR), within netsim's timer (a few ms per delayed datagram) and the master's loop.
+    assert.ok(Math.abs(q.rttMs.avg - wireRtt) < 5, `${what}: RTT ${q.rttMs.min}–${q.rttMs.avg}–${q.rttMs.max} ms, the capture's ${wireRtt}`)
+    assert.ok(Math.abs(q.rttMs.avg - mean(rtts)) < 5, `${what}: RTT ${q.rttMs.min}–${q.rttMs.avg}–${q.rttMs.max} ms, GStreamer's ${rtts}`)
     // Reports before the other end's echoed an SR give twice this direction: kept apart, never scored.
     if (q.rttEstimatedMs) assert.ok(Math.abs(q.rttEstimatedMs.avg - 2 * delays[receiver.receiver]) < 10, `${what}: estimate ${q.rttEstimatedMs.avg} ms`)
     assert.equal(q.verdict.delayBasis, 'measured')
     // This direction's part: the collector's copies leave each end undelayed, so it is this direction's netsim delay.
     assert.ok(Math.abs(q.pathMs.avg - delays[receiver.receiver]) < 5, `${what}: path ${q.pathMs.avg} ms, netsim ${delays[receiver.receiver]} ms`)
-    // The last report's MOS is the independent E-model's at its loss and delay: half the round trip plus the endpoints' part.
-    assert.equal(side.delayBasis, 'measured')
-    assert.ok(Math.abs(side.delayMs - (side.rttMs / 2 + q.endpointsMs.max)) < 1e-9, `${what}: delay ${side.delayMs} = ${side.rttMs} / 2 + ${q.endpointsMs.max}`)
-    const [last, verdict] = oracleRatings([side.delayMs, q.verdict.delayMs].map((T, i) => ({ Ie: g711.Ie, Bpl: g711.Bpl, Ppl: (i === 0 ? side.lossRate : q.verdict.loss) * 100, T, Ta: T, Tr: 2 * T })))
-    assert.ok(Math.abs(side.mos - last.MOS) < 1e-9, `${what}: MOS ${side.mos}, the E-model ${last.MOS}`)
+    // The worst report's MOS and the verdict are the independent E-model's at their loss and delay (half
+    // the round trip plus the endpoints' part); a last report sent after the media stopped has none.
+    const { worst } = q
+    const half = worst.delayMs - q.endpointsMs.max
+    assert.ok(half >= q.rttMs.min / 2 - 1e-9 && half <= q.rttMs.max / 2 + 1e-9, `${what}: delay ${worst.delayMs} = a measured RTT / 2 + ${q.endpointsMs.max}`)
+    const [last, verdict] = oracleRatings([[worst.loss, worst.delayMs], [q.verdict.loss, q.verdict.delayMs]].map(([loss, T]) => ({ Ie: g711.Ie, Bpl: g711.Bpl, Ppl: loss * 100, T, Ta: T, Tr: 2 * T })))
+    assert.ok(Math.abs(worst.mos - last.MOS) < 1e-9, `${what}: worst MOS ${worst.mos}, the E-model ${last.MOS}`)
     assert.ok(Math.abs(q.verdict.mos - verdict.MOS) < 1e-9, `${what}: verdict ${q.verdict.mos}, the E-model ${verdict.MOS}`)
-    t.diagnostic(`${what}: jitter ${ticks.map((j) => toMs(j).toFixed(3)).join(', ')} ms (at 16 kHz it would read half); RTT ${q.rttMs.min.toFixed(1)}–${q.rttMs.max.toFixed(1)} ms (GStreamer ${rtts.map((r) => r.toFixed(1)).join(', ')}; one-direction estimates ${q.rttEstimatedMs ? q.rttEstimatedMs.avg.toFixed(1) : 'none'}); path ${q.pathMs.avg.toFixed(1)} ms; MOS ${side.mos.toFixed(3)} (E-model ${last.MOS.toFixed(3)}), verdict ${q.verdict.mos.toFixed(3)}`)
+    assert.equal(side.model, 'G.107')
+    t.diagnostic(`${what}: jitter ${ticks.map((j) => toMs(j).toFixed(3)).join(', ')} ms (at 16 kHz it would read half); RTT ${q.rttMs.min.toFixed(1)}–${q.rttMs.max.toFixed(1)} ms (GStreamer ${rtts.map((r) => r.toFixed(1)).join(', ')}; one-direction estimates ${q.rttEstimatedMs ? q.rttEstimatedMs.avg.toFixed(1) : 'none'}); path ${q.pathMs.avg.toFixed(1)} ms; worst MOS ${worst.mos.toFixed(3)} (E-model ${last.MOS.toFixed(3)}), verdict ${q.verdict.mos.toFixed(3)} (E-model ${verdict.MOS.toFixed(3)})`)
   }
   // Which direction carries the delay: B→A, received by A.
   const byDirection = analytics.delayByDirection
