@@ -159,13 +159,29 @@ class CallsViewServer {
 // Each side's clock and codec, with where each came from (docs/call-quality.md, Clock rate and codec).
 function mediaText (doc, a) {
   const sides = [['from', doc.from, a.from], ['to', doc.to, a.to]].filter(([, , q]) => q)
-  return sides.map(([name, side, q]) => `${name} ${side.ID}: clock ${q.clockRate} Hz (${q.clockRateSource}), codec ${q.codec} (${q.codecSource}${q.format ? `; SDP ${q.format}` : ''})`).join('; ')
+  return sides.map(([name, side, q]) => `${name} ${side.ID}: clock ${q.clockRate} Hz (${q.clockRateSource}), codec ${q.codec} (${q.codecSource}${q.format ? `; SDP ${q.format}` : ''}; Ie, Bpl: ${q.ieSource})`).join('; ')
+}
+
+// Each direction's delay (docs/call-quality.md, Delay by direction): the
+// receiving end's buffer and codec, its term of the round trip when both
+// were measured, and whether RTCP could split the round trip at all.
+function delayText (d) {
+  if (d.directions.length === 0) return 'no report'
+  const ms = (x) => x === null ? '?' : `${fmt(x, 1)} ms`
+  const parts = d.directions.map((x) => `${x.from}→${x.to}: endpoints ${ms(x.endpointsMs)}` +
+    (d.split === 'none' ? '' : ` + path ${ms(x.pathMs)} = ${ms(x.mouthToEarMs)}`))
+  const rtt = d.roundTripMs === null ? 'no round trip measured' : `round trip ${ms(d.roundTripMs)}`
+  const split = d.split === 'none'
+    ? 'not split by direction (both directions\' terms were not measured)'
+    : 'split as the collector sees it (exact only if both ends are as far from it)'
+  const longer = d.directions.find((x) => x.side === d.longer)
+  return `${parts.join('; ')}; ${rtt}, ${split}${longer ? `; longer: ${longer.from}→${longer.to} (${d.longerBasis})` : ''}`
 }
 
 // Without a measured round trip the verdict holds no network delay: at most that, and said.
 function verdictText (a) {
-  if (a.delayBasis !== 'endpoints') return `${fmt(a.mos, 2)} (${a.band})`
-  return `≤${fmt(a.mos, 2)} (${a.band}; no round trip measured: the ends' delay only)`
+  if (a.delayBasis !== 'endpoints') return `${fmt(a.mos, 2)} (${a.band}; ${a.model})`
+  return `≤${fmt(a.mos, 2)} (${a.band}; ${a.model}; no round trip measured: the ends' delay only)`
 }
 
 /**
@@ -180,6 +196,7 @@ function mediaParts (doc, suffix = '') {
   return [
     `<p id="verdict${suffix}">MOS ${verdictText(a)}; worst 10 s ${fmt(a.worstWindow && a.worstWindow.mos, 2)}; worst report ${fmt(a.mosMin, 2)}</p>`,
     `<p id="media${suffix}">${escape(mediaText(doc, a))}</p>`,
+    `<p id="delay${suffix}">Delay by direction: ${escape(delayText(a.delayByDirection))}</p>`,
     '<h2>MOS per minute (average)</h2>', lineChart(`mos${suffix}`, series((b) => b.reports > 0 ? b.mosSum / b.reports : null), { min: 1, max: 4.5 }),
     '<h2>Loss per minute (highest, %)</h2>', lineChart(`loss${suffix}`, series((b) => b.lossMax * 100), { min: 0 }),
     '<h2>Jitter per minute (highest, ms)</h2>', lineChart(`jitter${suffix}`, series((b, side) => minuteJitterMs(side, b)), { min: 0 })

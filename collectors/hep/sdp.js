@@ -100,12 +100,18 @@ function attribute (m, value) {
   }
 }
 
+// G.722's RTP clock is 8000 whatever an a=rtpmap says: RFC 3551 §4.5.2 fixes
+// it at 8000 for the payload format (senders tick at 8000), and an SDP
+// that writes "G722/16000" gives the sampling rate, not the timestamps'.
+const G722_CLOCK = 8000
+
 function firstSpeechFormat (m) {
   for (const payloadType of m.payloadTypes) {
     const mapped = m.rtpmap.get(payloadType)
     const known = mapped || (STATIC_TYPES[payloadType] && { encoding: STATIC_TYPES[payloadType][0], clockRate: STATIC_TYPES[payloadType][1] })
     if (!known || NOT_SPEECH.has(known.encoding.toLowerCase())) continue
-    return { payloadType, encoding: known.encoding, clockRate: known.clockRate, ptimeMs: m.ptimeMs }
+    const clockRate = known.encoding.toLowerCase() === 'g722' ? G722_CLOCK : known.clockRate
+    return { payloadType, encoding: known.encoding, clockRate, ptimeMs: m.ptimeMs }
   }
   return null
 }

@@ -1,12 +1,11 @@
 'use strict'
 
 // Runs in an RTCP worker: what each report block says about its call,
-// worked out from the block and what the worker remembers of the call (its
-// ends' earlier reports and SRs: call-affinity.js sends both ends of a call
-// to one worker). The figures and their units are documented in docs/call-quality.md
-// (Call quality); the formulas are cited where they are computed.
+// worked out from the block and what the worker remembers of the call (its ends' earlier reports and
+// SRs: call-affinity.js sends both ends of a call to one worker). The figures and their units are in
+// docs/call-quality.md; the formulas are cited where they are computed.
 
-const { voipRFactor, mosFromR } = require('./e-model')
+const { voipRFactor, mosFromR, MODEL } = require('./e-model')
 const { codecNamed, DEFAULT_CODEC } = require('./codecs')
 const { MediaClocks } = require('./media-clocks')
 const { QualityStats } = require('./quality-stats')
@@ -37,9 +36,7 @@ const INVALID_REASONS = Object.freeze([
 ])
 
 /** Why a report with usable values gives no MOS: counted by reason, on the side too. */
-const UNSCORED_REASONS = Object.freeze([
-  'no-media', // no packet expected since the previous report: hold, silence, the call's end
-])
+const UNSCORED_REASONS = Object.freeze(['no-media']) // no packet expected since the previous report: hold, silence, the call's end
 
 /** MOS bands, best first (docs/call-quality.md); `unknown` when there is no MOS. */
 const BANDS = Object.freeze(['good', 'fair', 'poor'])
@@ -110,6 +107,7 @@ class CallQuality {
     if (loss === NO_MEDIA) return this.unscored('no-media', stats, fields, rttMs, rttBasis)
     const figures = loss !== null && jitter !== null ? this.figures(media, loss, jitter, rttMs, rttBasis, side.measuredRtt, xr) : null
     if (figures) {
+      figures.pathMs = rttBasis === 'both-directions' ? side.term : null // this direction's part of the round trip, as the collector sees it
       const from = stats.intervalExpected > 0 ? previousSeq : undefined
       stats.addReport(figures, at, minuteKeyOf(at), this.windowsOf(media.codec, from, block.highestSeq))
       fields.lossRate = figures.loss
@@ -362,12 +360,14 @@ class CallQuality {
   }
 }
 
-// A side's last clock rate and codec, and where each came from.
+// A side's last clock rate and codec, where each came from, the MOS's model and its Ie/Bpl's source.
 function mediaFields (fields, media) {
   fields.clockRate = media.clockRate
   fields.clockRateSource = media.clockRateSource
   fields.codec = media.codecName
   fields.codecSource = media.codecSource
+  fields.model = MODEL
+  fields.ieSource = media.codec.source
   if (media.format) fields.format = media.format
 }
 

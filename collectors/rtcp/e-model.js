@@ -7,6 +7,8 @@
 // ones (Ie, Bpl, Ppl, BurstR) and the delays (T, Ta, Tr).
 
 const LG = Math.log10
+/** The model every score here is from, named beside each MOS stored (its scale: G.107 Annex B). */
+const MODEL = 'G.107'
 
 /** G.107 Table 1: default values (dB, ms, dBm0p, dB(A)). */
 const DEFAULTS = Object.freeze({
@@ -131,4 +133,4 @@ function mosFromR (R) {
   return 1 + 0.035 * R + R * (R - 60) * (100 - R) * 7e-6
 }
 
-module.exports = { rFactor, voipRFactor, mosFromR, DEFAULTS }
+module.exports = { rFactor, voipRFactor, mosFromR, DEFAULTS, MODEL }

@@ -6,8 +6,12 @@
 // is read; holds no state.
 
 const { bandOf, WINDOW_MS } = require('./call-quality')
-const { voipRFactor, mosFromR } = require('./e-model')
+const { voipRFactor, mosFromR, MODEL } = require('./e-model')
 const { CODECS, DEFAULT_CODEC } = require('./codecs')
+
+// Two directions' delays closer than this are not told apart: each term of a round trip is
+// good to 1 ms of arrival time and 1/65536 s of DLSR (call-quality.js RTT_PRECISION_MS).
+const SAME_DELAY_MS = 2
 
 /**
  * The analytics of an RTCP stream: its duration, reports stored, each
@@ -34,14 +38,49 @@ function callAnalytics (doc, endedAt) {
     from,
     to,
     mos,
+    model: MODEL,
     band: bandOf(mos),
     delayBasis: verdict ? verdict.delayBasis : null,
     worstWindow: lowest(windows),
     excessReceived: excess,
-    mosMin: mins.length > 0 ? Math.min(...mins) : null
+    mosMin: mins.length > 0 ? Math.min(...mins) : null,
+    delayByDirection: delayByDirection(doc, from, to)
   }
   if (endedAt !== undefined) analytics.endedAt = endedAt
   return analytics
+}
+
+/**
+ * Where the call's delay is, by direction of media, as far as RTCP can say
+ * (docs/call-quality.md, Delay by direction). Per direction (the side that
+ * receives it): `endpointsMs`, the receiving end's jitter buffer and codec
+ * delay (its own, known per direction), and `pathMs`, that direction's term
+ * of the round trip measured both ways. A round trip alone cannot be split:
+ * each term is the one-way delay plus the difference of the two ends'
+ * delays to the collector, so the split is `collector-relative` (exact when
+ * both ends are as far from the collector, as with a capture agent at each)
+ * and `none` unless both terms were measured. `longer` names the direction
+ * with the larger mouth-to-ear delay (`longerBasis` says on which figures:
+ * `collector-relative`, else `endpoints` alone), null when they are within
+ * SAME_DELAY_MS.
+ */
+function delayByDirection (doc, from, to) {
+  const directions = []
+  for (const [name, side, other, q] of [['from', doc.from, doc.to, from], ['to', doc.to, doc.from, to]]) {
+    if (!q) continue
+    const endpointsMs = q.endpointsMs ? q.endpointsMs.avg : null
+    const pathMs = q.pathMs ? q.pathMs.avg : null
+    const mouthToEarMs = endpointsMs !== null && pathMs !== null ? endpointsMs + pathMs : null
+    directions.push({ side: name, from: other ? other.ID : null, to: side.ID, endpointsMs, pathMs, mouthToEarMs })
+  }
+  const split = directions.length === 2 && directions.every((d) => d.pathMs !== null) ? 'collector-relative' : 'none'
+  const key = split === 'none' ? 'endpointsMs' : 'mouthToEarMs'
+  const [a, b] = directions
+  const longer = b && a[key] !== null && b[key] !== null && Math.abs(a[key] - b[key]) > SAME_DELAY_MS ? (a[key] > b[key] ? a : b).side : null
+  const rtts = [from, to].filter((q) => q && q.rttMs)
+  const count = rtts.reduce((n, q) => n + q.rttMs.count, 0)
+  const roundTripMs = count > 0 ? rtts.reduce((sum, q) => sum + q.rttMs.avg * q.rttMs.count, 0) / count : null
+  return { roundTripMs, split, directions, longer, longerBasis: longer === null ? null : (split === 'none' ? 'endpoints' : split) }
 }
 
 /**
@@ -74,7 +113,8 @@ function minuteBands (doc) {
  * and last reports, or, when the reporter restarted its numbering, the sum
  * of the intervals; min / avg / max of the per-report loss, jitter (ms),
  * RTT (ms, measured both ways; `rttEstimatedMs`: twice one direction),
- * delay and MOS; the values at the worst MOS; reports not used and reports
+ * delay, the endpoints' delay and this direction's term of the round trip
+ * (`pathMs`, see delayByDirection) and MOS; the values at the worst MOS; reports not used and reports
  * not scored, by reason; the call-level `verdict` and the `worstWindow`.
  * Null for a side that sent no report block.
  */
@@ -97,6 +137,7 @@ function sideQuality (side) {
     rttEstimatedMs: spread(q.rttEstimatedMs),
     delayMs: spread(q.delayMs),
     endpointsMs: spread(q.endpointsMs),
+    pathMs: spread(q.pathMs),
     mos: spread(q.mos),
     mosEndpoints: spread(q.mosEndpoints),
     worst: worstOf(q.worst, clock.rate),
@@ -104,6 +145,8 @@ function sideQuality (side) {
     worstWindow: worstWindow(q.windows, codec, delay),
     codec: codecName,
     codecSource: (q.codec && q.codec.source) || 'default',
+    model: MODEL,
+    ieSource: codec.source,
     format: (q.codec && q.codec.format) || null,
     clockRate: clock.rate,
     clockRateSource: clock.source,

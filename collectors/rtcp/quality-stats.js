@@ -14,8 +14,12 @@
 // direction (see CallQuality#roundTrip); delayMs and mos: of reports scored
 // with a measured round trip; mosEndpoints: of reports scored without one
 // (delayBasis 'endpoints'); endpointsMs: the jitter buffer and codec delay
-// of every scored report, the delay the endpoints add in this direction.
-const FIGURES = ['loss', 'jitter', 'rttMs', 'rttEstimatedMs', 'delayMs', 'mos', 'mosEndpoints', 'endpointsMs']
+// of every scored report, the delay the endpoints add in this direction;
+// pathMs: this direction's term of a round trip measured both ways (the
+// source's SR to the reporter's report, as the collector sees them: the
+// one-way delay plus the difference of the two ends' delays to the
+// collector; the two directions' terms sum to the round trip).
+const FIGURES = ['loss', 'jitter', 'rttMs', 'rttEstimatedMs', 'delayMs', 'mos', 'mosEndpoints', 'endpointsMs', 'pathMs']
 // Each figure's four fields, named once (no key is built per report).
 const KEYS = Object.fromEntries(FIGURES.map((name) => [name, { min: `${name}Min`, max: `${name}Max`, sum: `${name}Sum`, count: `${name}Count` }]))
 
@@ -92,6 +96,7 @@ class QualityStats {
     this.addFigure('jitter', jitter)
     this.addRtt(rttMs, figures.rttBasis)
     this.addFigure('endpointsMs', figures.endpointsMs)
+    if (figures.pathMs !== undefined) this.addFigure('pathMs', figures.pathMs)
     const measuredRtt = figures.rttBasis === 'both-directions' ? rttMs : null
     const scored = figures.delayBasis === 'measured'
     if (scored) {

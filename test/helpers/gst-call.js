@@ -75,6 +75,8 @@ async function checkPrerequisites () {
  * @param {number} [options.dropAtoB] override drop for A->B media
  * @param {number} [options.dropBtoA] override drop for B->A media
  * @param {number} [options.delayMs=0] constant one-way delay on media and peer-bound RTCP (RTT ≈ 2·delayMs)
+ * @param {number} [options.delayAtoBMs] override delayMs for A->B media and A's peer-bound RTCP (an asymmetric path)
+ * @param {number} [options.delayBtoAMs] override delayMs for B->A
  * @param {number} [options.delayJitterMs=0] media delay uniform in [delayMs, delayMs + delayJitterMs]
  * @param {number} [options.durationMs=6000] media duration
  * @param {boolean} [options.bidirectional=true] false: A sends, B only receives (RR)
@@ -87,14 +89,15 @@ async function checkPrerequisites () {
  * @param {{ aPort: number, bPort: number, aSendsTo: number, bSendsTo: number }} [options.relay] a media relay between
  *   A and B: A and B bind these RTP ports (RTCP on the next) and send to the relay's ports instead of each other's
  * @param {string} [options.pcap] capture the call on lo with tshark into this file (needs root)
- * @param {'pcma'|'opus'} [options.codec='pcma'] PCMA (8 kHz RTP clock) or Opus (48 kHz), 20 ms packets
+ * @param {'pcma'|'opus'|'g722'} [options.codec='pcma'] PCMA (8 kHz RTP clock), Opus (48 kHz) or G.722 (16 kHz
+ *   audio, RTP clock 8000 per RFC 3551 §4.5.2, payload type 9), 20 ms packets
  * @param {AbortSignal} [options.signal] abort: kill the fixture and reject
  * @param {import('node:test').TestContext} [options.t] kill the fixture in t.after if still running
  * @param {(child: import('node:child_process').ChildProcess) => void} [options.onSpawn]
  * @returns {Promise<object>} the truth (see the top of this file)
  */
 async function runGstCall ({
-  collectorPort, drop = 0, dropAtoB, dropBtoA, delayMs = 0, delayJitterMs = 0, durationMs = 6000,
+  collectorPort, drop = 0, dropAtoB, dropBtoA, delayMs = 0, delayAtoBMs, delayBtoAMs, delayJitterMs = 0, durationMs = 6000,
   bidirectional = true, rtcpIntervalMs = 500, probation, ssrcA, ssrcB, seqnumOffset, burst, hold, relay, pcap, codec, signal, t, onSpawn
 } = {}) {
   if (!Number.isInteger(collectorPort) || collectorPort <= 0 || collectorPort > 65535) {
@@ -115,6 +118,8 @@ async function runGstCall ({
     '--rtcp-interval-ms', String(rtcpIntervalMs)]
   if (dropAtoB !== undefined) args.push('--drop-a-to-b', String(dropAtoB))
   if (dropBtoA !== undefined) args.push('--drop-b-to-a', String(dropBtoA))
+  if (delayAtoBMs !== undefined) args.push('--delay-a-to-b-ms', String(delayAtoBMs))
+  if (delayBtoAMs !== undefined) args.push('--delay-b-to-a-ms', String(delayBtoAMs))
   if (probation !== undefined) args.push('--probation', String(probation))
   if (ssrcA !== undefined) args.push('--ssrc-a', String(ssrcA >>> 0))
   if (ssrcB !== undefined) args.push('--ssrc-b', String(ssrcB >>> 0))
@@ -127,7 +132,7 @@ async function runGstCall ({
 
   // The fixture has its own hard limit (duration + delays + 3 intervals + 10 s);
   // this one only catches a wedged interpreter.
-  const limitMs = durationMs + 3 * (delayMs + delayJitterMs) + 3 * rtcpIntervalMs + 25000 + (pcap ? 15000 : 0)
+  const limitMs = durationMs + 3 * (Math.max(delayMs, delayAtoBMs || 0, delayBtoAMs || 0) + delayJitterMs) + 3 * rtcpIntervalMs + 25000 + (pcap ? 15000 : 0)
   const child = spawn(PYTHON, args, { stdio: ['ignore', 'pipe', 'pipe'] })
   const kill = () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') }
   t?.after(kill)

@@ -54,12 +54,13 @@ function bdecode (buf, at = 0) {
   return [buf.toString('utf8', colon + 1, colon + 1 + length), colon + 1 + length]
 }
 
-const FORMATS = { pcma: ['8', 'a=rtpmap:8 PCMA/8000'], opus: ['111', 'a=rtpmap:111 opus/48000/2'] }
+// G.722 as phones often offer it: the static payload type 9 with no a=rtpmap (RFC 3551 Table 4 says the rest).
+const FORMATS = { pcma: ['8', 'a=rtpmap:8 PCMA/8000'], opus: ['111', 'a=rtpmap:111 opus/48000/2'], g722: ['9', null] }
 
-/** An SDP offer or answer for one PCMA (or Opus) audio stream at 127.0.0.1:`port`. */
+/** An SDP offer or answer for one PCMA (Opus, G.722) audio stream at 127.0.0.1:`port`. */
 function sdp (port, codec = 'pcma') {
   const [payloadType, rtpmap] = FORMATS[codec]
-  return ['v=0', `o=- ${port} 1 IN IP4 ${HOST}`, 's=-', `c=IN IP4 ${HOST}`, 't=0 0', `m=audio ${port} RTP/AVP ${payloadType}`, rtpmap, 'a=sendrecv', ''].join('\r\n')
+  return ['v=0', `o=- ${port} 1 IN IP4 ${HOST}`, 's=-', `c=IN IP4 ${HOST}`, 't=0 0', `m=audio ${port} RTP/AVP ${payloadType}`, rtpmap, 'a=sendrecv', ''].filter((line) => line !== null).join('\r\n')
 }
 
 function sdpPort (text) {

@@ -100,9 +100,9 @@ test('collector calls --serve: the worst calls, calls by band per minute and one
   const callDom = await chromium(t, '--dump-dom', `${view.url}call?id=${worst}`)
   for (const chart of ['mos', 'loss', 'jitter']) assert.match(callDom, new RegExp(`<svg id="${chart}"[^]*?<polyline class="${chart}"`), `${chart} per minute`)
   assert.equal((callDom.match(/<polyline class="mos"/g) || []).length, 2, 'one line per side')
-  assert.match(callDom, /<p id="verdict">MOS \d\.\d\d \(poor\)/)
+  assert.match(callDom, /<p id="verdict">MOS \d\.\d\d \(poor; G\.107\)/)
   // Each side's clock and codec with where they came from: the SRs' 8 kHz, --codec's G.711.
-  assert.match(callDom, /<p id="media">from \d+: clock 8000 Hz \(sender-reports\), codec G\.711 \(default\); to \d+: clock 8000 Hz \(sender-reports\)/)
+  assert.match(callDom, /<p id="media">from \d+: clock 8000 Hz \(sender-reports\), codec G\.711 \(default; Ie, Bpl: ITU-T G\.113 [^;]*\); to \d+: clock 8000 Hz \(sender-reports\)/)
   const callShot = shot.replace('overview', 'call')
   await chromium(t, `--screenshot=${callShot}`, '--window-size=1100,900', `${view.url}call?id=${worst}`)
   // Both sides' points (one minute: one point each, the second over the first), left of the legends.

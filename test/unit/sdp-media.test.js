@@ -52,6 +52,8 @@ test('SDP: the first speech format of each m= line with its clock, the RTCP port
   assert.equal(parseSdp(sdp(B, '8')).at(0).rtcpPort, B.rtp + 1)
   assert.equal(parseSdp('hello'), null)
   assert.equal(parseSdp(sdp(B, '101', ['a=rtpmap:101 telephone-event/8000'])).at(0).format, null, 'no speech format')
+  // An SDP that writes G.722's sampling rate as its clock: the RTP clock is still 8000 (RFC 3551 §4.5.2).
+  assert.equal(parseSdp(sdp(B, '9', ['a=rtpmap:9 G722/16000'])).at(0).format.clockRate, 8000)
   assert.equal(parseSdp('v=0\r\n' + 'm=audio 1 RTP/AVP 0\r\n'.repeat(1000)).length, 16, 'm= lines kept are bounded')
 })
 
