@@ -30,15 +30,17 @@ function callMessages (n) {
 }
 
 /**
- * `calls` calls as HEP3 datagrams (calls × 5), interleaved 100 at a time:
- * the INVITEs of 100 calls, their 180s, ... Message m of a call is captured
- * at second `t0 + m`, its call's index in the group as microseconds.
+ * `calls` calls as HEP3 datagrams (calls × 5), numbered from `first`,
+ * interleaved 100 at a time: the INVITEs of 100 calls, their 180s, ...
+ * Message m of a call is captured at second `t0 + m`, its call's index in
+ * the group as microseconds. (The same bytes sent twice are copies of one
+ * capture to the hep collector: stored once.)
  */
-function hepSipPackets (calls, t0) {
+function hepSipPackets (calls, t0, first = 0) {
   const HEPjs = require('hep-js') // a dev dependency, loaded where packets are made (the sender)
   const packets = []
-  for (let first = 0; first < calls; first += IN_FLIGHT) {
-    const group = Array.from({ length: Math.min(IN_FLIGHT, calls - first) }, (_, k) => callMessages(first + k))
+  for (let done = 0; done < calls; done += IN_FLIGHT) {
+    const group = Array.from({ length: Math.min(IN_FLIGHT, calls - done) }, (_, k) => callMessages(first + done + k))
     for (let m = 0; m < PER_CALL; m++) {
       for (const [k, messages] of group.entries()) {
         const [text, back] = messages[m]
