@@ -42,10 +42,14 @@
 // as `collector status` estimates them: the embedded server keeps no real
 // index to measure).
 // A side's loss-free rate in a round is the highest rate it stored without
-// loss before its first loss (the climb stops there). CPU per packet is
-// compared at the highest rate both were loss-free in that round (the same
-// work at the same rate). Prints a table per round, the medians and the
-// ratios (ours / sipcapture's; target: loss-free rate ≥ 5, CPU ≤ 1), then
+// loss before its first loss (the climb stops there); its kept-up rate the
+// highest before its first run that lost or stored its last packet more
+// than 1 s after the last send (lag): our disk buffer stores a burst it
+// cannot keep up with later, loss-free, so the kept-up rate is what a side
+// sustains. CPU per packet is compared at the highest rate both kept up
+// with in that round (the same work at the same rate). Prints a line per
+// run, per round, the medians and the ratios (ours / sipcapture's; target:
+// kept-up rate ≥ 5, CPU ≤ 1), then
 // one JSON line. Linux, root (PostgreSQL runs as the postgres user).
 // Usage: node benchmarks/hep-vs-sipcapture.js [--rates 2000,5000,...,40000]
 //   [--seconds 4] [--rounds 3] [--workers 2] [--kamailio-children 8]
@@ -74,6 +78,11 @@ const KAMAILIO_MODULES = ['/usr/lib/x86_64-linux-gnu/kamailio/modules', '/usr/li
 const SAMPLE_MS = 250
 const QUIET_MS = 5000
 const WARM_UP_SECONDS = 2
+// Loss-free and kept up: everything stored within this of the last send. Our
+// side's disk buffer takes a burst it cannot store as fast as it comes and
+// stores it later, loss-free; Kamailio has its socket's buffer only. Kept
+// up is the rate a side sustains, and the one the target is judged on.
+const KEPT_UP_MS = 1000
 // Step s of a round (0: the warm-up, then each rate) sends calls numbered from
 // s × 1,000,000 captured from second T0 + 10 s: the same bytes to both sides
 // for one step, and no step repeating another's (the hep collector stores
@@ -336,7 +345,10 @@ async function runOnce (side, started, rate, seconds, step) {
     sent,
     stored,
     lossFree: stored === sent,
+    keptUp: stored === sent && doneAt - report.started - seconds * 1000 <= KEPT_UP_MS,
     storedPerSec: Math.round(stored / ((doneAt - report.started) / 1000)),
+    // the last packet stored this long after the last was sent (the sender's 100 ms tail included)
+    lagMs: Math.max(0, doneAt - report.started - seconds * 1000),
     usPerPacket: perPacket(cpu.receiver + cpu.database),
     receiverUs: perPacket(cpu.receiver),
     databaseUs: perPacket(cpu.database),
@@ -399,28 +411,39 @@ async function runRound (round, sides, rates, ctx) {
 }
 
 function printRun (round, r) {
-  const cells = [`round ${round}`, r.side.padEnd(10), String(r.rate).padStart(6), String(r.sent).padStart(7), String(r.stored).padStart(7), (r.lossFree ? 'yes' : 'NO').padStart(4),
+  const cells = [`round ${round}`, r.side.padEnd(10), String(r.rate).padStart(6), String(r.sent).padStart(7), String(r.stored).padStart(7), (r.lossFree ? 'yes' : 'NO').padStart(5), String(r.lagMs).padStart(6),
     String(r.storedPerSec).padStart(8), String(r.usPerPacket).padStart(8), String(r.receiverUs).padStart(8), String(r.databaseUs).padStart(8), String(r.kernelDrops).padStart(6)]
   console.log(`${cells.join('  ')}${r.dropped ? `  ${JSON.stringify(r.dropped)}` : ''}`)
 }
 
-// Per round and side: the loss-free rate, CPU there, and CPU at the rate both were loss-free at.
+// Per round and side: the loss-free rate (the highest before the first
+// loss), the kept-up rate (the highest before the first run lossy or
+// lagging), CPU there, and CPU at the highest rate both kept up with.
 function summarize (runs, sides, rounds) {
   const perRound = []
   for (let round = 0; round < rounds; round++) {
     const entry = { round }
     for (const side of sides) {
       const mine = runs.filter((r) => r.round === round && r.side === side)
-      const firstLoss = mine.findIndex((r) => !r.lossFree)
-      const clean = firstLoss < 0 ? mine : mine.slice(0, firstLoss)
-      const best = clean[clean.length - 1]
-      entry[side] = { lossFreeRate: best ? best.rate : 0, lostAt: firstLoss < 0 ? null : mine[firstLoss].rate, usPerPacket: best ? best.usPerPacket : null }
+      const highestBefore = (fails) => {
+        const first = mine.findIndex(fails)
+        const clean = first < 0 ? mine : mine.slice(0, first)
+        return { best: clean[clean.length - 1] || null, failedAt: first < 0 ? null : mine[first].rate }
+      }
+      const lossFree = highestBefore((r) => !r.lossFree)
+      const keptUp = highestBefore((r) => !r.keptUp)
+      entry[side] = {
+        lossFreeRate: lossFree.best ? lossFree.best.rate : 0,
+        lostAt: lossFree.failedAt,
+        keptUpRate: keptUp.best ? keptUp.best.rate : 0,
+        fellBehindAt: keptUp.failedAt,
+        usPerPacket: keptUp.best ? keptUp.best.usPerPacket : null
+      }
     }
     if (sides.length === 2) {
-      const common = Math.min(...sides.map((s) => entry[s].lossFreeRate))
-      entry.commonRate = common
+      entry.commonRate = Math.min(...sides.map((s) => entry[s].keptUpRate))
       for (const side of sides) {
-        const at = runs.find((r) => r.round === round && r.side === side && r.rate === common)
+        const at = runs.find((r) => r.round === round && r.side === side && r.rate === entry.commonRate)
         entry[side].usPerPacketAtCommon = at ? at.usPerPacket : null
       }
     }
@@ -439,16 +462,19 @@ function median (values) {
 function report (runs, sides, rounds, ctx) {
   const perRound = summarize(runs, sides, rounds)
   for (const e of perRound) {
-    console.log(`round ${e.round}: ${sides.map((s) => `${s} loss-free to ${e[s].lossFreeRate}/s${e[s].lostAt ? ` (lost at ${e[s].lostAt})` : ' (no loss at any rate)'}, ${e[s].usPerPacket} µs/packet there`).join('; ')}` +
-      (e.commonRate ? `; at ${e.commonRate}/s: ${sides.map((s) => `${s} ${e[s].usPerPacketAtCommon} µs/packet`).join(', ')}` : ''))
+    const said = (s) => `${s} kept up to ${e[s].keptUpRate}/s${e[s].fellBehindAt ? ` (not at ${e[s].fellBehindAt})` : ''}, loss-free to ${e[s].lossFreeRate}/s${e[s].lostAt ? ` (lost at ${e[s].lostAt})` : ' (no loss at any rate)'}`
+    console.log(`round ${e.round}: ${sides.map(said).join('; ')}${e.commonRate ? `; CPU at ${e.commonRate}/s: ${sides.map((s) => `${s} ${e[s].usPerPacketAtCommon} µs/packet`).join(', ')}` : ''}`)
   }
   const summary = {}
-  for (const side of sides) summary[side] = { lossFreeRate: median(perRound.map((e) => e[side].lossFreeRate)), usPerPacketAtCommon: median(perRound.map((e) => e[side].usPerPacketAtCommon)) }
+  const of = (side, field) => median(perRound.map((e) => e[side][field]))
+  for (const side of sides) summary[side] = { keptUpRate: of(side, 'keptUpRate'), lossFreeRate: of(side, 'lossFreeRate'), usPerPacketAtCommon: of(side, 'usPerPacketAtCommon') }
   if (summary.collector && summary.sipcapture) {
-    summary.lossFreeRatio = round2(median(perRound.map((e) => e.collector.lossFreeRate / e.sipcapture.lossFreeRate)))
-    summary.cpuPerPacketRatio = round2(median(perRound.map((e) => e.collector.usPerPacketAtCommon / e.sipcapture.usPerPacketAtCommon)))
-    summary.targetMet = summary.lossFreeRatio >= 5 && summary.cpuPerPacketRatio <= 1
-    console.log(`median over ${rounds} rounds: loss-free collector ${summary.collector.lossFreeRate}/s vs sipcapture ${summary.sipcapture.lossFreeRate}/s (ratio ${summary.lossFreeRatio}, target ≥ 5); CPU per packet at the common rate ${summary.collector.usPerPacketAtCommon} vs ${summary.sipcapture.usPerPacketAtCommon} µs (ratio ${summary.cpuPerPacketRatio}, target ≤ 1)`)
+    const ratio = (field) => round2(median(perRound.map((e) => e.collector[field] / e.sipcapture[field])))
+    summary.keptUpRatio = ratio('keptUpRate')
+    summary.lossFreeRatio = ratio('lossFreeRate')
+    summary.cpuPerPacketRatio = ratio('usPerPacketAtCommon')
+    summary.targetMet = summary.keptUpRatio >= 5 && summary.cpuPerPacketRatio <= 1
+    console.log(`median over ${rounds} rounds: kept up to ${summary.collector.keptUpRate}/s (collector) vs ${summary.sipcapture.keptUpRate}/s (sipcapture), ratio ${summary.keptUpRatio} (target ≥ 5); loss-free ${summary.collector.lossFreeRate} vs ${summary.sipcapture.lossFreeRate}/s, ratio ${summary.lossFreeRatio}; CPU per packet at the rate both kept up with ${summary.collector.usPerPacketAtCommon} vs ${summary.sipcapture.usPerPacketAtCommon} µs, ratio ${summary.cpuPerPacketRatio} (target ≤ 1)`)
   }
   for (const side of sides) {
     summary[side].storage = ctx.storage[side]
@@ -470,7 +496,7 @@ async function main () {
   ctx.client = await new MongoClient(ctx.server.uri).connect()
   cleanups.push(() => ctx.client.close())
   console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; ${os.cpus().length} cores`)
-  console.log(['round  ', 'side'.padEnd(10), '  rate', '   sent', ' stored', 'clean', 'stored/s', '  µs/pkt', ' recv µs', '   db µs', 'kdrops'].join('  '))
+  console.log(['round  ', 'side'.padEnd(10), '  rate', '   sent', ' stored', 'clean', 'lag ms', 'stored/s', '  µs/pkt', ' recv µs', '   db µs', 'kdrops'].join('  '))
   const runs = []
   for (let round = 0; round < args.rounds; round++) runs.push(...await runRound(round, sides, rates, ctx))
   const { perRound, summary } = report(runs, sides, args.rounds, ctx)
