@@ -54,6 +54,8 @@
 // Usage: node benchmarks/hep-vs-sipcapture.js [--rates 2000,5000,...,40000]
 //   [--seconds 4] [--rounds 3] [--workers 2] [--kamailio-children 8]
 //   [--synchronous-commit off] [--sides collector,sipcapture]
+//   [--flags='--workers-node-args=--max-semi-space-size=16'] (more flags of
+//   the collector's; give them with `=`)
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -70,8 +72,8 @@ const { PER_CALL, hepSipPackets } = require('./hep-sip-corpus')
 const { TreeSampler } = require('./proc-tree')
 
 const args = minimist(process.argv.slice(2), {
-  string: ['rates', 'sides', 'synchronous-commit'],
-  default: { rates: '2000,5000,10000,15000,20000,30000,40000', seconds: 4, rounds: 3, workers: 2, 'kamailio-children': 8, sides: 'collector,sipcapture', 'synchronous-commit': 'off' }
+  string: ['rates', 'sides', 'synchronous-commit', 'flags'],
+  default: { rates: '2000,5000,10000,15000,20000,30000,40000', seconds: 4, rounds: 3, workers: 2, 'kamailio-children': 8, sides: 'collector,sipcapture', 'synchronous-commit': 'off', flags: '' }
 })
 const PG_BIN = '/usr/lib/postgresql/15/bin'
 const KAMAILIO_MODULES = ['/usr/lib/x86_64-linux-gnu/kamailio/modules', '/usr/lib/aarch64-linux-gnu/kamailio/modules', '/usr/lib/kamailio/modules'].find((dir) => fs.existsSync(dir))
@@ -257,7 +259,7 @@ async function startCollector (dir, ctx) {
   const port = await freePort()
   const name = `hvs${process.pid}x${port}`
   const database = `hvs_${port}_${Date.now().toString(36)}`
-  const flags = ['run', 'hep', '--port', String(port), '--name', name, '-i', String(args.workers), '--database', database, '--log-level', 'error']
+  const flags = ['run', 'hep', '--port', String(port), '--name', name, '-i', String(args.workers), '--database', database, '--log-level', 'error', ...args.flags.split(' ').filter(Boolean)]
   const env = { ...process.env, MONGODB_URI: ctx.server.uri, COLLECTOR_STATS_DIR: dir, COLLECTOR_BUFFER_DIR: path.join(dir, 'buffer') }
   const collector = startDetached(process.execPath, [path.join(__dirname, '..', 'bin', 'collector.js'), ...flags], { env })
   cleanups.push(() => stopGroup(collector.child, 60000))
@@ -501,7 +503,7 @@ async function main () {
   for (let round = 0; round < args.rounds; round++) runs.push(...await runRound(round, sides, rates, ctx))
   const { perRound, summary } = report(runs, sides, args.rounds, ctx)
   const versions = { node: process.version, kamailio: (/kamailio ([\d.]+)/.exec(spawnSync('kamailio', ['-v'], { encoding: 'utf8' }).stdout) || [])[1] || null, postgres: ctx.pg ? ctx.pg.version : null }
-  console.log(JSON.stringify({ benchmark: 'hep-vs-sipcapture', versions, args: { rates, seconds: args.seconds, rounds: args.rounds, workers: args.workers, kamailioChildren: args['kamailio-children'], synchronousCommit: args['synchronous-commit'] }, loadAfter: os.loadavg(), runs, perRound, summary }))
+  console.log(JSON.stringify({ benchmark: 'hep-vs-sipcapture', versions, args: { rates, seconds: args.seconds, rounds: args.rounds, workers: args.workers, kamailioChildren: args['kamailio-children'], synchronousCommit: args['synchronous-commit'], flags: args.flags }, loadAfter: os.loadavg(), runs, perRound, summary }))
 }
 
 if (process.argv[2] === '--sender') sender()
