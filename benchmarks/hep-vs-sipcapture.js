@@ -93,10 +93,17 @@ const T0 = 1795000000
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const round2 = (x) => Math.round(x * 100) / 100
 
-// What to undo, last first: at the end, on an error, on SIGINT/SIGTERM.
+// What to undo, last first: at the end, on an error, on SIGINT/SIGTERM. Once
+// a signal came, nothing new starts (the run under way fails at its next
+// start and cleans up again).
 const cleanups = []
+let stopping = false
 async function cleanUp () {
   while (cleanups.length) await cleanups.pop()().catch((err) => console.error(`cleanup: ${err.message}`))
+}
+
+function notStopping () {
+  if (stopping) throw new Error('stopping: a signal came')
 }
 
 // ---------------------------------------------------------------- processes
@@ -107,6 +114,7 @@ function asPostgres (command, argv) {
 }
 
 function startDetached (command, argv, options = {}) {
+  notStopping()
   const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, ...options })
   let output = ''
   for (const stream of [child.stdout, child.stderr]) stream.setEncoding('utf8').on('data', (chunk) => { output = (output + chunk).slice(-20000) })
@@ -306,6 +314,7 @@ function sender () {
 
 // Forks the sender; resolves once it is ready to send (the packets made), with its done report's promise.
 async function send (port, calls, rate, step) {
+  notStopping()
   const child = fork(__filename, ['--sender'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   cleanups.push(async () => { child.kill('SIGKILL') })
   const messages = []
@@ -489,6 +498,9 @@ async function main () {
   if (!KAMAILIO_MODULES) throw new Error('no Kamailio modules directory: install kamailio and kamailio-postgres-modules')
   const rates = String(args.rates).split(',').map(Number)
   const sides = String(args.sides).split(',')
+  const counts = { '--rates': rates, '--seconds': [args.seconds], '--rounds': [args.rounds], '--workers': [args.workers], '--kamailio-children': [args['kamailio-children']] }
+  for (const [flag, values] of Object.entries(counts)) if (!values.every((v) => Number.isInteger(Number(v)) && Number(v) > 0)) throw new Error(`${flag} takes positive whole numbers, not ${values.join(',')}`)
+  for (const side of sides) if (!['collector', 'sipcapture'].includes(side)) throw new Error(`--sides: collector and/or sipcapture, not ${side}`)
   const ctx = { storage: Object.fromEntries(sides.map((side) => [side, []])) }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hvs-'))
   cleanups.push(async () => fs.rmSync(dir, { recursive: true, force: true }))
@@ -508,7 +520,12 @@ async function main () {
 
 if (process.argv[2] === '--sender') sender()
 else {
-  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => cleanUp().finally(() => process.exit(130)))
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      stopping = true
+      cleanUp().finally(() => process.exit(130))
+    })
+  }
   main().then(cleanUp, async (err) => {
     console.error(err.stack || err.message)
     await cleanUp()
