@@ -4,10 +4,11 @@
 // detected) against another tree's (--base DIR: e.g. a checkout of the
 // commit before, which stored the call only), in one invocation, the
 // variants alternating over --rounds rounds after a warm-up round of each
-// (not counted). The packets: --calls calls of 5 SIP messages each (INVITE
-// with SDP, 180, 200 with SDP, ACK, BYE, as SIPp sends them, 300 to 900
-// bytes), HEP3 encoded by hep-js, sent from another process at --rate
-// packets/s to 2 workers on one embedded MongoDB-compatible server.
+// (not counted). The packets: --calls calls of 5 SIP messages each
+// (benchmarks/hep-sip-corpus.js: INVITE with SDP, 180, 200 with SDP, ACK,
+// BYE, as SIPp sends them, HEP3 encoded by hep-js), sent from another
+// process at --rate packets/s to 2 workers on one embedded
+// MongoDB-compatible server.
 //   storedPerSec   processed / (last acknowledgement − first send)
 //   lossFree       every packet processed, none dropped
 //   masterUs, workersUs, serverUs  CPU per packet of the master (this
@@ -21,56 +22,22 @@ const path = require('node:path')
 const fs = require('node:fs')
 const { fork } = require('node:child_process')
 const { sendPaced } = require('./paced-sender')
+const { PER_CALL, hepSipPackets } = require('./hep-sip-corpus')
 const minimist = require('minimist')
 const { startJavaServer } = require('../lib/mongo/java-server')
 const { accountedFor } = require('../lib/master/counters')
 
 const args = minimist(process.argv.slice(2), { default: { calls: 4000, rate: 5000, rounds: 3 } })
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-const PER_CALL = 5
 
 if (require.main === module) {
   if (process.argv[2] === '--sender') sender()
   else main().catch((err) => { console.error(err); process.exit(1) })
 }
 
-function sdp (ip, port) {
-  return ['v=0', `o=user1 53655765 2353687637 IN IP4 ${ip}`, 's=-', `c=IN IP4 ${ip}`, 't=0 0', `m=audio ${port} RTP/AVP 0 8 101`, 'a=rtpmap:0 PCMU/8000', 'a=rtpmap:8 PCMA/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:20', ''].join('\r\n')
-}
-
-// One call's SIP as SIPp's uac and uas send it.
-function callMessages (n) {
-  const callId = `${n}-4711@10.0.0.1`
-  const from = `sipp <sip:sipp@10.0.0.1:5060>;tag=${n}SIPpTag00`
-  const to = '<sip:+4930123@10.0.0.2:5060>'
-  const head = (line, cseq, toTag, body = '') => [line, `Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK-${n}-${cseq.replace(' ', '')}`, `From: ${from}`, `To: ${to}${toTag ? `;tag=${n}SIPpTag01` : ''}`,
-    `Call-ID: ${callId}`, `CSeq: ${cseq}`, 'Contact: <sip:sipp@10.0.0.1:5060>', 'Max-Forwards: 70', 'Subject: Performance Test',
-    ...(body ? ['Content-Type: application/sdp'] : []), `Content-Length: ${Buffer.byteLength(body)}`, '', body].join('\r\n')
-  return [
-    [head('INVITE sip:+4930123@10.0.0.2:5060 SIP/2.0', '1 INVITE', false, sdp('10.0.0.1', 6000)), false],
-    [head('SIP/2.0 180 Ringing', '1 INVITE', true), true],
-    [head('SIP/2.0 200 OK', '1 INVITE', true, sdp('10.0.0.2', 6002)), true],
-    [head('ACK sip:+4930123@10.0.0.2:5060 SIP/2.0', '1 ACK', true), false],
-    [head('BYE sip:+4930123@10.0.0.2:5060 SIP/2.0', '2 BYE', true), false]
-  ]
-}
-
 function sender () {
-  process.once('message', async ({ port, calls, rate }) => {
-    const HEPjs = require('hep-js')
-    const t0 = Math.floor(Date.now() / 1000)
-    const packets = []
-    // Calls interleaved as on a busy trunk: 100 calls in flight.
-    for (let first = 0; first < calls; first += 100) {
-      const group = Array.from({ length: Math.min(100, calls - first) }, (_, k) => callMessages(first + k))
-      for (let m = 0; m < PER_CALL; m++) {
-        for (const [k, messages] of group.entries()) {
-          const [text, back] = messages[m]
-          packets.push(HEPjs.encapsulate(text, { protocolFamily: 2, protocol: 17, srcIp: back ? '10.0.0.2' : '10.0.0.1', dstIp: back ? '10.0.0.1' : '10.0.0.2', srcPort: 5060, dstPort: 5060, timeSeconds: t0 + m, timeUseconds: k, payloadType: 1, captureId: 1, hepNodeName: 'bench' }))
-        }
-      }
-    }
-    sendPaced(packets, port, rate)
+  process.once('message', ({ port, calls, rate }) => {
+    sendPaced(hepSipPackets(calls, Math.floor(Date.now() / 1000)), port, rate)
   })
 }
 
@@ -156,5 +123,3 @@ async function main () {
   console.log(`median: this tree ${summary.branch.storedPerSec}/s vs base ${summary.base.storedPerSec}/s (ratio ${summary.storedRatio}); CPU per packet: workers ${summary.branch.workersUs} vs ${summary.base.workersUs} µs (ratio ${summary.workersCpuRatio}), master ${summary.branch.masterUs} vs ${summary.base.masterUs} µs (ratio ${summary.masterCpuRatio})`)
   console.log(JSON.stringify({ bench: 'hep-sip', node: process.version, args: { calls: args.calls, rate: args.rate, rounds: args.rounds }, results, summary }))
 }
-
-module.exports = { callMessages } // the call, for a size estimate (docs/hep.md)

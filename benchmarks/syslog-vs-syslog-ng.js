@@ -51,82 +51,17 @@ const { startJavaServer } = require('../lib/mongo/java-server')
 const { readStats } = require('../app/stats-file')
 const { writeCorpus, readCorpus } = require('./syslog-corpus')
 const { freePort } = require('../test/helpers/ports')
+const { procStat, TreeSampler, rssMiB } = require('./proc-tree')
 
 const args = minimist(process.argv.slice(2), {
   string: ['rates', 'seconds', 'syslog-ng', 'baseline', 'flags', 'baseline-flags', 'sender', 'sides'],
   default: { rates: '10000,40000', seconds: '20,10', rounds: 2, workers: 2, idle: 5, flags: '', 'baseline-flags': null }
 })
 const JVM_ARGS = ['-XX:+UseSerialGC', '-Xss512k', `-Xms${process.env.E2E_JAVA_HEAP || '2g'}`]
-const TICKS = 100
 const SAMPLE_MS = 250
 const QUIET_MS = 10000 // a collector draining its disk buffer may store nothing for seconds (flushes of 1,000s of counters)
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const round1 = (x) => Math.round(x * 10) / 10
-
-// ---------------------------------------------------------------- processes
-
-function procStat (pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return { ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / TICKS }
-  } catch {
-    return null
-  }
-}
-
-function statusKb (pid, field) {
-  try {
-    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
-    return m ? Number(m[1]) : 0
-  } catch {
-    return 0
-  }
-}
-
-/** `root` and every process descended from it. */
-function treeOf (root) {
-  const parents = new Map()
-  for (const name of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    const s = procStat(name)
-    if (s) parents.set(Number(name), s.ppid)
-  }
-  const tree = [root]
-  for (let i = 0; i < tree.length; i++) for (const [pid, ppid] of parents) if (ppid === tree[i]) tree.push(pid)
-  return tree
-}
-
-// Per pid: CPU seconds at the start and last seen, and the peak RSS seen (kB).
-class TreeSampler {
-  constructor (root) {
-    this.root = root
-    this.pids = new Map()
-    this.sample(true)
-  }
-
-  sample (start = false) {
-    for (const pid of treeOf(this.root)) {
-      const s = procStat(pid)
-      if (!s) continue
-      if (!this.pids.has(pid)) {
-        if (start) try { fs.writeFileSync(`/proc/${pid}/clear_refs`, '5') } catch {}
-        this.pids.set(pid, { cpu0: start ? s.cpu : 0, cpu: s.cpu, peak: 0 })
-      }
-      const p = this.pids.get(pid)
-      p.cpu = s.cpu
-      p.peak = Math.max(p.peak, statusKb(pid, 'VmHWM'))
-    }
-  }
-
-  cpu () { return [...this.pids.values()].reduce((sum, p) => sum + p.cpu - p.cpu0, 0) }
-  peakMiB () { return Math.round([...this.pids.values()].reduce((sum, p) => sum + p.peak, 0) / 1024) }
-  peaksMiB () { return [...this.pids.values()].map((p) => Math.round(p.peak / 1024)) }
-}
-
-function rssMiB (root) {
-  return Math.round(treeOf(root).reduce((sum, pid) => sum + statusKb(pid, 'VmRSS'), 0) / 1024)
-}
 
 // ---------------------------------------------------------------- sides
 
