@@ -80,25 +80,25 @@ module.exports = defineCollector({
       expireBy: 'lastReceivedAt',
       of: (item, { receivedAt }) => item.call ? callUpdate(item, receivedAt) : null
     }),
-    sinks.documents({
-      collection: SIP_MESSAGES,
-      fromSettings: { collection: 'sipMessagesCollection' },
-      indexes: [{ key: { callId: 1, at: 1 } }],
-      expireBy: 'receivedAt',
-      of: (item, { receivedAt }) => item.message ? { ...item.message, receivedAt } : null
-    }),
-    sinks.documents({
-      collection: CALL_LOGS,
-      fromSettings: { collection: 'callLogsCollection' },
-      indexes: [{ key: { callId: 1, at: 1 } }],
-      expireBy: 'receivedAt',
-      of: (item, { receivedAt }) => item.log ? { ...item.log, receivedAt } : null
-    })
+    callDocuments(SIP_MESSAGES, 'sipMessagesCollection', 'message'),
+    callDocuments(CALL_LOGS, 'callLogsCollection', 'log')
   ]
 })
 
 // The calls sink's update of a SIP item: a copy and a message past the cap
 // count in the call (once per message: `inc` is watermarked).
+// A document per SIP message or agent's log line (`field` of an item), kept
+// with its call: read by Call-ID in capture order, expired by arrival.
+function callDocuments (collection, setting, field) {
+  return sinks.documents({
+    collection,
+    fromSettings: { collection: setting },
+    indexes: [{ key: { callId: 1, at: 1 } }],
+    expireBy: 'receivedAt',
+    of: (item, { receivedAt }) => item[field] ? { ...item[field], receivedAt } : null
+  })
+}
+
 function callUpdate ({ call, duplicate, overCap }, receivedAt) {
   const max = { lastReceivedAt: receivedAt }
   if (duplicate) return { callId: call.callId, inc: { duplicates: 1 }, max }

@@ -28,8 +28,11 @@
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 const { requireBinary, requireGstElements, run } = require('./rtp-peers')
+const { startTestCollector } = require('./collector')
+const { waitFor } = require('./wait-for')
 
 const PYTHON = '/usr/bin/python3'
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'gst-call.py')
@@ -255,4 +258,62 @@ async function tsharkRtpSequences (pcapFile) {
   return bySsrc
 }
 
-module.exports = { runGstCall, requireGstCall, tsharkRtpStreams, tsharkRtpSequences, FIXTURE, PYTHON }
+/**
+ * Every report block sent to the collector's port, as tshark dissects it,
+ * per `reporter>reported` SSRC, in capture order: `{ seq, lost, jitter }`
+ * (extended highest sequence number, cumulative lost, jitter in timestamp units).
+ * @returns {Promise<Map<string, Array<{ seq: number, lost: number, jitter: number }>>>}
+ */
+async function tsharkReportBlocks (pcapFile, collectorPort) {
+  requireBinary('tshark', 'tshark')
+  const { code, stdout, stderr } = await run('tshark', ['-n', '-r', pcapFile, '-d', `udp.port==${collectorPort},rtcp`, '-Y', `udp.dstport==${collectorPort} && rtcp`,
+    '-T', 'fields', '-e', 'rtcp.senderssrc', '-e', 'rtcp.ssrc.identifier', '-e', 'rtcp.ssrc.ext_high', '-e', 'rtcp.ssrc.cum_nr', '-e', 'rtcp.ssrc.jitter'])
+  if (code !== 0) throw new Error(`tshark on ${pcapFile} failed (${code}): ${stderr}`)
+  const first = (field) => Number(field.split(',')[0])
+  const blocks = new Map()
+  for (const line of stdout.split('\n')) {
+    const [reporter, identifiers, seq, lost, jitter] = line.trim().split('\t')
+    if (!seq) continue // a compound without a report block (the BYE's)
+    const key = `${parseInt(reporter.split(',')[0], 16)}>${parseInt(identifiers.split(',')[0], 16)}`
+    if (!blocks.has(key)) blocks.set(key, [])
+    blocks.get(key).push({ seq: first(seq), lost: first(lost), jitter: first(jitter) })
+  }
+  return blocks
+}
+
+/**
+ * Packets the wire lost in the extended range (first, last]: last − first
+ * less those the capture delivered (`sequences`, 16-bit, in capture order).
+ * `firstCycle`: where the extended numbering starts (GStreamer's is 65536 up).
+ */
+function wireLost (sequences, first, last, firstCycle = 0) {
+  let cycles = firstCycle
+  let previous = null
+  let delivered = 0
+  for (const seq of sequences) {
+    if (previous !== null && seq < previous && previous - seq > 32768) cycles += 65536
+    previous = seq
+    const ext = cycles + seq
+    if (ext > first && ext <= last) delivered++
+  }
+  return (last - first) - delivered
+}
+
+/**
+ * Real calls into a collector started for the test (`collectorModule`):
+ * each of `calls` is runGstCall's options less the port, with a `name`
+ * (its capture: pcapOf(call)); resolves once every RTCP datagram they sent
+ * was processed, with the collector and what GStreamer said of each call.
+ */
+async function callsIntoCollector (t, collectorModule, calls) {
+  const { collector, db, port } = await startTestCollector(t, collectorModule)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gst-calls-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const pcapOf = (call) => path.join(dir, `${call.name}.pcap`)
+  const truths = await Promise.all(calls.map(({ name, ...options }) => runGstCall({ ...options, collectorPort: port, pcap: pcapOf({ name }), t })))
+  const sent = truths.reduce((sum, truth) => sum + truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams, 0)
+  await waitFor(() => collector.summary().processed === sent, { what: `${sent} RTCP datagrams processed` })
+  return { collector, db, port, truths, pcapOf }
+}
+
+module.exports = { runGstCall, requireGstCall, callsIntoCollector, tsharkRtpStreams, tsharkRtpSequences, tsharkReportBlocks, wireLost, FIXTURE, PYTHON }

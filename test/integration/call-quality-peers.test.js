@@ -10,13 +10,8 @@
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const fs = require('node:fs')
-const os = require('node:os')
-const path = require('node:path')
 const rtcp = require('../../collectors/rtcp')
-const { startTestCollector } = require('../helpers/collector')
-const { runGstCall, requireGstCall, tsharkRtpSequences, tsharkRtpStreams } = require('../helpers/gst-call')
-const { run } = require('../helpers/rtp-peers')
+const { requireGstCall, callsIntoCollector, tsharkRtpSequences, tsharkRtpStreams, tsharkReportBlocks, wireLost } = require('../helpers/gst-call')
 const { getTestMongo } = require('../helpers/mongo')
 const { runCli } = require('../helpers/cli')
 const { sideQuality } = require('../../collectors/rtcp/quality-analytics')
@@ -28,38 +23,18 @@ const { JITTER_BUFFER_MS } = require('../../collectors/rtcp/constants')
 const DELAY_MS = 50
 const CALLS = [{ drop: 0, ssrcA: 0x11110001, ssrcB: 0x11110002 }, { drop: 0.02, ssrcA: 0x22220001, ssrcB: 0x22220002 }, { drop: 0.1, ssrcA: 0x33330001, ssrcB: 0x33330002 }]
 
-/** Packets the wire lost between two extended sequence numbers: (last − first) − those delivered in (first, last]. */
-function wireLost (sequences, first, last) {
-  let cycles = 0
-  let previous = null
-  let delivered = 0
-  for (const seq of sequences) {
-    if (previous !== null && seq < previous && previous - seq > 32768) cycles++
-    previous = seq
-    const ext = cycles * 65536 + seq
-    if (ext > first && ext <= last) delivered++
-  }
-  return (last - first) - delivered
-}
-
 test('real GStreamer calls through netsim: stored loss, jitter, RTT and MOS agree with tshark, GStreamer and the E-model', { timeout: 120000 }, async (t) => {
   await requireGstCall()
-  const { collector, db, port } = await startTestCollector(t, rtcp)
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gst-calls-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const truths = await Promise.all(CALLS.map((call, i) => runGstCall({
-    collectorPort: port, drop: call.drop, delayMs: DELAY_MS, durationMs: 6000, probation: 0, ssrcA: call.ssrcA, ssrcB: call.ssrcB, pcap: path.join(dir, `call${i}.pcap`), t
-  })))
-  const sent = truths.reduce((sum, truth) => sum + truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams, 0)
-  await waitFor(() => collector.summary().processed === sent, { what: `${sent} RTCP datagrams processed` })
+  const calls = CALLS.map((call, i) => ({ name: `call${i}`, drop: call.drop, delayMs: DELAY_MS, durationMs: 6000, probation: 0, ssrcA: call.ssrcA, ssrcB: call.ssrcB }))
+  const { collector, db, truths, pcapOf } = await callsIntoCollector(t, rtcp, calls)
   await collector.stop()
   const docs = await streamDocs(db)
   assert.equal(docs.length, CALLS.length, 'one stream per call')
 
   const checked = []
   for (const [i, truth] of truths.entries()) {
-    const sequences = await tsharkRtpSequences(path.join(dir, `call${i}.pcap`))
-    const streams = await tsharkRtpStreams(path.join(dir, `call${i}.pcap`))
+    const sequences = await tsharkRtpSequences(pcapOf(calls[i]))
+    const streams = await tsharkRtpStreams(pcapOf(calls[i]))
     for (const receiver of truth.receivers) {
       const doc = docs.find((d) => [d.from.ID, d.to.ID].includes(String(receiver.receiverSsrc)))
       const side = doc.from.ID === String(receiver.receiverSsrc) ? doc.from : doc.to
@@ -98,35 +73,12 @@ test('real GStreamer calls through netsim: stored loss, jitter, RTT and MOS agre
   assert.equal(sideQuality(clean.from).lossRate, 0, 'no drop, no loss')
 })
 
-/**
- * The report blocks sent to the collector as tshark dissects them, per
- * reporter → reported SSRC, in capture order: `{ seq, lost }` (extended
- * highest sequence number, cumulative lost).
- */
-async function tsharkReportBlocks (pcapFile, collectorPort) {
-  const { code, stdout, stderr } = await run('tshark', ['-n', '-r', pcapFile, '-d', `udp.port==${collectorPort},rtcp`, '-Y', `udp.dstport==${collectorPort} && rtcp`,
-    '-T', 'fields', '-e', 'rtcp.senderssrc', '-e', 'rtcp.ssrc.identifier', '-e', 'rtcp.ssrc.ext_high', '-e', 'rtcp.ssrc.cum_nr'])
-  if (code !== 0) throw new Error(`tshark on ${pcapFile} failed (${code}): ${stderr}`)
-  const blocks = new Map()
-  for (const line of stdout.split('\n')) {
-    const [reporter, identifiers, seq, lost] = line.trim().split('\t')
-    if (!seq) continue // a compound without a report block (the BYE's)
-    const key = `${parseInt(reporter.split(',')[0], 16)}>${parseInt(identifiers.split(',')[0], 16)}`
-    if (!blocks.has(key)) blocks.set(key, [])
-    blocks.get(key).push({ seq: Number(seq), lost: Number(lost) })
-  }
-  return blocks
-}
-
 // Reports that expected no packet since the previous one (hold, the end): tshark's view.
 const noMediaReports = (blocks) => blocks.filter((b, i) => i > 0 && b.seq === blocks[i - 1].seq).length
 
 test('real GStreamer calls: a 2 s burst in a long clean call leaves it good with a poor worst window; a hold scores no MOS; a one-way call is listed from its sender', { timeout: 180000 }, async (t) => {
   await requireGstCall()
-  const { collector, db, port } = await startTestCollector(t, rtcp)
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gst-verdict-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const common = { collectorPort: port, delayMs: 20, probation: 0, pcap: undefined, t }
+  const common = { delayMs: 20, probation: 0 }
   // GStreamer's extended sequence numbers start at 65536 + the first one: with
   // 0 the 10 s windows (500 packets) start at packets 464, 964, …; the burst
   // (packets ~600–700) falls inside one.
@@ -135,9 +87,7 @@ test('real GStreamer calls: a 2 s burst in a long clean call leaves it good with
     { name: 'hold', durationMs: 16000, hold: { atMs: 6000, durationMs: 4000 }, ssrcA: 0x55550001, ssrcB: 0x55550002 },
     { name: 'one-way', durationMs: 12000, bidirectional: false, drop: 0.02, ssrcA: 0x66660001, ssrcB: 0x66660002 }
   ]
-  const truths = await Promise.all(runs.map((r) => runGstCall({ ...common, ...r, pcap: path.join(dir, `${r.name}.pcap`) })))
-  const sent = truths.reduce((sum, truth) => sum + truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams, 0)
-  await waitFor(() => collector.summary().processed === sent, { what: `${sent} RTCP datagrams processed` })
+  const { db, port, truths, pcapOf } = await callsIntoCollector(t, rtcp, runs.map((r) => ({ ...common, ...r })))
   await waitFor(async () => (await streamDocs(db, { active: false })).length === runs.length, { what: 'the sweeper closing the calls' })
   const docs = await streamDocs(db)
   assert.equal(docs.length, runs.length, 'one stream per call')
@@ -149,7 +99,7 @@ test('real GStreamer calls: a 2 s burst in a long clean call leaves it good with
   const checks = []
 
   for (const [i, truth] of truths.entries()) {
-    const pcap = path.join(dir, `${runs[i].name}.pcap`)
+    const pcap = pcapOf(runs[i])
     const doc = docOf(truth)
     const sequences = await tsharkRtpSequences(pcap)
     const blocks = await tsharkReportBlocks(pcap, port)

@@ -14,15 +14,12 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
-const fs = require('node:fs')
-const os = require('node:os')
-const path = require('node:path')
 const { once } = require('node:events')
 const HEPjs = require('hep-js')
 const rtcp = require('../../collectors/rtcp')
 const hep = require('../../collectors/hep')
 const { startTestCollector } = require('../helpers/collector')
-const { runGstCall, requireGstCall, tsharkRtpSequences, tsharkRtpStreams } = require('../helpers/gst-call')
+const { runGstCall, requireGstCall, callsIntoCollector, tsharkRtpSequences, tsharkRtpStreams, tsharkReportBlocks, wireLost } = require('../helpers/gst-call')
 const { oracleRatings } = require('../helpers/emodel-oracle')
 const { CODECS } = require('../../collectors/rtcp/codecs')
 const { startRtpengine } = require('../helpers/rtpengine')
@@ -37,22 +34,6 @@ async function requireOpus () {
   await requireGstCall()
   await requireGstElements(['opusenc'], 'gstreamer1.0-plugins-base')
   await requireGstElements(['rtpopuspay'], 'gstreamer1.0-plugins-good')
-}
-
-/** Every report block sent to the collector, by `reporter>reported` SSRC, as tshark dissects it: `{ seq, lost, jitter }`. */
-async function tsharkBlocks (pcapFile, collectorPort) {
-  const { code, stdout, stderr } = await run('tshark', ['-n', '-r', pcapFile, '-d', `udp.port==${collectorPort},rtcp`, '-Y', `udp.dstport==${collectorPort} && rtcp`,
-    '-T', 'fields', '-e', 'rtcp.senderssrc', '-e', 'rtcp.ssrc.identifier', '-e', 'rtcp.ssrc.ext_high', '-e', 'rtcp.ssrc.cum_nr', '-e', 'rtcp.ssrc.jitter'])
-  if (code !== 0) throw new Error(`tshark on ${pcapFile} failed (${code}): ${stderr}`)
-  const blocks = new Map()
-  for (const line of stdout.split('\n')) {
-    const [reporter, identifiers, seq, lost, jitter] = line.trim().split('\t')
-    if (!jitter) continue // a compound without a report block (the BYE's)
-    const key = `${parseInt(reporter.split(',')[0], 16)}>${parseInt(identifiers.split(',')[0], 16)}`
-    if (!blocks.has(key)) blocks.set(key, [])
-    blocks.get(key).push({ seq: Number(seq.split(',')[0]), lost: Number(lost.split(',')[0]), jitter: Number(jitter.split(',')[0]) })
-  }
-  return blocks
 }
 
 /**
@@ -84,29 +65,11 @@ async function tsharkTerms (pcapFile, collectorPort) {
   return terms
 }
 
-/** Packets in the extended range (from, to] the capture did not deliver: to − from − those delivered. */
-function wireLost (sequences, from, to) {
-  let cycles = 65536 // GStreamer's extended numbers start a cycle up
-  let previous = null
-  let delivered = 0
-  for (const seq of sequences) {
-    if (previous !== null && seq < previous && previous - seq > 32768) cycles += 65536
-    previous = seq
-    const ext = cycles + seq
-    if (ext > from && ext <= to) delivered++
-  }
-  return (to - from) - delivered
-}
-
 test('a real G.711 call with RTCP every ~5 s and a 3 s burst: each 10 s window holds its own packets and what the wire lost in them, within what the reports tell', { timeout: 90000 }, async (t) => {
   await requireGstCall()
-  const { collector, db, port } = await startTestCollector(t, rtcp)
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gst-burst-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const pcap = path.join(dir, 'burst.pcap')
-  const truth = await runGstCall({ collectorPort: port, durationMs: 30000, rtcpIntervalMs: 5000, delayMs: 20, probation: 0, seqnumOffset: 0, burst: { atMs: 12000, durationMs: 3000, drop: 0.6 }, pcap, t })
-  const sent = truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams
-  await waitFor(() => collector.summary().processed === sent, { what: `${sent} RTCP datagrams processed` })
+  const call = { name: 'burst', durationMs: 30000, rtcpIntervalMs: 5000, delayMs: 20, probation: 0, seqnumOffset: 0, burst: { atMs: 12000, durationMs: 3000, drop: 0.6 } }
+  const { collector, db, port, truths: [truth], pcapOf } = await callsIntoCollector(t, rtcp, [call])
+  const pcap = pcapOf(call)
   await collector.stop()
   const [doc] = await streamDocs(db)
   const receiver = truth.receivers.find((r) => r.receiver === 'B')
@@ -124,13 +87,13 @@ test('a real G.711 call with RTCP every ~5 s and a 3 s burst: each 10 s window h
   // packets only by how the loss of the reports straddling its edges fell
   // within them (a report says how many, not which).
   const sequences = (await tsharkRtpSequences(pcap)).get(receiver.senderSsrc)
-  const blocks = (await tsharkBlocks(pcap, port)).get(`${receiver.receiverSsrc}>${receiver.senderSsrc}`)
+  const blocks = (await tsharkReportBlocks(pcap, port)).get(`${receiver.receiverSsrc}>${receiver.senderSsrc}`)
   const straddling = (edge) => blocks.reduce((sum, b, i) => i > 0 && blocks[i - 1].seq < edge && b.seq >= edge ? sum + (b.lost - blocks[i - 1].lost) : sum, 0)
   const rows = []
   for (const w of windows) {
     const from = Math.max(first.seq, w.index * 500 - 1)
     const to = Math.min(last.seq, w.index * 500 + 499)
-    const wire = wireLost(sequences, from, to)
+    const wire = wireLost(sequences, from, to, 65536) // GStreamer's extended numbers start a cycle up
     const slack = straddling(w.index * 500) + straddling(w.index * 500 + 500)
     rows.push(`${w.index}: ${w.lost.toFixed(2)} lost of ${w.expected} (wire ${wire}, edges' reports ${slack})`)
     assert.ok(Math.abs(w.lost - wire) <= slack + 1e-9, `window ${w.index}: ${w.lost} lost, the wire ${wire}, ± ${slack}`)
@@ -148,16 +111,12 @@ test('a real G.711 call with RTCP every ~5 s and a 3 s burst: each 10 s window h
 
 test('a real Opus call with RTCP every ~5 s: jitter reads at 48 kHz from the first report, as tshark and GStreamer say', { timeout: 90000 }, async (t) => {
   await requireOpus()
-  const { collector, db, port } = await startTestCollector(t, rtcp)
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gst-opus-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const pcap = path.join(dir, 'opus.pcap')
-  const truth = await runGstCall({ ...CALL, collectorPort: port, pcap, t })
-  const sent = truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams
-  await waitFor(() => collector.summary().processed === sent, { what: `${sent} RTCP datagrams processed` })
+  const call = { ...CALL, name: 'opus' }
+  const { collector, db, port, truths: [truth], pcapOf } = await callsIntoCollector(t, rtcp, [call])
+  const pcap = pcapOf(call)
   await collector.stop()
   const [doc] = await streamDocs(db)
-  const blocks = await tsharkBlocks(pcap, port)
+  const blocks = await tsharkReportBlocks(pcap, port)
   for (const receiver of truth.receivers) {
     const side = doc.from.ID === String(receiver.receiverSsrc) ? doc.from : doc.to
     const q = sideQuality(side)
@@ -257,17 +216,13 @@ test('a real G.722 call on a 20/200 ms path, RTCP every ~5 s: jitter at the RTP 
   await requireGstCall()
   await requireGstElements(['avenc_g722'], 'gstreamer1.0-libav')
   await requireGstElements(['rtpg722pay'], 'gstreamer1.0-plugins-good')
-  const { collector, db, port } = await startTestCollector(t, rtcp)
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gst-g722-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  const pcap = path.join(dir, 'g722.pcap')
   const delays = { A: 200, B: 20 } // the delay of the media each end receives: A→B 20 ms, B→A 200 ms
-  const truth = await runGstCall({ collectorPort: port, codec: 'g722', durationMs: 20000, rtcpIntervalMs: 5000, delayAtoBMs: delays.B, delayBtoAMs: delays.A, probation: 0, pcap, t })
-  const sent = truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams
-  await waitFor(() => collector.summary().processed === sent, { what: `${sent} RTCP datagrams processed` })
+  const call = { name: 'g722', codec: 'g722', durationMs: 20000, rtcpIntervalMs: 5000, delayAtoBMs: delays.B, delayBtoAMs: delays.A, probation: 0 }
+  const { collector, db, port, truths: [truth], pcapOf } = await callsIntoCollector(t, rtcp, [call])
+  const pcap = pcapOf(call)
   await collector.stop()
   const [doc] = await streamDocs(db)
-  const blocks = await tsharkBlocks(pcap, port)
+  const blocks = await tsharkReportBlocks(pcap, port)
   const streams = await tsharkRtpStreams(pcap)
   const terms = await tsharkTerms(pcap, port)
   const analytics = callAnalytics(doc)
