@@ -592,6 +592,8 @@ export interface SinkStore {
   accept (record: unknown, context: SinkContext): void
   readonly size: number
   hasBacklog (): boolean
+  /** whether this flush writes it (`writeEvery` coalesces across flushes); `quiet`: no message since the last */
+  due (now: number, quiet: boolean): boolean
   /** keeps what it did not prove stored, then throws */
   write (): Promise<void>
   oldestPending (): number

@@ -46,6 +46,7 @@ class DefinitionWorker extends MongoWorker {
     this.sinks = this.definition.sinks.map((spec) => createSink(spec, this.settings, host))
     this.tallies = Object.keys(this.definition.tally || {})
     this.counts = { messages: 0, records: 0, malformed: {}, dropped: 0 }
+    this.messagesWritten = 0 // counts.messages at the last write: none since means input paused
     for (const name of this.tallies) if (!this.counts[name]) this.counts[name] = {}
     this.enrichState = this.definition.state ? this.definition.state(this.settings) : {}
     this.newKeys = this.definition.cardinality && this.settings.maxNewKeysPerMinute > 0
@@ -240,10 +241,18 @@ class DefinitionWorker extends MongoWorker {
   // of the messages they write, taken with them (not that of messages
   // processed meanwhile), is written once they all stored theirs, and kept
   // for the next write otherwise: it never runs ahead of the sinks.
+  // A sink that coalesces across flushes (Sink.due) waits for its turn
+  // unless no message came since the last write (input paused, or the
+  // master waits for acknowledgements it holds back), at stop, and always
+  // beside kept state, which must not run ahead of any sink.
   async writePending () {
     await this.batchThrough()
+    const quiet = this.finishing || this.kept !== null || this.counts.messages === this.messagesWritten
+    this.messagesWritten = this.counts.messages
+    const now = Date.now()
+    const due = this.sinks.filter((sink) => sink.due(now, quiet))
     const kept = this.kept ? this.kept.take() : null
-    const results = await Promise.allSettled(this.sinks.map((sink) => sink.write()))
+    const results = await Promise.allSettled(due.map((sink) => sink.write()))
     const failed = results.find((result) => result.status === 'rejected')
     if (kept !== null && failed) this.kept.putBack(kept)
     else if (kept !== null) await this.kept.write(kept)

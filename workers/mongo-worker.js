@@ -76,6 +76,7 @@ class MongoWorker extends Worker {
     this.dbDown = false
     this.dbError = null
     this.abandoned = false
+    this.finishing = false // flush() at stop: write everything now
     this.lastLog = {}
   }
 
@@ -327,6 +328,7 @@ class MongoWorker extends Worker {
    */
   async flush () {
     clearInterval(this.timer)
+    this.finishing = true // everything is written now (DefinitionWorker: no sink waits for its turn)
     const deadline = Date.now() + this.settings.flushTimeout
     while ((this.hasPending() || this.staged || this.flushing) && Date.now() < deadline) {
       if (this.flushing) {

@@ -14,6 +14,11 @@
  *   it will write under the message's checkpoint; never touches the database.
  * - `size`: entries held; `hasBacklog()`: holds enough that the worker
  *   should write now.
+ * - `due(now, quiet)`: whether this flush writes it: always, unless the
+ *   declaration's `writeEvery` (ms) coalesces it across flushes; then when
+ *   that long passed since its last write, it has a backlog, or `quiet`
+ *   (no message since the last flush: input paused, or the master waits
+ *   for acknowledgements; and at stop).
  * - `write()`: writes what is held; whatever it did not prove stored it
  *   keeps, then throws. Each write is exactly once by itself (inserts by
  *   key, upserts conditional on the batch's watermark), so a batch
@@ -38,9 +43,19 @@ class Sink {
   constructor (spec, host = null) {
     this.spec = spec
     this.host = host
+    this.writtenAt = -Infinity // when due() last said write
   }
 
   hasBacklog () {
+    return false
+  }
+
+  due (now, quiet) {
+    const every = this.spec.writeEvery
+    if (!(every > 0) || quiet || this.hasBacklog() || !(now - this.writtenAt < every)) {
+      this.writtenAt = now
+      return true
+    }
     return false
   }
 

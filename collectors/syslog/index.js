@@ -2,7 +2,7 @@
 
 const { defineCollector } = require('../../lib/collector/define-collector')
 const sinks = require('../../lib/collector/sinks')
-const { COUNTER_SETTINGS } = require('../../workers/mongo-settings')
+const { COUNTER_SETTINGS, COUNTERS_INTERVAL } = require('../../workers/mongo-settings')
 const { DEVIATIONS } = require('./syntax')
 const { parseSyslog, DEFAULT_LENIENT } = require('./parser')
 
@@ -31,7 +31,8 @@ module.exports = defineCollector({
     strict: { type: 'boolean', default: false, group: 'Protocol', description: 'read no deviation at all (as --lenient with an empty list)' },
     maxBatch: { flag: false, type: 'integer', default: 1000, range: [1, 1e6], group: 'Storage', description: 'messages that trigger an early insert (and the most one insert takes)' },
     countersCollection: COUNTER_SETTINGS.countersCollection,
-    preallocateRate: { ...COUNTER_SETTINGS.preallocateRate, default: 0.001 }
+    preallocateRate: { ...COUNTER_SETTINGS.preallocateRate, default: 0.001 },
+    countersInterval: COUNTERS_INTERVAL
   },
   decode: (message, { strict, lenient }, { receivedAt }) => parseSyslog(message.data, { strict, lenient, receivedAt }),
   tally: {
@@ -54,7 +55,7 @@ module.exports = defineCollector({
       }
     }),
     sinks.counters({
-      fromSettings: { collection: 'countersCollection', preallocateRate: 'preallocateRate' },
+      fromSettings: { collection: 'countersCollection', preallocateRate: 'preallocateRate', writeEvery: 'countersInterval' },
       of: (record, { receivedAt, remote }) => ({ metric: `syslog.${record.host || remote.address}.${record.severityName || 'unknown'}`, at: record.timestamp || receivedAt })
     })
   ]

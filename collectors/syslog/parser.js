@@ -59,7 +59,7 @@ function parseSyslog (input, options) {
   const buf = toBuffer(input)
   // The parse state the readers share: the bytes and their latin1 `text`, the
   // deviations `allowed` and taken, what decoding found, a refusal's reason.
-  const ctx = { buf, receivedAt, options, allowed: allowedMask(options), deviations: 0, invalidUtf8: false, rawBytes: undefined, sdOrdered: false, nameEncoded: false, reason: '', text: '' }
+  const ctx = { buf, receivedAt, options, allowed: allowedMask(options), deviations: 0, invalidUtf8: false, rawBytes: undefined, sdOrdered: false, sdMap: null, lastParam: '', nameEncoded: false, reason: '', text: '' }
   const record = buf === null ? rawRecord(ctx, 0, 0, 'bad-input') : parseBytes(ctx, trimmedEnd(buf))
   if (options && options.keepRaw) keepRaw(record, input, buf)
   return record

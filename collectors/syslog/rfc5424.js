@@ -119,20 +119,34 @@ function readStructuredData (ctx, fields, at, end) {
   if (at >= end) return 'truncated-header'
   if (buf[at] === DASH) return at + 1 === end || buf[at + 1] === SP ? at + 1 : 'bad-structured-data'
   if (buf[at] !== OPEN) return 'bad-structured-data'
-  const map = {}
-  const elements = []
-  let i = at
-  while (i < end && buf[i] === OPEN) {
-    i = readElement(ctx, map, elements, i + 1, end)
-    if (i < 0) return ctx.reason
-  }
-  if (i < end && buf[i] !== SP) return 'bad-structured-data'
-  fields.structuredData = map
   // The map says it all unless an SD-ID repeats, a param repeats after
   // another name, a name starts with a digit (an object puts such keys
   // first), or a value is not UTF-8 (its bytes are in the element list);
-  // only then is the list kept too.
-  fields.sdElements = ctx.sdOrdered ? elements : null
+  // only then is the list kept too, read in a second pass (building it for
+  // every message, to be thrown away, cost every line its allocations).
+  const i = readElements(ctx, null, at, end)
+  if (i < 0) return ctx.reason
+  if (i < end && buf[i] !== SP) return 'bad-structured-data'
+  fields.structuredData = ctx.sdMap
+  if (ctx.sdOrdered) {
+    const elements = []
+    readElements(ctx, elements, at, end)
+    fields.structuredData = ctx.sdMap
+    fields.sdElements = elements
+  }
+  return i
+}
+
+// Every SD-ELEMENT from `at` into a new map (ctx.sdMap) and, when given,
+// the element list: the offset after them, or -1 (ctx.reason).
+function readElements (ctx, elements, at, end) {
+  const map = {}
+  ctx.sdMap = map
+  let i = at
+  while (i < end && ctx.buf[i] === OPEN) {
+    i = readElement(ctx, map, elements, i + 1, end)
+    if (i < 0) return -1
+  }
   return i
 }
 
@@ -148,14 +162,15 @@ function readElement (ctx, map, elements, at, end) {
   if (params === undefined) params = define(map, key, {})
   else ctx.sdOrdered = true
   if (isDigit(buf[at])) ctx.sdOrdered = true
-  const element = { id, params: [] }
-  elements.push(element)
+  const list = elements === null ? null : []
+  if (list !== null) elements.push({ id, params: list })
+  ctx.lastParam = ''
   while (buf[i] === SP && i < end) {
     const from = i + 1
     i = nameEnd(ctx, from, end)
     if (i < 0 || buf[i] !== EQ || buf[i + 1] !== QUOTE || i + 1 >= end) return fail(ctx, 'bad-structured-data')
     const name = ctx.text.slice(from, i)
-    i = readValue(ctx, element.params, params, name, ctx.nameEncoded ? encodeSdName(name) : name, i + 2, end)
+    i = readValue(ctx, list, params, name, ctx.nameEncoded ? encodeSdName(name) : name, i + 2, end)
     if (i < 0) return -1
   }
   if (i >= end || buf[i] !== CLOSE) return fail(ctx, 'bad-structured-data')
@@ -179,6 +194,7 @@ function nameEnd (ctx, at, end) {
 
 // PARAM-VALUE up to the closing quote (§6.3.3): '"', '\' and ']' must be
 // escaped; a backslash before anything else is a backslash, kept with what follows.
+// `list`: the element's params as sent, or null in the first pass.
 function readValue (ctx, list, params, name, key, at, end) {
   const buf = ctx.buf
   let escapes = 0
@@ -201,16 +217,15 @@ function readValue (ctx, list, params, name, key, at, end) {
   let value
   if (escapes !== 0) value = high < 0x80 ? unescapeAscii(buf, ctx.text, at, i) : unescape(ctx, at, i)
   else value = high < 0x80 ? ctx.text.slice(at, i) : utf8TextKept(ctx, at, i)
-  const entry = [name, value] // the name as sent; the map's key is encoded
   if (ctx.rawBytes !== undefined) {
-    entry.push(ctx.rawBytes)
+    if (list !== null) list.push([name, value, ctx.rawBytes]) // the name as sent; the map's key is encoded
     ctx.rawBytes = undefined
     ctx.sdOrdered = true
-  }
-  list.push(entry)
+  } else if (list !== null) list.push([name, value])
   // a repeat right after its own name is an array in the map, in order;
   // one after another name is not
-  if ((addParam(params, key, value) && (list.length < 2 || list[list.length - 2][0] !== name)) || isDigit(name.charCodeAt(0))) ctx.sdOrdered = true
+  if ((addParam(params, key, value) && ctx.lastParam !== name) || isDigit(name.charCodeAt(0))) ctx.sdOrdered = true
+  ctx.lastParam = name
   return i + 1
 }
 

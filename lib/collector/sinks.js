@@ -49,8 +49,9 @@ function updates (spec) {
 /**
  * Per-minute counters, one document per metric and UTC day (`daily`,
  * `hourly.HH`, `minute.HH.MM`): `of` gives `{ metric, n?, at? }` or an
- * array (n: 1, at: the message's arrival, by default).
- * @param {{ collection?: string, of: Function, preallocateRate?: number }} spec
+ * array (n: 1, at: the message's arrival, by default). `writeEvery`: ms its
+ * increments are coalesced across flushes (Sink.due).
+ * @param {{ collection?: string, of: Function, preallocateRate?: number, writeEvery?: number }} spec
  */
 function counters (spec) {
   return sink('counters', { collection: 'counters', ...spec })

@@ -169,3 +169,48 @@ test('its settings reach its sinks: --collection and countersCollection name the
   const indexes = (await logs.indexes()).map((index) => index.name).sort()
   assert.deepEqual(indexes, ['_id_', 'host_1_timestamp_1', 'receivedAt_1', 'severity_1_timestamp_1'])
 })
+
+test('--counters-interval: a counter document is one upsert however many flushes its messages span; written once input pauses; no message acknowledged before its count is stored', { timeout: 60000 }, async (t) => {
+  const dgram = require('node:dgram')
+  const { MongoClient } = require('mongodb')
+  const { uri } = await getTestMongo()
+  const database = uniqueDbName('syslog_coalesce')
+  // Documents every 20 ms, counters only when the input pauses (or in an hour).
+  const config = new syslog.Config(['--port', '0', '-i', '1', '--database', database, '--flush-interval', '20', '--counters-interval', '1h']).getConfig()
+  const collector = new syslog.Collector({ ...config, workerOptions: { mongoUri: uri } })
+  t.after(() => collector.stop())
+  await collector.start()
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  const counted = async () => (await client.db(database).collection('counters').find().toArray()).reduce((sum, c) => sum + c.daily, 0)
+  await waitFor(async () => (await collector.stats()).workers[0].custom.flushes >= 1)
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const LINES = 300
+  let sent = 0
+  let checks = 0
+  const started = Date.now()
+  while (sent < LINES) {
+    await new Promise((resolve) => socket.send(generateSyslog({ host: 'h1', severity: 'err', message: `m${sent}` }), collector.address().port, '127.0.0.1', resolve))
+    sent++
+    if (sent % 20 === 0) {
+      // What the master counts processed was acknowledged: its count is in the database.
+      const processed = collector.summary().processed
+      const inDb = await counted()
+      assert.ok(inDb >= processed, `${processed} processed while ${inDb} counted in the database`)
+      checks++
+    }
+    await new Promise((resolve) => setTimeout(resolve, 3))
+  }
+  const sendingMs = Date.now() - started
+  // The input paused: the counts are written at the next flush, not in an hour.
+  await waitFor(() => collector.summary().processed === LINES, { what: 'every line acknowledged', timeout: 10000 })
+  assert.equal(await counted(), LINES)
+  const [worker] = (await collector.stats()).workers
+  const docWrites = worker.custom.sinks.syslog.writes
+  const counterWrites = worker.custom.sinks.counters.writes
+  t.diagnostic(`${sendingMs} ms of input, ${checks} checks: ${docWrites} document inserts, ${counterWrites} counter upserts`)
+  assert.equal(worker.custom.sinks.syslog.stored, LINES)
+  assert.ok(docWrites >= 10, `the documents were written every flush (${docWrites} inserts)`)
+  assert.ok(counterWrites * 2 <= docWrites, `${counterWrites} counter upserts for ${docWrites} document inserts: coalesced`)
+})
