@@ -88,9 +88,14 @@ class CountersSink extends UpdatesSink {
   }
 
   accept (record, context) {
-    for (const c of listOf(this.spec.of(record, context.message))) {
-      this.store.increment(c.metric, c.at === undefined ? context.message.receivedAt : c.at, c.n === undefined ? 1 : c.n, context.mark)
-    }
+    const counts = this.spec.of(record, context.message)
+    if (counts === null || counts === undefined) return
+    if (!Array.isArray(counts)) return this.count(counts, context)
+    for (let i = 0; i < counts.length; i++) this.count(counts[i], context)
+  }
+
+  count (c, context) {
+    this.store.increment(c.metric, c.at === undefined ? context.message.receivedAt : c.at, c.n === undefined ? 1 : c.n, context.mark)
   }
 }
 

@@ -4,6 +4,8 @@ const { UpdateStore } = require('./update-store')
 
 const pad = (n) => String(n).padStart(2, '0')
 const MINUTES_KEPT = 1440 // minutes remembered by increment(): a day of them
+const ID_MINUTES = 3 // of those, the latest whose metrics' ids are remembered too
+const IDS_PER_MINUTE = 20000 // at most, per minute (then forgotten, made again as they come)
 
 /**
  * Time-series counters in the style of MMS: one document per metric per UTC
@@ -27,6 +29,7 @@ class CounterStore extends UpdateStore {
     this.random = random
     this.stats.preallocations = 0
     this.minutes = new Map() // minute since the epoch → its day and counter paths, for increment()
+    this.idMinutes = [] // the minutes whose `ids` are kept (ID_MINUTES)
   }
 
   /** Counts `n` events of `metric` at `date` (a Date or epoch ms); `mark` names the batch they came from. */
@@ -36,7 +39,33 @@ class CounterStore extends UpdateStore {
       const d = new Date(date)
       return this.update(this.documentId(metric, d), { inc: { daily: n, 'hourly.NaN': n, 'minute.NaN.NaN': n } }, mark, dayFields(metric, d))
     }
-    this.incrementPaths(`${minute.day}/${metric}`, minute.paths, n, mark, () => ({ metric, day: minute.day, dayStart: minute.dayStart }))
+    const doc = this.documentOf(minute, metric)
+    const origin = mark ? mark.origin : null
+    if (doc.origin !== origin) {
+      doc.origin = origin
+      doc.key = this.keyOf(doc.id, origin)
+    }
+    this.incrementPaths(doc.id, minute.paths, n, mark, doc.setOnInsert, doc.key)
+  }
+
+  // A metric's document in a recent minute: its id, the fields a new one
+  // gets and its pending key for the last origin, made once, not per message
+  // (every string made per message is hashed again in each map it meets).
+  documentOf (minute, metric) {
+    let ids = minute.ids
+    if (ids === null) {
+      ids = minute.ids = new Map()
+      this.idMinutes.push(minute)
+      if (this.idMinutes.length > ID_MINUTES) this.idMinutes.shift().ids = null
+    }
+    let doc = ids.get(metric)
+    if (doc === undefined) {
+      if (ids.size >= IDS_PER_MINUTE) ids.clear()
+      const id = `${minute.day}/${metric}`
+      doc = { id, origin: undefined, key: id, setOnInsert: { metric, day: minute.day, dayStart: minute.dayStart } }
+      ids.set(metric, doc)
+    }
+    return doc
   }
 
   // What increment() needs of a minute, made once per minute seen (not per
@@ -47,10 +76,14 @@ class CounterStore extends UpdateStore {
     let minute = this.minutes.get(key)
     if (minute !== undefined) return minute
     if (!Number.isFinite(key)) return null
-    if (this.minutes.size >= MINUTES_KEPT) this.minutes.clear()
+    if (this.minutes.size >= MINUTES_KEPT) {
+      this.minutes.clear()
+      for (const kept of this.idMinutes) kept.ids = null
+      this.idMinutes = []
+    }
     const d = new Date(key * 60000)
     const hh = pad(d.getUTCHours())
-    minute = { day: dayOf(d), dayStart: dayFields('', d).dayStart, paths: ['daily', `hourly.${hh}`, `minute.${hh}.${pad(d.getUTCMinutes())}`] }
+    minute = { day: dayOf(d), dayStart: dayFields('', d).dayStart, paths: ['daily', `hourly.${hh}`, `minute.${hh}.${pad(d.getUTCMinutes())}`], ids: null }
     this.minutes.set(key, minute)
     return minute
   }

@@ -87,8 +87,8 @@ class UpdateStore {
   }
 
   /** Adds `n` to each of `paths` of document `id` (update's `inc`, without an object per call: the counters' hot path). */
-  incrementPaths (id, paths, n, mark = null, setOnInsert = null) {
-    const segment = this.segmentOf(id, mark, setOnInsert)
+  incrementPaths (id, paths, n, mark = null, setOnInsert = null, key = null) {
+    const segment = this.segmentOf(id, mark, setOnInsert, key)
     if (segment === null) return
     for (let i = 0; i < paths.length; i++) add(segment.inc, paths[i], n)
     segment.counts = true
@@ -98,9 +98,10 @@ class UpdateStore {
   // the document and the batch's origin; null when left to another writer.
   // An entry without a mark (code that writes outside a worker) is written
   // unconditionally.
-  segmentOf (id, mark, setOnInsert) {
+  // `key`: keyOf(id, the mark's origin), when the caller keeps it.
+  segmentOf (id, mark, setOnInsert, key = null) {
     const origin = mark ? mark.origin : null
-    const key = origin === null ? id : `${id}\u0000${origin}`
+    if (key === null) key = this.keyOf(id, origin)
     if (this.yieldedKeys.has(key)) return null
     let entry = this.pending.get(key)
     if (!entry) {
@@ -112,6 +113,11 @@ class UpdateStore {
     const segment = openSegment(entry, mark.batchId, Boolean(mark.redelivered))
     if (mark.batchId > segment.last) segment.last = mark.batchId
     return segment
+  }
+
+  /** The key of the changes of document `id` from `origin` (a batch's) among those pending. */
+  keyOf (id, origin) {
+    return origin === null ? id : `${id}\u0000${origin}`
   }
 
   get size () {
@@ -250,7 +256,7 @@ class UpdateStore {
       for (const entry of group) {
         const watermark = watermarks.get(entry.id)
         if (watermark !== null && entry.segments.some((segment) => segment.first <= watermark && segment.last > watermark)) {
-          this.yieldedKeys.add(`${entry.id}\u0000${origin}`)
+          this.yieldedKeys.add(this.keyOf(entry.id, origin))
           this.stats.yielded++
           continue
         }
