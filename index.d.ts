@@ -283,6 +283,8 @@ export class Worker {
   close (): void | Promise<void>
   stats (): Record<string, any> | Promise<Record<string, any>>
   onLeader (isLeader: boolean): void | Promise<void>
+  /** the master has nearly this worker's share of maxInFlight or memoryBudget in flight: write what is held back now */
+  onMasterWaiting (): void
 }
 
 export type StreamItem =

@@ -242,12 +242,13 @@ class DefinitionWorker extends MongoWorker {
   // processed meanwhile), is written once they all stored theirs, and kept
   // for the next write otherwise: it never runs ahead of the sinks.
   // A sink that coalesces across flushes (Sink.due) waits for its turn
-  // unless no message came since the last write (input paused, or the
-  // master waits for acknowledgements it holds back), at stop, and always
+  // unless the master waits for acknowledgements (onMasterWaiting), no
+  // message came since the last write (input paused), at stop, and always
   // beside kept state, which must not run ahead of any sink.
   async writePending () {
     await this.batchThrough()
-    const quiet = this.finishing || this.kept !== null || this.counts.messages === this.messagesWritten
+    const quiet = this.finishing || this.masterWaiting || this.kept !== null || this.counts.messages === this.messagesWritten
+    this.masterWaiting = false
     this.messagesWritten = this.counts.messages
     const now = Date.now()
     const due = this.sinks.filter((sink) => sink.due(now, quiet))

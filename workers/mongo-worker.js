@@ -77,6 +77,7 @@ class MongoWorker extends Worker {
     this.dbError = null
     this.abandoned = false
     this.finishing = false // flush() at stop: write everything now
+    this.masterWaiting = false // onMasterWaiting() since the last write
     this.lastLog = {}
   }
 
@@ -243,6 +244,12 @@ class MongoWorker extends Worker {
     while (!await this._ensurePrepared()) {
       await new Promise((resolve) => setTimeout(resolve, Math.max(50, this.retryAt - Date.now())))
     }
+  }
+
+  // The master waits for acknowledgements: the next write takes everything (DefinitionWorker: no sink waits for its turn).
+  onMasterWaiting () {
+    this.masterWaiting = true
+    this.flushSoon()
   }
 
   flushSoon () {

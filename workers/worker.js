@@ -115,6 +115,16 @@ class Worker {
 
   onLeader (isLeader) {
   }
+
+  /**
+   * The master has nearly this worker's share of maxInFlight (or
+   * memoryBudget) in flight: it sends little more until acknowledgements
+   * come. A worker that acknowledges once stored and holds writes back for
+   * a while should write what it holds now. Called after the batch that
+   * says so has been through doWork.
+   */
+  onMasterWaiting () {
+  }
 }
 
 module.exports = Worker

@@ -14,6 +14,10 @@ const BATCH_BYTES = 256 * 1024
 // short: a batch is on disk only once formed, so a master killed meanwhile
 // loses the one being filled.
 const BACKLOG_BATCH_DELAY_MS = 25
+// A batch that brings what is in flight to this share of a bound tells the
+// worker that the master waits for it (ipc BATCH `waits`): a worker holding
+// writes back for a while (a coalescing sink) writes them at once.
+const WAITS_AT = 0.75
 
 /**
  * The master's view of one forked worker: its counters, the batch being
@@ -201,6 +205,10 @@ class WorkerHandle extends EventEmitter {
       return this.sendBatch(batch)
     }
     this.toBacklog(batch)
+    // An acknowledgement that came while this batch was being filled found
+    // its messages in flight and could not send the backlog; with nothing
+    // sent in flight now, no other would come: the backlog stalled.
+    this.pump()
   }
 
   // A journaled batch waits with its bytes on disk only; one the buffer
@@ -263,7 +271,8 @@ class WorkerHandle extends EventEmitter {
     batch.sent()
     this.unacked.push(batch)
     this.sentBytes += batch.size
-    this.send([ipc.BATCH, batch.kind, batch.bytes, batch.count, batch.id, batch.origin, batch.redelivered, batch.receivedAt])
+    const waits = this.inFlight >= WAITS_AT * this.maxInFlight || this.sentBytes >= WAITS_AT * this.maxInFlightBytes
+    this.send([ipc.BATCH, batch.kind, batch.bytes, batch.count, batch.id, batch.origin, batch.redelivered, batch.receivedAt, false, waits])
     batch.shelved()
   }
 

@@ -10,10 +10,14 @@ const { LEVELS } = require('./logger')
 // Tags of the arrays exchanged between the master and its workers over the
 // cluster IPC channel (advanced serialization, so Buffers travel as bytes).
 const TAGS = Object.freeze({
-  // master → worker: [BATCH, kind, buffer, count, batchId, origin, redelivered, receivedAt]
+  // master → worker: [BATCH, kind, buffer, count, batchId, origin, redelivered, receivedAt, false, waits]
   // batchId: unique in this master run (see batch-ids.js); origin: the identity
   // of the worker it was first sent to; redelivered: a worker holding it died;
-  // receivedAt: when the master received its first message (epoch ms).
+  // receivedAt: when the master received its first message (epoch ms);
+  // (false: not formed by the worker itself, see worker-runtime.js);
+  // waits: with it, the worker's share of maxInFlight or memoryBudget is
+  // nearly all in flight, so the master sends little more until it
+  // acknowledges (Worker#onMasterWaiting).
   BATCH: 1,
   // worker → master: [ACK, batches, processed, failed, dropped | null, received | null]
   // acknowledges the oldest `batches` unacknowledged batches, in order;

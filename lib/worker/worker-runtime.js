@@ -174,7 +174,7 @@ class WorkerRuntime {
   async run () {
     this.running = true
     while (this.queue.length > 0) {
-      const [, kind, bytes, count, id, origin, redelivered, receivedAt, local] = this.queue.shift()
+      const [, kind, bytes, count, id, origin, redelivered, receivedAt, local, waits] = this.queue.shift()
       const batch = { seq: ++this.seq, id, origin, redelivered: Boolean(redelivered), processed: 0, failed: 0, dropped: null, local: local ? count : 0 }
       batch.delivery = Object.freeze({ seq: batch.seq, batchId: id, origin, redelivered: batch.redelivered, receivedAt })
       this.batch = batch
@@ -196,6 +196,7 @@ class WorkerRuntime {
       this.acknowledge()
       // At once, not later in this turn: the next batch may end the process.
       if (this.ackedBatches < this.finishedBatches) this.send([ipc.FINISHED, this.finishedBatches])
+      if (waits && typeof this.worker.onMasterWaiting === 'function') this.worker.onMasterWaiting()
     }
     this.running = false
     for (const resolve of this.idleWaiters.splice(0)) resolve()

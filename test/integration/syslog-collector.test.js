@@ -214,3 +214,30 @@ test('--counters-interval: a counter document is one upsert however many flushes
   assert.ok(docWrites >= 10, `the documents were written every flush (${docWrites} inserts)`)
   assert.ok(counterWrites * 2 <= docWrites, `${counterWrites} counter upserts for ${docWrites} document inserts: coalesced`)
 })
+
+test('a worker the master waits for writes what it holds back: with an hour between flushes and between counter writes, --max-in-flight 10 still moves every line', { timeout: 60000 }, async (t) => {
+  const dgram = require('node:dgram')
+  const { MongoClient } = require('mongodb')
+  const { uri } = await getTestMongo()
+  const database = uniqueDbName('syslog_waits')
+  const config = new syslog.Config(['--port', '0', '-i', '1', '--database', database, '--flush-interval', '1h', '--counters-interval', '1h', '--max-in-flight', '10']).getConfig()
+  const collector = new syslog.Collector({ ...config, workerOptions: { mongoUri: uri } })
+  t.after(() => collector.stop())
+  await collector.start()
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  await waitFor(async () => (await collector.stats()).workers[0].custom.flushes >= 1)
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const LINES = 100
+  for (let i = 0; i < LINES; i++) {
+    await new Promise((resolve) => socket.send(generateSyslog({ host: 'h1', severity: 'err', message: `m${i}` }), collector.address().port, '127.0.0.1', resolve))
+    if (i % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  // Only the master's word that it waits makes anything be written before the hour.
+  await waitFor(() => collector.summary().processed === LINES, { what: 'every line acknowledged', timeout: 20000 }).catch(async (err) => { t.diagnostic(JSON.stringify(collector.summary())); t.diagnostic(JSON.stringify((await collector.stats()).workers[0].custom)); throw err })
+  const db = client.db(database)
+  assert.equal(await db.collection('syslog').countDocuments(), LINES)
+  assert.equal((await db.collection('counters').find().toArray()).reduce((sum, c) => sum + c.daily, 0), LINES)
+  assert.equal(collector.summary().dropped.total, 0, JSON.stringify(collector.summary().dropped))
+})
