@@ -9,9 +9,11 @@ const { StreamsSink } = require('./streams-sink')
 const { guardsEveryWrite } = require('./storage/write-guard')
 const { WriteLanes } = require('./storage/write-lanes')
 const { Sink } = require('./sink')
+const { SERIALIZED, Serialized, serialize, serializesAsHeld, serializedInserts } = require('./storage/serialized-inserts')
 
 const SEQ = Symbol('checkpoint') // a document's checkpoint; symbol keys are not serialized
 const INSERT_CHUNK = 1000
+const CHUNK_BYTES = 16 * 1024 * 1024 // of serialized documents per insert, well under a server's 48 MB message
 // The counter documents' own index (CounterStore's layout), declared once in schemas.js.
 const COUNTER_INDEXES = counterSchema.indexes().map(([key, options]) => ({ key, ...options }))
 
@@ -111,10 +113,15 @@ class DocumentsSink extends Sink {
     this.messageMark = null // the message whose documents are being numbered: its batch, place and key
     this.messageIndex = -1
     this.messageKey = null
+    this.serialized = SERIALIZED // documents held as their BSON (storage/serialized-inserts.js)
+    this.writer = null // what the inserts go through: the collection's serialized inserts, else the collection
   }
 
   async prepare (db) {
     this.collection = db.collection(this.spec.collection)
+    // Held serialized only as this collection would serialize; those held so far are written either way.
+    this.writer = SERIALIZED ? serializedInserts(this.collection) : this.collection
+    if (this.serialized && !serializesAsHeld(this.collection)) this.serialized = false
     await createIndexes(this.collection, this.spec.indexes, this.spec.expireBy)
   }
 
@@ -144,10 +151,18 @@ class DocumentsSink extends Sink {
     for (let d = 0; d < docs.length; d++) this.keep(docs[d], { m: this.messageKey, r: context.record, d }, context)
   }
 
+  // Held as its bytes, so that the document dies young; one that cannot be
+  // serialized is held as it is, and its write fails as the driver's would.
   keep (doc, id, context) {
     doc._id = id
-    doc[SEQ] = context.seq
-    this.buffer.push(doc)
+    let held = doc
+    if (this.serialized) {
+      try {
+        held = new Serialized(serialize(doc))
+      } catch {}
+    }
+    held[SEQ] = context.seq
+    this.buffer.push(held)
   }
 
   get size () { return this.buffer.length }
@@ -158,8 +173,7 @@ class DocumentsSink extends Sink {
   // meanwhile waits for the next flush, so that under steady input the
   // acknowledgement comes. What was not proven stored goes back first, in order.
   async write () {
-    const chunks = this.writing = []
-    for (let start = 0; start < this.buffer.length; start += this.maxBatch) chunks.push({ docs: this.buffer.slice(start, start + this.maxBatch), done: false, kept: [] })
+    const chunks = this.writing = chunksOf(this.buffer, this.maxBatch)
     this.buffer = []
     let next = 0
     let error = null
@@ -179,7 +193,7 @@ class DocumentsSink extends Sink {
   async writeChunk (chunk) {
     const what = `${this.spec.collection} inserts`
     const started = performance.now()
-    const out = await writeAccounted(this.collection, chunk.docs.map((document) => ({ insertOne: { document } })), what)
+    const out = await writeAccounted(this.writer, chunk.docs.map((document) => ({ insertOne: { document } })), what)
     this.lanes.record(chunk.docs.length, performance.now() - started)
     const again = toWriteAgain(out, what)
     this.counts.writes++
@@ -230,6 +244,25 @@ function withSettings (spec, settings) {
     if (settings[setting] !== undefined) resolved[field] = settings[setting]
   }
   return resolved
+}
+
+// The documents held, in chunks of at most maxBatch and, serialized, CHUNK_BYTES.
+function chunksOf (held, maxBatch) {
+  const chunks = []
+  let docs = []
+  let bytes = 0
+  for (const doc of held) {
+    const size = doc instanceof Serialized ? doc.bytes.length : 0
+    if (docs.length > 0 && (docs.length >= maxBatch || bytes + size > CHUNK_BYTES)) {
+      chunks.push({ docs, done: false, kept: [] })
+      docs = []
+      bytes = 0
+    }
+    docs.push(doc)
+    bytes += size
+  }
+  if (docs.length > 0) chunks.push({ docs, done: false, kept: [] })
+  return chunks
 }
 
 // last: { field: value } → latest: { field: { order, value } }

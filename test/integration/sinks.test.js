@@ -12,12 +12,17 @@ const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { UpdateStore } = require('../../workers/storage/update-store')
 const { writeAccounted } = require('../../workers/storage/write-accounting')
 const { createSink } = require('../../workers/sink-stores')
+const { SERIALIZED, serializedInserts } = require('../../workers/storage/serialized-inserts')
 
-async function collection (t) {
+async function database (t) {
   const { uri } = await getTestMongo()
   const client = await new MongoClient(uri).connect()
   t.after(() => client.close())
-  return client.db(uniqueDbName('sinks')).collection('metrics')
+  return client.db(uniqueDbName('sinks'))
+}
+
+async function collection (t) {
+  return (await database(t)).collection('metrics')
 }
 
 const mark = (batchId, seq, redelivered = false, origin = 'run1_1') => ({ origin, batchId, seq, redelivered })
@@ -175,7 +180,9 @@ test('documents sink: several insert bulks in flight at once; one lost with its 
   let inFlight = 0
   let most = 0
   let calls = 0
-  sink.collection = {
+  // What the sink writes through (the collection, or its serialized inserts), one bulk lost.
+  const writer = SERIALIZED ? serializedInserts(real) : real
+  sink.writer = {
     async bulkWrite (ops, options) {
       const call = ++calls
       inFlight++
@@ -183,7 +190,7 @@ test('documents sink: several insert bulks in flight at once; one lost with its 
       try {
         await new Promise((resolve) => setTimeout(resolve, 20))
         if (call === 2) throw Object.assign(new Error('connection reset'), { name: 'MongoNetworkError' })
-        return await real.bulkWrite(ops, options)
+        return await writer.bulkWrite(ops, options)
       } finally {
         inFlight--
       }
@@ -209,4 +216,47 @@ test('writeAccounted: an unreachable server leaves every op unwritten, with its 
   assert.equal(out.splits, 0)
   assert.equal(calls, 1)
   assert.match(out.error.message, /ECONNREFUSED/)
+})
+
+test('documents sink: held as BSON or as objects, the same documents are stored, every BSON type the records carry intact, and a chunk never passes the bytes a server takes in one message', async (t) => {
+  const { mongo: { ObjectId, Long, Decimal128 } } = require('mongoose')
+  const at = new Date(Date.UTC(2026, 10, 27, 11, 22, 33, 444))
+  const records = Array.from({ length: 25 }, (_, i) => ({
+    n: i, at, text: `é ${i} ☎`, nested: { a: { b: [1, 'two', null, { c: true }] } }, bytes: Buffer.from([i, 0, 255]),
+    id: new ObjectId('6b0000000000000000000001'), long: Long.fromNumber(2 ** 40 + i), dec: Decimal128.fromString('1.10'), missing: undefined, nothing: null, neg: -0.5
+  }))
+  const stored = {}
+  for (const serialized of [true, false]) {
+    const db = await database(t)
+    const real = db.collection('metrics')
+    const sink = createSink({ kind: 'documents', collection: 'metrics', maxBatch: 10, of: (record) => ({ ...record }) })
+    sink.serialized = serialized
+    await sink.prepare(db)
+    if (!serialized) sink.writer = real // the driver's own bulkWrite: what the bytes must equal
+    const mark = { batchId: 1, origin: 'o', seq: 0 }
+    for (let i = 0; i < records.length; i++) sink.accept(records[i], { mark, index: i, seq: 100 + i, key: () => (0x6b0000000000000000000000n + BigInt(i)).toString(16), message: {} })
+    assert.equal(sink.buffer.every((held) => (held.constructor.name === 'Serialized') === serialized), true, 'held as it says')
+    await sink.write()
+    assert.equal(sink.size, 0)
+    stored[serialized] = (await real.find().sort({ n: 1 }).toArray())
+  }
+  assert.equal(stored.true.length, records.length)
+  assert.deepEqual(stored.true, stored.false)
+  const doc = stored.true[3]
+  assert.deepEqual([doc.at, doc.text, doc.nested, doc.bytes.buffer.toString('hex'), doc.id.toHexString(), String(doc.long), String(doc.dec), doc.missing, doc.nothing, doc.neg],
+    [at, 'é 3 ☎', { a: { b: [1, 'two', null, { c: true }] } }, '0300ff', '6b0000000000000000000001', String(2 ** 40 + 3), '1.10', null, null, -0.5])
+
+  // 40 documents of 1 MB: in chunks of at most 16 MB, each written whole.
+  const db = await database(t)
+  const real = db.collection('big')
+  const sink = createSink({ kind: 'documents', collection: 'big', of: (record) => record })
+  assert.ok(sink.serialized, 'this driver (7.x) takes documents serialized')
+  await sink.prepare(db)
+  const sizes = []
+  sink.writer = { bulkWrite: (ops, options) => { sizes.push(ops.reduce((n, op) => n + op.insertOne.document.bytes.length, 0)); return serializedInserts(real).bulkWrite(ops, options) } }
+  const mark = { batchId: 1, origin: 'o', seq: 0 }
+  for (let i = 0; i < 40; i++) sink.accept({ i, pad: 'x'.repeat(1024 * 1024) }, { mark, index: i, seq: i, key: () => (0x6c0000000000000000000000n + BigInt(i)).toString(16), message: {} })
+  await sink.write()
+  assert.equal(await real.countDocuments(), 40)
+  assert.ok(sizes.length >= 3 && sizes.every((bytes) => bytes <= 16 * 1024 * 1024), `chunks of ${sizes.map((b) => (b / 1048576).toFixed(1)).join(', ')} MB`)
 })
