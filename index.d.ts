@@ -594,7 +594,7 @@ export interface SinkStore {
   accept (record: unknown, context: SinkContext): void
   readonly size: number
   hasBacklog (): boolean
-  /** whether this flush writes it (`writeEvery` coalesces across flushes); `quiet`: no message since the last */
+  /** whether this flush writes it (`writeEvery` coalesces across flushes); `quiet`: input paused, the master waits, or at stop */
   due (now: number, quiet: boolean): boolean
   /** keeps what it did not prove stored, then throws */
   write (): Promise<void>

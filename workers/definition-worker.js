@@ -33,6 +33,9 @@ const { KeptState } = require('./kept-state')
  * on the batch watermark), so a redelivered batch goes the same way as a
  * first one.
  */
+// No batch for this long: the input paused, a coalescing sink is written (writePending).
+const QUIET_MS = 100
+
 class DefinitionWorker extends MongoWorker {
   /**
    * @param {object} options the worker options (the collector's `workerOptions`)
@@ -46,7 +49,7 @@ class DefinitionWorker extends MongoWorker {
     this.sinks = this.definition.sinks.map((spec) => createSink(spec, this.settings, host))
     this.tallies = Object.keys(this.definition.tally || {})
     this.counts = { messages: 0, records: 0, malformed: {}, dropped: 0 }
-    this.messagesWritten = 0 // counts.messages at the last write: none since means input paused
+    this.lastBatchAt = 0 // when the latest batch began (contextOf): none for QUIET_MS means input paused
     for (const name of this.tallies) if (!this.counts[name]) this.counts[name] = {}
     this.enrichState = this.definition.state ? this.definition.state(this.settings) : {}
     this.newKeys = this.definition.cardinality && this.settings.maxNewKeysPerMinute > 0
@@ -213,6 +216,7 @@ class DefinitionWorker extends MongoWorker {
     if (context.mark !== delivery) {
       // Per batch: its messages share its arrival.
       context.mark = delivery
+      this.lastBatchAt = Date.now()
       context.seq = delivery.seq
       context.redelivered = Boolean(delivery.redelivered)
       context.message.receivedAt = new Date(delivery.receivedAt || Date.now())
@@ -243,14 +247,15 @@ class DefinitionWorker extends MongoWorker {
   // for the next write otherwise: it never runs ahead of the sinks.
   // A sink that coalesces across flushes (Sink.due) waits for its turn
   // unless the master waits for acknowledgements (onMasterWaiting), no
-  // message came since the last write (input paused), at stop, and always
-  // beside kept state, which must not run ahead of any sink.
+  // batch came for QUIET_MS (input paused: counting since the last write
+  // instead, a write that took long had always seen some, and the last
+  // lines of a burst waited two more), at stop, and always beside kept
+  // state, which must not run ahead of any sink.
   async writePending () {
     await this.batchThrough()
-    const quiet = this.finishing || this.masterWaiting || this.kept !== null || this.counts.messages === this.messagesWritten
-    this.masterWaiting = false
-    this.messagesWritten = this.counts.messages
     const now = Date.now()
+    const quiet = this.finishing || this.masterWaiting || this.kept !== null || now - this.lastBatchAt >= QUIET_MS
+    this.masterWaiting = false
     const due = this.sinks.filter((sink) => sink.due(now, quiet))
     const kept = this.kept ? this.kept.take() : null
     const results = await Promise.allSettled(due.map((sink) => sink.write()))

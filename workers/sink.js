@@ -17,8 +17,8 @@
  * - `due(now, quiet)`: whether this flush writes it: always, unless the
  *   declaration's `writeEvery` (ms) coalesces it across flushes; then when
  *   that long passed since its last write, it has a backlog, or `quiet`
- *   (no message since the last flush: input paused, or the master waits
- *   for acknowledgements; and at stop).
+ *   (no batch for 100 ms: input paused; the master waits for
+ *   acknowledgements; at stop; beside kept state).
  * - `write()`: writes what is held; whatever it did not prove stored it
  *   keeps, then throws. Each write is exactly once by itself (inserts by
  *   key, upserts conditional on the batch's watermark), so a batch
