@@ -7,6 +7,8 @@ const DatabaseError = require('../exceptions/database-error')
 const { redactUri, redactMessage } = require('../lib/mongo/redact-uri')
 const { resolveDatabase } = require('../lib/mongo/resolve-mongo')
 const { BoundedMap } = require('../lib/shared/bounded-map')
+const { raceDeadline } = require('../lib/shared/when-any')
+const { isUnreachable } = require('../lib/mongo/unreachable')
 const { resolveSettings } = require('../lib/shared/settings')
 const { MONGO_SETTINGS } = require('./mongo-settings')
 const { identifyServer, serverLine } = require('../lib/mongo/server-identity')
@@ -246,7 +248,7 @@ class MongoWorker extends Worker {
     }
   }
 
-  // The master waits for acknowledgements: the next write takes everything (DefinitionWorker: no sink waits for its turn).
+  // The next write takes everything (DefinitionWorker: no sink waits for its turn).
   onMasterWaiting () {
     this.masterWaiting = true
     this.flushSoon()
@@ -389,20 +391,6 @@ class MongoWorker extends Worker {
 function uniqueByCollection (targets) {
   const seen = new Set()
   return targets.filter((target) => !seen.has(target.collection) && seen.add(target.collection))
-}
-
-// Connection-level failures (no server, refused, reset, timed out) as
-// opposed to the server refusing a write.
-function isUnreachable (err) {
-  if (!err) return false
-  const name = String(err.name || '')
-  return /ServerSelection|Network|Timeout|PoolCleared/.test(name) || /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND/.test(String(err.message))
-}
-
-function raceDeadline (promise, deadline) {
-  let timer
-  const expired = new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, deadline - Date.now())) })
-  return Promise.race([promise, expired]).finally(() => clearTimeout(timer))
 }
 
 module.exports = MongoWorker

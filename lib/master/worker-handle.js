@@ -14,10 +14,9 @@ const BATCH_BYTES = 256 * 1024
 // short: a batch is on disk only once formed, so a master killed meanwhile
 // loses the one being filled.
 const BACKLOG_BATCH_DELAY_MS = 25
-// A batch that brings what is in flight to this share of a bound tells the
-// worker that the master waits for it (ipc BATCH `waits`): a worker holding
-// writes back for a while (a coalescing sink) writes them at once.
+// In flight past this share of a bound, a BATCH tells the worker the master waits (ipc BATCH `waits`).
 const WAITS_AT = 0.75
+const NO_REMOTE = Object.freeze({ address: '', port: 0 })
 
 /**
  * The master's view of one forked worker: its counters, the batch being
@@ -205,10 +204,7 @@ class WorkerHandle extends EventEmitter {
       return this.sendBatch(batch)
     }
     this.toBacklog(batch)
-    // An acknowledgement that came while this batch was being filled found
-    // its messages in flight and could not send the backlog; with nothing
-    // sent in flight now, no other would come: the backlog stalled.
-    this.pump()
+    this.pump() // an ack that came while this batch filled could not send the backlog, and none else may come
   }
 
   // A journaled batch waits with its bytes on disk only; one the buffer
@@ -271,8 +267,8 @@ class WorkerHandle extends EventEmitter {
     batch.sent()
     this.unacked.push(batch)
     this.sentBytes += batch.size
-    const waits = this.inFlight >= WAITS_AT * this.maxInFlight || this.sentBytes >= WAITS_AT * this.maxInFlightBytes
-    this.send([ipc.BATCH, batch.kind, batch.bytes, batch.count, batch.id, batch.origin, batch.redelivered, batch.receivedAt, false, waits])
+    this.send([ipc.BATCH, batch.kind, batch.bytes, batch.count, batch.id, batch.origin, batch.redelivered, batch.receivedAt, false,
+      this.inFlight >= WAITS_AT * this.maxInFlight || this.sentBytes >= WAITS_AT * this.maxInFlightBytes])
     batch.shelved()
   }
 
@@ -400,7 +396,5 @@ class WorkerHandle extends EventEmitter {
     return whenAny(this, ['idle', 'gone'])
   }
 }
-
-const NO_REMOTE = Object.freeze({ address: '', port: 0 })
 
 module.exports = WorkerHandle

@@ -11,4 +11,11 @@ function whenAny (emitter, events) {
   })
 }
 
-module.exports = { whenAny }
+/** Settles as `promise` does, or resolves at `deadline` (epoch ms), whichever comes first. */
+function raceDeadline (promise, deadline) {
+  let timer
+  const expired = new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, deadline - Date.now())) })
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer))
+}
+
+module.exports = { whenAny, raceDeadline }
