@@ -241,3 +241,35 @@ test('a worker the master waits for writes what it holds back: with an hour betw
   assert.equal((await db.collection('counters').find().toArray()).reduce((sum, c) => sum + c.daily, 0), LINES)
   assert.equal(collector.summary().dropped.total, 0, JSON.stringify(collector.summary().dropped))
 })
+
+test('coalesced counters through worker kills: every line stored once and counted once, a worker dying with a second of increments unwritten', { timeout: 120000 }, async (t) => {
+  const dgram = require('node:dgram')
+  const { killLoop } = require('../helpers/kill-loop')
+  const { accountedFor } = require('../../lib/master/counters')
+  const { collector, db, port } = await startCollector(t, ['--counters-interval', '1s', '--flush-interval', '50'])
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const hosts = ['h1', 'h2', 'h3', 'h4']
+  const LINES = 3000
+  const loop = killLoop(collector, 500)
+  for (let i = 0; i < LINES; i++) {
+    await new Promise((resolve) => socket.send(generateSyslog({ host: hosts[i % hosts.length], severity: 'err', message: `m${i}` }), port, '127.0.0.1', resolve))
+    if (i % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  const killed = await loop.stop(2)
+  const s = await waitFor(async () => {
+    const stats = await collector.stats()
+    return stats.inFlight === 0 && accountedFor(stats) ? stats : null
+  }, { timeout: 60000, what: 'every line processed or dropped' })
+  t.diagnostic(`${killed} workers killed, ${s.replayed || 0} replayed`)
+  assert.ok(killed >= 2, `workers killed: ${killed}`)
+  assert.equal(s.dropped.total, 0, JSON.stringify(s.dropped))
+  assert.equal(s.processed, LINES)
+  const messages = await db.collection('syslog').find({}, { projection: { message: 1 } }).toArray()
+  assert.equal(new Set(messages.map((m) => m.message)).size, LINES)
+  assert.equal(messages.length, LINES, 'each line stored once')
+  const counters = await db.collection('counters').find().toArray()
+  for (const host of hosts) {
+    assert.equal(counters.filter((c) => c.metric === `syslog.${host}.err`).reduce((sum, c) => sum + c.daily, 0), LINES / hosts.length, `${host}: each line counted once`)
+  }
+})
