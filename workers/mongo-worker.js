@@ -248,10 +248,11 @@ class MongoWorker extends Worker {
     }
   }
 
-  // The next write takes everything (DefinitionWorker: no sink waits for its turn).
+  // The next write takes everything (DefinitionWorker: no sink waits for its turn); one in progress took its own.
   onMasterWaiting () {
     this.masterWaiting = true
-    this.flushSoon()
+    if (this.flushing) this.flushing.then(() => this.flushSoon(), () => this.flushSoon())
+    else this.flushSoon()
   }
 
   flushSoon () {
