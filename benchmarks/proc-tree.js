@@ -72,6 +72,9 @@ class TreeSampler {
 
   peakMiB () { return Math.round([...this.pids.values()].reduce((sum, p) => sum + p.peak, 0) / 1024) }
   peaksMiB () { return [...this.pids.values()].map((p) => Math.round(p.peak / 1024)) }
+
+  /** CPU seconds of each process since the start, in the order first seen (the root first). */
+  cpus () { return [...this.pids.values()].map((p) => p.cpu - p.cpu0) }
 }
 
 function rssMiB (root) {

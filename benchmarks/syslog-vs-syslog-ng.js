@@ -205,6 +205,7 @@ async function runOnce (side, rate, seconds, ctx) {
       side, rate, sent: report.sent, stored, loss: round1(100 * (1 - stored / report.sent)),
       storedPerSecond: Math.round(stored / elapsed), lagMs: Math.max(0, doneAt - report.lastSendAt),
       cpuPer100k: round1(tree.cpu() * 1e5 / Math.max(1, stored)), dbCpuPer100k: round1(dbCpu * 1e5 / Math.max(1, stored)),
+      cpusPer100k: tree.cpus().map((cpu) => round1(cpu * 1e5 / Math.max(1, stored))),
       peakRssMiB: tree.peakMiB(), peaksMiB: tree.peaksMiB(), idleRssMiB: idleMiB, dropped
     }
   } finally {
