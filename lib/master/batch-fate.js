@@ -19,14 +19,15 @@ const CRASH_SIGNALS = new Set(['SIGABRT', 'SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE
 
 /**
  * The evidence against the batches of a worker that just ended: those it
- * had been through (doWork done, awaiting storage) are cleared; the one
+ * had been through (doWork done, awaiting storage; `finishedBatches`, what
+ * its progress file says, or what it said over IPC) are cleared; the one
  * it was processing is returned as the suspect, with how it ended, when
  * it ended by itself (an exit of its own or a crash signal, not a kill
  * from outside, and not a stop we asked for). Read before its batches
  * are taken back.
  */
-function judge (handle, expected, code, signal) {
-  const { finished, processing } = handle.progress()
+function judge (handle, finishedBatches, expected, code, signal) {
+  const { finished, processing } = handle.progress(finishedBatches)
   for (const batch of finished) batch.cleared()
   if (expected || processing === null || (signal !== null && !CRASH_SIGNALS.has(signal))) return null
   return { batch: processing, cause: signal !== null ? `signal ${signal}` : `exit code ${code}` }

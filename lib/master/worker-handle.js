@@ -344,13 +344,13 @@ class WorkerHandle extends EventEmitter {
 
   /**
    * Of the batches it was sent and has not acknowledged: those it has been
-   * through (`finished`, awaiting storage) and the one it is processing,
-   * the first after them (null when it has been through them all). One it
-   * was sent and had not begun counts as processing too: the evidence is
-   * the order, the worker processes its batches one at a time as they come.
+   * through (awaiting storage: `finished`, or `finishedBatches` from its
+   * progress file) and the one it is processing, the first after them (null
+   * when none). One not begun counts as processing too: the evidence is the
+   * order, the worker processes its batches one at a time as they come.
    */
-  progress () {
-    const through = Math.min(Math.max(this.finished, this.acked) - this.acked, this.unacked.length)
+  progress (finishedBatches = 0) {
+    const through = Math.min(Math.max(this.finished, finishedBatches, this.acked) - this.acked, this.unacked.length)
     return { finished: this.unacked.slice(0, through), processing: this.unacked[through] || null }
   }
 

@@ -1,18 +1,17 @@
 'use strict'
 
-const cluster = require('node:cluster')
-const path = require('node:path')
 const EventEmitter = require('node:events')
 const { whenAny } = require('../shared/when-any')
 const ipc = require('../shared/ipc')
 const { minLevel } = require('../shared/logger')
+const { forkWorker, waitReady } = require('./worker-start')
 const WorkerHandle = require('./worker-handle')
 const WorkerDownError = require('../../exceptions/worker-down-error')
 const { BatchIds } = require('../shared/batch-ids')
+const { ProgressFiles } = require('../shared/progress-file')
 const { snapshotOf, collectCustom } = require('./pool-counters')
 const { POISON_STRIKES, judge, leave, giveUp } = require('./batch-fate')
 
-const WORKER_ENTRY = path.join(__dirname, '..', 'worker', 'worker-entry.js')
 const STATS_TIMEOUT_MS = 1000
 // A worker that ran this long before it died was not crash-looping (an
 // operator's kill, the OOM killer): it is respawned at once and its slot's
@@ -62,6 +61,7 @@ class WorkerPool extends EventEmitter {
     this.journal = journal
     this.deadLetters = deadLetters
     this.listen = listen
+    this.progress = new ProgressFiles() // each worker's poison evidence
     this.state = 'idle' // → running → stopping → stopped
     this.current = new Array(options.instances).fill(null)
     this.rotation = []
@@ -123,23 +123,10 @@ class WorkerPool extends EventEmitter {
 
   fork (slot) {
     const { options } = this
-    cluster.setupPrimary({
-      exec: WORKER_ENTRY,
-      args: ipc.workerArgs(options.name, slot),
-      // The master's own Node flags, then workersNodeArgs (the later of two wins).
-      execArgv: [...process.execArgv.filter((arg) => !arg.startsWith('--test')), ...options.workersNodeArgs],
-      serialization: 'advanced'
-    })
-    const clusterWorker = cluster.fork(ipc.workerEnv({
-      module: options.worker,
-      options: options.workerOptions,
-      collectorName: options.name,
-      slot,
-      // Records below the master's level are dropped in the worker, before IPC.
-      logLevel: minLevel(this.logger),
-      listen: this.listen
-    }))
+    const progressFile = this.progress.create()
+    const clusterWorker = forkWorker(options, slot, { logLevel: minLevel(this.logger), listen: this.listen, progressFile })
     const handle = new WorkerHandle(clusterWorker, slot, options, this.batchIds, this.journal)
+    handle.progressFile = progressFile
     this.live.add(handle)
     handle.on('bufferWriteFailed', (err) => this.emit('bufferWriteFailed', err))
     handle.on('bufferReadFailed', (err) => this.emit('bufferReadFailed', err))
@@ -186,7 +173,7 @@ class WorkerPool extends EventEmitter {
     handle.state = 'gone'
     this.takeOutOfRotation(handle)
     const own = handle.ownInFlight
-    const suspect = judge(handle, expected, code, signal)
+    const suspect = judge(handle, this.progress.take(handle.progressFile), expected, code, signal)
     const batches = handle.takeUndelivered()
     const held = batches.reduce((sum, batch) => sum + batch.count, 0)
     this.live.delete(handle)
@@ -375,24 +362,9 @@ class WorkerPool extends EventEmitter {
     for (const batches of this.orphans) this.adoptOrphans(batches.splice(0))
     const handles = this.current.filter(Boolean)
     await Promise.all(handles.map((h) => this.retire(h)))
+    this.progress.close()
     this.state = 'stopped'
   }
-}
-
-function waitReady (handle) {
-  return new Promise((resolve, reject) => {
-    const cleanup = () => {
-      handle.removeListener('ready', onReady)
-      handle.removeListener('initFailed', onFailed)
-      handle.removeListener('gone', onGone)
-    }
-    const onReady = () => { cleanup(); resolve(handle) }
-    const onFailed = (message, where) => { cleanup(); reject(new WorkerDownError(`worker failed to start: ${message}`, { slot: handle.slot, ...where })) }
-    const onGone = () => { cleanup(); reject(new WorkerDownError(`worker for slot ${handle.slot} exited before it was ready`, { slot: handle.slot })) }
-    handle.on('ready', onReady)
-    handle.on('initFailed', onFailed)
-    handle.on('gone', onGone)
-  })
 }
 
 module.exports = WorkerPool

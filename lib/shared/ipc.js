@@ -43,7 +43,9 @@ const TAGS = Object.freeze({
   // started, sent when a batch is finished and not acknowledged with it (a
   // worker that acknowledges once stored). Of the batches it holds, those
   // are only awaiting storage; the next one is the one it is processing
-  // (the evidence for poison, see lib/master/worker-pool.js).
+  // (the evidence for poison, see lib/master/batch-fate.js). Only when the
+  // worker has no progress file (lib/shared/progress-file.js): it writes
+  // the count there instead.
   FINISHED: 13
 })
 
@@ -67,13 +69,16 @@ const WORKER_ENV = Object.freeze({
   logLevel: 'COLLECTOR_WORKER_LOG_LEVEL', // index in LEVELS (logger.js); records below it stay in the worker
   // receive 'reuseport': JSON { host, port, udpReceiver, recvBufferSize,
   // batchDelay, maxInFlight }, the socket the worker binds itself; 'null' otherwise
-  listen: 'COLLECTOR_WORKER_LISTEN'
+  listen: 'COLLECTOR_WORKER_LISTEN',
+  // JSON { file }, where the worker writes how many batches it has been
+  // through (lib/shared/progress-file.js); 'null': none, it says so over IPC
+  progress: 'COLLECTOR_WORKER_PROGRESS'
 })
 
 /**
  * The master's side: the environment of a worker it forks. Credentials stay
  * out of argv (`ps` shows it); workerOptions travel here for that reason.
- * @param {{ module: string, options: object, collectorName: string, slot: number, logLevel: number, listen?: object | null }} contract
+ * @param {{ module: string, options: object, collectorName: string, slot: number, logLevel: number, listen?: object | null, progress?: { file: string } | null }} contract
  */
 function workerEnv (contract) {
   return {
@@ -82,7 +87,8 @@ function workerEnv (contract) {
     [WORKER_ENV.collectorName]: contract.collectorName,
     [WORKER_ENV.slot]: String(contract.slot),
     [WORKER_ENV.logLevel]: String(contract.logLevel),
-    [WORKER_ENV.listen]: JSON.stringify(contract.listen || null)
+    [WORKER_ENV.listen]: JSON.stringify(contract.listen || null),
+    [WORKER_ENV.progress]: JSON.stringify(contract.progress || null)
   }
 }
 
@@ -96,7 +102,7 @@ function workerArgs (collectorName, slot) {
  * Throws a WorkerDownError (ERR_WORKER_DOWN) naming the variable when one is
  * missing or malformed: a worker entry started by hand, or by a master of
  * another version.
- * @returns {{ module: string, options: object, collectorName: string, slot: number, logLevel: number, listen: object | null }}
+ * @returns {{ module: string, options: object, collectorName: string, slot: number, logLevel: number, listen: object | null, progress: { file: string } | null }}
  */
 function readWorkerEnv (env = process.env) {
   const text = (key) => {
@@ -129,7 +135,8 @@ function readWorkerEnv (env = process.env) {
     collectorName: text('collectorName'),
     slot: integer('slot', Number.MAX_SAFE_INTEGER),
     logLevel: integer('logLevel', LEVELS.length), // LEVELS.length: 'silent'
-    listen: json('listen', true)
+    listen: json('listen', true),
+    progress: json('progress', true)
   }
 }
 

@@ -20,7 +20,7 @@ async function main () {
   try {
     const contract = ipc.readWorkerEnv(process.env)
     const worker = instantiateWorker(contract.module, contract.options)
-    runtime = new WorkerRuntime(worker, process, { minLevel: contract.logLevel })
+    runtime = new WorkerRuntime(worker, process, { minLevel: contract.logLevel, progressFile: contract.progress && contract.progress.file })
     worker.logger = runtime.createLogger()
     worker.slot = contract.slot
     worker.collectorName = contract.collectorName

@@ -5,6 +5,7 @@ const { BatchReader, KIND_UDP, entryEnd, entryDataLength } = require('../shared/
 const { BatchIds, messageKey, originOf, originRunIdBytes } = require('../shared/batch-ids')
 const { LEVELS } = require('../shared/logger')
 const { RUNTIME } = require('../shared/symbols') // where a Worker finds the runtime that drives it
+const { ProgressWriter } = require('../shared/progress-file')
 
 const FAILURE_LOG_INTERVAL_MS = 1000
 // receive 'reuseport': what the worker's own socket brought reaches the
@@ -35,9 +36,9 @@ class WorkerRuntime {
   /**
    * @param {object} worker the user's Worker
    * @param {object} [channel] the IPC channel to the master
-   * @param {{ minLevel?: number }} [settings] minLevel: the master's log level (an index in LEVELS)
+   * @param {{ minLevel?: number, progressFile?: string | null }} [settings] minLevel: the master's log level (an index in LEVELS); progressFile: where to say how many batches are finished (else over IPC)
    */
-  constructor (worker, channel = process, { minLevel = 0 } = {}) {
+  constructor (worker, channel = process, { minLevel = 0, progressFile = null } = {}) {
     this.worker = worker
     this.channel = channel
     // The run id of the origin last seen (a message key takes its run's id
@@ -58,6 +59,7 @@ class WorkerRuntime {
     this.completed = 0 // every batch up to this seq has been through doWork
     this.storedThrough = 0
     this.finishedBatches = 0 // of the master's batches, those through doWork (see ipc.FINISHED)
+    this.progress = new ProgressWriter(progressFile)
     this.ackedBatches = 0 // of the master's batches, those acknowledged
     this.unacked = [] // { seq, processed, failed, dropped } of batches done but not yet acknowledged
     this.batch = null // the batch being processed: { seq, id, origin, redelivered }
@@ -195,7 +197,7 @@ class WorkerRuntime {
       if (this.worker.acknowledge !== 'stored') this.storedThrough = batch.seq
       this.acknowledge()
       // At once, not later in this turn: the next batch may end the process.
-      if (this.ackedBatches < this.finishedBatches) this.send([ipc.FINISHED, this.finishedBatches])
+      if (this.ackedBatches < this.finishedBatches && !this.progress.write(this.finishedBatches)) this.send([ipc.FINISHED, this.finishedBatches])
       if (waits && typeof this.worker.onMasterWaiting === 'function') this.worker.onMasterWaiting()
     }
     this.running = false

@@ -180,6 +180,40 @@ test('without the disk buffer the poison batch is kept as a dead letter all the 
   assert.deepEqual((await storedTexts(uri, database)).sort(), sent.slice().sort())
 })
 
+// The evidence names the batch a worker died processing, not the first it
+// held: five batches it had been through await storage (it never stores)
+// when the sixth ends it, in each of three workers. The count of batches
+// it has been through reaches the master through a file the master made
+// for it (lib/shared/progress-file.js), or, when none can be made, over IPC.
+for (const via of ['its progress file', 'IPC, no progress file made']) {
+  test(`a worker that dies in its sixth batch, five held awaiting storage, blames the sixth only (${via})`, { timeout: 60000 }, async (t) => {
+    const dir = tempDir(t)
+    const tmp = via === 'its progress file' ? path.join(dir, 'tmp') : path.join(dir, 'no-such-dir')
+    if (tmp.endsWith('tmp')) fs.mkdirSync(tmp)
+    const before = process.env.TMPDIR
+    process.env.TMPDIR = tmp // where the master makes its progress files
+    t.after(() => { if (before === undefined) delete process.env.TMPDIR; else process.env.TMPDIR = before })
+    const deadLetterDir = path.join(dir, 'dead')
+    const lb = new LoadBalancer({ worker: HOLDING_WORKER, instances: 1, port: 0, batchDelay: 0, deadLetterDir, respawnDelay: 10, workerOptions: { dir, hold: true, exitOn: 'poison' } })
+    t.after(() => lb.stop())
+    await lb.start()
+    const texts = [...numbered(5, 'a'), 'poison']
+    for (const text of texts) await sendTexts(lb.address().port, [text]) // one batch each (sendTexts waits a 10 ms tick)
+    const s = await waitFor(() => { const summary = lb.summary(); return summary.deadLettered > 0 ? summary : null }, { what: 'the poison batch given up', timeout: 30000 })
+    const files = fs.existsSync(tmp) ? fs.readdirSync(tmp).filter((name) => name.startsWith(`collector-progress-${process.pid}-`)) : []
+    assert.equal(files.length, via === 'its progress file' ? 1 : 0, 'the master made a progress directory only where it could')
+    assert.equal(s.deadLettered, 1)
+    const [letter, ...others] = listDeadLetters(deadLetterDir)
+    assert.deepEqual(others, [])
+    assert.match(letter.detail, /^3 workers in a row ended by themselves while processing it \(exit code 1, exit code 1, exit code 1\)/)
+    const { batches } = readRecordFile(letter.file)
+    assert.deepEqual(batches.map((batch) => batch.bytes.includes(Buffer.from('poison'))), [true], 'the dead letter is the poison batch')
+    assert.equal(lb.summary().inFlight, 5, 'the five it had been through are held, not blamed')
+    await lb.stop()
+    if (files.length > 0) assert.ok(!fs.existsSync(path.join(tmp, files[0])), 'stop removes the progress directory')
+  })
+}
+
 // A balancer whose workers say what they write to (as a MongoCollector
 // does: the database's hosts and name), here from workerOptions.
 class Destined extends LoadBalancer {

@@ -9,11 +9,11 @@ const ipc = require('../../lib/shared/ipc')
 const { OPTIONS } = require('../../lib/master/options')
 const { LEVELS } = require('../../lib/shared/logger')
 
-const CONTRACT = { module: '/srv/my-worker.js', options: { uri: 'x', depth: [1, 2] }, collectorName: 'rtcp-1', slot: 3, logLevel: 2, listen: null }
+const CONTRACT = { module: '/srv/my-worker.js', options: { uri: 'x', depth: [1, 2] }, collectorName: 'rtcp-1', slot: 3, logLevel: 2, listen: null, progress: null }
 const LISTEN = { host: '127.0.0.1', port: 5140, udpReceiver: 'auto', recvBufferSize: 8388608, batchDelay: 2, maxInFlight: 100000 }
 
 test('what the master builds the worker reads back, field for field', () => {
-  for (const contract of [CONTRACT, { ...CONTRACT, listen: LISTEN }]) {
+  for (const contract of [CONTRACT, { ...CONTRACT, listen: LISTEN }, { ...CONTRACT, progress: { file: '/tmp/collector-progress-1-x/1' } }]) {
     const env = ipc.workerEnv(contract)
     for (const value of Object.values(env)) assert.equal(typeof value, 'string', 'process environments hold strings only')
     assert.deepStrictEqual(ipc.readWorkerEnv(env), contract)

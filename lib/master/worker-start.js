@@ -1,0 +1,54 @@
+'use strict'
+
+const cluster = require('node:cluster')
+const path = require('node:path')
+const ipc = require('../shared/ipc')
+const WorkerDownError = require('../../exceptions/worker-down-error')
+
+// How the master starts a worker process (WorkerPool#fork) and learns it is ready.
+
+const WORKER_ENTRY = path.join(__dirname, '..', 'worker', 'worker-entry.js')
+
+/**
+ * Forks the worker of `slot` with the environment of ipc.workerEnv.
+ * `logLevel`: records below it are dropped in the worker, before IPC;
+ * `listen`: the socket it binds itself (receive 'reuseport'), or null;
+ * `progressFile`: where it says how far it got (lib/shared/progress-file.js), or null.
+ */
+function forkWorker (options, slot, { logLevel, listen, progressFile }) {
+  cluster.setupPrimary({
+    exec: WORKER_ENTRY,
+    args: ipc.workerArgs(options.name, slot),
+    // The master's own Node flags, then workersNodeArgs (the later of two wins).
+    execArgv: [...process.execArgv.filter((arg) => !arg.startsWith('--test')), ...options.workersNodeArgs],
+    serialization: 'advanced'
+  })
+  return cluster.fork(ipc.workerEnv({
+    module: options.worker,
+    options: options.workerOptions,
+    collectorName: options.name,
+    slot,
+    logLevel,
+    listen,
+    progress: progressFile && { file: progressFile }
+  }))
+}
+
+/** Resolves with `handle` once its worker is ready; rejects (WorkerDownError) if it fails to start or exits first. */
+function waitReady (handle) {
+  return new Promise((resolve, reject) => {
+    const cleanup = () => {
+      handle.removeListener('ready', onReady)
+      handle.removeListener('initFailed', onFailed)
+      handle.removeListener('gone', onGone)
+    }
+    const onReady = () => { cleanup(); resolve(handle) }
+    const onFailed = (message, where) => { cleanup(); reject(new WorkerDownError(`worker failed to start: ${message}`, { slot: handle.slot, ...where })) }
+    const onGone = () => { cleanup(); reject(new WorkerDownError(`worker for slot ${handle.slot} exited before it was ready`, { slot: handle.slot })) }
+    handle.on('ready', onReady)
+    handle.on('initFailed', onFailed)
+    handle.on('gone', onGone)
+  })
+}
+
+module.exports = { forkWorker, waitReady }
