@@ -2,6 +2,7 @@
 
 const path = require('node:path')
 const { mongo } = require('mongoose') // the driver mongoose uses: one copy loaded
+const { writeDocument } = require('./bson-writer')
 
 /*
  * Inserts of documents serialized to BSON when a sink takes them, not when
@@ -63,7 +64,8 @@ const BSON_OPTIONS = Object.freeze({ checkKeys: false, serializeFunctions: false
 
 /** A document's bytes, as the driver makes them by default (no key checks, undefined stored as null). */
 function serialize (document, options = BSON_OPTIONS) {
-  return mongo.BSON.serialize(document, options)
+  const bytes = options === BSON_OPTIONS ? writeDocument(document) : null
+  return bytes !== null ? bytes : mongo.BSON.serialize(document, options)
 }
 
 /** Whether a collection serializes as serialize() does, so that documents may be held serialized for it. */
