@@ -122,11 +122,15 @@ class DefinitionWorker extends MongoWorker {
       places = null // enrich's answer is numbered as it comes
       context.many = context.many || Array.isArray(records)
     }
-    if (this.stores.some((store) => store.size >= this.settings.maxPending)) return this.drop()
-    const list = Array.isArray(records) ? records : [records]
-    for (let i = 0; i < list.length; i++) {
-      context.record = places === null ? i : places[i]
-      this.accept(list[i], context)
+    if (this.anyStoreFull()) return this.drop()
+    if (!Array.isArray(records)) {
+      context.record = 0
+      this.accept(records, context)
+    } else {
+      for (let i = 0; i < records.length; i++) {
+        context.record = places === null ? i : places[i]
+        this.accept(records[i], context)
+      }
     }
     if (this.hasBacklog()) this.flushSoon()
   }
@@ -151,7 +155,7 @@ class DefinitionWorker extends MongoWorker {
 
   accept (record, context) {
     this.counts.records++
-    for (const sink of this.sinks) sink.accept(record, context)
+    for (let i = 0; i < this.sinks.length; i++) this.sinks[i].accept(record, context)
   }
 
   // A batch delivered again: a worker that died with it may have stored
@@ -204,9 +208,18 @@ class DefinitionWorker extends MongoWorker {
   // The tallies count the decoded records taken (before enrich).
   tallyAll (records) {
     if (this.tallies.length === 0) return
-    for (const record of Array.isArray(records) ? records : [records]) {
-      for (const name of this.tallies) this.tally(name, this.definition.tally[name](record))
-    }
+    if (!Array.isArray(records)) return this.tallyOne(records)
+    for (let i = 0; i < records.length; i++) this.tallyOne(records[i])
+  }
+
+  tallyOne (record) {
+    for (let i = 0; i < this.tallies.length; i++) this.tally(this.tallies[i], this.definition.tally[this.tallies[i]](record))
+  }
+
+  // Whether a store holds maxPending (the message is then dropped: storeFull).
+  anyStoreFull () {
+    for (let i = 0; i < this.stores.length; i++) if (this.stores[i].size >= this.settings.maxPending) return true
+    return false
   }
 
   // One object, refilled per message: the sinks read it synchronously.
