@@ -35,7 +35,7 @@
 //   dropped (the collector's, in the JSON): what it counted dropped, by reason
 // A table per rate with the collector/syslog-ng ratios, then one JSON line.
 // Usage: node benchmarks/syslog-vs-syslog-ng.js [--rates 10000,40000]
-//   [--seconds 20,10] [--rounds 2] [--workers 2] [--idle 5]
+//   [--seconds 20,10] [--rounds 2] [--workers auto] [--idle 5]
 //   [--syslog-ng /tmp/sng] [--baseline /tmp/main] [--flags='--memory-budget 2m']
 //   [--baseline-flags='-i 1'] (the baseline's flags, by default --flags; with
 //   --baseline . two settings of this checkout compare in one run; give
@@ -55,7 +55,7 @@ const { procStat, TreeSampler, rssMiB } = require('./proc-tree')
 
 const args = minimist(process.argv.slice(2), {
   string: ['rates', 'seconds', 'syslog-ng', 'baseline', 'flags', 'baseline-flags', 'sender', 'sides'],
-  default: { rates: '10000,40000', seconds: '20,10', rounds: 2, workers: 2, idle: 5, flags: '', 'baseline-flags': null }
+  default: { rates: '10000,40000', seconds: '20,10', rounds: 2, workers: 'auto', idle: 5, flags: '', 'baseline-flags': null }
 })
 const JVM_ARGS = ['-XX:+UseSerialGC', '-Xss512k', `-Xms${process.env.E2E_JAVA_HEAP || '2g'}`]
 const SAMPLE_MS = 250

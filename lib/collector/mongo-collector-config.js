@@ -22,7 +22,9 @@ class MongoCollectorConfig extends LoadBalancerConfig {
       validate: (uri) => hasPassword(uri) ? 'must not contain a password (it would show in ps and logs): put the URI in the MONGODB_URI environment variable instead' : undefined
     },
     // A collector that stores is what a database outage hurts: on unless --no-buffer.
-    buffer: { default: true }
+    buffer: { default: true },
+    // auto: chosen at start from where the database runs (lib/collector/workers-for-database.js).
+    instances: { keywords: { auto: () => 'auto' }, description: 'worker processes; auto = one per CPU, half of them (at least one) when the database runs on this host (the embedded server, or loopback or unix-socket hosts)' }
   })
 
   /** The flags of a collector's settings declaration (see configs/load-balancer-flags.js). */

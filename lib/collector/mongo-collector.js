@@ -7,6 +7,7 @@ const { forwardedKeys, checkSettings } = require('../shared/settings')
 const { resolveMongo, resolveDatabase, uriDatabase } = require('../mongo/resolve-mongo')
 const { uriHosts } = require('../mongo/redact-uri')
 const { defaultDbPath } = require('../mongo/embedded-server')
+const { workersForDatabase } = require('./workers-for-database')
 
 /**
  * A LoadBalancer whose workers write to MongoDB. Before the workers start
@@ -57,8 +58,11 @@ class MongoCollector extends LoadBalancer {
     for (const key of workerKeys) if (options[key] !== undefined) workerOptions[key] = options[key]
     checkSettings(settings.master, options)
     checkSettings(settings.worker, workerOptions)
+    const instances = options.instances ?? settings.defaults.instances
     super({ ...settings.defaults, ...options, maxInFlight: inFlightBound(options, workerOptions, settings), workerOptions })
     this.dbServer = null
+    // Not told how many workers: chosen at start from where the database runs (workers-for-database.js).
+    this.workersAuto = instances === undefined || instances === 'auto'
   }
 
   async doStart () {
@@ -70,12 +74,20 @@ class MongoCollector extends LoadBalancer {
     workerOptions.database = resolveDatabase(workerOptions.database, uri)
     const database = workerOptions.database || uriDatabase(uri)
     this.logger.info({ database }, `writing to database ${database}`)
+    if (this.workersAuto) this.chooseWorkers(workersForDatabase(uri, server !== null))
     try {
       await super.doStart()
     } catch (err) {
       await this.stopDatabase()
       throw err
     }
+  }
+
+  // The number of workers, before any is forked (a definition's workers
+  // share its new-key limit among them).
+  chooseWorkers (instances) {
+    this.options.instances = instances
+    if (this.options.workerOptions.newKeyShares !== undefined) this.options.workerOptions.newKeyShares = instances
   }
 
   /**
