@@ -105,9 +105,18 @@ async function missingIndexes (model) {
 
 const NAMESPACE_NOT_FOUND = 26
 
-/** Binds a schema to a connection under a collection name and creates its indexes. */
+/**
+ * Binds a schema to a connection under a collection name and creates its
+ * indexes. connection.model() starts mongoose's own set-up in the
+ * background (create the collection, then each index); that finishes
+ * first, so that createIndexes() never races it. Raced, mongo-java-server
+ * was once seen to list the unique index and not enforce it (two stream
+ * documents for one pair in a fresh database), while mongoose's own build
+ * failed with IndexNotFound.
+ */
 async function defineModel (connection, name, schema, collection) {
   const model = connection.model(name, schema, collection)
+  await model.init()
   await model.createIndexes()
   return model
 }
