@@ -23,7 +23,12 @@ function databaseOnThisHost (uri, embedded = false) {
   const hosts = uriHosts(uri)
   if (!hosts || hosts.startsWith('srv:')) return false
   return hosts.split(',').every((host) => {
-    const name = decodeURIComponent(host).trim()
+    let name
+    try {
+      name = decodeURIComponent(host).trim()
+    } catch {
+      return false // malformed: the driver says so when it connects
+    }
     if (name.startsWith('/')) return true // a unix socket
     const bare = name.startsWith('[') ? name.slice(1, name.indexOf(']')) : name.replace(/:\d+$/, '')
     return isLoopback(bare)

@@ -10,7 +10,7 @@ const { databaseOnThisHost, workersForDatabase } = require('../../lib/collector/
 test('a database on this host: the embedded server, loopback hosts, unix sockets', () => {
   const here = ['mongodb://127.0.0.1:27017/db', 'mongodb://localhost', 'mongodb://user@localhost:27017,127.0.0.2:27018/db?replicaSet=rs', 'mongodb://[::1]:27017', 'mongodb://%2Ftmp%2Fmongodb-27017.sock/db', 'mongodb://LOCALHOST:1']
   for (const uri of here) assert.equal(databaseOnThisHost(uri), true, uri)
-  const elsewhere = ['mongodb://db.example.net:27017', 'mongodb://localhost:27017,db2.example.net:27017', 'mongodb+srv://cluster0.example.net/db', 'mongodb://10.0.0.5', 'mongodb://[fd00::1]:27017', 'not a uri']
+  const elsewhere = ['mongodb://db.example.net:27017', 'mongodb://localhost:27017,db2.example.net:27017', 'mongodb+srv://cluster0.example.net/db', 'mongodb://10.0.0.5', 'mongodb://[fd00::1]:27017', 'not a uri', 'mongodb://%zz:27017']
   for (const uri of elsewhere) assert.equal(databaseOnThisHost(uri), false, uri)
   assert.equal(databaseOnThisHost('mongodb://127.0.0.1:41234', true), true, 'the embedded server')
 })
