@@ -39,14 +39,17 @@ test('workers run with the master\'s Node flags and then workersNodeArgs, which 
   const inherited = process.execArgv.filter((arg) => !arg.startsWith('--test'))
   // (cluster may append an --inspect-port of its own)
   assert.deepEqual(worker.custom.execArgv.slice(0, inherited.length + 2), [...inherited, '--max-semi-space-size=2', '--heap-growing-percent=20'])
-  // 2 MiB semi-spaces: V8's new space is two of them (4 MiB on Node 20; Node
-  // 26 counts it by pages: 5.5 to 8.5); V8's own default let it grow to 32
-  // (Node 20) or 57 MiB (Node 26) here.
-  assert.ok(worker.custom.youngGenerationMiB <= 12, `young generation ${worker.custom.youngGenerationMiB} MiB`)
   const unbounded = await startLb(t, { worker: PROBE, instances: 1, workersNodeArgs: ['--max-semi-space-size=0', '--heap-growing-percent=0'] })
   const [defaults] = (await unbounded.stats()).workers
   assert.deepEqual(defaults.custom.execArgv.slice(0, inherited.length + 2), [...inherited, '--max-semi-space-size=0', '--heap-growing-percent=0'])
-  assert.ok(defaults.custom.youngGenerationMiB >= 24, `V8's own young generation: ${defaults.custom.youngGenerationMiB} MiB`)
+  // 2 MiB semi-spaces: V8's new space stays at a few of them (4 MiB on Node
+  // 20; Node 26 counts it by pages and was seen at 4 to 13 MiB), where V8's
+  // own default lets it grow to 32 (Node 20) or 57 MiB (Node 26). How far
+  // it grows within its bound varies from run to run, so the bounded one is
+  // compared with V8's own in the same run, not with a fixed figure.
+  const young = { bounded: worker.custom.youngGenerationMiB, defaults: defaults.custom.youngGenerationMiB }
+  assert.ok(young.defaults >= 24, `V8's own young generation: ${young.defaults} MiB`)
+  assert.ok(young.bounded * 2 <= young.defaults, `young generation ${young.bounded} MiB, V8's own ${young.defaults} MiB`)
 })
 
 test('a worker entry started by hand says what is missing in one line, with its code, and exits 1', async () => {
