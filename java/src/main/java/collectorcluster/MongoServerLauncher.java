@@ -12,6 +12,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Supplier;
 
 import sun.misc.Signal;
 
@@ -61,12 +64,49 @@ public final class MongoServerLauncher {
     return isMasterReply;
   }
 
+  /**
+   * mongo-java-server's backends are not safe when a command that changes
+   * the structure of a database (a collection or an index created or
+   * dropped) runs at the same time as other commands on it: an insert
+   * racing createIndexes on a fresh database failed with "Unknown error:
+   * null" in about 1 of 100 tries here, and once left the collection failing
+   * every later query (upstream issue bwaldvogel/mongo-java-server#195 is
+   * the same race, createIndexes against itself). Two collector workers
+   * starting together, or a killed master's workers still writing while the
+   * next run's workers start, do exactly that. So those commands run alone:
+   * they take this lock exclusively, every other command takes it shared
+   * (commands still run concurrently with one another, as before).
+   */
+  static final class StructureLock {
+    private static final Set<String> STRUCTURAL = Set.of(
+        "create", "createindexes", "drop", "dropindexes", "deleteindexes", "dropdatabase", "renamecollection", "collmod");
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+
+    Document run(String command, Supplier<Document> body) {
+      ReentrantReadWriteLock.ReadLock shared = lock.readLock();
+      ReentrantReadWriteLock.WriteLock alone = lock.writeLock();
+      boolean structural = command != null && STRUCTURAL.contains(command.toLowerCase(java.util.Locale.ROOT));
+      if (structural) alone.lock(); else shared.lock();
+      try {
+        return body.get();
+      } finally {
+        if (structural) alone.unlock(); else shared.unlock();
+      }
+    }
+  }
+
+  static Document answer(StructureLock lock, String command, Supplier<Document> isMaster, Supplier<Document> other) {
+    return lock.run(command, () -> isHello(command) ? helloReply(isMaster.get()) : other.get());
+  }
+
   static final class Memory extends MemoryBackend {
+    private final StructureLock lock = new StructureLock();
+
     @Override
     public Document handleCommand(Channel channel, String database, String command, Document query) {
-      return isHello(command)
-          ? helloReply(super.handleCommand(channel, database, "isMaster", query))
-          : super.handleCommand(channel, database, command, query);
+      return answer(lock, command,
+          () -> super.handleCommand(channel, database, "isMaster", query),
+          () -> super.handleCommand(channel, database, command, query));
     }
   }
 
@@ -75,11 +115,13 @@ public final class MongoServerLauncher {
       super(file);
     }
 
+    private final StructureLock lock = new StructureLock();
+
     @Override
     public Document handleCommand(Channel channel, String database, String command, Document query) {
-      return isHello(command)
-          ? helloReply(super.handleCommand(channel, database, "isMaster", query))
-          : super.handleCommand(channel, database, command, query);
+      return answer(lock, command,
+          () -> super.handleCommand(channel, database, "isMaster", query),
+          () -> super.handleCommand(channel, database, command, query));
     }
   }
 
