@@ -255,10 +255,14 @@ class Journal {
     return true
   }
 
-  /** The bytes of a batch that lies here (batch.at). */
-  read (batch) {
+  /**
+   * The bytes of a batch that lies here (batch.at): in `into` when it is
+   * large enough (a view of it, valid until `into` is written again), else
+   * in a buffer of their own.
+   */
+  read (batch, into = null) {
     const { segment, dataOffset, dataLength } = batch.at
-    const bytes = Buffer.allocUnsafeSlow(dataLength)
+    const bytes = into !== null && into.length >= dataLength ? into.subarray(0, dataLength) : Buffer.allocUnsafeSlow(dataLength)
     let done = 0
     while (done < dataLength) {
       const n = fs.readSync(segment.fd, bytes, done, dataLength - done, dataOffset + done)

@@ -45,11 +45,11 @@ function snapshotOf (pool, customs = null) {
   // Messages being formed into a batch for a slot whose worker is gone
   // (see WorkerPool#holders()): dispatched to it, waiting like its orphans.
   for (const h of pool.current) {
-    if (h === null || h.state !== 'gone' || h.pendingCount === 0) continue
-    retired.dispatched += h.pendingCount
-    totals.dispatched += h.pendingCount
-    totals.buffered += h.pendingCount
-    if (h.pendingSince < oldestBuffered) oldestBuffered = h.pendingSince
+    if (h === null || h.state !== 'gone' || h.filling.count === 0) continue
+    retired.dispatched += h.filling.count
+    totals.dispatched += h.filling.count
+    totals.buffered += h.filling.count
+    if (h.filling.since < oldestBuffered) oldestBuffered = h.filling.since
   }
   // Orphans a dead worker was sent are in flight; those it never sent, buffered.
   let orphaned = 0

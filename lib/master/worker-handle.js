@@ -3,11 +3,11 @@
 const EventEmitter = require('node:events')
 const { whenAny } = require('../shared/when-any')
 const ipc = require('../shared/ipc')
-const { KIND_UDP, KIND_TCP, entrySize, writeEntry, remoteOf } = require('../shared/batch-codec')
+const { KIND_UDP } = require('../shared/batch-codec')
 const { originOf } = require('../shared/batch-ids')
 const { createBatch } = require('./batch')
+const { FillingBatch, entryAlone, BATCH_BYTES } = require('./filling-batch')
 
-const BATCH_BYTES = 256 * 1024
 // While batches wait in the disk buffer, a new one waits this long to fill
 // (not batchDelay): latency is moot then, and fuller batches mean fewer
 // records on disk and fewer of them described in the master's memory. Kept
@@ -16,7 +16,6 @@ const BATCH_BYTES = 256 * 1024
 const BACKLOG_BATCH_DELAY_MS = 25
 // In flight past this share of a bound, a BATCH tells the worker the master waits (ipc BATCH `waits`).
 const WAITS_AT = 0.75
-const NO_REMOTE = Object.freeze({ address: '', port: 0 })
 
 /**
  * The master's view of one forked worker: its counters, the batch being
@@ -89,12 +88,8 @@ class WorkerHandle extends EventEmitter {
     this.journal = journal
     this.backlog = [] // batches waiting for room, oldest first; sent in this order
     this.buffered = 0 // messages in the backlog
-    // The batch being filled (in memory; not the disk buffer): its bytes up
-    // to pendingLength, its message count, kind and first message's time.
-    this.pendingBytes = Buffer.allocUnsafe(BATCH_BYTES)
-    this.pendingLength = 0
-    this.pendingCount = 0
-    this.pendingKind = KIND_UDP
+    this.filling = new FillingBatch() // in memory; not the disk buffer
+    this.readBytes = null // batches read back from the disk buffer, one at a time (load())
     this.pendingTimer = null
     this.timerIsTimeout = false
     this.sendPendingNow = () => this.sendPending()
@@ -125,13 +120,10 @@ class WorkerHandle extends EventEmitter {
    * most of the master's work.
    */
   push (message) {
-    const remote = remoteOf(message) || NO_REMOTE
-    const kind = message.rinfo ? KIND_UDP : KIND_TCP
-    const size = entrySize(message.data, remote.address)
-    if (this.pendingCount > 0 && (kind !== this.pendingKind || this.pendingLength + size > this.pendingBytes.length)) this.sendPending()
-    if (size > this.pendingBytes.length) return this.sendAlone(message, remote, kind, size)
-    this.pendingKind = kind
-    this.pendingLength = writeEntry(this.pendingBytes, this.pendingLength, message.data, remote.address, remote.port)
+    const entry = FillingBatch.entryOf(message)
+    if (this.filling.full(entry.kind, entry.size)) this.sendPending()
+    if (this.filling.oversize(entry.size)) return this.sendAlone(message, entry)
+    this.filling.append(message, entry)
     this.appended()
   }
 
@@ -140,20 +132,15 @@ class WorkerHandle extends EventEmitter {
    * native receive path): one copy, nothing decoded.
    */
   pushEntry (buf, start, end) {
-    const size = end - start
-    if (this.pendingCount > 0 && (this.pendingKind !== KIND_UDP || this.pendingLength + size > this.pendingBytes.length)) this.sendPending()
-    this.pendingKind = KIND_UDP
-    buf.copy(this.pendingBytes, this.pendingLength, start, end)
-    this.pendingLength += size
+    if (this.filling.full(KIND_UDP, end - start)) this.sendPending()
+    this.filling.appendEntry(buf, start, end)
     this.appended()
   }
 
   appended () {
-    if (this.pendingCount === 0) this.pendingSince = Date.now()
-    this.pendingCount++
     this.dispatched++
     this.inFlight++
-    if (this.pendingCount >= this.batchSize) this.sendPending()
+    if (this.filling.count >= this.batchSize) this.sendPending()
     else if (this.pendingTimer === null) {
       const delay = this.backlog.length > 0 || this.state === 'gone' ? BACKLOG_BATCH_DELAY_MS : this.batchDelay
       this.pendingTimer = delay > 0 ? setTimeout(this.sendPendingNow, delay) : setImmediate(this.sendPendingNow)
@@ -161,12 +148,10 @@ class WorkerHandle extends EventEmitter {
     }
   }
 
-  sendAlone (message, remote, kind, size) {
-    const bytes = Buffer.allocUnsafe(size)
-    writeEntry(bytes, 0, message.data, remote.address, remote.port)
+  sendAlone (message, entry) {
     this.dispatched++
     this.inFlight++
-    this.dispatchBatch(this.newBatch(kind, bytes, 1))
+    this.dispatchBatch(this.newBatch(entry.kind, entryAlone(message, entry, entry.size), 1))
   }
 
   /**
@@ -180,7 +165,9 @@ class WorkerHandle extends EventEmitter {
       else clearImmediate(this.pendingTimer)
       this.pendingTimer = null
     }
-    const batch = this.takePending()
+    // With the disk buffer, the batch lies on disk before this returns
+    // (dispatchBatch shelves it): its bytes need no copy of their own.
+    const batch = this.takePending(this.journal === null)
     if (batch) this.dispatchBatch(batch)
   }
 
@@ -190,7 +177,10 @@ class WorkerHandle extends EventEmitter {
   // what was formed for it is held for that one ('held').
   dispatchBatch (batch) {
     if (this.journal === null && this.state !== 'gone') return this.sendBatch(batch)
-    if (this.journal !== null && !this.journal.append(batch)) this.emit('bufferWriteFailed', this.journal.lastWriteError)
+    if (this.journal !== null && !this.journal.append(batch)) {
+      this.emit('bufferWriteFailed', this.journal.lastWriteError)
+      batch.loaded(Buffer.from(batch.bytes)) // kept in memory, then: a copy of its own (sendPending gave a view)
+    }
     if (this.state === 'gone') {
       this.inFlight -= batch.count
       batch.shelved()
@@ -237,7 +227,9 @@ class WorkerHandle extends EventEmitter {
   // by name (bufferUnreadable), and released.
   load (batch) {
     try {
-      batch.loaded(this.journal.read(batch))
+      // Sent (and shelved) at once: the bytes are read into the same scratch buffer each time.
+      if (this.readBytes === null) this.readBytes = Buffer.allocUnsafeSlow(BATCH_BYTES)
+      batch.loaded(this.journal.read(batch, this.readBytes))
       return true
     } catch (err) {
       this.journal.release(batch)
@@ -247,14 +239,9 @@ class WorkerHandle extends EventEmitter {
     }
   }
 
-  takePending () {
-    if (this.pendingCount === 0) return null
-    const bytes = Buffer.allocUnsafeSlow(this.pendingLength)
-    this.pendingBytes.copy(bytes, 0, 0, this.pendingLength)
-    const batch = this.newBatch(this.pendingKind, bytes, this.pendingCount, this.pendingSince)
-    this.pendingLength = 0
-    this.pendingCount = 0
-    return batch
+  takePending (copy = true) {
+    const taken = this.filling.take(copy)
+    return taken === null ? null : this.newBatch(taken.kind, taken.bytes, taken.count, taken.since)
   }
 
   newBatch (kind, bytes, count, receivedAt = Date.now()) {
