@@ -60,6 +60,7 @@ class Journal {
     this.dirty = false
     this.syncTimer = null
     this.locked = false
+    this.readableByWorkers = true // batches are sent as where they lie here (WorkerHandle#sendsWhere) until a worker cannot read them
   }
 
   /**
@@ -270,6 +271,12 @@ class Journal {
       done += n
     }
     return bytes
+  }
+
+  /** Where a batch's bytes lie here, for a worker to read them (lib/worker/disk-buffer-reads.js): [file, offset, length]. */
+  where (batch) {
+    const { segment, dataOffset, dataLength } = batch.at
+    return [segment.file, dataOffset, dataLength]
   }
 
   /** The batch is done with (acknowledged, or given up by name): its segment goes once all of its batches are. */

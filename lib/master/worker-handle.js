@@ -216,7 +216,7 @@ class WorkerHandle extends EventEmitter {
     while (this.backlog.length > 0 && this.state === 'ready' && this.fits(this.backlog[0])) {
       const batch = this.backlog.shift()
       this.buffered -= batch.count
-      if (batch.bytes === null && !this.load(batch)) continue
+      if (batch.bytes === null && !this.sendsWhere(batch) && !this.load(batch)) continue
       this.inFlight += batch.count
       this.sendBatch(batch)
     }
@@ -248,13 +248,20 @@ class WorkerHandle extends EventEmitter {
     return createBatch(kind, bytes, count, this.batchIds.next(), this.origin, receivedAt)
   }
 
+  // A batch on its first delivery goes as where it lies in the disk buffer,
+  // while workers can read it there; one delivered again goes with its
+  // bytes (its worker may have died failing to read them).
+  sendsWhere (batch) {
+    return batch.at !== null && !batch.redelivered && this.journal.readableByWorkers
+  }
+
   // The IPC message is serialized by send(): a journaled batch's bytes are
   // then kept on disk only (read back should it be delivered again).
   sendBatch (batch) {
     batch.sent()
     this.unacked.push(batch)
     this.sentBytes += batch.size
-    this.send([ipc.BATCH, batch.kind, batch.bytes, batch.count, batch.id, batch.origin, batch.redelivered, batch.receivedAt, false,
+    this.send([ipc.BATCH, batch.kind, this.sendsWhere(batch) ? this.journal.where(batch) : batch.bytes, batch.count, batch.id, batch.origin, batch.redelivered, batch.receivedAt, false,
       this.inFlight >= WAITS_AT * this.maxInFlight || this.sentBytes >= WAITS_AT * this.maxInFlightBytes])
     batch.shelved()
   }
@@ -324,6 +331,9 @@ class WorkerHandle extends EventEmitter {
       case ipc.CLOSED: return this.emit('closed')
       case ipc.LOG: return this.emit('log', message[1], message[2], message[3])
       case ipc.STATS_RES: return this.emit('stats', message[1], message[2])
+      case ipc.BUFFER_UNREADABLE:
+        this.journal.readableByWorkers = false
+        return this.emit('log', 'error', { worker: this.id }, `${message[1]}: the worker exits, and batches go to workers with their bytes from now on`)
       case ipc.FINISHED:
         if (message[1] > this.finished) this.finished = message[1]
     }

@@ -10,7 +10,10 @@ const { LEVELS } = require('./logger')
 // Tags of the arrays exchanged between the master and its workers over the
 // cluster IPC channel (advanced serialization, so Buffers travel as bytes).
 const TAGS = Object.freeze({
-  // master → worker: [BATCH, kind, buffer, count, batchId, origin, redelivered, receivedAt, false, waits]
+  // master → worker: [BATCH, kind, bytes, count, batchId, origin, redelivered, receivedAt, false, waits]
+  // bytes: the batch's, or where they lie in the disk buffer, [file, offset,
+  // length] (a batch sent the first time while the master can use that,
+  // see WorkerHandle#sendBatch: the worker reads them there);
   // batchId: unique in this master run (see batch-ids.js); origin: the identity
   // of the worker it was first sent to; redelivered: a worker holding it died;
   // receivedAt: when the master received its first message (epoch ms);
@@ -46,7 +49,12 @@ const TAGS = Object.freeze({
   // (the evidence for poison, see lib/master/batch-fate.js). Only when the
   // worker has no progress file (lib/shared/progress-file.js): it writes
   // the count there instead.
-  FINISHED: 13
+  FINISHED: 13,
+  // worker → master: [BUFFER_UNREADABLE, message] the worker could not read
+  // a batch where the master said it lies in the disk buffer, and exits;
+  // the master sends every batch's bytes from then on (redelivering that
+  // one, like all a dead worker held, with its bytes).
+  BUFFER_UNREADABLE: 14
 })
 
 /**

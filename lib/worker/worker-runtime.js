@@ -1,11 +1,13 @@
 'use strict'
 
 const ipc = require('../shared/ipc')
-const { BatchReader, KIND_UDP, entryEnd, entryDataLength } = require('../shared/batch-codec')
-const { BatchIds, messageKey, originOf, originRunIdBytes } = require('../shared/batch-ids')
+const { BatchReader } = require('../shared/batch-codec')
+const { messageKey, originRunIdBytes } = require('../shared/batch-ids')
+const { OwnSocketIntake } = require('./own-socket-intake')
 const { LEVELS } = require('../shared/logger')
 const { RUNTIME } = require('../shared/symbols') // where a Worker finds the runtime that drives it
 const { ProgressWriter } = require('../shared/progress-file')
+const { DiskBufferReads } = require('./disk-buffer-reads')
 
 const FAILURE_LOG_INTERVAL_MS = 1000
 // receive 'reuseport': what the worker's own socket brought reaches the
@@ -60,12 +62,14 @@ class WorkerRuntime {
     this.storedThrough = 0
     this.finishedBatches = 0 // of the master's batches, those through doWork (see ipc.FINISHED)
     this.progress = new ProgressWriter(progressFile)
+    this.bufferReads = new DiskBufferReads()
     this.ackedBatches = 0 // of the master's batches, those acknowledged
     this.unacked = [] // { seq, processed, failed, dropped } of batches done but not yet acknowledged
     this.batch = null // the batch being processed: { seq, id, origin, redelivered }
     this.index = 0 // of the message being processed, in its batch
     this.dropReason = null
-    this.local = null // receive 'reuseport': the worker's own socket and its counts
+    this.local = null // receive 'reuseport': the worker's own socket and its counts (OwnSocketIntake)
+    this.reportTimer = null // receive 'reuseport': when they reach the master, at the latest
     worker[RUNTIME] = this
   }
 
@@ -76,48 +80,25 @@ class WorkerRuntime {
    */
   async listen (listen) {
     const { openReuseportListener } = require('./reuseport-listener')
-    const ids = new BatchIds()
-    this.local = { listener: null, ids, origin: originOf(ids.runId, 'local'), maxInFlight: listen.maxInFlight, inFlight: 0, messages: 0, bytes: 0, dropped: null, kernelDrops: 0, reportTimer: null }
+    this.local = new OwnSocketIntake(listen.maxInFlight)
     this.local.listener = await openReuseportListener(this, listen, this.createLogger())
     return this.local.listener.address()
   }
 
-  /**
-   * Datagrams from the worker's own socket, `buf[0, end)` in batch format
-   * (`buf` is reused by the caller: copied here). At maxInFlight they are
-   * refused at the door, as the master refuses them (dropped.queueFull).
-   */
+  /** Datagrams from the worker's own socket, `buf[0, end)` in batch format (see OwnSocketIntake#admit). */
   receiveEntries (buf, end, count) {
-    const local = this.local
-    if (local.inFlight >= local.maxInFlight) {
-      local.dropped = mergeCounts(local.dropped || {}, { queueFull: count })
-    } else {
-      let bytes = 0
-      for (let offset = 0; offset < end; offset = entryEnd(buf, offset)) bytes += entryDataLength(buf, offset)
-      local.messages += count
-      local.bytes += bytes
-      local.inFlight += count
-      const copy = Buffer.allocUnsafeSlow(end)
-      buf.copy(copy, 0, 0, end)
-      this.enqueue([ipc.BATCH, KIND_UDP, copy, count, local.ids.next(), local.origin, false, Date.now(), true])
-    }
-    if (local.reportTimer === null) local.reportTimer = setTimeout(() => this.reportReceived(), RECEIVED_REPORT_MS)
+    const message = this.local.admit(buf, end, count)
+    if (message !== null) this.enqueue(message)
+    if (this.reportTimer === null) this.reportTimer = setTimeout(() => this.reportReceived(), RECEIVED_REPORT_MS)
   }
 
   // What the socket brought and the kernel dropped since the last report,
   // and `done` of the worker's own messages finished; null without a socket.
   takeReceived (done) {
-    const local = this.local
-    if (local === null) return null
-    clearTimeout(local.reportTimer)
-    local.reportTimer = null
-    if (local.listener) local.kernelDrops = local.listener.kernelDrops()
-    local.inFlight -= done
-    const report = { messages: local.messages, bytes: local.bytes, dropped: local.dropped, kernelDrops: local.kernelDrops, done }
-    local.messages = 0
-    local.bytes = 0
-    local.dropped = null
-    return report
+    if (this.local === null) return null
+    clearTimeout(this.reportTimer)
+    this.reportTimer = null
+    return this.local.take(done)
   }
 
   reportReceived () {
@@ -176,7 +157,9 @@ class WorkerRuntime {
   async run () {
     this.running = true
     while (this.queue.length > 0) {
-      const [, kind, bytes, count, id, origin, redelivered, receivedAt, local, waits] = this.queue.shift()
+      const [, kind, where, count, id, origin, redelivered, receivedAt, local, waits] = this.queue.shift()
+      const bytes = Buffer.isBuffer(where) ? where : this.readBuffered(where)
+      if (bytes === null) return // this worker exits (readBuffered)
       const batch = { seq: ++this.seq, id, origin, redelivered: Boolean(redelivered), processed: 0, failed: 0, dropped: null, local: local ? count : 0 }
       batch.delivery = Object.freeze({ seq: batch.seq, batchId: id, origin, redelivered: batch.redelivered, receivedAt })
       this.batch = batch
@@ -200,8 +183,21 @@ class WorkerRuntime {
       if (this.ackedBatches < this.finishedBatches && !this.progress.write(this.finishedBatches)) this.send([ipc.FINISHED, this.finishedBatches])
       if (waits && typeof this.worker.onMasterWaiting === 'function') this.worker.onMasterWaiting()
     }
+    this.bufferReads.close()
     this.running = false
     for (const resolve of this.idleWaiters.splice(0)) resolve()
+  }
+
+  // A batch's bytes where the master wrote them in the disk buffer; null
+  // when they cannot be read there: the master is told and this worker
+  // exits, so that the master delivers what it held again, with the bytes.
+  readBuffered (where) {
+    try {
+      return this.bufferReads.read(where)
+    } catch (err) {
+      this.send([ipc.BUFFER_UNREADABLE, `worker cannot read a batch from the disk buffer (${err.code || err.message})`], () => process.exit(1))
+      return null
+    }
   }
 
   // The worker sees a redelivered batch whole before its first doWork (to

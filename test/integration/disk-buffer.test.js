@@ -221,6 +221,46 @@ test('past the memory budget, what the workers have not acknowledged waits on di
   assert.deepEqual(new Set(texts), new Set(Array.from({ length: total }, (_, i) => `b${i}`)))
 })
 
+test('a batch goes to its worker as where it lies in the buffer; a worker that cannot read it there ends, the batch comes again with its bytes, and so do all after it: each line stored once', { timeout: 120000 }, async (t) => {
+  const bufferDir = tempDir(t)
+  const out = tempDir(t)
+  const lb = await holdingBalancer(t, bufferDir, out, { hold: false, instances: 1 })
+  const sent = [] // what each BATCH carried: 'where' or 'bytes'
+  const watch = (handle) => {
+    const send = handle.clusterWorker.send.bind(handle.clusterWorker)
+    handle.clusterWorker.send = (message, ...rest) => {
+      if (message[0] === 1) sent.push(Buffer.isBuffer(message[2]) ? 'bytes' : 'where')
+      return send(message, ...rest)
+    }
+  }
+  watch(lb.pool.current[0])
+  await sendLines(lb.address().port, 'a', 0, 200)
+  await waitFor(() => lb.summary().processed === 200, { what: '200 stored' })
+  assert.ok(sent.length > 0 && sent.every((what) => what === 'where'), `every batch went as where it lies (${sent.join(' ')})`)
+  // The worker lets go of a segment when it has nothing left to read; the
+  // master writes and reads through the descriptor it holds: renamed, the
+  // segment is still the master's to use, but a worker cannot open it.
+  const [segment] = segmentFiles(bufferDir)
+  fs.renameSync(path.join(bufferDir, segment), path.join(bufferDir, `${segment}.elsewhere`))
+  const first = lb.pool.current[0]
+  sent.length = 0
+  await sendLines(lb.address().port, 'b', 0, 200)
+  await waitFor(() => lb.summary().processed === 400, { what: '400 stored' })
+  assert.notEqual(lb.pool.current[0], first, 'the worker that could not read ended and was replaced')
+  assert.equal(lb.summary().dropped.total, 0)
+  assert.equal(sent[0], 'where', 'the batch it could not read went as where it lies')
+  sent.length = 0
+  watch(lb.pool.current[0])
+  await sendLines(lb.address().port, 'c', 0, 100)
+  await waitFor(() => lb.summary().processed === 500, { what: '500 stored' })
+  assert.ok(sent.length > 0 && sent.every((what) => what === 'bytes'), `from then on, batches go with their bytes (${sent.join(' ')})`)
+  await lb.stop()
+  const texts = storedLines(out).map((l) => l.text)
+  assert.equal(texts.length, 500, 'each stored once')
+  const expected = [...['a', 'b'].flatMap((tag) => Array.from({ length: 200 }, (_, i) => `${tag} ${i}`)), ...Array.from({ length: 100 }, (_, i) => `c ${i}`)]
+  assert.deepEqual(new Set(texts), new Set(expected))
+})
+
 test('a journal cut mid-record and with a flipped byte: the collector starts, skips the two damaged records with a count and delivers the rest', { timeout: 120000 }, async (t) => {
   const bufferDir = tempDir(t)
   const out = tempDir(t)
