@@ -195,7 +195,7 @@ class WorkerRuntime {
     try {
       return this.bufferReads.read(where)
     } catch (err) {
-      this.send([ipc.BUFFER_UNREADABLE, `worker cannot read a batch from the disk buffer (${err.code || err.message})`], () => process.exit(1))
+      this.send([ipc.BUFFER_UNREADABLE, `worker cannot read a batch from the disk buffer (${err.message})`], () => process.exit(1))
       return null
     }
   }
