@@ -83,7 +83,9 @@ class Journal {
     const found = { segments: 0, records: 0, messages: 0, bytes: 0 }
     const damaged = { records: 0, bytes: 0 }
     const batches = []
+    let last = 0
     for (const seq of this.segmentNumbers()) {
+      last = seq
       const segment = this.readSegment(seq, batches, damaged)
       if (segment === null) continue
       found.segments++
@@ -91,7 +93,10 @@ class Journal {
       found.messages += segment.messages
       found.bytes += segment.size
     }
-    this.startSegment(this.nextSeq())
+    // Past every segment on disk, kept or not: a name is never used twice
+    // for other bytes, so a worker of a killed run still reading a batch
+    // where the master said it lies (where()) reads that batch or nothing.
+    this.startSegment(last + 1)
     if (this.sync === 'interval') {
       this.syncTimer = setInterval(() => this.syncNow(), SYNC_INTERVAL_MS)
       this.syncTimer.unref()
@@ -155,12 +160,6 @@ class Journal {
       .filter((name) => name.endsWith(SUFFIX) && /^\d+$/.test(name.slice(0, -SUFFIX.length)))
       .map((name) => Number(name.slice(0, -SUFFIX.length)))
       .sort((a, b) => a - b)
-  }
-
-  nextSeq () {
-    let last = 0
-    for (const seq of this.segments.keys()) last = Math.max(last, seq)
-    return last + 1
   }
 
   fileOf (seq) {

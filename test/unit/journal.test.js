@@ -224,6 +224,22 @@ test('a record cut short at the end of the last segment is skipped and counted, 
   }
 })
 
+test('the next run writes past every segment a killed run left, even one it had just begun and left empty: no name is used twice', (t) => {
+  const dir = tempDir(t)
+  const killed = new Journal({ dir, maxBytes: 64 * 1024 * KIB, sync: 'none' })
+  killed.open()
+  const written = [makeBatch(1), makeBatch(2)]
+  appendAll(killed, written)
+  // SIGKILLed after starting its next segment: no close, the lock left behind.
+  fs.writeFileSync(path.join(dir, '0000000002.ccj'), '')
+  const { journal, opened } = openJournal(t, dir)
+  assertReplayed(journal, opened.batches, written)
+  assert.deepEqual(segmentFiles(dir), ['0000000001.ccj', '0000000003.ccj'], 'the empty one goes, and its name is not taken again')
+  const more = makeBatch(3)
+  assert.equal(journal.append(more), true)
+  assert.equal(path.basename(more.at.segment.file), '0000000003.ccj')
+})
+
 // Writes `written` into a fresh journal, changes one byte of the file, and
 // checks that the record holding it, and only it, is lost.
 function assertOneRecordLost (t, written, lost, offsetInRecord, change) {
