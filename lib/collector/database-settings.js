@@ -9,7 +9,7 @@ const { MONGO_SETTINGS } = require('../../workers/mongo-settings')
  */
 const DATABASE_SETTINGS = declareSettings({
   dbPath: { type: 'path', env: 'COLLECTOR_DB_PATH', group: 'Storage', description: 'where the embedded database keeps its data (default ~/.collector-cluster/db)' },
-  dbMemory: { type: 'boolean', default: false, env: 'COLLECTOR_DB_MEMORY', group: 'Storage', description: 'embedded database in memory: nothing is kept when it stops' },
+  dbMemory: { type: 'boolean', default: false, env: 'COLLECTOR_DB_MEMORY', group: 'Storage', description: 'embedded database in memory: nothing is kept when it stops, and the Java server holds what fits in its heap, then refuses writes in one message (docs/storage.md)' },
   mongoPort: { flag: false, type: 'port', group: 'Storage', description: 'port of a local MongoDB, and of the embedded database started when none answers there (default 27017; a free one if taken)' }
 })
 
