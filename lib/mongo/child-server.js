@@ -1,5 +1,6 @@
 'use strict'
 
+const fs = require('fs')
 const { DatabaseError } = require('../../exceptions')
 
 const STOP_GRACE_MS = 5000
@@ -130,14 +131,6 @@ function createServerHandle (child, { kind, host, port, logger, cleanup, dbPath 
       resolve({ code, signal })
     })
   })
-  const signal = (name) => {
-    if (hasExited(child)) return
-    try {
-      process.kill(child.pid, name)
-    } catch (err) {
-      if (err.code !== 'ESRCH') throw err
-    }
-  }
   return {
     uri: `mongodb://${formatHost(host)}:${port}`,
     host,
@@ -150,8 +143,10 @@ function createServerHandle (child, { kind, host, port, logger, cleanup, dbPath 
       if (!stopping) stopping = terminate(child).then(cleanup)
       return stopping
     },
-    pause: () => signal('SIGSTOP'),
-    resume: () => signal('SIGCONT')
+    pause: () => {
+      if (signalChild(child, 'SIGSTOP')) waitAllThreadsStopped(child.pid)
+    },
+    resume: () => signalChild(child, 'SIGCONT')
   }
 }
 
@@ -161,6 +156,47 @@ function once (fn) {
     if (done) return
     done = true
     fn()
+  }
+}
+
+/**
+ * @param {import('child_process').ChildProcess} child
+ * @param {string} name
+ * @returns {boolean} whether the signal was sent (false: the child is gone)
+ */
+function signalChild (child, name) {
+  if (hasExited(child)) return false
+  try {
+    process.kill(child.pid, name)
+    return true
+  } catch (err) {
+    if (err.code !== 'ESRCH') throw err
+    return false
+  }
+}
+
+/**
+ * kill(SIGSTOP) returns before every thread of the target has stopped (seen
+ * in CI: a request sent right after it was still answered), so a failure
+ * test that pauses the server waits here, up to 2 s, until /proc shows each
+ * thread stopped. Where /proc is absent it returns at once.
+ * @param {number} pid
+ */
+function waitAllThreadsStopped (pid) {
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  const deadline = Date.now() + 2000
+  while (Date.now() < deadline) {
+    let states
+    try {
+      states = fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
+        const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'latin1')
+        return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+      })
+    } catch {
+      return
+    }
+    if (states.every((state) => state === 'T' || state === 't' || state === 'Z' || state === 'X')) return
+    Atomics.wait(pause, 0, 0, 1)
   }
 }
 
@@ -179,7 +215,7 @@ function formatHost (host) {
  * @property {string|null} [version] a mongod's version, as `--version` says it (set by startEmbeddedServer)
  * @property {Promise<{ code: number|null, signal: string|null }>} exited
  * @property {() => Promise<void>} stop idempotent; SIGTERM, then SIGKILL after 5 s
- * @property {() => void} pause SIGSTOP (for failure tests)
+ * @property {() => void} pause SIGSTOP (for failure tests); returns once every thread has stopped
  * @property {() => void} resume SIGCONT
  */
 
