@@ -116,6 +116,7 @@ public final class MongoServerLauncher {
   static final class HeapGuard {
     static final double FULL = 0.85;
     static final long RECHECK_NANOS = 2_000_000_000L;
+    static final long RECHECK_UNFREED_NANOS = 30_000_000_000L;
     static final int EXCEEDED_MEMORY_LIMIT = 146; // MongoDB's code for it
     private static final Set<String> ADDS = Set.of("insert", "update", "findandmodify", "create", "createindexes");
     private static final Set<String> FREES = Set.of("delete", "drop", "dropdatabase", "dropindexes", "deleteindexes");
@@ -149,10 +150,14 @@ public final class MongoServerLauncher {
           after.getUsed() >> 20, after.getMax() >> 20));
     }
 
-    // After a delete, a full collection at most every RECHECK_NANOS says whether there is room again.
+    // After a delete, a full collection at most every RECHECK_NANOS says
+    // whether there is room again; without one, every RECHECK_UNFREED_NANOS:
+    // the usage read is the last collection's, and what was live then (a
+    // large reply being sent) may be gone, while refused writes allocate too
+    // little for the JVM to collect by itself.
     private synchronized boolean recheck() {
       long now = System.nanoTime();
-      if (!freed || now - checkedAt < RECHECK_NANOS) return false;
+      if (now - checkedAt < (freed ? RECHECK_NANOS : RECHECK_UNFREED_NANOS)) return false;
       freed = false;
       checkedAt = now;
       System.gc();
