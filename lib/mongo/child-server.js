@@ -186,18 +186,28 @@ function waitAllThreadsStopped (pid) {
   const pause = new Int32Array(new SharedArrayBuffer(4))
   const deadline = Date.now() + 2000
   while (Date.now() < deadline) {
-    let states
+    let tids
     try {
-      states = fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
-        const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, 'latin1')
-        return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
-      })
+      tids = fs.readdirSync(`/proc/${pid}/task`)
     } catch {
-      return
+      return // no /proc, or the process is gone
     }
-    if (states.every((state) => state === 'T' || state === 't' || state === 'Z' || state === 'X')) return
+    if (tids.every((tid) => threadStopped(`/proc/${pid}/task/${tid}/stat`))) return
     Atomics.wait(pause, 0, 0, 1)
   }
+}
+
+// A thread's state letter in its stat file (after the parenthesised name):
+// stopped, traced, or gone (a thread that exited meanwhile counts as stopped).
+function threadStopped (statFile) {
+  let stat
+  try {
+    stat = fs.readFileSync(statFile, 'latin1')
+  } catch {
+    return true
+  }
+  const state = stat.charAt(stat.lastIndexOf(')') + 2)
+  return state === 'T' || state === 't' || state === 'Z' || state === 'X'
 }
 
 function formatHost (host) {
