@@ -8,6 +8,7 @@ const cluster = require('node:cluster')
 const WorkerRuntime = require('./worker-runtime')
 const ipc = require('../shared/ipc')
 const { instantiateWorker } = require('./load-worker')
+const { startHeapTrim } = require('./heap-trim')
 
 // Installed by Node's cluster child before any module of ours runs: on
 // 'disconnect' it re-emits the event on cluster.worker and, unless the
@@ -41,6 +42,7 @@ async function main () {
     if (cluster.worker) cluster.worker.emit('disconnect')
     runtime.orphaned()
   })
+  startHeapTrim()
   process.send([ipc.READY, address])
 }
 

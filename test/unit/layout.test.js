@@ -90,7 +90,8 @@ test('configs/ (the argv engine) imports nothing from workers/, collectors/, app
 // why: anything else fails.
 const COMPUTED_REQUIRES = {
   'lib/worker/load-worker.js': 'the user\'s worker module, by the path the user gave',
-  'lib/protocols/native-udp-socket.js': 'the native receive addon built on install (native/, not code above lib/)'
+  'lib/protocols/native-udp-socket.js': 'the native receive addon built on install (native/, not code above lib/)',
+  'lib/worker/heap-trim.js': 'the workers\' malloc_trim addon built on install (native/, not code above lib/)'
 }
 const PATHS_OUT_OF_LIB = {
   'lib/mongo/java-build.js': 'java/: the embedded server\'s sources and jars, built and run as a process'
