@@ -48,11 +48,3 @@ test('malloc_trim gives the holes of a fragmented heap back: the resident set dr
   assert.equal(released, true, 'malloc_trim said it gave nothing back')
   assert.ok(holes - after > freedBytes * 0.6, `the trim gave back ${holes - after} of the ${freedBytes} bytes freed (resident ${holes} → ${after})`)
 })
-
-test('a trim with nothing freed gives nothing back and does no harm', { skip: process.platform !== 'linux' && 'glibc only' }, () => {
-  const { trimNow } = require('../../lib/worker/heap-trim')
-  trimNow()
-  assert.equal(typeof trimNow(), 'boolean')
-  const b = Buffer.alloc(1024, 7)
-  assert.equal(b.reduce((n, x) => n + x, 0), 7 * 1024)
-})
