@@ -8,7 +8,7 @@
 // one row per stream. A SIP call with several streams takes the worst
 // stream's verdict.
 
-const { callAnalytics } = require('../../collectors/rtcp/quality-analytics')
+const { callAnalytics, verdictProjection } = require('../../collectors/rtcp/quality-analytics')
 const { callOutcome, OUTCOMES } = require('../../collectors/hep/calls')
 const { BAND_ORDER, readWhole, byWorst } = require('./calls-read')
 
@@ -17,7 +17,7 @@ const STREAM_PROJECTION = Object.freeze({
   startTime: 1,
   'from.callId': 1,
   'to.callId': 1,
-  ...Object.fromEntries(['from', 'to'].flatMap((side) => ['quality.loss', 'quality.delayMs', 'quality.mos', 'codec'].map((path) => [`${side}.${path}`, 1])))
+  ...verdictProjection()
 })
 
 const zero = (names) => Object.fromEntries(names.map((name) => [name, 0]))

@@ -5,7 +5,7 @@
 // one pass, and a footer that counts every call. Its web view answers any
 // number of page loads, so each of those reads a bounded part (recentCalls).
 
-const { callAnalytics, minuteBands } = require('../../collectors/rtcp/quality-analytics')
+const { callAnalytics, minuteBands, verdictProjection } = require('../../collectors/rtcp/quality-analytics')
 const { minuteKey, BANDS } = require('../../collectors/rtcp/call-quality')
 
 /** The bands a call's verdict falls in, best first; `unknown`: no MOS. */
@@ -13,10 +13,7 @@ const BAND_ORDER = Object.freeze([...BANDS, 'unknown'])
 
 // What callAnalytics needs of a stream for its verdict (mos, band), and
 // the per-minute buckets minuteBands reads.
-const VERDICT_PROJECTION = Object.freeze(Object.fromEntries([
-  ['endTime', 1],
-  ...['from', 'to'].flatMap((side) => ['quality.loss', 'quality.delayMs', 'quality.mos', 'codec'].map((path) => [`${side}.${path}`, 1]))
-]))
+const VERDICT_PROJECTION = Object.freeze({ endTime: 1, ...verdictProjection() })
 const MINUTES_PROJECTION = Object.freeze({ 'from.quality.minutes': 1, 'to.quality.minutes': 1 })
 
 const zeroBands = () => Object.fromEntries(BAND_ORDER.map((band) => [band, 0]))

@@ -172,6 +172,17 @@ function minuteJitterMs (side, bucket) {
   return typeof bucket.jitterMsMax === 'number' ? bucket.jitterMsMax : null
 }
 
+// What a side's verdict (its mos and band: sideQuality's `verdict`) reads
+// of the stored side, for reads that need only the verdict of many calls
+// (`collector calls` ranks and counts a window by it): its codec, as the
+// reports or SDP named it, its loss, and both delays verdictDelay chooses from.
+const VERDICT_FIELDS = Object.freeze(['codec', 'quality.codec', 'quality.loss', 'quality.delayMs', 'quality.endpointsMs', 'quality.mos'])
+
+/** A projection of a stream document that callAnalytics gives the same mos and band from as from the whole. */
+function verdictProjection () {
+  return Object.fromEntries(['from', 'to'].flatMap((side) => VERDICT_FIELDS.map((path) => [`${side}.${path}`, 1])))
+}
+
 // The mouth-to-ear delay of the verdict: the average of the reports scored
 // with a measured round trip, else the endpoints' own (no network term).
 function verdictDelay (q) {
@@ -278,4 +289,4 @@ function clamp01 (x) {
   return Math.min(1, Math.max(0, x))
 }
 
-module.exports = { callAnalytics, sideQuality, minuteBands, minuteJitterMs }
+module.exports = { callAnalytics, sideQuality, minuteBands, minuteJitterMs, verdictProjection }

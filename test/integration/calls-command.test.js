@@ -110,6 +110,40 @@ test('collector calls lists the worst calls first, with their loss, and --json c
   assert.match(perMinuteTable.stdout, /^MINUTE \(UTC\)\s+GOOD\s+FAIR\s+POOR\s+UNKNOWN\n/)
 })
 
+// RR-only calls (what `collector simulate rtcp` sends) have no measured
+// round trip: their verdict rests on the endpoints' delay. The footer,
+// --band and the worst-first order read a projection of every call; they
+// must count and rank the verdict each row shows, read whole.
+test('collector calls: calls scored on the endpoints\' delay are counted in their band by the footer and --band, as their rows show', { timeout: 60000 }, async (t) => {
+  const { uri } = await getTestMongo()
+  const { collector, db, port } = await startTestCollector(t, rtcp, ['--stream-timeout', '30s'])
+  const env = { ...process.env, MONGODB_URI: uri }
+  const sim = await runCli(env, 'simulate', 'rtcp', '--target', `127.0.0.1:${port}`, '--streams', '4', '--rate', '400', '--duration', '1s', '--json')
+  assert.equal(sim.code, 0, sim.stderr)
+  const { packets } = JSON.parse(sim.stdout)
+  await waitFor(() => collector.summary().processed === packets, { what: 'every datagram processed' })
+  const where = [...(hasPassword(uri) ? [] : ['--mongo-uri', uri]), '--database', db.databaseName]
+
+  const json = await runCli(env, 'calls', ...where, '--json')
+  assert.equal(json.code, 0, json.stderr)
+  const calls = json.stdout.trimEnd().split('\n').map((line) => JSON.parse(line))
+  assert.equal(calls.length, 4)
+  const bands = {}
+  for (const call of calls) {
+    assert.equal(call.analytics.delayBasis, 'endpoints', 'no round trip measured')
+    assert.notEqual(call.analytics.band, 'unknown')
+    bands[call.analytics.band] = (bands[call.analytics.band] || 0) + 1
+  }
+  const counted = json.stderr.match(/good (\d+) .*fair (\d+) .*poor (\d+) .*unknown (\d+)/)
+  assert.ok(counted, json.stderr)
+  assert.deepEqual(counted.slice(1).map(Number), ['good', 'fair', 'poor', 'unknown'].map((band) => bands[band] || 0), `footer: ${json.stderr}`)
+  for (const [band, n] of Object.entries(bands)) {
+    const only = await runCli(env, 'calls', ...where, '--json', '--band', band)
+    assert.equal(only.code, 0, only.stderr)
+    assert.equal(only.stdout.trimEnd().split('\n').length, n, `--band ${band} lists its ${n} calls`)
+  }
+})
+
 test('collector calls: --worst 0, --since soon, --from yesterday, --outcome busy, --band great, --order random, --to alone or before --from exit 2 with one line naming the flag', async () => {
   for (const [flag, value, ...more] of [['--worst', '0'], ['--since', 'soon'], ['--from', 'yesterday'], ['--outcome', 'busy'], ['--band', 'great'], ['--order', 'random'],
     ['--to', '2026-11-27T05:00Z'], ['--to', '2026-11-27T05:00Z', '--from', '2026-11-27T06:00Z']]) {
