@@ -21,11 +21,20 @@ async function main (argv) {
     process.stderr.write(require('../app/commands/help').text())
     return EXIT_USAGE
   }
+  process.stdout.on('error', (err) => readerGone(err, name))
   try {
     return await require(`../app/commands/${name}`).run(rest, { command: name })
   } catch (err) {
     return report(err)
   }
+}
+
+// stdout's reader went away (`collector calls --json | head -1`): a command
+// that prints ends there, quietly, as `head` asked; a collector (run) goes
+// on without it (its log stops: app/pretty-log.js). Any other write error is thrown.
+function readerGone (err, name) {
+  if (err.code !== 'EPIPE') throw err
+  if (name !== 'run') process.exit(0)
 }
 
 // Errors the user can act on are one line (or the config's list), no stack.

@@ -12,7 +12,8 @@ const rtcp = require('../../collectors/rtcp')
 const { startTestCollector } = require('../helpers/collector')
 const { getTestMongo } = require('../helpers/mongo')
 const { sendCalls } = require('../helpers/rtcp-calls')
-const { runCli } = require('../helpers/cli')
+const { spawn } = require('node:child_process')
+const { runCli, CLI } = require('../helpers/cli')
 const { waitFor, streamDocs } = require('../helpers/streams')
 const { hasPassword } = require('../../lib/mongo/redact-uri')
 
@@ -141,6 +142,17 @@ test('collector calls: calls scored on the endpoints\' delay are counted in thei
     const only = await runCli(env, 'calls', ...where, '--json', '--band', band)
     assert.equal(only.code, 0, only.stderr)
     assert.equal(only.stdout.trimEnd().split('\n').length, n, `--band ${band} lists its ${n} calls`)
+  }
+
+  // A reader that goes away before the rows (`| head -0`) ends the command quietly.
+  for (const more of [[], ['--per-minute']]) {
+    const gone = spawn(process.execPath, [CLI, 'calls', ...where, '--json', ...more], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    gone.stdout.destroy()
+    let stderr = ''
+    gone.stderr.on('data', (d) => { stderr += d })
+    const code = await new Promise((resolve) => gone.on('close', resolve))
+    assert.equal(code, 0, stderr)
+    assert.doesNotMatch(stderr, /EPIPE|Error|    at /, `no stack: ${stderr}`)
   }
 })
 
