@@ -12,9 +12,10 @@
 // report's own `CallID:` line; a packet naming no call is refused
 // (`hep-no-call`): what cannot be found with a call is not kept.
 
+const { callIdTooLong } = require('./sip')
+
 const CALL_LOGS = 'call_logs'
 const MAX_TEXT_BYTES = 8192
-const MAX_CALL_ID = 1024
 const KINDS = Object.freeze({ 100: 'log', 35: 'vq-rtcpxr' })
 
 /**
@@ -26,7 +27,7 @@ function callLogOf (packet, payload, at, endpoint) {
   const kind = KINDS[packet.protocolType]
   const callId = (packet.correlationId || (kind === 'vq-rtcpxr' ? reportCallId(payload) : '') || '').trim()
   if (callId === '') return { reason: 'hep-no-call' }
-  if (callId.length > MAX_CALL_ID) return { reason: 'hep-sip-too-long' }
+  if (callIdTooLong(callId)) return { reason: 'hep-sip-too-long' }
   const kept = payload.length > MAX_TEXT_BYTES ? payload.subarray(0, MAX_TEXT_BYTES) : payload
   const log = {
     callId,

@@ -48,15 +48,21 @@ function parseSip (payload, correlationHeaders = []) {
   const from = nameAddress(headers.from)
   const to = nameAddress(headers.to)
   const linkedId = linked ? headers[linked] : null
-  if (headers['call-id'].length > MAX_CALL_ID || (linkedId && linkedId.length > MAX_CALL_ID) || tooLong(from) || tooLong(to)) return TOO_LONG
+  if (callIdTooLong(headers['call-id']) || (linkedId && callIdTooLong(linkedId)) || tooLong(from) || tooLong(to)) return TOO_LONG
   return { ...start, callId: headers['call-id'], from, to, cseq: { seq: Number(cseq[1]), method: cseq[2].toUpperCase() }, ...(linkedId ? { linkedId } : {}) }
 }
 
 /** parseSip's answer for a message whose Call-ID, user, host or tag is too long to keep. */
 const TOO_LONG = Object.freeze({ tooLong: true })
 
+// The bounds are in bytes (what an index key takes), not characters: 600 € are 1,800 bytes.
 function tooLong ({ user, host, tag }) {
-  return user.length > MAX_PART || host.length > MAX_PART || (tag !== null && tag.length > MAX_PART)
+  return Buffer.byteLength(user) > MAX_PART || Buffer.byteLength(host) > MAX_PART || (tag !== null && Buffer.byteLength(tag) > MAX_PART)
+}
+
+/** Whether a Call-ID (or a correlation id naming a call) is longer than a call's may be. */
+function callIdTooLong (callId) {
+  return Buffer.byteLength(callId) > MAX_CALL_ID
 }
 
 function startLine (line) {
@@ -68,18 +74,27 @@ function startLine (line) {
 
 /**
  * The user, host and tag of a From or To value: `"Bob" <sip:bob@b.example;
- * transport=udp>;tag=x`, `sip:bob@b.example;tag=x` or a tel: URI.
+ * transport=udp>;tag=x`, `sip:bob@b.example;tag=x` or a tel: URI. A quoted
+ * display name may hold `<`, `>`, `;` and `@` (`"Doe <Jr>" <sip:…>`); in
+ * angle brackets the user may carry parameters (RFC 4694's
+ * `+4930123;npdi;rn=+4930999@b.example`), left out of the user kept: the
+ * number is what a search looks for. Outside brackets a `;` ends the URI
+ * (RFC 3261 20.10: a URI with one must be in brackets).
  */
 function nameAddress (value) {
-  const bracket = /<([^>]*)>(.*)$/.exec(value)
-  const uri = bracket ? bracket[1] : value.split(';')[0]
-  const params = bracket ? bracket[2] : value.slice(uri.length)
+  const unquoted = value.replace(QUOTED_NAME, '')
+  const bracket = /^[^<]*<([^>]*)>(.*)$/.exec(unquoted)
+  const uri = (bracket ? bracket[1] : unquoted.split(';')[0]).trim()
+  const params = bracket ? bracket[2] : unquoted.slice(unquoted.indexOf(uri) + uri.length)
   const tag = /;\s*tag=([^;\s]+)/i.exec(params)
-  const address = /^(?:sips?|tel):(?:([^@;]*)@)?([^;?]*)/i.exec(uri.trim())
-  const user = address ? (address[1] !== undefined ? address[1] : /^tel:/i.test(uri.trim()) ? address[2] : '') : ''
+  const address = (bracket ? /^(?:sips?|tel):(?:([^@]*)@)?([^;?]*)/i : /^(?:sips?|tel):(?:([^@;]*)@)?([^;?]*)/i).exec(uri)
+  const user = address ? (address[1] !== undefined ? address[1].split(';')[0] : /^tel:/i.test(uri) ? address[2] : '') : ''
   const host = address && address[1] !== undefined ? address[2] : ''
   return { user: decodeURIComponentSafe(user), host: hostOnly(host).toLowerCase(), tag: tag ? tag[1] : null }
 }
+
+// A display name in quotes (RFC 3261 25.1 quoted-string: \\ escapes the next character).
+const QUOTED_NAME = /^\s*"(?:[^"\\]|\\.)*"\s*/
 
 // The host of `host[:port]`: b.example.com:5060 → b.example.com, [2001:db8::1]:5060 → 2001:db8::1.
 function hostOnly (hostport) {
@@ -96,4 +111,4 @@ function decodeURIComponentSafe (text) {
   }
 }
 
-module.exports = { parseSip, TOO_LONG }
+module.exports = { parseSip, TOO_LONG, callIdTooLong }

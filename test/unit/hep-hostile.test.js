@@ -118,6 +118,10 @@ test('SIP values too long to keep are refused by name; the header block is read 
   assert.equal(parseSip(message({ callId: 'x'.repeat(1025) })), TOO_LONG)
   assert.equal(parseSip(message({ user: 'u'.repeat(257) })), TOO_LONG)
   assert.equal(parseSip(message({ tag: 't'.repeat(257) })), TOO_LONG)
+  // The bounds are bytes, not characters: 342 € are 1,026 bytes.
+  assert.equal(parseSip(message({ callId: '€'.repeat(341) })).callId.length, 341, '1,023 bytes')
+  assert.equal(parseSip(message({ callId: '€'.repeat(342) })), TOO_LONG)
+  assert.equal(parseSip(message({ user: 'ü'.repeat(129) })), TOO_LONG, '258 bytes')
   // 60 KB of headers before the Call-ID: it lies past what is read, so the message is not a call.
   const padded = Buffer.from(['INVITE sip:bob@b SIP/2.0', ...Array.from({ length: 1000 }, (_, i) => `X-Pad-${i}: ${'p'.repeat(50)}`), 'Call-ID: late@x', 'From: <sip:a@b>;tag=1', 'To: <sip:b@c>', 'CSeq: 1 INVITE', '', ''].join('\r\n'))
   assert.equal(parseSip(padded), null)

@@ -194,6 +194,18 @@ test('SIP: requests and responses, compact headers, name-addresses with tags', (
   })
   const ok = parseSip(Buffer.from('SIP/2.0 200 OK\r\nCall-ID: x1\r\nFrom: sip:a@h;tag=9\r\nTo: <tel:+15551234>;tag=8\r\nCSeq: 2 INVITE\r\n\r\nv=0\r\n'))
   assert.deepEqual([ok.status, ok.reason, ok.to.user, ok.to.tag, ok.from.tag], [200, 'OK', '+15551234', '8', '9'])
+  // A quoted display name holding < > ; @ and an escaped quote; a user with
+  // RFC 4694 parameters (the number kept without them); a URI outside
+  // brackets, whose ; begins the header's parameters.
+  const odd = parseSip(Buffer.from(['INVITE sip:b@h SIP/2.0', 'Call-ID: odd1',
+    'From: "Doe <Jr>; \\"x@y\\"" <sip:+4930777@a.example:5060>;tag=f1',
+    'To: Bob <sip:+4930123;npdi;rn=+4930999@b.example;user=phone>;tag=t1',
+    'CSeq: 1 INVITE', '', ''].join('\r\n')))
+  assert.deepEqual(odd.from, { user: '+4930777', host: 'a.example', tag: 'f1' })
+  assert.deepEqual(odd.to, { user: '+4930123', host: 'b.example', tag: 't1' })
+  const bare = parseSip(Buffer.from('BYE sip:b@h SIP/2.0\r\nCall-ID: odd2\r\nFrom: sip:alice@a.example;tag=9\r\nTo: "B" <sips:%2B1555@b.example>\r\nCSeq: 3 BYE\r\n\r\n'))
+  assert.deepEqual(bare.from, { user: 'alice', host: 'a.example', tag: '9' })
+  assert.deepEqual(bare.to, { user: '+1555', host: 'b.example', tag: null })
   assert.equal(parseSip(Buffer.from('HTTP/1.1 200 OK\r\n\r\n')), null)
   assert.equal(parseSip(Buffer.from('BYE sip:a@b SIP/2.0\r\nFrom: <sip:a@b>\r\n\r\n')), null, 'no Call-ID, To or CSeq')
 })
