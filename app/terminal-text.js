@@ -72,8 +72,28 @@ function displayWidth (text) {
   return width
 }
 
+/**
+ * Printable text cut to `max` columns: a longer one keeps what fits in
+ * max − 1 and ends with `…`.
+ * @param {string} text printable's output
+ * @param {number} max
+ * @returns {string}
+ */
+function clipWidth (text, max) {
+  if (displayWidth(text) <= max) return text
+  let width = 0
+  let kept = ''
+  for (const c of text) {
+    const w = ZERO_WIDTH.test(c) ? 0 : WIDE.test(c) ? 2 : 1
+    if (width + w > max - 1) break
+    width += w
+    kept += c
+  }
+  return kept + '…'
+}
+
 function hex (code, digits) {
   return code.toString(16).padStart(digits, '0')
 }
 
-module.exports = { printable, printableJson, displayWidth }
+module.exports = { printable, printableJson, displayWidth, clipWidth }

@@ -5,7 +5,7 @@
 const ArgvConfig = require('../../configs/argv-config')
 const CollectorError = require('../../exceptions/collector-error')
 const { statsDir } = require('../stats-file')
-const { printable, displayWidth } = require('../terminal-text')
+const { printable, displayWidth, clipWidth } = require('../terminal-text')
 const { formatBytes } = require('../../lib/shared/format-bytes')
 
 /**
@@ -61,14 +61,21 @@ function defaultStatsDir (env = process.env) {
   return statsDir({ env })
 }
 
+// A cell's widest, but in the last column: a sender's 1,000-character
+// Call-ID would widen its column in every row (--json keeps the whole
+// value); a last one (a message's first line, a log line) widens nothing.
+const MAX_CELL_WIDTH = 64
+
 /**
  * Text table: columns `{ key, title, align? }` over row objects. A cell's
  * text may come from a sender (a CNAME, a Call-ID): it is printed through
- * printable(), and the columns are as wide as the escaped text shows.
+ * printable(), cut to MAX_CELL_WIDTH columns (ending in …) but in the last
+ * column, and the columns are as wide as the escaped text shows.
  * @returns {string}
  */
 function formatTable (columns, rows) {
-  const cells = rows.map((row) => columns.map((c) => cellText(row[c.key])))
+  const last = columns.length - 1
+  const cells = rows.map((row) => columns.map((c, i) => i === last ? cellText(row[c.key]) : clipWidth(cellText(row[c.key]), MAX_CELL_WIDTH)))
   const widths = columns.map((c, i) => Math.max(displayWidth(c.title), ...cells.map((r) => displayWidth(r[i]))))
   const line = (values) => values.map((v, i) => {
     const pad = ' '.repeat(widths[i] - displayWidth(v))

@@ -104,3 +104,12 @@ test('a collector\'s readable log on its terminal (prettyStream) escapes what a 
   assert.match(lines[0], /WARN \(c\): call \\r FAKE LINE \{"callId":"c1\\x1b\[1A\\u202eevil"\}$/)
   assert.match(lines[1], /INFO \(c\): second$/)
 })
+
+test('formatTable cuts a sender\'s long cell to 64 columns with …, but in the last column, so one 1,000-character Call-ID widens no row', () => {
+  const columns = [{ key: 'id', title: 'CALL-ID', align: 'left' }, { key: 'n', title: 'N' }, { key: 'line', title: 'LINE', align: 'left' }]
+  const long = 'k'.repeat(1000)
+  const lines = formatTable(columns, [{ id: long, n: 1, line: long }, { id: '山'.repeat(40), n: 2, line: 'x' }, { id: 'short', n: 3, line: 'y' }]).trimEnd().split('\n')
+  assert.equal(lines[1], `${'k'.repeat(63)}…  1  ${long}`, 'cut to 63 columns and …; the last column whole')
+  assert.equal(lines[2], `${'山'.repeat(31)}…   2  x`, 'wide characters: 62 columns and …, padded to 64')
+  assert.equal(lines[3].indexOf('3'), 66, 'the other rows align on 64 columns')
+})
