@@ -6,13 +6,16 @@
 // (microseconds). Every message is written as UDP, whatever its transport:
 // a TCP stream would need the segments the agent did not send; the stored
 // `transport` says which it was. A message whose text was cut at the
-// store's cap is written as stored.
+// store's cap is written as stored, and said to be cut as a capture's
+// snapshot length says it: its record's original length, and its IP and
+// UDP lengths, are those of the whole message (`bytes`), so that
+// Wireshark marks it "packet size limited during capture".
 
 const LINKTYPE_ETHERNET = 1
 const SNAPLEN = 262144
 
 /**
- * @param {Array<{ at: Date, src: string, dst: string, raw: Buffer|string }>} messages as sip_messages holds them (the bytes as sent)
+ * @param {Array<{ at: Date, src: string, dst: string, raw: Buffer|string, bytes?: number }>} messages as sip_messages holds them (the bytes as sent, and how many the message had)
  * @returns {Buffer}
  */
 function sipPcap (messages) {
@@ -25,16 +28,17 @@ function sipPcap (messages) {
   return Buffer.concat([header, ...messages.map(frameOf).filter(Boolean)])
 }
 
-function frameOf ({ at, src, dst, raw }) {
+function frameOf ({ at, src, dst, raw, bytes }) {
   const from = addressOf(src)
   const to = addressOf(dst)
   if (!from || !to || from.v6 !== to.v6) return null
   const payload = Buffer.isBuffer(raw) ? raw : Buffer.from(raw, 'utf8')
+  const whole = Math.max(payload.length, Number.isInteger(bytes) ? bytes : 0) // the message's size, cut or not
   const udp = Buffer.alloc(8)
   udp.writeUInt16BE(from.port, 0)
   udp.writeUInt16BE(to.port, 2)
-  udp.writeUInt16BE(Math.min(0xffff, 8 + payload.length), 4) // checksum 0: none (IPv4); Wireshark does not check it by default
-  const ip = from.v6 ? ipv6Header(from, to, 8 + payload.length) : ipv4Header(from, to, 8 + payload.length)
+  udp.writeUInt16BE(Math.min(0xffff, 8 + whole), 4) // checksum 0: none (IPv4); Wireshark does not check it by default
+  const ip = from.v6 ? ipv6Header(from, to, 8 + whole) : ipv4Header(from, to, 8 + whole)
   const ethernet = Buffer.alloc(14)
   ethernet.writeUInt16BE(from.v6 ? 0x86dd : 0x0800, 12)
   const frame = Buffer.concat([ethernet, ip, udp, payload])
@@ -43,7 +47,7 @@ function frameOf ({ at, src, dst, raw }) {
   record.writeUInt32LE(Math.floor(ms / 1000), 0)
   record.writeUInt32LE((ms % 1000) * 1000, 4)
   record.writeUInt32LE(frame.length, 8)
-  record.writeUInt32LE(frame.length, 12)
+  record.writeUInt32LE(frame.length + whole - payload.length, 12)
   return Buffer.concat([record, frame])
 }
 

@@ -8,6 +8,10 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { CopyWindow, CallLedger } = require('../../collectors/hep/call-memory')
 const { callOutcome } = require('../../collectors/hep/calls')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { spawnSync } = require('node:child_process')
 const { sipPcap } = require('../../app/commands/sip-pcap')
 
 test('a copy is the same fingerprint captured within the window; a retransmission after it is a message of its own, and a late copy of either is still a copy', () => {
@@ -90,4 +94,21 @@ test('the pcap export: a frame per message, IPv4 and IPv6, capture times kept to
   assert.equal(v6.readUInt16BE(12), 0x86dd)
   assert.equal(v6.subarray(14 + 8, 14 + 24).toString('hex'), '20010db8000000000000000000000001')
   assert.equal(v6.subarray(62).toString(), 'SIP/2.0 200 OK\r\n\r\n')
+})
+
+// tshark, the oracle: a message stored cut at the store's cap reads as a
+// frame cut at the capture's snapshot length, its whole size known.
+test('the pcap export: a message stored cut says its whole size, as a capture cut by its snapshot length does (tshark)', () => {
+  const raw = Buffer.from('INVITE sip:b@h SIP/2.0\r\nCall-ID: big1\r\nContent-Length: 20000\r\n\r\nv=0')
+  const pcap = sipPcap([{ at: new Date(1795756864123), src: '10.0.0.1:5060', dst: '10.0.0.2:5060', raw, bytes: 20000, truncated: true }])
+  assert.equal(pcap.readUInt32LE(24 + 8), 42 + raw.length, 'captured: the bytes stored')
+  assert.equal(pcap.readUInt32LE(24 + 12), 42 + 20000, 'original: the whole message')
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pcap-')), 'cut.pcap')
+  fs.writeFileSync(file, pcap)
+  const read = spawnSync('tshark', ['-r', file, '-T', 'fields', '-e', 'frame.len', '-e', 'frame.cap_len', '-e', 'ip.len', '-e', 'udp.length', '-e', '_ws.short'], { encoding: 'utf8' })
+  fs.rmSync(path.dirname(file), { recursive: true })
+  assert.equal(read.status, 0, read.stderr)
+  const [len, capLen, ipLen, udpLen, short] = read.stdout.trim().split('\t')
+  assert.deepEqual([len, capLen, ipLen, udpLen].map(Number), [20042, 42 + raw.length, 20028, 20008])
+  assert.match(short || '', /limited during capture/i, 'tshark: cut short by the capture, not malformed')
 })
