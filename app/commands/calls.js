@@ -82,7 +82,18 @@ const Config = commandConfig(USAGE, {
     description: 'MongoDB URI without a password (else MONGODB_URI; else a server on 127.0.0.1:27017)',
     validate: (uri) => hasPassword(uri) ? 'must not contain a password (it would show in ps): put the URI in the MONGODB_URI environment variable instead' : undefined
   }
-})
+}, crossChecks)
+
+// Flags that cannot go together: two windows; --per-minute (every call with
+// media of --since, by band) beside a flag it would not apply.
+const NOT_PER_MINUTE = Object.freeze({ callId: 'call-id', number: 'number', outcome: 'outcome', band: 'band', order: 'order', worst: 'worst', from: 'from', to: 'to', serve: 'serve' })
+function crossChecks (config, given) {
+  const problems = []
+  if (given.has('since') && (given.has('from') || given.has('to'))) problems.push({ flag: 'since', message: 'one window: --since, or --from TIME [--to TIME], not both' })
+  const ignored = config.perMinute ? Object.keys(NOT_PER_MINUTE).filter((name) => given.has(name)) : []
+  if (ignored.length > 0) problems.push({ flag: 'per-minute', message: `counts every call with media of the --since window by band, and takes no ${ignored.map((name) => `--${NOT_PER_MINUTE[name]}`).join(', ')}` })
+  return problems
+}
 
 const COLUMNS = [
   { key: 'from', title: 'FROM', align: 'left' },
@@ -101,7 +112,7 @@ const COLUMNS = [
 /**
  * `collector calls [NAME] [--worst N] [--since 1h] [--json]`: the worst
  * calls of the window and the window's calls by MOS band. Exit 0; 1 when
- * no database answers; 2 on a usage mistake.
+ * no database answers, or --call-id names no stored call; 2 on a usage mistake.
  */
 async function run (argv, { env = process.env, out = process.stdout, err = process.stderr } = {}) {
   if (argv[0] === '--help' || argv[0] === '-h') return printHelp(out)
@@ -171,7 +182,11 @@ async function printCalls (db, config, { out, err }) {
   const legs = config.callId !== undefined ? await legsOf(db.collection(CALLS), config.callId) : null
   const ladder = legs ? await ladderOf(db.collection(SIP_MESSAGES), config.callId, db.collection(CALL_LOGS), { legs }) : null
   const where = report.sipTotal > 0 ? `${db.databaseName}.${CALLS} and ${STREAMS}` : `${db.databaseName}.${STREAMS}`
-  const footer = footerLine(report, { since: config.since, window, where, order: config.order })
+  if (config.callId !== undefined && report.total === 0 && ladder.messages.length === 0) {
+    err.write(`collector: no call with Call-ID ${printable(config.callId)} is stored in ${db.databaseName} (${CALLS}, ${STREAMS}, ${SIP_MESSAGES})\n`)
+    return 1
+  }
+  const footer = footerLine(report, { since: config.since, window, where, order: config.order, callId: config.callId })
   if (config.json) {
     for (const shown of report.shown) out.write(printableJson(jsonLine(shown, ladder)) + '\n')
     err.write(footer + '\n')
@@ -345,10 +360,10 @@ function jsonLine ({ doc, analytics, outcome, streams }, ladder) {
   }
 }
 
-function footerLine ({ total, bands, shown, sipTotal = 0, outcomes = null }, { since, window = null, where, order = 'verdict' }) {
+function footerLine ({ total, bands, shown, sipTotal = 0, outcomes = null }, { since, window = null, where, order = 'verdict', callId }) {
   const counts = `good ${bands.good} (MOS ≥ 4.0), fair ${bands.fair} (3.6–4.0), poor ${bands.poor} (< 3.6), unknown ${bands.unknown} (no MOS${bands.unknown ? ', listed last' : ''})`
   const showing = total > shown.length ? `; showing the ${order === 'time' ? 'newest' : 'worst'} ${shown.length}` : ''
-  const when = window && window.explicit ? `from ${new Date(window.since).toISOString()} to ${new Date(window.until).toISOString()}` : `in the last ${formatWindow(since)}`
+  const when = callId !== undefined ? `with Call-ID ${printable(callId)}` : window && window.explicit ? `from ${new Date(window.since).toISOString()} to ${new Date(window.until).toISOString()}` : `in the last ${formatWindow(since)}`
   const sip = sipTotal > 0 ? `; SIP calls ${sipTotal}: ${Object.entries(outcomes).map(([name, n]) => `${name} ${n}`).join(', ')}` : ''
   const what = sipTotal > 0 ? 'with SIP or a report' : 'with a report'
   return `${total} call${total === 1 ? '' : 's'} ${what} ${when} in ${where}: ${counts}${sip}${showing}`

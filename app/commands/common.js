@@ -16,10 +16,15 @@ const { formatBytes } = require('../../lib/shared/format-bytes')
  * @param {object} flags flag definitions
  * @returns {typeof ArgvConfig}
  */
-function commandConfig (usage, flags) {
+function commandConfig (usage, flags, crossChecks = () => []) {
   return class extends ArgvConfig {
     static usage = usage
     static flags = ArgvConfig.extendFlags({ help: { alias: 'h', type: 'boolean', default: false, description: 'show this help' }, ...flags })
+
+    // Checks across flags (`(config, given) => [{ flag, message }]`, given: the flags set), after each flag's own.
+    validate (config, given) {
+      return [...super.validate(config, given), ...crossChecks(config, given)]
+    }
 
     /** Prints the usage text; returns exit code 0. */
     static printHelp () {

@@ -144,6 +144,11 @@ test('collector calls: calls scored on the endpoints\' delay are counted in thei
     assert.equal(only.stdout.trimEnd().split('\n').length, n, `--band ${band} lists its ${n} calls`)
   }
 
+  const unknown = await runCli(env, 'calls', ...where, '--call-id', 'nobody@x')
+  assert.equal(unknown.code, 1, 'a Call-ID nothing stored names')
+  assert.equal(unknown.stdout, '')
+  assert.match(unknown.stderr, /^collector: no call with Call-ID nobody@x is stored in \S+ \(calls, streams, sip_messages\)\n$/)
+
   // A reader that goes away before the rows (`| head -0`) ends the command quietly.
   for (const more of [[], ['--per-minute']]) {
     const gone = spawn(process.execPath, [CLI, 'calls', ...where, '--json', ...more], { env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -152,13 +157,14 @@ test('collector calls: calls scored on the endpoints\' delay are counted in thei
     gone.stderr.on('data', (d) => { stderr += d })
     const code = await new Promise((resolve) => gone.on('close', resolve))
     assert.equal(code, 0, stderr)
-    assert.doesNotMatch(stderr, /EPIPE|Error|    at /, `no stack: ${stderr}`)
+    assert.doesNotMatch(stderr, /EPIPE|Error|\n\s+at /, `no stack: ${stderr}`)
   }
 })
 
-test('collector calls: --worst 0, --since soon, --from yesterday, --outcome busy, --band great, --order random, --to alone or before --from exit 2 with one line naming the flag', async () => {
+test('collector calls: --worst 0, --since soon, --from yesterday, --outcome busy, --band great, --order random, --to alone or before --from, --since with --from, --per-minute with a filter it does not take exit 2 with one line naming the flag', async () => {
   for (const [flag, value, ...more] of [['--worst', '0'], ['--since', 'soon'], ['--from', 'yesterday'], ['--outcome', 'busy'], ['--band', 'great'], ['--order', 'random'],
-    ['--to', '2026-11-27T05:00Z'], ['--to', '2026-11-27T05:00Z', '--from', '2026-11-27T06:00Z']]) {
+    ['--to', '2026-11-27T05:00Z'], ['--to', '2026-11-27T05:00Z', '--from', '2026-11-27T06:00Z'],
+    ['--since', '2h', '--from', '2026-11-27T05:00Z'], ['--per-minute', '--call-id', 'x'], ['--per-minute', '--outcome', 'failed', '--band', 'poor']]) {
     const r = await runCli({ ...process.env, MONGODB_URI: 'mongodb://127.0.0.1:1' }, 'calls', flag, value, ...more)
     assert.equal(r.code, 2, `${flag} ${value}: ${r.stderr}`)
     assert.equal(r.stdout, '')
