@@ -33,12 +33,27 @@ const ZERO_WIDTH = /[\p{Mn}\p{Me}]/u
  * @returns {string}
  */
 function printable (text) {
-  return String(text).replace(ESCAPED, (c) => {
-    if (SHORT[c]) return SHORT[c]
-    const code = c.codePointAt(0)
-    if (code < 0x100) return `\\x${hex(code, 2)}`
-    return code > 0xffff ? `\\u{${hex(code, 1)}}` : `\\u${hex(code, 4)}`
-  })
+  return String(text).replace(ESCAPED, escapeOne)
+}
+
+/**
+ * `text` as a page shows it (the calls view, before HTML escaping): what
+ * printable() escapes (bidi overrides that reverse the text around them,
+ * invisible characters, controls) as the same escape text, but line
+ * breaks, tabs and backslashes, which a page does not act on: a raw SIP
+ * message keeps its lines.
+ * @param {*} text
+ * @returns {string}
+ */
+function visibleOnPage (text) {
+  return String(text).replace(ESCAPED, (c) => c === '\n' || c === '\r' || c === '\t' || c === '\\' ? c : escapeOne(c))
+}
+
+function escapeOne (c) {
+  if (SHORT[c]) return SHORT[c]
+  const code = c.codePointAt(0)
+  if (code < 0x100) return `\\x${hex(code, 2)}`
+  return code > 0xffff ? `\\u{${hex(code, 1)}}` : `\\u${hex(code, 4)}`
 }
 
 /**
@@ -96,4 +111,4 @@ function hex (code, digits) {
   return code.toString(16).padStart(digits, '0')
 }
 
-module.exports = { printable, printableJson, displayWidth, clipWidth }
+module.exports = { printable, printableJson, visibleOnPage, displayWidth, clipWidth }

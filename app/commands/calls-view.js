@@ -21,6 +21,7 @@ const { callAnalytics, minuteJitterMs } = require('../../collectors/rtcp/quality
 const { flagTypes } = require('../../lib/shared/value-types')
 const { BAND_ORDER, recentCalls, readWhole, tallyMinutes, byWorst } = require('./calls-read')
 const sipView = require('./calls-sip-view')
+const { visibleOnPage } = require('../terminal-text')
 
 const reply = MetricsServer.reply
 const HTML = 'text/html; charset=utf-8'
@@ -309,8 +310,10 @@ function fmt (value, digits) {
   return typeof value === 'number' ? value.toFixed(digits) : '-'
 }
 
+// Sender text in HTML: its bidi overrides, invisible characters and
+// controls as visible escape text (terminal-text.js), then markup escaped.
 function escape (text) {
-  return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+  return visibleOnPage(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
 module.exports = { CallsViewServer }

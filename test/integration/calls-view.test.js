@@ -9,7 +9,7 @@
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { spawn, spawnSync } = require('node:child_process')
+const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const http = require('node:http')
 const os = require('node:os')
@@ -19,7 +19,7 @@ const rtcp = require('../../collectors/rtcp')
 const { startTestCollector } = require('../helpers/collector')
 const { getTestMongo } = require('../helpers/mongo')
 const { sendCalls } = require('../helpers/rtcp-calls')
-const { CLI } = require('../helpers/cli')
+const { serveView } = require('../helpers/cli')
 const { waitFor, streamDocs } = require('../helpers/streams')
 const { run } = require('../helpers/rtp-peers')
 const { readPng, countColor } = require('../helpers/png')
@@ -27,29 +27,6 @@ const { readPng, countColor } = require('../helpers/png')
 const CHROMIUM_SKIP = spawnSync('chromium', ['--version']).status !== 0 && 'chromium is not installed (Debian package chromium)'
 const media = (lostPerRound) => ({ lostPerRound, jitter: 160, delayMs: 20 })
 const CALLS = [0, 0, 25, 25].map((lost, i) => ({ a: 0x9000 + 2 * i, b: 0x9001 + 2 * i, ab: media(lost), ba: media(lost) }))
-
-/** The CLI serving the view: resolves with its URL once it says where. */
-async function serveView (t, env, args) {
-  const child = spawn(process.execPath, [CLI, 'calls', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  t.after(() => child.exitCode === null && child.kill('SIGKILL'))
-  let stdout = ''
-  let stderr = ''
-  child.stderr.on('data', (d) => { stderr += d })
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d
-      const m = /serving the calls at (\S+) /.exec(stdout)
-      if (m) resolve(m[1])
-    })
-    child.on('exit', (code) => reject(new Error(`collector calls --serve exited ${code}: ${stderr}`)))
-  })
-  const stop = async () => {
-    const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)))
-    child.kill('SIGTERM')
-    return exited
-  }
-  return { url, stop, stderr: () => stderr }
-}
 
 async function chromium (t, ...args) {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'calls-view-chromium-'))

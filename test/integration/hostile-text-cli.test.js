@@ -11,7 +11,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { MongoClient } = require('mongodb')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
-const { runCli } = require('../helpers/cli')
+const { runCli, serveView } = require('../helpers/cli')
 const { hasPassword } = require('../../lib/mongo/redact-uri')
 
 const TITLE = '\x1b]0;pwned\x07' // sets the terminal window's title
@@ -118,4 +118,29 @@ test('collector calls --call-id prints the SIP ladder a sender wrote with its co
   }
   const rows = ladder.trimEnd().split('\n').filter((line) => /^\s*\+\d/.test(line))
   assert.equal(rows.length, 2, `a line per message:\n${ladder}`)
+})
+
+// The same text on the calls view's pages (`collector calls --serve`): a
+// browser draws a bidi override as reversed text and hides invisible
+// characters, so none reaches the page raw; each shows as its escape text.
+// Line breaks and tabs are a page's whitespace (a raw message's <pre>).
+// eslint-disable-next-line no-control-regex -- naming the control characters is the point
+const PAGE_FORBIDDEN = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\u3164\ufeff\u{e0000}-\u{e007f}]/u
+
+test('collector calls --serve shows sender-chosen text with its bidi, invisible and control characters as visible escapes', { timeout: 30000 }, async (t) => {
+  const { env, where } = await hostileDatabase(t)
+  const view = await serveView(t, env, [...where, '--serve', '0', '--since', '1d'])
+  const pages = {}
+  for (const page of ['/', `/sip?callId=${encodeURIComponent('evil')}`, `/sip/call?id=${encodeURIComponent(CALL_ID)}`]) {
+    const res = await fetch(new URL(page, view.url))
+    assert.equal(res.status, 200, page)
+    pages[page] = await res.text()
+    assert.doesNotMatch(pages[page], PAGE_FORBIDDEN, `a bidi, invisible or control character reached ${page}`)
+  }
+  const call = pages[`/sip/call?id=${encodeURIComponent(CALL_ID)}`]
+  for (const shown of ['c1\\x1b[1A\\u202eevil', '\\x1b[31mroot\\u2066@ex\\u200bample\\u{e0041}', '\\u202e192.0.2.1:5060']) {
+    assert.ok(call.includes(shown), `${shown} shown as text on the call's page`)
+  }
+  assert.ok(pages['/'].includes('\\u202eplain'), 'a stream\'s SSRC on the list')
+  assert.equal(await view.stop(), 0)
 })
