@@ -104,6 +104,7 @@ class Entry {
     try {
       await this.collector.start()
     } catch (err) {
+      if (err && err.workerCode === 'ERR_INVALID_OPTION') return this.refused(err)
       this.logger.fatal({ error: briefError(err) }, `collector failed to start: ${err.message}`)
       await stats.writeFailure(this.dir, this.config.name, err).catch(() => {})
       // Under PM2, a start that failed is not retried (the launcher reports
@@ -114,6 +115,16 @@ class Entry {
     await this.publish()
     this.schedule()
     if (typeof process.send === 'function' && process.connected) process.send('ready')
+  }
+
+  // An option a worker refused at start (--retention-for naming a
+  // collection the collector does not write): a configuration mistake, one
+  // line and exit 2 like those the flags' own checks find.
+  async refused (err) {
+    await this.collector.stop().catch(() => {})
+    this.ctx.stderr.write(`collector: invalid configuration: ${err.message.replace(/^worker failed to start: /, '')}\n`)
+    await stats.writeFailure(this.dir, this.config.name, err).catch(() => {})
+    return this.ctx.exit(this.ctx.env.pm_id !== undefined ? EXIT.START_FAILED : EXIT.BAD_USAGE)
   }
 
   installHandlers () {

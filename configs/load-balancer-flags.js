@@ -1,6 +1,6 @@
 'use strict'
 
-const { OPTIONS, NAME_PATTERN } = require('../lib/master/options')
+const { OPTIONS, NAME_PATTERN, envNameOf } = require('../lib/master/options')
 const { deepFreeze } = require('./flag-definitions')
 const { allowListProblem } = require('../lib/shared/allow-list')
 
@@ -18,7 +18,8 @@ function flagOf (decl) {
  * The flags of a collector's settings (lib/collector/database-settings.js): its
  * LoadBalancer defaults as changes to those flags (a collector names its own
  * worker, so --workername is not required), and a flag per setting of the
- * master and the workers that has one. For `Config.extendFlags(...)`.
+ * master and the workers that has one, each also read from its
+ * COLLECTOR_<FLAG> environment variable. For `Config.extendFlags(...)`.
  * @param {{ defaults?: object, master?: object, worker?: object }} settings
  * @returns {Object<string, object>}
  */
@@ -29,7 +30,8 @@ function settingsFlags ({ defaults = {}, master = {}, worker = {} }) {
     if (!decl || !decl.flag) throw new TypeError(`collector default ${option}: not a LoadBalancer option with a flag`)
     flags[decl.flag] = option === 'worker' ? { default: value, required: false } : { default: value }
   }
-  for (const [name, decl] of Object.entries({ ...worker, ...master })) if (decl.flag !== false) flags[name] = flagOf(decl)
+  // Each from COLLECTOR_<FLAG> too, as every LoadBalancer option is.
+  for (const [name, decl] of Object.entries({ ...worker, ...master })) if (decl.flag !== false) flags[name] = { ...flagOf(decl), env: envNameOf(name) }
   return flags
 }
 

@@ -97,10 +97,15 @@ const OPTIONS = declare({
 function declare (table) {
   for (const [name, decl] of Object.entries(table)) {
     if (decl.flag !== false) decl.flag = decl.flag || name
-    if (decl.flag) decl.env = `COLLECTOR_${decl.flag.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`
+    if (decl.flag) decl.env = envNameOf(decl.flag)
     Object.freeze(decl)
   }
   return Object.freeze(table)
+}
+
+/** The environment variable a flag may also come from: maxInFlight → COLLECTOR_MAX_IN_FLIGHT. */
+function envNameOf (flag) {
+  return `COLLECTOR_${flag.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`
 }
 
 /** Defaults of every LoadBalancer option (see docs/options.md). */
@@ -251,4 +256,4 @@ function checkChoices (options) {
   if (!options.workerOptions || typeof options.workerOptions !== 'object') throw new InvalidOptionError('workerOptions', options.workerOptions, 'must be an object')
 }
 
-module.exports = { OPTIONS, DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS, RECEIVE_MODES, NAME_PATTERN, nodeHasDgramReusePort, ALLOW_PROTOCOLS, normalizeOptions }
+module.exports = { OPTIONS, DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS, RECEIVE_MODES, NAME_PATTERN, nodeHasDgramReusePort, ALLOW_PROTOCOLS, normalizeOptions, envNameOf }

@@ -327,7 +327,7 @@ class WorkerHandle extends EventEmitter {
         this.address = message[1] || null
         return this.emit('ready')
       case ipc.UNLISTENED: return this.emit('unlistened')
-      case ipc.INIT_FAILED: return this.emit('initFailed', message[1], message[2])
+      case ipc.INIT_FAILED: return this.emit('initFailed', message[1], message[2], message[3])
       case ipc.CLOSED: return this.emit('closed')
       case ipc.LOG: return this.emit('log', message[1], message[2], message[3])
       case ipc.STATS_RES: return this.emit('stats', message[1], message[2])

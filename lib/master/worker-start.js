@@ -34,7 +34,12 @@ function forkWorker (options, slot, { logLevel, listen, progressFile }) {
   }))
 }
 
-/** Resolves with `handle` once its worker is ready; rejects (WorkerDownError) if it fails to start or exits first. */
+/**
+ * Resolves with `handle` once its worker is ready; rejects (WorkerDownError)
+ * if it fails to start or exits first; `workerCode`, the code of what the
+ * worker threw (ERR_INVALID_OPTION: it refused an option, a configuration
+ * mistake no restart mends).
+ */
 function waitReady (handle) {
   return new Promise((resolve, reject) => {
     const cleanup = () => {
@@ -43,7 +48,10 @@ function waitReady (handle) {
       handle.removeListener('gone', onGone)
     }
     const onReady = () => { cleanup(); resolve(handle) }
-    const onFailed = (message, where) => { cleanup(); reject(new WorkerDownError(`worker failed to start: ${message}`, { slot: handle.slot, ...where })) }
+    const onFailed = (message, where, code) => {
+      cleanup()
+      reject(new WorkerDownError(`worker failed to start: ${message}`, { slot: handle.slot, ...where, ...(code ? { workerCode: code } : {}) }))
+    }
     const onGone = () => { cleanup(); reject(new WorkerDownError(`worker for slot ${handle.slot} exited before it was ready`, { slot: handle.slot })) }
     handle.on('ready', onReady)
     handle.on('initFailed', onFailed)

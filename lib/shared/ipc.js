@@ -32,7 +32,7 @@ const TAGS = Object.freeze({
   // by this ACK, beside `batches`) }. processed and failed count both kinds.
   ACK: 2,
   READY: 3, // worker → master: [READY, address | null] (address: of the worker's own socket, receive 'reuseport')
-  INIT_FAILED: 4, // worker → master: [INIT_FAILED, message, { file, line } | null] (where the worker module failed to load)
+  INIT_FAILED: 4, // worker → master: [INIT_FAILED, message, { file, line } | null (where the worker module failed to load), code | null]
   SHUTDOWN: 5, // master → worker: [SHUTDOWN]
   CLOSED: 6, // worker → master: [CLOSED]
   STATS_REQ: 7, // master → worker: [STATS_REQ, requestId]

@@ -47,13 +47,15 @@ async function main () {
 }
 
 // The master learns why over IPC (it raises WorkerDownError with the
-// message, and the file and line at fault when the module did not load).
+// message, and the file and line at fault when the module did not load;
+// with the error's code, so that an option the worker refused is the
+// configuration mistake it is).
 // Started by hand there is no channel: one line on stderr, with the error's
 // code, instead of a stack trace.
 function failStart (err) {
   const detail = err && err.message ? err.message : String(err)
   const where = err && err.file ? { file: err.file, line: err.line } : null
-  if (typeof process.send === 'function') return process.send([ipc.INIT_FAILED, detail, where], () => process.exit(1))
+  if (typeof process.send === 'function') return process.send([ipc.INIT_FAILED, detail, where, (err && err.code) || null], () => process.exit(1))
   process.stderr.write(`collector-cluster worker: ${err && err.code ? `${err.code}: ` : ''}${detail}\n`)
   process.exitCode = 1
 }

@@ -12,6 +12,7 @@ const { parseSyslog } = require('../../collectors/syslog/parser')
 const { readStats } = require('../../app/stats-file')
 const { waitFor } = require('../helpers/wait-for')
 const { pm2Home } = require('../helpers/pm2-home')
+const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 
 const CLI = path.join(__dirname, '..', '..', 'bin', 'collector.js')
 const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
@@ -84,6 +85,40 @@ test('bad flags exit 2 with the message naming each flag, no stack', async () =>
   assert.equal(unknown.code, 2)
   assert.match(unknown.stderr, /unknown collector "no-such-collector"/)
   assertNoStack(unknown.stderr)
+})
+
+// Retention mistakes delete data or nothing: refused at start, exit 2, one
+// line. A bare number is milliseconds (`--retention 30` meant as days would
+// delete every message as it is stored); a --retention-for naming a
+// collection the collector does not write is refused by the worker that
+// knows its collections, as the flags' own checks are. Every setting comes
+// from COLLECTOR_<FLAG> too.
+test('run: a retention under 1s, a bare number, or a --retention-for collection it does not write exit 2 in one line; settings come from COLLECTOR_<FLAG>', { timeout: 60000 }, async (t) => {
+  const { env } = tempEnv(t)
+  const { uri } = await getTestMongo()
+  const withDb = { ...env, MONGODB_URI: uri }
+  for (const [flags, extra, message] of [
+    [['--retention', '30'], {}, /^collector: invalid configuration:\n {2}--retention: must be 0 \(nothing expires\) or at least 1s; give a unit, as in 30d \(a bare number is milliseconds\), got "30"\n$/],
+    [['--retention-for', 'syslog=7'], {}, /--retention-for: syslog: must be 0 .* got "syslog=7"\n$/],
+    [[], { COLLECTOR_RETENTION: '90' }, /--retention: must be 0 .*got "90" \(from environment variable COLLECTOR_RETENTION\)\n$/],
+    [['--retention-for', 'flows=7d', '--port', '0'], {}, /^collector: invalid configuration: option "retentionFor" names flows, which this collector does not write \(its collections: syslog, counters\), got "flows=7d"\n$/]
+  ]) {
+    const r = await cli(['run', 'syslog', '--log-level', 'silent', ...flags], { ...withDb, ...extra }).done
+    assert.equal(r.code, 2, `${flags.join(' ')}: ${r.stderr}`)
+    assert.match(r.stderr, message)
+    assertNoStack(r.stderr)
+  }
+  // A setting from the environment: the database the collector writes to.
+  const database = uniqueDbName('envsetting')
+  const run = cli(['run', 'syslog', '--port', '0', '--name', 'env-setting', '--log-format', 'json'], { ...withDb, COLLECTOR_DATABASE: database, COLLECTOR_RETENTION: '2d' })
+  t.after(() => run.child.exitCode === null && run.child.kill('SIGKILL'))
+  let out = ''
+  run.child.stdout.on('data', (d) => { out += d })
+  await waitFor(() => /"msg":"retention: /.test(out), { what: 'the retention line', timeout: 30000 })
+  assert.match(out, new RegExp(`"msg":"writing to database ${database}"`))
+  assert.match(out, /"msg":"retention: syslog 2d by receivedAt/)
+  run.child.kill('SIGINT')
+  assert.equal((await run.done).code, 0)
 })
 
 test('run in the foreground: status --json, top --once, then SIGINT drains and exits 0', { timeout: 60000 }, async (t) => {

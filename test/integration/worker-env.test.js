@@ -69,5 +69,5 @@ test('a malformed variable reaches the master as INIT_FAILED naming it, and the 
   child.on('message', (message) => messages.push(message))
   const [code] = await once(child, 'exit')
   assert.equal(code, 1)
-  assert.deepEqual(messages, [[ipc.INIT_FAILED, 'worker environment: COLLECTOR_WORKER_SLOT must be an integer from 0 to 9007199254740991, got "first"', null]])
+  assert.deepEqual(messages, [[ipc.INIT_FAILED, 'worker environment: COLLECTOR_WORKER_SLOT must be an integer from 0 to 9007199254740991, got "first"', null, 'ERR_WORKER_DOWN']])
 })

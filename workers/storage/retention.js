@@ -24,6 +24,16 @@ const DAY_MS = 86400000
 const MAX_TTL_SECONDS = 2147483647
 const OFF_WORDS = new Set(['off', '0', 'forever', 'never'])
 
+// The shortest retention: `--retention 30` meant as days is 30 ms, and
+// would delete every message as it is stored.
+const MIN_RETENTION_MS = 1000
+
+/** What is wrong with a retention in ms (0: nothing expires), or undefined. */
+function retentionProblem (ms) {
+  if (ms > 0 && ms < MIN_RETENTION_MS) return 'must be 0 (nothing expires) or at least 1s; give a unit, as in 30d (a bare number is milliseconds)'
+  return undefined
+}
+
 /**
  * What is wrong with a `retentionFor` list (`name=duration`, duration as
  * `--retention` takes it, or `off`), or undefined.
@@ -32,7 +42,11 @@ function retentionForProblem (list) {
   for (const item of list) {
     const [name, value] = splitItem(item)
     if (!name || value === undefined) return `each item is COLLECTION=DURATION (e.g. flows=7d) or COLLECTION=off (got "${item}")`
-    if (!OFF_WORDS.has(value) && flagTypes.duration.parse(value).error) return `${name}: expected a duration such as 7d, 12h or 30s, or off (got "${value}")`
+    if (OFF_WORDS.has(value)) continue
+    const { value: ms, error } = flagTypes.duration.parse(value)
+    if (error) return `${name}: expected a duration such as 7d, 12h or 30s, or off (got "${value}")`
+    const problem = retentionProblem(ms)
+    if (problem) return `${name}: ${problem}`
   }
   return undefined
 }
@@ -135,4 +149,4 @@ function formatRetention (ms) {
   return ms > 0 ? flagTypes.duration.format(ms) : 'off'
 }
 
-module.exports = { DAY_MS, retentionForProblem, parseRetentionFor, retentionsOf, cutoffOf, ttlSeconds, ageIndex, findAgeIndex, planAgeIndex, hasTtlMonitor, formatRetention }
+module.exports = { retentionProblem, DAY_MS, retentionForProblem, parseRetentionFor, retentionsOf, cutoffOf, ttlSeconds, ageIndex, findAgeIndex, planAgeIndex, hasTtlMonitor, formatRetention }
