@@ -5,8 +5,8 @@ const path = require('node:path')
 const BufferError = require('../../exceptions/buffer-error')
 const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../shared/make-dir')
 const { readJsonFile, writeJsonFile } = require('../shared/json-file')
+const { takeLock, releaseLock, setAsideForOther } = require('./journal-dir')
 const { createBatch } = require('./batch')
-const { isAlive } = require('../shared/is-alive')
 const { recordHead, scanRecords } = require('./journal-record')
 
 /*
@@ -20,14 +20,17 @@ const { recordHead, scanRecords } = require('./journal-record')
  * deleted once every record in it is released; at open, the records of
  * segments left behind (a crash, a stop during an outage) are handed back
  * to be delivered again, with their batch ids and origins, so every message
- * keeps its key. A record cut short (a crash mid-write) or damaged fails its
+ * keeps its key. A stop writes beside each segment it keeps the list of
+ * its records not released (`<n>.ccj.live`, the data offsets), so that the
+ * next open hands back those alone, not the segment's records stored
+ * already; after a crash there is no such list, or one from an earlier
+ * stop that names more than is left: every record it names comes back,
+ * and a record stored twice is stored once (a message's key). A record cut short (a crash mid-write) or damaged fails its
  * length or checksum: it is skipped and counted, and reading resumes at the
  * next record that checks out.
  */
 const SUFFIX = '.ccj'
-const LOCK_FILE = 'lock'
-// { destination }: what the workers wrote to when the buffer was written.
-const DESTINATION_FILE = 'destination.json'
+const LIVE_SUFFIX = '.live' // beside a kept segment: { offsets } of its records not released at the stop
 const SYNC_INTERVAL_MS = 1000
 const SYNC_POLICIES = Object.freeze(['none', 'interval', 'batch'])
 const MAX_SEGMENT_BYTES = 64 * 1024 * 1024
@@ -69,7 +72,7 @@ class Journal {
    * damaged: { records, bytes }, setAside }`, batches oldest first, their
    * bytes left on disk (read()); `setAside` ({ dir, destination }, else
    * null): what the directory held was written for another destination and
-   * was moved there instead (see setAside()).
+   * was moved there instead (journal-dir.js).
    * @throws {BufferError} directory unusable or held by another live process
    */
   open () {
@@ -78,8 +81,8 @@ class Journal {
     } catch (err) {
       throw new BufferError(this.dir, `cannot create the directory (${err.code || err.message})`, err)
     }
-    this.lock()
-    const setAside = this.setAside()
+    this.locked = takeLock(this.dir)
+    const setAside = setAsideForOther(this.dir, this.destination)
     const found = { segments: 0, records: 0, messages: 0, bytes: 0 }
     const damaged = { records: 0, bytes: 0 }
     const batches = []
@@ -104,57 +107,6 @@ class Journal {
     return { batches, found, damaged, setAside }
   }
 
-  /**
-   * A buffer is replayed only into the destination it was written for (a
-   * later run of the same name may write to another database). When the
-   * directory records another one, everything in it but the lock (segments,
-   * dead letters) moves to a directory beside it named after that
-   * destination, where a run writing there can replay it (its bufferDir);
-   * then this destination is recorded. Without a destination (a balancer
-   * whose workers do not say), nothing is checked or recorded.
-   */
-  setAside () {
-    if (this.destination === null) return null
-    const file = path.join(this.dir, DESTINATION_FILE)
-    const recorded = readJsonFile(file)
-    const before = recorded && typeof recorded.destination === 'string' ? recorded.destination : null
-    let moved = null
-    if (before !== null && before !== this.destination) {
-      const names = fs.readdirSync(this.dir).filter((name) => name !== LOCK_FILE)
-      if (names.some((name) => name !== DESTINATION_FILE)) {
-        const stamp = new Date().toISOString().replace(/[-:]|\.\d+/g, '')
-        moved = { dir: `${this.dir}.for-${before.replace(/[^A-Za-z0-9.-]+/g, '_').slice(0, 120)}-${stamp}`, destination: before }
-        try {
-          makeDir(moved.dir, PRIVATE_DIR)
-          for (const name of names) fs.renameSync(path.join(this.dir, name), path.join(moved.dir, name))
-        } catch (err) {
-          throw new BufferError(this.dir, `it was written for ${before}, not ${this.destination}, and could not be set aside in ${moved.dir} (${err.code || err.message})`, err)
-        }
-      }
-    }
-    if (before !== this.destination) writeJsonFile(file, { destination: this.destination })
-    return moved
-  }
-
-  lock () {
-    const file = path.join(this.dir, LOCK_FILE)
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: PRIVATE_FILE })
-        this.locked = true
-        return
-      } catch (err) {
-        if (err.code !== 'EEXIST') throw new BufferError(this.dir, `cannot write in the directory (${err.code || err.message})`, err)
-      }
-      const holder = Number.parseInt(readText(file), 10)
-      if (holder && holder !== process.pid && isAlive(holder)) {
-        throw new BufferError(this.dir, `in use by process ${holder}: each collector needs a buffer directory of its own (--buffer-dir)`)
-      }
-      fs.rmSync(file, { force: true }) // left by a process that is gone
-    }
-    throw new BufferError(this.dir, 'could not take the lock file')
-  }
-
   segmentNumbers () {
     return fs.readdirSync(this.dir)
       .filter((name) => name.endsWith(SUFFIX) && /^\d+$/.test(name.slice(0, -SUFFIX.length)))
@@ -172,19 +124,22 @@ class Journal {
     const file = this.fileOf(seq)
     const buf = fs.readFileSync(file)
     const segment = new Segment(seq, file, null, buf.length)
+    const live = readLiveOffsets(file)
     scanRecords(buf, (record) => {
+      if (live !== null && !live.has(record.dataOffset)) return // released before a stop
       const batch = createBatch(record.kind, null, record.count, record.id, record.origin, record.receivedAt)
       batch.redeliver()
       batch.journaled({ segment, dataOffset: record.dataOffset, dataLength: record.dataLength })
       segment.live++
       segment.messages += record.count
+      segment.offsets.add(record.dataOffset)
       batches.push(batch)
     }, (bytes) => {
       damaged.records++
       damaged.bytes += bytes
     })
     if (segment.live === 0) {
-      fs.rmSync(file, { force: true })
+      removeFiles(file)
       return null
     }
     segment.fd = fs.openSync(file, 'r')
@@ -229,6 +184,7 @@ class Journal {
       return false
     }
     batch.journaled({ segment, dataOffset: segment.size + meta.length, dataLength: batch.bytes.length })
+    segment.offsets.add(segment.size + meta.length)
     segment.size += size
     segment.live++
     segment.messages += batch.count
@@ -283,6 +239,7 @@ class Journal {
     const at = batch.unjournaled()
     if (!at) return
     const segment = at.segment
+    segment.offsets.delete(at.dataOffset)
     segment.live--
     segment.messages -= batch.count
     this.messages -= batch.count
@@ -295,7 +252,7 @@ class Journal {
     this.bytes -= segment.size
     closeQuietly(segment.fd)
     try {
-      fs.rmSync(segment.file, { force: true })
+      removeFiles(segment.file)
     } catch (err) {
       // A file that cannot be deleted (EACCES, EROFS) only takes disk space:
       // its records were all released. Counted, never thrown at an acknowledgement.
@@ -322,7 +279,8 @@ class Journal {
 
   /**
    * Flushes (unless sync is none) and closes. Segments whose records are
-   * all released are deleted; the others stay for the next open.
+   * all released are deleted; the others stay for the next open, each with
+   * the list of its records not released.
    */
   close () {
     clearInterval(this.syncTimer)
@@ -331,12 +289,25 @@ class Journal {
     // What stays is still counted (segments, bytes) for the summary after stop.
     for (const segment of [...this.segments.values()]) {
       if (segment.live === 0) this.remove(segment)
-      else closeQuietly(segment.fd)
+      else this.keep(segment)
       segment.fd = null
     }
     this.active = null
-    if (this.locked) fs.rmSync(path.join(this.dir, LOCK_FILE), { force: true })
+    if (this.locked) releaseLock(this.dir)
     this.locked = false
+  }
+
+  // A segment that stays: its records not released, listed beside it. A
+  // list that cannot be written leaves the previous one (naming more) or
+  // none: the next open hands back more than is left, never less.
+  keep (segment) {
+    closeQuietly(segment.fd)
+    try {
+      writeJsonFile(segment.file + LIVE_SUFFIX, { offsets: [...segment.offsets] })
+    } catch (err) {
+      this.writeErrors++
+      this.lastWriteError = err
+    }
   }
 
   /** For stats(): `{ dir, bytes, maxBytes, segments, records, messages, sync, syncs, writeErrors }`. */
@@ -363,6 +334,7 @@ class Segment {
     this.size = size
     this.live = 0 // records not yet released
     this.messages = 0
+    this.offsets = new Set() // the data offsets of those records
   }
 }
 
@@ -383,8 +355,16 @@ function closeQuietly (fd) {
   try { fs.closeSync(fd) } catch {}
 }
 
-function readText (file) {
-  try { return fs.readFileSync(file, 'utf8') } catch { return '' }
+// The data offsets a stop listed as not released in a segment; null when
+// there is no list (a crash, a run before lists were kept): all come back.
+function readLiveOffsets (file) {
+  const list = readJsonFile(file + LIVE_SUFFIX)
+  return list && Array.isArray(list.offsets) ? new Set(list.offsets) : null
+}
+
+function removeFiles (file) {
+  fs.rmSync(file + LIVE_SUFFIX, { force: true })
+  fs.rmSync(file, { force: true })
 }
 
 module.exports = { Journal, SYNC_POLICIES }

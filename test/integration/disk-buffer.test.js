@@ -46,8 +46,8 @@ function segmentFiles (dir) {
 }
 
 /** A LoadBalancer on the buffering worker: `hold` never stores (everything stays unacknowledged). */
-async function holdingBalancer (t, bufferDir, outDir, { hold, ...options }) {
-  const lb = new LoadBalancer({ worker: HOLDING_WORKER, instances: 2, buffer: true, bufferDir, drainTimeout: 5000, workerOptions: { dir: outDir, hold, storeEveryMs: 20 }, ...options })
+async function holdingBalancer (t, bufferDir, outDir, { hold, holdFile, ...options }) {
+  const lb = new LoadBalancer({ worker: HOLDING_WORKER, instances: 2, buffer: true, bufferDir, drainTimeout: 5000, workerOptions: { dir: outDir, hold, holdFile, storeEveryMs: 20 }, ...options })
   t.after(() => lb.stop())
   await lb.start()
   return lb
@@ -190,6 +190,37 @@ test('a full buffer drops the newest, counted as bufferFull; the rest is deliver
   const texts = new Set(storedLines(out).map((l) => l.text.split(' ')[0]))
   const expected = new Set(Array.from({ length: kept.buffered }, (_, i) => `m${i}`))
   assert.deepEqual(texts, expected, 'the oldest were kept, the newest refused')
+  assert.deepEqual(segmentFiles(bufferDir), [])
+})
+
+// A stop during an outage keeps the segment that holds what was not
+// stored, with records stored before the outage in it too: the next start
+// replays the first alone (the list of records left that the stop wrote
+// beside the segment), not the whole segment again.
+test('a stop during an outage keeps what was not stored; the next start replays that alone, not the lines of the same segment stored before', { timeout: 120000 }, async (t) => {
+  const bufferDir = tempDir(t)
+  const out = tempDir(t)
+  const holdFile = path.join(out, 'outage')
+  const first = await holdingBalancer(t, bufferDir, out, { hold: false, holdFile })
+  await sendLines(first.address().port, 'before', 0, 300)
+  await waitFor(() => first.summary().processed === 300, { what: '300 stored' })
+  fs.writeFileSync(holdFile, '') // the outage: nothing more is stored
+  await sendLines(first.address().port, 'during', 0, 200)
+  await waitFor(() => first.summary().received === 500, { what: '500 received' })
+  await first.stop()
+  const kept = first.summary()
+  assert.equal(kept.buffered, 200, 'what was not stored stays in the buffer')
+  assert.deepEqual(segmentFiles(bufferDir).length, 1, 'one segment holds both')
+  fs.rmSync(holdFile)
+  const again = await holdingBalancer(t, bufferDir, out, { hold: false })
+  await waitFor(() => again.summary().processed === 200, { what: 'the replay stored' })
+  const replay = again.summary()
+  assert.equal(replay.replayed, 200, 'the lines left, not the segment\'s 500')
+  await again.stop()
+  const lines = storedLines(out)
+  assert.equal(lines.length, 500, 'each line stored once')
+  assert.equal(new Set(lines.map((l) => l.key)).size, 500)
+  assert.deepEqual(lines.filter((l) => l.redelivered).map((l) => l.text.split(' ')[0]).sort(), Array(200).fill('during'))
   assert.deepEqual(segmentFiles(bufferDir), [])
 })
 

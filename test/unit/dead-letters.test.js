@@ -110,7 +110,7 @@ test('a buffer records its destination; opened for another, what it holds is mov
   assert.equal(aside.destination, 'db1:27017/events')
   assert.match(path.basename(aside.dir), /^buffer\.for-db1_27017_events-\d{8}T\d{6}Z$/)
   assert.equal(other.opened.batches.length, 0)
-  assert.deepEqual(fs.readdirSync(aside.dir).sort(), ['0000000001.ccj', 'dead-letter', 'destination.json'])
+  assert.deepEqual(fs.readdirSync(aside.dir).sort(), ['0000000001.ccj', '0000000001.ccj.live', 'dead-letter', 'destination.json'], 'the segment and the list of its records left go together')
   other.journal.close()
   assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, 'destination.json'), 'utf8')), { destination: 'db2:27017/events' })
 

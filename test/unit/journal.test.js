@@ -173,14 +173,41 @@ test('a segment goes once all its records are released and it is no longer activ
   assert.equal(journal.full, false)
 
   journal.close()
-  assert.deepEqual(fs.readdirSync(dir), [files[1]], 'close deletes the released active segment and the lock; keeps the one with unreleased records')
+  assert.deepEqual(fs.readdirSync(dir), [files[1], `${files[1]}.live`], 'close deletes the released active segment and the lock; keeps the one with unreleased records, and the list of them')
   const again = openJournal(t, dir, { maxBytes })
-  assertReplayed(again.journal, again.opened.batches, second) // segments, not records, are kept: a released one in a kept segment comes back too
+  assertReplayed(again.journal, again.opened.batches, kept) // the records not released, not the one released in a kept segment
+  assert.deepEqual(again.opened.found.messages, sum(kept, (b) => b.count))
   for (const batch of again.opened.batches) again.journal.release(batch)
   assert.equal(again.journal.stats().bytes, 0, 'the replayed segment is deleted once released (it is not the active one)')
   again.journal.close()
   assert.ok(fs.statSync(dir).isDirectory())
-  assert.deepEqual(fs.readdirSync(dir), [], 'fully released: no segment files and no lock file')
+  assert.deepEqual(fs.readdirSync(dir), [], 'fully released: no segment files, lists or lock file')
+})
+
+// After a crash a segment has no list, or the one an earlier stop wrote,
+// which names records released since: every record it names comes back
+// (stored twice is stored once, by key), never fewer than are left.
+test('a kept segment without its list (a crash) gives back every record; with a list from an earlier stop, those it names', (t) => {
+  const dir = tempDir(t)
+  const written = [1, 2, 3, 4].map((n) => makeBatch(n))
+  const first = openJournal(t, dir)
+  appendAll(first.journal, written)
+  first.journal.release(written[1])
+  first.journal.close()
+  const list = path.join(dir, '0000000001.ccj.live')
+  const listed = fs.readFileSync(list)
+  const second = openJournal(t, dir)
+  assertReplayed(second.journal, second.opened.batches, [written[0], written[2], written[3]])
+  second.journal.release(second.opened.batches[0])
+  second.journal.close() // lists 3 and 4
+  fs.writeFileSync(list, listed) // as if the second run had been killed: the first stop's list
+  const third = openJournal(t, dir)
+  assertReplayed(third.journal, third.opened.batches, [written[0], written[2], written[3]])
+  third.journal.close()
+  fs.rmSync(list)
+  const fourth = openJournal(t, dir)
+  assertReplayed(fourth.journal, fourth.opened.batches, written) // no list: all of the segment
+  fourth.journal.close()
 })
 
 test('a record cut short at the end of the last segment is skipped and counted, at any cut point', async (t) => {
