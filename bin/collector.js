@@ -15,6 +15,10 @@ const EXIT_USAGE = 2
  */
 async function main (argv) {
   const [given, ...rest] = argv
+  if (given === '--version' || given === '-V') {
+    process.stdout.write(`collector-cluster ${require('../package.json').version}\n`)
+    return 0
+  }
   const name = ALIASES[given] || given
   if (!COMMANDS.includes(name)) {
     process.stderr.write(given ? `collector: unknown command ${JSON.stringify(given)}\n\n` : '')
@@ -39,6 +43,10 @@ function readerGone (err, name) {
 
 // Errors the user can act on are one line (or the config's list), no stack.
 function report (err) {
+  if (err && err.code === 'ERR_HELP') { // asked for: not an error
+    process.stdout.write(`${err.message}\n`)
+    return 0
+  }
   const usage = err && (err.code === 'ERR_INVALID_CONFIG' || err.code === 'ERR_USAGE' || err.code === 'ERR_UNKNOWN_COLLECTOR')
   const message = err && err.message ? err.message : String(err)
   process.stderr.write(`collector: ${message}\n`)

@@ -17,6 +17,7 @@ const ERROR_CODES = Object.freeze({
   ERR_BUFFER: { class: 'BufferError', by: 'the master', when: 'the disk buffer cannot be used: its directory cannot be created or written, or another live collector holds it (`dir` names it; give each collector its own `bufferDir`)' },
   ERR_WEB_CONFIG: { class: 'WebConfigError', by: 'the master, configs', when: 'the `metricsWebConfig` file cannot be used (missing, bad YAML, unknown key, unreadable or mismatched certificate, a password hash that is not bcrypt): the file and the key, never a hash' },
   ERR_USAGE: { class: 'CollectorError', by: 'the CLI', when: 'a bad command line (exit 2)' },
+  ERR_HELP: { class: 'CollectorError', by: 'the CLI', when: '`--help` where a command expects its name or collector (`collector stop --help`): never shown as an error, its usage goes to stdout, exit 0' },
   ERR_UNKNOWN_COLLECTOR: { class: 'CollectorError', by: 'the CLI', when: 'no such built-in collector, and no module at the path given' },
   ERR_INVALID_COLLECTOR: { class: 'CollectorError', by: 'the CLI', when: 'the collector module does not load, or does not export `{ Collector, Config }` (the contract app/collector-registry.js checks)' },
   ERR_COLLECTOR_EXISTS: { class: 'CollectorError', by: 'the launcher', when: '`collector start` of a name PM2 already has' },

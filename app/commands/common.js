@@ -41,6 +41,8 @@ function usageError (message) {
 
 /**
  * Takes the leading positional arguments a command needs (`stop <name>`).
+ * `--help` (or `-h`) where one is missing asks for the usage: printed on
+ * stdout, exit 0 (ERR_HELP, bin/collector.js).
  * @param {string[]} argv
  * @param {string[]} names what each positional is, for the error message
  * @param {string} usage
@@ -51,10 +53,16 @@ function takePositionals (argv, names, usage) {
   let i = 0
   for (; i < names.length; i++) {
     const token = argv[i]
+    if (token === '--help' || token === '-h') throw new CollectorError(`usage: ${usage}${names[i] === 'collector' ? `\n<collector>: ${collectorChoices()}; \`collector run <collector> --help\` lists its flags` : ''}`, 'ERR_HELP')
     if (token === undefined || token.startsWith('-')) throw usageError(`missing <${names[i]}>\nusage: ${usage}`)
     values.push(token)
   }
   return { values, rest: argv.slice(i) }
+}
+
+// What <collector> may be (required late: the registry is not needed by most commands).
+function collectorChoices () {
+  return `one of ${Object.keys(require('../collector-registry').BUILT_INS).join(', ')}, or the path of a collector module`
 }
 
 /** Launcher options from the environment ($PM2_HOME). */

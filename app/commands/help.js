@@ -19,7 +19,7 @@ const LINES = [
   ['simulate rtcp|syslog --target host:port', 'send test traffic (see collector simulate --help)'],
   ['verify <collector> --sample FILE [--json]', 'check that a collector stores each sample record exactly once, workers and master killed (CI)'],
   ['demo [--streams N] [--rate R] [--duration 10s]', 'RTCP collector + embedded database + simulated calls (npm start)'],
-  ['help', 'this text']
+  ['help', 'this text (also: <command> --help; --version, the version)']
 ]
 
 /** The CLI's usage text. */

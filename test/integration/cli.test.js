@@ -71,6 +71,19 @@ test('an unknown command prints help, exit 2', async () => {
   assert.match(r.stderr, /Usage: collector/)
 })
 
+test('--help where a command\'s name or collector is missing prints its usage, exit 0; --version prints the version', async () => {
+  for (const command of ['stop', 'restart', 'delete', 'run', 'start']) {
+    const r = await cli([command, '--help']).done
+    assert.equal(r.code, 0, `${command}: ${r.stderr}`)
+    assert.match(r.stdout, new RegExp(`^usage: collector ${command} <`))
+    assert.equal(r.stderr, '')
+  }
+  assert.match((await cli(['run', '-h']).done).stdout, /<collector>: one of rtcp, .*syslog.*, or the path of a collector module/)
+  const version = await cli(['--version']).done
+  assert.equal(version.code, 0)
+  assert.equal(version.stdout, `collector-cluster ${require('../../package.json').version}\n`)
+})
+
 test('bad flags exit 2 with the message naming each flag, no stack', async () => {
   const r = await cli(['run', ECHO, '--instances', 'lots', '--prot', 'udp']).done
   assert.equal(r.code, 2)
