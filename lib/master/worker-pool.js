@@ -159,9 +159,11 @@ class WorkerPool extends EventEmitter {
     this.electLeader()
   }
 
-  // Exactly one worker (the lowest slot in rotation) runs singleton jobs.
+  // Exactly one worker (the lowest slot in rotation) runs singleton jobs;
+  // none once the pool stops (the next in rotation is about to stop too:
+  // made leader, it would start the jobs again for the time it has left).
   electLeader () {
-    const leader = this.rotation[0] || null
+    const leader = this.state === 'stopping' ? null : this.rotation[0] || null
     if (leader === this.leader) return
     if (this.leader) this.leader.send([ipc.ROLE, { leader: false }])
     this.leader = leader

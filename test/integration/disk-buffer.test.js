@@ -15,6 +15,7 @@ const syslog = require('../../collectors/syslog')
 const RtcpSimulator = require('../../collectors/rtcp/simulator')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { tempBufferDir } = require('../helpers/buffer-dir')
+const { captureLogger } = require('../helpers/capture-logger')
 const { killLoop } = require('../helpers/kill-loop')
 const { runCollector, sendNumbered, countLines, withDatabase, waitFor } = require('../fixtures/foreground-run')
 
@@ -222,6 +223,19 @@ test('a stop during an outage keeps what was not stored; the next start replays 
   assert.equal(new Set(lines.map((l) => l.key)).size, 500)
   assert.deepEqual(lines.filter((l) => l.redelivered).map((l) => l.text.split(' ')[0]).sort(), Array(200).fill('during'))
   assert.deepEqual(segmentFiles(bufferDir), [])
+})
+
+// At stop the workers retire one by one: the leader's role (retention,
+// the storage budget: singleton jobs) is not handed to the next, which
+// would start them again for the time it has left.
+test('the leader is the lowest slot; at stop no other worker is made leader', { timeout: 60000 }, async (t) => {
+  const { logger, records } = captureLogger()
+  const lb = await holdingBalancer(t, tempDir(t), tempDir(t), { hold: false, instances: 3, logger })
+  const leaders = (from = 0) => records.slice(from).filter((r) => r.msg === 'leader: true').map((r) => r.fields.slot)
+  await waitFor(() => leaders().at(-1) === 0, { what: 'slot 0 leading' })
+  const before = records.length
+  await lb.stop()
+  assert.deepEqual(leaders(before), [], 'no leader made while stopping')
 })
 
 test('past the memory budget, what the workers have not acknowledged waits on disk: each is sent no more than its share, the master keeps no bytes of what it sent, and everything is delivered once', { timeout: 120000 }, async (t) => {
