@@ -138,7 +138,7 @@ const STORAGE_COLUMNS = [
 function storageLines (storage) {
   if (!storage) return []
   const used = storage.maxStorage
-    ? `${formatBytes(storage.usedBytes)} of ${formatBytes(storage.maxStorage)} (--max-storage), ${daysLeftText(storage.daysLeft)}`
+    ? `${formatBytes(storage.usedBytes)} of ${formatBytes(storage.maxStorage)} (--max-storage), ${daysLeftText(storage)}`
     : `${formatBytes(storage.usedBytes)}, no budget (--max-storage)`
   const how = storage.expiry === 'ttl' ? 'the server\'s TTL indexes expire documents' : 'the leader worker deletes expired documents (no TTL monitor)'
   const rows = Object.entries(storage.collections).map(([name, c]) => ({
@@ -160,7 +160,8 @@ function storageLines (storage) {
   ]
 }
 
-function daysLeftText (days) {
+function daysLeftText ({ daysLeft: days, overToday }) {
+  if (overToday) return 'OVER BUDGET with only today\'s data: nothing is deleted (today\'s never is); raise --max-storage or shorten --retention'
   if (days === null || days === undefined) return 'days left unknown (not growing, or measured too briefly)'
   return days === 0 ? 'OVER BUDGET: the oldest days are being deleted' : `${days} days left at the current growth`
 }

@@ -115,6 +115,11 @@ test('--max-storage: the oldest day of every collection goes first, until the es
   await none.measure()
   assert.deepEqual(await daysLeft('logs', 'receivedAt'), [today], 'today\'s is never deleted')
   assert.ok(tight.records.some((r) => r.level === 'error' && /today's data alone is over it/.test(r.msg)))
+  assert.equal(none.stats().overToday, true, 'status says nothing is deleted')
+  await none.measure()
+  await none.measure()
+  assert.equal(tight.records.filter((r) => /today's data alone is over it/.test(r.msg)).length, 1, 'said once while it lasts, not at each measure')
+  assert.equal(budget.stats().overToday, false)
 })
 
 test('documents of an earlier version get their age field once, so that they expire too: counters from their day, a documents sink\'s from its _id', async () => {

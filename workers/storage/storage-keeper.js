@@ -64,6 +64,7 @@ class StorageKeeper {
     this.timer = null
     this.running = null
     this.ready = false // set up as leader
+    this.overToday = false // over maxStorage with only today's data left (said once while it lasts)
     this.stopped = false
     this.measuredAt = 0
     this.budgetAfter = 0
@@ -262,14 +263,20 @@ class StorageKeeper {
     const max = this.settings.maxStorage
     const used = this.usedBytes()
     let excess = used - max
-    if (excess <= 0) return
+    if (excess <= 0) {
+      this.overToday = false
+      return
+    }
     const today = startOfDay(now)
     while (excess > 0 && !this.stopped) {
       const oldest = Math.min(...await Promise.all(this.targets.map((t) => this.oldestOf(t).then((v) => v === null ? Infinity : v))))
       if (oldest >= today) {
-        this.host.logAtMost('budget', 'error', { usedBytes: used, maxStorage: max }, `storage over budget (${formatBytes(used)} of ${formatBytes(max)}) with nothing older than today left to delete: today's data alone is over it`)
+        // Said once while it lasts (each measure finds it again), and by status.
+        if (!this.overToday) this.host.logger.error({ usedBytes: used, maxStorage: max }, `storage over budget (${formatBytes(used)} of ${formatBytes(max)}) with nothing older than today left to delete: today's data alone is over it (raise --max-storage, or shorten --retention)`)
+        this.overToday = true
         break
       }
+      this.overToday = false
       const dayEnd = startOfDay(oldest) + DAY_MS
       const deleted = {}
       for (const t of this.targets) {
@@ -307,6 +314,7 @@ class StorageKeeper {
       maxStorage: max,
       usedBytes: used,
       daysLeft: max && growth !== null ? daysLeft(max, used, growth) : null,
+      overToday: this.overToday, // over maxStorage with nothing older than today to delete
       estimated: this.targets.some((t) => t.measured && t.measured.estimated),
       measuredAt: this.measuredAt || null,
       sweeps: this.counts.sweeps,
