@@ -28,6 +28,11 @@ class LoadBalancerConfig extends ArgvConfig {
     if (config.protocol === 'tcp_client' && config.port === 0) {
       problems.push({ flag: 'port', message: 'tcp_client needs the remote port to connect to, got 0' })
     }
+    // Both TCP listeners on one port: the second to bind would fail, named
+    // as the listener (or the endpoint) that could not listen, not as the mix-up.
+    if (config.protocol === 'tcp_server' && config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
+      problems.push({ flag: 'metrics-port', message: `the collector's own TCP port (--port ${config.port}, tcp_server): give the metrics endpoint another` })
+    }
     problems.push(...webConfigProblems(config, given))
     // The LoadBalancer's own TLS checks (files read and parsed), as flags.
     for (const { option, message } of tlsProblems(config, (name) => `--${toKebab(name)}`)) {
