@@ -9,7 +9,7 @@ const LINES = [
   ['stop <name>', 'stop a collector; it drains its workers first'],
   ['restart <name>', 'rolling restart of its workers, one at a time, nothing lost'],
   ['delete <name>', 'stop a collector and remove it from PM2'],
-  ['ls', 'list collectors: status, pid, uptime, restarts, rates'],
+  ['ls', 'list the collectors under PM2 (collector start): status, pid, uptime, restarts, rates (top and status show those run in the foreground too)'],
   ['status <name> [--json]', 'counters of one collector, its disk buffer and dead letters'],
   ['replay <name> [file...]', 'queue its dead letters (batches given up) to be delivered again at its next start or restart'],
   ['logs <name> [--lines N] [--follow]', 'its log (PM2\'s files), readable; --json as written'],

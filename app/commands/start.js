@@ -2,7 +2,7 @@
 
 const launcher = require('../launcher')
 const { loadCollector } = require('../collector-registry')
-const { takePositionals, launcherOptions } = require('./common')
+const { takePositionals, launcherOptions, usageError } = require('./common')
 
 const USAGE = 'collector start <collector> [flags] | collector start <name>'
 
@@ -20,9 +20,20 @@ async function run (argv) {
   }
   const options = launcherOptions()
   const existing = rest.length === 0 ? await launcher.find(collector, options) : null
-  const proc = existing ? await launcher.resume(collector, options) : await launcher.start(collector, rest, options)
+  const proc = existing ? await launcher.resume(collector, options) : await startNew(collector, rest, options)
   process.stdout.write(`started ${proc.name} (pid ${proc.pid}); see \`collector status ${proc.name}\`\n`)
   return 0
+}
+
+// Flags after the name of a collector PM2 already has: it starts again
+// only as it was started (its flags are PM2's to keep), said as such.
+async function startNew (collector, flags, options) {
+  try {
+    return await launcher.start(collector, flags, options)
+  } catch (err) {
+    if (err.code !== 'ERR_UNKNOWN_COLLECTOR' || !await launcher.find(collector, options)) throw err
+    throw usageError(`${collector} is a collector PM2 has: \`collector start ${collector}\` (no flags) starts it again with the flags it was started with; for others, \`collector delete ${collector}\`, then start it anew with them`)
+  }
 }
 
 module.exports = { run, USAGE }

@@ -244,7 +244,12 @@ class Journal {
     segment.messages -= batch.count
     this.messages -= batch.count
     this.records--
-    if (segment.live === 0 && segment !== this.active) this.remove(segment)
+    if (segment.live !== 0) return
+    if (segment !== this.active) this.remove(segment)
+    // Full with the active segment alone (a small bound): all of it released,
+    // a new one takes over and this one goes, or the buffer would say full
+    // with nothing in it until the next batch came.
+    else if (this.full) this.rotate()
   }
 
   remove (segment) {

@@ -68,6 +68,10 @@ test('stop, then start NAME brings it back with its flags (status of the stopped
   assert.match(status.stdout, /^twin {2}stopped {2}udp - {2}ran \S+, stopped \d{4}-/)
   assert.doesNotMatch(status.stdout.split('\n')[0], /pid/)
 
+  const withFlags = await cli(env, 'start', 'twin', '--batch-size', '9')
+  assert.equal(withFlags.code, 2, 'flags for a collector PM2 has: said, not "unknown collector"')
+  assert.equal(withFlags.stderr, 'collector: twin is a collector PM2 has: `collector start twin` (no flags) starts it again with the flags it was started with; for others, `collector delete twin`, then start it anew with them\n')
+
   const again = await cli(env, 'start', 'twin')
   assert.equal(again.code, 0, again.stderr)
   assert.match(again.stdout, /^started twin \(pid \d+\)/)

@@ -352,6 +352,24 @@ test('full turns on when the buffer holds maxBytes and off when releases delete 
   assert.ok(segmentFiles(dir).length < Math.ceil(maxBytes / (64 * KIB)))
 })
 
+test('a buffer full within its active segment is no longer full once all of it is released', (t) => {
+  const dir = tempDir(t)
+  const maxBytes = 64 * KIB // one segment is the whole bound
+  const { journal } = openJournal(t, dir, { maxBytes })
+  const written = []
+  for (let n = 1; !journal.full; n++) {
+    const batch = makeBatch(n, { messages: 10, dataBytes: 500 })
+    assert.equal(journal.append(batch), true)
+    written.push(batch)
+  }
+  assert.equal(segmentFiles(dir).length, 1)
+  for (const batch of written) journal.release(batch)
+  assert.equal(journal.full, false, 'empty: not full')
+  assert.deepEqual([journal.stats().bytes, bytesOnDisk(dir)], [0, 0], 'the released segment is gone, a new empty one active')
+  assert.equal(journal.append(makeBatch(999)), true)
+  assert.equal(journal.stats().records, 1)
+})
+
 test('a buffer directory that cannot be created: ERR_BUFFER, one line naming it and why', (t) => {
   const dir = tempDir(t)
   fs.mkdirSync(dir)
