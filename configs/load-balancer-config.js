@@ -33,6 +33,10 @@ class LoadBalancerConfig extends ArgvConfig {
     if (config.protocol === 'tcp_server' && config.metricsPort !== undefined && config.metricsPort !== 0 && config.metricsPort === config.port) {
       problems.push({ flag: 'metrics-port', message: `the collector's own TCP port (--port ${config.port}, tcp_server): give the metrics endpoint another` })
     }
+    const bufferFlags = ['bufferDir', 'bufferMaxBytes', 'bufferSync'].filter((name) => given.has(name))
+    if (given.has('buffer') && config.buffer === false && bufferFlags.length > 0) {
+      problems.push({ flag: 'no-buffer', message: `turns the disk buffer off, yet ${bufferFlags.map((name) => `--${toKebab(name)}`).join(', ')} configure${bufferFlags.length === 1 ? 's' : ''} it` })
+    }
     problems.push(...webConfigProblems(config, given))
     // The LoadBalancer's own TLS checks (files read and parsed), as flags.
     for (const { option, message } of tlsProblems(config, (name) => `--${toKebab(name)}`)) {

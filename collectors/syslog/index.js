@@ -28,7 +28,7 @@ module.exports = defineCollector({
   settings: {
     collection: { type: 'string', default: MESSAGES, group: 'Storage', description: 'collection the messages are stored in' },
     lenient: { type: 'list', choices: () => DEVIATIONS, default: DEFAULT_LENIENT, group: 'Protocol', description: 'deviations from RFC 5424/3164 read anyway, flagged on the record and counted (the others are stored raw with their name as reason)' },
-    strict: { type: 'boolean', default: false, group: 'Protocol', description: 'read no deviation at all (as --lenient with an empty list)' },
+    strict: { type: 'boolean', default: false, group: 'Protocol', description: 'read no deviation at all (as --lenient with an empty list; it wins over --lenient)' },
     maxBatch: { flag: false, type: 'integer', default: 1000, range: [1, 1e6], group: 'Storage', description: 'messages that trigger an early insert (and the most one insert takes)' },
     countersCollection: COUNTER_SETTINGS.countersCollection,
     preallocateRate: { ...COUNTER_SETTINGS.preallocateRate, default: 0.001 },

@@ -308,6 +308,8 @@ test('cross-flag validate(): base contradictions and subclass additions', () => 
   assert.equal(parse(['--protocol', 'tcp_server', '--framing', 'auto']).framing, 'auto')
   const client = problemsOf(() => parse(['--protocol', 'tcp_client']))
   assert.deepEqual(client.problems.map((p) => p.flag), ['port'])
+  const offAndOn = problemsOf(() => parse(['--no-buffer', '--buffer-dir', '/tmp/x', '--buffer-sync', 'batch']))
+  assert.deepEqual(offAndOn.problems.map((p) => [p.flag, p.message]), [['no-buffer', 'turns the disk buffer off, yet --buffer-dir, --buffer-sync configure it']])
   const onePort = problemsOf(() => parse(['--protocol', 'tcp_server', '--port', '5514', '--metrics-port', '5514']))
   assert.deepEqual(onePort.problems.map((p) => p.flag), ['metrics-port'], 'two TCP listeners on one port')
   assert.equal(parse(['--port', '5514', '--metrics-port', '5514']).metricsPort, 5514, 'UDP and the TCP endpoint share a number')
