@@ -25,9 +25,10 @@ const { recordHead, scanRecords } = require('./journal-record')
  * next open hands back those alone, not the segment's records stored
  * already; after a crash there is no such list, or one from an earlier
  * stop that names more than is left: every record it names comes back,
- * and a record stored twice is stored once (a message's key). A record cut short (a crash mid-write) or damaged fails its
- * length or checksum: it is skipped and counted, and reading resumes at the
- * next record that checks out.
+ * and a record stored twice is stored once (a message's key). A record
+ * cut short (a crash mid-write) or damaged fails its length or checksum:
+ * it is skipped and counted, and reading resumes at the next record that
+ * checks out.
  */
 const SUFFIX = '.ccj'
 const LIVE_SUFFIX = '.live' // beside a kept segment: { offsets } of its records not released at the stop
