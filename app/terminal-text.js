@@ -83,8 +83,12 @@ function printableJson (value, space) {
  */
 function displayWidth (text) {
   let width = 0
-  for (const c of text) width += ZERO_WIDTH.test(c) ? 0 : WIDE.test(c) ? 2 : 1
+  for (const c of text) width += charWidth(c)
   return width
+}
+
+function charWidth (c) {
+  return ZERO_WIDTH.test(c) ? 0 : WIDE.test(c) ? 2 : 1
 }
 
 /**
@@ -99,7 +103,7 @@ function clipWidth (text, max) {
   let width = 0
   let kept = ''
   for (const c of text) {
-    const w = ZERO_WIDTH.test(c) ? 0 : WIDE.test(c) ? 2 : 1
+    const w = charWidth(c)
     if (width + w > max - 1) break
     width += w
     kept += c
