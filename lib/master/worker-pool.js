@@ -63,6 +63,7 @@ class WorkerPool extends EventEmitter {
     this.listen = listen
     this.progress = new ProgressFiles() // each worker's poison evidence
     this.state = 'idle' // → running → stopping → stopped
+    this.starting = false
     this.current = new Array(options.instances).fill(null)
     this.rotation = []
     this.leader = null
@@ -92,13 +93,16 @@ class WorkerPool extends EventEmitter {
   /** Forks every slot; resolves when all are ready, rejects if one fails to start. */
   async start () {
     this.state = 'running'
+    this.starting = true // the leader is chosen once every slot is up (electLeader)
     const slots = this.current.map((_, slot) => slot)
     const results = await Promise.allSettled(slots.map((slot) => this.spawn(slot)))
+    this.starting = false
     const failure = results.find((r) => r.status === 'rejected')
     if (failure) {
       await this.stop()
       throw failure.reason
     }
+    this.electLeader()
   }
 
   /** Forks a worker for `slot` and puts it in rotation once ready. */
@@ -160,10 +164,12 @@ class WorkerPool extends EventEmitter {
   }
 
   // Exactly one worker (the lowest slot in rotation) runs singleton jobs;
-  // none once the pool stops (the next in rotation is about to stop too:
-  // made leader, it would start the jobs again for the time it has left).
+  // none while the pool starts (the first up would lead until a lower slot
+  // came: its jobs set up twice) or once it stops (the next in rotation is
+  // about to stop too: made leader, it would start them again for the time
+  // it has left).
   electLeader () {
-    const leader = this.state === 'stopping' ? null : this.rotation[0] || null
+    const leader = this.state === 'stopping' || this.starting ? null : this.rotation[0] || null
     if (leader === this.leader) return
     if (this.leader) this.leader.send([ipc.ROLE, { leader: false }])
     this.leader = leader
