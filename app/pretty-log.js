@@ -50,11 +50,23 @@ function lineFormatter ({ colorize = false } = {}) {
   return (line) => {
     if (line.startsWith('{')) {
       try {
-        return format(printableRecord(JSON.parse(line))).replace(/\n$/, '')
+        return format(printableRecord(compactError(JSON.parse(line)))).replace(/\n$/, '')
       } catch {}
     }
     return printable(line)
   }
+}
+
+// An error whose message the line says already (`collector failed to
+// start: <its message>`, `database unreachable (<its message>)`) shows as
+// its type and code among the line's fields, not as a block under it
+// repeating the message; one with a stack is kept whole.
+function compactError (record) {
+  const error = record.error
+  const message = typeof error === 'string' ? error : error && error.message
+  if (typeof message !== 'string' || typeof record.msg !== 'string' || !record.msg.includes(message) || (typeof error === 'object' && error.stack)) return record
+  const { error: said, ...rest } = record
+  return typeof said === 'string' ? rest : { ...rest, ...(said.type ? { errorType: said.type } : {}), ...(said.code ? { errorCode: said.code } : {}) }
 }
 
 // Every string and key of a record through printable(). A stack keeps its

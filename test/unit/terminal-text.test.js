@@ -88,6 +88,18 @@ test('readable log lines (collector logs) escape what a record carries, and keep
   assert.doesNotMatch(format('{"level":30,"msg":"x"'), FORBIDDEN, 'nor is a broken record let through')
 })
 
+test('readable log lines: an error whose message the line says is its type and code on the line, not a block repeating it', () => {
+  const format = lineFormatter()
+  const message = 'cannot listen on 127.0.0.1:5514 (udp): address already in use (EADDRINUSE)'
+  const fatal = format(JSON.stringify({ level: 60, time: 0, msg: `collector failed to start: ${message}`, collector: 'syslog', error: { type: 'ListenError', code: 'ERR_LISTEN', message } }))
+  assert.equal(fatal.split('\n').length, 1, fatal)
+  assert.match(fatal, /FATAL: collector failed to start: cannot listen .*"errorType":"ListenError","errorCode":"ERR_LISTEN"/)
+  const warn = format(JSON.stringify({ level: 40, time: 0, msg: 'database unreachable (connect ECONNREFUSED 127.0.0.1:1); holding messages', error: 'connect ECONNREFUSED 127.0.0.1:1' }))
+  assert.equal(warn.split('\n').length, 1, warn)
+  const other = format(JSON.stringify({ level: 50, time: 0, msg: 'write failed', error: { type: 'MongoError', message: 'E11000 duplicate key' } }))
+  assert.match(other, /E11000 duplicate key/, 'an error the line does not say is kept')
+})
+
 test('a collector\'s readable log on its terminal (prettyStream) escapes what a record carries', (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pretty-log-'))
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
