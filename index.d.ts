@@ -572,6 +572,8 @@ export interface SinkContext {
   seq: number
   key (): Buffer | null
   message: RecordSource
+  /** the record's place among its message's records (as decode gave them) */
+  record: number
 }
 /** What a store may use of its worker (workers/sink.js sinkHost). */
 export interface SinkHost {
@@ -591,7 +593,10 @@ export interface SinkHost {
  */
 export interface SinkStore {
   prepare (db: unknown): Promise<void>
-  accept (record: unknown, context: SinkContext): void
+  /** what the declaration's `of` makes of a record, checked; throws (naming the sink) for what it could not store */
+  shape (record: unknown, message: unknown): unknown
+  /** holds what shape() gave; never throws */
+  accept (shaped: unknown, context: SinkContext): void
   readonly size: number
   hasBacklog (): boolean
   /** whether this flush writes it (`writeEvery` coalesces across flushes); `quiet`: input paused, the master waits, or at stop */

@@ -123,15 +123,7 @@ class DefinitionWorker extends MongoWorker {
       context.many = context.many || Array.isArray(records)
     }
     if (this.anyStoreFull()) return this.drop()
-    if (!Array.isArray(records)) {
-      context.record = 0
-      this.accept(records, context)
-    } else {
-      for (let i = 0; i < records.length; i++) {
-        context.record = places === null ? i : places[i]
-        this.accept(records[i], context)
-      }
-    }
+    this.acceptAll(this.shapeAll(records, context.message), places, context)
     if (this.hasBacklog()) this.flushSoon()
   }
 
@@ -150,12 +142,33 @@ class DefinitionWorker extends MongoWorker {
       this.refuse(out.reason)
       return null
     }
-    return out === undefined ? null : out
+    // A definition's mistakes, failing the message (`failed`, logged) rather
+    // than storing nothing, or a Promise, as if that were what it gave.
+    if (out === undefined) throw new TypeError(`${hook} returned undefined: return null when a message has nothing to store (a missing return?)`)
+    if (out !== null && typeof out.then === 'function') throw new TypeError(`${hook} returned a Promise: decode and enrich are synchronous (state a message needs read first: keep)`)
+    return out
   }
 
-  accept (record, context) {
-    this.counts.records++
-    for (let i = 0; i < this.sinks.length; i++) this.sinks[i].accept(record, context)
+  // Every record through every sink's `of` (checked: sink-output.js)
+  // before any sink holds one: a definition's mistake (an `of` that throws
+  // or gives what its sink cannot store) fails the message whole, nothing
+  // of it held. shaped[r * sinks + s]: record r, sink s.
+  shapeAll (records, message) {
+    const list = Array.isArray(records) ? records : [records]
+    const shaped = new Array(list.length * this.sinks.length)
+    for (let r = 0; r < list.length; r++) {
+      for (let s = 0; s < this.sinks.length; s++) shaped[r * this.sinks.length + s] = this.sinks[s].shape(list[r], message)
+    }
+    return shaped
+  }
+
+  acceptAll (shaped, places, context) {
+    const n = this.sinks.length
+    for (let r = 0; r * n < shaped.length; r++) {
+      context.record = places === null ? r : places[r]
+      this.counts.records++
+      for (let s = 0; s < n; s++) this.sinks[s].accept(shaped[r * n + s], context)
+    }
   }
 
   // A batch delivered again: a worker that died with it may have stored
@@ -174,35 +187,18 @@ class DefinitionWorker extends MongoWorker {
     return true
   }
 
-  // The records whose keys are known or new within the share; null when
-  // every one was refused (the message is refused: newKeyLimit). A
-  // redelivered message's keys all pass: the worker that died with it decided.
-  // `places`: where each record taken stood in `records` (null: all taken),
-  // so that a sink numbers a record the same whether or not the ones
-  // before it were taken (a redelivered message's all are).
+  // The records whose keys are known or new within the share
+  // (NewKeyLimit#take); the message is refused (newKeyLimit) when none is
+  // left. A redelivered message's keys all pass: the worker that died with it decided.
   withKnownKeys (records, context) {
-    if (!Array.isArray(records)) {
-      if (this.admits(records, context)) return { records, places: null }
-    } else {
-      const taken = []
-      const places = []
-      for (let i = 0; i < records.length; i++) {
-        if (!this.admits(records[i], context)) continue
-        taken.push(records[i])
-        places.push(i)
-      }
-      if (taken.length > 0 || records.length === 0) return { records: taken, places: taken.length === records.length ? null : places }
+    const refused = this.newKeys.counts.refused
+    const taken = this.newKeys.take(records, this.definition.cardinality, addressOf(context), context.redelivered)
+    if (this.newKeys.counts.refused > refused) {
+      this.logAtMost('newKeyLimit', 'warn', () => ({ maxNewKeysPerMinute: this.settings.maxNewKeysPerMinute, ...this.newKeys.minuteStats(), refused: this.newKeys.counts.refused }),
+        'new keys beyond this worker\'s share of maxNewKeysPerMinute: the records bringing them are refused (dropped.newKeyLimit when a message has none left); busiestSource brought the most this minute')
     }
-    this.dropMessage('newKeyLimit')
-    return { records: null, places: null }
-  }
-
-  admits (record, context) {
-    const key = this.definition.cardinality(record)
-    if (key === null || key === undefined || this.newKeys.admits(key, addressOf(context), context.redelivered)) return true
-    this.logAtMost('newKeyLimit', 'warn', () => ({ maxNewKeysPerMinute: this.settings.maxNewKeysPerMinute, ...this.newKeys.minuteStats(), refused: this.newKeys.counts.refused }),
-      'new keys beyond this worker\'s share of maxNewKeysPerMinute: the records bringing them are refused (dropped.newKeyLimit when a message has none left); busiestSource brought the most this minute')
-    return false
+    if (taken.records === null) this.dropMessage('newKeyLimit')
+    return taken
   }
 
   // The tallies count the decoded records taken (before enrich).

@@ -57,6 +57,31 @@ class NewKeyLimit {
     return true
   }
 
+  /**
+   * The records of one message (one record, or an array) that pass, each by
+   * its key `keyOf(record)` (null or undefined: passes, uncounted), and
+   * `places`: where each taken stood in `records` (null: all taken), so
+   * that a sink numbers a record the same whether or not those before it
+   * were taken. `records` null when none was left of some (the message is
+   * refused). `force` as for admits.
+   */
+  take (records, keyOf, address, force = false) {
+    const passes = (record) => {
+      const key = keyOf(record)
+      return key === null || key === undefined || this.admits(key, address, force)
+    }
+    if (!Array.isArray(records)) return { records: passes(records) ? records : null, places: null }
+    const taken = []
+    const places = []
+    for (let i = 0; i < records.length; i++) {
+      if (!passes(records[i])) continue
+      taken.push(records[i])
+      places.push(i)
+    }
+    if (taken.length === 0 && records.length > 0) return { records: null, places: null }
+    return { records: taken, places: taken.length === records.length ? null : places }
+  }
+
   newMinute (minute) {
     this.minute = minute
     this.taken = 0

@@ -9,6 +9,7 @@ const { StreamsSink } = require('./streams-sink')
 const { guardsEveryWrite } = require('./storage/write-guard')
 const { WriteLanes } = require('./storage/write-lanes')
 const { Sink } = require('./sink')
+const { updateProblem, countProblem, documentProblem, checkAll } = require('./sink-output')
 const { SERIALIZED, Serialized, serialize, serializesAsHeld, serializedInserts } = require('./storage/serialized-inserts')
 
 const SEQ = Symbol('checkpoint') // a document's checkpoint; symbol keys are not serialized
@@ -48,8 +49,12 @@ class UpdatesSink extends Sink {
     return this.spec.expireBy ? [ageTarget(this.spec)] : []
   }
 
-  accept (record, context) {
-    for (const u of listOf(this.spec.of(record, context.message))) {
+  shape (record, message) {
+    return checkAll(listOf(this.spec.of(record, message)), (u) => updateProblem(u, this.key), this.spec)
+  }
+
+  accept (updates, context) {
+    for (const u of updates) {
       const latest = u.last ? lastValues(u.last, [context.mark.batchId, context.index]) : undefined
       this.store.update(u[this.key], { inc: u.inc, min: u.min, max: u.max, latest, set: u.set }, context.mark, u.setOnInsert || null)
     }
@@ -89,10 +94,11 @@ class CountersSink extends UpdatesSink {
     return [counterTarget(this.spec.collection)]
   }
 
-  accept (record, context) {
-    const counts = this.spec.of(record, context.message)
-    if (counts === null || counts === undefined) return
-    if (!Array.isArray(counts)) return this.count(counts, context)
+  shape (record, message) {
+    return checkAll(listOf(this.spec.of(record, message)), countProblem, this.spec)
+  }
+
+  accept (counts, context) {
     for (let i = 0; i < counts.length; i++) this.count(counts[i], context)
   }
 
@@ -138,9 +144,15 @@ class DocumentsSink extends Sink {
   // flows: r 0 to 29), with `d`, its place among them, when `of` gave a
   // record several documents: the same when the message is delivered
   // again, so each is stored once.
-  accept (record, context) {
-    const docs = this.spec.of(record, context.message)
-    if (!docs) return
+  shape (record, message) {
+    const docs = this.spec.of(record, message)
+    if (docs === null || docs === undefined) return null
+    checkAll(Array.isArray(docs) ? docs : [docs], documentProblem, this.spec)
+    return docs
+  }
+
+  accept (docs, context) {
+    if (docs === null) return
     const several = Array.isArray(docs)
     if (this.messageIndex !== context.index || this.messageMark !== context.mark) {
       this.messageIndex = context.index

@@ -8,10 +8,16 @@
  *
  * - `prepare(db)`: once the database answers, before any write: its
  *   collections and indexes (a unique index before any write that relies on it).
- * - `accept(record, context)`: takes a record of the message being
- *   processed (`context`: its batch `mark`, arrival `index`, checkpoint
- *   `seq`, `key()`, `message` `{ receivedAt, remote, kept }`); holds what
- *   it will write under the message's checkpoint; never touches the database.
+ * - `shape(record, message)`: what the declaration's `of` makes of a record
+ *   of the message being processed, checked (sink-output.js: it throws,
+ *   naming the sink, for what it could not store); the worker shapes every
+ *   record of a message for every sink before any is accepted, so that a
+ *   message fails whole or is held whole. By default the record itself.
+ * - `accept(shaped, context)`: takes what shape() gave (`context`: its
+ *   batch `mark`, arrival `index`, checkpoint `seq`, `key()`, `message`
+ *   `{ receivedAt, remote, kept }`, the record's place `record`); holds
+ *   what it will write under the message's checkpoint; never touches the
+ *   database, never throws.
  * - `size`: entries held; `hasBacklog()`: holds enough that the worker
  *   should write now.
  * - `due(now, quiet)`: whether this flush writes it: always, unless the
@@ -44,6 +50,10 @@ class Sink {
     this.spec = spec
     this.host = host
     this.writtenAt = -Infinity // when due() last said write
+  }
+
+  shape (record) {
+    return record
   }
 
   hasBacklog () {

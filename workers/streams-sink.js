@@ -126,11 +126,15 @@ class StreamsSink extends Sink {
     ]
   }
 
-  /** The sinks' accept: the record under its message's batch, counted. */
-  accept (record, context) {
-    if (!this.spec.of) return this.add(record, context.mark, true)
+  /** The sinks' shape: what the declaration's `of` makes of a record (the record itself without one). */
+  shape (record, message) {
+    return this.spec.of ? listOf(this.spec.of(record, message)) : [record]
+  }
+
+  /** The sinks' accept: the items under their message's batch, counted. */
+  accept (items, context) {
     let held = true
-    for (const item of listOf(this.spec.of(record, context.message))) held = this.add(item, context.mark, true) && held
+    for (let i = 0; i < items.length; i++) held = this.add(items[i], context.mark, true) && held
     return held
   }
 

@@ -125,7 +125,7 @@ class WorkerRuntime {
   log (level, fields, msg) {
     if (LEVELS.indexOf(level) < this.minLevel) return
     if (typeof fields === 'string') [fields, msg] = [{}, fields]
-    if (fields && fields.err instanceof Error) fields = { ...fields, err: { message: fields.err.message, code: fields.err.code, stack: fields.err.stack } }
+    if (fields && fields.err instanceof Error) fields = { ...fields, err: { type: fields.err.name, message: fields.err.message, code: fields.err.code, stack: fields.err.stack } }
     this.send([ipc.LOG, level, fields || {}, msg])
   }
 

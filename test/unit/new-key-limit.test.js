@@ -37,3 +37,16 @@ test('new keys: the known keys are the most recently seen; one forgotten over th
   assert.equal(limit.admits('b', null), true)
   assert.equal(limit.stats().admitted, 4, 'b counted as new twice')
 })
+
+test('new keys: a message\'s records taken by key, each numbered where it stood; none left refuses the message', (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: 0 })
+  const limit = new NewKeyLimit({ share: 2, known: 100 })
+  const keyOf = (record) => record.k
+  assert.deepEqual(limit.take([{ k: 'a' }, { k: 'b' }], keyOf, null), { records: [{ k: 'a' }, { k: 'b' }], places: null }, 'all taken: numbered as they came')
+  const some = limit.take([{ k: 'c' }, { k: 'a' }, { k: null }, { k: 'd' }], keyOf, null)
+  assert.deepEqual(some, { records: [{ k: 'a' }, { k: null }], places: [1, 2] }, 'c and d beyond the share; a known; no key passes')
+  assert.deepEqual(limit.take([{ k: 'e' }], keyOf, null), { records: null, places: null }, 'none left: the message is refused')
+  assert.deepEqual(limit.take({ k: 'f' }, keyOf, null), { records: null, places: null }, 'a single record refused')
+  assert.deepEqual(limit.take({ k: 'f' }, keyOf, null, true), { records: { k: 'f' }, places: null }, 'forced (redelivered): taken')
+  assert.deepEqual(limit.take([], keyOf, null), { records: [], places: null }, 'no record: nothing to refuse')
+})

@@ -1,0 +1,62 @@
+'use strict'
+
+/*
+ * What a sink's `of(record, message)` may give, checked when the worker
+ * shapes a message's records (definition-worker.js), before anything of the
+ * message is held: a mistake in a definition fails the message whole (its
+ * `failed` count, one log line naming the sink), where it was stored as
+ * garbage (every count in one document of a random _id, a metric named
+ * "undefined") or sent to the server to be refused for good, holding the
+ * worker's acknowledgements behind it. Each check gives the problem, or
+ * null.
+ */
+
+/** An updates sink's update: `{ [key], inc?, min?, max?, last?, set?, setOnInsert? }`. */
+function updateProblem (u, key) {
+  if (!isPlainObject(u)) return `gave ${describe(u)}, not an update object`
+  if (u[key] === undefined || u[key] === null) return `gave an update without its key (${key})`
+  if (u.inc !== undefined) {
+    if (!isPlainObject(u.inc)) return `gave inc ${describe(u.inc)}, not an object of numbers`
+    for (const [field, n] of Object.entries(u.inc)) if (!Number.isFinite(n)) return `gave inc.${field} ${describe(n)}, not a finite number`
+  }
+  for (const part of ['min', 'max', 'last', 'set', 'setOnInsert']) {
+    if (u[part] !== undefined && u[part] !== null && !isPlainObject(u[part])) return `gave ${part} ${describe(u[part])}, not an object`
+  }
+  return null
+}
+
+/** A counters sink's count: `{ metric, n?, at? }`. */
+function countProblem (c) {
+  if (!isPlainObject(c)) return `gave ${describe(c)}, not a count { metric, n?, at? }`
+  if (typeof c.metric !== 'string' || c.metric === '') return `gave metric ${describe(c.metric)}, not a non-empty string`
+  if (c.n !== undefined && !Number.isFinite(c.n)) return `gave n ${describe(c.n)}, not a finite number`
+  if (c.at !== undefined && !(c.at instanceof Date) && !Number.isFinite(c.at)) return `gave at ${describe(c.at)}, not a Date or epoch ms`
+  return null
+}
+
+/** A documents sink's document. */
+function documentProblem (doc) {
+  return isPlainObject(doc) ? null : `gave ${describe(doc)}, not a document (an object)`
+}
+
+/** Throws the first problem of `items` (`check(item)`), naming the sink. */
+function checkAll (items, check, spec) {
+  for (let i = 0; i < items.length; i++) {
+    const problem = check(items[i])
+    if (problem !== null) throw new TypeError(`${spec.kind} sink of ${spec.collection}: of() ${problem}`)
+  }
+  return items
+}
+
+function isPlainObject (value) {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
+function describe (value) {
+  if (value === undefined) return 'undefined'
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
+  if (Array.isArray(value)) return 'an array'
+  return typeof value === 'object' && value !== null ? 'an object' : String(value)
+}
+
+module.exports = { updateProblem, countProblem, documentProblem, checkAll }
