@@ -12,6 +12,18 @@ class InvalidOptionError extends CollectorError {
    * @param {string} option the key as given
    * @param {string} [closest] the declared key it most likely meant
    */
+  /**
+   * A problem with a declaration, said without a value ("got ..." would
+   * name the sink's kind or the collector, not what is wrong).
+   * @param {string} option
+   * @param {string} what
+   */
+  static problem (option, what) {
+    const err = new InvalidOptionError(option, undefined, '')
+    err.message = `option "${option}": ${what}`
+    return err
+  }
+
   static unknown (option, closest) {
     const err = new InvalidOptionError(option, undefined, '')
     err.message = `option "${option}" is unknown${closest ? `; did you mean "${closest}"?` : ''}`

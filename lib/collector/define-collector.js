@@ -5,6 +5,7 @@ const { fileURLToPath } = require('node:url')
 const InvalidOptionError = require('../../exceptions/invalid-option-error')
 const { declareSettings } = require('../shared/settings')
 const { KINDS } = require('./sinks')
+const { closestName } = require('../shared/closest-name')
 
 // Listener options a definition may set (LoadBalancer options, with a flag).
 const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split', 'distribution', 'maxFrameBytes'])
@@ -147,11 +148,21 @@ function definedWorker (definition, settings) {
   return workers.get(definition)
 }
 
+// What a definition may say (docs/writing-collectors.md): a key not among
+// them is a typo (`kep`, `maxRecord`) refused at load, not ignored.
+const DEFINITION_KEYS = Object.freeze(['name', 'description', 'usage', 'listen', 'settings', 'key', 'affinity', 'decode', 'keep', 'state', 'enrich',
+  'stats', 'memory', 'tally', 'maxRecords', 'cardinality', 'sinks', 'file'])
+
 function checkDefinition (d) {
-  const refuse = (what) => { throw new InvalidOptionError('definition', d && d.name, what) }
+  const refuse = (what) => { throw InvalidOptionError.problem('definition', `${d && typeof d.name === 'string' ? `collector ${d.name} ` : ''}${what}`) }
   if (!d || typeof d !== 'object') refuse('a collector definition is an object')
   if (typeof d.name !== 'string' || !/^[A-Za-z0-9][\w.-]*$/.test(d.name)) refuse('needs a name: letters, digits, ".", "_" and "-"')
   if (typeof d.decode !== 'function') refuse('needs decode(message, settings), giving the records of a message')
+  for (const key of Object.keys(d)) {
+    if (DEFINITION_KEYS.includes(key)) continue
+    const closest = closestName(key, DEFINITION_KEYS)
+    refuse(`takes no ${key}${closest ? `; did you mean ${closest}?` : ''}`)
+  }
   for (const hook of HOOKS) if (d[hook] !== undefined && typeof d[hook] !== 'function') refuse(`${hook} must be a function`)
   if (d.key && d.affinity) refuse('takes key or affinity, not both (affinity gives the key)')
   if (!Array.isArray(d.sinks) || d.sinks.length === 0) refuse('needs at least one sink (sinks.updates, sinks.counters, sinks.documents)')

@@ -1,6 +1,7 @@
 'use strict'
 
 const InvalidOptionError = require('../../exceptions/invalid-option-error')
+const { closestName } = require('../shared/closest-name')
 
 /**
  * The sinks a collector definition writes to, as declarations: what kind,
@@ -102,14 +103,25 @@ function streams (spec = {}) {
 
 const KINDS = Object.freeze(['updates', 'counters', 'documents', 'streams'])
 
+// What a sink declaration may say (the union over the kinds): a key not
+// among them is a typo (`indexs`, `expireby`) refused at load, not ignored.
+const SPEC_KEYS = Object.freeze(['collection', 'of', 'key', 'indexes', 'expireBy', 'fromSettings', 'maxBatch', 'preallocateRate', 'writeEvery',
+  'countersCollection', 'counterMetric', 'minuteFields', 'analytics', 'streamTimeout', 'byeGrace', 'maxPending', 'sweep', 'sweepInterval'])
+
 function sink (kind, spec) {
-  if (!spec || (typeof spec.of !== 'function' && !(kind === 'streams' && spec.of === undefined))) throw new InvalidOptionError('sinks', kind, `a ${kind} sink needs of(record, message), the function giving what it stores`)
-  if (typeof spec.collection !== 'string' || spec.collection === '') throw new InvalidOptionError('sinks', kind, `a ${kind} sink needs the name of its collection`)
+  const refuse = (what) => { throw InvalidOptionError.problem('sinks', `a ${kind} sink${spec && typeof spec.collection === 'string' ? ` (${spec.collection})` : ''} ${what}`) }
+  if (!spec || (typeof spec.of !== 'function' && !(kind === 'streams' && spec.of === undefined))) refuse('needs of(record, message), the function giving what it stores')
+  for (const key of Object.keys(spec)) {
+    if (SPEC_KEYS.includes(key)) continue
+    const closest = closestName(key, SPEC_KEYS)
+    refuse(`takes no ${key}${closest ? `; did you mean ${closest}?` : ''} (it takes ${SPEC_KEYS.join(', ')})`)
+  }
+  if (typeof spec.collection !== 'string' || spec.collection === '') refuse('needs the name of its collection')
   if (spec.expireBy !== undefined && (!['updates', 'documents'].includes(kind) || typeof spec.expireBy !== 'string' || spec.expireBy === '')) {
-    throw new InvalidOptionError('sinks', kind, `expireBy names the date field of an updates or documents sink's documents (got ${JSON.stringify(spec.expireBy)} on a ${kind} sink)`)
+    refuse(`names in expireBy the date field of an updates or documents sink's documents (got ${JSON.stringify(spec.expireBy)} on a ${kind} sink)`)
   }
   for (const [field, setting] of Object.entries(spec.fromSettings || {})) {
-    if (typeof setting !== 'string') throw new InvalidOptionError('sinks', kind, `fromSettings.${field} names a setting (got ${JSON.stringify(setting)})`)
+    if (typeof setting !== 'string') refuse(`names a setting in fromSettings.${field} (got ${JSON.stringify(setting)})`)
   }
   return Object.freeze({ ...spec, kind })
 }

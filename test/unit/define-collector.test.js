@@ -33,13 +33,18 @@ test('defineCollector: a definition that cannot work is refused in one line that
     [{ name: 'x', decode, sinks: [store], state: {} }, /state must be a function/],
     [{ name: 'x', decode, sinks: [store], cardinality: 'name' }, /cardinality must be a function/],
     [{ name: 'x', decode, sinks: [store], maxRecords: 0 }, /maxRecords must be a positive integer \(got 0\)/],
-    [{ name: 'x', decode, sinks: [store], maxRecords: 2.5 }, /maxRecords must be a positive integer/]
+    [{ name: 'x', decode, sinks: [store], maxRecords: 2.5 }, /maxRecords must be a positive integer/],
+    [{ name: 'x', decode, sinks: [store], maxRecord: 10 }, /^option "definition": collector x takes no maxRecord; did you mean maxRecords\?$/],
+    [{ name: 'x', decode, sink: [store] }, /takes no sink; did you mean sinks\?/]
   ]
   for (const [definition, message] of cases) {
     assert.throws(() => defineCollector(definition), (err) => err.code === 'ERR_INVALID_OPTION' && message.test(err.message) && !err.message.includes('\n'))
   }
   assert.throws(() => sinks.updates({ collection: 'm' }), /needs of\(record, message\)/)
-  assert.throws(() => sinks.documents({ of: decode }), /needs the name of its collection/)
+  assert.throws(() => sinks.documents({ of: decode }), { message: 'option "sinks": a documents sink needs the name of its collection' }, 'no "got" naming the kind')
+  assert.throws(() => sinks.documents({ colection: 'x', of: decode }), /a documents sink takes no colection; did you mean collection\?/)
+  assert.throws(() => sinks.updates({ collection: 'x', of: decode, indexs: [] }), /an? updates sink \(x\) takes no indexs; did you mean indexes\?/)
+  assert.throws(() => sinks.documents({ collection: 'x', of: decode, expireby: 'at' }), /takes no expireby; did you mean expireBy\?/)
 })
 
 test('split lines: each non-empty line a message of its own, CR LF and empty lines taken', () => {
