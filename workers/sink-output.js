@@ -17,7 +17,7 @@ function updateProblem (u, key) {
   if (u[key] === undefined || u[key] === null) return `gave an update without its key (${key})`
   if (u.inc !== undefined) {
     if (!isPlainObject(u.inc)) return `gave inc ${describe(u.inc)}, not an object of numbers`
-    for (const [field, n] of Object.entries(u.inc)) if (!Number.isFinite(n)) return `gave inc.${field} ${describe(n)}, not a finite number`
+    for (const [field, n] of Object.entries(u.inc)) if (!isIncrement(n)) return `gave inc.${field} ${describe(n)}, not a finite number`
   }
   for (const part of ['min', 'max', 'last', 'set', 'setOnInsert']) {
     if (u[part] !== undefined && u[part] !== null && !isPlainObject(u[part])) return `gave ${part} ${describe(u[part])}, not an object`
@@ -46,6 +46,13 @@ function checkAll (items, check, spec) {
     if (problem !== null) throw new TypeError(`${spec.kind} sink of ${spec.collection}: of() ${problem}`)
   }
   return items
+}
+
+// What $inc takes: a finite number, a bigint (stored as a 64-bit integer),
+// or one of BSON's numeric types (Long, Int32, Double, Decimal128).
+const BSON_NUMBERS = new Set(['Long', 'Int32', 'Double', 'Decimal128'])
+function isIncrement (n) {
+  return Number.isFinite(n) || typeof n === 'bigint' || (n !== null && typeof n === 'object' && BSON_NUMBERS.has(n._bsontype))
 }
 
 function isPlainObject (value) {

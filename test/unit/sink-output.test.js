@@ -1,0 +1,37 @@
+'use strict'
+
+// What a sink's of() may give (workers/sink-output.js), checked before a
+// message's records are held: each problem named, and what the server takes
+// ($inc of any BSON number) let through.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { Long, Int32, Double, Decimal128 } = require('mongodb')
+const { updateProblem, countProblem, documentProblem, checkAll } = require('../../workers/sink-output')
+
+test('an update needs its key; inc takes numbers, bigints and BSON numbers; the other parts are objects', () => {
+  for (const n of [1, -2.5, 10n, Long.fromNumber(5), new Int32(3), new Double(1.5), Decimal128.fromString('1.5')]) {
+    assert.equal(updateProblem({ _id: 'a', inc: { n } }, '_id'), null, String(n))
+  }
+  assert.equal(updateProblem({ _id: 'a', inc: { n: 'one' } }, '_id'), 'gave inc.n "one", not a finite number')
+  assert.equal(updateProblem({ _id: 'a', inc: { n: NaN } }, '_id'), 'gave inc.n NaN, not a finite number')
+  assert.equal(updateProblem({ inc: { n: 1 } }, '_id'), 'gave an update without its key (_id)')
+  assert.equal(updateProblem({ name: 'x' }, 'name'), null, 'a key of its own')
+  assert.equal(updateProblem({ _id: 'a', max: 5 }, '_id'), 'gave max 5, not an object')
+  assert.equal(updateProblem('x', '_id'), 'gave "x", not an update object')
+  assert.equal(updateProblem({ _id: 'a', max: { at: new Date() }, setOnInsert: { a: 1 } }, '_id'), null)
+})
+
+test('a count needs a metric name; n and at are numbers (or a Date)', () => {
+  assert.equal(countProblem({ metric: 'a.b' }), null)
+  assert.equal(countProblem({ metric: 'a', n: 2, at: new Date() }), null)
+  assert.equal(countProblem({ metric: 42 }), 'gave metric 42, not a non-empty string')
+  assert.equal(countProblem({ metric: 'a', n: '2' }), 'gave n "2", not a finite number')
+  assert.equal(countProblem(7), 'gave 7, not a count { metric, n?, at? }')
+})
+
+test('a document is an object; checkAll names the sink in its TypeError', () => {
+  assert.equal(documentProblem({ a: 1 }), null)
+  assert.equal(documentProblem([1]), 'gave an array, not a document (an object)')
+  assert.throws(() => checkAll([{ a: 1 }, 'x'], documentProblem, { kind: 'documents', collection: 'logs' }), { name: 'TypeError', message: 'documents sink of logs: of() gave "x", not a document (an object)' })
+})
