@@ -11,15 +11,18 @@
  * null.
  */
 
+// Checked per record: nothing allocated per call but a problem's text.
+const OBJECT_PARTS = Object.freeze(['min', 'max', 'last', 'set', 'setOnInsert'])
+
 /** An updates sink's update: `{ [key], inc?, min?, max?, last?, set?, setOnInsert? }`. */
 function updateProblem (u, key) {
   if (!isPlainObject(u)) return `gave ${describe(u)}, not an update object`
   if (u[key] === undefined || u[key] === null) return `gave an update without its key (${key})`
   if (u.inc !== undefined) {
     if (!isPlainObject(u.inc)) return `gave inc ${describe(u.inc)}, not an object of numbers`
-    for (const [field, n] of Object.entries(u.inc)) if (!isIncrement(n)) return `gave inc.${field} ${describe(n)}, not a finite number`
+    for (const field in u.inc) if (!isIncrement(u.inc[field])) return `gave inc.${field} ${describe(u.inc[field])}, not a finite number`
   }
-  for (const part of ['min', 'max', 'last', 'set', 'setOnInsert']) {
+  for (const part of OBJECT_PARTS) {
     if (u[part] !== undefined && u[part] !== null && !isPlainObject(u[part])) return `gave ${part} ${describe(u[part])}, not an object`
   }
   return null
@@ -39,10 +42,10 @@ function documentProblem (doc) {
   return isPlainObject(doc) ? null : `gave ${describe(doc)}, not a document (an object)`
 }
 
-/** Throws the first problem of `items` (`check(item)`), naming the sink. */
-function checkAll (items, check, spec) {
+/** Throws the first problem of `items` (`check(item, arg)`), naming the sink. */
+function checkAll (items, check, spec, arg) {
   for (let i = 0; i < items.length; i++) {
-    const problem = check(items[i])
+    const problem = check(items[i], arg)
     if (problem !== null) throw new TypeError(`${spec.kind} sink of ${spec.collection}: of() ${problem}`)
   }
   return items

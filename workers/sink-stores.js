@@ -50,7 +50,7 @@ class UpdatesSink extends Sink {
   }
 
   shape (record, message) {
-    return checkAll(listOf(this.spec.of(record, message)), (u) => updateProblem(u, this.key), this.spec)
+    return checkAll(listOf(this.spec.of(record, message)), updateProblem, this.spec, this.key)
   }
 
   accept (updates, context) {
