@@ -275,6 +275,8 @@ export class Worker {
   delivery (): { seq: number, batchId: number, origin: string, redelivered: boolean } | null
   /** refuse the message being processed: counted in the master's dropped[reason] */
   dropMessage (reason: string): void
+  /** when the master received the oldest message it still holds for any worker: epoch ms; Infinity when none, 0 when it does not answer */
+  heldSince (): Promise<number>
   init (): void | Promise<void>
   /** called with the whole of a redelivered batch before its first doWork (read in bulk what deciding each message needs) */
   prepareRedelivered (messages: Message[], delivery: { seq: number, batchId: number, origin: string, redelivered: boolean }): void | Promise<void>
@@ -585,6 +587,8 @@ export interface SinkHost {
   logAtMost (key: string, level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal', fields: object | (() => object), msg: string): void
   flushSoon (): Promise<void> | null
   dropMessage (reason: string): void
+  /** Worker#heldSince: when the master received the oldest message it still holds */
+  heldSince (): Promise<number>
 }
 /**
  * The contract every store behind a sink keeps (workers/sink.js; what each

@@ -82,8 +82,9 @@ class Sink {
  * What a store may use of its worker, and nothing else: its logger and
  * rate-limited log, the server it writes to (storage/write-guard.js),
  * whether it leads, the collector's name, the mongoose connection (the
- * streams' models), and the two things a store asks of it: write soon,
- * and drop the message being processed under a reason.
+ * streams' models), and the three things a store asks of it: write soon,
+ * drop the message being processed under a reason, and when the master
+ * received the oldest message it still holds (Worker#heldSince).
  * @param {import('./mongo-worker')} worker
  */
 function sinkHost (worker) {
@@ -95,6 +96,7 @@ function sinkHost (worker) {
     get connection () { return worker.connection },
     logAtMost: (key, level, fields, msg) => worker.logAtMost(key, level, fields, msg),
     flushSoon: () => worker.flushSoon(),
+    heldSince: () => worker.heldSince(),
     dropMessage: (reason) => worker.dropMessage(reason)
   })
 }

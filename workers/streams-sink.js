@@ -67,7 +67,8 @@ class StreamsSink extends Sink {
       byeGrace: this.spec.byeGrace,
       interval: this.spec.sweepInterval,
       logger: host.logger,
-      analytics: this.spec.analytics || streamAnalytics
+      analytics: this.spec.analytics || streamAnalytics,
+      heldSince: () => host.heldSince()
     })
     if (host.leader) this.onLeader(true)
   }

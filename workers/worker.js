@@ -75,6 +75,18 @@ class Worker {
     if (this[RUNTIME]) this[RUNTIME].stored(checkpoint)
   }
 
+  /**
+   * When the master received the oldest message it still holds for any
+   * worker of this collector (sent and not acknowledged, or waiting): epoch
+   * ms; Infinity when it holds none (or there is no master); 0 when it does
+   * not answer. A job that concludes from what is stored (the streams'
+   * sweeper ending calls) concludes nothing about activity after it: a
+   * message received before may still be on its way to storage.
+   */
+  heldSince () {
+    return this[RUNTIME] ? this[RUNTIME].held.ask() : Promise.resolve(Infinity)
+  }
+
   /** 12 bytes naming the message being processed, for good: use it as an idempotent `_id`. */
   messageKey () {
     return this[RUNTIME] ? this[RUNTIME].messageKey() : null

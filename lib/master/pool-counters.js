@@ -72,6 +72,32 @@ function snapshotOf (pool, customs = null) {
 }
 
 /**
+ * When the oldest message `pool` still holds was received (epoch ms), or
+ * null when it holds none: sent to a worker and not acknowledged, waiting
+ * for room (in memory or in the disk buffer), waiting for a slot's next
+ * worker, or being formed into a batch. A batch keeps its receivedAt
+ * through redeliveries and replays. The answer to a worker's
+ * ipc.HELD_REQ (Worker#heldSince): one pass over what is held.
+ */
+function heldSince (pool) {
+  let since = Infinity
+  const older = (batches) => {
+    for (const batch of batches) if (batch.receivedAt < since) since = batch.receivedAt
+  }
+  const filling = (h) => {
+    if (h.filling.count > 0 && h.filling.since < since) since = h.filling.since
+  }
+  for (const h of pool.live) {
+    older(h.unacked)
+    older(h.backlog)
+    filling(h)
+  }
+  for (const h of pool.current) if (h !== null && h.state === 'gone') filling(h)
+  for (const batches of pool.orphans) older(batches)
+  return since === Infinity ? null : since
+}
+
+/**
  * Each live worker's own stats (its Worker#stats(), over IPC): a Map from
  * handle to `{ custom, at }`, `at` when the reply came (null custom if
  * none came within `timeoutMs`). Read the counters after it, in one
@@ -115,4 +141,4 @@ function handleCounters (h, now) {
   }
 }
 
-module.exports = { snapshotOf, collectCustom }
+module.exports = { snapshotOf, collectCustom, heldSince }

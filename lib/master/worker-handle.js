@@ -331,6 +331,7 @@ class WorkerHandle extends EventEmitter {
       case ipc.CLOSED: return this.emit('closed')
       case ipc.LOG: return this.emit('log', message[1], message[2], message[3])
       case ipc.STATS_RES: return this.emit('stats', message[1], message[2])
+      case ipc.HELD_REQ: return this.emit('heldRequest', message[1])
       case ipc.BUFFER_UNREADABLE:
         this.journal.readableByWorkers = false
         return this.emit('log', 'error', { worker: this.id }, `${message[1]}: the worker exits, and batches go to workers with their bytes from now on`)

@@ -9,7 +9,7 @@ const WorkerHandle = require('./worker-handle')
 const WorkerDownError = require('../../exceptions/worker-down-error')
 const { BatchIds } = require('../shared/batch-ids')
 const { ProgressFiles } = require('../shared/progress-file')
-const { snapshotOf, collectCustom } = require('./pool-counters')
+const { snapshotOf, collectCustom, heldSince } = require('./pool-counters')
 const { POISON_STRIKES, judge, leave, giveUp } = require('./batch-fate')
 
 const STATS_TIMEOUT_MS = 1000
@@ -139,6 +139,7 @@ class WorkerPool extends EventEmitter {
     handle.on('held', (batch) => this.hold(handle.slot, batch))
     handle.on('dropped', (reason, n) => this.emit('dropped', reason, n))
     handle.on('received', (n, bytes, dropped) => this.emit('received', n, bytes, dropped))
+    handle.on('heldRequest', (id) => handle.send([ipc.HELD_RES, id, heldSince(this)]))
     clusterWorker.on('exit', (code, signal) => this.onExit(handle, code, signal))
     return handle
   }

@@ -54,7 +54,14 @@ const TAGS = Object.freeze({
   // a batch where the master said it lies in the disk buffer, and exits;
   // the master sends every batch's bytes from then on (redelivering that
   // one, like all a dead worker held, with its bytes).
-  BUFFER_UNREADABLE: 14
+  BUFFER_UNREADABLE: 14,
+  // worker → master: [HELD_REQ, requestId] when was the oldest message you
+  // hold received? master → worker: [HELD_RES, requestId, epoch ms | null]
+  // (null: it holds none). Held: sent to any worker and not acknowledged,
+  // waiting for room or for a slot's next worker, or being formed into a
+  // batch (lib/master/pool-counters.js heldSince).
+  HELD_REQ: 15,
+  HELD_RES: 16
 })
 
 /**

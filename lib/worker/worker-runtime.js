@@ -8,6 +8,7 @@ const { LEVELS } = require('../shared/logger')
 const { RUNTIME } = require('../shared/symbols') // where a Worker finds the runtime that drives it
 const { ProgressWriter } = require('../shared/progress-file')
 const { DiskBufferReads } = require('./disk-buffer-reads')
+const { HeldSince } = require('./held-since')
 
 const FAILURE_LOG_INTERVAL_MS = 1000
 // receive 'reuseport': what the worker's own socket brought reaches the
@@ -70,6 +71,7 @@ class WorkerRuntime {
     this.dropReason = null
     this.local = null // receive 'reuseport': the worker's own socket and its counts (OwnSocketIntake)
     this.reportTimer = null // receive 'reuseport': when they reach the master, at the latest
+    this.held = new HeldSince((message) => this.send(message)) // Worker#heldSince
     worker[RUNTIME] = this
   }
 
@@ -132,9 +134,12 @@ class WorkerRuntime {
   // A send racing the master's death fails with EPIPE; without a callback
   // that is an 'error' event on process, which would kill this worker
   // before it flushes. The master is gone either way: the error is dropped.
+  // Returns whether it was sent (false: the channel is closed).
   send (message, cb = ignoreSendError) {
-    if (!this.channel.connected) return cb()
-    this.channel.send(message, cb)
+    const open = this.channel.connected
+    if (open) this.channel.send(message, cb)
+    else cb()
+    return open
   }
 
   onMessage (message) {
@@ -143,6 +148,7 @@ class WorkerRuntime {
       case ipc.BATCH: return this.enqueue(message)
       case ipc.STATS_REQ: return this.replyStats(message[1])
       case ipc.ROLE: return this.setLeader(Boolean(message[1] && message[1].leader))
+      case ipc.HELD_RES: return this.held.answer(message[1], message[2])
       case ipc.SHUTDOWN: return this.shutdown()
       case ipc.UNLISTEN: return this.unlisten().then(() => this.send([ipc.UNLISTENED]))
     }

@@ -35,10 +35,12 @@ function endsOf ({ a, b, ab, ba }, packetsPerRound, firstSeq) {
  * `gapMs` apart, then both BYE. The LSR of a block names the other end's
  * last SR that would have arrived by then (sent + its delay), and DLSR is
  * the time since that arrival, measured on the real send times.
+ * `beforeRound(round)` and `beforeBye()`, when given, are awaited before
+ * each round and before the BYEs (a test stops or kills a worker there).
  *
  * @returns {Promise<{ sent: number, reports: object[] }>} every report block sent, with its time
  */
-async function sendCalls (port, calls, { rounds = 12, packetsPerRound = 250, gapMs = 120, firstSeq = 1000, host = '127.0.0.1' } = {}) {
+async function sendCalls (port, calls, { rounds = 12, packetsPerRound = 250, gapMs = 120, firstSeq = 1000, host = '127.0.0.1', beforeRound, beforeBye } = {}) {
   const socket = dgram.createSocket('udp4')
   await new Promise((resolve) => socket.connect(port, host, resolve))
   const ends = calls.map((call) => endsOf(call, packetsPerRound, firstSeq))
@@ -46,6 +48,7 @@ async function sendCalls (port, calls, { rounds = 12, packetsPerRound = 250, gap
   let sent = 0
   const send = (buf) => { socket.send(buf); sent++ }
   for (let round = 0; round < rounds; round++) {
+    if (beforeRound) await beforeRound(round)
     for (const side of [0, 1]) {
       for (const pair of ends) {
         const me = pair[side]
@@ -69,6 +72,7 @@ async function sendCalls (port, calls, { rounds = 12, packetsPerRound = 250, gap
       await sleep(gapMs / 2)
     }
   }
+  if (beforeBye) await beforeBye()
   for (const pair of ends) for (const me of pair) send(encodeRtcp([{ type: 'RR', ssrc: me.ssrc, reports: [] }, { type: 'BYE', sources: [me.ssrc] }]))
   await new Promise((resolve) => socket.close(resolve))
   return { sent, reports }

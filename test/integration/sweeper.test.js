@@ -140,6 +140,29 @@ test('BYE: both sides ended closes at once; one side closes only after the grace
   assert.strictEqual((await byFrom(collection, 'G1')).active, true, 'no BYE, not idle yet')
 })
 
+test('streams are judged as of the oldest message the master still holds: a goodbye or silence after it ends nothing yet', async () => {
+  const { collection } = await streams()
+  const now = Date.now()
+  // Both ends said BYE (written now); idle for the timeout and 30 s more; idle for the timeout and 0.5 s more.
+  await write(collection, [...packets('E1', 'E2', [1]), ...packets('E2', 'E1', [1])], new Date(now))
+  await write(collection, [{ endID: 'E1', timestamp: now }, { endID: 'E2', timestamp: now }], new Date(now))
+  await write(collection, packets('O1', 'O2', [1]), new Date(now - TIMEOUT - 30000))
+  await write(collection, packets('R1', 'R2', [1]), new Date(now - TIMEOUT - 500))
+  let held = 0 // the master does not answer: nothing is judged
+  const sweeper = new StreamSweeper(collection, { ...TIMES, heldSince: async () => held })
+  assert.strictEqual(await sweeper.sweep(now + 10), 0, 'no answer from the master: nothing ends')
+  held = now - 1000 // a message received a second before the BYEs is not stored yet
+  assert.strictEqual(await sweeper.sweep(now + 10), 1, 'only what was silent for the timeout before that message')
+  assert.strictEqual((await byFrom(collection, 'O1')).endReason, 'timeout')
+  assert.strictEqual((await byFrom(collection, 'E1')).active, true, 'the BYEs came after a message still held: the call stays open')
+  assert.strictEqual((await byFrom(collection, 'R1')).active, true, 'idle for the timeout as of now, not as of the message held')
+  assert.strictEqual(sweeper.stats.heldBackMs, 1010)
+  held = Infinity // everything received is stored
+  assert.strictEqual(await sweeper.sweep(now + 10), 2)
+  assert.strictEqual((await byFrom(collection, 'E1')).endReason, 'bye')
+  assert.strictEqual((await byFrom(collection, 'R1')).endReason, 'timeout')
+})
+
 test('through a LoadBalancer: a packet after the end starts a new stream', async (t) => {
   const { uri, database, db, collection } = await streams()
   const lb = new LoadBalancer({ worker: WORKER, instances: 2, workerOptions: { mongoUri: uri, database, flushInterval: 50, sweep: false } })

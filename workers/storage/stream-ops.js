@@ -164,12 +164,17 @@ function sideOps (entry, now) {
   })
 }
 
-/** An endpoint said goodbye (RTCP BYE): mark its side ended; the sweeper closes the stream. */
-function endOps (entry) {
+/**
+ * An endpoint said goodbye (RTCP BYE): mark its side ended; the sweeper
+ * closes the stream. A goodbye is activity: it moves `lastUpdated`, which
+ * the sweeper compares with when the oldest message not stored yet was
+ * received (a report received before the BYE may still be on its way).
+ */
+function endOps (entry, now) {
   return ['from', 'to'].map((side) => ({
     updateMany: {
       filter: { active: true, [`${side}.ID`]: entry.endID },
-      update: { $set: { [`stream_ended.${side}`]: true }, $min: { endedAt: entry.maxTs } }
+      update: { $set: { [`stream_ended.${side}`]: true }, $min: { endedAt: entry.maxTs }, $max: { 'metadata.lastUpdated': now } }
     }
   }))
 }

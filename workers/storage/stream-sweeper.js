@@ -12,7 +12,14 @@ const { streamAnalytics } = require('./stream-analytics')
  * `flowKey`) so the next packet starts a new stream; `pairKey`, the shard
  * key, stays. Each close is conditional on the `metadata.lastUpdated` it
  * read, so a stream that just got a packet is left open. Run by exactly one
- * process per collector (the leader worker). The scan for due streams
+ * process per collector (the leader worker).
+ *
+ * A stream is judged as of the time through which everything received is
+ * stored: now, or earlier when the master still holds a message received
+ * before (`heldSince`). A worker that dies leaves what it held to its
+ * slot's next worker, while later messages of the same call (its BYEs) go
+ * to another one and may be stored first; ended then, the call would get a
+ * second stream from each report stored late. The scan for due streams
  * cannot name a pair: on a sharded cluster it asks every shard, once per
  * batch; each close names its pair and goes to one.
  */
@@ -20,17 +27,20 @@ class StreamSweeper {
   /**
    * @param {object} collection the native `streams` collection
    * @param {{ streamTimeout: number, byeGrace: number, interval: number, logger?: object, batch?: object,
-   *   analytics?: (doc: object, endedAt: Date) => object }} options the times are the StreamWorker's
-   *   settings (streamTimeout, byeGrace, sweepInterval: workers/mongo-settings.js), in ms; analytics:
-   *   the figures an ended stream keeps (default: stream-analytics.js)
+   *   analytics?: (doc: object, endedAt: Date) => object, heldSince?: () => Promise<number> }} options the
+   *   times are the StreamWorker's settings (streamTimeout, byeGrace, sweepInterval:
+   *   workers/mongo-settings.js), in ms; analytics: the figures an ended stream keeps (default:
+   *   stream-analytics.js); heldSince: when the oldest message not stored yet was received, epoch ms
+   *   (Worker#heldSince; default: none is held)
    */
-  constructor (collection, { streamTimeout, byeGrace, interval, logger, batch, analytics = streamAnalytics } = {}) {
+  constructor (collection, { streamTimeout, byeGrace, interval, logger, batch, analytics = streamAnalytics, heldSince = async () => Infinity } = {}) {
     // No defaults here: the worker's settings have them, and a second copy drifts.
     for (const [name, value] of Object.entries({ streamTimeout, byeGrace, interval })) {
       if (!Number.isInteger(value) || value < 0) throw new InvalidOptionError(name, value, 'must be an integer number of ms (the StreamWorker setting)')
     }
     this.collection = collection
     this.analytics = analytics
+    this.heldSince = heldSince
     this.streamTimeout = streamTimeout
     this.byeGrace = byeGrace
     this.interval = interval
@@ -38,7 +48,7 @@ class StreamSweeper {
     this.batch = new AdaptiveBatch(batch)
     this.timer = null
     this.running = null
-    this.stats = { sweeps: 0, ended: 0, skipped: 0, errors: 0, batchSize: this.batch.size }
+    this.stats = { sweeps: 0, ended: 0, skipped: 0, errors: 0, batchSize: this.batch.size, heldBackMs: 0 }
   }
 
   start () {
@@ -61,13 +71,19 @@ class StreamSweeper {
     }).finally(() => { this.running = null })
   }
 
-  /** Ends every stream due now, batch by batch; resolves with how many ended. */
+  /**
+   * Ends every stream due now, batch by batch, judged as of when the
+   * oldest message held was received if that is earlier; resolves with how
+   * many ended. `heldBackMs` in the stats: how far back that was.
+   */
   async sweep (now = Date.now()) {
     this.stats.sweeps++
+    const asOf = Math.min(now, await this.heldSince())
+    this.stats.heldBackMs = now - asOf
     let total = 0
     for (;;) {
       const limit = this.batch.size
-      const docs = await this.collection.find(this.dueFilter(now)).limit(limit).toArray()
+      const docs = await this.collection.find(this.dueFilter(asOf)).limit(limit).toArray()
       if (docs.length === 0) return total
       const started = process.hrtime.bigint()
       total += await this.endBatch(docs, now)
@@ -77,13 +93,15 @@ class StreamSweeper {
     }
   }
 
-  dueFilter (now) {
+  // Due as of `asOf`: idle since streamTimeout before it, ended by both
+  // sides before it, or by one side byeGrace before it.
+  dueFilter (asOf) {
     return {
       active: true,
       $or: [
-        { 'metadata.lastUpdated': { $lt: new Date(now - this.streamTimeout) } },
-        { 'stream_ended.from': true, 'stream_ended.to': true },
-        { endedAt: { $lt: new Date(now - this.byeGrace) }, 'metadata.lastUpdated': { $lt: new Date(now - this.byeGrace) } }
+        { 'metadata.lastUpdated': { $lt: new Date(asOf - this.streamTimeout) } },
+        { 'stream_ended.from': true, 'stream_ended.to': true, 'metadata.lastUpdated': { $lt: new Date(asOf) } },
+        { endedAt: { $lt: new Date(asOf - this.byeGrace) }, 'metadata.lastUpdated': { $lt: new Date(asOf - this.byeGrace) } }
       ]
     }
   }

@@ -124,7 +124,7 @@ class StreamWriter {
       if (partner) add(streamOps, pairOp(entry, partner, now, guarded(entry) || guarded(partner)), [entry, partner])
       else if (entry.kind === 'packet') add(streamOps, packetOp(entry, this.sideOf(entry), now, guarded(entry)), [entry])
       else if (entry.kind === 'side') for (const op of sideOps(entry, now)) add(sideOpsOf, op, [entry])
-      else for (const op of endOps(entry)) add(endOpsOf, op, [entry])
+      else for (const op of endOps(entry, now)) add(endOpsOf, op, [entry])
     }
     const missed = []
     const later = sideOpsOf.owners.concat(endOpsOf.owners)
