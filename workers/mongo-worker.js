@@ -381,6 +381,8 @@ class MongoWorker extends Worker {
       dbStalled: writeMs > this.settings.serverSelectionTimeoutMS,
       writeInProgressMs: writeMs,
       flushes: this.dbCounts.flushes,
+      retryInMs: this.dbDown ? Math.max(0, this.retryAt - Date.now()) : 0, // the next attempt, while down
+      connecting: Boolean(this.preparing),
       // The leader's: what each collection holds, keeps and deleted (null in the others).
       storage: this.keeper ? this.keeper.stats() : null
     }

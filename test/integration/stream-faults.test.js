@@ -83,6 +83,16 @@ async function firstFailedWrite (lb) {
     .catch((err) => { throw new Error(`${err.message}; workers: ${JSON.stringify(last.workers.map((w) => w.custom && { pending: w.custom.pending, dbDown: w.custom.dbDown, dbError: w.custom.dbError, writeInProgressMs: w.custom.writeInProgressMs, flushes: w.custom.flushes }))}`) })
 }
 
+// After a restore, every message processed. A timeout says where they
+// wait: the master's counters and what each worker reports.
+async function allProcessed (lb, total) {
+  await waitFor(() => lb.summary().processed === total).catch(async (err) => {
+    const { processed, inFlight, buffered, dropped } = lb.summary()
+    const workers = (await lb.stats()).workers.map((w) => ({ slot: w.slot, state: w.state, inFlight: w.inFlight, buffered: w.buffered, ...(w.custom && { pending: w.custom.pending, dbDown: w.custom.dbDown, dbError: w.custom.dbError, dbErrors: w.custom.dbErrors, writeInProgressMs: w.custom.writeInProgressMs, flushes: w.custom.flushes, retryInMs: w.custom.retryInMs, connecting: w.custom.connecting }) }))
+    throw new Error(`${err.message}: ${processed} of ${total} processed; master ${JSON.stringify({ inFlight, buffered, dropped: dropped.total })}; workers ${JSON.stringify(workers)}`)
+  })
+}
+
 const dbHolds = (db, streams, packets) => async () =>
   (await streamDocs(db, { 'metadata.packets': packets })).length === streams
 
@@ -102,7 +112,7 @@ test('proxy cut between writes: updates stay pending, are retried, and land exac
   assert.strictEqual(await streamDocs(db, { 'metadata.packets': { $gt: 2 * perSide } }).then((d) => d.length), 0)
   await sendAll(port, phaseTraffic(streams, perSide, 2))
   proxy.restore()
-  await waitFor(() => lb.summary().processed === streams * perSide * 6)
+  await allProcessed(lb, streams * perSide * 6)
   await lb.stop()
   const stats = lb.summary()
   assert.strictEqual(stats.dropped.total, 0)
@@ -127,7 +137,7 @@ test('proxy cut in the middle of traffic: one doc per pair, exact max, exact pac
   await sending
   await firstFailedWrite(lb)
   proxy.restore()
-  await waitFor(() => lb.summary().processed === streams * perSide * 8)
+  await allProcessed(lb, streams * perSide * 8)
   const stats = await lb.stats()
   await lb.stop()
   const counts = await checkStreams(db, streams, 4 * perSide)
@@ -181,7 +191,7 @@ test('server stopped (SIGSTOP) for 3 s during traffic, then resumed: nothing los
     server.resume()
   }
   await sendAll(port, phaseTraffic(streams, perSide, 3))
-  await waitFor(() => lb.summary().processed === streams * perSide * 8)
+  await allProcessed(lb, streams * perSide * 8)
   const stats = await lb.stats()
   await lb.stop()
   assert.strictEqual(lb.summary().dropped.total, 0)
