@@ -3,6 +3,7 @@
 const MongoWorker = require('./mongo-worker')
 const { createSink } = require('./sink-stores')
 const { sinkHost } = require('./sink')
+const { Refusal } = require('./sink-output')
 const DecodeError = require('../exceptions/decode-error')
 const { NewKeyLimit } = require('./new-key-limit')
 const { KeptState } = require('./kept-state')
@@ -123,7 +124,9 @@ class DefinitionWorker extends MongoWorker {
       context.many = context.many || Array.isArray(records)
     }
     if (this.anyStoreFull()) return this.drop()
-    this.acceptAll(this.shapeAll(records, context.message), places, context)
+    const shaped = this.shapeAll(records, context.message)
+    if (shaped instanceof Refusal) return this.refused(shaped, context)
+    this.acceptAll(shaped, places, context)
     if (this.hasBacklog()) this.flushSoon()
   }
 
@@ -152,14 +155,24 @@ class DefinitionWorker extends MongoWorker {
   // Every record through every sink's `of` (checked: sink-output.js)
   // before any sink holds one: a definition's mistake (an `of` that throws
   // or gives what its sink cannot store) fails the message whole, nothing
-  // of it held. shaped[r * sinks + s]: record r, sink s.
+  // of it held. shaped[r * sinks + s]: record r, sink s. A sink's Refusal
+  // (what the message carries cannot be stored) is the answer instead.
   shapeAll (records, message) {
     const list = Array.isArray(records) ? records : [records]
     const shaped = new Array(list.length * this.sinks.length)
     for (let r = 0; r < list.length; r++) {
-      for (let s = 0; s < this.sinks.length; s++) shaped[r * this.sinks.length + s] = this.sinks[s].shape(list[r], message)
+      for (let s = 0; s < this.sinks.length; s++) {
+        const value = shaped[r * this.sinks.length + s] = this.sinks[s].shape(list[r], message)
+        if (value instanceof Refusal) return value
+      }
     }
     return shaped
+  }
+
+  // A sink refused a record by name: the message is dropped, nothing of it held.
+  refused (refusal, context) {
+    this.dropMessage(refusal.reason)
+    this.logAtMost(refusal.reason, 'warn', () => ({ remote: addressOf(context) }), refusal.text)
   }
 
   acceptAll (shaped, places, context) {

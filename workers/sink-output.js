@@ -42,6 +42,20 @@ function documentProblem (doc) {
   return isPlainObject(doc) ? null : `gave ${describe(doc)}, not a document (an object)`
 }
 
+/**
+ * What a sink's shape() gives for a record it refuses by name (not a
+ * mistake of the definition: what the message carries cannot be stored).
+ * The worker then drops the message under `reason`, nothing of it held,
+ * and logs `text` at most every 5 s.
+ */
+class Refusal {
+  constructor (reason, text) {
+    this.reason = reason
+    this.text = text
+    Object.freeze(this)
+  }
+}
+
 /** Throws the first problem of `items` (`check(item, arg)`), naming the sink. */
 function checkAll (items, check, spec, arg) {
   for (let i = 0; i < items.length; i++) {
@@ -69,4 +83,4 @@ function describe (value) {
   return typeof value === 'object' && value !== null ? 'an object' : String(value)
 }
 
-module.exports = { updateProblem, countProblem, documentProblem, checkAll }
+module.exports = { updateProblem, countProblem, documentProblem, checkAll, Refusal }

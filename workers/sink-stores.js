@@ -9,7 +9,8 @@ const { StreamsSink } = require('./streams-sink')
 const { guardsEveryWrite } = require('./storage/write-guard')
 const { WriteLanes } = require('./storage/write-lanes')
 const { Sink } = require('./sink')
-const { updateProblem, countProblem, documentProblem, checkAll } = require('./sink-output')
+const { updateProblem, countProblem, documentProblem, checkAll, Refusal } = require('./sink-output')
+const { fitsOneDocument } = require('./storage/document-size')
 const { SERIALIZED, Serialized, serialize, serializesAsHeld, serializedInserts } = require('./storage/serialized-inserts')
 
 const SEQ = Symbol('checkpoint') // a document's checkpoint; symbol keys are not serialized
@@ -17,6 +18,7 @@ const INSERT_CHUNK = 1000
 const CHUNK_BYTES = 16 * 1024 * 1024 // of serialized documents per insert, well under a server's 48 MB message
 // The counter documents' own index (CounterStore's layout), declared once in schemas.js.
 const COUNTER_INDEXES = counterSchema.indexes().map(([key, options]) => ({ key, ...options }))
+const TOO_LARGE = new Refusal('documentTooLarge', 'a document over 16 MiB, MongoDB\'s bound on one document, can never be stored: its message is refused (dropped.documentTooLarge)')
 
 /**
  * The stores behind a definition's sinks (lib/collector/sinks.js), each
@@ -114,7 +116,7 @@ class DocumentsSink extends Sink {
     this.buffer = []
     this.writing = [] // the chunks of the write in progress: { docs, done, kept (of a done chunk, not proven stored) }
     this.lanes = new WriteLanes()
-    this.counts = { stored: 0, writes: 0, splits: 0 }
+    this.counts = { stored: 0, writes: 0, splits: 0, tooLarge: 0 }
     this.maxBatch = spec.maxBatch || INSERT_CHUNK
     this.messageMark = null // the message whose documents are being numbered: its batch, place and key
     this.messageIndex = -1
@@ -144,11 +146,22 @@ class DocumentsSink extends Sink {
   // flows: r 0 to 29), with `d`, its place among them, when `of` gave a
   // record several documents: the same when the message is delivered
   // again, so each is stored once.
+  // A document larger than the server stores is refused (TOO_LARGE) before anything of its message is held.
   shape (record, message) {
     const docs = this.spec.of(record, message)
     if (docs === null || docs === undefined) return null
-    checkAll(Array.isArray(docs) ? docs : [docs], documentProblem, this.spec)
+    if (!Array.isArray(docs)) {
+      checkAll([docs], documentProblem, this.spec)
+      return fitsOneDocument(docs) ? docs : this.tooLarge()
+    }
+    checkAll(docs, documentProblem, this.spec)
+    for (let i = 0; i < docs.length; i++) if (!fitsOneDocument(docs[i])) return this.tooLarge()
     return docs
+  }
+
+  tooLarge () {
+    this.counts.tooLarge++
+    return TOO_LARGE
   }
 
   accept (docs, context) {
@@ -233,7 +246,7 @@ class DocumentsSink extends Sink {
   }
 
   stats () {
-    return { pending: this.buffer.length, stored: this.counts.stored, writes: this.counts.writes, splits: this.counts.splits }
+    return { pending: this.buffer.length, stored: this.counts.stored, writes: this.counts.writes, splits: this.counts.splits, tooLarge: this.counts.tooLarge }
   }
 }
 

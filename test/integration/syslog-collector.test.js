@@ -273,3 +273,24 @@ test('coalesced counters through worker kills: every line stored once and counte
     assert.equal(counters.filter((c) => c.metric === `syslog.${host}.err`).reduce((sum, c) => sum + c.daily, 0), LINES / hosts.length, `${host}: each line counted once`)
   }
 })
+
+test('a frame whose document would pass 16 MiB is refused by name (documentTooLarge), not held and written again for ever; the next line is stored', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startCollector(t, ['--protocol', 'tcp_server', '--max-frame-bytes', String(20 * 1024 * 1024)])
+  const net = require('node:net')
+  const socket = net.connect(port, '127.0.0.1')
+  await new Promise((resolve) => socket.once('connect', resolve))
+  const frame = (text) => { const body = Buffer.from(text); return Buffer.concat([Buffer.from(`${body.length} `), body]) }
+  socket.write(frame(`<14>1 2026-11-29T10:00:00Z host big - - - ${'x'.repeat(17 * 1000 * 1000)}`))
+  socket.end(frame('<14>1 2026-11-29T10:00:01Z host small - - - after the big one'))
+  await waitFor(() => collector.summary().received === 2, { timeout: 30000 })
+  await waitFor(() => collector.summary().inFlight === 0, { what: 'nothing held', timeout: 30000 })
+  const summary = collector.summary()
+  assert.equal(summary.dropped.documentTooLarge, 1)
+  assert.equal(summary.processed, 1)
+  const stats = await collector.stats()
+  assert.equal(stats.workers.reduce((n, w) => n + ((w.custom && w.custom.dbErrors) || 0), 0), 0, 'no write was tried and failed')
+  const docs = await db.collection('syslog').find({}, { projection: { app: 1 } }).toArray()
+  assert.deepEqual(docs.map((d) => d.app), ['small'])
+  const counted = await db.collection('counters').find().toArray()
+  assert.equal(counted.reduce((sum, c) => sum + c.daily, 0), 1, 'the refused line is not counted either')
+})
