@@ -139,7 +139,7 @@ function opOf (info, length) {
  * @param {number} start first byte after the set header
  * @param {number} end the set's end
  * @param {object} plan from planOf
- * @param {{ exportTime: number, sysUptime?: number, systemInit?: number, setSystemInit: Function, templateId: number, uptimes: object }} context
+ * @param {{ exportTime: number, sysUptime?: number, systemInit?: number, setSystemInit: Function, templateId: number, uptimes: object, maxRecords: number }} context
  * @param {import('./shapes').NetflowDatagram} datagram
  * @returns {number|string} how many records were read, or the reason of a refusal
  */
@@ -161,6 +161,7 @@ function readDataSet (buf, start, end, plan, context, datagram) {
       datagram.unknownFields += plan.skipped
     }
     count++
+    if (datagram.records.length + datagram.options.length > context.maxRecords) return 'netflow-too-many-records'
   }
   if (at === TRUNCATED) return 'netflow-truncated'
   if (at === TOO_LARGE) return 'netflow-counter-too-large'

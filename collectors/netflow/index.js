@@ -10,6 +10,12 @@ const { decodeNetflow, sequenceGap, netflowRefusal } = require('./netflow-decode
 // tell the two apart by this marker.
 const EXPORTER = Symbol('exporter')
 const MINUTE_MS = 60000
+// Flow and options records one datagram may bring: past what exporters send
+// (v5: 30; v9 and IPFIX: about 70 records of 20 bytes in a 1,500-byte
+// datagram, 450 in a 9,000-byte one), and what one datagram may cost: the
+// codec stops reading there (netflow-too-many-records), where a 65 KB
+// datagram of 1-byte records was read whole (65,000 records) to be refused.
+const MAX_RECORDS = 999
 
 /**
  * NetFlow v5, v9 and IPFIX (RFC 7011) on UDP 2055, from routers, switches,
@@ -36,8 +42,9 @@ module.exports = defineCollector({
   description: 'NetFlow v5, v9 and IPFIX flows over UDP: every flow record once, per-minute totals per source/destination and interface, exporter-side loss',
   listen: { protocol: 'udp', port: 2055 },
   keep: {},
+  maxRecords: MAX_RECORDS + 1, // and the exporter summary
   decode: (message, settings, { kept, remote }) => {
-    const datagram = decodeNetflow(message.data, { templates: kept })
+    const datagram = decodeNetflow(message.data, { templates: kept, maxRecords: MAX_RECORDS })
     if (datagram instanceof DecodeError) return datagram
     if (datagram.unknownTemplates > 0) return netflowRefusal('netflow-unknown-template')
     const exporter = remote ? remote.address : ''

@@ -19,7 +19,7 @@ const HEADER_SIZE = 16
  * @param {object} templates the exporter's template store (template-store.js)
  * @returns {import('./shapes').NetflowDatagram|import('../../exceptions/decode-error')}
  */
-function decodeIpfix (buf, templates) {
+function decodeIpfix (buf, templates, maxRecords = Infinity) {
   if (buf.length < HEADER_SIZE) return netflowRefusal('netflow-truncated')
   const length = buf.readUInt16BE(2)
   if (length > buf.length) return netflowRefusal('netflow-truncated')
@@ -29,7 +29,7 @@ function decodeIpfix (buf, templates) {
   const domain = buf.readUInt32BE(12)
   const datagram = newDatagram(10, domain, sequence, exportTime)
   const staged = stageTemplates(templates, 10, domain)
-  const read = readSets(buf, HEADER_SIZE, length, { ipfix: true, staged, datagram, exportTime })
+  const read = readSets(buf, HEADER_SIZE, length, { ipfix: true, staged, datagram, exportTime, maxRecords })
   if (typeof read === 'string') return netflowRefusal(read)
   if (read.unknownSets === 0) datagram.nextSequence = (sequence + read.dataRecords) >>> 0
   const { learned, withdrawn } = staged.commit()

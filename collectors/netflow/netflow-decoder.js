@@ -23,6 +23,9 @@ const { MAX_TEMPLATE_FIELDS } = require('./template-set')
  *   the exporter's template store (required for v9 and IPFIX): one per
  *   exporter address, keys `${version}|${domain}|${templateId}`, values plain
  *   JSON; createMemoryTemplateStore() is one
+ * @param {number} [options.maxRecords] more flow and options records than
+ *   this refuse the datagram (netflow-too-many-records) as soon as they are
+ *   read: what one datagram may cost (v5 holds at most 30)
  * @param {string} [options.exporter] the exporter's address: the caller's scope
  *   for `templates`; the codec does not read it
  * @param {number} [options.now] receive time: the codec does not read it, the
@@ -31,7 +34,7 @@ const { MAX_TEMPLATE_FIELDS } = require('./template-set')
  *   (what the store throws, e.g. a DecodeError when it is full, is thrown on:
  *   the message is refused by the store's reason)
  */
-function decodeNetflow (buf, { templates } = {}) {
+function decodeNetflow (buf, { templates, maxRecords = Infinity } = {}) {
   if (!Buffer.isBuffer(buf)) throw new TypeError(`decodeNetflow takes a Buffer, got ${typeof buf}`)
   if (buf.length < 2) return netflowRefusal('netflow-truncated')
   const version = buf.readUInt16BE(0)
@@ -40,7 +43,7 @@ function decodeNetflow (buf, { templates } = {}) {
   if (typeof templates?.get !== 'function' || typeof templates.set !== 'function' || typeof templates.delete !== 'function' || typeof templates.keys !== 'function') {
     throw new TypeError('decodeNetflow needs a template store for NetFlow v9 and IPFIX: { get, set, delete, keys }')
   }
-  return version === 9 ? decodeV9(buf, templates) : decodeIpfix(buf, templates)
+  return version === 9 ? decodeV9(buf, templates, maxRecords) : decodeIpfix(buf, templates, maxRecords)
 }
 
 /**

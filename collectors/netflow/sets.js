@@ -16,13 +16,13 @@ const { planOf, readDataSet } = require('./data-records')
  * @param {Buffer} buf
  * @param {number} start
  * @param {number} end
- * @param {{ ipfix: boolean, staged: object, datagram: object, exportTime: number, sysUptime?: number }} context
+ * @param {{ ipfix: boolean, staged: object, datagram: object, exportTime: number, sysUptime?: number, maxRecords: number }} context
  * @returns {{ dataRecords: number, unknownSets: number }|string} counts, or the reason of a refusal
  */
 function readSets (buf, start, end, context) {
   const { ipfix, staged, datagram } = context
   const ids = ipfix ? IPFIX : V9
-  const reading = { exportTime: context.exportTime, sysUptime: context.sysUptime, systemInit: ipfix ? staged.systemInit() : undefined, templateId: 0, setSystemInit: undefined, uptimes: { first: -1, last: -1, init: -1 } }
+  const reading = { exportTime: context.exportTime, sysUptime: context.sysUptime, systemInit: ipfix ? staged.systemInit() : undefined, templateId: 0, setSystemInit: undefined, uptimes: { first: -1, last: -1, init: -1 }, maxRecords: context.maxRecords }
   // v9 times count from the header's sysUptime: an init time there is not needed.
   reading.setSystemInit = ipfix ? (ms) => { reading.systemInit = ms; staged.setSystemInit(ms) } : () => {}
   const plans = new Map() // template ID → plan or null, until a template set changes them

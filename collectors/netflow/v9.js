@@ -18,7 +18,7 @@ const HEADER_SIZE = 20
  * @param {object} templates the exporter's template store (template-store.js)
  * @returns {import('./shapes').NetflowDatagram|import('../../exceptions/decode-error')}
  */
-function decodeV9 (buf, templates) {
+function decodeV9 (buf, templates, maxRecords = Infinity) {
   if (buf.length < HEADER_SIZE) return netflowRefusal('netflow-truncated')
   const sysUptime = buf.readUInt32BE(4)
   const exportTime = buf.readUInt32BE(8) * 1000
@@ -27,7 +27,7 @@ function decodeV9 (buf, templates) {
   const datagram = newDatagram(9, domain, sequence, exportTime)
   datagram.nextSequence = (sequence + 1) >>> 0
   const staged = stageTemplates(templates, 9, domain)
-  const read = readSets(buf, HEADER_SIZE, buf.length, { ipfix: false, staged, datagram, exportTime, sysUptime })
+  const read = readSets(buf, HEADER_SIZE, buf.length, { ipfix: false, staged, datagram, exportTime, sysUptime, maxRecords })
   if (typeof read === 'string') return netflowRefusal(read)
   const { learned, withdrawn } = staged.commit()
   datagram.templatesLearned = learned

@@ -142,3 +142,17 @@ test('netflow: a master SIGKILLed mid-stream with the disk buffer, started again
   process.kill(second.pid, 'SIGINT')
   assert.equal((await second.exited).code, 0)
 })
+
+test('netflow: a datagram of 999 one-byte records stores 999 flows; one of 1,000 is refused whole as netflow-too-many-records', { timeout: 60000 }, async (t) => {
+  const { ipfixMessage, set, templateSet } = require('../helpers/netflow-packets')
+  const { collector, db, port } = await startTestCollector(t, netflow, [], { instances: 1 })
+  const datagram = (n, sequence) => ipfixMessage({ exportTime: 1795600000, sequence, domain: 7, sets: [templateSet(2, [{ id: 401, fields: [[4, 1]] }]), set(401, Buffer.alloc(n, 17))] })
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  for (const buf of [datagram(999, 0), datagram(1000, 999)]) await new Promise((resolve, reject) => socket.send(buf, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  await waitFor(() => collector.summary().received === 2 && collector.summary().inFlight === 0, { what: 'both datagrams through' })
+  const summary = collector.summary()
+  assert.equal(summary.processed, 1)
+  assert.equal(summary.dropped['netflow-too-many-records'], 1)
+  assert.equal(await db.collection('flows').countDocuments(), 999)
+})

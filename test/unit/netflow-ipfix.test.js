@@ -186,6 +186,18 @@ test('malformed IPFIX messages are refused by name and leave the store as it was
     for (const [i, buf] of messages.entries()) assert.equal(reasonOf(decodeNetflow(buf, { templates: store })), reason, `${reason} #${i}`)
   }
   assert.equal(store.size, 0, 'nothing learned from a refused message')
-  const covered = new Set([...Object.keys(cases), 'netflow-counter-too-large', 'netflow-bad-count', 'netflow-unknown-template'])
-  assert.deepEqual([...covered].sort(), [...NETFLOW_REASONS].sort(), 'every reason has a case here or in the v5 and counter tests')
+  const covered = new Set([...Object.keys(cases), 'netflow-counter-too-large', 'netflow-bad-count', 'netflow-unknown-template', 'netflow-too-many-records'])
+  assert.deepEqual([...covered].sort(), [...NETFLOW_REASONS].sort(), 'every reason has a case here or in the v5, counter and maxRecords tests')
+})
+
+test('more records than maxRecords refuse the datagram as soon as they are read (a 1-byte template fans 65,000 records out of one datagram)', () => {
+  const TINY = { id: 401, fields: [[4, 1]] } // protocolIdentifier alone
+  const datagram = (n) => message([templateSet(2, [TINY]), set(401, Buffer.alloc(n, 17))])
+  const store = createMemoryTemplateStore()
+  assert.equal(decodeNetflow(datagram(999), { templates: store, maxRecords: 999 }).records.length, 999)
+  assert.equal(reasonOf(decodeNetflow(datagram(1000), { templates: createMemoryTemplateStore(), maxRecords: 999 })), 'netflow-too-many-records')
+  assert.equal(reasonOf(decodeNetflow(datagram(65000), { templates: createMemoryTemplateStore(), maxRecords: 999 })), 'netflow-too-many-records')
+  const readAll = decodeNetflow(datagram(65000), { templates: createMemoryTemplateStore() })
+  assert.equal(readAll.records.length, 65000, 'without a bound every record is read')
+  assert.ok(NETFLOW_REASONS.includes('netflow-too-many-records'))
 })
