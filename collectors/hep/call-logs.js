@@ -13,6 +13,7 @@
 // (`hep-no-call`): what cannot be found with a call is not kept.
 
 const { callIdTooLong } = require('./sip')
+const { utf8Boundary } = require('../../lib/shared/utf8-boundary')
 
 const CALL_LOGS = 'call_logs'
 const MAX_TEXT_BYTES = 8192
@@ -28,7 +29,7 @@ function callLogOf (packet, payload, at, endpoint) {
   const callId = (packet.correlationId || (kind === 'vq-rtcpxr' ? reportCallId(payload) : '') || '').trim()
   if (callId === '') return { reason: 'hep-no-call' }
   if (callIdTooLong(callId)) return { reason: 'hep-sip-too-long' }
-  const kept = payload.length > MAX_TEXT_BYTES ? payload.subarray(0, MAX_TEXT_BYTES) : payload
+  const kept = payload.length > MAX_TEXT_BYTES ? payload.subarray(0, utf8Boundary(payload, MAX_TEXT_BYTES)) : payload
   const log = {
     callId,
     at: new Date(at),
@@ -46,7 +47,7 @@ function callLogOf (packet, payload, at, endpoint) {
 
 // RFC 6035 §4.2: `CallID:` names the call the report is about.
 function reportCallId (payload) {
-  const text = payload.toString('utf8', 0, Math.min(payload.length, MAX_TEXT_BYTES))
+  const text = payload.toString('utf8', 0, utf8Boundary(payload, MAX_TEXT_BYTES))
   const m = /^CallID:[ \t]*(\S+)/mi.exec(text)
   return m ? m[1] : ''
 }

@@ -15,6 +15,8 @@
 // the HEP message's key (the documents sink's), so that a redelivered
 // message lands where it landed.
 
+const { utf8Boundary } = require('../../lib/shared/utf8-boundary')
+
 const SIP_MESSAGES = 'sip_messages'
 // The raw text kept of one message: a SIP message over UDP is under 1,300
 // bytes by RFC 3261 §18.1.1 unless it must grow, and a sender's 64 KB one
@@ -49,7 +51,7 @@ function sipMessageOf (packet, sip, payload, at) {
 
 function firstLineEnd (payload) {
   const end = payload.indexOf(0x0a)
-  const limit = Math.min(end === -1 ? payload.length : end, 1024)
+  const limit = end !== -1 && end <= 1024 ? end : utf8Boundary(payload, 1024)
   return limit > 0 && payload[limit - 1] === 0x0d ? limit - 1 : limit
 }
 
