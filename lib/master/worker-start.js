@@ -20,7 +20,7 @@ function forkWorker (options, slot, { logLevel, listen, progressFile }) {
     exec: WORKER_ENTRY,
     args: ipc.workerArgs(options.name, slot),
     // The master's own Node flags, then workersNodeArgs (the later of two wins).
-    execArgv: [...process.execArgv.filter((arg) => !arg.startsWith('--test')), ...options.workersNodeArgs],
+    execArgv: [...ownNodeArgs(process.execArgv), ...options.workersNodeArgs],
     serialization: 'advanced'
   })
   return cluster.fork(ipc.workerEnv({
@@ -32,6 +32,20 @@ function forkWorker (options, slot, { logLevel, listen, progressFile }) {
     listen,
     progress: progressFile && { file: progressFile }
   }))
+}
+
+// The master's Node flags a worker takes: not the test runner's, and not
+// code given on the command line (`node -e`, `-p`), which a worker would
+// run again in place of its entry.
+const CODE_FLAGS = new Set(['-e', '--eval', '-p', '--print', '-pe', '-ep'])
+function ownNodeArgs (execArgv) {
+  const kept = []
+  for (let i = 0; i < execArgv.length; i++) {
+    const arg = execArgv[i]
+    if (CODE_FLAGS.has(arg)) i++ // and its code
+    else if (!arg.startsWith('--test') && !/^--(eval|print)=/.test(arg) && arg !== '-i' && arg !== '--interactive') kept.push(arg)
+  }
+  return kept
 }
 
 /**
@@ -59,4 +73,4 @@ function waitReady (handle) {
   })
 }
 
-module.exports = { forkWorker, waitReady }
+module.exports = { ownNodeArgs, forkWorker, waitReady }

@@ -33,6 +33,27 @@ test('each forked worker gets the collector name, its slot and the worker option
   assert.deepEqual(workers.map((w) => w.custom.slot).sort(), [0, 1])
 })
 
+test('a master started from `node -e` or `node -p` runs its workers, which do not run that code again', { timeout: 60000 }, async () => {
+  const code = `
+    const { LoadBalancer } = require(${JSON.stringify(path.join(__dirname, '..', '..'))})
+    const lb = new LoadBalancer({ worker: ${JSON.stringify(PROBE)}, instances: 1, port: 0 })
+    lb.start().then(() => lb.stats()).then(({ workers }) => {
+      console.log('slot ' + workers[0].custom.slot + ' ' + JSON.stringify(workers[0].custom.execArgv.filter((a) => !a.startsWith('--max-semi') && !a.startsWith('--heap'))))
+      return lb.stop()
+    })
+  `
+  for (const flag of ['-e', '-pe']) {
+    const child = spawn(process.execPath, [flag, code], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d) => { out += d })
+    child.stderr.on('data', (d) => { err += d })
+    const [status] = await once(child, 'exit')
+    assert.equal(status, 0, `${flag}: ${err}`)
+    assert.match(out, /^slot 0 \[\]$/m, `${flag}: the worker ran, without the master's code flags: ${out}${err}`)
+  }
+})
+
 test('workers run with the master\'s Node flags and then workersNodeArgs, which bound the young generation by default', async (t) => {
   const bounded = await startLb(t, { worker: PROBE, instances: 1 })
   const [worker] = (await bounded.stats()).workers
