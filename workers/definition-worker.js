@@ -171,7 +171,7 @@ class DefinitionWorker extends MongoWorker {
 
   // A sink refused a record by name: the message is dropped, nothing of it held.
   refused (refusal, context) {
-    this.dropMessage(refusal.reason)
+    this.refuse(refusal.reason)
     this.logAtMost(refusal.reason, 'warn', () => ({ remote: addressOf(context) }), refusal.text)
   }
 

@@ -78,8 +78,8 @@ class Worker {
   /**
    * When the master received the oldest message it still holds for any
    * worker of this collector (sent and not acknowledged, or waiting): epoch
-   * ms; Infinity when it holds none (or there is no master); 0 when it does
-   * not answer. A job that concludes from what is stored (the streams'
+   * ms; Infinity when it holds none (or the worker runs without a master,
+   * as in a unit test); 0 when it cannot say (gone, or no answer in 5 s). A job that concludes from what is stored (the streams'
    * sweeper ending calls) concludes nothing about activity after it: a
    * message received before may still be on its way to storage.
    */

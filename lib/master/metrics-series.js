@@ -1,7 +1,7 @@
 'use strict'
 
 const client = require('prom-client')
-const { workerStats, storageOf } = require('../shared/worker-stats')
+const { workerStats, storageOf, sweeperOf } = require('../shared/worker-stats')
 
 // The series /metrics serves (metrics-server.js), read from the balancer
 // when scraped: no second set of counters to drift.
@@ -82,6 +82,11 @@ function defineWorkerSeries ({ total, gauge }, stats) {
   gauge('collector_worker_db_down', '1 while a worker cannot reach its database.', perWorker((w) => { const { dbDown } = workerStats(w.custom); return dbDown === undefined ? undefined : Number(dbDown) }), ['slot'])
   total('collector_worker_state_evicted_total', 'Per-sender state forgotten over its bound, per worker slot and map (workers that report evicted).', perWorkerMap('evicted'), ['slot', 'map'])
   gauge('collector_worker_state_held', 'Per-sender state held, per worker slot and map (keys; bounded, see docs/call-quality.md, Memory).', perWorkerMap('held'), ['slot', 'map'])
+  gauge('collector_streams_held_back_seconds', 'How far back the leader worker judges which streams have ended: the age of the oldest message the master still holds (streams active after it wait for it). Collectors with streams only.',
+    async () => {
+      const sweeper = sweeperOf(await stats())
+      return sweeper && Number.isFinite(sweeper.heldBackMs) ? [[{}, sweeper.heldBackMs / 1000]] : []
+    })
 }
 
 // What the collector's collections hold, keep and deleted, as the leader

@@ -38,12 +38,17 @@ function forkWorker (options, slot, { logLevel, listen, progressFile }) {
 // code given on the command line (`node -e`, `-p`), which a worker would
 // run again in place of its entry.
 const CODE_FLAGS = new Set(['-e', '--eval', '-p', '--print', '-pe', '-ep'])
+// The test runner's flags given a value apart (`--test-name-pattern x`).
+const TEST_VALUE_FLAGS = new Set(['--test-name-pattern', '--test-skip-pattern', '--test-reporter', '--test-reporter-destination', '--test-concurrency', '--test-timeout', '--test-shard', '--test-coverage-include', '--test-coverage-exclude'])
 function ownNodeArgs (execArgv) {
   const kept = []
   for (let i = 0; i < execArgv.length; i++) {
     const arg = execArgv[i]
-    if (CODE_FLAGS.has(arg)) i++ // and its code
-    else if (!arg.startsWith('--test') && !/^--(eval|print)=/.test(arg) && arg !== '-i' && arg !== '--interactive') kept.push(arg)
+    if (CODE_FLAGS.has(arg)) {
+      if (!CODE_FLAGS.has(execArgv[i + 1])) i++ // its code (`-p -e CODE`: -e's)
+    } else if (TEST_VALUE_FLAGS.has(arg)) {
+      i++
+    } else if (!arg.startsWith('--test') && !/^--(eval|print)=/.test(arg) && arg !== '-i' && arg !== '--interactive') kept.push(arg)
   }
   return kept
 }

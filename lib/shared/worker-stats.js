@@ -16,7 +16,10 @@ const WORKER_STATS = Object.freeze({
   // The leader's StorageKeeper figures (workers/storage/storage-keeper.js),
   // null in the other workers: per collection documents, bytes, oldest and
   // newest, growth, retention and what it deleted; the budget and days left.
-  storage: 'object'
+  storage: 'object',
+  // The leader's stream sweeper (workers/storage/stream-sweeper.js), null
+  // in the other workers: heldBackMs, how far back it judges streams.
+  sweeper: 'object'
 })
 
 /** The declared fields of a worker's custom stats, each undefined unless it has the declared type. */
@@ -42,4 +45,13 @@ function typeOf (value) {
   return value === null ? 'null' : typeof value
 }
 
-module.exports = { WORKER_STATS, workerStats, storageOf }
+/** The leader's stream sweeper figures of a stats() reply, or null. */
+function sweeperOf (stats) {
+  for (const w of (stats && stats.workers) || []) {
+    const { sweeper } = workerStats(w.custom)
+    if (sweeper) return sweeper
+  }
+  return null
+}
+
+module.exports = { WORKER_STATS, workerStats, storageOf, sweeperOf }

@@ -31,6 +31,11 @@ class HeldSince {
     })
   }
 
+  /** The master is gone: every question waiting is answered 0 (it cannot say), now. */
+  masterGone () {
+    for (const id of [...this.waiting.keys()]) this.answer(id, 0)
+  }
+
   /** The master's answer to request `id`: epoch ms, or null when it holds nothing. */
   answer (id, since) {
     const resolve = this.waiting.get(id)

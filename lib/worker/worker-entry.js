@@ -40,6 +40,7 @@ async function main () {
   for (const listener of clusterDisconnectListeners) process.removeListener('disconnect', listener)
   process.once('disconnect', () => {
     if (cluster.worker) cluster.worker.emit('disconnect')
+    runtime.held.masterGone()
     runtime.orphaned()
   })
   startHeapTrim()

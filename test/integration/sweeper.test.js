@@ -151,6 +151,7 @@ test('streams are judged as of the oldest message the master still holds: a good
   let held = 0 // the master does not answer: nothing is judged
   const sweeper = new StreamSweeper(collection, { ...TIMES, heldSince: async () => held })
   assert.strictEqual(await sweeper.sweep(now + 10), 0, 'no answer from the master: nothing ends')
+  assert.deepStrictEqual([sweeper.stats.heldBackMs, sweeper.stats.unanswered], [null, 1])
   held = now - 1000 // a message received a second before the BYEs is not stored yet
   assert.strictEqual(await sweeper.sweep(now + 10), 1, 'only what was silent for the timeout before that message')
   assert.strictEqual((await byFrom(collection, 'O1')).endReason, 'timeout')

@@ -18,6 +18,8 @@ test('a cut inside a 2-, 3- or 4-byte character moves back to its start; ASCII, 
   assert.equal(utf8Boundary(Buffer.from('abcdef'), 3), 3)
   assert.equal(utf8Boundary(Buffer.from('abc'), 10), 3)
   assert.equal(utf8Boundary(Buffer.from([0x61, 0x80, 0x80, 0x80, 0x80, 0x80]), 5), 5, 'continuation bytes with no lead: not UTF-8, cut as asked')
+  assert.equal(utf8Boundary(Buffer.from([0x41, 0x80, 0x80]), 1), 1, 'a stray continuation byte after the cut: nothing before it dropped')
+  assert.equal(utf8Boundary(Buffer.from([0xc3, 0xa9, 0x80]), 2), 2, 'é ends at the cut; the stray byte after it is not its')
 })
 
 test('a HEP log line over 8,192 bytes is kept whole characters, and a SIP first line over 1,024 bytes too', () => {

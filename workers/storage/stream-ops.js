@@ -157,10 +157,11 @@ function newStreamFields (entry, pair) {
 /** Side fields (e.g. an SR's counters, a CNAME) on every open stream of an endpoint. */
 function sideOps (entry, now) {
   return ['from', 'to'].map((side) => {
-    const set = { 'metadata.lastUpdated': now }
+    const set = {}
     if (entry.IP !== undefined) set[`${side}.IP_ADDRESS`] = entry.IP
     for (const key of Object.keys(entry.fields)) set[`${side}.${key}`] = entry.fields[key]
-    return { updateMany: { filter: { active: true, [`${side}.ID`]: entry.sideID }, update: { $set: set } } }
+    // $max: a write that started earlier but lands later never moves it back (the sweeper relies on that).
+    return { updateMany: { filter: { active: true, [`${side}.ID`]: entry.sideID }, update: { $set: set, $max: { 'metadata.lastUpdated': now } } } }
   })
 }
 

@@ -48,7 +48,8 @@ class StreamSweeper {
     this.batch = new AdaptiveBatch(batch)
     this.timer = null
     this.running = null
-    this.stats = { sweeps: 0, ended: 0, skipped: 0, errors: 0, batchSize: this.batch.size, heldBackMs: 0 }
+    this.stats = { sweeps: 0, ended: 0, skipped: 0, errors: 0, batchSize: this.batch.size, heldBackMs: 0, unanswered: 0 }
+    this.warnedAt = 0
   }
 
   start () {
@@ -74,12 +75,20 @@ class StreamSweeper {
   /**
    * Ends every stream due now, batch by batch, judged as of when the
    * oldest message held was received if that is earlier; resolves with how
-   * many ended. `heldBackMs` in the stats: how far back that was.
+   * many ended. In the stats: `heldBackMs`, how far back that was (null
+   * when the master could not say: nothing is ended then, `unanswered`).
    */
   async sweep (now = Date.now()) {
     this.stats.sweeps++
-    const asOf = Math.min(now, await this.heldSince())
+    const held = await this.heldSince()
+    if (held === 0) {
+      this.stats.unanswered++
+      this.stats.heldBackMs = null
+      return 0
+    }
+    const asOf = Math.min(now, held)
     this.stats.heldBackMs = now - asOf
+    if (this.stats.heldBackMs > this.streamTimeout) this.warnHeldBack(now)
     let total = 0
     for (;;) {
       const limit = this.batch.size
@@ -91,6 +100,15 @@ class StreamSweeper {
       await new Promise((resolve) => setImmediate(resolve))
       if (docs.length < limit) return total
     }
+  }
+
+  // Streams wait for a message held longer than streamTimeout (a worker or
+  // the database stalled, a replay of old data): said once a minute at most.
+  warnHeldBack (now) {
+    if (!this.logger || now - this.warnedAt < 60000) return
+    this.warnedAt = now
+    this.logger.warn({ heldBackMs: this.stats.heldBackMs, streamTimeout: this.streamTimeout },
+      `no stream is ended past the oldest message the master still holds, received ${Math.round(this.stats.heldBackMs / 1000)} s ago (a stalled worker or database, or a replay of old data): they end once it is stored`)
   }
 
   // Due as of `asOf`: idle since streamTimeout before it, ended by both
