@@ -167,9 +167,10 @@ class Entry {
       await this.collector.stop()
       if (this.publishing) await this.publishing
       await this.publish()
-      const lost = droppedAtShutdown(this.collector)
-      if (lost === 0) return 0
-      this.logger.error({ droppedShutdown: lost }, `${lost} messages dropped at shutdown: not stored before the workers' flushTimeout`)
+      const { dropped, kept } = leftAtShutdown(this.collector)
+      if (dropped === 0 && kept === 0) return 0
+      if (kept > 0) this.logger.error({ deadLettered: kept }, `${kept} messages not stored before the workers' flushTimeout at stop were kept as dead letters; collector replay stores them (what of them was stored already, once)`)
+      if (dropped > 0) this.logger.error({ droppedShutdown: dropped }, `${dropped} messages dropped at shutdown: not stored before the workers' flushTimeout, and not kept`)
       return 1
     } catch (err) {
       this.logger.error({ error: briefError(err) }, `stop failed: ${err.message}`)
@@ -229,13 +230,17 @@ class Entry {
   }
 }
 
-// What the final summary counts as dropped at shutdown (messages the workers
-// could not store before their flushTimeout); 0 where a collector has no
-// such counter.
-function droppedAtShutdown (collector) {
+// What the final summary says of the messages the workers could not store
+// before their flushTimeout at stop: kept as dead letters, or dropped (a
+// dead letter that could not be written; a worker's own socket's, receive
+// 'reuseport'); 0 where a collector has no such counter.
+function leftAtShutdown (collector) {
   const summary = typeof collector.summary === 'function' ? collector.summary() : null
-  const lost = summary && summary.dropped ? summary.dropped.shutdown : 0
-  return Number.isFinite(lost) ? lost : 0
+  const count = (n) => Number.isFinite(n) ? n : 0
+  return {
+    dropped: count(summary && summary.dropped ? summary.dropped.shutdown : 0),
+    kept: count(summary && summary.deadLetteredBy ? summary.deadLetteredBy.shutdown : 0)
+  }
 }
 
 // Under PM2 the script is loaded by PM2's container; show our flags in `ps`.

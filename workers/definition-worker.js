@@ -315,7 +315,7 @@ class DefinitionWorker extends MongoWorker {
   abandonPending () {
     const held = this.stores.map((sink) => sink.abandon())
     this.logger.error({ held, uri: this.uri },
-      'database too slow or unavailable at shutdown: what the sinks held is not stored (its messages are counted by the master as dropped.shutdown, or kept in its disk buffer for the next start)')
+      'database too slow or unavailable at shutdown: what the sinks held is not known stored (the master keeps its messages in its disk buffer for the next start, or as dead letters for collector replay; writes not confirmed may still land, and another sink of a message may have stored its part)')
   }
 
   // A sink with work of its own (streams: the sweeper) hears of leadership and closing.

@@ -43,7 +43,7 @@ class Backlog {
   /** What the pool reports of the disk buffer and the dead letters, logged (rate-limited) and counted. */
   watch (pool, journal) {
     pool.on('deadLettered', (n, entry) => {
-      this.counters.deadLettered(n)
+      this.counters.deadLettered(n, entry.reason)
       this.logger.error({ reason: entry.reason, detail: entry.detail, messages: n, file: entry.file }, `a batch of ${n} messages was given up (${entry.reason}: ${entry.detail}) and kept as a dead letter; collector replay delivers it again once the cause is fixed (deadLettered)`)
     })
     pool.on('deadLetterFailed', (err) => {

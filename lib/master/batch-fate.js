@@ -34,21 +34,28 @@ function judge (handle, finishedBatches, expected, code, signal) {
 }
 
 // A batch no worker of this run will take: it stays in the disk buffer
-// for the next run when it lies there; else one a worker died holding is
-// given up (dead-lettered), one the workers could not store before their
-// time ran out at stop is dropped by `reason` (shutdown).
+// for the next run when it lies there; else it is given up (dead-lettered)
+// under `reason`: a worker died holding it (workerLost), or the workers
+// could not store it before their time ran out at stop (shutdown), when
+// part of it may be stored and dropping it would say none of it was.
 function leave (pool, batch, reason) {
   if (batch.at) pool.emit('kept', batch.count)
-  else if (reason === 'workerLost') giveUp(pool, batch, reason, 'a worker died holding it while the collector stopped, or no worker was left to take it')
-  else pool.emit('dropped', reason, batch.count)
+  else giveUp(pool, batch, reason, LEFT[reason])
 }
+
+// Why a batch was left, as its dead letter says. Part of it may be stored
+// (its worker wrote some of its effects): replaying it completes it once.
+const LEFT = Object.freeze({
+  workerLost: 'a worker died holding it while the collector stopped, or no worker was left to take it',
+  shutdown: 'not stored before flushTimeout as the collector stopped (the database slow or away); part of it may be stored'
+})
 
 /**
  * A batch given up: kept in the dead-letter directory with its reason
  * (its bytes read back from the disk buffer when they lie there only),
  * then out of the buffer, or every start would replay it into the same
- * deaths. 'deadLettered' (n, entry); dropped as workerLost only when it
- * cannot be kept ('deadLetterFailed', err).
+ * deaths. 'deadLettered' (n, entry); dropped under its reason
+ * (workerLost for poison) only when it cannot be kept ('deadLetterFailed', err).
  */
 function giveUp (pool, batch, reason, detail) {
   let entry = null
@@ -59,7 +66,7 @@ function giveUp (pool, batch, reason, detail) {
   }
   if (pool.journal !== null) pool.journal.release(batch)
   if (entry !== null) pool.emit('deadLettered', batch.count, entry)
-  else pool.emit('dropped', 'workerLost', batch.count)
+  else pool.emit('dropped', reason === 'shutdown' ? 'shutdown' : 'workerLost', batch.count)
 }
 
 module.exports = { POISON_STRIKES, judge, leave, giveUp }

@@ -22,6 +22,7 @@ class MasterCounters {
   // Messages given up and kept in the dead-letter directory (may be partly
   // stored: not `dropped`, which means stored by no sink).
   #deadLettered = 0
+  #deadLetteredBy = {}
   // The disk buffer: messages left in it for the next run at stop, and
   // damaged records skipped when it was opened.
   #buffer = { kept: 0, damagedRecords: 0, damagedBytes: 0 }
@@ -75,9 +76,10 @@ class MasterCounters {
     this.#replayed += n
   }
 
-  /** `n` messages counted when accepted or replayed, given up and kept as a dead letter. */
-  deadLettered (n) {
+  /** `n` messages counted when accepted or replayed, given up and kept as a dead letter, for `reason`. */
+  deadLettered (n, reason) {
     this.#deadLettered += n
+    if (reason !== undefined) this.#deadLetteredBy[reason] = (this.#deadLetteredBy[reason] || 0) + n
   }
 
   /** `n` messages left in the disk buffer for the next run. */
@@ -119,6 +121,7 @@ class MasterCounters {
       dropped: { ...this.#dropped },
       replayed: this.#replayed,
       deadLettered: this.#deadLettered,
+      deadLetteredBy: { ...this.#deadLetteredBy },
       buffer: { ...this.#buffer },
       events: { ...this.#events },
       eventReasons: Object.fromEntries(Object.entries(this.#eventReasons).map(([name, reasons]) => [name, { ...reasons }])),

@@ -32,6 +32,7 @@ function summarize (lb, snapshot) {
     oldestUnackedMs: totals.oldestUnackedMs,
     replayed: c.replayed,
     deadLettered: c.deadLettered,
+    deadLetteredBy: c.deadLetteredBy,
     deadLetters: lb.deadLetters ? lb.deadLetters.stats() : null,
     buffered: totals.buffered + c.buffer.kept,
     buffer: bufferSummary(lb.options, lb.journal, totals, c.buffer),

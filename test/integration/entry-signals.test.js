@@ -84,6 +84,18 @@ test('a stop that dropped messages at shutdown exits 1 with one line saying how 
   assert.doesNotMatch(stdout + stderr, /\n\s+at |"stack"/, 'no stack trace in the log')
 })
 
+test('a stop that kept messages as dead letters at shutdown exits 1 with one line saying how many and how to store them', { timeout: 60000 }, async (t) => {
+  const fixture = path.join(__dirname, '..', 'fixtures', 'shutdown-drop-collector.js')
+  const run = await runCollector(t, fixture, { flags: ['-i', '1', '--kept-at-shutdown', '5'] })
+  run.child.kill('SIGINT')
+  const { code, stdout } = await run.exited
+  assert.equal(code, 1)
+  const said = logLines(stdout).filter((r) => /at stop were kept as dead letters/.test(r.msg))
+  assert.equal(said.length, 1, stdout)
+  assert.match(said[0].msg, /^5 messages .* collector replay stores them/)
+  assert.ok(!logLines(stdout).some((r) => /dropped at shutdown/.test(r.msg)), 'nothing said dropped')
+})
+
 test('a stop that dropped nothing at shutdown exits 0', { timeout: 60000 }, async (t) => {
   const fixture = path.join(__dirname, '..', 'fixtures', 'shutdown-drop-collector.js')
   const run = await runCollector(t, fixture, { flags: ['-i', '1'] })
