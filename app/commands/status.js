@@ -5,6 +5,7 @@ const { listDeadLetters } = require('../../lib/master/dead-letters')
 const { commandConfig, takePositionals, defaultStatsDir, formatTable, formatUptime, formatBytes } = require('./common')
 const { printableJson } = require('../terminal-text')
 const { storageOf } = require('../../lib/shared/worker-stats')
+const { isAlive } = require('../../lib/shared/is-alive')
 const { flagTypes } = require('../../lib/shared/value-types')
 
 const USAGE = 'collector status <name> [--json]'
@@ -35,6 +36,9 @@ async function run (argv) {
     process.stderr.write(`collector: no stats for ${name} in ${dir} (is it running? see \`collector ls\`)\n`)
     return 1
   }
+  // The stats file says what its writer last knew; a master killed (SIGKILL,
+  // a crash) left it saying running.
+  snapshot.alive = snapshot.pid !== null && isAlive(snapshot.pid)
   process.stdout.write(config.json ? printableJson(snapshot, 2) + '\n' : render(snapshot))
   return 0
 }
@@ -47,7 +51,9 @@ function render (snap) {
   // A stopped collector's process is gone: no pid (the stats file has none).
   const head = snap.pid === null
     ? `${snap.name}  ${s.state}  ${s.protocol} ${address}  ran ${formatUptime(s.uptime)}, stopped ${snap.time}`
-    : `${snap.name}  ${s.state}  pid ${snap.pid}  ${s.protocol} ${address}  up ${formatUptime(s.uptime)}${stale}`
+    : snap.alive === false
+      ? `${snap.name}  gone  pid ${snap.pid} is not running: it ended without a stop (killed, or crashed)  ${s.protocol} ${address}  last update ${snap.time}`
+      : `${snap.name}  ${s.state}  pid ${snap.pid}  ${s.protocol} ${address}  up ${formatUptime(s.uptime)}${stale}`
   const lines = [
     head,
     `collector  ${snap.collector}`,

@@ -172,6 +172,19 @@ test('run in the foreground: status --json, top --once, then SIGINT drains and e
   assert.equal(final.stats.lost, 0)
 })
 
+test('status of a collector whose master was SIGKILLed says it is gone, not running', { timeout: 60000 }, async (t) => {
+  const { dir, env } = tempEnv(t)
+  const name = 'cli-killed'
+  const { run, ready } = await runAndFeed(t, { dir, env, name, count: 10, flags: ['--instances', '1'] })
+  process.kill(ready.pid, 'SIGKILL')
+  await run.done
+  const table = await cli(['status', name], env).done
+  assert.equal(table.code, 0, table.stderr)
+  assert.match(table.stdout, new RegExp(`^${name}  gone  pid ${ready.pid} is not running: it ended without a stop`, 'm'))
+  const json = JSON.parse((await cli(['status', name, '--json'], env).done).stdout)
+  assert.deepEqual([json.pid, json.alive], [ready.pid, false])
+})
+
 test('run --buffer with a stalled worker: status and top show what waits in the disk buffer, as the stats file says', { timeout: 60000 }, async (t) => {
   const { dir, env } = tempEnv(t)
   const name = 'cli-buffer'
