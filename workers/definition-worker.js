@@ -315,7 +315,7 @@ class DefinitionWorker extends MongoWorker {
   abandonPending () {
     const held = this.stores.map((sink) => sink.abandon())
     this.logger.error({ held, uri: this.uri },
-      'database too slow or unavailable at shutdown: what the sinks held is not known stored (the master keeps its messages in its disk buffer for the next start, or as dead letters for collector replay; writes not confirmed may still land, and another sink of a message may have stored its part)')
+      'database too slow or unavailable at shutdown: what the sinks held is not known stored; the master still has its messages (the slot\'s next worker takes them, or a stop keeps them in the disk buffer or as dead letters); writes not confirmed may still land')
   }
 
   // A sink with work of its own (streams: the sweeper) hears of leadership and closing.

@@ -290,7 +290,7 @@ class MongoWorker extends Worker {
   _noteSlowFlush (ms) {
     if (ms < SLOW_FLUSH_MS && !this.hasBacklog()) return
     this.logAtMost('slow', 'warn', { flushMs: ms, uri: this.uri },
-      'database slower than input: a flush took long or left a backlog; the master holds what is not stored (bounded by maxInFlight)')
+      'database slower than input: a flush took long or left a backlog; the master holds what is not stored (in memory up to maxInFlight and --memory-budget per worker, past that in the disk buffer when it is on)')
   }
 
   /** More is waiting than one flush writes (override with the subclass's measure). */

@@ -163,7 +163,7 @@ class StreamWorker extends MongoWorker {
   abandonPending () {
     const { pending, unconfirmed } = this.sink.abandon()
     this.logger.error({ pending, unconfirmed, flushTimeout: this.settings.flushTimeout, uri: this.uri },
-      'database too slow or unavailable at shutdown: stream updates not stored (the master keeps their messages in its disk buffer for the next start, or as dead letters for collector replay; unconfirmed ones may still land)')
+      'database too slow or unavailable at shutdown: stream updates not stored; the master still has their messages (the slot\'s next worker takes them, or a stop keeps them in the disk buffer or as dead letters); unconfirmed ones may still land')
   }
 
   async close () {

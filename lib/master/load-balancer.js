@@ -202,7 +202,9 @@ class LoadBalancer extends EventEmitter {
     pool.on('dropped', (reason, n) => this.counters.droppedAccepted(reason, n))
     this.backlog.watch(pool, this.journal)
     pool.on('workerExit', (info) => {
-      this.logger.warn(info, 'worker exited; out of rotation')
+      // A worker asked to stop (rolling restart, stop) that left messages unstored: another takes them, or the stop keeps them.
+      if (info.expected) this.logger.info(info, `worker stopped before storing ${info.held} messages: ${pool.state === 'running' ? 'the slot\'s next worker takes them' : 'kept by the stop (disk buffer or dead letters)'}`)
+      else this.logger.warn(info, 'worker exited; out of rotation')
       this.emit('workerExit', info)
     })
     pool.on('workerRespawned', (h) => this.emit('workerRespawned', { id: h.id, slot: h.slot, pid: h.pid }))

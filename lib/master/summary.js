@@ -90,7 +90,7 @@ const STALL_WARN_MS = 5000
 function warnIfStalled (lb) {
   const { oldestUnackedMs, inFlight } = lb.pool.snapshot().totals
   if (oldestUnackedMs < STALL_WARN_MS) return
-  lb.logger.warn({ oldestUnackedMs, inFlight, maxInFlight: lb.options.maxInFlight },
+  lb.logger.warn({ oldestUnackedMs, inFlight, maxInFlightPerWorker: lb.options.maxInFlight, workers: lb.options.instances },
     `workers have not acknowledged messages for ${Math.round(oldestUnackedMs / 1000)} s (database stalled or slower than input); the master holds them`)
 }
 
