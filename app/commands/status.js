@@ -96,7 +96,7 @@ function bufferLines (s) {
     b.writeErrors > 0 && `${b.writeErrors} write errors`
   ].filter(Boolean)
   return [
-    `disk buffer: ${s.buffered} waiting (oldest ${formatUptime(b.oldestMs)}), ${formatBytes(b.bytes)} of ${formatBytes(b.maxBytes)} in ${b.segments} segment${b.segments === 1 ? '' : 's'}, replayed ${s.replayed}, dropped when full ${s.dropped.bufferFull}${notes.length ? `; ${notes.join('; ')}` : ''}`,
+    `disk buffer: ${s.buffered} waiting${b.oldestMs > 0 ? ` (oldest ${formatUptime(b.oldestMs)})` : ''}, ${formatBytes(b.bytes)} of ${formatBytes(b.maxBytes)} in ${b.segments} segment${b.segments === 1 ? '' : 's'}, replayed ${s.replayed}, dropped when full ${s.dropped.bufferFull}${notes.length ? `; ${notes.join('; ')}` : ''}`,
     `  ${b.dir}`
   ]
 }

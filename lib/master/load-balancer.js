@@ -203,7 +203,9 @@ class LoadBalancer extends EventEmitter {
     this.backlog.watch(pool, this.journal)
     pool.on('workerExit', (info) => {
       // A worker asked to stop (rolling restart, stop) that left messages unstored: another takes them, or the stop keeps them.
-      if (info.expected) this.logger.info(info, `worker stopped before storing ${info.held} messages: ${pool.state === 'running' ? 'the slot\'s next worker takes them' : 'kept by the stop (disk buffer or dead letters)'}`)
+      // One that never started is the start's failure, said by it.
+      if (!info.started) this.logger.debug(info, 'worker exited before it was ready')
+      else if (info.expected) this.logger.info(info, `worker stopped before storing ${info.held} messages: ${pool.state === 'running' ? 'the slot\'s next worker takes them' : 'kept by the stop (disk buffer or dead letters)'}`)
       else this.logger.warn(info, 'worker exited; out of rotation')
       this.emit('workerExit', info)
     })

@@ -193,7 +193,7 @@ class WorkerPool extends EventEmitter {
     if (own > 0) this.emit('dropped', expected ? 'shutdown' : 'workerLost', own)
     handle.emit('gone')
     if (expected && held === 0) return
-    this.emit('workerExit', { id: handle.id, slot: handle.slot, pid: handle.pid, code, signal, held, expected })
+    this.emit('workerExit', { id: handle.id, slot: handle.slot, pid: handle.pid, code, signal, held, expected, started: handle.readyAt > 0 })
     const respawn = !expected && this.state === 'running' && this.current[handle.slot] === handle
     if (held > 0) this.rehome(handle.slot, batches, expected, suspect)
     if (!respawn) return
