@@ -21,7 +21,8 @@ const WORKER_COLUMNS = [
   { key: 'rate', title: 'PROCESSED/S' },
   { key: 'inFlight', title: 'IN-FLIGHT' },
   { key: 'failed', title: 'FAILED' },
-  { key: 'writes', title: 'DB WRITES' }
+  { key: 'writes', title: 'DB WRITES' },
+  { key: 'database', title: 'DATABASE', align: 'left' }
 ]
 
 /** `collector status <name> [--json]`: counters from the collector's stats file. */
@@ -179,7 +180,18 @@ function timeText (ms) {
 function workerRow (w, rates) {
   const rate = rates.workers.find((x) => x.slot === w.slot && x.pid === w.pid)
   const writes = writesOf(w) ?? null
-  return { ...w, rate: rate ? rate.processed : null, writes }
+  return { ...w, rate: rate ? rate.processed : null, writes, database: databaseState(w.custom) }
+}
+
+// What a MongoDB worker says of its database: down (it cannot reach it),
+// stalled (a write in progress past serverSelectionTimeoutMS: a frozen or
+// overloaded server, which reads as merely slow until then), or ok; '-' for
+// workers that report none.
+function databaseState (custom) {
+  if (!custom || typeof custom.dbDown !== 'boolean') return '-'
+  if (custom.dbDown) return 'down'
+  if (custom.dbStalled) return `stalled ${Math.round((custom.writeInProgressMs || 0) / 1000)}s`
+  return 'ok'
 }
 
 module.exports = { run, render }

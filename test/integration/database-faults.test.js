@@ -15,6 +15,7 @@ const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { createTcpProxy } = require('../helpers/tcp-proxy')
 const { waitFor } = require('../helpers/streams')
 const { freePort } = require('../helpers/ports')
+const { render: renderStatus } = require('../../app/commands/status')
 
 function captureLogger () {
   const records = []
@@ -91,6 +92,9 @@ test('a frozen database (SIGSTOP) shows in stats: oldestUnackedMs grows, the wor
   }, { timeout: 20000 })
   assert.equal(seen.s.processed, 5, 'messages the frozen server has not stored are not processed')
   assert.ok(seen.w.custom.writeInProgressMs > 1000)
+  // collector status shows it, not only --json: it reads as merely slow in the logs until a timeout.
+  const text = renderStatus({ name: 'frozen', pid: process.pid, alive: true, age: 0, interval: 1000, collector: 'syslog', time: '', stats: seen.s, rates: { received: 0, processed: 0, failed: 0, dropped: 0, workers: [] } })
+  assert.match(text, /DATABASE\n.* stalled \d+s$/m, text)
   await waitFor(() => records.some((r) => r.level === 'warn' && /have not acknowledged messages/.test(r.msg)), { timeout: 15000 })
   server.resume()
   await waitFor(() => collector.summary().processed === 35, { timeout: 30000 })
