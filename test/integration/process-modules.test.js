@@ -10,9 +10,9 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
-const os = require('node:os')
 const path = require('node:path')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+const { tempDir } = require('../helpers/temp-dir')
 const { runCollector, sendNumbered, countLines, withDatabase, waitFor } = require('../fixtures/foreground-run')
 
 const PROBE = path.join(__dirname, '..', 'fixtures', 'module-probe.js')
@@ -28,8 +28,7 @@ const DRIVERS = ['mongoose', 'mongodb', 'bson']
 
 async function probedRun (t, collector, { flags = [], database }) {
   const { uri } = await getTestMongo()
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'module-probe-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'module-probe-') // the probes write there every 200 ms until the collector is killed
   const env = { MONGODB_URI: withDatabase(uri, database), MODULE_PROBE_DIR: dir, NODE_OPTIONS: `${process.env.NODE_OPTIONS || ''} --require ${PROBE}` }
   const run = await runCollector(t, collector, { flags: ['-i', '2', ...flags], env })
   const read = () => fs.readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')))
