@@ -9,9 +9,9 @@ const crypto = require('node:crypto')
 const fs = require('node:fs')
 const http = require('node:http')
 const net = require('node:net')
-const os = require('node:os')
 const path = require('node:path')
 const { execFileSync } = require('node:child_process')
+const { tempDir: sharedTempDir } = require('./temp-dir')
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'fake-mongod.js')
 
@@ -21,9 +21,7 @@ function shellQuote (text) {
 
 /** A temporary directory, removed after the test. */
 function tempDir (t, prefix = 'collector-choice-') {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
-  return dir
+  return sharedTempDir(t, prefix)
 }
 
 /**

@@ -33,6 +33,7 @@ const path = require('node:path')
 const { requireBinary, requireGstElements, run } = require('./rtp-peers')
 const { startTestCollector } = require('./collector')
 const { waitFor } = require('./wait-for')
+const { removeDir } = require('./temp-dir')
 
 const PYTHON = '/usr/bin/python3'
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'gst-call.py')
@@ -308,7 +309,7 @@ function wireLost (sequences, first, last, firstCycle = 0) {
 async function callsIntoCollector (t, collectorModule, calls) {
   const { collector, db, port } = await startTestCollector(t, collectorModule)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gst-calls-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const pcapOf = (call) => path.join(dir, `${call.name}.pcap`)
   const truths = await Promise.all(calls.map(({ name, ...options }) => runGstCall({ ...options, collectorPort: port, pcap: pcapOf({ name }), t })))
   const sent = truths.reduce((sum, truth) => sum + truth.rtcpSent.A.datagrams + truth.rtcpSent.B.datagrams, 0)

@@ -9,6 +9,7 @@ const path = require('node:path')
 const dgram = require('node:dgram')
 const { spawn } = require('node:child_process')
 const { waitFor } = require('./wait-for')
+const { removeDir } = require('./temp-dir')
 
 const MODULE_DIRS = ['/usr/lib/x86_64-linux-gnu/rsyslog', '/usr/lib/aarch64-linux-gnu/rsyslog', '/usr/lib/rsyslog']
 
@@ -39,7 +40,7 @@ function udpBound (port) {
  */
 async function startRsyslog (t, targetPort, { driver = 'gtls', authMode = 'x509/name', permittedPeers = 'localhost', ca, cert, key } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rsyslog-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   fs.mkdirSync(path.join(dir, 'work'))
   const udpPort = await freeUdpPort()
   const files = [ca && `DefaultNetstreamDriverCAFile="${ca}"`, cert && `DefaultNetstreamDriverCertFile="${cert}"`, key && `DefaultNetstreamDriverKeyFile="${key}"`].filter(Boolean)

@@ -12,12 +12,13 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { startLb, udpSocket, sendDatagram, waitFor, fixture } = require('../helpers/lb')
+const { removeDir } = require('../helpers/temp-dir')
 
 const BUFFERING = fixture('buffering-worker.js')
 
 function tempDir (t) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ack-api-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   return dir
 }
 

@@ -23,6 +23,7 @@ const { serveView } = require('../helpers/cli')
 const { waitFor, streamDocs } = require('../helpers/streams')
 const { run } = require('../helpers/rtp-peers')
 const { readPng, countColor } = require('../helpers/png')
+const { removeDir } = require('../helpers/temp-dir')
 
 const CHROMIUM_SKIP = spawnSync('chromium', ['--version']).status !== 0 && 'chromium is not installed (Debian package chromium)'
 const media = (lostPerRound) => ({ lostPerRound, jitter: 160, delayMs: 20 })
@@ -30,7 +31,7 @@ const CALLS = [0, 0, 25, 25].map((lost, i) => ({ a: 0x9000 + 2 * i, b: 0x9001 + 
 
 async function chromium (t, ...args) {
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'calls-view-chromium-'))
-  t.after(() => fs.rmSync(profile, { recursive: true, force: true }))
+  t.after(() => removeDir(profile))
   const r = await run('chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', `--user-data-dir=${profile}`, ...args])
   assert.equal(r.code, 0, r.stderr)
   return r.stdout
@@ -92,7 +93,7 @@ test('collector calls --serve: the worst calls, calls by band per minute and one
 test('collector calls --serve --web-config asks for basic auth, as the metrics endpoint does', { timeout: 30000 }, async (t) => {
   const { uri } = await getTestMongo()
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calls-view-auth-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const webConfig = path.join(dir, 'web.yml')
   fs.writeFileSync(webConfig, `basic_auth_users:\n  alice: ${bcrypt.hashSync('secret', 4)}\n`)
   const view = await serveView(t, { ...process.env, MONGODB_URI: uri }, ['--serve', '0', '--web-config', webConfig, '--database', 'calls_view_auth'])

@@ -27,6 +27,7 @@ const { runCollector, withDatabase } = require('../fixtures/foreground-run')
 const { accountedFor } = require('../../lib/master/counters')
 const { listDeadLetters, queueForReplay } = require('../../lib/master/dead-letters')
 const { readRecordFile } = require('../../lib/master/journal-record')
+const { removeDir } = require('../helpers/temp-dir')
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'poison-definition.js')
 const HOLDING_WORKER = path.join(__dirname, '..', 'fixtures', 'buffering-worker.js')
@@ -34,7 +35,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 function tempDir (t) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-dead-letters-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   return dir
 }
 

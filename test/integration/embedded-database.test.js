@@ -23,6 +23,7 @@ const { freePort } = require('../helpers/ports')
 const { runCli: cli } = require('../helpers/cli')
 const { pm2Home } = require('../helpers/pm2-home')
 const { installFakeMongod } = require('../helpers/fake-mongod')
+const { removeDir } = require('../helpers/temp-dir')
 
 const CLI = path.join(__dirname, '..', '..', 'bin', 'collector.js')
 // The Java server, whatever this machine has (a mongod, the network).
@@ -30,7 +31,7 @@ const JAVA = { ...process.env, COLLECTOR_DB_SERVER: 'java' }
 
 function tempDir (t, prefix = 'collector-db-') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   return dir
 }
 

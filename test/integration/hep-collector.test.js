@@ -25,6 +25,7 @@ const callsCommand = require('../../app/commands/calls')
 const { waitFor } = require('../helpers/streams')
 const { killLoop } = require('../helpers/kill-loop')
 const { accountedFor } = require('../../lib/master/counters')
+const { removeDir } = require('../helpers/temp-dir')
 
 const HOST = '127.0.0.1'
 const T0 = Math.floor(Date.now() / 1000) * 1000 - 3600000 // capture times: an hour ago, so that a stamp of arrival shows
@@ -390,7 +391,7 @@ test('TLS: the same packets over a TLS connection (the usual --tls-cert/--tls-ke
 
 test('refusals by reason: wrong or missing auth key, keepalives, other protocol types, broken packets', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-key-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const keyFile = path.join(dir, 'key')
   fs.writeFileSync(keyFile, 'right-key\n')
   const { collector, db, port } = await startTestCollector(t, hep, ['-i', '1', '--hep-password-file', keyFile])

@@ -18,6 +18,7 @@ const { startTestCollector } = require('../helpers/collector')
 const { requireBinary } = require('../helpers/rtp-peers')
 const { freePortPair } = require('../helpers/ports')
 const { waitFor } = require('../helpers/streams')
+const { removeDir } = require('../helpers/temp-dir')
 
 const HOST = '127.0.0.1'
 const CALLS = 3
@@ -61,7 +62,7 @@ test('SIPp calls through Kamailio (siptrace in HEP mode) become one call documen
   assert.ok(MODULES, 'kamailio modules directory')
   const { collector, db, port: hepPort } = await startTestCollector(t, hep)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-kamailio-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const [proxyPort, uasPort, uacPort] = [await freePortPair(), await freePortPair(), await freePortPair()]
   fs.writeFileSync(path.join(dir, 'kamailio.cfg'), kamailioConfig({ port: proxyPort, uasPort, hepPort }))
   const kamailio = startProcess(t, 'kamailio', ['-f', path.join(dir, 'kamailio.cfg'), '-DD', '-E', '-P', path.join(dir, 'kamailio.pid'), '-w', dir])

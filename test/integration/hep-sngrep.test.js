@@ -27,6 +27,7 @@ const { requireBinary } = require('../helpers/rtp-peers')
 const { freePortPair } = require('../helpers/ports')
 const { waitFor } = require('../helpers/streams')
 const { SCENARIOS } = require('../fixtures/sipp-scenarios')
+const { removeDir } = require('../helpers/temp-dir')
 
 const HOST = '127.0.0.1'
 
@@ -79,7 +80,7 @@ function tsharkSip (file, ports) {
 test('sngrep replaying a doubled capture of SIPp calls (rejected, cancelled, answered): each SIP message stored once as tshark reads it, copies counted, calls found', { timeout: 120000 }, async (t) => {
   for (const [binary, pkg] of [['sipp', 'sip-tester'], ['sngrep', 'sngrep'], ['tcpdump', 'tcpdump'], ['mergecap', 'wireshark-common'], ['tshark', 'tshark']]) requireBinary(binary, pkg)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-sngrep-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   for (const [name, text] of Object.entries(SCENARIOS)) fs.writeFileSync(path.join(dir, name), text)
   const calls = [
     { uas: 'uas-reject.xml', uac: 'uac-reject.xml', user: '4930555' },

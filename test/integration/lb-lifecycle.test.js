@@ -5,10 +5,11 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { startLb, settled, udpSocket, sendDatagram, tcpClient, write, waitFor, sleep, lines } = require('../helpers/lb')
+const { removeDir } = require('../helpers/temp-dir')
 
 function tempDir (t) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-flush-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   return dir
 }
 

@@ -6,6 +6,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { LoadBalancer, WorkerDownError, InvalidOptionError } = require('../..')
 const { COUNTING, HOST, fixture, startLb, settled, udpSocket, sendPaced, waitFor, lines } = require('../helpers/lb')
+const { removeDir } = require('../helpers/temp-dir')
 
 function assertBalanced (s) {
   assert.equal(s.received, s.processed + s.failed + s.dropped.total + s.deadLettered, `received ${s.received} = processed ${s.processed} + failed ${s.failed} + dropped ${s.dropped.total} + deadLettered ${s.deadLettered}`)
@@ -25,7 +26,7 @@ function recordingLogger () {
 
 test('a message that crashes every worker it reaches is redelivered to the respawn twice, then given up and kept as a dead letter; load continues, the books balance', async (t) => {
   const deadLetterDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-dead-'))
-  t.after(() => fs.rmSync(deadLetterDir, { recursive: true, force: true }))
+  t.after(() => removeDir(deadLetterDir))
   const lb = await startLb(t, { instances: 2, respawnDelay: 20, deadLetterDir, workerOptions: { crashOn: 'boom' } })
   const exits = []
   const respawns = []
@@ -76,7 +77,7 @@ test('doWork throwing is counted as failed and the worker keeps going', async (t
 
 test('crash loop: past maxCrashes the slot is given up, logged, and an error says every worker is down', async (t) => {
   const marker = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cc-crash-')), 'started')
-  t.after(() => fs.rmSync(path.dirname(marker), { recursive: true, force: true }))
+  t.after(() => removeDir(path.dirname(marker)))
   const { logger, records } = recordingLogger()
   const lb = await startLb(t, {
     worker: fixture('failing-init-worker.js'),

@@ -25,6 +25,7 @@ const { waitFor } = require('../helpers/wait-for')
 const { freePort } = require('../helpers/ports')
 const { runCli } = require('../helpers/cli')
 const { pm2Home } = require('../helpers/pm2-home')
+const { removeDir } = require('../helpers/temp-dir')
 
 const NEEDS_JAVA = process.env.MONGODB_URI ? 'the test server must be the Java one (MONGODB_URI is set)' : false
 // The embedded servers started here, a collector's too, are the Java
@@ -138,7 +139,7 @@ test('a port taken by something that does not answer as MongoDB: said in the one
 
 test('a server is ours only while its record names the pid it reports and the port it answers on', (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'started-servers-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const forget = recordServer({ pid: process.pid, host: '127.0.0.1', port: 40001, kind: 'java', dbPath: null }, { dir })
   assert.equal(findStartedServer({ pid: process.pid, port: 40001 }, { dir }).kind, 'java')
   assert.equal(findStartedServer({ pid: process.pid, port: 40002 }, { dir }), null, 'another port')

@@ -13,6 +13,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { waitFor } = require('../helpers/lb')
+const { removeDir } = require('../helpers/temp-dir')
 
 function readJson (file) {
   try {
@@ -33,7 +34,7 @@ function alive (pid) {
 
 test('a SIGKILLed master: its workers flush what they hold, then exit', { timeout: 60000 }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'master-death-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const master = spawn(process.execPath, [path.join(__dirname, '..', 'fixtures', 'master-process.js'), dir], { stdio: 'ignore' })
   t.after(() => { try { master.kill('SIGKILL') } catch {} })
   const statsFile = path.join(dir, 'stats.json')
@@ -57,7 +58,7 @@ test('a SIGKILLed master: its workers flush what they hold, then exit', { timeou
 
 test('a SIGKILLed master while a doWork never settles: after orphanTimeout its workers flush what they hold, say so, and exit', { timeout: 60000 }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'master-orphan-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const errFile = path.join(dir, 'stderr.txt')
   const err = fs.openSync(errFile, 'w')
   const options = JSON.stringify({ stuckAt: 100, orphanTimeout: 1500 })
@@ -90,7 +91,7 @@ test('a SIGKILLed master while a doWork never settles: after orphanTimeout its w
 
 test('a SIGSTOPped master: a burst past its receive buffer is counted as dropped.kernel once it runs again', { timeout: 60000 }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'master-stop-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const master = spawn(process.execPath, [path.join(__dirname, '..', 'fixtures', 'master-process.js'), dir, '65536'], { stdio: 'ignore' })
   t.after(() => { try { master.kill('SIGCONT'); master.kill('SIGKILL') } catch {} })
   const statsFile = path.join(dir, 'stats.json')

@@ -18,6 +18,7 @@ const { tempBufferDir } = require('../helpers/buffer-dir')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { runCollector, sendNumbered, countLines, withDatabase, waitFor } = require('../fixtures/foreground-run')
 const { freePort } = require('../helpers/ports')
+const { removeDir } = require('../helpers/temp-dir')
 
 const LINES = 100
 const FLAGS = ['-i', '2', '--flush-interval', '50ms']
@@ -102,7 +103,7 @@ test('no MongoDB configured: the embedded server is started on disk, the lines l
   delete process.env.MONGODB_URI
   t.after(() => { if (saved !== undefined) process.env.MONGODB_URI = saved })
   const dbPath = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-embedded-'))
-  t.after(() => fs.rmSync(dbPath, { recursive: true, force: true }))
+  t.after(() => removeDir(dbPath))
   const mongoPort = await freePort() // where no MongoDB answers: the collector starts its own there
   const config = new syslog.Config(['--port', '0', '--db-path', dbPath, '--buffer-dir', tempBufferDir(t), ...FLAGS]).getConfig()
   const first = new syslog.Collector({ ...config, mongoPort })

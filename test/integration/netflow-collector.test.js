@@ -26,6 +26,7 @@ const { killLoop } = require('../helpers/kill-loop')
 const { accountedFor } = require('../../lib/master/counters')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { tempBufferDir } = require('../helpers/buffer-dir')
+const { removeDir } = require('../helpers/temp-dir')
 
 const missing = missingPeers()
 if (missing.length && process.env.CI) throw new Error(`the NetFlow collector test needs ${missing.join(', ')} (Debian softflowd, nfdump)`)
@@ -41,7 +42,7 @@ const EXPORTS = [
 // softflowd's datagrams of each version, and what nfdump stored of them.
 async function exportsAndOracle (t, flows) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'netflow-collector-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const pcap = path.join(dir, 'flows.pcap')
   await writeFlowPcap(pcap, makeFlows({ count: flows, start: Date.now() - 10 * 60000, spanMs: 180000 }))
   const out = []

@@ -29,6 +29,7 @@ const { decodeNetflow, createMemoryTemplateStore, sequenceGap } = require('../..
 const DecodeError = require('../../exceptions/decode-error')
 const { makeFlows, writeFlowPcap } = require('../helpers/netflow-pcap')
 const { missingPeers, nfdumpVersion, softflowdExport, nfdumpOf, fromNfdump, traffic, key, byKey } = require('../helpers/netflow-peers')
+const { removeDir } = require('../helpers/temp-dir')
 
 const TWO_32 = 2 ** 32
 const FLOWS = 400
@@ -107,7 +108,7 @@ function checkTimes (ours, truth, how) {
 
 test('softflowd\'s NetFlow v5, v9 and IPFIX export decodes to nfdump\'s flows and to the traffic', { skip, timeout: 180000 }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'netflow-oracle-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const flows = makeFlows({ count: FLOWS, start: Date.now() - 10 * 60000, spanMs: 120000 })
   const pcap = path.join(dir, 'flows.pcap')
   await writeFlowPcap(pcap, flows)

@@ -22,6 +22,7 @@ const { spawn, execFileSync } = require('node:child_process')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { waitFor } = require('../helpers/wait-for')
 const { findExecutable } = require('../../lib/mongo/find-executable')
+const { removeDir } = require('../helpers/temp-dir')
 
 const ROOT = path.resolve(__dirname, '..', '..')
 const LINES = 50
@@ -57,7 +58,7 @@ before(async () => {
 async function startNpx (t, { terminal = false } = {}) {
   const { uri } = await getTestMongo()
   const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-npx-state-'))
-  t.after(() => fs.rmSync(stateDir, { recursive: true, force: true }))
+  t.after(() => removeDir(stateDir))
   const args = ['collector', 'run', 'syslog', '--port', '0', '-i', '1', '--log-format', 'json', '--flush-interval', '50ms', '--database', uniqueDbName('npx')]
   const env = { ...process.env, MONGODB_URI: uri, PM2_HOME: stateDir, SHELL: '/bin/sh' }
   const child = terminal

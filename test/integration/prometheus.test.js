@@ -11,6 +11,7 @@ const path = require('node:path')
 const { startLb, settled, udpSocket, sendPaced, lines, fixture, HOST } = require('../helpers/lb')
 const { waitFor } = require('../helpers/wait-for')
 const { startPrometheus, PROMETHEUS_SKIP } = require('../helpers/prometheus')
+const { removeDir } = require('../helpers/temp-dir')
 
 async function get (address, route) {
   const res = await fetch(`http://${address.address}:${address.port}${route}`)
@@ -58,7 +59,7 @@ function segmentFiles (dir) {
 
 test('with the disk buffer on, a real Prometheus stores what waits in it, its size against the bound, what a start replayed and skipped, and bufferFull drops; /readyz stays 200 while messages wait', { skip: PROMETHEUS_SKIP, timeout: 120000 }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-prom-buffer-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const bufferDir = path.join(dir, 'buffer')
   // A worker that never acknowledges: 10 messages in flight, the rest wait in the buffer.
   const options = { name: 'prombuf', worker: fixture('buffering-worker.js'), workerOptions: { dir, hold: true }, instances: 1, maxInFlight: 10, batchSize: 5, buffer: true, bufferDir, bufferMaxBytes: 65536 }

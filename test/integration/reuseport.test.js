@@ -16,6 +16,7 @@ const NativeUdpSocket = require('../../lib/protocols/native-udp-socket')
 const { nodeHasDgramReusePort } = require('../../lib/master/options')
 const { accountedFor } = require('../../lib/master/counters')
 const { HOST, startLb, udpSocket, sendDatagram, waitFor, settled, fixture } = require('../helpers/lb')
+const { removeDir } = require('../helpers/temp-dir')
 
 const SENDERS = 16
 const RECEIVERS = {
@@ -96,7 +97,7 @@ test('a worker SIGKILLed is respawned, binds the same port again and receives; w
 
 test('stop drains: everything the workers received is processed before they exit', async (t) => {
   const flushDir = fs.mkdtempSync(path.join(os.tmpdir(), 'reuseport-flush-'))
-  t.after(() => fs.rmSync(flushDir, { recursive: true, force: true }))
+  t.after(() => removeDir(flushDir))
   // 80 datagrams of 50 ms each: about 2 s of work per worker, received in well under that.
   const lb = await startLb(t, { receive: 'reuseport', workerOptions: { delayMs: 50, flushDir } })
   const expected = await sendFromMany(lb, await senders(t, 8), 10)

@@ -17,6 +17,7 @@ const { spawnSync } = require('node:child_process')
 const { tryDecodeRtcp } = require('../../collectors/rtcp/decoder')
 const { encodeRtcp, encodeReport } = require('../../collectors/rtcp/encoder')
 const { prng } = require('../helpers/prng')
+const { removeDir } = require('../helpers/temp-dir')
 
 const ORACLE_DIR = path.join(__dirname, '..', 'oracles', 'pion-rtcp')
 const MUTATIONS = 3000
@@ -25,7 +26,7 @@ function buildOracle (t) {
   const which = spawnSync('go', ['version'], { encoding: 'utf8' })
   if (which.error) return null
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pion-rtcp-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const binary = path.join(dir, 'pion-rtcp')
   const built = spawnSync('go', ['build', '-o', binary, '.'], { cwd: ORACLE_DIR, encoding: 'utf8', timeout: 120000 })
   assert.equal(built.status, 0, `go build failed: ${built.stderr}`)

@@ -19,6 +19,7 @@ const { PT, SDES_ITEM } = require('../../collectors/rtcp/constants')
 const { pushReport } = require('../helpers/tshark-rtcp')
 const { writePcap } = require('../helpers/pcap')
 const peers = require('../helpers/rtp-peers')
+const { removeDir } = require('../helpers/temp-dir')
 
 const SECONDS = 3
 const CNAME = 'ffmpeg@collector-test'
@@ -111,7 +112,7 @@ test('real ffmpeg and GStreamer RTCP decodes and agrees with tshark', { timeout:
 
   await t.test('tshark dissects every datagram exactly as the decoder does', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rtcp-peers-'))
-    t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+    t.after(() => removeDir(dir))
     const file = path.join(dir, 'rtcp.pcap')
     await writePcap(file, collector.captured.map((c) => ({ data: c.data, srcPort: c.rinfo.port, dstPort: collector.port, time: c.time })))
     const frames = await tsharkFrames(file, collector.port)

@@ -10,6 +10,7 @@ const { listDeadLetters } = require('../../lib/master/dead-letters')
 const { LoadBalancer } = require('../..')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { sendAll, shuffle, streamDocs, waitFor } = require('../helpers/streams')
+const { removeDir } = require('../helpers/temp-dir')
 
 const WORKER = path.join(__dirname, '..', 'fixtures/json-stream-worker.js')
 let client
@@ -83,7 +84,7 @@ test('stop with a database that hangs: the worker gives up at flushTimeout, noth
   const records = []
   const capture = { trace () {}, debug () {}, info () {}, warn () {}, fatal () {}, error: (fields, msg) => records.push({ fields, msg }), child () { return capture } }
   const deadLetterDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dead-letter-'))
-  t.after(() => fs.rmSync(deadLetterDir, { recursive: true, force: true }))
+  t.after(() => removeDir(deadLetterDir))
   const { lb, db, port } = await setup(t, { flushTimeout: 1500, serverSelectionTimeoutMS: 60000 }, { instances: 1, logger: capture, drainTimeout: 20000, buffer: false, deadLetterDir })
   const packets = Array.from({ length: 40 }, (_, i) => ({ fromID: `H${i}`, toID: 'X', highestPacketNum: i, timestamp: Date.now() }))
   await sendAll(port, packets.slice(0, 1))

@@ -15,6 +15,7 @@ const { execFileSync, spawnSync } = require('node:child_process')
 const { parseSyslog } = require('../../collectors/syslog/parser')
 const { decodeSdName } = require('../../collectors/syslog/sd-names')
 const { corpora } = require('../../benchmarks/syslog-decoder-bench')
+const { removeDir } = require('../helpers/temp-dir')
 
 const ORACLE_DIR = path.join(__dirname, '..', 'oracles', 'go-syslog')
 
@@ -24,7 +25,7 @@ function hasGo () {
 
 function buildOracle (t) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'go-syslog-oracle-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const binary = path.join(dir, 'oracle')
   execFileSync('go', ['build', '-o', binary, '.'], { cwd: ORACLE_DIR, stdio: ['ignore', 'ignore', 'inherit'], timeout: 120000 })
   return binary

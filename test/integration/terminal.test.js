@@ -14,6 +14,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { runCollector } = require('../fixtures/foreground-run')
 const { waitFor } = require('../helpers/wait-for')
+const { removeDir } = require('../helpers/temp-dir')
 
 const CLI = path.join(__dirname, '..', '..', 'bin', 'collector.js')
 const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
@@ -75,7 +76,7 @@ test('collector top in a terminal: the rate rises with traffic and falls to 0 af
 
 test('logs: readable lines on a terminal, JSON lines on a pipe, --log-format overrides', { skip: !HAVE_TMUX && 'tmux is not installed (.ci/run installs it)', timeout: 90000 }, async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-tty-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const foreground = (name, extra = '') => `${shellQuote(process.execPath)} ${shellQuote(CLI)} run ${shellQuote(ECHO)} --port 0 --name ${name} ${extra}`
 
   const pretty = terminal(t, foreground('tty-pretty'), { COLLECTOR_STATS_DIR: dir })

@@ -23,6 +23,7 @@ const { pushReport } = require('../helpers/tshark-rtcp')
 const { corpora } = require('../../benchmarks/syslog-decoder-bench')
 const { writePcap } = require('../helpers/pcap')
 const peers = require('../helpers/rtp-peers')
+const { removeDir } = require('../helpers/temp-dir')
 
 const SYSLOG_PORT = 514
 const RTCP_PORT = 5005
@@ -37,7 +38,7 @@ function hasTshark () {
 
 function tmpDir (t, prefix) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   return dir
 }
 

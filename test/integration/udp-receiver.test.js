@@ -21,6 +21,7 @@ const { frame: topFrame } = require('../../app/commands/top')
 const { entryKeyHash } = require('../../lib/shared/batch-codec')
 const { writeEntry, entrySize, entryEnd } = require('../../lib/shared/batch-codec')
 const { COUNTING, HOST, fixture, startLb, settled, udpSocket, sendDatagram, sendPaced, waitFor, lines } = require('../helpers/lb')
+const { removeDir } = require('../helpers/temp-dir')
 
 const RECEIVERS = ['native', 'dgram']
 const RECORDER = fixture('datagram-recorder-worker.js')
@@ -472,7 +473,7 @@ test('without the addon, udpReceiver auto falls back to dgram and native is refu
   const root = path.join(__dirname, '..', '..')
   // A file, not \`node -e\`: forked workers inherit execArgv, -e included.
   const scriptFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'no-addon-')), 'no-addon.js')
-  t.after(() => fs.rmSync(path.dirname(scriptFile), { recursive: true, force: true }))
+  t.after(() => removeDir(path.dirname(scriptFile)))
   const script = `
     const Module = require('node:module')
     const { OUTPUT } = require(${JSON.stringify(path.join(root, 'native', 'build'))})
@@ -506,7 +507,7 @@ test('without the addon, udpReceiver auto falls back to dgram and native is refu
 // status` and `collector top` read from it.
 async function assertShownByCli (t, lb, kernel) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kernel-drops-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const stats = await lb.stats()
   await writeStats(dir, buildSnapshot({ name: 'stalled', collector: 'test', pid: process.pid, interval: 1000 }, stats, computeRates(stats, null, 0)))
   const snapshot = await readStats('stalled', dir)

@@ -15,11 +15,12 @@ const { pm2Home } = require('../helpers/pm2-home')
 
 const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
 const WORKER_CLASS = "require('" + path.join(__dirname, '..', '..').replace(/\\/g, '/') + "').Worker"
+const { removeDir } = require('../helpers/temp-dir')
 
 /** Writes `files` ({ name: source }) into a temporary directory; returns its path. */
 function modules (t, files) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-badworker-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   for (const [name, source] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), source)
   return dir
 }

@@ -15,6 +15,7 @@ const { DeadLetters, listDeadLetters, queueForReplay } = require('../../lib/mast
 const { createBatch } = require('../../lib/master/batch')
 const { KIND_UDP, entrySize, writeEntry } = require('../../lib/shared/batch-codec')
 const { messageKey, originRunIdBytes } = require('../../lib/shared/batch-ids')
+const { removeDir } = require('../helpers/temp-dir')
 
 const BASE_ID = 1700000000 * 0x10000
 
@@ -27,7 +28,7 @@ function makeBatch (n, texts = ['one', 'two', 'three'], origin = 'a1b2c3d4_7') {
 
 function tempDir (t) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'dead-letters-'))
-  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  t.after(() => removeDir(root))
   return root
 }
 

@@ -16,6 +16,7 @@ const { rtcpOfHep } = require('../../collectors/hep/rtcp-json')
 const { parseSip, TOO_LONG } = require('../../collectors/hep/sip')
 const { encodeReport, encodeRtcp } = require('../../collectors/rtcp/encoder')
 const { tryDecodeRtcp } = require('../../collectors/rtcp/decoder')
+const { removeDir } = require('../helpers/temp-dir')
 
 const RECEIVED = new Date('2026-11-27T00:00:00Z')
 
@@ -41,7 +42,7 @@ function hepPacket ({ type, payload, gzip = false, key }) {
 
 function settingsWithKey (t, key) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-key-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const file = path.join(dir, 'key')
   fs.writeFileSync(file, `${key}\n`)
   return { hepPasswordFile: file }

@@ -15,6 +15,7 @@ const { Journal } = require('../../lib/master/journal')
 const { createBatch } = require('../../lib/master/batch')
 const { KIND_UDP, KIND_TCP, entrySize, writeEntry } = require('../../lib/shared/batch-codec')
 const BufferError = require('../../exceptions/buffer-error')
+const { removeDir } = require('../helpers/temp-dir')
 
 const JOURNAL_MODULE = require.resolve('../../lib/master/journal')
 const BATCH_MODULE = require.resolve('../../lib/master/batch')
@@ -44,7 +45,7 @@ function recordSize (batch) {
 
 function tempDir (t) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'journal-'))
-  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  t.after(() => removeDir(root))
   return path.join(root, 'buffer')
 }
 

@@ -7,10 +7,11 @@ const os = require('node:os')
 const path = require('node:path')
 const { makeDir, PRIVATE_DIR } = require('../../lib/shared/make-dir')
 const { writeStats, writeFailure } = require('../../app/stats-file')
+const { removeDir } = require('../helpers/temp-dir')
 
 test('makeDir creates the missing levels and accepts an existing directory', (t) => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'make-dir-'))
-  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  t.after(() => removeDir(root))
   const deep = path.join(root, 'a', 'b', 'c')
   assert.strictEqual(makeDir(deep), deep)
   assert.ok(fs.statSync(deep).isDirectory())
@@ -19,7 +20,7 @@ test('makeDir creates the missing levels and accepts an existing directory', (t)
 
 test('makeDir names a file in the way (ENOTDIR)', (t) => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'make-dir-'))
-  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  t.after(() => removeDir(root))
   fs.writeFileSync(path.join(root, 'file'), 'x')
   assert.throws(() => makeDir(path.join(root, 'file', 'db')), (err) => err.code === 'ENOTDIR' && err.message === `${path.join(root, 'file')} exists and is not a directory`)
 })
@@ -30,7 +31,7 @@ test('makeDir fails where recursive mkdir loops forever (a directory under /proc
 
 test('makeDir gives the levels it creates the mode asked for, and leaves an existing directory as the operator set it', (t) => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'make-dir-'))
-  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  t.after(() => removeDir(root))
   const existing = path.join(root, 'shared')
   fs.mkdirSync(existing, { mode: 0o755 })
   fs.chmodSync(existing, 0o755)
@@ -43,7 +44,7 @@ test('makeDir gives the levels it creates the mode asked for, and leaves an exis
 
 test('stats and failure files are readable by their owner only, in a directory only the owner can enter', async (t) => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'make-dir-'))
-  t.after(() => fs.rmSync(root, { recursive: true, force: true }))
+  t.after(() => removeDir(root))
   const dir = path.join(root, 'collector-stats')
   const file = await writeStats(dir, { name: 'c1', received: 1 })
   fs.writeFileSync(path.join(dir, 'c1.failed'), '{}', { mode: 0o644 }) // left by an older version

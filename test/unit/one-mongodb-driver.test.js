@@ -8,6 +8,7 @@ const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
+const { removeDir } = require('../helpers/temp-dir')
 
 const ROOT = path.join(__dirname, '..', '..')
 
@@ -51,7 +52,7 @@ test('the installed tree holds one mongodb, and it is the one mongoose loads', (
 
 test('the walk finds a second copy where there is one', (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'collector-tree-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   for (const where of ['mongodb', path.join('mongoose', 'node_modules', 'mongodb'), path.join('@scope', 'tool', 'node_modules', 'mongodb')]) {
     fs.mkdirSync(path.join(dir, where), { recursive: true })
     fs.writeFileSync(path.join(dir, where, 'package.json'), JSON.stringify({ name: 'mongodb', version: '7.0.0' }))

@@ -13,6 +13,7 @@ const pino = require('pino')
 const { printable, printableJson, displayWidth } = require('../../app/terminal-text')
 const { formatTable } = require('../../app/commands/common')
 const { lineFormatter, prettyStream } = require('../../app/pretty-log')
+const { removeDir } = require('../helpers/temp-dir')
 
 // What must not reach a terminal raw (written out here, not taken from the module).
 // eslint-disable-next-line no-control-regex -- naming the control characters is the point
@@ -102,7 +103,7 @@ test('readable log lines: an error whose message the line says is its type and c
 
 test('a collector\'s readable log on its terminal (prettyStream) escapes what a record carries', (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pretty-log-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const file = path.join(dir, 'out')
   const fd = fs.openSync(file, 'w')
   const logger = pino({ base: { name: 'c' } }, prettyStream({ fd, isTTY: false }))

@@ -14,10 +14,11 @@ const { buildPcap } = require('../helpers/pcap')
 const { flowPcap, makeFlows } = require('../helpers/netflow-pcap')
 const { readPcap, looksLikePcap } = require('../../app/verify/pcap')
 const { readSamples } = require('../../app/verify/samples')
+const { removeDir } = require('../helpers/temp-dir')
 
 function tempFile (t, name, content) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verify-samples-'))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  t.after(() => removeDir(dir))
   const file = path.join(dir, name)
   fs.writeFileSync(file, content)
   return file
