@@ -19,7 +19,7 @@ const MAX_SHOWN = 1000
  * The SIP messages of `callId` and of the legs bridged to it (`legs`, its
  * conversation: legsOf): `{ callId, legs, stored, messages: [{ at, src,
  * dst, transport, firstLine, method?, status?, cseq, bytes, truncated?,
- * raw, leg? }], logs }`, by capture time then arrival; at most MAX_SHOWN
+ * raw, leg?, atMicros? }], logs }`, by capture time (to the microsecond) then arrival; at most MAX_SHOWN
  * of `stored`; `raw` as text, or as a Buffer with `bytes`; `leg`, the
  * message's Call-ID when the conversation has more than one; `logs`, their
  * documents in `logsCollection` (call_logs) when given.
@@ -55,22 +55,24 @@ async function legsOf (calls, callId) {
 // already (the Call-ID, unless `leg`); a message's raw text as text, or as
 // its bytes (`bytes`).
 async function inOrder (collection, filter, bytes, leg) {
-  const docs = await collection.find(filter, { sort: { at: 1, _id: 1 }, limit: MAX_SHOWN }).toArray()
+  const docs = await collection.find(filter, { sort: { at: 1, atMicros: 1, _id: 1 }, limit: MAX_SHOWN }).toArray()
   const raw = bytes ? (value) => Buffer.from(value.buffer || value) : rawText
   return docs.map(({ _id, callId, receivedAt, ...doc }) => ({ ...doc, ...(doc.raw === undefined ? {} : { raw: raw(doc.raw) }), ...(leg ? { leg: callId } : {}) }))
 }
 
 /** The ladder as a table: `+TIME  FROM -> TO  FIRST LINE`; then the agents' logs and reports of the call. */
-function printLadder ({ callId, legs, stored, messages, logs = [] }, out) {
+function printLadder ({ callId, legs = [callId], stored, messages, logs = [] }, out) {
   printMessages({ callId, legs, stored, messages }, out)
   if (logs.length === 0) return
-  out.write(`\nWhat agents logged or reported of ${printable(callId)} (${logs.length}):\n`)
+  const of = legs.length > 1 ? `its conversation, ${legs.length} legs` : printable(callId)
+  out.write(`\nWhat agents logged or reported of ${of} (${logs.length}):\n`)
   out.write(formatTable([
+    ...(legs.length > 1 ? [{ key: 'leg', title: 'LEG' }] : []),
     { key: 'time', title: 'TIME (UTC)', align: 'left' },
     { key: 'kind', title: 'KIND', align: 'left' },
     { key: 'node', title: 'AGENT', align: 'left' },
     { key: 'text', title: 'TEXT', align: 'left' }
-  ], logs.map((l) => ({ time: new Date(l.at).toISOString().slice(11, 23), kind: l.kind, node: l.node || l.src, text: l.text.length > 200 ? `${l.text.slice(0, 199)}…` : l.text }))))
+  ], logs.map((l) => ({ leg: l.leg === undefined ? null : legs.indexOf(l.leg) + 1, time: new Date(l.at).toISOString().slice(11, 23), kind: l.kind, node: l.node || l.src, text: l.text.length > 200 ? `${l.text.slice(0, 199)}…` : l.text }))))
 }
 
 function printMessages ({ callId, legs = [callId], stored, messages }, out) {

@@ -23,19 +23,21 @@ const STREAM_PROJECTION = Object.freeze({
 const zero = (names) => Object.fromEntries(names.map((name) => [name, 0]))
 
 /**
- * The calls of a window, filtered and ordered, the first `limit` read whole.
+ * The calls of a window, filtered and ordered, `limit` of them from
+ * `offset` (0) read whole; `readAll` false when `maxRead` bounded the read.
  * A SIP call is in the window when its last message's capture time
  * (`lastSeen`) is; a stream when its last report (endTime) is. `callId`
  * reads that call whatever its time.
  * @param {import('mongodb').Db} db
  * @param {{ since: number, until?: number, callId?: string, number?: string, outcome?: string, band?: string,
- *   order?: 'verdict'|'time', limit: number, maxRead?: number, collections: { calls: string, streams: string } }} options
- * @returns {Promise<{ total: number, sipTotal: number, bands: object, outcomes: object,
+ *   order?: 'verdict'|'time', offset?: number, limit: number, maxRead?: number, collections: { calls: string, streams: string } }} options
+ * @returns {Promise<{ total: number, sipTotal: number, bands: object, outcomes: object, readAll: boolean,
  *   shown: Array<{ outcome: object|null, doc: object|null, analytics: object|null, streams: number }> }>}
  */
 async function listCalls (db, options) {
-  const { outcome, band, order = 'verdict', limit, collections } = options
-  const rows = rowsOf(await readWindow(db, options), options)
+  const { outcome, band, order = 'verdict', offset = 0, limit, collections } = options
+  const read = await readWindow(db, options)
+  const rows = rowsOf(read, options)
   const kept = rows.filter((row) => (outcome === undefined || (row.outcome && row.outcome.outcome === outcome)) && (band === undefined || row.band === band))
   kept.sort(order === 'time' ? byTime : (a, b) => byWorst({ mos: a.mos, endTime: a.time }, { mos: b.mos, endTime: b.time }))
   const bands = zero(BAND_ORDER)
@@ -44,34 +46,64 @@ async function listCalls (db, options) {
     bands[row.band]++
     if (row.outcome) outcomes[row.outcome.outcome]++
   }
-  const first = kept.slice(0, limit)
+  const first = kept.slice(offset, offset + limit)
   const whole = new Map((await readWhole(db.collection(collections.streams), first.filter((row) => row.stream).map((row) => row.stream))).map((s) => [String(s.doc._id), s]))
   const shown = first.map((row) => {
     const stream = row.stream ? whole.get(String(row.stream._id)) : null
     return { outcome: row.outcome, doc: stream ? stream.doc : null, analytics: stream ? stream.analytics : null, streams: row.streams }
   })
-  return { total: kept.length, sipTotal: kept.filter((row) => row.sip).length, bands, outcomes, shown }
+  return { total: kept.length, sipTotal: kept.filter((row) => row.sip).length, bands, outcomes, shown, readAll: read.readAll }
 }
 
 // The SIP calls and the streams (their verdicts) of the window, or of the one call.
 // With `maxRead` (the web view: a page load's cost is bounded), the most
-// recent `maxRead` of each.
-async function readWindow (db, { callId, since, until, collections, maxRead = 0 }) {
+// recent `maxRead` of each. A number or an outcome is asked of the database
+// (sipFilter), so that the bound counts the calls that match, not the
+// window's; the streams read are then those of the calls found.
+async function readWindow (db, { callId, since, until, collections, maxRead = 0, number, outcome }) {
   const window = { $gte: new Date(callId === undefined ? since : 0), $lte: new Date(callId === undefined ? (until ?? Date.now()) : 8.64e15) }
   const calls = db.collection(collections.calls)
   const bounded = (field) => maxRead > 0 ? { sort: { [field]: -1 }, limit: maxRead } : {}
-  const sipDocs = await calls.find(callId === undefined ? { lastSeen: window } : { callId }, bounded('lastSeen')).toArray()
-  const streamFilter = callId === undefined ? { endTime: window } : { $or: [{ 'from.callId': callId }, { 'to.callId': callId }] }
+  const sipOnly = number !== undefined || outcome !== undefined
+  const sipDocs = await calls.find(callId === undefined ? { lastSeen: window, ...sipFilter({ number, outcome }) } : { callId }, bounded('lastSeen')).toArray()
+  const ids = sipDocs.map((doc) => doc.callId)
+  const byIds = { $or: [{ 'from.callId': { $in: ids } }, { 'to.callId': { $in: ids } }] }
+  const streamFilter = callId !== undefined ? { $or: [{ 'from.callId': callId }, { 'to.callId': callId }] } : sipOnly ? byIds : { endTime: window }
   const streamDocs = []
-  for await (const doc of db.collection(collections.streams).find(streamFilter, { projection: STREAM_PROJECTION, ...bounded('endTime') })) {
-    streamDocs.push({ _id: doc._id, endTime: doc.endTime, callId: streamCallId(doc), ...pick(callAnalytics(doc)) })
+  if (!sipOnly || ids.length > 0) {
+    for await (const doc of db.collection(collections.streams).find(streamFilter, { projection: STREAM_PROJECTION, ...(sipOnly ? {} : bounded('endTime')) })) {
+      streamDocs.push({ _id: doc._id, endTime: doc.endTime, callId: streamCallId(doc), ...pick(callAnalytics(doc)) })
+    }
   }
   // A call whose media is in the window and its SIP not (a long call: its
   // last SIP message was the ACK) is listed with its SIP all the same.
-  const found = new Set(sipDocs.map((doc) => doc.callId))
+  const found = new Set(ids)
   const more = [...new Set(streamDocs.map((s) => s.callId).filter((id) => id !== null && !found.has(id)))]
   if (more.length > 0) sipDocs.push(...await calls.find({ callId: { $in: more } }).toArray())
-  return { sipDocs, streamDocs }
+  const readAll = !(maxRead > 0) || (ids.length < maxRead && (sipOnly || streamDocs.length < maxRead))
+  return { sipDocs, streamDocs, readAll }
+}
+
+/**
+ * The query on `calls` for a number and an outcome (callOutcome's classes,
+ * in stored fields: an answer; a CANCEL or a 487; another final response;
+ * none), which matchesNumber and rowsOf then check as before.
+ */
+function sipFilter ({ number, outcome }) {
+  const and = []
+  if (number !== undefined) {
+    const digits = numberDigits(number)
+    const either = (test) => [{ 'caller.user': test }, { 'callee.user': test }]
+    // A digit suffix with anything else between the digits: 30123 finds +49 (30) 1-23.
+    const suffix = digits === null ? [] : either({ $regex: `${[...digits].join('\\D*')}\\D*$` })
+    and.push({ $or: [...either(number), ...suffix] })
+  }
+  const notAnswered = { answeredAt: null }
+  if (outcome === 'answered') and.push({ answeredAt: { $ne: null } })
+  if (outcome === 'cancelled') and.push(notAnswered, { $or: [{ cancelledAt: { $ne: null } }, { final: { $mod: [1000, 487] } }] })
+  if (outcome === 'failed') and.push(notAnswered, { cancelledAt: null }, { final: { $ne: null } }, { final: { $not: { $mod: [1000, 487] } } })
+  if (outcome === 'no-answer') and.push(notAnswered, { cancelledAt: null }, { final: null })
+  return and.length === 0 ? {} : { $and: and }
 }
 
 // One row per SIP call (its worst stream's verdict) and per stream of no
@@ -97,17 +129,33 @@ function rowsOf ({ sipDocs, streamDocs }, { number, outcome }) {
 
 /**
  * Whether a SIP call's caller or callee user is `number`: the same text,
- * or, by its digits only, one whose digits end with the number's
- * (`--number 30123` finds +49 30 123 and 004930123).
+ * or, when it is written as a phone number (digits and + - . ( ) / space),
+ * one whose digits end with its digits less any leading zeros, the
+ * dialling prefixes (`--number 30123` and `0030123` find +49 30 123 and
+ * 004930123).
  */
 function matchesNumber (doc, number) {
   if (number === undefined) return true
-  const digits = number.replace(/\D/g, '')
+  const digits = numberDigits(number)
   return [doc.caller, doc.callee].some((party) => {
     if (!party || typeof party.user !== 'string') return false
     if (party.user === number) return true
-    return digits.length > 0 && party.user.replace(/\D/g, '').endsWith(digits)
+    return digits !== null && party.user.replace(/\D/g, '').endsWith(digits)
   })
+}
+
+// The digits a number search matches by suffix, or null when the text is
+// not written as a phone number (a user name: matched whole only).
+function numberDigits (number) {
+  if (!/^[\d\s+\-.()/]+$/.test(number)) return null
+  const digits = number.replace(/\D/g, '').replace(/^0+/, '')
+  return digits.length > 0 ? digits : null
+}
+
+/** A caller or callee as one text: user@host, or the user alone (a tel: URI has no host). */
+function partyText (party) {
+  if (!party) return null
+  return party.host ? `${party.user}@${party.host}` : party.user
 }
 
 function streamCallId (doc) {
@@ -122,4 +170,4 @@ function byTime (a, b) {
   return new Date(b.time || 0) - new Date(a.time || 0)
 }
 
-module.exports = { listCalls, matchesNumber, streamCallId }
+module.exports = { listCalls, matchesNumber, partyText, streamCallId }

@@ -9,7 +9,7 @@
 // `/sip/call.txt` and `/sip/call.pcap` export them. No script; every string
 // a sender chose goes through `escape`.
 
-const { listCalls } = require('./calls-list')
+const { listCalls, partyText } = require('./calls-list')
 const { ladderOf, legsOf } = require('./calls-ladder')
 const { sipPcap } = require('./sip-pcap')
 const { BAND_ORDER } = require('./calls-read')
@@ -23,45 +23,72 @@ const MAX_STREAMS = 8 // a call's streams drawn on its page (one per pair of SSR
 
 /**
  * The search page: `{ status, title, parts }` (calls-view.js frames them).
- * Query: `call-id`, `number`, `outcome`, `band`, `order`; a bad value is a
- * 400 naming it. Reads at most `maxRead` SIP calls and streams, the most
- * recent of the window.
+ * Query: `call-id`, `number`, `outcome`, `band`, `order`, `from` and `to`
+ * (times; else the view's window), `page`; a bad value is a 400 naming
+ * it. A number and an outcome are asked of the database, so that the
+ * `maxRead` calls a page load reads at most are calls that match.
  */
 async function searchPage (db, query, { since, worst, maxRead, collections, escape, table }) {
   const filters = {}
-  for (const [param, name, allowed] of [['call-id', 'callId'], ['number', 'number'], ['outcome', 'outcome', OUTCOMES], ['band', 'band', BAND_ORDER], ['order', 'order', ORDERS]]) {
+  for (const [param, name, allowed] of SEARCH_PARAMS) {
     const value = query.get(param)
     if (value === null || value === '') continue
-    if (value.length > MAX_TEXT || (allowed && !allowed.includes(value))) {
-      return { status: 400, title: 'Bad query', parts: [`<p>bad query: ${escape(param)} ${allowed ? `is one of ${allowed.join(', ')}` : `is at most ${MAX_TEXT} characters`}. <a href="/sip">Search again</a></p>`] }
-    }
+    if (value.length > MAX_TEXT || (allowed && !allowed.includes(value))) return badQuery(`${param} ${allowed ? `is one of ${allowed.join(', ')}` : `is at most ${MAX_TEXT} characters`}`, escape)
     filters[name] = value
   }
-  const until = Date.now()
-  const report = await listCalls(db, { ...filters, since: until - since, until, limit: worst, maxRead, collections })
+  for (const name of ['from', 'to']) {
+    if (filters[name] !== undefined && Number.isNaN(Date.parse(filters[name]))) return badQuery(`${name} is a time, e.g. 2026-11-27T05:00:00Z`, escape)
+  }
+  const page = query.get('page') || '1'
+  if (!PAGE.test(page)) return badQuery('page is 1, 2, …', escape)
+  const until = filters.to === undefined ? Date.now() : Date.parse(filters.to)
+  const from = filters.from === undefined ? until - since : Date.parse(filters.from)
+  const first = (Number(page) - 1) * worst
+  const { from: _, to: __, ...searched } = filters
+  const report = await listCalls(db, { ...searched, since: from, until, offset: first, limit: worst, maxRead, collections })
   const rows = report.shown.map((shown) => sipRow(shown, table))
   const counts = OUTCOMES.map((name) => `${name} ${report.outcomes[name]}`).join(', ')
+  const when = `from ${new Date(from).toISOString()} to ${new Date(until).toISOString()}`
+  const bound = report.readAll ? '' : ` (the ${maxRead} most recent that match read: narrow the time range for older ones)`
+  const showing = report.total > rows.length ? ` Showing ${rows.length ? `${first + 1}–${first + rows.length}` : 'none'}.` : ''
   return {
     status: 200,
     title: 'Find a call',
     parts: [
       '<h1>Find a call</h1><p><a href="/">Calls by quality</a></p>',
       form(filters, escape),
-      `<p id="summary">${report.total} calls (of the ${maxRead} most recent SIP calls and streams of the window at most); SIP calls ${report.sipTotal}: ${counts}.${report.total > rows.length ? ` Showing ${rows.length}.` : ''}</p>`,
-      resultTable(rows, escape)
+      `<p id="summary">${report.total} calls ${when}${bound}; SIP calls ${report.sipTotal}: ${counts}.${showing}</p>`,
+      resultTable(rows, escape),
+      searchPager(filters, Number(page), first + worst < report.total)
     ]
   }
 }
 
+// The query parameters of the search, the option each sets and its allowed values.
+const SEARCH_PARAMS = [['call-id', 'callId'], ['number', 'number'], ['outcome', 'outcome', OUTCOMES], ['band', 'band', BAND_ORDER], ['order', 'order', ORDERS], ['from', 'from'], ['to', 'to']]
+const PAGE = /^[1-9]\d{0,5}$/
+
+function badQuery (text, escape) {
+  return { status: 400, title: 'Bad query', parts: [`<p>bad query: ${escape(text)}. <a href="/sip">Search again</a></p>`] }
+}
+
+// Previous and next pages of the same search.
+function searchPager (filters, page, more) {
+  const params = SEARCH_PARAMS.filter(([, name]) => filters[name] !== undefined).map(([param, name]) => `${param}=${encodeURIComponent(filters[name])}`)
+  const at = (p) => `/sip?${[...params, `page=${p}`].join('&amp;')}`
+  const links = [page > 1 && `<a id="prev" href="${at(page - 1)}">← previous page</a>`, more && `<a id="next" href="${at(page + 1)}">next page →</a>`].filter(Boolean)
+  return links.length ? `<p id="pager">${links.join(' · ')}</p>` : ''
+}
+
 function form (filters, escape) {
-  const text = (name, label, key) => `<label>${label} <input name="${name}" value="${escape(filters[key] || '')}"></label>`
+  const text = (name, label, key, hint = '') => `<label>${label} <input name="${name}" value="${escape(filters[key] || '')}"${hint ? ` placeholder="${hint}"` : ''}></label>`
   const select = (name, label, choices, key) => `<label>${label} <select name="${name}"><option value="">any</option>${choices.map((c) => `<option${filters[key] === c ? ' selected' : ''}>${c}</option>`).join('')}</select></label>`
   return `<form id="search" method="get" action="/sip">${text('call-id', 'Call-ID', 'callId')} ${text('number', 'Number', 'number')} ${select('outcome', 'Outcome', OUTCOMES, 'outcome')} ` +
-    `${select('band', 'Band', BAND_ORDER, 'band')} ${select('order', 'Order', ORDERS, 'order')} <button type="submit">Find</button></form>`
+    `${select('band', 'Band', BAND_ORDER, 'band')} ${select('order', 'Order', ORDERS, 'order')} ${text('from', 'From', 'from', '2026-11-27T05:00:00Z')} ${text('to', 'To', 'to', 'now')} <button type="submit">Find</button></form>`
 }
 
 function sipRow ({ outcome, doc, analytics }, table) {
-  const party = (p) => p ? `${p.user}@${p.host}` : '-'
+  const party = (p) => partyText(p) || '-'
   const cells = doc ? table.row(doc, analytics) : {}
   if (!outcome) return { callId: null, caller: '-', callee: '-', start: '-', duration: cells.duration || '-', sip: 'RTCP only', mos: cells.mos || '-', band: cells.band || 'unknown', streamId: doc ? String(doc._id) : null }
   return {
@@ -126,7 +153,7 @@ async function callPage (db, callId, { collections, escape, media = null }) {
 }
 
 function outcomeList (o, escape) {
-  const party = (p) => p ? `${p.user}@${p.host}` : '-'
+  const party = (p) => partyText(p) || '-'
   const time = (t) => t ? new Date(t).toISOString() : '-'
   const items = [
     ['Caller', party(o.caller)], ['Callee', party(o.callee)], ['Outcome', outcomeText(o)],

@@ -2,7 +2,7 @@
 
 const { MongoClient } = require('mongodb')
 const { BAND_ORDER, worstCalls, callsByMinute } = require('./calls-read')
-const { listCalls } = require('./calls-list')
+const { listCalls, partyText } = require('./calls-list')
 const { ladderOf, legsOf, printLadder, SIP_MESSAGES, CALL_LOGS } = require('./calls-ladder')
 const { pingMongo, resolveDatabase, uriDatabase } = require('../../lib/mongo/resolve-mongo')
 const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
@@ -46,7 +46,8 @@ const DESCRIPTION = [
   'SIP (answer to BYE), joined to the worst of its streams. --call-id shows',
   'one call whatever its time, with its SIP messages as a ladder (time, from',
   '-> to, first line); --number the calls whose caller or callee user is N,',
-  'or whose digits end with N\'s digits; --outcome and --band keep one class;',
+  'or whose digits end with N\'s digits less its leading zeros (00, 0:',
+  'dialling prefixes) when N is written as a number; --outcome and --band keep one class;',
   '--order time lists the newest first.',
   '--per-minute lists instead, per UTC minute of the window, the calls with',
   'media that minute by the band of their worst report in it, each call once.',
@@ -181,14 +182,22 @@ async function printCalls (db, config, { out, err }) {
   const report = await listCalls(db, { ...config, ...window, limit: config.worst, collections: { calls: CALLS, streams: STREAMS } })
   const legs = config.callId !== undefined ? await legsOf(db.collection(CALLS), config.callId) : null
   const ladder = legs ? await ladderOf(db.collection(SIP_MESSAGES), config.callId, db.collection(CALL_LOGS), { legs }) : null
-  const where = report.sipTotal > 0 ? `${db.databaseName}.${CALLS} and ${STREAMS}` : `${db.databaseName}.${STREAMS}`
+  const searchedSip = report.sipTotal > 0 || config.number !== undefined || config.outcome !== undefined || config.callId !== undefined
+  const where = searchedSip ? `${db.databaseName}.${CALLS} and ${STREAMS}` : `${db.databaseName}.${STREAMS}`
   if (config.callId !== undefined && report.total === 0 && ladder.messages.length === 0) {
-    err.write(`collector: no call with Call-ID ${printable(config.callId)} is stored in ${db.databaseName} (${CALLS}, ${STREAMS}, ${SIP_MESSAGES})\n`)
-    return 1
+    const none = `no call with Call-ID ${printable(config.callId)} is stored in ${db.databaseName} (${CALLS}, ${STREAMS}, ${SIP_MESSAGES})`
+    if (ladder.logs.length === 0) {
+      err.write(`collector: ${none}\n`)
+      return 1
+    }
+    // An agent's log naming a call whose SIP was not captured here: found all the same.
+    err.write(`collector: ${none}; ${ladder.logs.length} line${ladder.logs.length === 1 ? '' : 's'} that agents logged name it (${CALL_LOGS})\n`)
   }
-  const footer = footerLine(report, { since: config.since, window, where, order: config.order, callId: config.callId })
+  const footer = footerLine(report, { since: config.since, window, where, order: config.order, callId: config.callId, searchedSip })
   if (config.json) {
     for (const shown of report.shown) out.write(printableJson(jsonLine(shown, ladder)) + '\n')
+    // What is stored of a call with no call document (its messages or agents' logs alone).
+    if (report.shown.length === 0 && ladder) out.write(printableJson({ callId: config.callId, ...ladderJson(ladder) }) + '\n')
     err.write(footer + '\n')
     return 0
   }
@@ -229,12 +238,11 @@ function callIdOf (doc) {
 }
 
 function sipRow (outcome, doc) {
-  const party = (p) => p ? `${p.user}@${p.host}` : null
   if (!outcome) return { callId: doc ? callIdOf(doc) : null }
   return {
     callId: outcome.callId,
-    caller: party(outcome.caller),
-    callee: party(outcome.callee),
+    caller: partyText(outcome.caller),
+    callee: partyText(outcome.callee),
     start: outcome.invitedAt ? outcome.invitedAt.toISOString().slice(0, 19).replace('T', ' ') : null,
     ring: outcome.ringingMs === null ? null : formatDuration(outcome.ringingMs),
     sip: sipText(outcome),
@@ -351,7 +359,7 @@ function jsonLine ({ doc, analytics, outcome, streams }, ladder) {
     ...(doc ? { _id: String(doc._id) } : {}),
     ...(callId ? { callId } : {}),
     ...(outcome ? { caller, callee, sip } : {}),
-    ...(ladder && outcome && ladder.callId === callId ? { legs: ladder.legs, messages: ladder.messages, messagesShown: ladder.messages.length, messagesStored: ladder.stored, logs: ladder.logs } : {}),
+    ...(ladder && outcome && ladder.callId === callId ? ladderJson(ladder) : {}),
     ...(doc
       ? { pairKey: doc.pairKey, active: doc.active, from: side(doc.from), to: side(doc.to), startTime: doc.startTime, endTime: doc.endTime, endedAt: doc.endedAt, endReason: doc.endReason }
       : {}),
@@ -360,12 +368,16 @@ function jsonLine ({ doc, analytics, outcome, streams }, ladder) {
   }
 }
 
-function footerLine ({ total, bands, shown, sipTotal = 0, outcomes = null }, { since, window = null, where, order = 'verdict', callId }) {
+function ladderJson (ladder) {
+  return { legs: ladder.legs, messages: ladder.messages, messagesShown: ladder.messages.length, messagesStored: ladder.stored, logs: ladder.logs }
+}
+
+function footerLine ({ total, bands, shown, sipTotal = 0, outcomes = null }, { since, window = null, where, order = 'verdict', callId, searchedSip = false }) {
   const counts = `good ${bands.good} (MOS ≥ 4.0), fair ${bands.fair} (3.6–4.0), poor ${bands.poor} (< 3.6), unknown ${bands.unknown} (no MOS${bands.unknown ? ', listed last' : ''})`
   const showing = total > shown.length ? `; showing the ${order === 'time' ? 'newest' : 'worst'} ${shown.length}` : ''
   const when = callId !== undefined ? `with Call-ID ${printable(callId)}` : window && window.explicit ? `from ${new Date(window.since).toISOString()} to ${new Date(window.until).toISOString()}` : `in the last ${formatWindow(since)}`
   const sip = sipTotal > 0 ? `; SIP calls ${sipTotal}: ${Object.entries(outcomes).map(([name, n]) => `${name} ${n}`).join(', ')}` : ''
-  const what = sipTotal > 0 ? 'with SIP or a report' : 'with a report'
+  const what = sipTotal > 0 || searchedSip ? 'with SIP or a report' : 'with a report'
   return `${total} call${total === 1 ? '' : 's'} ${what} ${when} in ${where}: ${counts}${sip}${showing}`
 }
 

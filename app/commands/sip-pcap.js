@@ -15,7 +15,7 @@ const LINKTYPE_ETHERNET = 1
 const SNAPLEN = 262144
 
 /**
- * @param {Array<{ at: Date, src: string, dst: string, raw: Buffer|string, bytes?: number }>} messages as sip_messages holds them (the bytes as sent, and how many the message had)
+ * @param {Array<{ at: Date, atMicros?: number, src: string, dst: string, raw: Buffer|string, bytes?: number }>} messages as sip_messages holds them (the bytes as sent, and how many the message had)
  * @returns {Buffer}
  */
 function sipPcap (messages) {
@@ -28,7 +28,7 @@ function sipPcap (messages) {
   return Buffer.concat([header, ...messages.map(frameOf).filter(Boolean)])
 }
 
-function frameOf ({ at, src, dst, raw, bytes }) {
+function frameOf ({ at, atMicros, src, dst, raw, bytes }) {
   const from = addressOf(src)
   const to = addressOf(dst)
   if (!from || !to || from.v6 !== to.v6) return null
@@ -45,7 +45,7 @@ function frameOf ({ at, src, dst, raw, bytes }) {
   const record = Buffer.alloc(16)
   const ms = new Date(at).getTime()
   record.writeUInt32LE(Math.floor(ms / 1000), 0)
-  record.writeUInt32LE((ms % 1000) * 1000, 4)
+  record.writeUInt32LE((ms % 1000) * 1000 + (Number.isInteger(atMicros) ? atMicros : 0), 4)
   record.writeUInt32LE(frame.length, 8)
   record.writeUInt32LE(frame.length + whole - payload.length, 12)
   return Buffer.concat([record, frame])

@@ -5,7 +5,8 @@
 // (the HEP definition's calls sink writes it), and read back by
 // `collector calls`. Its fields (the indexes: collectors/hep/index.js):
 // `callId`; `caller` and `callee` (From and To of the initial INVITE);
-// `invitedAt`, `answeredAt` (the first 2xx to an INVITE), `endedAt` (the
+// `invitedAt`, `answeredAt` (the first 2xx to an INVITE) and `answerStatus`
+// (its status, the lowest 2xx), `endedAt` (the
 // first BYE); `ringingAt` (the first 18x or 2xx to an INVITE),
 // `cancelledAt` (the first CANCEL); `final`, the final response to the
 // latest INVITE transaction as CSeq × 1000 + status; `callerTag` and
@@ -27,7 +28,7 @@
  *   that request), the caller's tag, `invitedAt`;
  * - a final response to an INVITE: `final` = CSeq × 1000 + status, so that
  *   $max keeps the response to the latest INVITE transaction; a 2xx also
- *   `answeredAt`; an 18x or a 2xx `ringingAt`;
+ *   `answeredAt` and `answerStatus`; an 18x or a 2xx `ringingAt`;
  * - a CANCEL: `cancelledAt`;
  * - a BYE: `endedAt`, and the From tag of who sent it (`byeFromTag`: the
  *   caller's tag means the caller hung up);
@@ -46,7 +47,10 @@ function callUpdateOf (sip, at) {
   } else if (sip.status >= 180 && sip.cseq.method === 'INVITE') {
     if (sip.status < 300) update.min.ringingAt = time
     if (sip.status >= 200) update.max.final = sip.cseq.seq * 1000 + sip.status
-    if (sip.status >= 200 && sip.status < 300) update.min.answeredAt = time
+    if (sip.status >= 200 && sip.status < 300) {
+      update.min.answeredAt = time
+      update.min.answerStatus = sip.status
+    }
   } else if (sip.method === 'CANCEL') {
     update.min.cancelledAt = time
   } else if (sip.method === 'BYE') {
@@ -61,7 +65,8 @@ const OUTCOMES = Object.freeze(['answered', 'failed', 'cancelled', 'no-answer'])
 
 /**
  * What a call document says to a reader: `{ callId, caller, callee, status
- * (the final response to the latest INVITE, or null while none came),
+ * (an answered call's answer; else the final response to the latest INVITE,
+ * or null while none came),
  * outcome ('answered': a 2xx; 'cancelled': a CANCEL or a 487; 'failed':
  * another final response, 3xx to 6xx; 'no-answer': no final response yet),
  * ringing (an 18x came and no final response yet), answered, endedBy
@@ -72,7 +77,9 @@ const OUTCOMES = Object.freeze(['answered', 'failed', 'cancelled', 'no-answer'])
  */
 function callOutcome (doc) {
   const endedBy = doc.byeFromTag ? (doc.byeFromTag === doc.callerTag ? 'caller' : 'callee') : null
-  const status = typeof doc.final === 'number' ? doc.final % 1000 : null
+  // An answered call's status is its answer's: a later re-INVITE's 488 is not the call's outcome.
+  const final = typeof doc.final === 'number' ? doc.final % 1000 : null
+  const status = doc.answeredAt && typeof doc.answerStatus === 'number' ? doc.answerStatus : final
   const span = (from, to) => from && to ? Math.max(0, to - from) : null
   let outcome = 'no-answer'
   if (doc.answeredAt) outcome = 'answered'

@@ -4,7 +4,7 @@ const { hash } = require('node:crypto')
 const DecodeError = require('../../exceptions/decode-error')
 const { decodeHep, payloadOf, captureTime, PROTOCOL_TYPES } = require('./hep-decoder')
 const { rtcpOfHep } = require('./rtcp-json')
-const { parseSip, TOO_LONG } = require('./sip')
+const { parseSip, TOO_LONG, NOT_TEXT } = require('./sip')
 const { callUpdateOf } = require('./calls')
 const { sdpOfSip } = require('./sdp')
 const { sipMessageOf, endpoint } = require('./sip-messages')
@@ -39,7 +39,7 @@ const authChecks = new WeakMap() // settings → the check of the auth key agent
  * protocol type (`hep-type-<n>`), no payload, a SIP or RTCP payload that
  * does not parse (`hep-sip`, `hep-rtcp-*` and the RTCP decoder's reasons,
  * `too-many-sources` among them), a SIP Call-ID, user, host or tag too long
- * to keep (`hep-sip-too-long`). The order is the point: nothing a sender chooses to make
+ * to keep (`hep-sip-too-long`), a Call-ID that is not UTF-8 (`hep-sip-call-id`). The order is the point: nothing a sender chooses to make
  * costly (inflating, JSON, SIP) is done before its key and its type pass.
  */
 function hepRecordOf (data, settings, receivedAt) {
@@ -56,6 +56,7 @@ function hepRecordOf (data, settings, receivedAt) {
   if (type === 1) {
     const sip = parseSip(payload, correlationHeadersOf(settings))
     if (sip === TOO_LONG) return refusal('hep-sip-too-long')
+    if (sip === NOT_TEXT) return refusal('hep-sip-call-id')
     if (!sip) return refusal('hep-sip')
     // The agent's correlation id on SIP names the bridged leg when no header does.
     if (!sip.linkedId && packet.correlationId && packet.correlationId !== sip.callId && packet.correlationId.length <= 1024) sip.linkedId = packet.correlationId

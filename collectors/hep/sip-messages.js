@@ -3,7 +3,8 @@
 // Every SIP message the hep collector takes, stored once (collection
 // `sip_messages`, by default): the SIP ladder of a call, read by `collector
 // calls --call-id` and the web view's call page. A document:
-// `{ callId, at (capture time), src, dst ('address:port', IPv6 in
+// `{ callId, at (capture time), atMicros (its microseconds past at's
+// millisecond, when the agent gave them: capture order within one), src, dst ('address:port', IPv6 in
 // brackets), transport ('udp', 'tcp', 'sctp' or the IP protocol number),
 // method or status (and reason), cseq ('1 INVITE'), firstLine, bytes (the
 // message's size), raw (its bytes as sent, BSON binary, at most
@@ -34,6 +35,7 @@ function sipMessageOf (packet, sip, payload, at) {
   const doc = {
     callId: sip.callId,
     at: new Date(at),
+    ...(packet.timeSec === undefined ? {} : { atMicros: (packet.timeUsec || 0) % 1000 }),
     src: endpoint(packet.srcIp, packet.srcPort),
     dst: endpoint(packet.dstIp, packet.dstPort),
     transport: TRANSPORTS[packet.ipProtocol] || (packet.ipProtocol === undefined ? null : String(packet.ipProtocol)),

@@ -1,5 +1,6 @@
 'use strict'
 
+const { isUtf8 } = require('node:buffer')
 // Just enough of SIP (RFC 3261) to know a call from the messages a capture
 // agent copies: the start line, Call-ID, From, To and CSeq. Header names
 // are matched without case and in their compact forms (i, f, t); the body
@@ -22,18 +23,33 @@ const MAX_PART = 256
  * `correlationHeaders` (lower-case names: X-CID and the like, which a
  * B2BUA sets on a leg to the Call-ID of the leg it bridges) the message
  * carries (absent when none). Returns null when it is not a SIP message with those
- * four headers, and TOO_LONG when one of the values kept is longer than we
- * store (MAX_CALL_ID, MAX_PART).
+ * four headers, TOO_LONG when one of the values kept is longer than we
+ * store (MAX_CALL_ID, MAX_PART), and NOT_TEXT when its Call-ID is not UTF-8.
  *
  * @param {Buffer} payload
  * @param {string[]} [correlationHeaders]
  */
 function parseSip (payload, correlationHeaders = []) {
   const end = payload.indexOf('\r\n\r\n')
-  const text = payload.toString('utf8', 0, Math.min(end === -1 ? payload.length : end, MAX_HEADER_BYTES))
-  const lines = text.split(/\r?\n/)
+  const limit = Math.min(end === -1 ? payload.length : end, MAX_HEADER_BYTES)
+  const lines = payload.toString('utf8', 0, limit).split(/\r?\n/)
   const start = startLine(lines[0])
   if (!start) return null
+  const headers = headersOf(lines, correlationHeaders)
+  const linked = correlationHeaders.find((name) => headers[name])
+  const cseq = /^(\d{1,10})\s+([A-Za-z]+)$/.exec(headers.cseq || '')
+  if (!headers['call-id'] || !headers.from || !headers.to || !cseq) return null
+  // Bytes that are not UTF-8 read as U+FFFD: two such Call-IDs would name one call.
+  if (headers['call-id'].includes('\uFFFD') && !isUtf8(Buffer.from(headersOf(payload.toString('latin1', 0, limit).split(/\r?\n/), [])['call-id'], 'latin1'))) return NOT_TEXT
+  const from = nameAddress(headers.from)
+  const to = nameAddress(headers.to)
+  const linkedId = linked ? headers[linked] : null
+  if (callIdTooLong(headers['call-id']) || (linkedId && callIdTooLong(linkedId)) || tooLong(from) || tooLong(to)) return TOO_LONG
+  return { ...start, callId: headers['call-id'], from, to, cseq: { seq: Number(cseq[1]), method: cseq[2].toUpperCase() }, ...(linkedId ? { linkedId } : {}) }
+}
+
+// The first value of each header wanted (WANTED, and `correlationHeaders`) of the lines after the start line.
+function headersOf (lines, correlationHeaders) {
   const headers = {}
   for (let i = 1; i < lines.length; i++) {
     const colon = lines[i].indexOf(':')
@@ -42,18 +58,14 @@ function parseSip (payload, correlationHeaders = []) {
     const name = COMPACT[raw] || raw
     if ((WANTED.has(name) || correlationHeaders.includes(name)) && headers[name] === undefined) headers[name] = lines[i].slice(colon + 1).trim()
   }
-  const linked = correlationHeaders.find((name) => headers[name])
-  const cseq = /^(\d{1,10})\s+([A-Za-z]+)$/.exec(headers.cseq || '')
-  if (!headers['call-id'] || !headers.from || !headers.to || !cseq) return null
-  const from = nameAddress(headers.from)
-  const to = nameAddress(headers.to)
-  const linkedId = linked ? headers[linked] : null
-  if (callIdTooLong(headers['call-id']) || (linkedId && callIdTooLong(linkedId)) || tooLong(from) || tooLong(to)) return TOO_LONG
-  return { ...start, callId: headers['call-id'], from, to, cseq: { seq: Number(cseq[1]), method: cseq[2].toUpperCase() }, ...(linkedId ? { linkedId } : {}) }
+  return headers
 }
 
 /** parseSip's answer for a message whose Call-ID, user, host or tag is too long to keep. */
 const TOO_LONG = Object.freeze({ tooLong: true })
+
+/** parseSip's answer for a message whose Call-ID is not UTF-8 text (it cannot be kept as the text that names its call). */
+const NOT_TEXT = Object.freeze({ notText: true })
 
 // The bounds are in bytes (what an index key takes), not characters: 600 € are 1,800 bytes.
 function tooLong ({ user, host, tag }) {
@@ -111,4 +123,4 @@ function decodeURIComponentSafe (text) {
   }
 }
 
-module.exports = { parseSip, TOO_LONG, callIdTooLong }
+module.exports = { parseSip, TOO_LONG, NOT_TEXT, callIdTooLong }

@@ -256,7 +256,8 @@ test('every SIP message stored once in sip_messages; copies from a second agent 
   assert.deepEqual(tableRows(await callsOf('--number', '30555')).map((r) => r['CALL-ID']), ['rejected@a'], 'by the digits the number ends with')
   const iso = (ms) => new Date(ms).toISOString()
   assert.deepEqual(tableRows(await callsOf('--from', iso(T0 + 5000), '--to', iso(T0 + 8000), '--order', 'time')).map((r) => r['CALL-ID']), ['ringing@a', 'cancelled@a'], 'the calls whose last message is in the range')
-  assert.deepEqual(tableRows(await callsOf('--number', '0049 30 666')).map((r) => r['CALL-ID']), [], 'digits that are not a suffix find none')
+  assert.deepEqual(tableRows(await callsOf('--number', '0049 30 666')).map((r) => r['CALL-ID']), ['cancelled@a'], 'dialled with 00: leading zeros are a prefix')
+  assert.deepEqual(tableRows(await callsOf('--number', '4930 667')).map((r) => r['CALL-ID']), [], 'digits that are not a suffix find none')
 
   // One call: its ladder in the terminal, its messages in --json.
   const one = await callsOf('--call-id', 'cancelled@a')

@@ -7,7 +7,8 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const { CopyWindow, CallLedger } = require('../../collectors/hep/call-memory')
-const { callOutcome } = require('../../collectors/hep/calls')
+const { callOutcome, callUpdateOf } = require('../../collectors/hep/calls')
+const { matchesNumber, partyText } = require('../../app/commands/calls-list')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -66,11 +67,29 @@ test('a call\'s outcome class, ringing time and duration come from its SIP docum
   assert.deepEqual(of({ ringingAt: at(300) }), ['no-answer', null, true, 300, null], 'still ringing')
   assert.deepEqual(of({}), ['no-answer', null, false, null, null])
   assert.deepEqual(of({ answeredAt: at(2000), final: 1200 }).slice(0, 1).concat(of({ answeredAt: at(2000), final: 1200 })[4]), ['answered', null], 'no BYE yet: no duration')
+  // A re-INVITE refused (CSeq 2, 488) after the answer: the call is still answered by its 200 (QA).
+  assert.deepEqual(of({ answeredAt: at(2000), answerStatus: 200, endedAt: at(5000), final: 2488 }).slice(0, 2), ['answered', 200])
+})
+
+test('the status an answered call lists is its answer\'s, whatever a later re-INVITE got (callUpdateOf)', () => {
+  const sip = (status, seq) => ({ status, callId: 'x', cseq: { seq, method: 'INVITE' }, from: { tag: 'a' }, to: { tag: 'b' } })
+  const answer = callUpdateOf(sip(200, 1), 1e12)
+  assert.deepEqual([answer.min.answerStatus, answer.max.final], [200, 1200])
+  const refused = callUpdateOf(sip(488, 2), 1e12 + 1000)
+  assert.deepEqual([refused.min.answerStatus, refused.max.final], [undefined, 2488])
+})
+
+test('a number search: by text, or by its digits as a suffix less leading zeros (00 and 0 dialling prefixes); text that is not a number matches only whole (QA)', () => {
+  const call = { caller: { user: '+4930999111', host: 'a' }, callee: { user: 'alice', host: 'b' } }
+  for (const number of ['+4930999111', '4930999111', '0030999111', '030999111', '999111', '+49 (30) 999-111', 'alice']) assert.ok(matchesNumber(call, number), number)
+  for (const number of ['<script>alert(1)</script>', 'x1', '0', '0049', 'ali', '4930999112']) assert.ok(!matchesNumber(call, number), number)
+  assert.equal(partyText({ user: '+493010000808', host: '' }), '+493010000808', 'a tel: URI has no host')
+  assert.equal(partyText({ user: 'bob', host: 'b.example' }), 'bob@b.example')
 })
 
 test('the pcap export: a frame per message, IPv4 and IPv6, capture times kept to the microsecond field; an address it cannot write is left out', () => {
   const messages = [
-    { at: new Date(1795756864123), src: '10.0.0.1:5060', dst: '10.0.0.2:5070', raw: Buffer.from('INVITE sip:x SIP/2.0\r\n\r\n') },
+    { at: new Date(1795756864123), atMicros: 846, src: '10.0.0.1:5060', dst: '10.0.0.2:5070', raw: Buffer.from('INVITE sip:x SIP/2.0\r\n\r\n') },
     { at: new Date(1795756864456), src: '[2001:db8::1]:5060', dst: '[2001:db8::2]:5060', raw: 'SIP/2.0 200 OK\r\n\r\n' },
     { at: new Date(1795756864999), src: 'nonsense', dst: '10.0.0.2:5060', raw: 'x' }
   ]
@@ -84,7 +103,8 @@ test('the pcap export: a frame per message, IPv4 and IPv6, capture times kept to
     at += 16 + length
   }
   assert.equal(frames.length, 2)
-  assert.deepEqual([frames[0].sec, frames[0].usec], [1795756864, 123000])
+  assert.deepEqual([frames[0].sec, frames[0].usec], [1795756864, 123846], 'the microseconds past the millisecond (atMicros) kept')
+  assert.deepEqual([frames[1].sec, frames[1].usec], [1795756864, 456000])
   const v4 = frames[0].frame
   assert.equal(v4.readUInt16BE(12), 0x0800)
   assert.deepEqual([...v4.subarray(26, 30)], [10, 0, 0, 1])

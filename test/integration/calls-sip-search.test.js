@@ -1,0 +1,149 @@
+'use strict'
+
+// Finding a SIP call the way an operator does, past the view's read bound
+// (what a QA pass found): the HEP collector stores calls from real HEP
+// packets (hep-js), then the view's search (in this process, a read bound
+// of LIMIT calls a page load) must find an old call by number and every
+// failed call, page through what it found, take a time range, and say when
+// the bound cut its read; the ladder keeps capture order within one
+// millisecond (two agents, the later capture arriving first) and so does
+// the pcap export (tshark reads it); the CLI finds a call by a number
+// dialled with its 00 prefix, prints a tel: caller without an empty host,
+// and finds what an agent logged of a call whose SIP it did not capture.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const dgram = require('node:dgram')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const HEPjs = require('hep-js')
+const hep = require('../../collectors/hep')
+const { startTestCollector } = require('../helpers/collector')
+const { getTestMongo } = require('../helpers/mongo')
+const { runCli } = require('../helpers/cli')
+const { waitFor } = require('../helpers/streams')
+const { run } = require('../helpers/rtp-peers')
+const { removeDir } = require('../helpers/temp-dir')
+const { CallsViewServer } = require('../../app/commands/calls-view')
+const { TABLE } = require('../../app/commands/calls')
+
+const CALLS = 12 // even ones answered, odd ones rejected (486); the oldest first
+const LIMIT = 4 // calls a page load reads at most
+const WORST = 3 // rows a page
+const T0 = Math.floor(Date.now() / 1000) * 1000 - 1800000 // half an hour ago
+const COLLECTIONS = { calls: 'calls', streams: 'streams', messages: 'sip_messages', logs: 'call_logs' }
+
+function packet (text, { at, usec = 0, back = false, type = 1, correlation, agent = 7 }) {
+  return HEPjs.encapsulate(text, {
+    protocolFamily: 2, protocol: 17, srcIp: back ? '10.0.0.2' : '10.0.0.1', srcPort: 5060, dstIp: back ? '10.0.0.1' : '10.0.0.2', dstPort: 5060,
+    timeSeconds: Math.floor(at / 1000), timeUseconds: (at % 1000) * 1000 + usec, payloadType: type, captureId: agent, ...(correlation ? { correlation_id: correlation } : {})
+  })
+}
+
+function sip (first, { callId, caller, cseq, tagged }) {
+  return [first, 'Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK1', `From: <${caller}>;tag=a1`, `To: <sip:bob@b.example>${tagged ? ';tag=b1' : ''}`,
+    `Call-ID: ${callId}`, `CSeq: ${cseq}`, 'Content-Length: 0', '', ''].join('\r\n')
+}
+
+// Call n: INVITE, then 200 (answered, with a re-INVITE refused 488 on the first) or 486.
+function callPackets (n) {
+  const at = T0 + n * 10000
+  const call = { callId: `c${n}@search`, caller: `sip:+4930100${String(n).padStart(2, '0')}@a.example` }
+  const packets = [packet(sip('INVITE sip:bob@b.example SIP/2.0', { ...call, cseq: '1 INVITE' }), { at })]
+  if (n % 2 === 1) return [...packets, packet(sip('SIP/2.0 486 Busy Here', { ...call, cseq: '1 INVITE', tagged: true }), { at: at + 100, back: true })]
+  packets.push(packet(sip('SIP/2.0 200 OK', { ...call, cseq: '1 INVITE', tagged: true }), { at: at + 2000, back: true }))
+  if (n === 0) {
+    packets.push(packet(sip('INVITE sip:bob@b.example SIP/2.0', { ...call, cseq: '2 INVITE', tagged: true }), { at: at + 3000 }))
+    packets.push(packet(sip('SIP/2.0 488 Not Acceptable Here', { ...call, cseq: '2 INVITE', tagged: true }), { at: at + 3050, back: true }))
+  }
+  return packets
+}
+
+async function send (port, packets) {
+  const socket = dgram.createSocket('udp4')
+  try {
+    for (const p of packets) await new Promise((resolve, reject) => socket.send(p, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  } finally {
+    socket.close()
+  }
+}
+
+// The Call-IDs a search page lists, top to bottom.
+const listed = (body) => [...body.matchAll(/<tr><td class="l"><a href="\/sip\/call\?id=([^"]+)">/g)].map((m) => decodeURIComponent(m[1]))
+
+test('the SIP search finds calls past the read bound, pages through them, takes a time range; capture order holds within a millisecond; the CLI finds 00-dialled numbers and logged-only calls', { timeout: 120000 }, async (t) => {
+  const { uri } = await getTestMongo()
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const order = { callId: 'order@search', caller: 'tel:+493010000808' }
+  const packets = [
+    ...Array.from({ length: CALLS }, (_, n) => callPackets(n)).flat(),
+    // Two agents: the 180 (captured 0.9 ms past the millisecond) arrives before the INVITE (0.2 ms).
+    packet(sip('SIP/2.0 180 Ringing', { ...order, cseq: '1 INVITE', tagged: true }), { at: T0 + 900000, usec: 900, back: true, agent: 8 }),
+    packet(sip('INVITE sip:bob@b.example SIP/2.0', { ...order, cseq: '1 INVITE' }), { at: T0 + 900000, usec: 200 }),
+    // A log line naming a call whose SIP was not captured here.
+    packet('call routed to trunk 7', { at: T0 + 950000, type: 100, correlation: 'logged-only@search' })
+  ]
+  await send(port, packets)
+  await waitFor(() => collector.summary().processed === packets.length, { what: 'every packet processed' })
+
+  const view = new CallsViewServer(db.collection('streams'), { host: '127.0.0.1', port: 0, since: 3600000, worst: WORST, limit: LIMIT, table: TABLE, db, collections: COLLECTIONS })
+  const { port: viewPort } = await view.start()
+  t.after(() => view.stop())
+  const page = async (query) => (await fetch(`http://127.0.0.1:${viewPort}/sip?${query}`)).text()
+
+  // The oldest call, by number: beyond the LIMIT most recent calls of the window.
+  assert.deepEqual(listed(await page('number=%2B493010000')), ['c0@search'])
+  assert.deepEqual(listed(await page('number=0030100%2001')), ['c1@search'], 'a number dialled with 00, spaced')
+  assert.deepEqual(listed(await page(`number=${encodeURIComponent('<b>1</b>')}`)), [], 'text that is not a number matches only whole')
+  // Every failed call, WORST a page; the read bound (LIMIT) counts calls that match.
+  const failedFirst = await page('outcome=failed&order=time')
+  assert.match(failedFirst, /<p id="summary">4 calls from .* \(the 4 most recent that match read: narrow the time range for older ones\); SIP calls 4: answered 0, failed 4/)
+  assert.match(failedFirst, /<a id="next" href="\/sip\?outcome=failed&amp;order=time&amp;page=2">/)
+  const failedSecond = await page('outcome=failed&order=time&page=2')
+  assert.doesNotMatch(failedSecond, /id="next"/)
+  assert.deepEqual([...listed(failedFirst), ...listed(failedSecond)], ['c11@search', 'c9@search', 'c7@search', 'c5@search'], 'newest first, each once')
+  // A time range reaches the older failed calls.
+  const older = await page(`outcome=failed&order=time&from=${new Date(T0).toISOString()}&to=${new Date(T0 + 45000).toISOString()}`)
+  assert.deepEqual(listed(older), ['c3@search', 'c1@search'])
+  assert.match(older, /<p id="summary">2 calls from [^;]*; SIP calls 2/, 'all of the range read: no bound said')
+  const answered = await page('outcome=answered&number=%2B493010000')
+  assert.deepEqual(listed(answered), ['c0@search'])
+  assert.match(answered, /<td class="l">200<\/td>/, 'an answered call lists its answer')
+  assert.doesNotMatch(answered, /488/, 'not a later re-INVITE\'s refusal')
+  assert.equal((await fetch(`http://127.0.0.1:${viewPort}/sip?from=yesterday`)).status, 400)
+  assert.equal((await fetch(`http://127.0.0.1:${viewPort}/sip?page=0`)).status, 400)
+
+  // Capture order within one millisecond: the INVITE (0.2 ms) before the 180 (0.9 ms).
+  const call = await (await fetch(`http://127.0.0.1:${viewPort}/sip/call?id=order%40search`)).text()
+  assert.deepEqual([...call.matchAll(/<h3 id="m\d+">\d+\. [^<]*<\/h3><pre>([^\r\n]+)/g)].map((m) => m[1]), ['INVITE sip:bob@b.example SIP/2.0', 'SIP/2.0 180 Ringing'])
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'calls-sip-search-'))
+  t.after(() => removeDir(dir))
+  const pcap = path.join(dir, 'order.pcap')
+  fs.writeFileSync(pcap, Buffer.from(await (await fetch(`http://127.0.0.1:${viewPort}/sip/call.pcap?id=order%40search`)).arrayBuffer()))
+  const read = await run('tshark', ['-r', pcap, '-T', 'fields', '-e', 'frame.time_epoch', '-e', 'sip.CSeq', '-e', 'sip.Status-Code'])
+  const base = Math.floor((T0 + 900000) / 1000)
+  assert.deepEqual(read.stdout.trim().split('\n').map((line) => line.split('\t')).map(([time, cseq, status]) => [Math.round((Number(time) - base) * 1e6), cseq, status]),
+    [[(T0 + 900000) % 1000 * 1000 + 200, '1 INVITE', ''], [(T0 + 900000) % 1000 * 1000 + 900, '1 INVITE', '180']], 'tshark: the capture times to the microsecond, in order')
+
+  // The CLI: a 00-dialled number, a tel: caller, a call only an agent's log names.
+  const env = { ...process.env, MONGODB_URI: uri }
+  const where = ['--database', db.databaseName, '--since', '1h']
+  const byNumber = await runCli(env, 'calls', ...where, '--number', '0030 10005')
+  assert.equal(byNumber.code, 0, byNumber.stderr)
+  assert.match(byNumber.stdout, /c5@search/)
+  assert.doesNotMatch(byNumber.stdout, /c[0-46-9]@search/)
+  const tel = await runCli(env, 'calls', ...where, '--call-id', 'order@search')
+  assert.match(tel.stdout, / \+493010000808 /, 'a tel: caller has no host to print')
+  assert.doesNotMatch(tel.stdout, /\+493010000808@/)
+  const none = await runCli(env, 'calls', ...where, '--number', '+4999')
+  assert.match(none.stdout, /^0 calls with SIP or a report in the last 1h in \S+\.calls and streams/m, 'a number search says it searched the SIP calls')
+  const logged = await runCli(env, 'calls', ...where, '--call-id', 'logged-only@search')
+  assert.equal(logged.code, 0, logged.stderr)
+  assert.match(logged.stderr, /no call with Call-ID logged-only@search is stored .*; 1 line that agents logged name it \(call_logs\)/)
+  assert.match(logged.stdout, /call routed to trunk 7/)
+  const json = await runCli(env, 'calls', ...where, '--call-id', 'logged-only@search', '--json')
+  assert.deepEqual(JSON.parse(json.stdout.trim()).logs.map((l) => l.text), ['call routed to trunk 7'])
+  const missing = await runCli(env, 'calls', ...where, '--call-id', 'nothing@search')
+  assert.equal(missing.code, 1)
+})
