@@ -158,6 +158,18 @@ function partyText (party) {
   return party.host ? `${party.user}@${party.host}` : party.user
 }
 
+/**
+ * A call's SIP outcome as one text: `200, callee hung up`, `486 failed`,
+ * `487 cancelled`, `ringing`, `no answer`; and how many of its messages
+ * were past the per-call cap, when any were (`…; 40 past the cap`).
+ */
+function outcomeText (o) {
+  const text = o.outcome === 'answered'
+    ? (o.endedBy ? `${o.status}, ${o.endedBy} hung up` : String(o.status))
+    : o.outcome === 'no-answer' ? (o.ringing ? 'ringing' : 'no answer') : (o.status === null ? o.outcome : `${o.status} ${o.outcome}`)
+  return o.overCap > 0 ? `${text}; ${o.overCap} past the cap` : text
+}
+
 function streamCallId (doc) {
   return (doc.from && doc.from.callId) || (doc.to && doc.to.callId) || null
 }
@@ -170,4 +182,4 @@ function byTime (a, b) {
   return new Date(b.time || 0) - new Date(a.time || 0)
 }
 
-module.exports = { listCalls, matchesNumber, partyText, streamCallId }
+module.exports = { listCalls, matchesNumber, partyText, outcomeText, streamCallId }

@@ -9,7 +9,7 @@
 // `/sip/call.txt` and `/sip/call.pcap` export them. No script; every string
 // a sender chose goes through `escape`.
 
-const { listCalls, partyText } = require('./calls-list')
+const { listCalls, partyText, outcomeText } = require('./calls-list')
 const { ladderOf, legsOf } = require('./calls-ladder')
 const { sipPcap } = require('./sip-pcap')
 const { BAND_ORDER } = require('./calls-read')
@@ -103,12 +103,6 @@ function sipRow ({ outcome, doc, analytics }, table) {
   }
 }
 
-function outcomeText (o) {
-  if (o.outcome === 'answered') return o.endedBy ? `${o.status}, ${o.endedBy} hung up` : `${o.status}`
-  if (o.outcome === 'no-answer') return o.ringing ? 'ringing' : 'no answer'
-  return o.status === null ? o.outcome : `${o.status} ${o.outcome}`
-}
-
 function resultTable (rows, escape) {
   const heads = ['Call-ID', 'Caller', 'Callee', 'Start (UTC)', 'Duration', 'SIP', 'MOS', 'Band']
   const body = rows.map((r) => {
@@ -195,16 +189,22 @@ function ladderSvg (messages, escape, legs = []) {
   return `<svg id="ladder" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">${defs}${heads}${arrows}</svg>`
 }
 
-/** The call's messages as text: each with its time and addresses, then its raw text. */
+// The messages of the call's conversation (its legs, as its page draws them), for the exports.
+async function conversation (db, callId, collections, options = {}) {
+  const legs = await legsOf(db.collection(collections.calls), callId || '')
+  return ladderOf(db.collection(collections.messages), callId || '', null, { ...options, legs })
+}
+
+/** The call's messages (those of its conversation's legs) as text: each with its time and addresses, then its raw text. */
 async function callText (db, callId, { collections }) {
-  const { messages } = await ladderOf(db.collection(collections.messages), callId || '')
+  const { messages } = await conversation(db, callId, collections)
   if (messages.length === 0) return null
   return messages.map((m) => `${new Date(m.at).toISOString()} ${m.src} -> ${m.dst} ${m.transport || ''}\n${m.raw}${m.raw.endsWith('\n') ? '' : '\n'}`).join('\n')
 }
 
-/** The call's messages as a pcap file (sip-pcap.js), or null. */
+/** The call's messages (its conversation's) as a pcap file (sip-pcap.js), or null. */
 async function callPcap (db, callId, { collections }) {
-  const { messages } = await ladderOf(db.collection(collections.messages), callId || '', null, { bytes: true })
+  const { messages } = await conversation(db, callId, collections, { bytes: true })
   return messages.length === 0 ? null : sipPcap(messages)
 }
 

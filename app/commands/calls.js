@@ -2,7 +2,7 @@
 
 const { MongoClient } = require('mongodb')
 const { BAND_ORDER, worstCalls, callsByMinute } = require('./calls-read')
-const { listCalls, partyText } = require('./calls-list')
+const { listCalls, partyText, outcomeText } = require('./calls-list')
 const { ladderOf, legsOf, printLadder, SIP_MESSAGES, CALL_LOGS } = require('./calls-ladder')
 const { pingMongo, resolveDatabase, uriDatabase } = require('../../lib/mongo/resolve-mongo')
 const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
@@ -245,17 +245,10 @@ function sipRow (outcome, doc) {
     callee: partyText(outcome.callee),
     start: outcome.invitedAt ? outcome.invitedAt.toISOString().slice(0, 19).replace('T', ' ') : null,
     ring: outcome.ringingMs === null ? null : formatDuration(outcome.ringingMs),
-    sip: sipText(outcome),
+    sip: outcomeText(outcome),
     // A SIP call's duration is the SIP one (answer to BYE), not its media's span.
     ...(outcome.answered ? { duration: outcome.durationMs === null ? 'open' : formatDuration(outcome.durationMs) } : { duration: null })
   }
-}
-
-// `200, callee hung up`, `486 failed`, `487 cancelled`, `ringing`, `no answer`.
-function sipText (outcome) {
-  if (outcome.outcome === 'answered') return outcome.endedBy ? `${outcome.status}, ${outcome.endedBy} hung up` : String(outcome.status)
-  if (outcome.outcome === 'no-answer') return outcome.ringing ? 'ringing' : 'no answer'
-  return outcome.status === null ? outcome.outcome : `${outcome.status} ${outcome.outcome}`
 }
 
 // The HTML view until SIGINT or SIGTERM (calls-view.js).

@@ -34,7 +34,8 @@ async function run (argv) {
   const dir = defaultStatsDir()
   const snapshot = await readStats(name, dir)
   if (!snapshot) {
-    process.stderr.write(`collector: no stats for ${name} in ${dir} (is it running? see \`collector ls\`)\n`)
+    // A collector keeps them under the PM2_HOME (or COLLECTOR_STATS_DIR) it started with.
+    process.stderr.write(`collector: no stats for ${name} in ${dir} (is it running? see \`collector ls\`; one started with another PM2_HOME or COLLECTOR_STATS_DIR keeps them there: run this with the same)\n`)
     return 1
   }
   // The stats file says what its writer last knew; a master killed (SIGKILL,

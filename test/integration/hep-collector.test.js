@@ -22,6 +22,7 @@ const { startTestCollector } = require('../helpers/collector')
 const { getTestMongo } = require('../helpers/mongo')
 const { makeTlsFixtures } = require('../helpers/tls-certs')
 const callsCommand = require('../../app/commands/calls')
+const sipView = require('../../app/commands/calls-sip-view')
 const { waitFor } = require('../helpers/streams')
 const { killLoop } = require('../helpers/kill-loop')
 const { accountedFor } = require('../../lib/master/counters')
@@ -284,6 +285,10 @@ test('--hep-messages-per-call caps what one call stores, the rest counted in ove
   assert.equal(call.overCap, 2)
   assert.equal(overCap, 2, 'and in the workers\' overCap')
   assertCall(call, callId) // the call itself is whole: the cap is on messages stored, not on what the call learns
+  const { uri } = await getTestMongo()
+  let out = ''
+  await callsCommand.run(['--call-id', callId, '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
+  assert.match(out, /200, callee hung up; 2 past the cap/, 'the table row says what the cap left out')
 })
 
 test('log lines (HEP type 100) and vq-rtcpxr reports (type 35) are stored with the call they name, shown with its ladder; one naming no call is refused', async (t) => {
@@ -346,6 +351,12 @@ test('legs a B2BUA bridges (an X-CID header, or the HEP correlation id) are show
   const [alone] = (await callsOf('--call-id', 'alone@pbx', '--json')).trim().split('\n').map((text) => JSON.parse(text))
   assert.deepEqual(alone.legs, ['alone@pbx'])
   assert.match(await callsOf('--call-id', 'leg-b@pbx'), /SIP messages of its conversation, 3 legs \(LEG: 1 leg-a@pbx, 2 leg-b@pbx, 3 leg-c@pbx\)/)
+  // The view's exports carry the conversation its page draws, not the one leg asked for (QA).
+  const collections = { calls: 'calls', streams: 'streams', messages: 'sip_messages', logs: 'call_logs' }
+  const text = await sipView.callText(db, 'leg-b@pbx', { collections })
+  assert.deepEqual([...text.matchAll(/^Call-ID: (\S+)/gm)].map((m) => m[1]), ['leg-a@pbx', 'leg-b@pbx', 'leg-c@pbx'])
+  const pcap = await sipView.callPcap(db, 'leg-c@pbx', { collections })
+  assert.equal(['leg-a@pbx', 'leg-b@pbx', 'leg-c@pbx'].filter((id) => pcap.includes(`Call-ID: ${id}`)).length, 3)
 })
 
 test('a SIP BYE ends its call\'s streams: the sweeper closes them as ended by bye, not timeout', async (t) => {
