@@ -18,6 +18,7 @@ import java.lang.management.MemoryUsage;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
 
@@ -31,7 +32,8 @@ import sun.misc.Signal;
  * Usage: java -jar mongo-server-launcher.jar [--host 127.0.0.1] [--port N] [--db-file FILE] [--watch-stdin]
  *
  * Prints exactly one line, "listening HOST:PORT", once the socket is bound.
- * On SIGTERM or SIGINT the H2 store is committed and closed before exit.
+ * On SIGTERM or SIGINT the clients are closed, then the H2 store is
+ * committed and closed, before exit.
  * Exits with status 0 on SIGTERM or SIGINT. With --watch-stdin it also exits
  * when stdin reaches EOF, so a parent that dies (even by SIGKILL) never
  * leaves an orphan behind: its end of the pipe closes with it.
@@ -237,13 +239,14 @@ public final class MongoServerLauncher {
       return;
     }
 
-    Runnable stop = () -> {
-      if (onDisk != null) {
-        onDisk.commit();
-      }
-      server.shutdownNow(); // closes the backend: the H2 store is written and closed
-      System.exit(0);
-    };
+    // A signal or stdin's EOF only asks for the stop; the main thread does
+    // it. Run in the signal's thread (a daemon), the stop raced the JVM's
+    // own exit: once netty's event loops (its last non-daemon threads) had
+    // ended, the JVM exited before the backend was closed, and writes
+    // acknowledged since the last commit were gone from the file (1 stop in
+    // 4 to 15 here). The main thread is not a daemon: the JVM waits for it.
+    CountDownLatch stopAsked = new CountDownLatch(1);
+    Runnable stop = stopAsked::countDown;
     Signal.handle(new Signal("TERM"), signal -> stop.run());
     Signal.handle(new Signal("INT"), signal -> stop.run());
     if (options.watchStdin) {
@@ -253,6 +256,16 @@ public final class MongoServerLauncher {
     InetSocketAddress address = server.getLocalAddress();
     System.out.println("listening " + options.host + ":" + address.getPort());
     System.out.flush();
+
+    while (stopAsked.getCount() > 0) {
+      try {
+        stopAsked.await();
+      } catch (InterruptedException ignored) {
+        // only the stop ends the wait
+      }
+    }
+    server.shutdownNow(); // closes the clients, then the backend: the H2 store is committed, written and closed
+    System.exit(0);
   }
 
   private static Options parse(String[] args) {
