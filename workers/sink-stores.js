@@ -3,22 +3,27 @@
 const { mongo: { ObjectId } } = require('mongoose') // the driver mongoose uses: one copy loaded
 const { UpdateStore } = require('./storage/update-store')
 const { CounterStore, counterTarget } = require('./storage/counter-store')
-const { writeAccounted, toWriteAgain } = require('./storage/write-accounting')
+const { writeAccounted, toWriteAgain, refusedForGood, GIVE_UP_AFTER } = require('./storage/write-accounting')
 const { counterSchema } = require('./storage/schemas')
 const { StreamsSink } = require('./streams-sink')
 const { guardsEveryWrite } = require('./storage/write-guard')
 const { WriteLanes } = require('./storage/write-lanes')
 const { Sink } = require('./sink')
 const { updateProblem, countProblem, documentProblem, checkAll, Refusal } = require('./sink-output')
-const { fitsOneDocument } = require('./storage/document-size')
+const { documentFate } = require('./storage/document-size')
 const { SERIALIZED, Serialized, serialize, serializesAsHeld, serializedInserts } = require('./storage/serialized-inserts')
 
-const SEQ = Symbol('checkpoint') // a document's checkpoint; symbol keys are not serialized
+const SEQ = Symbol('checkpoint') // a document's checkpoint (its batch); symbol keys are not serialized
+const MESSAGE = Symbol('message') // its message's place in that batch
+const REFUSED = Symbol('refused') // how often the server refused it (write-accounting.js refusedForGood)
 const INSERT_CHUNK = 1000
 const CHUNK_BYTES = 16 * 1024 * 1024 // of serialized documents per insert, well under a server's 48 MB message
 // The counter documents' own index (CounterStore's layout), declared once in schemas.js.
 const COUNTER_INDEXES = counterSchema.indexes().map(([key, options]) => ({ key, ...options }))
-const TOO_LARGE = new Refusal('documentTooLarge', 'a document over 16 MiB, MongoDB\'s bound on one document, can never be stored: its message is refused (dropped.documentTooLarge)')
+const REFUSALS = Object.freeze({
+  tooLarge: new Refusal('documentTooLarge', 'a document over 16 MiB, MongoDB\'s bound on one document, can never be stored: its message is refused (dropped.documentTooLarge)'),
+  unstorable: new Refusal('unstorable', 'a document BSON cannot hold (a key with a NUL byte, a value that refers to itself) can never be stored: its message is refused (dropped.unstorable)')
+})
 
 /**
  * The stores behind a definition's sinks (lib/collector/sinks.js), each
@@ -37,7 +42,17 @@ class UpdatesSink extends Sink {
   }
 
   createStore (spec) {
-    return new UpdateStore(null, { what: `${spec.collection} upserts`, key: spec.key, guardAll: this.guardAll })
+    return new UpdateStore(null, { what: `${spec.collection} upserts`, key: spec.key, guardAll: this.guardAll, onGivenUp: (entries, refusal) => this.givenUp(entries, refusal) })
+  }
+
+  // Upserts the server refused GIVE_UP_AFTER times for a reason that does
+  // not pass: not written again. The messages that gave them were counted
+  // processed and stay so (their other writes are stored); the sink's
+  // `refused` counts the upserts, and the log names their keys.
+  givenUp (entries, { code, errmsg }) {
+    if (!this.host) return
+    this.host.logAtMost(`refused:${this.spec.collection}`, 'error', { collection: this.spec.collection, code, errmsg, keys: entries.slice(0, 5).map((entry) => entry.id) },
+      `${this.spec.collection} upserts: the server refused ${entries.length} ${GIVE_UP_AFTER} times (${code}: ${errmsg}); not written again (the sink's refused)`)
   }
 
   async prepare (db) {
@@ -77,7 +92,7 @@ class UpdatesSink extends Sink {
   }
 
   stats () {
-    return { pending: this.store.size, writes: this.store.stats.ops, splits: this.store.stats.splits, repeats: this.store.repeats() }
+    return { pending: this.store.size, writes: this.store.stats.ops, splits: this.store.stats.splits, refused: this.store.stats.refused, repeats: this.store.repeats() }
   }
 }
 
@@ -116,7 +131,7 @@ class DocumentsSink extends Sink {
     this.buffer = []
     this.writing = [] // the chunks of the write in progress: { docs, done, kept (of a done chunk, not proven stored) }
     this.lanes = new WriteLanes()
-    this.counts = { stored: 0, writes: 0, splits: 0, tooLarge: 0 }
+    this.counts = { stored: 0, writes: 0, splits: 0, tooLarge: 0, unstorable: 0, refused: 0 }
     this.maxBatch = spec.maxBatch || INSERT_CHUNK
     this.messageMark = null // the message whose documents are being numbered: its batch, place and key
     this.messageIndex = -1
@@ -146,22 +161,27 @@ class DocumentsSink extends Sink {
   // flows: r 0 to 29), with `d`, its place among them, when `of` gave a
   // record several documents: the same when the message is delivered
   // again, so each is stored once.
-  // A document larger than the server stores is refused (TOO_LARGE) before anything of its message is held.
+  // A document larger than the server stores, or one BSON cannot hold, is
+  // refused (REFUSALS) before anything of its message is held.
   shape (record, message) {
     const docs = this.spec.of(record, message)
     if (docs === null || docs === undefined) return null
     if (!Array.isArray(docs)) {
       checkAll([docs], documentProblem, this.spec)
-      return fitsOneDocument(docs) ? docs : this.tooLarge()
+      return this.storable(docs) ? docs : this.refusal
     }
     checkAll(docs, documentProblem, this.spec)
-    for (let i = 0; i < docs.length; i++) if (!fitsOneDocument(docs[i])) return this.tooLarge()
+    for (let i = 0; i < docs.length; i++) if (!this.storable(docs[i])) return this.refusal
     return docs
   }
 
-  tooLarge () {
-    this.counts.tooLarge++
-    return TOO_LARGE
+  // Whether a document can be stored; if not, why (this.refusal), counted.
+  storable (doc) {
+    const fate = documentFate(doc)
+    if (fate === 'fits') return true
+    this.counts[fate]++
+    this.refusal = REFUSALS[fate]
+    return false
   }
 
   accept (docs, context) {
@@ -187,6 +207,7 @@ class DocumentsSink extends Sink {
       } catch {}
     }
     held[SEQ] = context.seq
+    held[MESSAGE] = context.index
     this.buffer.push(held)
   }
 
@@ -224,9 +245,29 @@ class DocumentsSink extends Sink {
     this.counts.writes++
     this.counts.splits += out.splits
     this.counts.stored += chunk.docs.length - again.indexes.length
-    chunk.kept = again.indexes.sort((a, b) => a - b).map((i) => chunk.docs[i])
+    const given = refusedForGood(out, (i) => (chunk.docs[i][REFUSED] = (chunk.docs[i][REFUSED] || 0) + 1))
+    const gone = new Set(given.map((e) => e.index))
+    chunk.kept = again.indexes.filter((i) => !gone.has(i)).sort((a, b) => a - b).map((i) => chunk.docs[i])
     chunk.done = true
-    return again.error
+    if (given.length === 0) return again.error
+    this.giveUp(given.map((e) => chunk.docs[e.index]), given[0], what)
+    return out.error || (given.length < out.refused.length ? again.error : null)
+  }
+
+  // Documents the server refused GIVE_UP_AFTER times for a reason that
+  // does not pass (a validator, say): never written again, and their
+  // messages, counted processed when taken, are counted failed instead.
+  giveUp (docs, { code, errmsg }, what) {
+    this.counts.refused += docs.length
+    const messages = new Map() // batch → its messages with a document given up
+    for (const doc of docs) {
+      if (!messages.has(doc[SEQ])) messages.set(doc[SEQ], new Set())
+      messages.get(doc[SEQ]).add(doc[MESSAGE])
+    }
+    if (!this.host) return
+    for (const [seq, places] of messages) this.host.failMessages(seq, places.size)
+    this.host.logAtMost(`refused:${this.spec.collection}`, 'error', { collection: this.spec.collection, code, errmsg, documents: docs.length },
+      `${what}: the server refused ${docs.length} document${docs.length === 1 ? '' : 's'} ${GIVE_UP_AFTER} times (${code}: ${errmsg}); not written again, their messages counted failed`)
   }
 
   oldestPending () {
@@ -246,7 +287,7 @@ class DocumentsSink extends Sink {
   }
 
   stats () {
-    return { pending: this.buffer.length, stored: this.counts.stored, writes: this.counts.writes, splits: this.counts.splits, tooLarge: this.counts.tooLarge }
+    return { pending: this.buffer.length, stored: this.counts.stored, writes: this.counts.writes, splits: this.counts.splits, tooLarge: this.counts.tooLarge, unstorable: this.counts.unstorable, refused: this.counts.refused }
   }
 }
 

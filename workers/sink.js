@@ -97,7 +97,8 @@ function sinkHost (worker) {
     logAtMost: (key, level, fields, msg) => worker.logAtMost(key, level, fields, msg),
     flushSoon: () => worker.flushSoon(),
     heldSince: () => worker.heldSince(),
-    dropMessage: (reason) => worker.dropMessage(reason)
+    dropMessage: (reason) => worker.dropMessage(reason),
+    failMessages: (seq, n) => worker.failMessages(seq, n)
   })
 }
 

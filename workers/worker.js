@@ -107,6 +107,15 @@ class Worker {
     if (this[RUNTIME]) this[RUNTIME].dropMessage(reason)
   }
 
+  /**
+   * `n` messages of batch `seq` (a delivery's seq), counted processed, that
+   * a store gave up on (the server refused what they gave for good): they
+   * are counted failed instead. Only for a batch not acknowledged yet.
+   */
+  failMessages (seq, n) {
+    if (this[RUNTIME]) this[RUNTIME].failMessages(seq, n)
+  }
+
   async init () {}
 
   /** Before the doWork calls of a redelivered batch: all its messages (a worker that checks what is stored can read it in bulk here). */

@@ -6,7 +6,7 @@
 // nothing dropped or given up by the framework. As JSON (`--json`) or text.
 
 // Drops that are the framework's, not the definition's: any of them fails verify.
-const FRAMEWORK_DROPS = new Set(['queueFull', 'oversize', 'badFrame', 'empty', 'partial', 'workerLost', 'shutdown', 'notAllowed', 'bufferFull', 'bufferUnreadable', 'workerFull', 'newKeyLimit', 'documentTooLarge'])
+const FRAMEWORK_DROPS = new Set(['queueFull', 'oversize', 'badFrame', 'empty', 'partial', 'workerLost', 'shutdown', 'notAllowed', 'bufferFull', 'bufferUnreadable', 'workerFull', 'newKeyLimit', 'documentTooLarge', 'unstorable'])
 
 /** The counters of the runs that count (see exercise.js), added up. */
 function addCounts (counts) {

@@ -36,11 +36,7 @@ const RECEIVED_REPORT_MS = 50
  * kernel dropped, and how many of them are done.
  */
 class WorkerRuntime {
-  /**
-   * @param {object} worker the user's Worker
-   * @param {object} [channel] the IPC channel to the master
-   * @param {{ minLevel?: number, progressFile?: string | null }} [settings] minLevel: the master's log level (an index in LEVELS); progressFile: where to say how many batches are finished (else over IPC)
-   */
+  /** worker: the user's Worker; channel: the IPC channel to the master; settings: { minLevel (the master's log level, an index in LEVELS), progressFile (where to say how many batches are finished, else over IPC) } */
   constructor (worker, channel = process, { minLevel = 0, progressFile = null } = {}) {
     this.worker = worker
     this.channel = channel
@@ -75,11 +71,7 @@ class WorkerRuntime {
     worker[RUNTIME] = this
   }
 
-  /**
-   * receive 'reuseport': binds the port shared with the other workers;
-   * resolves with its address.
-   * @param {{ host: string, port: number, udpReceiver: string, recvBufferSize: number, batchDelay: number, maxInFlight: number }} listen
-   */
+  /** receive 'reuseport': binds the port shared with the other workers (listen: { host, port, udpReceiver, recvBufferSize, batchDelay, maxInFlight }); resolves with its address. */
   async listen (listen) {
     const { openReuseportListener } = require('./reuseport-listener')
     this.local = new OwnSocketIntake(listen.maxInFlight)
@@ -253,6 +245,15 @@ class WorkerRuntime {
     this.dropReason = String(reason)
   }
 
+  // Messages of batch `seq` counted processed that a store gave up on: failed instead (Worker#failMessages).
+  failMessages (seq, n) {
+    const batch = this.batch && this.batch.seq === seq ? this.batch : this.unacked.find((b) => b.seq === seq)
+    const moved = batch ? Math.min(n, batch.processed) : 0
+    if (batch) Object.assign(batch, { processed: batch.processed - moved, failed: batch.failed + moved })
+    this.processed -= moved
+    this.failed += moved
+  }
+
   /** The checkpoint of the message being processed (its batch's seq). */
   checkpoint () {
     return this.batch ? this.batch.seq : 0
@@ -293,11 +294,7 @@ class WorkerRuntime {
     this.send([ipc.ACK, n - ownBatches, processed, failed, dropped, this.takeReceived(own)])
   }
 
-  /**
-   * Identity of the message being processed, stable across redelivery: 12
-   * bytes (an ObjectId's worth) from the master's run, the batch and the
-   * message's place in it.
-   */
+  /** Identity of the message being processed, stable across redelivery: 12 bytes (an ObjectId's worth) from the master's run, the batch and the message's place in it. */
   messageKey () {
     return messageKey(this.batch.id, this.runIdBytes, this.index)
   }

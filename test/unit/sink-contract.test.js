@@ -47,3 +47,37 @@ test('a store reaches its worker through the host only: what SinkHost declares',
   assert.equal(host.leader, false, 'read when asked: leadership changes')
   assert.equal(host.dropMessage('why'), 'why')
 })
+
+// A server that refuses a document for a reason that does not pass (a
+// validator: mongo-java-server has none, so its reply is made here, as
+// the driver gives it) gets it twice more, then it is given up: its
+// message turns from processed to failed, and the rest is not held back.
+test('a documents sink gives up a document the server refused three times for good; its message is failed, the others stored', async () => {
+  const failed = []
+  const logged = []
+  const host = { logger: null, server: null, leader: false, flushSoon: () => null, failMessages: (seq, n) => failed.push([seq, n]), logAtMost: (key, level, fields, msg) => logged.push(msg) }
+  const sink = createSink(sinks.documents({ collection: 'd', of: (r) => r }), {}, host)
+  let writes = 0
+  sink.writer = {
+    async bulkWrite (ops) {
+      writes++
+      const bad = ops.findIndex((op) => op.insertOne.document.bytes ? op.insertOne.document.bytes.includes(Buffer.from('bad')) : op.insertOne.document.v === 'bad')
+      if (bad === -1) return { insertedCount: ops.length }
+      throw Object.assign(new Error('1 refused'), { writeErrors: [{ index: bad, code: 121, errmsg: 'Document failed validation' }], result: { insertedCount: ops.length - 1 } })
+    }
+  }
+  const context = (seq, index) => ({ seq, index, mark: `${seq}:${index}`, many: false, key: () => Buffer.alloc(12, seq * 16 + index), message: {} })
+  sink.accept({ v: 'ok' }, context(1, 0))
+  sink.accept({ v: 'bad' }, context(1, 1))
+  sink.accept({ v: 'ok' }, context(2, 0))
+  await assert.rejects(sink.write(), /refused 1 \(121: Document failed validation\)/)
+  assert.equal(sink.oldestPending(), 1, 'held after its first refusal')
+  await assert.rejects(sink.write())
+  await sink.write() // the third refusal: given up, no error
+  assert.equal(writes, 3)
+  assert.equal(sink.size, 0)
+  assert.equal(sink.oldestPending(), Infinity, 'nothing holds the acknowledgement back')
+  assert.deepEqual(failed, [[1, 1]], 'batch 1\'s message failed, once')
+  assert.deepEqual(sink.stats(), { pending: 0, stored: 2, writes: 3, splits: 0, tooLarge: 0, unstorable: 0, refused: 1 })
+  assert.match(logged[0], /d inserts: the server refused 1 document 3 times \(121: Document failed validation\)/)
+})

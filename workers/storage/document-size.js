@@ -10,20 +10,29 @@ const MAX_DEPTH = 64
 const FIXED = Object.freeze({ ObjectId: 12, ObjectID: 12, Long: 8, Double: 8, Int32: 4, Decimal128: 16, Timestamp: 8 })
 
 /**
- * Whether `doc`, with the _id its sink gives it, is within
- * MAX_DOCUMENT_BYTES: a larger one is never stored, so it is refused when
- * taken rather than written again for ever. An upper bound of its BSON
- * from a walk that allocates nothing (each string at 3 bytes per UTF-16
- * unit, its most) settles nearly every document; past it, or for a value
- * the walk does not know, the driver computes the exact size.
+ * What becomes of `doc` with the _id its sink gives it: 'fits'; 'tooLarge'
+ * (over MAX_DOCUMENT_BYTES); 'unstorable' (BSON cannot hold it: a key
+ * with a NUL byte, a value that refers to itself). Either of the last two
+ * is never stored, so it is refused when taken rather than written again
+ * for ever. An upper bound of its BSON from a walk that allocates nothing
+ * (each string at 3 bytes per UTF-16 unit, its most; NaN for a NUL in a
+ * key) settles nearly every document; past it, or for a value the walk
+ * does not know, the driver computes the exact size.
  */
-function fitsOneDocument (doc) {
-  if (objectBound(doc, 0) + ID_BYTES <= MAX_DOCUMENT_BYTES) return true
+function documentFate (doc) {
+  const bound = objectBound(doc, 0)
+  if (Number.isNaN(bound)) return 'unstorable'
+  if (bound + ID_BYTES <= MAX_DOCUMENT_BYTES) return 'fits'
   try {
-    return mongo.BSON.calculateObjectSize(doc, { serializeFunctions: false, ignoreUndefined: false }) + ID_BYTES <= MAX_DOCUMENT_BYTES
+    return mongo.BSON.calculateObjectSize(doc, { serializeFunctions: false, ignoreUndefined: false }) + ID_BYTES <= MAX_DOCUMENT_BYTES ? 'fits' : 'tooLarge'
   } catch {
-    return true // the driver cannot serialize it: its write fails as the driver's would
+    return 'unstorable' // the driver cannot serialize it (a cycle): it never could
   }
+}
+
+/** Whether `doc` is within MAX_DOCUMENT_BYTES and BSON can hold it (documentFate). */
+function fitsOneDocument (doc) {
+  return documentFate(doc) === 'fits'
 }
 
 // A document's or array's bytes at most (Infinity: not known here).
@@ -37,7 +46,10 @@ function objectBound (object, depth) {
     for (let i = 0; i < object.length; i++) bytes += 12 + valueBound(object[i], depth) // type, index key (≤ 10 digits), NUL
     return bytes
   }
-  for (const key in object) bytes += 2 + 3 * key.length + valueBound(object[key], depth)
+  for (const key in object) {
+    if (key.includes('\0')) return NaN // a BSON key is a C string
+    bytes += 2 + 3 * key.length + valueBound(object[key], depth)
+  }
   return bytes
 }
 
@@ -57,4 +69,4 @@ function valueBound (value, depth) {
   return objectBound(value, depth + 1)
 }
 
-module.exports = { MAX_DOCUMENT_BYTES, fitsOneDocument }
+module.exports = { MAX_DOCUMENT_BYTES, documentFate, fitsOneDocument }

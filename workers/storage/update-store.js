@@ -1,6 +1,6 @@
 'use strict'
 
-const { writeAccounted, toWriteAgain } = require('./write-accounting')
+const { writeAccounted, toWriteAgain, refusedForGood } = require('./write-accounting')
 
 /**
  * Documents updated in place, one per key (`_id`), exactly once for every
@@ -50,7 +50,7 @@ class UpdateStore {
    *   for messages; the field a document's id is matched on (unique), `_id` by default;
    *   whether every counting upsert is guarded (asked once per flush)
    */
-  constructor (collection, { what = 'upserts', key = '_id', guardAll = () => true } = {}) {
+  constructor (collection, { what = 'upserts', key = '_id', guardAll = () => true, onGivenUp = () => {} } = {}) {
     this.collection = collection
     this.what = what
     this.key = key
@@ -60,7 +60,8 @@ class UpdateStore {
     // alreadyCounted: segments not written because their document had applied their batches
     // yielded: documents whose changes of an origin were left to another writer of its batches
     // splits: bulks written again in halves because the server's reply did not account for them
-    this.stats = { ops: 0, alreadyCounted: 0, yielded: 0, splits: 0 }
+    this.stats = { ops: 0, alreadyCounted: 0, yielded: 0, splits: 0, refused: 0 }
+    this.onGivenUp = onGivenUp // (entries, { code, errmsg }): upserts refused for good, not written again
     this.yieldedKeys = new Set()
   }
 
@@ -222,7 +223,14 @@ class UpdateStore {
     const again = toWriteAgain(out, this.what)
     this.stats.ops += ops.length - again.indexes.length
     this.stats.splits += out.splits
-    this.restore(again.indexes.map((i) => opEntries[i]).filter(Boolean))
+    // An upsert the server refused for good (a $inc on a field holding text) is not written again.
+    const given = refusedForGood(out, (i) => opEntries[i] ? (opEntries[i].refusals = (opEntries[i].refusals || 0) + 1) : 0)
+    const gone = new Set(given.map((e) => opEntries[e.index]).filter(Boolean))
+    this.restore(again.indexes.map((i) => opEntries[i]).filter((entry) => entry && !gone.has(entry)))
+    if (gone.size > 0) {
+      this.stats.refused += gone.size
+      this.onGivenUp([...gone], given[0])
+    }
     // An extra op that collides found its document there: nothing to do.
     // An unguarded upsert only collides with another creating its document
     // at once, and was not applied: written again (guarded), it matches.
@@ -237,7 +245,7 @@ class UpdateStore {
         throw err
       }
     }
-    return again.error
+    return gone.size > 0 && given.length === out.refused.length && !out.error ? null : again.error
   }
 
   // Entries whose write missed its filter: the document had applied some of
@@ -284,6 +292,7 @@ class UpdateStore {
       }
       current.segments.unshift(...entry.segments)
       if (entry.minSeq < current.minSeq) current.minSeq = entry.minSeq
+      if (entry.refusals > (current.refusals || 0)) current.refusals = entry.refusals
     }
   }
 

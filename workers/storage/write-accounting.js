@@ -110,6 +110,29 @@ function toWriteAgain (out, what) {
   }
 }
 
+// Write errors a server gives for a state that passes (a failover, a
+// shutdown, a write conflict, a time limit): written again, however often.
+// Any other refusal is of the operation itself (a type mismatch, a
+// validator, a field name the server will not take) and is given up once
+// it has been refused GIVE_UP_AFTER times (refusedForGood).
+const PASSING = new Set([6, 7, 50, 64, 89, 91, 112, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436])
+const GIVE_UP_AFTER = 3
+
+/**
+ * Counts one more refusal on each op of `out.refused` whose error is not
+ * one that passes (`attempts(index)` gives the op's holder's count so far
+ * and keeps the new one); returns those refused GIVE_UP_AFTER times, `{
+ * index, code, errmsg }`: never to be stored, so never to be written again.
+ */
+function refusedForGood (out, attempts) {
+  const given = []
+  for (const e of out.refused) {
+    if (!Number.isInteger(e.code) || e.code <= 0 || PASSING.has(e.code)) continue
+    if (attempts(e.index) >= GIVE_UP_AFTER) given.push(e)
+  }
+  return given
+}
+
 function leaveUnwritten (out, start, end) {
   for (let i = start; i < end; i++) out.unwritten.push(i)
 }
@@ -117,3 +140,5 @@ function leaveUnwritten (out, start, end) {
 module.exports.writeAccounted = writeAccounted
 module.exports.toWriteAgain = toWriteAgain
 module.exports.DUPLICATE_KEY = DUPLICATE_KEY
+module.exports.refusedForGood = refusedForGood
+module.exports.GIVE_UP_AFTER = GIVE_UP_AFTER

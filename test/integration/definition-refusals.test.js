@@ -1,0 +1,63 @@
+'use strict'
+
+// What no server stores does not hold a worker (a QA pass wrote a
+// collector whose one bad record held its slot for good, across restarts,
+// until its buffer filled and good traffic was dropped): a document BSON
+// cannot hold (a key with a NUL byte, from a field the sender names) is
+// refused when shaped, by name; an upsert the server refuses for a reason
+// that does not pass (a $inc on a field holding text: code 14) is given up
+// after three tries, counted and logged, and the messages behind and after
+// it are stored. Real forked workers on the Java server
+// (test/fixtures/refusals-definition.js).
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const dgram = require('node:dgram')
+const refusals = require('../fixtures/refusals-definition')
+const { startTestCollector } = require('../helpers/collector')
+const { waitFor } = require('../helpers/wait-for')
+const { accountedFor } = require('../../lib/master/counters')
+
+async function start (t) {
+  const logs = []
+  const logger = { child: () => logger, trace () {}, debug () {}, info () {}, warn: (o, m) => logs.push(m || o), error: (o, m) => logs.push(m || o), fatal () {} }
+  const { collector, db, port } = await startTestCollector(t, refusals, [], { instances: 1, logger })
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const send = async (all) => { for (const text of all) await new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve())) }
+  const settled = (received) => waitFor(async () => {
+    const s = await collector.stats()
+    return s.received === received && s.inFlight === 0 && accountedFor(s) ? s : null
+  }, { timeout: 60000, what: `${received} messages processed, failed or dropped` })
+  const sinkStats = async (collection) => (await collector.stats()).workers.map((w) => w.custom.sinks && w.custom.sinks[collection]).filter(Boolean)
+  return { collector, db, send, settled, logs, sinkStats }
+}
+
+test('a document with a NUL byte in a key is refused when shaped (dropped.unstorable); the messages after it are stored', async (t) => {
+  const { db, send, settled } = await start(t)
+  await send(['a x\u0000y 1', ...Array.from({ length: 40 }, () => 'b f 1')])
+  const s = await settled(41)
+  assert.equal(s.dropped.unstorable, 1)
+  assert.equal(s.processed, 40)
+  assert.equal(s.inFlight, 0, 'nothing held behind it')
+  assert.equal(await db.collection('readings').countDocuments(), 40)
+  assert.deepEqual((await db.collection('totals').find().toArray()).map(({ _id, n }) => [_id, n]), [['b', 40]], 'nothing of the refused message')
+})
+
+test('an upsert the server refuses for good (code 14) is given up after three tries, logged; the rest is stored and the slot is free', async (t) => {
+  const { db, send, settled, logs, sinkStats } = await start(t)
+  await db.collection('totals').insertOne({ _id: 'bad', n: 'n/a' })
+  await send([...Array.from({ length: 5 }, () => 'bad f 1'), ...Array.from({ length: 20 }, () => 'good f 1')])
+  const s = await settled(25)
+  assert.equal(s.processed, 25, 'their documents are stored; the refused upsert is counted by its sink')
+  const [totals] = await sinkStats('totals')
+  assert.ok(totals.refused >= 1, `the sink counts what it gave up (${JSON.stringify(totals)})`)
+  assert.ok(logs.some((m) => /totals upserts: the server refused 1 3 times \(14: /.test(m)), logs.join('\n'))
+  assert.equal((await db.collection('totals').findOne({ _id: 'bad' })).n, 'n/a')
+  assert.equal((await db.collection('totals').findOne({ _id: 'good' })).n, 20)
+  assert.equal(await db.collection('readings').countDocuments(), 25)
+  // The slot is free: what comes next is stored at once.
+  await send(Array.from({ length: 10 }, () => 'good f 1'))
+  await settled(35)
+  assert.equal((await db.collection('totals').findOne({ _id: 'good' })).n, 30)
+})
