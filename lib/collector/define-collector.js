@@ -107,6 +107,15 @@ function collectorSettings (definition, file) {
   if ((definition.key || definition.affinity || definition.keep) && !listen.distribution) defaults.distribution = 'hash'
   // Kept state is one worker's per key: a key's messages wait for its worker rather than meet another.
   if (definition.keep) defaults.affinity = 'strict'
+  // A setting named as one of the master's own options (--port,
+  // --instances) would replace that option, flag and all: refused. The
+  // workers' settings (MONGO_SETTINGS) may be declared again, with other defaults.
+  const masterFlags = require('./mongo-collector-config').flags
+  for (const name of Object.keys(definition.settings || {})) {
+    if (name in masterFlags && !(name in MONGO_SETTINGS) && !(name in NEW_KEY_SETTINGS)) {
+      throw InvalidOptionError.problem('definition', `collector ${definition.name} settings.${name} is one of the framework's options (--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}): give the setting another name${LISTEN_KEYS.includes(name) ? ` (a default for it goes in listen.${name})` : ''}`)
+    }
+  }
   return Object.freeze({
     defaults: Object.freeze(defaults),
     master: DATABASE_SETTINGS,
@@ -170,13 +179,39 @@ function checkDefinition (d) {
   const collections = d.sinks.map((sink) => sink.collection)
   if (new Set(collections).size !== collections.length) refuse(`two sinks write to one collection (${collections.join(', ')})`)
   for (const key of Object.keys(d.listen || {})) if (!LISTEN_KEYS.includes(key)) refuse(`listen takes ${LISTEN_KEYS.join(', ')}, not ${key}`)
+  for (const [key, value] of Object.entries(d.listen || {})) {
+    const problem = listenProblem(key, value)
+    if (problem) refuse(`listen.${key} ${problem} (got ${JSON.stringify(value)})`)
+  }
   for (const [name, count] of Object.entries(d.tally || {})) if (typeof count !== 'function') refuse(`tally.${name} must be a function of a record`)
   if (d.maxRecords !== undefined && !(Number.isInteger(d.maxRecords) && d.maxRecords >= 1)) refuse(`maxRecords must be a positive integer (got ${JSON.stringify(d.maxRecords)})`)
   if (d.keep !== undefined) checkKeep(d.keep, collections, refuse)
 }
 
+// What a listen value must be: the LoadBalancer option's type, range and
+// choices (lib/master/options.js); framing and distribution may be functions.
+function listenProblem (key, value) {
+  const { OPTIONS } = require('../master/options')
+  const option = OPTIONS[key]
+  if (typeof value === 'function' && (key === 'framing' || key === 'distribution')) return null
+  if (option.type === 'integer' || option.type === 'port') {
+    const [min, max] = option.range
+    return Number.isInteger(value) && value >= min && value <= max ? null : `must be an integer from ${min} to ${max}`
+  }
+  if (typeof value !== 'string') return 'must be a string'
+  const choices = option.choices ? option.choices() : null
+  return choices && !choices.includes(value) ? `is one of ${choices.join(', ')}` : null
+}
+
+const KEEP_KEYS = Object.freeze(['scope', 'collection', 'maxEntries', 'maxPerScope'])
+
 function checkKeep (keep, collections, refuse) {
-  if (!keep || typeof keep !== 'object') refuse('keep is an object: { scope?(message), collection?, maxEntries? }')
+  if (!keep || typeof keep !== 'object') refuse('keep is an object: { scope?(message), collection?, maxEntries?, maxPerScope? }')
+  for (const key of Object.keys(keep)) {
+    if (KEEP_KEYS.includes(key)) continue
+    const closest = closestName(key, KEEP_KEYS)
+    refuse(`keep takes no ${key}${closest ? `; did you mean ${closest}?` : ''} (it takes ${KEEP_KEYS.join(', ')})`)
+  }
   if (keep.scope !== undefined && typeof keep.scope !== 'function') refuse('keep.scope must be a function of a message, giving the scope of its kept state')
   if (keep.collection !== undefined && (typeof keep.collection !== 'string' || keep.collection === '')) refuse('keep.collection must be a collection name')
   if (keep.collection !== undefined && collections.includes(keep.collection)) refuse(`keep.collection ${keep.collection} is a sink's collection too`)

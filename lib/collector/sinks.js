@@ -109,7 +109,7 @@ const SPEC_KEYS = Object.freeze(['collection', 'of', 'key', 'indexes', 'expireBy
   'countersCollection', 'counterMetric', 'minuteFields', 'analytics', 'streamTimeout', 'byeGrace', 'maxPending', 'sweep', 'sweepInterval'])
 
 function sink (kind, spec) {
-  const refuse = (what) => { throw InvalidOptionError.problem('sinks', `a ${kind} sink${spec && typeof spec.collection === 'string' ? ` (${spec.collection})` : ''} ${what}`) }
+  const refuse = (what) => { throw InvalidOptionError.problem('sinks', `${kind === 'updates' ? 'an' : 'a'} ${kind} sink${spec && typeof spec.collection === 'string' ? ` (${spec.collection})` : ''} ${what}`) }
   if (!spec || (typeof spec.of !== 'function' && !(kind === 'streams' && spec.of === undefined))) refuse('needs of(record, message), the function giving what it stores')
   for (const key of Object.keys(spec)) {
     if (SPEC_KEYS.includes(key)) continue
@@ -118,7 +118,10 @@ function sink (kind, spec) {
   }
   if (typeof spec.collection !== 'string' || spec.collection === '') refuse('needs the name of its collection')
   if (spec.expireBy !== undefined && (!['updates', 'documents'].includes(kind) || typeof spec.expireBy !== 'string' || spec.expireBy === '')) {
-    refuse(`names in expireBy the date field of an updates or documents sink's documents (got ${JSON.stringify(spec.expireBy)} on a ${kind} sink)`)
+    refuse(`names in expireBy the date field of an updates or documents sink's documents (got ${JSON.stringify(spec.expireBy)} on ${kind === 'updates' ? 'an' : 'a'} ${kind} sink)`)
+  }
+  if (spec.indexes !== undefined && !(Array.isArray(spec.indexes) && spec.indexes.every((index) => index && typeof index === 'object' && index.key && typeof index.key === 'object'))) {
+    refuse(`takes indexes as an array of { key, ...options } (got ${JSON.stringify(spec.indexes)})`)
   }
   for (const [field, setting] of Object.entries(spec.fromSettings || {})) {
     if (typeof setting !== 'string') refuse(`names a setting in fromSettings.${field} (got ${JSON.stringify(setting)})`)

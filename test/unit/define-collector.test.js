@@ -35,7 +35,15 @@ test('defineCollector: a definition that cannot work is refused in one line that
     [{ name: 'x', decode, sinks: [store], maxRecords: 0 }, /maxRecords must be a positive integer \(got 0\)/],
     [{ name: 'x', decode, sinks: [store], maxRecords: 2.5 }, /maxRecords must be a positive integer/],
     [{ name: 'x', decode, sinks: [store], maxRecord: 10 }, /^option "definition": collector x takes no maxRecord; did you mean maxRecords\?$/],
-    [{ name: 'x', decode, sink: [store] }, /takes no sink; did you mean sinks\?/]
+    [{ name: 'x', decode, sink: [store] }, /takes no sink; did you mean sinks\?/],
+    // A new user's, from a QA pass: each was accepted, or refused as a flag's default naming neither the file nor listen.
+    [{ name: 'x', decode, sinks: [store], listen: { port: '47110' } }, /listen\.port must be an integer from 0 to 65535 \(got "47110"\)/],
+    [{ name: 'x', decode, sinks: [store], listen: { port: 99999 } }, /listen\.port must be an integer from 0 to 65535 \(got 99999\)/],
+    [{ name: 'x', decode, sinks: [store], listen: { protocol: 'tcp' } }, /listen\.protocol is one of udp, tcp_server, tcp_client/],
+    [{ name: 'x', decode, sinks: [store], listen: { framing: 'newlines' } }, /listen\.framing is one of newline, /],
+    [{ name: 'x', decode, sinks: [store], keep: { scop: () => 'a' } }, /keep takes no scop; did you mean scope\?/],
+    [{ name: 'x', decode, sinks: [store], settings: { port: { type: 'integer', default: 1 } } }, /settings\.port is one of the framework's options \(--port\): give the setting another name \(a default for it goes in listen\.port\)/],
+    [{ name: 'x', decode, sinks: [store], settings: { instances: { type: 'integer', default: 3 } } }, /settings\.instances is one of the framework's options \(--instances\)/]
   ]
   for (const [definition, message] of cases) {
     assert.throws(() => defineCollector(definition), (err) => err.code === 'ERR_INVALID_OPTION' && message.test(err.message) && !err.message.includes('\n'))
@@ -45,6 +53,10 @@ test('defineCollector: a definition that cannot work is refused in one line that
   assert.throws(() => sinks.documents({ colection: 'x', of: decode }), /a documents sink takes no colection; did you mean collection\?/)
   assert.throws(() => sinks.updates({ collection: 'x', of: decode, indexs: [] }), /an? updates sink \(x\) takes no indexs; did you mean indexes\?/)
   assert.throws(() => sinks.documents({ collection: 'x', of: decode, expireby: 'at' }), /takes no expireby; did you mean expireBy\?/)
+  assert.throws(() => sinks.documents({ collection: 'x', of: decode, indexes: { dev: 1 } }), /a documents sink \(x\) takes indexes as an array of \{ key, \.\.\.options \} \(got \{"dev":1\}\)/)
+  assert.throws(() => sinks.updates({ of: decode }), { message: 'option "sinks": an updates sink needs the name of its collection' })
+  // A worker setting declared again, with another default, is the documented way: taken.
+  assert.equal(defineCollector({ name: 'y', decode, sinks: [store], settings: { flushInterval: { type: 'duration', default: 50 } } }).Config.parse([]).flushInterval, 50)
 })
 
 test('split lines: each non-empty line a message of its own, CR LF and empty lines taken', () => {
