@@ -2,10 +2,9 @@
 
 // The shared embedded database as a PM2 app (`collector db start|stop|status`).
 
-const fs = require('node:fs')
 const path = require('node:path')
 const CollectorError = require('../exceptions/collector-error')
-const { APP_DEFAULTS, withPm2, call, findApp, removeApp } = require('./pm2-api')
+const { APP_DEFAULTS, withPm2, call, findApp, removeApp, lastErrorLine } = require('./pm2-api')
 const { chooseEmbeddedServer } = require('../lib/mongo/choose-server')
 const { ensureJavaServerBuilt } = require('../lib/mongo/java-build')
 
@@ -46,7 +45,7 @@ async function startDatabase (argv = [], options = {}) {
     await call(api, 'start', app)
     const proc = await findApp(api, DB_APP)
     if (!proc || proc.pm2_env.status !== 'online') {
-      const reason = lastLine(proc && proc.pm2_env.pm_err_log_path) || `status ${proc ? proc.pm2_env.status : 'missing'}`
+      const reason = (proc && lastErrorLine(proc.pm2_env.pm_err_log_path)) || `status ${proc ? proc.pm2_env.status : 'missing'}`
       await removeApp(api, DB_APP)
       throw new CollectorError(reason.replace(/^collector db: /, ''), 'ERR_DB_START')
     }
@@ -71,14 +70,6 @@ function describeDatabase (options = {}) {
     const env = proc.pm2_env
     return { name: DB_APP, pid: env.status === 'online' ? proc.pid : 0, status: env.status, args: [].concat(env.args || []), uptime: env.status === 'online' ? Date.now() - env.pm_uptime : 0, logs: { out: env.pm_out_log_path, err: env.pm_err_log_path } }
   })
-}
-
-function lastLine (file) {
-  try {
-    return fs.readFileSync(file, 'utf8').trim().split('\n').filter((l) => !l.startsWith('[PM2]')).pop()
-  } catch {
-    return undefined
-  }
 }
 
 module.exports = { DB_APP, startDatabase, stopDatabase, describeDatabase }

@@ -6,7 +6,7 @@ const CollectorError = require('../exceptions/collector-error')
 const { toKebab } = require('../configs/flag-definitions')
 const { loadCollector } = require('./collector-registry')
 const stats = require('./stats-file')
-const { APP_DEFAULTS, killTimeout, withPm2, call, removeApp, killDaemon } = require('./pm2-api')
+const { APP_DEFAULTS, killTimeout, withPm2, call, removeApp, killDaemon, lastErrorLine } = require('./pm2-api')
 const database = require('./database-app')
 
 /** The script PM2 runs for every collector. */
@@ -89,9 +89,13 @@ async function waitOnline (api, name, dir, starting) {
   return proc
 }
 
+// Its entry is removed next (no restart loop left behind), and `collector
+// logs` with it: the reason comes from its error log now, and the log's path.
 function notOnline (name, proc) {
   const status = proc ? proc.status : 'missing'
-  return new CollectorError(`collector ${name} did not come online (status: ${status}); see its log with \`collector logs ${name}\``, 'ERR_COLLECTOR_START', { name, status })
+  const log = proc && proc.logs ? proc.logs.err : null
+  const reason = log ? lastErrorLine(log) : undefined
+  return new CollectorError(`collector ${name} did not come online (status: ${status})${reason ? `: ${reason}` : ''}${log ? `; its log: ${log}` : ''}`, 'ERR_COLLECTOR_START', { name, status })
 }
 
 /**

@@ -117,4 +117,28 @@ function killTimeout (drainTimeout) {
   return drainTimeout + KILL_MARGIN_MS
 }
 
-module.exports = { APP_DEFAULTS, killTimeout, withPm2, call, findApp, removeApp, killDaemon }
+/**
+ * The line that says why an app's process failed, from the end of its PM2
+ * error log: the last that is not PM2's own, a stack frame, a caret under
+ * code, or Node's version banner (an uncaught error's `Error: …`); undefined
+ * without one.
+ */
+function lastErrorLine (file) {
+  let text
+  try {
+    const fd = fs.openSync(file, 'r')
+    try {
+      const size = fs.fstatSync(fd).size
+      const tail = Buffer.alloc(Math.min(size, 65536))
+      fs.readSync(fd, tail, 0, tail.length, size - tail.length)
+      text = tail.toString('utf8')
+    } finally {
+      fs.closeSync(fd)
+    }
+  } catch {
+    return undefined
+  }
+  return text.split('\n').map((line) => line.trimEnd()).filter((line) => line && !/^(\s|\[PM2\]|Node\.js v|\^)/.test(line)).pop()
+}
+
+module.exports = { APP_DEFAULTS, killTimeout, withPm2, call, findApp, removeApp, killDaemon, lastErrorLine }

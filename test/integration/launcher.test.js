@@ -134,6 +134,18 @@ test('bad flags fail before PM2 is involved; unknown names are reported', { time
   await assert.rejects(launcher.stop('nobody', { pm2Home }), { code: 'ERR_NO_SUCH_COLLECTOR' })
 })
 
+test('a collector whose master fails at load under PM2 says why in the start\'s one line, with its log\'s path; no entry is left (QA)', { timeout: 90000 }, async (t) => {
+  const pm2Home = newPm2Home(t)
+  const fixture = path.join(__dirname, '..', 'fixtures', 'pm2-master-throws.js')
+  await assert.rejects(launcher.start(fixture, ['--instances', '1', '--port', '0'], { pm2Home, name: 'throws-at-load' }), (err) => {
+    assert.equal(err.code, 'ERR_COLLECTOR_START')
+    assert.match(err.message, /^collector throws-at-load did not come online \(status: [a-z ]+\): .*devices\.json not found; its log: \S+throws-at-load-error\.log$/)
+    assert.ok(fs.existsSync(err.message.split('its log: ')[1]), 'the log it names is there')
+    return true
+  })
+  assert.deepEqual((await launcher.list({ pm2Home })).map((p) => p.name), [], 'no entry left in a restart loop')
+})
+
 test('PM2 waits out the collector\'s own drain: kill_timeout is its --drain-timeout plus a margin', { timeout: 60000 }, async (t) => {
   let api = null
   t.after(() => api && api.close()) // before the daemon goes, or its sockets retry forever
