@@ -194,7 +194,7 @@ function listenProblem (key, value) {
   const { OPTIONS } = require('../master/options')
   const option = OPTIONS[key]
   if (typeof value === 'function' && (key === 'framing' || key === 'distribution')) return null
-  if (option.type === 'integer' || option.type === 'port') {
+  if (option.type === 'integer' || option.type === 'port' || option.type === 'size') {
     const [min, max] = option.range
     return Number.isInteger(value) && value >= min && value <= max ? null : `must be an integer from ${min} to ${max}`
   }
