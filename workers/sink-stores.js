@@ -241,6 +241,13 @@ class DocumentsSink extends Sink {
     const started = performance.now()
     const out = await writeAccounted(this.writer, chunk.docs.map((document) => ({ insertOne: { document } })), what)
     this.lanes.record(chunk.docs.length, performance.now() - started)
+    // A duplicate on another unique index (one the definition declared) is
+    // not this document stored before, as one on _id is: refused.
+    for (const [i, index] of out.duplicateOn) {
+      if (index === '_id_') continue
+      out.collided.splice(out.collided.indexOf(i), 1)
+      out.refused.push({ index: i, code: 11000, errmsg: `a document with the same ${index} is stored` })
+    }
     const again = toWriteAgain(out, what)
     this.counts.writes++
     this.counts.splits += out.splits

@@ -14,14 +14,15 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
 const refusals = require('../fixtures/refusals-definition')
+const unique = require('../fixtures/unique-definition')
 const { startTestCollector } = require('../helpers/collector')
 const { waitFor } = require('../helpers/wait-for')
 const { accountedFor } = require('../../lib/master/counters')
 
-async function start (t) {
+async function start (t, definition = refusals) {
   const logs = []
   const logger = { child: () => logger, trace () {}, debug () {}, info () {}, warn: (o, m) => logs.push(m || o), error: (o, m) => logs.push(m || o), fatal () {} }
-  const { collector, db, port } = await startTestCollector(t, refusals, [], { instances: 1, logger })
+  const { collector, db, port } = await startTestCollector(t, definition, [], { instances: 1, logger })
   const socket = dgram.createSocket('udp4')
   t.after(() => socket.close())
   const send = async (all) => { for (const text of all) await new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve())) }
@@ -60,4 +61,19 @@ test('an upsert the server refuses for good (code 14) is given up after three tr
   await send(Array.from({ length: 10 }, () => 'good f 1'))
   await settled(35)
   assert.equal((await db.collection('totals').findOne({ _id: 'good' })).n, 30)
+})
+
+test('a document refused as a duplicate on the definition\'s own unique index is not taken for stored (as one on _id is): given up, its message failed', async (t) => {
+  const { db, send, settled, logs, sinkStats } = await start(t, unique)
+  await send(['s1 1'])
+  await settled(1)
+  await send(['s1 2', 's2 3'])
+  const s = await settled(3)
+  assert.equal(s.failed, 1, 'the second s1: refused, not counted stored')
+  assert.equal(s.processed, 2)
+  const [units] = await sinkStats('units')
+  assert.equal(units.refused, 1)
+  assert.equal(units.stored, 2)
+  assert.ok(logs.some((m) => /units inserts: the server refused 1 document 3 times \(11000: a document with the same serial_1 is stored\)/.test(m)), logs.join('\n'))
+  assert.deepEqual((await db.collection('units').find().sort({ serial: 1 }).toArray()).map((d) => [d.serial, d.n]), [['s1', 1], ['s2', 3]])
 })

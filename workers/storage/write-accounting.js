@@ -36,7 +36,8 @@ const DUPLICATE_KEY = 11000
 /**
  * Writes `ops` as one unordered bulkWrite and says what became of each,
  * by index: `collided` (E11000: an insert whose `_id` is stored, or an
- * upsert whose filter missed a document that exists), `refused` (other
+ * upsert whose filter missed a document that exists; `duplicateOn`, the
+ * index the server named, by op), `refused` (other
  * write errors: `{ index, code, errmsg }`), `unwritten` (not proven
  * stored: write them again later), `error` (why, the last one) and
  * `matched` (documents the accounted replies matched).
@@ -58,7 +59,7 @@ const DUPLICATE_KEY = 11000
  * @returns {Promise<{ collided: number[], refused: Array<{ index: number, code: number, errmsg: string }>, unwritten: number[], error: Error|null, splits: number, matched: number }>}
  */
 async function writeAccounted (collection, ops, what, guardAgain = null) {
-  const out = { collided: [], refused: [], unwritten: [], error: null, splits: 0, stopped: false, matched: 0 }
+  const out = { collided: [], duplicateOn: new Map(), refused: [], unwritten: [], error: null, splits: 0, stopped: false, matched: 0 }
   await writeRange(collection, ops, 0, ops.length, what, out, guardAgain)
   return out
 }
@@ -92,8 +93,11 @@ async function writeRange (collection, ops, start, end, what, out, guardAgain) {
   }
   out.matched += (reply.result && reply.result.matchedCount) || 0
   for (const e of reply.errors) {
-    if (e.code === DUPLICATE_KEY) out.collided.push(start + e.index)
-    else out.refused.push({ index: start + e.index, code: e.code, errmsg: e.errmsg || e.message })
+    if (e.code === DUPLICATE_KEY) {
+      out.collided.push(start + e.index)
+      const index = /\bindex: (\S+) dup key/.exec(e.errmsg || '')
+      if (index) out.duplicateOn.set(start + e.index, index[1])
+    } else out.refused.push({ index: start + e.index, code: e.code, errmsg: e.errmsg || e.message })
   }
 }
 
