@@ -275,8 +275,8 @@ export class Worker {
   delivery (): { seq: number, batchId: number, origin: string, redelivered: boolean } | null
   /** refuse the message being processed: counted in the master's dropped[reason] */
   dropMessage (reason: string): void
-  /** n messages of batch `seq` (a delivery's seq, not yet acknowledged), counted processed, are failed instead: what they gave was refused for good */
-  failMessages (seq: number, n: number): void
+  /** messages of batch `seq` (a delivery's seq, not yet acknowledged), by their places in it, are failed instead of processed, each once: what they gave was refused for good */
+  failMessages (seq: number, places: Iterable<number>): void
   /** when the master received the oldest message it still holds for any worker: epoch ms; Infinity when none, 0 when it does not answer */
   heldSince (): Promise<number>
   init (): void | Promise<void>
@@ -590,7 +590,7 @@ export interface SinkHost {
   flushSoon (): Promise<void> | null
   dropMessage (reason: string): void
   /** Worker#failMessages */
-  failMessages (seq: number, n: number): void
+  failMessages (seq: number, places: Iterable<number>): void
   /** Worker#heldSince: when the master received the oldest message it still holds */
   heldSince (): Promise<number>
 }

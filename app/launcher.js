@@ -1,11 +1,13 @@
 'use strict'
 
+const fs = require('node:fs')
 const path = require('node:path')
 const async = require('async')
 const CollectorError = require('../exceptions/collector-error')
 const { toKebab } = require('../configs/flag-definitions')
 const { loadCollector } = require('./collector-registry')
 const stats = require('./stats-file')
+const { stateHome } = require('../lib/shared/state-dir')
 const { APP_DEFAULTS, killTimeout, withPm2, call, removeApp, killDaemon, lastErrorLine } = require('./pm2-api')
 const database = require('./database-app')
 
@@ -51,7 +53,7 @@ async function start (collector, argv = [], options = {}) {
     const dir = statsDirOf(options)
     await stats.removeFailure(name, dir)
     try {
-      return await waitOnline(api, app.name, dir, call(api, 'start', app))
+      return await waitOnline(api, app.name, dir, call(api, 'start', app), logSize(options, name))
     } catch (err) {
       // A collector that cannot start is not left behind in a restart loop.
       await removeApp(api, name)
@@ -63,11 +65,21 @@ async function start (collector, argv = [], options = {}) {
 
 const FAILURE_POLL_MS = 100
 
+// The size of the error log PM2 gives an app of `name` by default, before a start.
+function logSize (options, name) {
+  const file = path.join(stateHome({ pm2Home: options.pm2Home }), 'logs', `${name}-error.log`)
+  try {
+    return { file, size: fs.statSync(file).size }
+  } catch {
+    return { file, size: 0 }
+  }
+}
+
 // Resolves once `starting` (PM2's start or restart) is done and the
 // collector says it is running, or rejects with the collector's own reason
 // as soon as its entry writes one (ERR_LISTEN: port in use, …), without
 // waiting out PM2's listen_timeout.
-async function waitOnline (api, name, dir, starting) {
+async function waitOnline (api, name, dir, starting, errLogFrom = null) {
   let watching = true
   const failed = (async () => {
     while (watching) {
@@ -85,16 +97,17 @@ async function waitOnline (api, name, dir, starting) {
   }
   const proc = await find(api, name)
   const snapshot = proc && await stats.readStats(name, dir)
-  if (!proc || proc.status !== 'online' || !snapshot || snapshot.pid !== proc.pid || snapshot.state !== 'running') throw notOnline(name, proc)
+  if (!proc || proc.status !== 'online' || !snapshot || snapshot.pid !== proc.pid || snapshot.state !== 'running') throw notOnline(name, proc, errLogFrom)
   return proc
 }
 
 // Its entry is removed next (no restart loop left behind), and `collector
 // logs` with it: the reason comes from its error log now, and the log's path.
-function notOnline (name, proc) {
+// Only what this start wrote: PM2 appends to the log of an earlier run of the name.
+function notOnline (name, proc, errLogFrom) {
   const status = proc ? proc.status : 'missing'
   const log = proc && proc.logs ? proc.logs.err : null
-  const reason = log ? lastErrorLine(log) : undefined
+  const reason = log ? lastErrorLine(log, errLogFrom && errLogFrom.file === log ? errLogFrom.size : 0) : undefined
   return new CollectorError(`collector ${name} did not come online (status: ${status})${reason ? `: ${reason}` : ''}${log ? `; its log: ${log}` : ''}`, 'ERR_COLLECTOR_START', { name, status })
 }
 

@@ -119,17 +119,17 @@ function killTimeout (drainTimeout) {
 
 /**
  * The line that says why an app's process failed, from the end of its PM2
- * error log: the last that is not PM2's own, a stack frame, a caret under
+ * error log (what was written past byte `from`): the last that is not PM2's own, a stack frame, a caret under
  * code, or Node's version banner (an uncaught error's `Error: …`); undefined
  * without one.
  */
-function lastErrorLine (file) {
+function lastErrorLine (file, from = 0) {
   let text
   try {
     const fd = fs.openSync(file, 'r')
     try {
       const size = fs.fstatSync(fd).size
-      const tail = Buffer.alloc(Math.min(size, 65536))
+      const tail = Buffer.alloc(Math.max(0, Math.min(size - from, 65536)))
       fs.readSync(fd, tail, 0, tail.length, size - tail.length)
       text = tail.toString('utf8')
     } finally {
@@ -138,7 +138,7 @@ function lastErrorLine (file) {
   } catch {
     return undefined
   }
-  return text.split('\n').map((line) => line.trimEnd()).filter((line) => line && !/^(\s|\[PM2\]|Node\.js v|\^)/.test(line)).pop()
+  return text.split('\n').map((line) => line.trimEnd()).filter((line) => line && !/^(\s|\[PM2\]|Node\.js v|\^|\(Use `node --trace-)/.test(line)).pop()
 }
 
 module.exports = { APP_DEFAULTS, killTimeout, withPm2, call, findApp, removeApp, killDaemon, lastErrorLine }

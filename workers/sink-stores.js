@@ -3,7 +3,7 @@
 const { mongo: { ObjectId } } = require('mongoose') // the driver mongoose uses: one copy loaded
 const { UpdateStore } = require('./storage/update-store')
 const { CounterStore, counterTarget } = require('./storage/counter-store')
-const { writeAccounted, toWriteAgain, refusedForGood, GIVE_UP_AFTER } = require('./storage/write-accounting')
+const { writeAccounted, toWriteAgain, refusedForGood } = require('./storage/write-accounting')
 const { counterSchema } = require('./storage/schemas')
 const { StreamsSink } = require('./streams-sink')
 const { guardsEveryWrite } = require('./storage/write-guard')
@@ -15,7 +15,6 @@ const { SERIALIZED, Serialized, serialize, serializesAsHeld, serializedInserts }
 
 const SEQ = Symbol('checkpoint') // a document's checkpoint (its batch); symbol keys are not serialized
 const MESSAGE = Symbol('message') // its message's place in that batch
-const REFUSED = Symbol('refused') // how often the server refused it (write-accounting.js refusedForGood)
 const INSERT_CHUNK = 1000
 const CHUNK_BYTES = 16 * 1024 * 1024 // of serialized documents per insert, well under a server's 48 MB message
 // The counter documents' own index (CounterStore's layout), declared once in schemas.js.
@@ -45,14 +44,14 @@ class UpdatesSink extends Sink {
     return new UpdateStore(null, { what: `${spec.collection} upserts`, key: spec.key, guardAll: this.guardAll, onGivenUp: (entries, refusal) => this.givenUp(entries, refusal) })
   }
 
-  // Upserts the server refused GIVE_UP_AFTER times for a reason that does
-  // not pass: not written again. The messages that gave them were counted
+  // Upserts the server refused for a reason no state of it changes (a $inc
+  // on a field holding text): not written again. The messages that gave them were counted
   // processed and stay so (their other writes are stored); the sink's
   // `refused` counts the upserts, and the log names their keys.
   givenUp (entries, { code, errmsg }) {
     if (!this.host) return
     this.host.logAtMost(`refused:${this.spec.collection}`, 'error', { collection: this.spec.collection, code, errmsg, keys: entries.slice(0, 5).map((entry) => entry.id) },
-      `${this.spec.collection} upserts: the server refused ${entries.length} ${GIVE_UP_AFTER} times (${code}: ${errmsg}); not written again (the sink's refused)`)
+      `${this.spec.collection} upserts: the server refused ${entries.length} for good (${code}: ${errmsg}); not written again (the sink's refused)`)
   }
 
   async prepare (db) {
@@ -244,7 +243,7 @@ class DocumentsSink extends Sink {
     // A duplicate on another unique index (one the definition declared) is
     // not this document stored before, as one on _id is: refused.
     for (const [i, index] of out.duplicateOn) {
-      if (index === '_id_') continue
+      if (index === '_id') continue
       out.collided.splice(out.collided.indexOf(i), 1)
       out.refused.push({ index: i, code: 11000, errmsg: `a document with the same ${index} is stored` })
     }
@@ -252,7 +251,7 @@ class DocumentsSink extends Sink {
     this.counts.writes++
     this.counts.splits += out.splits
     this.counts.stored += chunk.docs.length - again.indexes.length
-    const given = refusedForGood(out, (i) => (chunk.docs[i][REFUSED] = (chunk.docs[i][REFUSED] || 0) + 1))
+    const given = refusedForGood(out)
     const gone = new Set(given.map((e) => e.index))
     chunk.kept = again.indexes.filter((i) => !gone.has(i)).sort((a, b) => a - b).map((i) => chunk.docs[i])
     chunk.done = true
@@ -261,9 +260,9 @@ class DocumentsSink extends Sink {
     return out.error || (given.length < out.refused.length ? again.error : null)
   }
 
-  // Documents the server refused GIVE_UP_AFTER times for a reason that
-  // does not pass (a validator, say): never written again, and their
-  // messages, counted processed when taken, are counted failed instead.
+  // Documents the server refused for a reason no state of it changes (a
+  // validator, say): never written again, and their messages, counted
+  // processed when taken, are counted failed instead.
   giveUp (docs, { code, errmsg }, what) {
     this.counts.refused += docs.length
     const messages = new Map() // batch → its messages with a document given up
@@ -272,9 +271,9 @@ class DocumentsSink extends Sink {
       messages.get(doc[SEQ]).add(doc[MESSAGE])
     }
     if (!this.host) return
-    for (const [seq, places] of messages) this.host.failMessages(seq, places.size)
+    for (const [seq, places] of messages) this.host.failMessages(seq, places)
     this.host.logAtMost(`refused:${this.spec.collection}`, 'error', { collection: this.spec.collection, code, errmsg, documents: docs.length },
-      `${what}: the server refused ${docs.length} document${docs.length === 1 ? '' : 's'} ${GIVE_UP_AFTER} times (${code}: ${errmsg}); not written again, their messages counted failed`)
+      `${what}: the server refused ${docs.length} document${docs.length === 1 ? '' : 's'} for good (${code}: ${errmsg}); not written again, their messages counted failed`)
   }
 
   oldestPending () {

@@ -98,7 +98,7 @@ function sinkHost (worker) {
     flushSoon: () => worker.flushSoon(),
     heldSince: () => worker.heldSince(),
     dropMessage: (reason) => worker.dropMessage(reason),
-    failMessages: (seq, n) => worker.failMessages(seq, n)
+    failMessages: (seq, places) => worker.failMessages(seq, places)
   })
 }
 

@@ -108,12 +108,13 @@ class Worker {
   }
 
   /**
-   * `n` messages of batch `seq` (a delivery's seq), counted processed, that
-   * a store gave up on (the server refused what they gave for good): they
-   * are counted failed instead. Only for a batch not acknowledged yet.
+   * Messages of batch `seq` (a delivery's seq), by their places in it, that
+   * a store gave up on (the server refused what they gave for good): each
+   * is counted failed instead of processed, once however often named. Only
+   * for a batch not acknowledged yet.
    */
-  failMessages (seq, n) {
-    if (this[RUNTIME]) this[RUNTIME].failMessages(seq, n)
+  failMessages (seq, places) {
+    if (this[RUNTIME]) this[RUNTIME].failMessages(seq, places)
   }
 
   async init () {}

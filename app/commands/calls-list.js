@@ -59,29 +59,46 @@ async function listCalls (db, options) {
 // With `maxRead` (the web view: a page load's cost is bounded), the most
 // recent `maxRead` of each. A number or an outcome is asked of the database
 // (sipFilter), so that the bound counts the calls that match, not the
-// window's; the streams read are then those of the calls found.
+// window's; the media of the calls found is read too where it ended outside
+// the window, IN_CHUNK Call-IDs a query (a day's calls would pass the
+// server's 16 MB command).
 async function readWindow (db, { callId, since, until, collections, maxRead = 0, number, outcome }) {
   const window = { $gte: new Date(callId === undefined ? since : 0), $lte: new Date(callId === undefined ? (until ?? Date.now()) : 8.64e15) }
   const calls = db.collection(collections.calls)
+  const streams = db.collection(collections.streams)
   const bounded = (field) => maxRead > 0 ? { sort: { [field]: -1 }, limit: maxRead } : {}
-  const sipOnly = number !== undefined || outcome !== undefined
-  const sipDocs = await calls.find(callId === undefined ? { lastSeen: window, ...sipFilter({ number, outcome }) } : { callId }, bounded('lastSeen')).toArray()
-  const ids = sipDocs.map((doc) => doc.callId)
-  const byIds = { $or: [{ 'from.callId': { $in: ids } }, { 'to.callId': { $in: ids } }] }
-  const streamFilter = callId !== undefined ? { $or: [{ 'from.callId': callId }, { 'to.callId': callId }] } : sipOnly ? byIds : { endTime: window }
+  const filter = sipFilter({ number, outcome })
+  const sipDocs = await calls.find(callId === undefined ? { lastSeen: window, ...filter } : { callId }, bounded('lastSeen')).toArray()
+  const found = new Set(sipDocs.map((doc) => doc.callId))
   const streamDocs = []
-  if (!sipOnly || ids.length > 0) {
-    for await (const doc of db.collection(collections.streams).find(streamFilter, { projection: STREAM_PROJECTION, ...(sipOnly ? {} : bounded('endTime')) })) {
+  const seen = new Set()
+  const take = async (query, options = {}) => {
+    for await (const doc of streams.find(query, { projection: STREAM_PROJECTION, ...options })) {
+      if (seen.has(String(doc._id))) continue
+      seen.add(String(doc._id))
       streamDocs.push({ _id: doc._id, endTime: doc.endTime, callId: streamCallId(doc), ...pick(callAnalytics(doc)) })
     }
   }
+  if (callId !== undefined) await take({ $or: [{ 'from.callId': callId }, { 'to.callId': callId }] })
+  else await take({ endTime: window }, bounded('endTime'))
+  const inWindow = streamDocs.length
+  if (callId === undefined && (number !== undefined || outcome !== undefined)) {
+    for (const ids of inChunks([...found])) await take({ $or: [{ 'from.callId': { $in: ids } }, { 'to.callId': { $in: ids } }] })
+  }
   // A call whose media is in the window and its SIP not (a long call: its
   // last SIP message was the ACK) is listed with its SIP all the same.
-  const found = new Set(ids)
   const more = [...new Set(streamDocs.map((s) => s.callId).filter((id) => id !== null && !found.has(id)))]
-  if (more.length > 0) sipDocs.push(...await calls.find({ callId: { $in: more } }).toArray())
-  const readAll = !(maxRead > 0) || (ids.length < maxRead && (sipOnly || streamDocs.length < maxRead))
+  for (const ids of inChunks(more)) sipDocs.push(...await calls.find({ callId: { $in: ids }, ...filter }).toArray())
+  const readAll = !(maxRead > 0) || (found.size < maxRead && inWindow < maxRead)
   return { sipDocs, streamDocs, readAll }
+}
+
+const IN_CHUNK = 1000
+
+function inChunks (values) {
+  const chunks = []
+  for (let i = 0; i < values.length; i += IN_CHUNK) chunks.push(values.slice(i, i + IN_CHUNK))
+  return chunks
 }
 
 /**

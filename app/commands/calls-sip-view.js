@@ -43,6 +43,7 @@ async function searchPage (db, query, { since, worst, maxRead, collections, esca
   if (!PAGE.test(page)) return badQuery('page is 1, 2, …', escape)
   const until = filters.to === undefined ? Date.now() : Date.parse(filters.to)
   const from = filters.from === undefined ? until - since : Date.parse(filters.from)
+  if (!(Math.abs(from) <= MAX_TIME && Math.abs(until) <= MAX_TIME)) return badQuery('from and to are times a Date holds', escape)
   const first = (Number(page) - 1) * worst
   const { from: _, to: __, ...searched } = filters
   const report = await listCalls(db, { ...searched, since: from, until, offset: first, limit: worst, maxRead, collections })
@@ -59,7 +60,8 @@ async function searchPage (db, query, { since, worst, maxRead, collections, esca
       form(filters, escape),
       `<p id="summary">${report.total} calls ${when}${bound}; SIP calls ${report.sipTotal}: ${counts}.${showing}</p>`,
       resultTable(rows, escape),
-      searchPager(filters, Number(page), first + worst < report.total)
+      // The next pages read the same window: `to` fixed at this page's now.
+      searchPager({ ...filters, to: filters.to ?? new Date(until).toISOString() }, Number(page), first + worst < report.total)
     ]
   }
 }
@@ -67,6 +69,7 @@ async function searchPage (db, query, { since, worst, maxRead, collections, esca
 // The query parameters of the search, the option each sets and its allowed values.
 const SEARCH_PARAMS = [['call-id', 'callId'], ['number', 'number'], ['outcome', 'outcome', OUTCOMES], ['band', 'band', BAND_ORDER], ['order', 'order', ORDERS], ['from', 'from'], ['to', 'to']]
 const PAGE = /^[1-9]\d{0,5}$/
+const MAX_TIME = 8.64e15 // ms either side of 1970 a Date holds
 
 function badQuery (text, escape) {
   return { status: 400, title: 'Bad query', parts: [`<p>bad query: ${escape(text)}. <a href="/sip">Search again</a></p>`] }

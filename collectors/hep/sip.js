@@ -54,11 +54,17 @@ function headersOf (lines, correlationHeaders) {
   for (let i = 1; i < lines.length; i++) {
     const colon = lines[i].indexOf(':')
     if (colon <= 0) continue
-    const raw = lines[i].slice(0, colon).trim().toLowerCase()
+    const raw = lws(lines[i].slice(0, colon)).toLowerCase()
     const name = COMPACT[raw] || raw
-    if ((WANTED.has(name) || correlationHeaders.includes(name)) && headers[name] === undefined) headers[name] = lines[i].slice(colon + 1).trim()
+    if ((WANTED.has(name) || correlationHeaders.includes(name)) && headers[name] === undefined) headers[name] = lws(lines[i].slice(colon + 1))
   }
   return headers
+}
+
+// Without SIP's linear white space (spaces and tabs) at either end: no other
+// character, not a latin1 reading's U+00A0 (parseSip's second reading of a Call-ID).
+function lws (text) {
+  return text.replace(/^[ \t]+|[ \t]+$/g, '')
 }
 
 /** parseSip's answer for a message whose Call-ID, user, host or tag is too long to keep. */

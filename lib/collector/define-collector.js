@@ -107,15 +107,6 @@ function collectorSettings (definition, file) {
   if ((definition.key || definition.affinity || definition.keep) && !listen.distribution) defaults.distribution = 'hash'
   // Kept state is one worker's per key: a key's messages wait for its worker rather than meet another.
   if (definition.keep) defaults.affinity = 'strict'
-  // A setting named as one of the master's own options (--port,
-  // --instances) would replace that option, flag and all: refused. The
-  // workers' settings (MONGO_SETTINGS) may be declared again, with other defaults.
-  const masterFlags = require('./mongo-collector-config').flags
-  for (const name of Object.keys(definition.settings || {})) {
-    if (name in masterFlags && !(name in MONGO_SETTINGS) && !(name in NEW_KEY_SETTINGS)) {
-      throw InvalidOptionError.problem('definition', `collector ${definition.name} settings.${name} is one of the framework's options (--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}): give the setting another name${LISTEN_KEYS.includes(name) ? ` (a default for it goes in listen.${name})` : ''}`)
-    }
-  }
   return Object.freeze({
     defaults: Object.freeze(defaults),
     master: DATABASE_SETTINGS,
@@ -125,9 +116,11 @@ function collectorSettings (definition, file) {
 
 const masters = new WeakMap()
 
-// The master's Collector and Config of a definition, built once.
+// The master's Collector and Config of a definition, built once, after
+// the checks that need the master's options (never loaded in a worker).
 function masterClasses (definition, settings) {
   if (!masters.has(definition)) {
+    checkForMaster(definition)
     const { definedCollector, definedConfig } = require('./defined-classes')
     masters.set(definition, { Collector: definedCollector(definition, settings), Config: definedConfig(definition, settings) })
   }
@@ -179,13 +172,28 @@ function checkDefinition (d) {
   const collections = d.sinks.map((sink) => sink.collection)
   if (new Set(collections).size !== collections.length) refuse(`two sinks write to one collection (${collections.join(', ')})`)
   for (const key of Object.keys(d.listen || {})) if (!LISTEN_KEYS.includes(key)) refuse(`listen takes ${LISTEN_KEYS.join(', ')}, not ${key}`)
+  for (const [name, count] of Object.entries(d.tally || {})) if (typeof count !== 'function') refuse(`tally.${name} must be a function of a record`)
+  if (d.maxRecords !== undefined && !(Number.isInteger(d.maxRecords) && d.maxRecords >= 1)) refuse(`maxRecords must be a positive integer (got ${JSON.stringify(d.maxRecords)})`)
+  if (d.keep !== undefined) checkKeep(d.keep, collections, refuse)
+}
+
+// What a definition says of the master's options: its listen values, as
+// their flags would take them; no setting named as one of them (--port,
+// --instances), which would replace that option, flag and all. The
+// workers' settings (MONGO_SETTINGS) may be declared again, with other defaults.
+function checkForMaster (d) {
+  const refuse = (what) => { throw InvalidOptionError.problem('definition', `collector ${d.name} ${what}`) }
   for (const [key, value] of Object.entries(d.listen || {})) {
     const problem = listenProblem(key, value)
     if (problem) refuse(`listen.${key} ${problem} (got ${JSON.stringify(value)})`)
   }
-  for (const [name, count] of Object.entries(d.tally || {})) if (typeof count !== 'function') refuse(`tally.${name} must be a function of a record`)
-  if (d.maxRecords !== undefined && !(Number.isInteger(d.maxRecords) && d.maxRecords >= 1)) refuse(`maxRecords must be a positive integer (got ${JSON.stringify(d.maxRecords)})`)
-  if (d.keep !== undefined) checkKeep(d.keep, collections, refuse)
+  const { MONGO_SETTINGS, NEW_KEY_SETTINGS } = require('../../workers/mongo-settings')
+  const masterFlags = require('./mongo-collector-config').flags
+  for (const name of Object.keys(d.settings || {})) {
+    if (name in masterFlags && !(name in MONGO_SETTINGS) && !(name in NEW_KEY_SETTINGS)) {
+      refuse(`settings.${name} is one of the framework's options (--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}): give the setting another name${LISTEN_KEYS.includes(name) ? ` (a default for it goes in listen.${name})` : ''}`)
+    }
+  }
 }
 
 // What a listen value must be: the LoadBalancer option's type, range and
@@ -193,7 +201,7 @@ function checkDefinition (d) {
 function listenProblem (key, value) {
   const { OPTIONS } = require('../master/options')
   const option = OPTIONS[key]
-  if (typeof value === 'function' && (key === 'framing' || key === 'distribution')) return null
+  if (value === undefined || (typeof value === 'function' && (key === 'framing' || key === 'distribution'))) return null
   if (option.type === 'integer' || option.type === 'port' || option.type === 'size') {
     const [min, max] = option.range
     return Number.isInteger(value) && value >= min && value <= max ? null : `must be an integer from ${min} to ${max}`

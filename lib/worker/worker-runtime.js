@@ -86,8 +86,7 @@ class WorkerRuntime {
     if (this.reportTimer === null) this.reportTimer = setTimeout(() => this.reportReceived(), RECEIVED_REPORT_MS)
   }
 
-  // What the socket brought and the kernel dropped since the last report,
-  // and `done` of the worker's own messages finished; null without a socket.
+  // What the socket brought and the kernel dropped since the last report, and `done` of its messages finished; null without one.
   takeReceived (done) {
     if (this.local === null) return null
     clearTimeout(this.reportTimer)
@@ -123,10 +122,8 @@ class WorkerRuntime {
     this.send([ipc.LOG, level, fields || {}, msg])
   }
 
-  // A send racing the master's death fails with EPIPE; without a callback
-  // that is an 'error' event on process, which would kill this worker
-  // before it flushes. The master is gone either way: the error is dropped.
-  // Returns whether it was sent (false: the channel is closed).
+  // A send racing the master's death fails with EPIPE; without a callback that is an 'error' event on process,
+  // which would kill this worker before it flushes. The error is dropped. Whether it was sent (false: closed).
   send (message, cb = ignoreSendError) {
     const open = this.channel.connected
     if (open) this.channel.send(message, cb)
@@ -186,9 +183,8 @@ class WorkerRuntime {
     for (const resolve of this.idleWaiters.splice(0)) resolve()
   }
 
-  // A batch's bytes where the master wrote them in the disk buffer; null
-  // when they cannot be read there: the master is told and this worker
-  // exits, so that the master delivers what it held again, with the bytes.
+  // A batch's bytes where the master wrote them in the disk buffer; null when they cannot be read there:
+  // the master is told and this worker exits, so that the master delivers what it held again, with the bytes.
   readBuffered (where) {
     try {
       return this.bufferReads.read(where)
@@ -198,9 +194,8 @@ class WorkerRuntime {
     }
   }
 
-  // The worker sees a redelivered batch whole before its first doWork (to
-  // read what it needs in one go); a failure there is logged, not fatal:
-  // doWork still runs, on its own.
+  // The worker sees a redelivered batch whole before its first doWork (to read what it needs in one go);
+  // a failure there is logged, not fatal: doWork still runs, on its own.
   async prepareRedelivered (bytes, kind, delivery) {
     const reader = new BatchReader(bytes, kind)
     const messages = []
@@ -231,6 +226,11 @@ class WorkerRuntime {
   }
 
   done (batch) {
+    if (batch.failedPlaces && batch.failedPlaces.has(this.index)) {
+      this.failed++
+      batch.failed++
+      return
+    }
     if (this.dropReason === null) {
       this.processed++
       batch.processed++
@@ -245,13 +245,20 @@ class WorkerRuntime {
     this.dropReason = String(reason)
   }
 
-  // Messages of batch `seq` counted processed that a store gave up on: failed instead (Worker#failMessages).
-  failMessages (seq, n) {
+  // Messages of batch `seq` (their places in it) that a store gave up on:
+  // failed, each once, instead of processed; one still in doWork when done().
+  failMessages (seq, places) {
     const batch = this.batch && this.batch.seq === seq ? this.batch : this.unacked.find((b) => b.seq === seq)
-    const moved = batch ? Math.min(n, batch.processed) : 0
-    if (batch) Object.assign(batch, { processed: batch.processed - moved, failed: batch.failed + moved })
-    this.processed -= moved
-    this.failed += moved
+    if (!batch) return
+    const failed = batch.failedPlaces || (batch.failedPlaces = new Set())
+    for (const place of places) {
+      if (failed.has(place)) continue
+      failed.add(place)
+      if (batch === this.batch && batch.seq > this.completed && place >= this.index) continue // counted when done()
+      Object.assign(batch, { processed: batch.processed - 1, failed: batch.failed + 1 })
+      this.processed--
+      this.failed++
+    }
   }
 
   /** The checkpoint of the message being processed (its batch's seq). */
@@ -346,12 +353,8 @@ class WorkerRuntime {
     return new Promise((resolve) => this.idleWaiters.push(resolve))
   }
 
-  /**
-   * The master is gone: nobody will ever kill this worker, so finishing
-   * what it was given is bounded by the worker's orphanTimeout (also when
-   * a stop the master asked for is under way); past it the shutdown goes
-   * on to flush, close and exit.
-   */
+  // The master is gone: nobody will ever kill this worker, so finishing what it was given is bounded by
+  // the worker's orphanTimeout (also when a stop the master asked for is under way); then flush, close, exit.
   orphaned () {
     const ms = Number.isFinite(this.worker.orphanTimeout) && this.worker.orphanTimeout >= 0 ? this.worker.orphanTimeout : ipc.ORPHAN_TIMEOUT_MS
     const timer = setTimeout(() => this.stopWaiting(ms), ms)
@@ -359,8 +362,7 @@ class WorkerRuntime {
     return this.shutdown()
   }
 
-  // No channel for a log record now: stderr (the master's, inherited,
-  // which PM2 or the terminal still holds).
+  // No channel for a log record now: stderr (the master's, inherited, which PM2 or the terminal still holds).
   stopWaiting (ms) {
     const batches = this.queue.length + (this.running ? 1 : 0)
     process.stderr.write(JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, slot: this.worker.slot, batches, msg: `master gone and ${batches} batch(es) not finished within orphanTimeout (${ms} ms): flushing what is held and exiting; the rest is replayed from the disk buffer by the next run, if it has one` }) + '\n')

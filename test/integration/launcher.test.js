@@ -144,6 +144,12 @@ test('a collector whose master fails at load under PM2 says why in the start\'s 
     return true
   })
   assert.deepEqual((await launcher.list({ pm2Home })).map((p) => p.name), [], 'no entry left in a restart loop')
+  // Started again under the same name, failing otherwise: this run's reason, not the last one's (PM2 appends to the log).
+  await assert.rejects(launcher.start(fixture, ['--instances', '1', '--port', '0'], { pm2Home, name: 'throws-at-load', env: { THROWS_REASON: 'config.yaml unreadable' } }), (err) => {
+    assert.match(err.message, /: .*config\.yaml unreadable; its log: /)
+    assert.doesNotMatch(err.message, /devices\.json/)
+    return true
+  })
 })
 
 test('PM2 waits out the collector\'s own drain: kill_timeout is its --drain-timeout plus a margin', { timeout: 60000 }, async (t) => {

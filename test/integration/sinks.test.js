@@ -28,7 +28,9 @@ async function collection (t) {
 const mark = (batchId, seq, redelivered = false, origin = 'run1_1') => ({ origin, batchId, seq, redelivered })
 
 // A collection that, like FerretDB 1.24, runs the ops of a bulk up to the
-// first `poisoned` one, then answers with one error at index 0 and no counts.
+// first `poisoned` one, then answers with one error at index 0 and no counts
+// (a write conflict, 112: a refusal that passes, so the op is held for the
+// next write, where one that never passes would be given up).
 function misreporting (real, poisoned) {
   const calls = []
   return {
@@ -38,11 +40,11 @@ function misreporting (real, poisoned) {
       calls.push(ops.length)
       const stop = ops.findIndex(poisoned)
       if (stop < 0 || ops.length === 1) {
-        if (stop === 0) throw Object.assign(new Error('bad op'), { writeErrors: [{ index: 0, code: 2, errmsg: 'bad op' }], result: { matchedCount: 0, upsertedCount: 0 } })
+        if (stop === 0) throw Object.assign(new Error('bad op'), { writeErrors: [{ index: 0, code: 112, errmsg: 'bad op' }], result: { matchedCount: 0, upsertedCount: 0 } })
         return real.bulkWrite(ops, options)
       }
       if (stop > 0) await real.bulkWrite(ops.slice(0, stop), options).catch(() => {})
-      throw Object.assign(new Error('BulkWriteError'), { writeErrors: [{ index: 0, code: 2, errmsg: 'bad op' }], result: { matchedCount: 0, upsertedCount: 0 } })
+      throw Object.assign(new Error('BulkWriteError'), { writeErrors: [{ index: 0, code: 112, errmsg: 'bad op' }], result: { matchedCount: 0, upsertedCount: 0 } })
     }
   }
 }
@@ -54,7 +56,7 @@ test('update store: a bulk the server misreports is split down to the op at faul
   for (let i = 0; i < 16; i++) store.update(`m${i}`, { inc: { count: 1, sum: i } }, mark(100, 1))
   store.update('bad', { inc: { count: 1 } }, mark(100, 1))
   for (let i = 16; i < 32; i++) store.update(`m${i}`, { inc: { count: 1, sum: i } }, mark(100, 1))
-  await assert.rejects(store.flush(), /metric upserts: the server refused 1 \(2: bad op\)/)
+  await assert.rejects(store.flush(), /metric upserts: the server refused 1 \(112: bad op\)/)
   assert.ok(store.stats.splits >= 5, `split down to one op (${store.stats.splits} splits)`)
   assert.equal(store.size, 1, 'only the op at fault is held for the next write')
   assert.equal(store.oldestPending(), 1)

@@ -45,8 +45,9 @@ test('defineCollector: a definition that cannot work is refused in one line that
     [{ name: 'x', decode, sinks: [store], settings: { port: { type: 'integer', default: 1 } } }, /settings\.port is one of the framework's options \(--port\): give the setting another name \(a default for it goes in listen\.port\)/],
     [{ name: 'x', decode, sinks: [store], settings: { instances: { type: 'integer', default: 3 } } }, /settings\.instances is one of the framework's options \(--instances\)/]
   ]
+  // Those about the master's options are checked when the master's classes are built (a worker never loads them).
   for (const [definition, message] of cases) {
-    assert.throws(() => defineCollector(definition), (err) => err.code === 'ERR_INVALID_OPTION' && message.test(err.message) && !err.message.includes('\n'))
+    assert.throws(() => defineCollector(definition).Config, (err) => err.code === 'ERR_INVALID_OPTION' && message.test(err.message) && !err.message.includes('\n'))
   }
   assert.throws(() => sinks.updates({ collection: 'm' }), /needs of\(record, message\)/)
   assert.throws(() => sinks.documents({ of: decode }), { message: 'option "sinks": a documents sink needs the name of its collection' }, 'no "got" naming the kind')

@@ -136,6 +136,7 @@ test('a Call-ID whose bytes are not UTF-8 is refused (hep-sip-call-id): read as 
   const invite = (callId) => Buffer.concat([Buffer.from('INVITE sip:bob@b SIP/2.0\r\nCall-ID: '), callId, Buffer.from('\r\nFrom: <sip:a@b>;tag=1\r\nTo: <sip:b@c>\r\nCSeq: 1 INVITE\r\n\r\n')])
   assert.equal(parseSip(invite(Buffer.from([0x62, 0xff, 0x40, 0x71]))), NOT_TEXT)
   assert.equal(parseSip(invite(Buffer.from([0x62, 0xc3]))), NOT_TEXT, 'a sequence cut short')
+  assert.equal(parseSip(invite(Buffer.from([0x78, 0xa0]))), NOT_TEXT, 'a lone 0xA0 at the end (a latin1 reading\'s no-break space, not trimmed away)')
   assert.equal(reasonOf(hepRecordOf(hepPacket({ type: 1, payload: invite(Buffer.from([0x62, 0xfe, 0x40, 0x71])) }), {}, RECEIVED)), 'hep-sip-call-id')
   // UTF-8 text is a Call-ID, U+FFFD itself included; bad bytes elsewhere in the headers do not matter.
   assert.equal(parseSip(invite(Buffer.from('b\uFFFD€@q'))).callId, 'b\uFFFD€@q')

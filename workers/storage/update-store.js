@@ -224,7 +224,7 @@ class UpdateStore {
     this.stats.ops += ops.length - again.indexes.length
     this.stats.splits += out.splits
     // An upsert the server refused for good (a $inc on a field holding text) is not written again.
-    const given = refusedForGood(out, (i) => opEntries[i] ? (opEntries[i].refusals = (opEntries[i].refusals || 0) + 1) : 0)
+    const given = refusedForGood(out)
     const gone = new Set(given.map((e) => opEntries[e.index]).filter(Boolean))
     this.restore(again.indexes.map((i) => opEntries[i]).filter((entry) => entry && !gone.has(entry)))
     if (gone.size > 0) {
@@ -292,7 +292,6 @@ class UpdateStore {
       }
       current.segments.unshift(...entry.segments)
       if (entry.minSeq < current.minSeq) current.minSeq = entry.minSeq
-      if (entry.refusals > (current.refusals || 0)) current.refusals = entry.refusals
     }
   }
 

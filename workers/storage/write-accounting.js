@@ -71,6 +71,13 @@ async function writeRange (collection, ops, start, end, what, out, guardAgain) {
   try {
     reply = { result: await collection.bulkWrite(ops.slice(start, end), { ordered: false }), errors: [] }
   } catch (err) {
+    // Our own serializer refused an operation (a key with a NUL byte), before
+    // anything was sent: not the server away. Halved down to that op, refused for good.
+    if (err && err.name === 'BSONError') {
+      if (sent > 1) return halve(collection, ops, start, end, what, out, guardAgain)
+      out.refused.push({ index: start, code: INVALID_BSON, errmsg: err.message })
+      return
+    }
     if (!Array.isArray(err.writeErrors) || err.writeErrors.length === 0) {
       out.error = err
       out.stopped = true
@@ -85,20 +92,38 @@ async function writeRange (collection, ops, start, end, what, out, guardAgain) {
       out.error = err
       return leaveUnwritten(out, start, end)
     }
-    out.splits++
     if (guardAgain) for (let i = start; i < end; i++) ops[i] = guardAgain(i)
-    const middle = start + Math.ceil(sent / 2)
-    await writeRange(collection, ops, start, middle, what, out, guardAgain)
-    return writeRange(collection, ops, middle, end, what, out, guardAgain)
+    return halve(collection, ops, start, end, what, out, guardAgain)
   }
   out.matched += (reply.result && reply.result.matchedCount) || 0
   for (const e of reply.errors) {
     if (e.code === DUPLICATE_KEY) {
       out.collided.push(start + e.index)
-      const index = /\bindex: (\S+) dup key/.exec(e.errmsg || '')
-      if (index) out.duplicateOn.set(start + e.index, index[1])
+      const on = duplicateIndex(e)
+      if (on !== null) out.duplicateOn.set(start + e.index, on)
     } else out.refused.push({ index: start + e.index, code: e.code, errmsg: e.errmsg || e.message })
   }
+}
+
+// The ops [start, end) written again as two halves.
+async function halve (collection, ops, start, end, what, out, guardAgain) {
+  out.splits++
+  const middle = start + Math.ceil((end - start) / 2)
+  await writeRange(collection, ops, start, middle, what, out, guardAgain)
+  return writeRange(collection, ops, middle, end, what, out, guardAgain)
+}
+
+// Whether an E11000 is on `_id` ('_id') or another index (its key
+// pattern's fields, or its name), from the server's keyPattern, else its
+// message (`index: NAME [collation: {…}] dup key`); null when neither says.
+function duplicateIndex (e) {
+  const pattern = e.keyPattern || (e.err && e.err.keyPattern) || (e.errInfo && e.errInfo.keyPattern)
+  if (pattern && typeof pattern === 'object') {
+    const fields = Object.keys(pattern)
+    return fields.length === 1 && fields[0] === '_id' ? '_id' : fields.join(', ')
+  }
+  const named = /\bindex: (.+?) (?:collation: \{.*\} )?dup key/.exec(e.errmsg || '')
+  return named ? (named[1] === '_id_' ? '_id' : named[1]) : null
 }
 
 /**
@@ -114,27 +139,22 @@ function toWriteAgain (out, what) {
   }
 }
 
-// Write errors a server gives for a state that passes (a failover, a
-// shutdown, a write conflict, a time limit): written again, however often.
-// Any other refusal is of the operation itself (a type mismatch, a
-// validator, a field name the server will not take) and is given up once
-// it has been refused GIVE_UP_AFTER times (refusedForGood).
-const PASSING = new Set([6, 7, 50, 64, 89, 91, 112, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436])
-const GIVE_UP_AFTER = 3
+// Write errors that refuse the operation itself, whatever the server's
+// state: bad values and types (2, 9, 14: a $inc on a field holding text),
+// BSON the server will not take (22, 10334, 17280, 17419), field names and
+// paths (28, 40, 52 to 57, 66), a validator (121), a shard key (61), and a
+// documents sink's duplicate on a unique index the definition declared
+// (11000 there; write-accounting does not decide that). Such an operation
+// is never stored: given up at once (refusedForGood). Any other refusal
+// (a failover, throttling, a lock or cache timeout, a code not known here)
+// is written again, however often.
+const PERMANENT = new Set([2, 9, 14, 22, 28, 40, 52, 53, 54, 55, 56, 57, 61, 66, 121, 10334, 17280, 17419, DUPLICATE_KEY])
+// The code a refusal of our own client's serializer is given (the driver's BSONError has none).
+const INVALID_BSON = 22
 
-/**
- * Counts one more refusal on each op of `out.refused` whose error is not
- * one that passes (`attempts(index)` gives the op's holder's count so far
- * and keeps the new one); returns those refused GIVE_UP_AFTER times, `{
- * index, code, errmsg }`: never to be stored, so never to be written again.
- */
-function refusedForGood (out, attempts) {
-  const given = []
-  for (const e of out.refused) {
-    if (!Number.isInteger(e.code) || e.code <= 0 || PASSING.has(e.code)) continue
-    if (attempts(e.index) >= GIVE_UP_AFTER) given.push(e)
-  }
-  return given
+/** The refusals of `out.refused` that no server state will change: `{ index, code, errmsg }`, never to be written again. */
+function refusedForGood (out) {
+  return out.refused.filter((e) => PERMANENT.has(e.code))
 }
 
 function leaveUnwritten (out, start, end) {
@@ -145,4 +165,3 @@ module.exports.writeAccounted = writeAccounted
 module.exports.toWriteAgain = toWriteAgain
 module.exports.DUPLICATE_KEY = DUPLICATE_KEY
 module.exports.refusedForGood = refusedForGood
-module.exports.GIVE_UP_AFTER = GIVE_UP_AFTER
