@@ -4,7 +4,7 @@
 
 const path = require('node:path')
 const CollectorError = require('../exceptions/collector-error')
-const { APP_DEFAULTS, withPm2, call, findApp, removeApp, lastErrorLine } = require('./pm2-api')
+const { APP_DEFAULTS, withPm2, call, findApp, removeApp, errorLogMark, startFailure } = require('./pm2-api')
 const { chooseEmbeddedServer } = require('../lib/mongo/choose-server')
 const { ensureJavaServerBuilt } = require('../lib/mongo/java-build')
 
@@ -42,10 +42,11 @@ async function startDatabase (argv = [], options = {}) {
       kill_timeout: 15000,
       env: { ...options.env, ...keep }
     }
+    const mark = errorLogMark(options, DB_APP)
     await call(api, 'start', app)
     const proc = await findApp(api, DB_APP)
     if (!proc || proc.pm2_env.status !== 'online') {
-      const reason = (proc && lastErrorLine(proc.pm2_env.pm_err_log_path)) || `status ${proc ? proc.pm2_env.status : 'missing'}`
+      const reason = (proc && startFailure(proc.pm2_env.pm_err_log_path, mark)) || `status ${proc ? proc.pm2_env.status : 'missing'}`
       await removeApp(api, DB_APP)
       throw new CollectorError(reason.replace(/^collector db: /, ''), 'ERR_DB_START')
     }

@@ -1,14 +1,12 @@
 'use strict'
 
-const fs = require('node:fs')
 const path = require('node:path')
 const async = require('async')
 const CollectorError = require('../exceptions/collector-error')
 const { toKebab } = require('../configs/flag-definitions')
 const { loadCollector } = require('./collector-registry')
 const stats = require('./stats-file')
-const { stateHome } = require('../lib/shared/state-dir')
-const { APP_DEFAULTS, killTimeout, withPm2, call, removeApp, killDaemon, lastErrorLine } = require('./pm2-api')
+const { APP_DEFAULTS, killTimeout, withPm2, call, removeApp, killDaemon, errorLogMark, startFailure } = require('./pm2-api')
 const database = require('./database-app')
 
 /** The script PM2 runs for every collector. */
@@ -53,7 +51,7 @@ async function start (collector, argv = [], options = {}) {
     const dir = statsDirOf(options)
     await stats.removeFailure(name, dir)
     try {
-      return await waitOnline(api, app.name, dir, call(api, 'start', app), logSize(options, name))
+      return await waitOnline(api, app.name, dir, call(api, 'start', app), errorLogMark(options, name))
     } catch (err) {
       // A collector that cannot start is not left behind in a restart loop.
       await removeApp(api, name)
@@ -64,16 +62,6 @@ async function start (collector, argv = [], options = {}) {
 }
 
 const FAILURE_POLL_MS = 100
-
-// The size of the error log PM2 gives an app of `name` by default, before a start.
-function logSize (options, name) {
-  const file = path.join(stateHome({ pm2Home: options.pm2Home }), 'logs', `${name}-error.log`)
-  try {
-    return { file, size: fs.statSync(file).size }
-  } catch {
-    return { file, size: 0 }
-  }
-}
 
 // Resolves once `starting` (PM2's start or restart) is done and the
 // collector says it is running, or rejects with the collector's own reason
@@ -107,7 +95,7 @@ async function waitOnline (api, name, dir, starting, errLogFrom = null) {
 function notOnline (name, proc, errLogFrom) {
   const status = proc ? proc.status : 'missing'
   const log = proc && proc.logs ? proc.logs.err : null
-  const reason = log ? lastErrorLine(log, errLogFrom && errLogFrom.file === log ? errLogFrom.size : 0) : undefined
+  const reason = startFailure(log, errLogFrom)
   return new CollectorError(`collector ${name} did not come online (status: ${status})${reason ? `: ${reason}` : ''}${log ? `; its log: ${log}` : ''}`, 'ERR_COLLECTOR_START', { name, status })
 }
 

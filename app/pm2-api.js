@@ -141,4 +141,24 @@ function lastErrorLine (file, from = 0) {
   return text.split('\n').map((line) => line.trimEnd()).filter((line) => line && !/^(\s|\[PM2\]|Node\.js v|\^|\(Use `node --trace-)/.test(line)).pop()
 }
 
-module.exports = { APP_DEFAULTS, killTimeout, withPm2, call, findApp, removeApp, killDaemon, lastErrorLine }
+/**
+ * Where the error log PM2 gives app `name` by default ends now: a start
+ * that fails reads only what it wrote there (startFailure), not an earlier
+ * run's reason (PM2 appends to the log of a name).
+ */
+function errorLogMark (options, name) {
+  const { stateHome } = require('../lib/shared/state-dir')
+  const file = path.join(stateHome({ pm2Home: options.pm2Home }), 'logs', `${name}-error.log`)
+  try {
+    return { file, size: fs.statSync(file).size }
+  } catch {
+    return { file, size: 0 }
+  }
+}
+
+/** The reason a start that failed wrote to `log` since `mark` (errorLogMark; all of it for another file). */
+function startFailure (log, mark) {
+  return log ? lastErrorLine(log, mark && mark.file === log ? mark.size : 0) : undefined
+}
+
+module.exports = { APP_DEFAULTS, killTimeout, withPm2, call, findApp, removeApp, killDaemon, errorLogMark, startFailure }
