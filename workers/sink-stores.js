@@ -362,7 +362,7 @@ function isAgeIndex (index, field) {
 }
 
 function ageTarget (spec) {
-  return { collection: spec.collection, field: spec.expireBy, declared: (spec.indexes || []).some((index) => isAgeIndex(index, spec.expireBy)) }
+  return { collection: spec.collection, field: spec.expireBy, ...(spec.expireSpan ? { span: spec.expireSpan } : {}), declared: (spec.indexes || []).some((index) => isAgeIndex(index, spec.expireBy)) }
 }
 
 const ARRIVAL_FROM_ID = Object.freeze({

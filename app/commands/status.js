@@ -171,7 +171,8 @@ function storageLines (storage) {
 function daysLeftText ({ daysLeft: days, overToday }) {
   if (overToday) return 'OVER BUDGET with only today\'s data: nothing is deleted (today\'s never is); raise --max-storage or shorten --retention'
   if (days === null || days === undefined) return 'days left unknown (not growing, or measured too briefly)'
-  return days === 0 ? 'OVER BUDGET: the oldest days are being deleted' : `${days} days left at the current growth`
+  if (days === 0) return 'OVER BUDGET: the oldest days are being deleted'
+  return days < 1 ? `${(days * 24).toFixed(1)} hours left at the current growth` : `${Math.round(days * 10) / 10} days left at the current growth`
 }
 
 function timeText (ms) {
@@ -195,4 +196,4 @@ function databaseState (custom) {
   return 'ok'
 }
 
-module.exports = { run, render }
+module.exports = { run, render, daysLeftText }

@@ -65,12 +65,14 @@ module.exports = defineCollector({
       collection: 'flow_minutes',
       indexes: [{ key: { minute: 1 } }],
       expireBy: 'minute',
+      expireSpan: 60000, // written to through its minute: aged from the minute's end
       of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotal(record, receivedAt, ['srcAddr', 'dstAddr'])
     }),
     sinks.updates({
       collection: 'interface_minutes',
       indexes: [{ key: { minute: 1 } }],
       expireBy: 'minute',
+      expireSpan: 60000, // written to through its minute: aged from the minute's end
       of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotal(record, receivedAt, ['inputIf', 'outputIf'])
     }),
     sinks.updates({

@@ -42,6 +42,7 @@ module.exports = defineCollector({
     collection: 'metrics',
     indexes: [{ key: { name: 1, minute: 1 } }],
     expireBy: 'minute', // each document's minute (of arrival), never moved
+    expireSpan: 60000, // and written to for that minute: its age counts from the minute's end
     of: (metric, { receivedAt }) => {
       const minute = new Date(Math.floor(receivedAt.getTime() / 60000) * 60000)
       const update = { _id: `${metric.name}|${metric.type}|${minute.toISOString()}`, setOnInsert: { name: metric.name, type: metric.type, minute } }

@@ -171,3 +171,37 @@ test('capacity: collector status and /metrics give per collection documents, byt
   assert.match(body, /collector_storage_index_bytes\{collection="syslog",collector="syslog"\} \d+/)
   assert.match(body, /collector_storage_oldest_timestamp_seconds\{collection="syslog",collector="syslog"\} \d/)
 })
+
+// What a QA pass found running statsd with a short retention and a budget:
+// the minute being written was deleted from its 30th second (a retention
+// under a minute lost data); the figures were measured every other
+// interval; a start on old data showed it for a whole interval; a budget
+// pass reported measuredAt null; and status said OVER BUDGET an hour or
+// more before the budget was reached.
+test('per-minute documents age from their minute\'s end; measured every interval as the ticks start, again after a first sweep that deleted; days left under a day is hours, not OVER BUDGET', async () => {
+  const db = await freshDb()
+  let clock = Date.UTC(2026, 10, 25, 10, 0, 45)
+  const minute = (ms) => new Date(Math.floor(ms / 60000) * 60000)
+  const metrics = db.collection('metrics')
+  await metrics.insertMany([{ _id: 'old', minute: minute(clock - 120000) }, { _id: 'last', minute: minute(clock - 60000) }, { _id: 'now', minute: minute(clock) }])
+  const logger = captureLogger().logger
+  const host = { logger, logAtMost: () => {}, isLeader: () => true, now: () => { clock += 3; return clock } } // every read of the clock a few ms on: a tick takes time
+  const target = require('../../workers/sink-stores').createSink(require('../../collectors/statsd').definition.sinks[0]).storageTargets()[0]
+  const k = new StorageKeeper(db, [target], { retention: 30000, storageInterval: 60000, maxStorage: 1024 ** 3, retentionBy: 'sweeper' }, host)
+  const started = clock
+  await k.tick()
+  assert.deepEqual((await metrics.find().sort({ minute: 1 }).toArray()).map((d) => d._id), ['now'], 'the minutes that ended over 30 s ago, not the one being written')
+  const first = k.stats()
+  assert.equal(first.collections.metrics.documents, 1, 'measured again after the first sweep deleted, not showing the deleted documents for an interval')
+  assert.ok(first.measuredAt >= started, 'a time, not null')
+  for (let tick = 1; tick <= 3; tick++) {
+    clock = started + tick * 60000 // the timer's next tick
+    const at = clock
+    await k.tick()
+    assert.ok(k.stats().measuredAt > at, `measured at tick ${tick}, every interval`)
+  }
+  const { daysLeftText } = require('../../app/commands/status')
+  assert.equal(daysLeftText({ daysLeft: 0.05, overToday: false }), '1.2 hours left at the current growth')
+  assert.equal(daysLeftText({ daysLeft: 3.26, overToday: false }), '3.3 days left at the current growth')
+  assert.match(daysLeftText({ daysLeft: 0, overToday: false }), /^OVER BUDGET/)
+})

@@ -60,6 +60,7 @@ test('retentionFor: COLLECTION=DURATION or off over --retention; a name the coll
   assert.deepEqual([...retentionsOf(targets, { retention: DAY, retentionFor: ['flows=12h', 'exporters=off'] })], [['flows', 43200000], ['flow_minutes', DAY], ['exporters', 0]])
   assert.throws(() => retentionsOf(targets, { retentionFor: ['flowz=1d'] }), /names flowz, which this collector does not write \(its collections: flows, flow_minutes, exporters\)/)
   assert.throws(() => resolveSettings(MONGO_SETTINGS, { retentionFor: ['x=soon'] }), /x: expected a duration/)
+  assert.throws(() => resolveSettings(MONGO_SETTINGS, { retentionFor: ['syslog=1d', 'syslog=off'] }), /syslog is named twice: one retention a collection/, 'a typo does not shorten or end a retention silently (QA)')
   assert.equal(resolveSettings(MONGO_SETTINGS, {}).retention, 0, 'off by default')
 })
 
@@ -68,6 +69,20 @@ test('per-day documents are old once their whole day is older than the retention
   assert.equal(cutoffOf(COUNTERS, DAY, now), now - 2 * DAY)
   assert.equal(cutoffOf(LOGS, DAY, now), now - DAY)
   assert.equal(ttlSeconds(LOGS, 1500), 2, 'whole seconds, rounded up')
+})
+
+test('a per-minute document is old once its whole minute is older than the retention (expireSpan): statsd\'s and netflow\'s minutes, as their sinks declare them', () => {
+  const { createSink } = require('../../workers/sink-stores')
+  const now = Date.UTC(2026, 10, 25, 10, 0, 45)
+  const minuteTargets = [require('../../collectors/statsd'), require('../../collectors/netflow')]
+    .flatMap((collector) => collector.definition.sinks.filter((sink) => sink.expireBy === 'minute').map((sink) => createSink(sink).storageTargets()[0]))
+  assert.deepEqual(minuteTargets.map((t) => t.collection), ['metrics', 'flow_minutes', 'interface_minutes'])
+  for (const target of minuteTargets) {
+    // --retention 30s at 10:00:45: the minute 10:00 is still written to; 09:59 ended 45 s ago.
+    assert.equal(cutoffOf(target, 30000, now), now - 90000, target.collection)
+    assert.ok(cutoffOf(target, 30000, now) < Date.UTC(2026, 10, 25, 10, 0) && cutoffOf(target, 30000, now) > Date.UTC(2026, 10, 25, 9, 59))
+    assert.equal(ttlSeconds(target, 30000), 90)
+  }
 })
 
 test('growth per day: the net change over the last hour, once two measurements are 10 s apart', () => {

@@ -8,12 +8,14 @@ const { flagTypes } = require('../../lib/shared/value-types')
  * Retention). Pure: the StorageKeeper (storage-keeper.js) runs it.
  *
  * A target is one collection a worker writes, as its sink declares it:
- * `{ collection, field, perDay?, partial?, declared?, legacy? }`: `field`
+ * `{ collection, field, perDay?, span?, partial?, declared?, legacy? }`: `field`
  * the date its documents' age is read from (a stream's or call's last
  * activity, which every write moves forward, so nothing still receiving is
  * old; a message's arrival; a per-minute document's minute), `perDay` for
  * per-day documents (their field is the day's start: they expire once the
- * whole day is older than the retention), `partial` a filter the documents
+ * whole day is older than the retention), `span` the same for a bucket of
+ * another length (ms: a per-minute document's minute, its sink's
+ * `expireSpan`), `partial` a filter the documents
  * must also match (streams: `{ active: false }`, only ended ones), and
  * `declared` when the sink's own indexes name the field (the index exists
  * whatever the retention).
@@ -39,9 +41,12 @@ function retentionProblem (ms) {
  * `--retention` takes it, or `off`), or undefined.
  */
 function retentionForProblem (list) {
+  const named = new Set()
   for (const item of list) {
     const [name, value] = splitItem(item)
     if (!name || value === undefined) return `each item is COLLECTION=DURATION (e.g. flows=7d) or COLLECTION=off (got "${item}")`
+    if (named.has(name)) return `${name} is named twice: one retention a collection`
+    named.add(name)
     if (OFF_WORDS.has(value)) continue
     const { value: ms, error } = flagTypes.duration.parse(value)
     if (error) return `${name}: expected a duration such as 7d, 12h or 30s, or off (got "${value}")`
@@ -81,13 +86,20 @@ function retentionsOf (targets, { retention = 0, retentionFor = [] } = {}) {
 }
 
 /** The age below which a target's documents are deleted at `now`: epoch ms. */
+// How long a document keeps receiving after its date field's time: a
+// per-day document the day, a sink's bucket (a per-minute document's
+// minute: expireSpan) its span, else nothing (the field moves with each write).
+function spanOf (target) {
+  return target.span || (target.perDay ? DAY_MS : 0)
+}
+
 function cutoffOf (target, retentionMs, now) {
-  return now - retentionMs - (target.perDay ? DAY_MS : 0)
+  return now - retentionMs - spanOf(target)
 }
 
 /** The TTL index's expireAfterSeconds for a retention: whole seconds, a day more for per-day documents. */
 function ttlSeconds (target, retentionMs) {
-  return Math.min(MAX_TTL_SECONDS, Math.ceil(retentionMs / 1000) + (target.perDay ? DAY_MS / 1000 : 0))
+  return Math.min(MAX_TTL_SECONDS, Math.ceil((retentionMs + spanOf(target)) / 1000))
 }
 
 /** The index a target's field gets: single-field, with its partial filter. */

@@ -67,6 +67,7 @@ class StorageKeeper {
     this.overToday = false // over maxStorage with only today's data left (said once while it lasts)
     this.stopped = false
     this.measuredAt = 0
+    this.measureAgain = false
     this.budgetAfter = 0
     this.counts = { sweeps: 0, errors: 0 }
     this.ttlBase = null
@@ -100,17 +101,30 @@ class StorageKeeper {
     return this.running
   }
 
+  // Measured every storageInterval as the ticks come (their start times:
+  // taken after the sweep, a tick's time fell a few ms short of the last
+  // one's, and every other measurement was skipped); again at once after a
+  // first sweep that deleted (a start on old data showed it for a whole
+  // interval), and after the budget deleted.
   async tick () {
+    const started = this.now()
     if (!this.host.isLeader()) {
       this.ready = false // a later leadership sets up again: another leader may have changed the indexes
       return
     }
-    if (!this.ready) {
+    const first = !this.ready
+    if (first) {
       await this.setUp()
-      await this.measure() // the sweeper's first slices follow the measured density
+      await this.measure(started) // the sweeper's first slices follow the measured density
     }
+    const deleted = this.deletedByRetention()
     await this.sweep()
-    if (this.now() - this.measuredAt >= this.settings.storageInterval) await this.measure()
+    if (first && this.deletedByRetention() > deleted) this.measureAgain = true
+    if (this.measureAgain || started - this.measuredAt >= this.settings.storageInterval) await this.measure(started)
+  }
+
+  deletedByRetention () {
+    return this.targets.reduce((n, t) => n + t.deleted.retention, 0)
   }
 
   /** Indexes, legacy documents, the start line. */
@@ -241,8 +255,8 @@ class StorageKeeper {
   }
 
   /** Measures every collection, then holds them to the budget. */
-  async measure () {
-    const at = this.now()
+  async measure (at = this.now()) {
+    this.measureAgain = false
     for (const t of this.targets) {
       t.measured = await measureCollection(this.db, t.target)
       t.samples.push({ at, documents: t.measured.documents, usedBytes: t.measured.usedBytes })
@@ -291,7 +305,7 @@ class StorageKeeper {
         `storage over budget (${formatBytes(used)} of ${formatBytes(max)}): deleted ${day}, the oldest day (${Object.entries(deleted).map(([name, n]) => `${name} ${n}`).join(', ') || 'nothing'})`)
     }
     this.budgetAfter = this.ttl ? now + BUDGET_SETTLE_MS : 0
-    this.measuredAt = 0 // measured again at the next tick
+    this.measureAgain = true // at the next tick
   }
 
   usedBytes () {
@@ -362,9 +376,11 @@ function bytesPerDocument (measured) {
   return measured && measured.documents > 0 ? measured.usedBytes / measured.documents : 0
 }
 
+// 0 only once the budget is reached: under it, at least a thousandth of a
+// day (rounded to 0.1 it read 0, OVER BUDGET, for anything under 1.2 hours).
 function daysLeft (max, used, growthPerDay) {
   if (used >= max) return 0
-  return growthPerDay > 0 ? Math.round((max - used) / growthPerDay * 10) / 10 : null
+  return growthPerDay > 0 ? Math.max(0.001, Math.round((max - used) / growthPerDay * 1000) / 1000) : null
 }
 
 function startOfDay (ms) {
