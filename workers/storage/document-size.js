@@ -30,11 +30,6 @@ function documentFate (doc) {
   }
 }
 
-/** Whether `doc` is within MAX_DOCUMENT_BYTES and BSON can hold it (documentFate). */
-function fitsOneDocument (doc) {
-  return documentFate(doc) === 'fits'
-}
-
 // A document's or array's bytes at most (Infinity: not known here).
 function objectBound (object, depth) {
   if (depth > MAX_DEPTH) return Infinity
@@ -69,4 +64,4 @@ function valueBound (value, depth) {
   return objectBound(value, depth + 1)
 }
 
-module.exports = { MAX_DOCUMENT_BYTES, documentFate, fitsOneDocument }
+module.exports = { MAX_DOCUMENT_BYTES, documentFate }
