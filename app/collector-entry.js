@@ -122,8 +122,10 @@ class Entry {
   // line and exit 2 like those the flags' own checks find.
   async refused (err) {
     await this.collector.stop().catch(() => {})
-    this.ctx.stderr.write(`collector: invalid configuration: ${err.message.replace(/^worker failed to start: /, '')}\n`)
-    await stats.writeFailure(this.dir, this.config.name, err).catch(() => {})
+    const message = `invalid configuration: ${err.message.replace(/^worker failed to start: /, '')}`
+    this.ctx.stderr.write(`collector: ${message}\n`)
+    // Recorded as the flags' own mistakes are, so that `collector start` exits 2 as `run` does.
+    await stats.writeFailure(this.dir, this.config.name, { code: 'ERR_INVALID_CONFIG', message }).catch(() => {})
     return this.ctx.exit(this.ctx.env.pm_id !== undefined ? EXIT.START_FAILED : EXIT.BAD_USAGE)
   }
 

@@ -187,6 +187,13 @@ function outcomeText (o) {
   return o.overCap > 0 ? `${text}; ${o.overCap} past the cap` : text
 }
 
+/** A call's length from SIP: `22.0s`, under a second in ms (`350ms`, `<1ms` for a replayed capture), `-` unknown. */
+function durationText (ms) {
+  if (ms === null || ms === undefined) return '-'
+  if (ms >= 1000) return `${(ms / 1000).toFixed(1)}s`
+  return ms < 1 ? '<1ms' : `${Math.round(ms)}ms`
+}
+
 function streamCallId (doc) {
   return (doc.from && doc.from.callId) || (doc.to && doc.to.callId) || null
 }
@@ -199,4 +206,4 @@ function byTime (a, b) {
   return new Date(b.time || 0) - new Date(a.time || 0)
 }
 
-module.exports = { listCalls, matchesNumber, partyText, outcomeText, streamCallId }
+module.exports = { listCalls, matchesNumber, partyText, outcomeText, durationText, streamCallId }

@@ -9,7 +9,7 @@
 // `/sip/call.txt` and `/sip/call.pcap` export them. No script; every string
 // a sender chose goes through `escape`.
 
-const { listCalls, partyText, outcomeText } = require('./calls-list')
+const { listCalls, partyText, outcomeText, durationText } = require('./calls-list')
 const { ladderOf, legsOf } = require('./calls-ladder')
 const { sipPcap } = require('./sip-pcap')
 const { BAND_ORDER } = require('./calls-read')
@@ -99,7 +99,7 @@ function sipRow ({ outcome, doc, analytics }, table) {
     caller: party(outcome.caller),
     callee: party(outcome.callee),
     start: outcome.invitedAt ? outcome.invitedAt.toISOString().slice(0, 19).replace('T', ' ') : '-',
-    duration: outcome.durationMs === null ? '-' : `${(outcome.durationMs / 1000).toFixed(1)}s`,
+    duration: durationText(outcome.durationMs),
     sip: outcomeText(outcome),
     mos: cells.mos || '-',
     band: cells.band || 'unknown'
@@ -155,7 +155,7 @@ function outcomeList (o, escape) {
   const items = [
     ['Caller', party(o.caller)], ['Callee', party(o.callee)], ['Outcome', outcomeText(o)],
     ['Invited', time(o.invitedAt)], ['Ringing after', o.ringingMs === null ? '-' : `${(o.ringingMs / 1000).toFixed(3)} s`],
-    ['Answered', time(o.answeredAt)], ['Ended', time(o.endedAt)], ['Duration', o.durationMs === null ? '-' : `${(o.durationMs / 1000).toFixed(1)} s`],
+    ['Answered', time(o.answeredAt)], ['Ended', time(o.endedAt)], ['Duration', durationText(o.durationMs)],
     ['Copies received', String(o.duplicates)], ['Messages past the cap', String(o.overCap)]
   ]
   return `<table id="outcome">${items.map(([k, v]) => `<tr><th class="l">${k}</th><td class="l">${escape(v)}</td></tr>`).join('')}</table>`

@@ -121,3 +121,13 @@ test('start with --mongo-uri without a password is accepted (the URI travels in 
   assert.equal(refused.code, 2)
   assert.doesNotMatch(refused.stderr, /secret/)
 })
+
+// The worker is what knows the collections: its refusal is a configuration
+// mistake under PM2 too, exit 2 as under `run`, and nothing left in PM2.
+test('start with a --retention-for collection the collector does not write: exit 2 in one line, no PM2 entry left', { timeout: 90000 }, async (t) => {
+  const env = pm2Env(t)
+  const result = await cli(env, 'start', 'syslog', '--name', 'typo', '--port', '0', '-i', '1', '--mongo-uri', 'mongodb://127.0.0.1:1/logs', '--retention-for', 'flows=7d')
+  assert.equal(result.code, 2, result.stderr)
+  assert.equal(result.stderr, 'collector: invalid configuration: option "retentionFor" names flows, which this collector does not write (its collections: syslog, counters), got "flows=7d"\n')
+  assert.deepEqual(await launcher.list({ pm2Home: env.PM2_HOME }), [])
+})

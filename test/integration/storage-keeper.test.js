@@ -189,6 +189,9 @@ test('per-minute documents age from their minute\'s end; measured every interval
   const target = require('../../workers/sink-stores').createSink(require('../../collectors/statsd').definition.sinks[0]).storageTargets()[0]
   const k = new StorageKeeper(db, [target], { retention: 30000, storageInterval: 60000, maxStorage: 1024 ** 3, retentionBy: 'sweeper' }, host)
   const started = clock
+  const unmeasured = new StorageKeeper(db, [target], { retention: 0, storageInterval: 60000, retentionBy: 'sweeper' }, host)
+  await unmeasured.setUp()
+  assert.equal(unmeasured.stats(), null, 'set up, not measured yet: no figures (status showed 0 B in use)')
   await k.tick()
   assert.deepEqual((await metrics.find().sort({ minute: 1 }).toArray()).map((d) => d._id), ['now'], 'the minutes that ended over 30 s ago, not the one being written')
   const first = k.stats()

@@ -8,7 +8,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { CopyWindow, CallLedger } = require('../../collectors/hep/call-memory')
 const { callOutcome, callUpdateOf } = require('../../collectors/hep/calls')
-const { matchesNumber, partyText } = require('../../app/commands/calls-list')
+const { matchesNumber, partyText, durationText } = require('../../app/commands/calls-list')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -85,6 +85,8 @@ test('a number search: by text, or by its digits as a suffix less leading zeros 
   for (const number of ['<script>alert(1)</script>', 'x1', '0', '0049', 'ali', '4930999112']) assert.ok(!matchesNumber(call, number), number)
   assert.equal(partyText({ user: '+493010000808', host: '' }), '+493010000808', 'a tel: URI has no host')
   assert.equal(partyText({ user: 'bob', host: 'b.example' }), 'bob@b.example')
+  // A replayed capture's call lasts under a millisecond: said so, not 0.0s.
+  assert.deepEqual([null, 0.2, 0, 349.6, 999.4, 1000, 22049].map(durationText), ['-', '<1ms', '<1ms', '350ms', '999ms', '1.0s', '22.0s'])
 })
 
 test('the pcap export: a frame per message, IPv4 and IPv6, capture times kept to the microsecond field; an address it cannot write is left out', () => {

@@ -312,9 +312,9 @@ class StorageKeeper {
     return this.targets.reduce((sum, t) => sum + (t.measured ? t.measured.usedBytes : 0), 0)
   }
 
-  /** The leader's figures, null in the other workers (docs/counters.md, storage). */
+  /** The leader's figures once it has measured, null before and in the other workers (docs/counters.md, storage). */
   stats () {
-    if (!this.ready || !this.host.isLeader()) return null
+    if (!this.ready || !this.measuredAt || !this.host.isLeader()) return null
     const collections = {}
     let growth = null
     for (const t of this.targets) {
@@ -330,7 +330,7 @@ class StorageKeeper {
       daysLeft: max && growth !== null ? daysLeft(max, used, growth) : null,
       overToday: this.overToday, // over maxStorage with nothing older than today to delete
       estimated: this.targets.some((t) => t.measured && t.measured.estimated),
-      measuredAt: this.measuredAt || null,
+      measuredAt: this.measuredAt,
       sweeps: this.counts.sweeps,
       errors: this.counts.errors,
       ttlDeleted: this.ttlDeleted,
