@@ -132,10 +132,10 @@ class StreamsSink extends Sink {
     return this.spec.of ? listOf(this.spec.of(record, message)) : [record]
   }
 
-  /** The sinks' accept: the items under their message's batch, counted. */
+  /** The sinks' accept: the items under their message's batch, counted at its arrival. */
   accept (items, context) {
     let held = true
-    for (let i = 0; i < items.length; i++) held = this.add(items[i], context.mark, true) && held
+    for (let i = 0; i < items.length; i++) held = this.add(items[i], context.mark, true, false, context.message.receivedAt) && held
     return held
   }
 
@@ -144,29 +144,30 @@ class StreamsSink extends Sink {
    * redelivered item committed after its batch (`staged`) is past the bound
    * check: the master already holds its message, and it is one batch's
    * worth. False when the maxPending bound refused it (counted in dropped).
+   * `countAt`: when the counters count it (countTime).
    */
-  add (item, delivery, count, staged = false) {
+  add (item, delivery, count, staged = false, countAt = undefined) {
     const reason = invalidReason(item)
     if (reason) return this.countMalformed(reason)
     this.counts.items++
     if (!this.coalescer.add(item, staged ? -Infinity : this.writing.length, delivery)) return this.dropPending()
     if (item.fromID === undefined) return true
     this.counts.packets++
-    if (count) this.count(item, delivery)
+    if (count) this.count(item, delivery, countAt)
     if (this.hasBacklog()) this.host.flushSoon()
     return true
   }
 
   // The packet counter, and the item's per-minute counts (`counts`: prefix → n).
-  count (item, delivery) {
-    const at = itemTime(item)
+  count (item, delivery, countAt) {
+    const at = countTime(item, countAt)
     this.counterStore.increment(this.metric, at, 1, delivery)
     if (item.counts) for (const prefix of Object.keys(item.counts)) this.counterStore.incrementMinute(this.metric, at, prefix, item.counts[prefix], delivery)
   }
 
   /** The counter document an item counts in. */
-  counterId (item) {
-    return this.counterStore.documentId(this.metric, itemTime(item))
+  counterId (item, countAt) {
+    return this.counterStore.documentId(this.metric, countTime(item, countAt))
   }
 
   // An item of a message that is refused alone (the message's other items are kept).
@@ -290,6 +291,14 @@ function listOf (value) {
 }
 
 // When an item happened: its own timestamp, else now.
+// Counted at the message's arrival where it is known: the counters' day is
+// what retention ages them by, and an item's own time may be a sender's clock
+// (HEP's capture time: an agent dated 1970 had its counts deleted at once, one
+// dated 9999 kept them for ever). The item's time where it is not.
+function countTime (item, countAt) {
+  return countAt === undefined || countAt === null ? itemTime(item) : countAt
+}
+
 function itemTime (item) {
   return item.timestamp === undefined ? Date.now() : item.timestamp
 }

@@ -18,7 +18,8 @@ const MESSAGES = 'syslog' // the messages' collection, by default
  * fields, `source` (the sender's address) and `_id` the message's key, so a
  * message delivered again collides where it landed. It also counts in the
  * per-minute counter `syslog.<host>.<severity>` (`counters`) at its
- * timestamp, else its arrival. Lenient readings (parser DEVIATIONS) are
+ * arrival (the counter's day is what retention ages it by; a sender's clock
+ * dated 1970 had its counts deleted at once). Lenient readings (parser DEVIATIONS) are
  * stored parsed, flagged and counted in `deviations`.
  */
 module.exports = defineCollector({
@@ -56,7 +57,7 @@ module.exports = defineCollector({
     }),
     sinks.counters({
       fromSettings: { collection: 'countersCollection', preallocateRate: 'preallocateRate', writeEvery: 'countersInterval' },
-      of: (record, { receivedAt, remote }) => ({ metric: `syslog.${record.host || remote.address}.${record.severityName || 'unknown'}`, at: record.timestamp || receivedAt })
+      of: (record, { remote }) => ({ metric: `syslog.${record.host || remote.address}.${record.severityName || 'unknown'}` })
     })
   ]
 })

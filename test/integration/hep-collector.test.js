@@ -141,9 +141,17 @@ test('a SIP dialog and its RTCP over HEP (UDP) become one call and two stream si
   const { collector, db, port } = await startTestCollector(t, hep)
   const callId = 'call-1@a.example.com'
   const packets = callPackets(callId)
+  const sentAt = Date.now()
   await sendUdp(t, port, packets)
   await waitFor(() => collector.summary().processed === packets.length)
   await collector.stop()
+  // Packets are counted at their arrival, not at the agent's capture time
+  // (an hour before): the counter's day is what retention ages it by.
+  const [counter] = await db.collection('counters').find().toArray()
+  const hourOf = (ms) => new Date(ms).toISOString().slice(11, 13)
+  const arrivalHours = new Set([hourOf(sentAt), hourOf(Date.now())])
+  assert.ok(counter.daily > 0, 'packets counted')
+  assert.equal([...arrivalHours].reduce((n, h) => n + (counter.hourly[h] || 0), 0), counter.daily, `counted in the hour they arrived, not the capture's (${hourOf(T0)}): ${JSON.stringify(counter.hourly)}`)
   const calls = await db.collection('calls').find().toArray()
   assert.equal(calls.length, 1)
   assertCall(calls[0], callId)

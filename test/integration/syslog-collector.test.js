@@ -74,6 +74,25 @@ test('unparseable lines are stored raw and counted, not dropped', async (t) => {
   assert.deepEqual(docs.filter((d) => d.format === 'raw').map((d) => d.message).sort(), ['<999>bad pri', 'no priority here'])
 })
 
+// A device without a clock dates its lines 1970, a broken one 9999: counted
+// in those days, its counts were deleted at the next retention pass while
+// its messages stayed (1970), or never expired (9999).
+test('counters count a line at its arrival, not at the time its sender wrote; the message keeps that time', async (t) => {
+  const { collector, db, port } = await startCollector(t, ['-i', '1'])
+  const dgram = require('node:dgram')
+  const socket = dgram.createSocket('udp4')
+  const before = new Date()
+  for (const stamp of ['1970-01-01T00:00:00Z', '9999-12-31T23:59:00Z']) socket.send(`<13>1 ${stamp} clockless app - - - x`, port, '127.0.0.1')
+  await waitFor(() => collector.summary().processed === 2)
+  socket.close()
+  const docs = await stored(collector, db, 2)
+  assert.deepEqual(docs.map((d) => d.timestamp.getUTCFullYear()).sort(), [1970, 9999])
+  const today = (d) => d.toISOString().slice(0, 10).replace(/-/g, '')
+  const counters = await db.collection('counters').find().toArray()
+  assert.deepEqual(counters.map((c) => [c.metric, c.daily]), [['syslog.clockless.notice', 2]])
+  assert.ok([today(before), today(new Date())].includes(counters[0].day), `counted on the day it arrived, not ${counters[0].day}`)
+})
+
 test('parser: RFC 5424 edge cases, RFC 3164 variants, never throws', () => {
   const sd = parseSyslog('<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 [exampleSDID@32473 iut="3" eventSource="Appl\\"ication" eventID="1011"][x@1 y="\\]\\\\"] \uFEFFAn application event')
   assert.deepEqual([sd.facility, sd.severity, sd.host, sd.app, sd.procid, sd.msgid], [20, 5, 'mymachine.example.com', 'evntslog', null, 'ID47'])
