@@ -7,6 +7,7 @@ const { Refusal } = require('./sink-output')
 const DecodeError = require('../exceptions/decode-error')
 const { NewKeyLimit } = require('./new-key-limit')
 const { KeptState } = require('./kept-state')
+const { Tallies } = require('./tallies')
 
 /**
  * The worker of a collector definition (lib/collector/define-collector.js):
@@ -36,6 +37,7 @@ const { KeptState } = require('./kept-state')
  */
 // No batch for this long: the input paused, a coalescing sink is written (writePending).
 const QUIET_MS = 100
+const REFUSED = Symbol('refused') // run()'s answer for a message refused by its reason
 
 class DefinitionWorker extends MongoWorker {
   /**
@@ -48,15 +50,14 @@ class DefinitionWorker extends MongoWorker {
     this.definition = definition
     const host = sinkHost(this)
     this.sinks = this.definition.sinks.map((spec) => createSink(spec, this.settings, host))
-    this.tallies = Object.keys(this.definition.tally || {})
+    this.tallies = new Tallies(this.definition.tally)
     this.counts = { messages: 0, records: 0, malformed: {}, dropped: 0 }
     this.lastBatchAt = 0 // when the latest batch began (contextOf): none for QUIET_MS means input paused
-    for (const name of this.tallies) if (!this.counts[name]) this.counts[name] = {}
     this.enrichState = this.definition.state ? this.definition.state(this.settings) : {}
     this.newKeys = this.definition.cardinality && this.settings.maxNewKeysPerMinute > 0
       ? new NewKeyLimit({ share: Math.ceil(this.settings.maxNewKeysPerMinute / this.settings.newKeyShares), known: this.settings.maxKnownKeys })
       : null
-    this.kept = this.definition.keep ? new KeptState(keptOptions(this.definition, this.settings)) : null
+    this.kept = this.definition.keep ? KeptState.of(this.definition) : null
     // Everything the worker writes and acknowledges through: the sinks, and
     // what the definition keeps, written last: a message whose sinks were
     // written but not its kept state is delivered again to a state that
@@ -104,22 +105,43 @@ class DefinitionWorker extends MongoWorker {
     }
   }
 
+  // The kept state a message changed is kept with it: dropped when it is
+  // refused or fails, as the message is.
   work (message, scope) {
     this.counts.messages++
     const context = this.contextOf(message)
-    if (scope !== null) context.message.kept = this.kept.bind(scope, context)
+    if (scope === null) {
+      this.hold(message, context)
+      return
+    }
+    context.message.kept = this.kept.bind(scope, context)
+    let kept = false
+    try {
+      kept = this.hold(message, context)
+    } finally {
+      this.kept.settle(kept)
+    }
+  }
+
+  // Decoded, shaped and held by the sinks: true, or true with nothing to
+  // store; false when the message is refused.
+  hold (message, context) {
     let records = this.run('decode', () => this.definition.decode(message, this.settings, context.message))
-    if (records === null || this.tooMany(records, context)) return
+    if (records === REFUSED) return false
+    if (records === null) return true
+    if (this.tooMany(records, context)) return false
     context.many = Array.isArray(records)
     let places = null // where each record left stood in decode's answer, when some were left out
     if (this.newKeys) {
       ({ records, places } = this.withKnownKeys(records, context))
-      if (records === null) return
+      if (records === null) return false
     }
-    this.tallyAll(records)
+    this.tallies.add(records) // the decoded records taken (before enrich)
     if (this.definition.enrich) {
       records = this.run('enrich', () => this.definition.enrich(records, this.enrichState, context.message))
-      if (records === null || this.tooMany(records, context)) return
+      if (records === REFUSED) return false
+      if (records === null) return true
+      if (this.tooMany(records, context)) return false
       places = null // enrich's answer is numbered as it comes
       context.many = context.many || Array.isArray(records)
     }
@@ -128,10 +150,11 @@ class DefinitionWorker extends MongoWorker {
     if (shaped instanceof Refusal) return this.refused(shaped, context)
     this.acceptAll(shaped, places, context)
     if (this.hasBacklog()) this.flushSoon()
+    return true
   }
 
-  // decode or enrich: its answer, or null when there is nothing to store:
-  // none, or a DecodeError returned or thrown (the message is refused by its reason).
+  // decode or enrich: its answer, null when there is nothing to store, or
+  // REFUSED for a DecodeError returned or thrown (the message is refused by its reason).
   run (hook, fn) {
     let out
     try {
@@ -139,11 +162,11 @@ class DefinitionWorker extends MongoWorker {
     } catch (err) {
       if (!err || typeof err.reason !== 'string') throw err
       this.refuse(err.reason)
-      return null
+      return REFUSED
     }
     if (out instanceof DecodeError) {
       this.refuse(out.reason)
-      return null
+      return REFUSED
     }
     // A definition's mistakes, failing the message (`failed`, logged) rather
     // than storing nothing, or a Promise, as if that were what it gave.
@@ -169,10 +192,11 @@ class DefinitionWorker extends MongoWorker {
     return shaped
   }
 
-  // A sink refused a record by name: the message is dropped, nothing of it held.
+  // A sink refused a record by name: the message is dropped, nothing of it held (false: hold's answer).
   refused (refusal, context) {
     this.refuse(refusal.reason)
     this.logAtMost(refusal.reason, 'warn', () => ({ remote: addressOf(context) }), refusal.text)
+    return false
   }
 
   acceptAll (shaped, places, context) {
@@ -214,17 +238,6 @@ class DefinitionWorker extends MongoWorker {
     return taken
   }
 
-  // The tallies count the decoded records taken (before enrich).
-  tallyAll (records) {
-    if (this.tallies.length === 0) return
-    if (!Array.isArray(records)) return this.tallyOne(records)
-    for (let i = 0; i < records.length; i++) this.tallyOne(records[i])
-  }
-
-  tallyOne (record) {
-    for (let i = 0; i < this.tallies.length; i++) this.tally(this.tallies[i], this.definition.tally[this.tallies[i]](record))
-  }
-
   // Whether a store holds maxPending (the message is then dropped: storeFull).
   anyStoreFull () {
     for (let i = 0; i < this.stores.length; i++) if (this.stores[i].size >= this.settings.maxPending) return true
@@ -248,17 +261,12 @@ class DefinitionWorker extends MongoWorker {
     return context
   }
 
-  tally (name, names) {
-    if (!names) return
-    const counts = this.counts[name]
-    for (const n of Array.isArray(names) ? names : [names]) counts[n] = (counts[n] || 0) + 1
-  }
-
   drop () {
     this.counts.dropped++
     this.dropMessage('workerFull')
     this.logAtMost('drop', 'error', { maxPending: this.settings.maxPending, dropped: this.counts.dropped },
       'a sink holds maxPending entries while the database is unavailable; dropping messages (dropped.workerFull)')
+    return false
   }
 
   // Every sink writes, at once (each is exactly once by itself, so their
@@ -355,7 +363,6 @@ class DefinitionWorker extends MongoWorker {
       const s = sinks[this.stores[i].spec.collection] = this.stores[i].stats()
       dbWrites += s.writes
     }
-    const tallies = Object.fromEntries(this.tallies.map((name) => [name, { ...this.counts[name] }]))
     // A streams sink's figures are the worker's own too, as StreamWorker reports them.
     const shared = Object.assign({}, ...this.sinks.map((sink) => sink.workerStats ? sink.workerStats() : {}))
     return {
@@ -365,7 +372,7 @@ class DefinitionWorker extends MongoWorker {
       malformed: { ...this.counts.malformed },
       dropped: this.counts.dropped,
       ...(this.newKeys ? { newKeys: this.newKeys.stats() } : {}),
-      ...tallies,
+      ...this.tallies.stats(),
       ...(this.definition.stats ? this.definition.stats(this.enrichState) : {}),
       pending: this.stores.reduce((n, sink) => n + sink.size, 0),
       sinks,
@@ -373,20 +380,6 @@ class DefinitionWorker extends MongoWorker {
       ...this.dbStats(),
       ...this.stateStats()
     }
-  }
-}
-
-// The kept state's store: its collection (`keep.collection`, default
-// `<name>_kept`), scope (`keep.scope(message)`, default the sender's
-// address) and bounds (`keep.maxEntries`, default 100,000 entries held in
-// memory; `keep.maxPerScope`, default 4,096 names a scope).
-function keptOptions (definition, settings) {
-  const keep = definition.keep
-  return {
-    collection: keep.collection || `${definition.name}_kept`,
-    scope: keep.scope || ((message) => { const remote = message.rinfo || message.remote; return remote ? remote.address : '' }),
-    maxEntries: keep.maxEntries || 100000,
-    maxPerScope: keep.maxPerScope || 4096
   }
 }
 

@@ -48,12 +48,30 @@ class KeptState extends UpdatesSink {
     this.scopes = new Map() // scope → Map(name → value), least recently used first
     this.entries = 0
     this.counts = { reads: 0, set: 0, deleted: 0, forgotten: 0 }
-    this.current = null // { scope, values, context } of the message being decoded
+    // The message being decoded: its scope's values, and its own changes
+    // (name → value, null deleted), kept only if the message is (settle).
+    this.current = null // { scope, values, context, staged, size }
     this.view = Object.freeze({
-      get: (name) => this.current.values.get(name),
+      get: (name) => this.read(name),
       set: (name, value) => this.change(name, value),
       delete: (name) => this.change(name, null),
-      keys: (prefix = '') => [...this.current.values.keys()].filter((name) => name.startsWith(prefix))
+      keys: (prefix = '') => this.names().filter((name) => name.startsWith(prefix))
+    })
+  }
+
+  /**
+   * A definition's kept state: its collection (`keep.collection`, default
+   * `<name>_kept`), scope (`keep.scope(message)`, default the sender's
+   * address) and bounds (`keep.maxEntries`, default 100,000 entries held in
+   * memory; `keep.maxPerScope`, default 4,096 names a scope).
+   */
+  static of (definition) {
+    const keep = definition.keep
+    return new KeptState({
+      collection: keep.collection || `${definition.name}_kept`,
+      scope: keep.scope || ((message) => { const remote = message.rinfo || message.remote; return remote ? remote.address : '' }),
+      maxEntries: keep.maxEntries || 100000,
+      maxPerScope: keep.maxPerScope || 4096
     })
   }
 
@@ -94,27 +112,69 @@ class KeptState extends UpdatesSink {
 
   /** The view `arrival.kept` for a message of `scope`, decoded under `context` (its batch and place). */
   bind (scope, context) {
-    this.current = { scope, values: this.scopes.get(scope), context }
+    const values = this.scopes.get(scope)
+    this.current = { scope, values, context, staged: new Map(), size: values.size }
     return this.view
   }
 
+  bound () {
+    if (this.current === null) throw new TypeError('kept: read and changed only while its message is decoded (a view kept past decode or enrich)')
+    return this.current
+  }
+
+  read (name) {
+    const { values, staged } = this.bound()
+    return staged.has(name) ? (staged.get(name) ?? undefined) : values.get(name)
+  }
+
+  names () {
+    const { values, staged } = this.bound()
+    const names = new Set(values.keys())
+    for (const [name, value] of staged) value === null ? names.delete(name) : names.add(name)
+    return [...names]
+  }
+
+  // Staged: a message refused part way (a datagram whose 4,095th template
+  // passed maxPerScope) leaves its scope as it was, not with what it set first.
   change (name, value) {
     if (typeof name !== 'string' || name.includes(SEP)) throw new TypeError(`kept: a name is a string without NUL (got ${JSON.stringify(name)})`)
-    const { scope, values, context } = this.current
-    const had = values.has(name)
+    const current = this.bound()
+    const present = this.read(name) !== undefined
     if (value === null || value === undefined) {
-      if (!had) return
-      values.delete(name)
-      this.entries--
-      this.counts.deleted++
-    } else {
-      if (!had && values.size >= this.maxPerScope) throw KEPT_FULL
-      values.set(name, value)
-      if (!had) this.entries++
-      this.counts.set++
+      if (!present) return
+      current.staged.set(name, null)
+      current.size--
+      return
     }
+    if (!present && current.size >= this.maxPerScope) throw KEPT_FULL
+    current.staged.set(name, value)
+    if (!present) current.size++
+  }
+
+  /**
+   * The end of the bound message: its changes kept (`keep`: it was
+   * accepted, or had nothing to store) and written with its batch, or
+   * dropped with it (refused, or failed).
+   */
+  settle (keep) {
+    const { scope, values, context, staged } = this.current
+    this.current = null
+    if (!keep || staged.size === 0) return
     const order = [context.mark.batchId, context.index]
-    this.store.update(scope + SEP + name, { latest: { value: { order, value: value === undefined ? null : value } }, set: { scope, name } }, context.mark)
+    for (const [name, value] of staged) {
+      const had = values.has(name)
+      if (value === null) {
+        if (!had) continue
+        values.delete(name)
+        this.entries--
+        this.counts.deleted++
+      } else {
+        values.set(name, value)
+        if (!had) this.entries++
+        this.counts.set++
+      }
+      this.store.update(scope + SEP + name, { latest: { value: { order, value } }, set: { scope, name } }, context.mark)
+    }
   }
 
   // Whole scopes, least recently used first, past maxEntries; never one

@@ -157,3 +157,29 @@ test('netflow: a datagram of 999 one-byte records stores 999 flows; one of 1,000
   assert.equal(summary.dropped['netflow-too-many-records'], 1)
   assert.equal(await db.collection('flows').countDocuments(), 999)
 })
+
+// A datagram of more templates than a scope holds (keep.maxPerScope, 4,096)
+// is refused as keptFull: before, the 4,095 it set first stayed, and later
+// data was decoded with templates of a datagram counted dropped.
+test('netflow: a datagram of more templates than a scope holds is refused whole, none of its templates kept; the next one is decoded', { timeout: 60000 }, async (t) => {
+  const { ipfixMessage, set, templateSet } = require('../helpers/netflow-packets')
+  const { collector, db, port } = await startTestCollector(t, netflow, [], { instances: 1 })
+  const templates = Array.from({ length: 4100 }, (_, i) => ({ id: 300 + i, fields: [[4, 1]] }))
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const send = (buf) => new Promise((resolve, reject) => socket.send(buf, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  await send(ipfixMessage({ exportTime: 1795600000, sequence: 0, domain: 8, sets: [templateSet(2, templates)] }))
+  await waitFor(() => collector.summary().received === 1 && collector.summary().inFlight === 0, { what: 'the datagram of templates through' })
+  assert.equal(collector.summary().dropped.keptFull, 1)
+  await send(ipfixMessage({ exportTime: 1795600001, sequence: 0, domain: 8, sets: [set(300, Buffer.alloc(3, 17))] }))
+  await send(ipfixMessage({ exportTime: 1795600002, sequence: 3, domain: 8, sets: [templateSet(2, [{ id: 300, fields: [[4, 1]] }]), set(300, Buffer.alloc(2, 6))] }))
+  await waitFor(() => collector.summary().received === 3 && collector.summary().inFlight === 0, { what: 'data after it through' })
+  const summary = collector.summary()
+  assert.equal(summary.dropped['netflow-unknown-template'], 1, 'data naming a template of the refused datagram is not decoded with it')
+  assert.equal(summary.processed, 1)
+  await collector.stop()
+  assert.deepEqual((await db.collection('flows').find().toArray()).map((f) => f.proto), [6, 6])
+  const kept = (await db.collection('netflow_kept').find().toArray()).map((d) => d.name).sort()
+  assert.deepEqual(kept, ['10|8|300', 'next|10|8'], 'only the template (and sequence) of the accepted datagram')
+})
+
