@@ -83,6 +83,7 @@ class Dispatcher {
       count: (event, reason) => { counters.event(event, reason) },
       allowList: this.allowList,
       logNotAllowed: (kind, address) => this.logNotAllowed(kind, address),
+      log: (level, fields, msg) => this.logger[level](fields, msg),
       onCapacity: (fn) => this.onCapacity(fn),
       fail
     }

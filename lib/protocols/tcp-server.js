@@ -3,12 +3,14 @@
 const net = require('node:net')
 const TcpConnection = require('./tcp-connection')
 const { createTlsAcceptor } = require('./tls')
+const { connectionBudget, RESERVE } = require('./open-files')
 
 /**
  * Accepts TCP connections and frames each byte stream into messages.
  *
  * Every accepted socket holds a slot from accept to close, through its TLS
- * handshake if any: at most `maxConnections` in all and
+ * handshake if any: at most `maxConnections` in all (fewer when the
+ * open-file limit holds less: open-files.js) and
  * `maxConnectionsPerSource` per remote address. A connection that would pass
  * a limit first reclaims the slot of the connection (of that address; for
  * the global limit, of any) that has gone longest without completing a
@@ -32,7 +34,8 @@ async function start (ctx) {
     slots: new Set(), // every accepted socket until it closes
     perSource: new Map(), // remote address → Set of its slots
     acceptor: null,
-    noVictimUntil: 0 // no slot can be reclaimed for the global limit before then
+    noVictimUntil: 0, // no slot can be reclaimed for the global limit before then
+    maxConnections: maxConnectionsOf(ctx)
   }
   if (ctx.options.tlsCert) {
     state.acceptor = createTlsAcceptor(ctx, (tlsSocket, rawSocket) => {
@@ -62,7 +65,7 @@ function accept (socket, ctx, state) {
   }
   const own = state.perSource.get(source)
   if (own && own.size >= ctx.options.maxConnectionsPerSource && !reclaim(own, 'perSourceLimit', ctx, state)) return refuse(socket, 'perSourceLimit', ctx)
-  if (state.slots.size >= ctx.options.maxConnections && !reclaim(state.slots, 'maxConnections', ctx, state)) return refuse(socket, 'maxConnections', ctx)
+  if (state.slots.size >= state.maxConnections && !reclaim(state.slots, 'maxConnections', ctx, state)) return refuse(socket, 'maxConnections', ctx)
   const slot = { socket, source, connection: null, lastFrameAt: Date.now(), frames: 0, holdingSince: 0, closed: false }
   take(slot, state)
   socket.once('close', () => release(slot, state))
@@ -72,6 +75,17 @@ function accept (socket, ctx, state) {
   socket.on('error', () => {})
   socket.slot = slot
   state.acceptor.handshake(socket)
+}
+
+// maxConnections within the open-file limit, said at start when it is lowered.
+function maxConnectionsOf (ctx) {
+  const asked = ctx.options.maxConnections
+  const { connections, limit, open } = connectionBudget(asked)
+  if (connections < asked) {
+    ctx.log('warn', { maxConnections: asked, openFileLimit: limit, open, reserve: RESERVE, accepting: connections },
+      `--max-connections ${asked} does not fit the open-file limit (${limit}, ${open} open): at most ${connections} connections are accepted, the limits and evictions acting there; raise the limit (ulimit -n, systemd LimitNOFILE=) for more`)
+  }
+  return connections
 }
 
 // A reset the sender sees at once (ECONNRESET), not a connection that

@@ -181,3 +181,45 @@ test('zero-length octet-counted frames are received and dropped as empty', async
   assertAllCounted(s, 1)
   socket.destroy()
 })
+
+// A collector whose open-file limit (here 256, as `ulimit -n` or a service
+// manager sets it) is below --max-connections: past the limit accept()
+// failed inside libuv, connections were closed uncounted, the good sender
+// lost every line and the stats file could not be written (EMFILE). The
+// bound is lowered to what the limit holds, said at start, and the limits
+// that count and evict act there.
+test('an open-file limit below --max-connections: the bound follows it, said at start; a flood of idle connections is evicted for a good sender, nothing uncounted', { timeout: 90000 }, async (t) => {
+  const path = require('node:path')
+  const os = require('node:os')
+  const { spawn } = require('node:child_process')
+  const { readStats } = require('../../app/stats-file')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fdlimit-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const cli = path.join(__dirname, '..', '..', 'bin', 'collector.js')
+  const echo = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
+  const child = spawn('prlimit', ['--nofile=256:256', process.execPath, cli, 'run', echo, '--protocol', 'tcp_server', '--port', '0', '-i', '1', '--name', 'fdlimit', '--reclaim-idle-after', '1s', '--log-format', 'json'],
+    { env: { ...process.env, COLLECTOR_STATS_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] })
+  t.after(() => child.exitCode === null && child.kill('SIGKILL'))
+  let out = ''
+  child.stdout.on('data', (d) => { out += d })
+  child.stderr.on('data', (d) => { out += d })
+  const ready = await waitFor(async () => { const s = await readStats('fdlimit', dir); return s && s.state === 'running' ? s : null }, { what: 'the collector to start', timeout: 30000 })
+  const port = ready.stats.address.port
+  const warning = out.split('\n').filter(Boolean).map((l) => { try { return JSON.parse(l) } catch { return null } }).find((l) => l && l.openFileLimit)
+  assert.ok(warning, `a warning at start naming the limit: ${out}`)
+  assert.equal(warning.openFileLimit, 256)
+  assert.ok(warning.accepting > 0 && warning.accepting < 256 - 128, `accepting ${warning.accepting}`)
+  assert.match(warning.msg, /^--max-connections 1024 does not fit the open-file limit \(256, \d+ open\): at most \d+ connections are accepted/)
+  const flood = []
+  for (let i = 0; i < 200; i++) flood.push(idleConnection(t, port, { localAddress: `127.0.1.${2 + (i % 10)}` }))
+  await Promise.all(flood)
+  await sleep(1200) // the flood's connections idle past reclaimIdleAfter
+  await plainSender(t, port, 50, { localAddress: '127.0.1.100' })
+  const stats = await waitFor(async () => { const s = await readStats('fdlimit', dir); return s && s.stats.processed === 50 ? s : null }, { what: 'the good sender\'s 50 lines processed', timeout: 20000 })
+  const { eventReasons } = stats.stats
+  assert.ok(eventReasons.connectionsRejected.maxConnections > 0, JSON.stringify(eventReasons))
+  assert.ok(stats.stats.events.connectionsEvicted >= 1, 'the good sender evicted an idle one')
+  assert.doesNotMatch(out, /EMFILE/)
+  child.kill('SIGINT')
+  await once(child, 'close')
+})
