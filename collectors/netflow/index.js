@@ -20,7 +20,7 @@ const MAX_RECORDS = 999
 /**
  * NetFlow v5, v9 and IPFIX (RFC 7011) on UDP 2055, from routers, switches,
  * softflowd, nprobe, pmacct. The first stateful built-in collector: v9 and
- * IPFIX templates are kept state (`keep`, per exporter address), written
+ * IPFIX templates are kept state (`keep`, per exporter address and port), written
  * with the flows and read by a worker's heir, so a worker's death costs no
  * template. Each datagram is refused by name (netflow/reasons.js) or
  * stored whole:
@@ -41,7 +41,12 @@ module.exports = defineCollector({
   name: 'netflow',
   description: 'NetFlow v5, v9 and IPFIX flows over UDP: every flow record once, per-minute totals per source/destination and interface, exporter-side loss',
   listen: { protocol: 'udp', port: 2055 },
-  keep: {},
+  // Templates and sequence numbers belong to a transport session (RFC 7011
+  // §8: for UDP, the exporter's address and port) and its domain: two
+  // exporters behind one address (two softflowd on a router, or a NAT) had
+  // each other's templates. Messages still meet by address (the hash), so
+  // one session's are in one worker.
+  keep: { scope: (message) => { const remote = message.rinfo || message.remote; return remote ? `${remote.address}|${remote.port}` : '' } },
   maxRecords: MAX_RECORDS + 1, // and the exporter summary
   decode: (message, settings, { kept, remote }) => {
     const datagram = decodeNetflow(message.data, { templates: kept, maxRecords: MAX_RECORDS })

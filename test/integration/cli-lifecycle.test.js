@@ -128,6 +128,6 @@ test('start with a --retention-for collection the collector does not write: exit
   const env = pm2Env(t)
   const result = await cli(env, 'start', 'syslog', '--name', 'typo', '--port', '0', '-i', '1', '--mongo-uri', 'mongodb://127.0.0.1:1/logs', '--retention-for', 'flows=7d')
   assert.equal(result.code, 2, result.stderr)
-  assert.equal(result.stderr, 'collector: invalid configuration: option "retentionFor" names flows, which this collector does not write (its collections: syslog, counters), got "flows=7d"\n')
+  assert.equal(result.stderr, 'collector: invalid configuration: option "retentionFor" names flows, which is not one of the collections retention reaches (syslog, counters), got "flows=7d"\n')
   assert.deepEqual(await launcher.list({ pm2Home: env.PM2_HOME }), [])
 })

@@ -114,7 +114,7 @@ test('run: a retention under 1s, a bare number, or a --retention-for collection 
     [['--retention', '30'], {}, /^collector: invalid configuration:\n {2}--retention: must be 0 \(nothing expires\) or at least 1s; give a unit, as in 30d \(a bare number is milliseconds\), got "30"\n$/],
     [['--retention-for', 'syslog=7'], {}, /--retention-for: syslog: must be 0 .* got "syslog=7"\n$/],
     [[], { COLLECTOR_RETENTION: '90' }, /--retention: must be 0 .*got "90" \(from environment variable COLLECTOR_RETENTION\)\n$/],
-    [['--retention-for', 'flows=7d', '--port', '0'], {}, /^collector: invalid configuration: option "retentionFor" names flows, which this collector does not write \(its collections: syslog, counters\), got "flows=7d"\n$/]
+    [['--retention-for', 'flows=7d', '--port', '0'], {}, /^collector: invalid configuration: option "retentionFor" names flows, which is not one of the collections retention reaches \(syslog, counters\), got "flows=7d"\n$/]
   ]) {
     const r = await cli(['run', 'syslog', '--log-level', 'silent', ...flags], { ...withDb, ...extra }).done
     assert.equal(r.code, 2, `${flags.join(' ')}: ${r.stderr}`)

@@ -55,10 +55,10 @@ async function exportsAndOracle (t, flows) {
 }
 
 // One socket per version (one exporter address, three source ports), the
-// versions interleaved as three exporters would send, paced.
-async function sendAll (t, port, exports, pauseMs) {
-  const sockets = exports.map(() => dgram.createSocket('udp4'))
-  t.after(() => sockets.forEach((s) => s.close()))
+// versions interleaved as three exporters would send, paced. `sockets`:
+// those of an earlier call, for exporters that carry on from the same
+// ports (their templates belong to that transport session).
+async function sendAll (t, port, exports, pauseMs, sockets = exporterSockets(t, exports.length)) {
   const longest = Math.max(...exports.map((e) => e.datagrams.length))
   for (let i = 0; i < longest; i++) {
     for (const [k, e] of exports.entries()) {
@@ -67,6 +67,12 @@ async function sendAll (t, port, exports, pauseMs) {
     }
     await sleep(pauseMs)
   }
+}
+
+function exporterSockets (t, n) {
+  const sockets = Array.from({ length: n }, () => dgram.createSocket('udp4'))
+  t.after(() => sockets.forEach((s) => s.close()))
+  return sockets
 }
 
 async function checkStored (db, exports) {
@@ -127,13 +133,14 @@ test('netflow: a master SIGKILLed mid-stream with the disk buffer, started again
   const sent = exports.reduce((n, e) => n + e.datagrams.length, 0)
   const half = exports.map((e) => ({ ...e, datagrams: e.datagrams.slice(0, Math.ceil(e.datagrams.length / 2)) }))
   const rest = exports.map((e, k) => ({ ...e, datagrams: e.datagrams.slice(half[k].datagrams.length) }))
-  await sendAll(t, first.port, half, 5)
+  const sockets = exporterSockets(t, exports.length) // the exporters carry on from the same ports after the collector's restart
+  await sendAll(t, first.port, half, 5, sockets)
   const halfCount = half.reduce((n, e) => n + e.datagrams.length, 0)
   await waitFor(async () => { const s = await first.stats(); return s && s.received === halfCount && s.buffer.messages + s.processed >= s.received }, { what: 'every datagram received and on disk or stored', timeout: 30000 })
   process.kill(first.pid, 'SIGKILL') // the master only: its workers flush what they hold, unacknowledged
   await first.exited
   const second = await runCollector(t, 'netflow', { flags, env, port: first.port })
-  await sendAll(t, second.port, rest, 5)
+  await sendAll(t, second.port, rest, 5, sockets)
   const s = await waitFor(async () => { const s = await second.stats(); return s && s.received === sent - halfCount && s.inFlight === 0 && s.buffer.messages === 0 ? s : null }, { what: 'the replay and the rest stored and acknowledged', timeout: 90000 })
   t.diagnostic(JSON.stringify({ datagrams: sent, replayed: s.replayed }))
   assert.equal(s.dropped.total, 0, JSON.stringify(s.dropped))
@@ -183,3 +190,35 @@ test('netflow: a datagram of more templates than a scope holds is refused whole,
   assert.deepEqual(kept, ['10|8|300', 'next|10|8'], 'only the template (and sequence) of the accepted datagram')
 })
 
+// Two exporters behind one address (two softflowd on a router, or a NAT),
+// each with template 1024 of its own layout in domain 0: templates belong to
+// the transport session (RFC 7011 §8), and each exporter's data is read with
+// its own. Before, the second template replaced the first, and the first
+// exporter's data was refused, or read with the other's layout.
+test('netflow: two exporters on one address, one template id with two layouts: each datagram read with its own exporter\'s template', { timeout: 60000 }, async (t) => {
+  const { ipfixMessage, set, templateSet, uint } = require('../helpers/netflow-packets')
+  const { collector, db, port } = await startTestCollector(t, netflow, [], { instances: 2 })
+  const exporter = async () => {
+    const socket = dgram.createSocket('udp4')
+    await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
+    t.after(() => socket.close())
+    return (buf) => new Promise((resolve, reject) => socket.send(buf, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  }
+  const [a, b] = [await exporter(), await exporter()]
+  const templateA = templateSet(2, [{ id: 1024, fields: [[4, 1], [1, 4]] }]) // protocol, then 4-byte octets
+  const templateB = templateSet(2, [{ id: 1024, fields: [[1, 8], [4, 1]] }]) // 8-byte octets, then protocol
+  const dataA = (bytes) => set(1024, Buffer.concat([uint(6, 1), uint(bytes, 4)]))
+  const dataB = (bytes) => set(1024, Buffer.concat([uint(bytes, 8), uint(17, 1)]))
+  await a(ipfixMessage({ exportTime: 1795600000, sequence: 0, sets: [templateA] }))
+  await b(ipfixMessage({ exportTime: 1795600000, sequence: 0, sets: [templateB] }))
+  for (let i = 0; i < 5; i++) {
+    await a(ipfixMessage({ exportTime: 1795600001 + i, sequence: i, sets: [dataA(1000 + i)] }))
+    await b(ipfixMessage({ exportTime: 1795600001 + i, sequence: i, sets: [dataB(2000 + i)] }))
+  }
+  await waitFor(() => collector.summary().received === 12 && collector.summary().inFlight === 0, { what: 'every datagram through' })
+  const summary = collector.summary()
+  assert.equal(summary.processed, 12, JSON.stringify(summary.dropped))
+  await collector.stop()
+  const flows = (await db.collection('flows').find().toArray()).map((f) => [f.proto, f.bytes]).sort((x, y) => x[1] - y[1])
+  assert.deepEqual(flows, [0, 1, 2, 3, 4].map((i) => [6, 1000 + i]).concat([0, 1, 2, 3, 4].map((i) => [17, 2000 + i])))
+})

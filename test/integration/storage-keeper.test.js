@@ -136,7 +136,7 @@ test('documents of an earlier version get their age field once, so that they exp
 })
 
 test('a --retention-for naming a collection the collector does not write is refused at start, naming those it writes', async (t) => {
-  await assert.rejects(startTestCollector(t, syslog, ['--retention-for', 'flows=7d']), /retentionFor.*names flows, which this collector does not write \(its collections: syslog, counters\)/s)
+  await assert.rejects(startTestCollector(t, syslog, ['--retention-for', 'flows=7d']), /retentionFor.*names flows, which is not one of the collections retention reaches \(syslog, counters\)/s)
 })
 
 test('capacity: collector status and /metrics give per collection documents, bytes, oldest and newest, retention and deletions, and the budget', async (t) => {

@@ -58,7 +58,7 @@ test('retentionFor: COLLECTION=DURATION or off over --retention; a name the coll
   assert.match(retentionForProblem(['flows=7 days']), /flows: expected a duration/)
   const targets = [{ collection: 'flows' }, { collection: 'flow_minutes' }, { collection: 'exporters' }]
   assert.deepEqual([...retentionsOf(targets, { retention: DAY, retentionFor: ['flows=12h', 'exporters=off'] })], [['flows', 43200000], ['flow_minutes', DAY], ['exporters', 0]])
-  assert.throws(() => retentionsOf(targets, { retentionFor: ['flowz=1d'] }), /names flowz, which this collector does not write \(its collections: flows, flow_minutes, exporters\)/)
+  assert.throws(() => retentionsOf(targets, { retentionFor: ['flowz=1d'] }), /names flowz, which is not one of the collections retention reaches \(flows, flow_minutes, exporters\)/)
   assert.throws(() => resolveSettings(MONGO_SETTINGS, { retentionFor: ['x=soon'] }), /x: expected a duration/)
   assert.throws(() => resolveSettings(MONGO_SETTINGS, { retentionFor: ['syslog=1d', 'syslog=off'] }), /syslog is named twice: one retention a collection/, 'a typo does not shorten or end a retention silently (QA)')
   assert.equal(resolveSettings(MONGO_SETTINGS, {}).retention, 0, 'off by default')

@@ -81,7 +81,7 @@ function retentionsOf (targets, { retention = 0, retentionFor = [] } = {}) {
   const overrides = parseRetentionFor(retentionFor)
   const names = new Set(targets.map((t) => t.collection))
   const unknown = [...overrides.keys()].filter((name) => !names.has(name))
-  if (unknown.length > 0) throw new Error(`names ${unknown.join(', ')}, which this collector does not write (its collections: ${[...names].join(', ') || 'none'})`)
+  if (unknown.length > 0) throw new Error(`names ${unknown.join(', ')}, which is not one of the collections retention reaches (${[...names].join(', ') || 'none'})`)
   return new Map(targets.map((t) => [t.collection, overrides.has(t.collection) ? overrides.get(t.collection) : retention]))
 }
 
