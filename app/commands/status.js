@@ -170,7 +170,7 @@ function storageLines (storage) {
 
 function daysLeftText ({ daysLeft: days, overToday }) {
   if (overToday) return 'OVER BUDGET with only today\'s data: nothing is deleted (today\'s never is); raise --max-storage or shorten --retention'
-  if (days === null || days === undefined) return 'days left unknown (not growing, or measured too briefly)'
+  if (days === null || days === undefined) return 'days left unknown (not growing, or measured for under 10 minutes)'
   if (days === 0) return 'OVER BUDGET: the oldest days are being deleted'
   return days < 1 ? `${(days * 24).toFixed(1)} hours left at the current growth` : `${Math.round(days * 10) / 10} days left at the current growth`
 }

@@ -85,10 +85,10 @@ test('a per-minute document is old once its whole minute is older than the reten
   }
 })
 
-test('growth per day: the net change over the last hour, once two measurements are 10 s apart', () => {
+test('growth per day: the net change over the last hour, once measurements span 10 minutes', () => {
   const t0 = 1e12
-  assert.equal(growthPerDay([{ at: t0, documents: 0, usedBytes: 0 }, { at: t0 + 5000, documents: 10, usedBytes: 100 }]), null)
-  assert.deepEqual(growthPerDay([{ at: t0, documents: 0, usedBytes: 0 }, { at: t0 + 60000, documents: 60, usedBytes: 6000 }]), { documents: 86400, bytes: 8640000 })
+  assert.equal(growthPerDay([{ at: t0, documents: 0, usedBytes: 0 }, { at: t0 + 180000, documents: 10, usedBytes: 100 }]), null, 'three minutes: too brief to say a day')
+  assert.deepEqual(growthPerDay([{ at: t0, documents: 0, usedBytes: 0 }, { at: t0 + 600000, documents: 600, usedBytes: 60000 }]), { documents: 86400, bytes: 8640000 })
   const samples = [{ at: t0 - 7200000, documents: 0, usedBytes: 0 }, { at: t0 - 3000000, documents: 100, usedBytes: 100 }, { at: t0, documents: 100, usedBytes: 100 }]
   assert.deepEqual(growthPerDay(samples), { documents: 0, bytes: 0 }, 'retention deleting as fast as data comes: no growth')
   assert.equal(trimSamples(samples).length, 2)

@@ -7,9 +7,10 @@ const SAMPLE = 100
 // Bytes an index entry costs beyond its key: the record id and the entry's
 // own overhead (an estimate; MongoDB's WiredTiger also prefix-compresses keys).
 const INDEX_ENTRY_OVERHEAD = 16
-// How far back growth is measured: the samples of the last hour, at least 10 s apart.
+// How far back growth is measured: the samples of the last hour, once they
+// span 10 minutes (from seconds apart, a burst at start read as +1 GiB a day).
 const GROWTH_WINDOW_MS = 3600000
-const GROWTH_MIN_SPAN_MS = 10000
+const GROWTH_MIN_SPAN_MS = 600000
 const DAY_MS = 86400000
 const NAMESPACE_NOT_FOUND = 26
 
@@ -98,7 +99,7 @@ function mean (items, of) {
  * Net growth per day of one collection from its measurements `[{ at,
  * documents, usedBytes }]`, oldest first, over the last hour: `{
  * documents, bytes }` a day at that rate (retention deleting as fast as
- * data comes makes it 0), or null before two measurements 10 s apart.
+ * data comes makes it 0), or null before measurements 10 minutes apart.
  */
 function growthPerDay (samples) {
   const last = samples[samples.length - 1]
