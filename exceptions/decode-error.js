@@ -7,8 +7,16 @@ const CollectorError = require('./collector-error')
  * counters, so operators can see *why* input is rejected.
  */
 class DecodeError extends CollectorError {
-  constructor (reason, message) {
+  /**
+   * @param {string} reason
+   * @param {string} [message]
+   * @param {{ keepState?: boolean }} [options] keepState: the message is
+   *   refused, but what it changed in the kept state stays (a NetFlow
+   *   datagram's templates, beside data of a template not known yet)
+   */
+  constructor (reason, message, { keepState = false } = {}) {
     super(message || reason, 'ERR_DECODE', { reason })
+    if (keepState) this.keepState = true
   }
 }
 

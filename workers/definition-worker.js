@@ -38,6 +38,7 @@ const { Tallies } = require('./tallies')
 // No batch for this long: the input paused, a coalescing sink is written (writePending).
 const QUIET_MS = 100
 const REFUSED = Symbol('refused') // run()'s answer for a message refused by its reason
+const REFUSED_KEEPING = Symbol('refused, its kept state kept') // by a DecodeError with keepState
 
 class DefinitionWorker extends MongoWorker {
   /**
@@ -123,12 +124,12 @@ class DefinitionWorker extends MongoWorker {
     }
   }
 
-  // Decoded, shaped and held by the sinks: true, or true with nothing to
-  // store; false when the message is refused.
+  // Decoded, shaped and held by the sinks, or nothing to store: true; false
+  // when the message is refused (true if its refusal keeps its kept state).
   hold (message, context) {
     let records = this.run('decode', () => this.definition.decode(message, this.settings, context.message))
     if (records === REFUSED) return false
-    if (records === null) return true
+    if (records === null || records === REFUSED_KEEPING) return true
     if (this.tooMany(records, context)) return false
     context.many = Array.isArray(records)
     let places = null // where each record left stood in decode's answer, when some were left out
@@ -140,7 +141,7 @@ class DefinitionWorker extends MongoWorker {
     if (this.definition.enrich) {
       records = this.run('enrich', () => this.definition.enrich(records, this.enrichState, context.message))
       if (records === REFUSED) return false
-      if (records === null) return true
+      if (records === null || records === REFUSED_KEEPING) return true
       if (this.tooMany(records, context)) return false
       places = null // enrich's answer is numbered as it comes
       context.many = context.many || Array.isArray(records)
@@ -154,7 +155,7 @@ class DefinitionWorker extends MongoWorker {
   }
 
   // decode or enrich: its answer, null when there is nothing to store, or
-  // REFUSED for a DecodeError returned or thrown (the message is refused by its reason).
+  // REFUSED (REFUSED_KEEPING) for a DecodeError returned or thrown (the message is refused by its reason).
   run (hook, fn) {
     let out
     try {
@@ -162,11 +163,11 @@ class DefinitionWorker extends MongoWorker {
     } catch (err) {
       if (!err || typeof err.reason !== 'string') throw err
       this.refuse(err.reason)
-      return REFUSED
+      return err.keepState ? REFUSED_KEEPING : REFUSED
     }
     if (out instanceof DecodeError) {
       this.refuse(out.reason)
-      return REFUSED
+      return out.keepState ? REFUSED_KEEPING : REFUSED
     }
     // A definition's mistakes, failing the message (`failed`, logged) rather
     // than storing nothing, or a Promise, as if that were what it gave.

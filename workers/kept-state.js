@@ -107,7 +107,7 @@ class KeptState extends UpdatesSink {
     this.scopes.delete(scope)
     this.scopes.set(scope, values)
     this.entries += values.size
-    this.forgetOldest()
+    this.forgetOldest(scope)
   }
 
   /** The view `arrival.kept` for a message of `scope`, decoded under `context` (its batch and place). */
@@ -178,14 +178,15 @@ class KeptState extends UpdatesSink {
   }
 
   // Whole scopes, least recently used first, past maxEntries; never one
-  // whose changes wait to be written (its entries are this worker's only copy).
-  forgetOldest () {
+  // whose changes wait to be written (its entries are this worker's only
+  // copy), nor `reading`, the one just read for a message about to be decoded.
+  forgetOldest (reading) {
     if (this.entries <= this.maxEntries) return
     const pending = new Set()
     for (const entry of this.store.pending.values()) pending.add(entry.id.slice(0, entry.id.indexOf(SEP)))
     for (const [scope, values] of this.scopes) {
       if (this.entries <= this.maxEntries) break
-      if (pending.has(scope) || (this.current && this.current.scope === scope)) continue
+      if (pending.has(scope) || scope === reading) continue
       this.scopes.delete(scope)
       this.entries -= values.size
       this.counts.forgotten++

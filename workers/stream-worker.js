@@ -92,9 +92,9 @@ class StreamWorker extends MongoWorker {
     for (let i = 0; i < items.length; i++) this.accept(items[i], delivery, true)
   }
 
-  /** Holds an item (StreamsSink#add), counted at its batch's arrival: a subclass that stores some items elsewhere overrides it. */
+  /** Holds an item (StreamsSink#add): a subclass that stores some items elsewhere overrides it. */
   accept (item, delivery, count, staged = false) {
-    return this.sink.add(item, delivery, count, staged, arrivalOf(delivery))
+    return this.sink.add(item, delivery, count, staged)
   }
 
   /**
@@ -112,11 +112,11 @@ class StreamWorker extends MongoWorker {
         continue
       }
       // The stream and the counter are written apart: each has its own answer.
-      const id = sink.counterId(item, arrivalOf(delivery))
+      const id = sink.counterId(item, delivery)
       const counted = await this.redeliveredApplied(delivery, 'counters', id, (origin) => sink.counterStore.watermark(id, origin))
       const written = await this.redeliveredApplied(delivery, 'streams', directionKey(item.fromID, item.toID), (origin) => sink.writer.watermark(item, origin))
       if (!written) this.stage(delivery, () => this.accept(item, delivery, !counted, true))
-      else if (!counted) this.stage(delivery, () => sink.count(item, delivery, arrivalOf(delivery)))
+      else if (!counted) this.stage(delivery, () => sink.count(item, delivery))
     }
   }
 
@@ -139,7 +139,7 @@ class StreamWorker extends MongoWorker {
     if (items.length === 0) return
     const { origin } = delivery
     const sink = this.sink
-    await this.prefetchWatermarks('counters', origin, items.map((item) => sink.counterId(item, arrivalOf(delivery))), (ids) => sink.counterStore.watermarks(ids, origin))
+    await this.prefetchWatermarks('counters', origin, items.map((item) => sink.counterId(item, delivery)), (ids) => sink.counterStore.watermarks(ids, origin))
     const bySide = new Map(items.map((item) => [directionKey(item.fromID, item.toID), item]))
     await this.prefetchWatermarks('streams', origin, [...bySide.keys()], (keys) => sink.writer.watermarks(keys.map((key) => bySide.get(key)), origin))
   }
@@ -198,11 +198,6 @@ class StreamWorker extends MongoWorker {
 }
 
 /** Prefixes of the items' per-minute `counts`, preallocated in each day's counter document. */
-// The batch's arrival, as the master stamped it (kept when it is delivered again).
-function arrivalOf (delivery) {
-  return delivery && delivery.receivedAt ? new Date(delivery.receivedAt) : undefined
-}
-
 StreamWorker.minuteFields = []
 
 /** Two stateStats() as one: `held` and `evicted` of both. */

@@ -132,10 +132,10 @@ class StreamsSink extends Sink {
     return this.spec.of ? listOf(this.spec.of(record, message)) : [record]
   }
 
-  /** The sinks' accept: the items under their message's batch, counted at its arrival. */
+  /** The sinks' accept: the items under their message's batch, counted. */
   accept (items, context) {
     let held = true
-    for (let i = 0; i < items.length; i++) held = this.add(items[i], context.mark, true, false, context.message.receivedAt) && held
+    for (let i = 0; i < items.length; i++) held = this.add(items[i], context.mark, true) && held
     return held
   }
 
@@ -144,30 +144,29 @@ class StreamsSink extends Sink {
    * redelivered item committed after its batch (`staged`) is past the bound
    * check: the master already holds its message, and it is one batch's
    * worth. False when the maxPending bound refused it (counted in dropped).
-   * `countAt`: when the counters count it (countTime).
    */
-  add (item, delivery, count, staged = false, countAt = undefined) {
+  add (item, delivery, count, staged = false) {
     const reason = invalidReason(item)
     if (reason) return this.countMalformed(reason)
     this.counts.items++
     if (!this.coalescer.add(item, staged ? -Infinity : this.writing.length, delivery)) return this.dropPending()
     if (item.fromID === undefined) return true
     this.counts.packets++
-    if (count) this.count(item, delivery, countAt)
+    if (count) this.count(item, delivery)
     if (this.hasBacklog()) this.host.flushSoon()
     return true
   }
 
   // The packet counter, and the item's per-minute counts (`counts`: prefix → n).
-  count (item, delivery, countAt) {
-    const at = countTime(item, countAt)
+  count (item, delivery) {
+    const at = countTime(item, delivery)
     this.counterStore.increment(this.metric, at, 1, delivery)
     if (item.counts) for (const prefix of Object.keys(item.counts)) this.counterStore.incrementMinute(this.metric, at, prefix, item.counts[prefix], delivery)
   }
 
   /** The counter document an item counts in. */
-  counterId (item, countAt) {
-    return this.counterStore.documentId(this.metric, countTime(item, countAt))
+  counterId (item, delivery) {
+    return this.counterStore.documentId(this.metric, countTime(item, delivery))
   }
 
   // An item of a message that is refused alone (the message's other items are kept).
@@ -291,12 +290,14 @@ function listOf (value) {
 }
 
 // When an item happened: its own timestamp, else now.
-// Counted at the message's arrival where it is known: the counters' day is
-// what retention ages them by, and an item's own time may be a sender's clock
-// (HEP's capture time: an agent dated 1970 had its counts deleted at once, one
-// dated 9999 kept them for ever). The item's time where it is not.
-function countTime (item, countAt) {
-  return countAt === undefined || countAt === null ? itemTime(item) : countAt
+// Counted at its batch's arrival (the master's stamp, kept when the batch is
+// delivered again, so a redelivery finds the same counter document): the
+// counters' day is what retention ages them by, and an item's own time may
+// be a sender's clock (HEP's capture time: an agent dated 1970 had its counts
+// deleted at once, one dated 9999 kept them for ever). The item's time for
+// a delivery without one.
+function countTime (item, delivery) {
+  return delivery && delivery.receivedAt ? new Date(delivery.receivedAt) : itemTime(item)
 }
 
 function itemTime (item) {

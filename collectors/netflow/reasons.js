@@ -17,7 +17,13 @@ const NETFLOW_REASONS = Object.freeze([
   'netflow-unknown-template' // given by the caller, never by decodeNetflow: a data set whose template is unknown (unknownTemplates > 0)
 ])
 
-const REFUSALS = Object.freeze(Object.fromEntries(NETFLOW_REASONS.map((reason) => [reason, new DecodeError(reason, `invalid NetFlow/IPFIX datagram (${reason})`)])))
+// A datagram refused for data of a template not known yet keeps the templates
+// it brought: an exporter whose templates each ride with data of the other
+// (IPv4 and IPv6, data and options, on timers of their own) would otherwise
+// never have one kept, and every datagram would be refused.
+const KEEPS_STATE = new Set(['netflow-unknown-template'])
+const REFUSALS = Object.freeze(Object.fromEntries(NETFLOW_REASONS.map((reason) =>
+  [reason, new DecodeError(reason, `invalid NetFlow/IPFIX datagram (${reason})`, { keepState: KEEPS_STATE.has(reason) })])))
 
 /**
  * The pre-made refusal of a reason in NETFLOW_REASONS.

@@ -76,3 +76,23 @@ test('kept state and records: 30 records a datagram stored once each, templates 
   const kept = await db.collection('templated_kept').find().toArray()
   assert.deepEqual(kept.map((doc) => [doc.scope, doc.name, doc.value.value]), [['127.0.0.1', 'template 1', second]], 'the template as last announced, kept by the framework')
 })
+
+// A scope larger than keep.maxEntries (or read while every other scope
+// waits to be written) was forgotten by the read that brought it, and the
+// message it was read for failed, as every later one of that scope did.
+test('a scope just read is not forgotten for the message it was read for, even past maxEntries', async (t) => {
+  const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+  const { MongoClient } = require('mongodb')
+  const { KeptState } = require('../../workers/kept-state')
+  const { uri } = await getTestMongo()
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  const db = client.db(uniqueDbName('keptread'))
+  const kept = new KeptState({ collection: 'k_kept', scope: () => 'a', maxEntries: 2, maxPerScope: 10 })
+  await kept.prepare(db)
+  await db.collection('k_kept').insertMany(['n1', 'n2', 'n3'].map((name, i) => ({ _id: `a\u0000${name}`, scope: 'a', name, value: { batch: 1, index: i, value: i + 1 } })))
+  await kept.load('a')
+  const view = kept.bind('a', { mark: { batchId: 2 }, index: 0 })
+  assert.deepEqual(['n1', 'n2', 'n3'].map((name) => view.get(name)), [1, 2, 3])
+  kept.settle(true)
+})

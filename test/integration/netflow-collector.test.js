@@ -222,3 +222,27 @@ test('netflow: two exporters on one address, one template id with two layouts: e
   const flows = (await db.collection('flows').find().toArray()).map((f) => [f.proto, f.bytes]).sort((x, y) => x[1] - y[1])
   assert.deepEqual(flows, [0, 1, 2, 3, 4].map((i) => [6, 1000 + i]).concat([0, 1, 2, 3, 4].map((i) => [17, 2000 + i])))
 })
+
+// An exporter whose templates each ride with data of the other (IPv4 and
+// IPv6 monitors, data and options templates, on timers of their own): a
+// datagram refused for data of a template not known yet keeps the templates
+// it brought, or none would ever be kept and every datagram be refused.
+test('netflow: templates that each come beside data of the other are kept from a datagram refused as netflow-unknown-template', { timeout: 60000 }, async (t) => {
+  const { ipfixMessage, set, templateSet, uint } = require('../helpers/netflow-packets')
+  const { collector, db, port } = await startTestCollector(t, netflow, [], { instances: 1 })
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const send = (buf) => new Promise((resolve, reject) => socket.send(buf, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  const template = (id) => templateSet(2, [{ id, fields: [[4, 1], [1, 4]] }])
+  const data = (id, bytes) => set(id, Buffer.concat([uint(6, 1), uint(bytes, 4)]))
+  let sequence = 0
+  for (let round = 0; round < 3; round++) {
+    await send(ipfixMessage({ exportTime: 1795600000 + round, sequence: sequence++, sets: [template(300), data(300, 100 + round), data(301, 200 + round)] }))
+    await send(ipfixMessage({ exportTime: 1795600000 + round, sequence: sequence++, sets: [template(301), data(301, 300 + round), data(300, 400 + round)] }))
+  }
+  await waitFor(() => collector.summary().received === 6 && collector.summary().inFlight === 0, { what: 'every datagram through' })
+  const summary = collector.summary()
+  assert.deepEqual([summary.processed, summary.dropped['netflow-unknown-template']], [5, 1], 'only the first, before template 301 was ever sent')
+  await collector.stop()
+  assert.equal(await db.collection('flows').countDocuments(), 10)
+})
