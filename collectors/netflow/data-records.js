@@ -7,8 +7,8 @@
 // while the set has room for the template's shortest record; fewer bytes
 // than that are padding (RFC 7011 §3.3.1, RFC 3954 §5.3).
 
-const { BY_ID, V9_SCOPES, TYPE_SIZES } = require('./fields')
-const { newFlow } = require('./shapes')
+const { BY_ID, REVERSE_BY_ID, REVERSE_PEN, V9_SCOPES, TYPE_SIZES } = require('./fields')
+const { newFlow, READ_PAST } = require('./shapes')
 const { ipv6Text } = require('../../lib/shared/ipv6-text')
 const { MAX_TEMPLATE_FIELDS, VARIABLE_LENGTH } = require('./template-set')
 
@@ -45,6 +45,10 @@ const LAST_MS = 25
 const FIRST_DELTA_US = 26
 const LAST_DELTA_US = 27
 const SYSTEM_INIT = 28
+const REVERSE_BYTES = 29
+const REVERSE_PACKETS = 30
+const REVERSE_TCP_FLAGS = 31
+const SAMPLING_INTERVAL = 32
 
 const OPS = Object.freeze({
   'srcAddr:ipv4': SRC_ADDR4,
@@ -74,7 +78,11 @@ const OPS = Object.freeze({
   'last:milliseconds': LAST_MS,
   'first:deltaMicroseconds': FIRST_DELTA_US,
   'last:deltaMicroseconds': LAST_DELTA_US,
-  'systemInit:systemInit': SYSTEM_INIT
+  'systemInit:systemInit': SYSTEM_INIT,
+  'reverseBytes:unsigned': REVERSE_BYTES,
+  'reversePackets:unsigned': REVERSE_PACKETS,
+  'reverseTcpFlags:unsigned': REVERSE_TCP_FLAGS,
+  'samplingInterval:unsigned': SAMPLING_INTERVAL
 })
 
 const TRUNCATED = -1
@@ -105,20 +113,20 @@ function compile (template, ipfix) {
   const lengths = new Uint16Array(fields.length)
   const infos = []
   let minLength = 0
-  let skipped = 0
+  const skipped = [] // the names of the fields read past, one per field
   for (let i = 0; i < fields.length; i++) {
     const [id, length, enterprise] = Array.isArray(fields[i]) ? fields[i] : []
     if (!isUint(id, 0xffff) || !isUint(length, 0xffff) || !isUint(enterprise, 0xffffffff)) return undefined
     if (length === VARIABLE_LENGTH && !ipfix) return undefined
-    const info = enterprise === 0 ? BY_ID.get(id) : undefined
+    const info = enterprise === 0 ? BY_ID.get(id) : enterprise === REVERSE_PEN ? REVERSE_BY_ID.get(id) : undefined
     infos.push(!ipfix && i < scope ? { name: V9_SCOPES[id] || `scope${id}`, type: 'unsigned' } : info || { name: enterprise ? `${enterprise}.${id}` : `ie${id}`, type: 'bytes' })
     ops[i] = opOf(info, length)
-    if (ops[i] === SKIP) skipped++
+    if (ops[i] === SKIP) skipped.push(infos[i].name)
     lengths[i] = length
     minLength += length === VARIABLE_LENGTH ? 1 : length
   }
   if (minLength === 0) return undefined
-  return { ipfix, options: scope > 0, ops, lengths, infos, minLength, skipped }
+  return { ipfix, options: scope > 0, ops, lengths, infos, minLength, skipped: skipped.length, skippedNames: Object.freeze(skipped) }
 }
 
 const isUint = (n, max) => Number.isInteger(n) && n >= 0 && n <= max
@@ -157,8 +165,11 @@ function readDataSet (buf, start, end, plan, context, datagram) {
       const flow = newFlow()
       at = readFlow(buf, at, end, plan, context, flow)
       if (at < 0) break
+      if (plan.skipped > 0) {
+        flow[READ_PAST] = plan.skippedNames
+        datagram.unknownFields += plan.skipped
+      }
       datagram.records.push(flow)
-      datagram.unknownFields += plan.skipped
     }
     count++
     if (datagram.records.length + datagram.options.length > context.maxRecords) return 'netflow-too-many-records'
@@ -225,6 +236,10 @@ function setNumber (flow, op, value, context) {
     case FIRST_DELTA_US: flow.first = context.exportTime - Math.ceil(value / 1000); break
     case LAST_DELTA_US: flow.last = context.exportTime - Math.ceil(value / 1000); break
     case SYSTEM_INIT: context.uptimes.init = value; break
+    case REVERSE_BYTES: flow.reverseBytes = value; break
+    case REVERSE_PACKETS: flow.reversePackets = value; break
+    case REVERSE_TCP_FLAGS: flow.reverseTcpFlags = value; break
+    case SAMPLING_INTERVAL: flow.samplingInterval = value; break
   }
 }
 

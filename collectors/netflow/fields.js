@@ -3,10 +3,10 @@
 // The information elements the codec reads (RFC 7012 and the IANA IPFIX
 // registry; NetFlow v9's field types share these numbers, RFC 3954 §8),
 // each with its name, its abstract type and, for the ones a flow record
-// holds, its key in flow-record.js. Every other element, and every
-// enterprise-specific one, is read past by its length and counted
-// (unknownFields): the registry has hundreds, and a flow store that kept
-// them raw would grow with whatever an exporter chose to send.
+// holds, its key in the flow record (shapes.js). Every other element, and
+// every other enterprise-specific one, is read past by its length and
+// counted (unknownFields): the registry has hundreds, and a flow store that
+// kept them raw would grow with whatever an exporter chose to send.
 //
 // Types: unsigned (any length 1–8, RFC 7011 §6.2 reduced-size encoding),
 // ipv4 (4 bytes), ipv6 (16), string (UTF-8, any length), seconds
@@ -19,6 +19,8 @@
 const INFORMATION_ELEMENTS = Object.freeze([
   [1, 'octetDeltaCount', 'unsigned', 'bytes'],
   [2, 'packetDeltaCount', 'unsigned', 'packets'],
+  [85, 'octetTotalCount', 'unsigned', 'bytes'],
+  [86, 'packetTotalCount', 'unsigned', 'packets'],
   [4, 'protocolIdentifier', 'unsigned', 'proto'],
   [5, 'ipClassOfService', 'unsigned', 'tos'],
   [6, 'tcpControlBits', 'unsigned', 'tcpFlags'],
@@ -47,8 +49,11 @@ const INFORMATION_ELEMENTS = Object.freeze([
   [158, 'flowStartDeltaMicroseconds', 'deltaMicroseconds', 'first'],
   [159, 'flowEndDeltaMicroseconds', 'deltaMicroseconds', 'last'],
   [160, 'systemInitTimeMilliseconds', 'systemInit', undefined],
+  // The sampling a data record says it was taken with (1 in N packets);
+  // in options records, what the exporter says of its sampler.
+  [34, 'samplingInterval', 'unsigned', 'samplingInterval'],
+  [50, 'samplerRandomInterval', 'unsigned', 'samplingInterval'],
   // Read into options records (sampling, interfaces, the exporter).
-  [34, 'samplingInterval', 'unsigned', undefined],
   [35, 'samplingAlgorithm', 'unsigned', undefined],
   [82, 'interfaceName', 'string', undefined],
   [83, 'interfaceDescription', 'string', undefined],
@@ -63,8 +68,26 @@ const INFORMATION_ELEMENTS = Object.freeze([
   [306, 'samplingPacketSpace', 'unsigned', undefined]
 ])
 
+/**
+ * RFC 5103 biflows: an element under this enterprise number is the same
+ * element ID of the reverse direction (what the destination sent back).
+ */
+const REVERSE_PEN = 29305
+
+/** [element ID, name, type, flow record key]: the reverse elements the codec reads (RFC 5103 §6.1). */
+const REVERSE_ELEMENTS = Object.freeze([
+  [1, 'reverseOctetDeltaCount', 'unsigned', 'reverseBytes'],
+  [2, 'reversePacketDeltaCount', 'unsigned', 'reversePackets'],
+  [6, 'reverseTcpControlBits', 'unsigned', 'reverseTcpFlags'],
+  [85, 'reverseOctetTotalCount', 'unsigned', 'reverseBytes'],
+  [86, 'reversePacketTotalCount', 'unsigned', 'reversePackets']
+])
+
+const table = (elements) => new Map(elements.map(([id, name, type, key]) => [id, Object.freeze({ name, type, key })]))
 /** The element table by ID: { name, type, key }. */
-const BY_ID = new Map(INFORMATION_ELEMENTS.map(([id, name, type, key]) => [id, Object.freeze({ name, type, key })]))
+const BY_ID = table(INFORMATION_ELEMENTS)
+/** The reverse elements (enterprise REVERSE_PEN) by ID. */
+const REVERSE_BY_ID = table(REVERSE_ELEMENTS)
 
 /** NetFlow v9 options scope field types (RFC 3954 §6.1): their own numbers, not elements. */
 const V9_SCOPES = Object.freeze({ 1: 'scopeSystem', 2: 'scopeInterface', 3: 'scopeLineCard', 4: 'scopeCache', 5: 'scopeTemplate' })
@@ -72,4 +95,4 @@ const V9_SCOPES = Object.freeze({ 1: 'scopeSystem', 2: 'scopeInterface', 3: 'sco
 /** The fixed size a type needs, or 0 when any size 1–8 (unsigned) or any at all (string) does. */
 const TYPE_SIZES = Object.freeze({ unsigned: 0, string: 0, ipv4: 4, ipv6: 16, seconds: 4, milliseconds: 8, ntp: 8, deltaMicroseconds: 4, uptime: 4, systemInit: 8 })
 
-module.exports = { INFORMATION_ELEMENTS, BY_ID, V9_SCOPES, TYPE_SIZES }
+module.exports = { INFORMATION_ELEMENTS, BY_ID, REVERSE_ELEMENTS, REVERSE_BY_ID, REVERSE_PEN, V9_SCOPES, TYPE_SIZES }

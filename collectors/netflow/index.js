@@ -4,6 +4,7 @@ const { defineCollector } = require('../../lib/collector/define-collector')
 const sinks = require('../../lib/collector/sinks')
 const DecodeError = require('../../exceptions/decode-error')
 const { decodeNetflow, sequenceGap, netflowRefusal } = require('./netflow-decoder')
+const { READ_PAST } = require('./shapes')
 
 // A datagram's exporter summary rides after its flows in the records decode
 // gives (so a flow's place in its datagram is its place there); the sinks
@@ -25,9 +26,11 @@ const MAX_RECORDS = 999
  * template. Each datagram is refused by name (netflow/reasons.js) or
  * stored whole:
  * - `flows`: one document per flow record (the codec's record shape, times
- *   as Dates, with the exporter, version and observation domain);
+ *   as Dates, with the exporter, version and observation domain; a biflow's
+ *   reverse direction in its reverse fields);
  * - `flow_minutes`: per UTC minute of a flow's end (else of its arrival),
- *   exporter, source and destination: `bytes`, `packets`, `flows`;
+ *   exporter, source and destination: `bytes`, `packets`, `flows` (a
+ *   biflow counts in both directions, as two one-way flows would);
  * - `interface_minutes`: the same per exporter and input/output interface;
  * - `exporters`: per exporter, version and domain: `datagrams`, `flows`
  *   and the exporter-side loss its sequence numbers show (`lost`: flows for
@@ -57,7 +60,11 @@ module.exports = defineCollector({
     records.push(exporterSummary(kept, exporter, datagram))
     return records
   },
-  tally: { versions: (record) => record[EXPORTER] ? null : `v${record.version}` },
+  tally: {
+    versions: (record) => record[EXPORTER] ? null : `v${record.version}`,
+    // Field values read past, per element: what an exporter sends that no document holds.
+    unknownFields: (record) => record[READ_PAST] || null
+  },
   sinks: [
     sinks.documents({
       collection: 'flows',
@@ -71,14 +78,14 @@ module.exports = defineCollector({
       indexes: [{ key: { minute: 1 } }],
       expireBy: 'minute',
       expireSpan: 60000, // written to through its minute: aged from the minute's end
-      of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotal(record, receivedAt, ['srcAddr', 'dstAddr'])
+      of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotals(record, receivedAt, ['srcAddr', 'dstAddr'])
     }),
     sinks.updates({
       collection: 'interface_minutes',
       indexes: [{ key: { minute: 1 } }],
       expireBy: 'minute',
       expireSpan: 60000, // written to through its minute: aged from the minute's end
-      of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotal(record, receivedAt, ['inputIf', 'outputIf'])
+      of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotals(record, receivedAt, ['inputIf', 'outputIf'])
     }),
     sinks.updates({
       collection: 'exporters',
@@ -101,15 +108,30 @@ function flowDocument (flow, exporter, datagram) {
   }
 }
 
-// One document per minute and pair of `fields` (addresses, or interfaces).
-function minuteTotal (flow, receivedAt, fields) {
+// One document per minute and pair of `fields` (addresses, or interfaces),
+// in the flow's direction and, for a biflow's reverse traffic, in the
+// other (the pair swapped; one document when both read the same).
+function minuteTotals (flow, receivedAt, fields) {
   const at = flow.last ? flow.last.getTime() : receivedAt.getTime()
   const minute = new Date(Math.floor(at / MINUTE_MS) * MINUTE_MS)
-  const pair = fields.map((field) => flow[field] ?? '')
+  const [a, b] = fields.map((field) => flow[field] ?? '')
+  const forward = minuteTotal(minute, flow.exporter, fields, [a, b])
+  forward.inc = { bytes: flow.bytes, packets: flow.packets, flows: 1 }
+  if (flow.reverseBytes === 0 && flow.reversePackets === 0) return forward
+  const reverse = { bytes: flow.reverseBytes, packets: flow.reversePackets, flows: 1 }
+  if (a === b) {
+    for (const name in reverse) forward.inc[name] += reverse[name]
+    return forward
+  }
+  const back = minuteTotal(minute, flow.exporter, fields, [b, a])
+  back.inc = reverse
+  return [forward, back]
+}
+
+function minuteTotal (minute, exporter, fields, pair) {
   return {
-    _id: `${minute.toISOString()}|${flow.exporter}|${pair.join('|')}`,
-    setOnInsert: { minute, exporter: flow.exporter, [fields[0]]: pair[0], [fields[1]]: pair[1] },
-    inc: { bytes: flow.bytes, packets: flow.packets, flows: 1 }
+    _id: `${minute.toISOString()}|${exporter}|${pair.join('|')}`,
+    setOnInsert: { minute, exporter, [fields[0]]: pair[0], [fields[1]]: pair[1] }
   }
 }
 

@@ -3,12 +3,26 @@
 // The two shapes the codec hands on: a flow record and a decoded datagram.
 
 /**
+ * On a flow record whose template has fields the codec reads past: their
+ * names (`ie<ID>`, `<enterprise>.<ID>`, or a known element's name at a
+ * length it does not read), one per field, shared by the template's
+ * records. A symbol: it is what the collector counts, never stored.
+ */
+const READ_PAST = Symbol('readPast')
+
+/**
  * One flow as the codec hands it on, whatever the version: addresses as
  * text (IPv6 in RFC 5952 form), counters as finite non-negative integers,
  * `first`/`last` in ms since the epoch. A field the exporter's template
  * does not carry is 0, or undefined for addresses, next hop and times (an
  * IPFIX time relative to a system init time not yet received is undefined
- * too: never a guess). Counts are as exported, not scaled by sampling.
+ * too: never a guess). Counts are as exported, not scaled by sampling:
+ * `samplingInterval` says the 1-in-N the record (v9/IPFIX elements 34,
+ * 50) or the v5 header gives, 0 when the datagram says none.
+ *
+ * An RFC 5103 biflow (IPFIX, enterprise 29305 elements) has its reverse
+ * direction, what the destination sent back, in the reverse fields: 0 for
+ * a one-way flow.
  *
  * @typedef {object} NetflowRecord
  * @property {string|undefined} srcAddr
@@ -27,6 +41,10 @@
  * @property {number} srcAs
  * @property {number} dstAs
  * @property {string|undefined} nextHop
+ * @property {number} reverseBytes biflow: bytes from dstAddr to srcAddr
+ * @property {number} reversePackets biflow: packets from dstAddr to srcAddr
+ * @property {number} reverseTcpFlags biflow: OR of the reverse direction's TCP flags
+ * @property {number} samplingInterval 1 in how many packets were sampled (0: not said)
  */
 
 /**
@@ -52,7 +70,11 @@ function newFlow () {
     outputIf: 0,
     srcAs: 0,
     dstAs: 0,
-    nextHop: undefined
+    nextHop: undefined,
+    reverseBytes: 0,
+    reversePackets: 0,
+    reverseTcpFlags: 0,
+    samplingInterval: 0
   }
 }
 
@@ -66,13 +88,13 @@ function newFlow () {
  * @property {number} sequence as exported: v5 counts flows, v9 export packets, IPFIX data records
  * @property {number|undefined} nextSequence the sequence the domain's next datagram should carry (mod 2^32); undefined when unknowable (an IPFIX data set of an unknown template)
  * @property {number} exportTime ms since the epoch (v9 and IPFIX headers carry seconds)
- * @property {number} samplingInterval v5 header's (0 when none); for v9/IPFIX see the options records
+ * @property {number} samplingInterval v5 header's (0 when none; each record has it too); for v9/IPFIX see the records and the options records
  * @property {NetflowRecord[]} records flows
  * @property {Array<{ templateId: number, values: object }>} options options data records, by element name
  * @property {number} templatesLearned templates new or changed in the store
  * @property {number} templatesWithdrawn templates removed by IPFIX withdrawals
  * @property {number} unknownTemplates data sets skipped for want of their template
- * @property {number} unknownFields field values read past in flow records (elements a record does not hold)
+ * @property {number} unknownFields field values read past in flow records (elements a record does not hold; each record names its own under READ_PAST)
  */
 
 /** @returns {NetflowDatagram} */
@@ -93,4 +115,4 @@ function newDatagram (version, domain, sequence, exportTime) {
   }
 }
 
-module.exports = { newFlow, newDatagram }
+module.exports = { newFlow, newDatagram, READ_PAST }

@@ -32,7 +32,7 @@ function decodeV5 (buf) {
   const sequence = buf.readUInt32BE(16)
   const datagram = newDatagram(5, (buf[20] << 8) | buf[21], sequence, exportTime)
   datagram.nextSequence = (sequence + count) >>> 0
-  datagram.samplingInterval = buf.readUInt16BE(22) & 0x3fff // the top two bits are the mode
+  const samplingInterval = datagram.samplingInterval = buf.readUInt16BE(22) & 0x3fff // the top two bits are the mode
   for (let at = HEADER_SIZE; at < end; at += RECORD_SIZE) {
     const flow = newFlow()
     flow.srcAddr = `${buf[at]}.${buf[at + 1]}.${buf[at + 2]}.${buf[at + 3]}`
@@ -51,6 +51,7 @@ function decodeV5 (buf) {
     flow.tos = buf[at + 39]
     flow.srcAs = buf.readUInt16BE(at + 40)
     flow.dstAs = buf.readUInt16BE(at + 42)
+    flow.samplingInterval = samplingInterval
     datagram.records.push(flow)
   }
   return datagram

@@ -4,7 +4,7 @@
 // and the RFC 5952 text of IPv6 addresses.
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { INFORMATION_ELEMENTS, TYPE_SIZES } = require('../../collectors/netflow/fields')
+const { INFORMATION_ELEMENTS, REVERSE_ELEMENTS, TYPE_SIZES } = require('../../collectors/netflow/fields')
 const { OPS } = require('../../collectors/netflow/data-records')
 const { newFlow } = require('../../collectors/netflow/shapes')
 const { ipv6Text } = require('../../lib/shared/ipv6-text')
@@ -13,13 +13,13 @@ const { prng } = require('../helpers/prng')
 
 test('every element a flow record holds has a reader operation and a key of the record', () => {
   const keys = Object.keys(newFlow())
-  for (const [id, name, type, key] of INFORMATION_ELEMENTS) {
+  for (const [id, name, type, key] of [...INFORMATION_ELEMENTS, ...REVERSE_ELEMENTS]) {
     assert.ok(type in TYPE_SIZES, `${name}: type ${type}`)
     if (key === undefined) continue
     assert.ok(keys.includes(key), `${name} → ${key}`)
     assert.ok(OPS[`${key}:${type}`], `${id} ${name}: no operation for ${key}:${type}`)
   }
-  const used = new Set(INFORMATION_ELEMENTS.map(([, , type, key]) => `${key ?? type}:${type}`))
+  const used = new Set([...INFORMATION_ELEMENTS, ...REVERSE_ELEMENTS].map(([, , type, key]) => `${key ?? type}:${type}`))
   assert.deepEqual(Object.keys(OPS).filter((op) => !used.has(op)), [], 'no operation without an element')
 })
 

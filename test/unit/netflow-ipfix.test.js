@@ -6,6 +6,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { decodeNetflow, createMemoryTemplateStore, NETFLOW_REASONS, netflowRefusal } = require('../../collectors/netflow/netflow-decoder')
 const DecodeError = require('../../exceptions/decode-error')
+const { READ_PAST } = require('../../collectors/netflow/shapes')
 const { uint, ipv4, ipv6, varlen, ipfixMessage, set, templateSet } = require('../helpers/netflow-packets')
 
 const EXPORT = 1795600000
@@ -25,7 +26,8 @@ test('a template and its data: IPv6 text, reduced-size counters, absolute millis
   assert.deepEqual([got.version, got.domain, got.sequence, got.nextSequence, got.exportTime], [10, DOMAIN, 1000, 1002, EXPORT * 1000])
   assert.deepEqual(got.records[1], {
     srcAddr: '2001:db8::a', dstAddr: '2001:db8:1:2:3:4:5:7', srcPort: 5001, dstPort: 53, proto: 17, packets: 3, bytes: 1234,
-    first: EXPORT * 1000 - 2500, last: EXPORT * 1000 - 500, tcpFlags: 0, tos: 0, inputIf: 0, outputIf: 0, srcAs: 0, dstAs: 0, nextHop: undefined
+    first: EXPORT * 1000 - 2500, last: EXPORT * 1000 - 500, tcpFlags: 0, tos: 0, inputIf: 0, outputIf: 0, srcAs: 0, dstAs: 0, nextHop: undefined,
+    reverseBytes: 0, reversePackets: 0, reverseTcpFlags: 0, samplingInterval: 0
   })
   assert.ok(store.get(`10|${DOMAIN}|400`))
 })
@@ -78,6 +80,7 @@ test('variable-length fields in both prefix forms, enterprise fields, and unknow
   const got = decodeNetflow(message([templateSet(2, [t]), set(600, body)]), { templates: store })
   assert.deepEqual(got.records.map((r) => [r.srcAddr, r.dstPort]), [['192.0.2.1', 443], ['192.0.2.2', 8443]])
   assert.equal(got.unknownFields, 6, 'three read past per record')
+  assert.deepEqual(got.records.map((r) => r[READ_PAST]), [['interfaceName', '9.100', '29305.999'], ['interfaceName', '9.100', '29305.999']], 'each record names what it read past')
   assert.deepEqual(store.get('10|42|600').fields[2], [100, 6, 9], 'the enterprise number kept with its element')
   const options = { id: 601, scope: 1, fields: [[10, 4], [82, 65535], [100, 2, 9]] }
   const opt = decodeNetflow(message([templateSet(3, [options]), set(601, Buffer.concat([uint(5, 4), varlen(Buffer.from('uplink\0\0'), { long: true }), uint(0xbeef, 2)]))]), { templates: store })
@@ -200,4 +203,19 @@ test('more records than maxRecords refuse the datagram as soon as they are read 
   const readAll = decodeNetflow(datagram(65000), { templates: createMemoryTemplateStore() })
   assert.equal(readAll.records.length, 65000, 'without a bound every record is read')
   assert.ok(NETFLOW_REASONS.includes('netflow-too-many-records'))
+})
+
+test('an RFC 5103 biflow: the reverse counters (enterprise 29305) are the record\'s reverse fields, delta or total; samplingInterval and samplerRandomInterval are its sampling', () => {
+  const store = createMemoryTemplateStore()
+  // addresses, octetDeltaCount, packetDeltaCount, tcpControlBits, their reverse ones, reverse ipClassOfService (not read), samplingInterval
+  const delta = { id: 700, fields: [[8, 4], [12, 4], [1, 4], [2, 4], [6, 1], [1, 4, 29305], [2, 4, 29305], [6, 1, 29305], [5, 1, 29305], [34, 4]] }
+  // octetTotalCount, packetTotalCount, and their reverse ones (8 bytes), samplerRandomInterval
+  const total = { id: 701, fields: [[8, 4], [12, 4], [85, 8], [86, 8], [85, 8, 29305], [86, 8, 29305], [50, 2]] }
+  const got = decodeNetflow(message([templateSet(2, [delta, total]),
+    set(700, Buffer.concat([ipv4('10.0.0.1'), ipv4('10.0.0.2'), uint(461, 4), uint(7, 4), uint(0x1b, 1), uint(25881, 4), uint(19, 4), uint(0x19, 1), uint(0, 1), uint(10, 4)])),
+    set(701, Buffer.concat([ipv4('10.0.0.3'), ipv4('10.0.0.4'), uint(100, 8), uint(1, 8), uint(2 ** 40, 8), uint(900, 8), uint(64, 2)]))]), { templates: store })
+  const pick = (r) => [r.bytes, r.packets, r.tcpFlags, r.reverseBytes, r.reversePackets, r.reverseTcpFlags, r.samplingInterval]
+  assert.deepEqual(got.records.map(pick), [[461, 7, 0x1b, 25881, 19, 0x19, 10], [100, 1, 0, 2 ** 40, 900, 0, 64]])
+  assert.equal(got.unknownFields, 1, 'the reverse class of service is read past')
+  assert.deepEqual(got.records[0][READ_PAST], ['29305.5'])
 })

@@ -24,8 +24,9 @@ test('a v5 record decodes into every field of the flow record', () => {
   assert.deepEqual(got.records, [{
     srcAddr: '10.1.2.3', dstAddr: '192.0.2.77', srcPort: 51515, dstPort: 443, proto: 6, packets: 12, bytes: 4096,
     first: EXPORT_SECS * 1000 + 250 - 10000, last: EXPORT_SECS * 1000 + 250 - 1000,
-    tcpFlags: 0x1b, tos: 0xb8, inputIf: 3, outputIf: 7, srcAs: 64500, dstAs: 65001, nextHop: '10.1.2.254'
-  }])
+    tcpFlags: 0x1b, tos: 0xb8, inputIf: 3, outputIf: 7, srcAs: 64500, dstAs: 65001, nextHop: '10.1.2.254',
+    reverseBytes: 0, reversePackets: 0, reverseTcpFlags: 0, samplingInterval: 100
+  }], 'the header\'s sampling interval on each record: counts are not scaled, so an operator can')
   assert.deepEqual([got.templatesLearned, got.templatesWithdrawn, got.unknownTemplates, got.unknownFields, got.options], [0, 0, 0, 0, []])
 })
 

@@ -30,7 +30,8 @@ test('a template then its data in one packet: every field, times from the header
   assert.equal(got.templatesLearned, 1)
   assert.deepEqual(got.records, [{
     srcAddr: '10.0.0.1', dstAddr: '10.0.0.2', srcPort: 40000, dstPort: 80, proto: 6, packets: 3, bytes: 1500,
-    first: SECS * 1000 - 5000, last: SECS * 1000 - 1000, tcpFlags: 0x12, tos: 0, inputIf: 1, outputIf: 2, srcAs: 1, dstAs: 2, nextHop: '10.0.0.254'
+    first: SECS * 1000 - 5000, last: SECS * 1000 - 1000, tcpFlags: 0x12, tos: 0, inputIf: 1, outputIf: 2, srcAs: 1, dstAs: 2, nextHop: '10.0.0.254',
+    reverseBytes: 0, reversePackets: 0, reverseTcpFlags: 0, samplingInterval: 0
   }])
   assert.deepEqual(JSON.parse(JSON.stringify(store.get('9|7|256'))), { fields: FIELDS.map(([e, l]) => [e, l, 0]), scope: 0 }, 'a plain JSON value under version|domain|id')
 })

@@ -1,0 +1,107 @@
+'use strict'
+// What the NetFlow collector's figures say beyond each flow (QA): an IPFIX
+// biflow's reverse direction (softflowd -b, RFC 5103) stored and counted as
+// nfdump shows it (in and out bytes); the fields read past visible in the
+// workers' figures; the sampling interval a datagram says stored on its
+// flows; a reordered datagram counted late once, not lost twice; per-minute
+// totals aged by when they were written, not by the exporter's clock.
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const dgram = require('node:dgram')
+const netflow = require('../../collectors/netflow')
+const { decodeNetflow, createMemoryTemplateStore } = require('../../collectors/netflow/netflow-decoder')
+const { makeFlows, writeFlowPcap } = require('../helpers/netflow-pcap')
+const { missingPeers, softflowdExport, nfdumpOf, key } = require('../helpers/netflow-peers')
+const { v5Packet } = require('../helpers/netflow-packets')
+const { startTestCollector } = require('../helpers/collector')
+const { waitFor } = require('../helpers/wait-for')
+const { removeDir } = require('../helpers/temp-dir')
+
+const missing = missingPeers()
+if (missing.length && process.env.CI) throw new Error(`the NetFlow figures test needs ${missing.join(', ')} (Debian softflowd, nfdump)`)
+const skip = missing.length ? `needs ${missing.join(', ')} (Debian softflowd, nfdump)` : false
+
+async function sendInOrder (t, port, datagrams) {
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  for (const buf of datagrams) await new Promise((resolve, reject) => socket.send(buf, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+}
+
+const processed = (collector, n) => waitFor(() => collector.summary().received === n && collector.summary().inFlight === 0, { what: `${n} datagrams through`, timeout: 60000 })
+
+// Each flow and its reply (the endpoints swapped, a packet 1 ms after each of the flow's).
+function withReplies (flows) {
+  const replies = flows.filter((f, i) => i % 4 !== 0).map((f) => {
+    const packets = f.packets.map((p) => ({ ...p, time: p.time + 1, payload: Math.max(10, p.payload >> 1) }))
+    const header = f.bytes - f.packets.reduce((sum, p) => sum + p.payload, 0)
+    return { ...f, srcAddr: f.dstAddr, dstAddr: f.srcAddr, srcPort: f.dstPort, dstPort: f.srcPort, packets, bytes: header + packets.reduce((sum, p) => sum + p.payload, 0), first: packets[0].time, last: packets.at(-1).time }
+  })
+  return [...flows, ...replies]
+}
+
+const add = (map, name, values) => {
+  const sum = map.get(name) || { bytes: 0, packets: 0, flows: 0 }
+  map.set(name, { bytes: sum.bytes + values.bytes, packets: sum.packets + values.packets, flows: sum.flows + values.flows })
+}
+
+test('netflow: an IPFIX biflow (softflowd -b) keeps its reverse direction: flows and per-minute totals as nfdump\'s in and out bytes; the fields read past are in the workers\' figures', { skip, timeout: 180000 }, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'netflow-biflow-'))
+  t.after(() => removeDir(dir))
+  const traffic = withReplies(makeFlows({ count: 300, start: Date.now() - 10 * 60000, spanMs: 120000 }))
+  const pcap = path.join(dir, 'flows.pcap')
+  await writeFlowPcap(pcap, traffic)
+  const { datagrams } = await softflowdExport(pcap, ['-v', '10', '-b', '-A', 'milli'])
+  const nfdump = await nfdumpOf(datagrams, fs.mkdtempSync(path.join(dir, 'nfcapd-')))
+  const { collector, db, port } = await startTestCollector(t, netflow)
+  await sendInOrder(t, port, datagrams)
+  await processed(collector, datagrams.length)
+  assert.equal(collector.summary().processed, datagrams.length)
+
+  const stored = await db.collection('flows').find().toArray()
+  const counts = (f) => [f.bytes, f.packets, f.reverseBytes, f.reversePackets]
+  const ours = new Map(stored.map((f) => [key(f), counts(f)]))
+  const theirs = new Map(nfdump.flows.map((f) => [key({ proto: f.proto, srcAddr: f.src4_addr ?? f.src6_addr, srcPort: f.src_port, dstAddr: f.dst4_addr ?? f.dst6_addr, dstPort: f.dst_port }),
+    [f.in_bytes, f.in_packets, f.out_bytes ?? 0, f.out_packets ?? 0]]))
+  assert.equal(stored.length, nfdump.flows.length)
+  assert.deepEqual(Object.fromEntries([...ours].sort()), Object.fromEntries([...theirs].sort()), 'per flow: nfdump\'s in and out bytes and packets')
+  const written = traffic.reduce((sum, f) => sum + f.bytes, 0)
+  assert.equal(stored.reduce((sum, f) => sum + f.bytes + f.reverseBytes, 0), written, 'every byte of the pcap, both ways')
+  assert.ok(stored.filter((f) => f.reverseBytes > 0).length >= 200, 'most flows have a reply')
+
+  // Per source and destination: the forward pair the in side, the swapped pair the out side.
+  const want = new Map()
+  for (const f of nfdump.flows) {
+    add(want, `${f.src4_addr ?? f.src6_addr}|${f.dst4_addr ?? f.dst6_addr}`, { bytes: f.in_bytes, packets: f.in_packets, flows: 1 })
+    if (f.out_packets > 0) add(want, `${f.dst4_addr ?? f.dst6_addr}|${f.src4_addr ?? f.src6_addr}`, { bytes: f.out_bytes, packets: f.out_packets, flows: 1 })
+  }
+  const got = new Map()
+  for (const m of await db.collection('flow_minutes').find().toArray()) add(got, `${m.srcAddr}|${m.dstAddr}`, m)
+  assert.deepEqual(Object.fromEntries([...got].sort()), Object.fromEntries([...want].sort()), 'flow_minutes per direction')
+  const perInterface = await db.collection('interface_minutes').find().toArray()
+  assert.equal(perInterface.reduce((sum, m) => sum + m.bytes, 0), written, 'interface_minutes: both ways')
+
+  // Read past: what the codec counts, per element, in the workers' figures.
+  const templates = createMemoryTemplateStore()
+  const readPast = datagrams.reduce((sum, buf) => sum + decodeNetflow(buf, { templates }).unknownFields, 0)
+  const { workers } = await collector.stats()
+  const tallied = {}
+  for (const w of workers) for (const [name, n] of Object.entries(w.custom.unknownFields || {})) tallied[name] = (tallied[name] || 0) + n
+  assert.equal(Object.values(tallied).reduce((a, b) => a + b, 0), readPast)
+  assert.ok(readPast > 0 && tallied['29305.5'] > 0, `the reverse class of service, which no document holds, is counted: ${JSON.stringify(tallied)}`)
+})
+
+const v5Datagram = (sequence, sampling = 0) => v5Packet({
+  secs: Math.floor(Date.now() / 1000), sequence, sampling, records: Array.from({ length: 10 }, (_, i) => ({ srcPort: 1000 + i, bytes: 100, packets: 1 }))
+})
+
+test('netflow: a v5 datagram\'s sampling interval is on each of its flows (counts are not scaled: an operator can)', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, netflow, [], { instances: 1 })
+  await sendInOrder(t, port, [v5Datagram(0, 0x4000 | 10), v5Datagram(10)]) // softflowd -s 10: mode 1, interval 10; then none
+  await processed(collector, 2)
+  const flows = await db.collection('flows').find().toArray()
+  assert.deepEqual(flows.map((f) => [f.samplingInterval, f.bytes]).sort(), [...Array(10).fill([0, 100]), ...Array(10).fill([10, 100])])
+})
