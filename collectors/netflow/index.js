@@ -17,6 +17,13 @@ const MINUTE_MS = 60000
 // codec stops reading there (netflow-too-many-records), where a 65 KB
 // datagram of 1-byte records was read whole (65,000 records) to be refused.
 const MAX_RECORDS = 999
+// How far back a datagram's sequence may step and be a late one (reordered
+// or sent twice) rather than the exporter's restart: about 1,000 datagrams,
+// in the version's unit (v5 flows, v9 export packets, IPFIX data records).
+const LATE_WINDOW = Object.freeze({ 5: 30000, 9: 1000, 10: 100000 })
+// The gaps a domain remembers, so that the datagram that fills one late is
+// no longer counted lost: the last few (a reorder is a few datagrams deep).
+const MAX_GAPS = 16
 
 /**
  * NetFlow v5, v9 and IPFIX (RFC 7011) on UDP 2055, from routers, switches,
@@ -34,8 +41,9 @@ const MAX_RECORDS = 999
  * - `interface_minutes`: the same per exporter and input/output interface;
  * - `exporters`: per exporter, version and domain: `datagrams`, `flows`
  *   and the exporter-side loss its sequence numbers show (`lost`: flows for
- *   v5, export packets for v9, data records for IPFIX; `late`: datagrams
- *   that came behind the sequence, out of order, twice or after a restart).
+ *   v5, export packets for v9, data records for IPFIX, less what came late
+ *   into a gap; `late`: datagrams that came behind the sequence, out of
+ *   order or twice; `restarts`: steps back past LATE_WINDOW).
  * A data set whose template the exporter has not sent yet refuses its
  * datagram (`netflow-unknown-template`): exporters send templates every few
  * datagrams, and a datagram is never stored in part.
@@ -137,16 +145,56 @@ function minuteTotal (minute, exporter, fields, pair) {
 
 // What the datagram says of its exporter's domain: counts, and the gap in
 // its sequence numbers against the next one the last datagram announced
-// (kept state, so a worker's heir carries on counting).
+// (kept state, so a worker's heir carries on counting). A datagram a little
+// behind that is late: it leaves the expected sequence where it is, and
+// what of it falls in a gap counted lost is taken back off `lost`. One far
+// behind is the exporter's restart: the sequence starts again from it.
 function exporterSummary (kept, exporter, datagram) {
-  const name = `next|${datagram.version}|${datagram.domain}`
-  const expected = kept.get(name)
+  const domain = `${datagram.version}|${datagram.domain}`
+  const expected = kept.get(`next|${domain}`)
   const gap = expected === undefined ? 0 : sequenceGap(expected, datagram.sequence)
-  if (datagram.nextSequence !== undefined) kept.set(name, datagram.nextSequence)
+  const counts = { datagrams: 1, flows: datagram.records.length, lost: 0, late: 0, restarts: 0 }
+  if (gap < 0 && gap >= -LATE_WINDOW[datagram.version]) {
+    counts.late = 1
+    counts.lost = -fillGap(kept, `gaps|${domain}`, datagram)
+  } else {
+    if (gap > 0) counts.lost = rememberGap(kept, `gaps|${domain}`, expected, gap)
+    if (gap < 0) counts.restarts = 1
+    if (gap < 0 && kept.get(`gaps|${domain}`) !== undefined) kept.delete(`gaps|${domain}`)
+    if (datagram.nextSequence !== undefined) kept.set(`next|${domain}`, datagram.nextSequence)
+  }
   return {
     [EXPORTER]: true,
-    id: `${exporter}|${datagram.version}|${datagram.domain}`,
+    id: `${exporter}|${domain}`,
     identity: { exporter, version: datagram.version, domain: datagram.domain },
-    counts: { datagrams: 1, flows: datagram.records.length, lost: gap > 0 ? gap : 0, late: gap < 0 ? 1 : 0 }
+    counts
   }
+}
+
+// Gaps are [start, size] in sequence units (start mod 2^32), the latest last.
+function rememberGap (kept, name, start, size) {
+  const gaps = kept.get(name) || []
+  kept.set(name, [...gaps.slice(-(MAX_GAPS - 1)), [start, size]])
+  return size
+}
+
+// How much of a late datagram's sequence range lies in a remembered gap
+// (that much was counted lost and came after all); the gap shrinks by it.
+// 0 for one sent twice or later than the gaps remembered.
+function fillGap (kept, name, datagram) {
+  const gaps = kept.get(name)
+  if (!Array.isArray(gaps) || datagram.nextSequence === undefined) return 0
+  const size = (datagram.nextSequence - datagram.sequence) >>> 0
+  for (let i = 0; i < gaps.length; i++) {
+    const [start, length] = gaps[i]
+    const offset = (datagram.sequence - start) >>> 0
+    if (offset >= length) continue
+    const filled = Math.min(size, length - offset)
+    const rest = [[start, offset], [(datagram.sequence + filled) >>> 0, length - offset - filled]].filter(([, n]) => n > 0)
+    const next = [...gaps.slice(0, i), ...rest, ...gaps.slice(i + 1)]
+    if (next.length > 0) kept.set(name, next)
+    else kept.delete(name)
+    return filled
+  }
+  return 0
 }

@@ -105,3 +105,13 @@ test('netflow: a v5 datagram\'s sampling interval is on each of its flows (count
   const flows = await db.collection('flows').find().toArray()
   assert.deepEqual(flows.map((f) => [f.samplingInterval, f.bytes]).sort(), [...Array(10).fill([0, 100]), ...Array(10).fill([10, 100])])
 })
+
+test('netflow: two datagrams swapped count one late and no loss; a step far back is the exporter\'s restart', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, netflow, [], { instances: 1 })
+  // An exporter long up: 3,000,000, then 3,000,020 before 3,000,010; then it restarts from 0.
+  await sendInOrder(t, port, [3000000, 3000020, 3000010, 3000030, 0, 10].map((sequence) => v5Datagram(sequence)))
+  await processed(collector, 6)
+  const [exporter] = await db.collection('exporters').find().toArray()
+  assert.deepEqual([exporter.datagrams, exporter.flows, exporter.lost, exporter.late, exporter.restarts], [6, 60, 0, 1, 1], JSON.stringify(exporter))
+  assert.equal(await db.collection('flows').countDocuments(), 60)
+})
