@@ -37,7 +37,8 @@ const MAX_GAPS = 16
  *   reverse direction in its reverse fields);
  * - `flow_minutes`: per UTC minute of a flow's end (else of its arrival),
  *   exporter, source and destination: `bytes`, `packets`, `flows` (a
- *   biflow counts in both directions, as two one-way flows would);
+ *   biflow counts in both directions, as two one-way flows would), and
+ *   `lastSeen`, the last arrival that wrote to it, which retention ages it by;
  * - `interface_minutes`: the same per exporter and input/output interface;
  * - `exporters`: per exporter, version and domain: `datagrams`, `flows`
  *   and the exporter-side loss its sequence numbers show (`lost`: flows for
@@ -84,15 +85,13 @@ module.exports = defineCollector({
     sinks.updates({
       collection: 'flow_minutes',
       indexes: [{ key: { minute: 1 } }],
-      expireBy: 'minute',
-      expireSpan: 60000, // written to through its minute: aged from the minute's end
+      expireBy: 'lastSeen', // by arrival: the minute is the exporter's clock, which may be a day behind
       of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotals(record, receivedAt, ['srcAddr', 'dstAddr'])
     }),
     sinks.updates({
       collection: 'interface_minutes',
       indexes: [{ key: { minute: 1 } }],
-      expireBy: 'minute',
-      expireSpan: 60000, // written to through its minute: aged from the minute's end
+      expireBy: 'lastSeen', // by arrival: the minute is the exporter's clock, which may be a day behind
       of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotals(record, receivedAt, ['inputIf', 'outputIf'])
     }),
     sinks.updates({
@@ -123,7 +122,7 @@ function minuteTotals (flow, receivedAt, fields) {
   const at = flow.last ? flow.last.getTime() : receivedAt.getTime()
   const minute = new Date(Math.floor(at / MINUTE_MS) * MINUTE_MS)
   const [a, b] = fields.map((field) => flow[field] ?? '')
-  const forward = minuteTotal(minute, flow.exporter, fields, [a, b])
+  const forward = minuteTotal(minute, flow.exporter, fields, [a, b], receivedAt)
   forward.inc = { bytes: flow.bytes, packets: flow.packets, flows: 1 }
   if (flow.reverseBytes === 0 && flow.reversePackets === 0) return forward
   const reverse = { bytes: flow.reverseBytes, packets: flow.reversePackets, flows: 1 }
@@ -131,15 +130,16 @@ function minuteTotals (flow, receivedAt, fields) {
     for (const name in reverse) forward.inc[name] += reverse[name]
     return forward
   }
-  const back = minuteTotal(minute, flow.exporter, fields, [b, a])
+  const back = minuteTotal(minute, flow.exporter, fields, [b, a], receivedAt)
   back.inc = reverse
   return [forward, back]
 }
 
-function minuteTotal (minute, exporter, fields, pair) {
+function minuteTotal (minute, exporter, fields, pair, receivedAt) {
   return {
     _id: `${minute.toISOString()}|${exporter}|${pair.join('|')}`,
-    setOnInsert: { minute, exporter, [fields[0]]: pair[0], [fields[1]]: pair[1] }
+    setOnInsert: { minute, exporter, [fields[0]]: pair[0], [fields[1]]: pair[1] },
+    max: { lastSeen: receivedAt }
   }
 }
 

@@ -19,6 +19,7 @@ const { missingPeers, softflowdExport, nfdumpOf, key } = require('../helpers/net
 const { v5Packet } = require('../helpers/netflow-packets')
 const { startTestCollector } = require('../helpers/collector')
 const { waitFor } = require('../helpers/wait-for')
+const { storageOf } = require('../../lib/shared/worker-stats')
 const { removeDir } = require('../helpers/temp-dir')
 
 const missing = missingPeers()
@@ -114,4 +115,23 @@ test('netflow: two datagrams swapped count one late and no loss; a step far back
   const [exporter] = await db.collection('exporters').find().toArray()
   assert.deepEqual([exporter.datagrams, exporter.flows, exporter.lost, exporter.late, exporter.restarts], [6, 60, 0, 1, 1], JSON.stringify(exporter))
   assert.equal(await db.collection('flows').countDocuments(), 60)
+})
+
+test('netflow: per-minute totals age by their last write, not the exporter\'s clock: a minute a day old written now survives --retention 1h; one not written for longer goes', { timeout: 90000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, netflow, ['--retention', '1h'], { instances: 1, workerOptions: { storageInterval: 1000 } })
+  const dayAgo = Math.floor(Date.now() / 1000) - 86400 // a router without NTP, a day behind
+  await sendInOrder(t, port, [v5Packet({ secs: dayAgo, sysUptime: 60000, records: [{ first: 50000, last: 59000, bytes: 1500, packets: 3 }] })])
+  await processed(collector, 1)
+  assert.equal(collector.summary().processed, 1)
+  const stale = new Date(Date.now() - 2 * 3600000)
+  for (const name of ['flow_minutes', 'interface_minutes']) await db.collection(name).insertOne({ _id: `stale-${name}`, minute: stale, lastSeen: stale, bytes: 1, packets: 1, flows: 1 })
+  await waitFor(async () => {
+    const s = storageOf(await collector.stats())
+    return s && s.collections.flow_minutes?.deleted.retention >= 1 && s.collections.interface_minutes?.deleted.retention >= 1
+  }, { what: 'a retention sweep of both minute collections', timeout: 30000, interval: 200 })
+  for (const name of ['flow_minutes', 'interface_minutes']) {
+    const docs = await db.collection(name).find().toArray()
+    assert.deepEqual(docs.map((d) => [d.bytes, Math.round((Date.now() - d.minute.getTime()) / 3600000)]), [[1500, 24]], `${name}: the day-old minute written now stays, the stale one went`)
+  }
+  assert.equal(await db.collection('flows').countDocuments(), 1)
 })

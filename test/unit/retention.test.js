@@ -71,12 +71,15 @@ test('per-day documents are old once their whole day is older than the retention
   assert.equal(ttlSeconds(LOGS, 1500), 2, 'whole seconds, rounded up')
 })
 
-test('a per-minute document is old once its whole minute is older than the retention (expireSpan): statsd\'s and netflow\'s minutes, as their sinks declare them', () => {
+test('a per-minute document is old once its whole minute is older than the retention (expireSpan): statsd\'s minutes, as its sink declares them; netflow\'s by their last arrival', () => {
   const { createSink } = require('../../workers/sink-stores')
   const now = Date.UTC(2026, 10, 25, 10, 0, 45)
   const minuteTargets = [require('../../collectors/statsd'), require('../../collectors/netflow')]
     .flatMap((collector) => collector.definition.sinks.filter((sink) => sink.expireBy === 'minute').map((sink) => createSink(sink).storageTargets()[0]))
-  assert.deepEqual(minuteTargets.map((t) => t.collection), ['metrics', 'flow_minutes', 'interface_minutes'])
+  assert.deepEqual(minuteTargets.map((t) => t.collection), ['metrics'])
+  // A flow's minute is the exporter's clock (a day behind without NTP): its minutes age by when they were last written.
+  const netflowMinutes = require('../../collectors/netflow').definition.sinks.filter((sink) => /_minutes$/.test(sink.collection)).map((sink) => createSink(sink).storageTargets()[0])
+  assert.deepEqual(netflowMinutes.map((t) => [t.collection, t.field, t.span]), [['flow_minutes', 'lastSeen', undefined], ['interface_minutes', 'lastSeen', undefined]])
   for (const target of minuteTargets) {
     // --retention 30s at 10:00:45: the minute 10:00 is still written to; 09:59 ended 45 s ago.
     assert.equal(cutoffOf(target, 30000, now), now - 90000, target.collection)
