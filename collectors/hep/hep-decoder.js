@@ -8,6 +8,7 @@
 // generic types we do not read, are passed over by their length.
 
 const zlib = require('node:zlib')
+const { isUtf8 } = require('node:buffer')
 const DecodeError = require('../../exceptions/decode-error')
 const { ipv6Text } = require('../../lib/shared/ipv6-text')
 
@@ -73,7 +74,8 @@ const GENERIC = new Map([
  * inflating anything. Returns `{ protocolType, srcIp, dstIp, srcPort,
  * dstPort, timeSec, timeUsec, captureId, nodeName, authKey, correlationId,
  * payload, compressedPayload, family, ipProtocol, vlan, keepAlive,
- * skippedChunks }` (fields absent from the packet are undefined; the two
+ * skippedChunks, notUtf8 }` (notUtf8: the text fields whose bytes are not
+ * UTF-8, when any) (fields absent from the packet are undefined; the two
  * payloads are views of `buf`: read them through payloadOf), or the
  * DecodeError of its reason (HEP_REASONS): returned, not thrown, as the
  * stream worker counts refusals.
@@ -124,7 +126,11 @@ function readChunk (packet, [field, reader, size], buf, start, length) {
     case 'u32': packet[field] = buf.readUInt32BE(start); break
     case 'ipv4': packet[field] = `${buf[start]}.${buf[start + 1]}.${buf[start + 2]}.${buf[start + 3]}`; break
     case 'ipv6': packet[field] = ipv6Text(buf, start); break
-    case 'text': packet[field] = buf.toString('utf8', start, start + length).replace(/\0+$/, ''); break
+    case 'text':
+      packet[field] = buf.toString('utf8', start, start + length).replace(/\0+$/, '')
+      // Bytes that are not UTF-8 read as U+FFFD: kept as text, two such would read as one.
+      if (packet[field].includes('\uFFFD') && !isUtf8(buf.subarray(start, start + length))) (packet.notUtf8 ||= []).push(field)
+      break
     default: packet[field] = buf.subarray(start, start + length)
   }
   return true

@@ -36,7 +36,8 @@ const authChecks = new WeakMap() // settings → the check of the auth key agent
  * its key cannot be read), then a packet without the auth key of
  * `settings.hepPasswordFile` or COLLECTOR_HEP_PASSWORD (`hep-auth`,
  * whatever else it holds), a keepalive or ping (`hep-keepalive`), another
- * protocol type (`hep-type-<n>`), no payload, a SIP or RTCP payload that
+ * protocol type (`hep-type-<n>`), a correlation id (chunk 0x11) that is not
+ * UTF-8 (`hep-correlation-id`), no payload, a SIP or RTCP payload that
  * does not parse (`hep-sip`, `hep-rtcp-*` and the RTCP decoder's reasons,
  * `too-many-sources` among them), a SIP Call-ID, user, host or tag too long
  * to keep (`hep-sip-too-long`), a Call-ID that is not UTF-8 (`hep-sip-call-id`). The order is the point: nothing a sender chooses to make
@@ -49,6 +50,8 @@ function hepRecordOf (data, settings, receivedAt) {
   const type = packet.protocolType
   if (type === undefined || type === 0 || packet.keepAlive !== undefined) return refusal('hep-keepalive')
   if (type !== 1 && type !== 5 && LOG_KINDS[type] === undefined) return refusal(`hep-type-${type}`)
+  // The correlation id names a call (RTCP, a log line) or a bridged leg (SIP): as the Call-ID's, its bytes must be text.
+  if (packet.notUtf8 && packet.notUtf8.includes('correlationId')) return refusal('hep-correlation-id')
   const payload = payloadOf(packet)
   if (payload instanceof DecodeError) return payload
   if (payload === undefined || payload.length === 0) return refusal('hep-missing-payload')

@@ -444,6 +444,31 @@ test('refusals by reason: wrong or missing auth key, keepalives, other protocol 
   assert.ok(await db.collection('streams').countDocuments() <= 2, 'the good call\'s stream, none of the 400 blocks')
 })
 
+test('a correlation id whose bytes are not UTF-8 is refused (hep-correlation-id): bad\\xff@x and bad\\xfe@x had become one call bad\\ufffd@x (QA)', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  // hep-js writes the id as text: the byte Z (0x5a) of each id is then made 0xff or 0xfe.
+  const withByte = (packet, byte) => {
+    const at = packet.indexOf('badZ@x')
+    assert.ok(at > 0)
+    packet[at + 3] = byte
+    return packet
+  }
+  const report = (ssrc, correlation) => HEPjs.encapsulate(JSON.stringify({ ssrc, type: 201, report_count: 1, report_blocks: [{ source_ssrc: ssrc + 1, highest_seq_no: 100, fraction_lost: 0, ia_jitter: 40, packets_lost: 0, lsr: 0, dlsr: 0 }] }),
+    rcinfo(5, { at: T0, correlation, src: ['10.0.0.1', 30000 + ssrc], dst: ['10.0.0.2', 40000 + ssrc] }))
+  const log = (correlation) => HEPjs.encapsulate('call routed to trunk 7', rcinfo(100, { at: T0, correlation }))
+  const packets = [withByte(report(1, 'badZ@x'), 0xff), withByte(report(3, 'badZ@x'), 0xfe), withByte(log('badZ@x'), 0xff), report(5, 'good@x'), log('good@x')]
+  await sendUdp(t, port, packets)
+  await waitFor(() => collector.summary().received === packets.length && collector.summary().inFlight === 0)
+  await collector.stop()
+  const s = collector.summary()
+  assert.equal(s.dropped['hep-correlation-id'], 3)
+  assert.equal(s.processed, 2, 'a good id is kept')
+  assert.equal(s.received, s.processed + s.failed + s.dropped.total)
+  const named = (await db.collection('streams').find().toArray()).flatMap((doc) => [doc.from && doc.from.callId, doc.to && doc.to.callId]).filter(Boolean)
+  assert.deepEqual([...new Set(named)], ['good@x'])
+  assert.deepEqual((await db.collection('call_logs').find().toArray()).map((l) => l.callId), ['good@x'])
+})
+
 test('workers SIGKILLed every 700 ms under 300 interleaved calls: one call document and one stream per call, every field exact', { timeout: 120000 }, async (t) => {
   const { collector, db, port } = await startTestCollector(t, hep)
   const calls = 300
