@@ -14,6 +14,7 @@ const { ladderOf, legsOf } = require('./calls-ladder')
 const { sipPcap } = require('./sip-pcap')
 const { BAND_ORDER } = require('./calls-read')
 const { OUTCOMES } = require('../../collectors/hep/calls')
+const { printableLines } = require('../terminal-text')
 
 const ORDERS = ['verdict', 'time']
 const MAX_TEXT = 1024 // a query value longer than a stored Call-ID can be finds nothing
@@ -198,11 +199,17 @@ async function conversation (db, callId, collections, options = {}) {
   return ladderOf(db.collection(collections.messages), callId || '', null, { ...options, legs })
 }
 
-/** The call's messages (those of its conversation's legs) as text: each with its time and addresses, then its raw text. */
+/**
+ * The call's messages (those of its conversation's legs) as text: each with
+ * its time and addresses, then its raw text, safe to print as the terminal
+ * views are (printableLines: what a sender put there that a terminal acts
+ * on or does not show is escape text, a backslash `\\`; its lines stay
+ * lines). The bytes as captured are the pcap's.
+ */
 async function callText (db, callId, { collections }) {
   const { messages } = await conversation(db, callId, collections)
   if (messages.length === 0) return null
-  return messages.map((m) => `${new Date(m.at).toISOString()} ${m.src} -> ${m.dst} ${m.transport || ''}\n${m.raw}${m.raw.endsWith('\n') ? '' : '\n'}`).join('\n')
+  return messages.map((m) => printableLines(`${new Date(m.at).toISOString()} ${m.src} -> ${m.dst} ${m.transport || ''}\n${m.raw}${m.raw.endsWith('\n') ? '' : '\n'}`)).join('\n')
 }
 
 /** The call's messages (its conversation's) as a pcap file (sip-pcap.js), or null. */
