@@ -8,6 +8,7 @@ const { loadWebConfig, CLIENT_AUTH } = require('./web-config')
 const { BasicAuth } = require('./basic-auth')
 const { createNoopLogger } = require('../shared/logger')
 const LogLimiter = require('../shared/log-limiter')
+const { printable } = require('../shared/printable-text')
 const { isLoopback } = require('../shared/loopback')
 const ListenError = require('../../exceptions/listen-error')
 const { defineMetrics } = require('./metrics-series')
@@ -187,7 +188,8 @@ class MetricsServer {
 
   _reject (reason, peer, detail) {
     this.rejected.inc({ reason })
-    this.rejectLog.log(this.logger, 'warn', reason, { reason, peer, detail }, `metrics endpoint refused ${peer}: ${REJECT_REASONS[reason]}${detail ? ` (${detail})` : ''}`)
+    const said = detail && printable(detail) // a TLS error's text
+    this.rejectLog.log(this.logger, 'warn', reason, { reason, peer, detail: said }, `metrics endpoint refused ${peer}: ${REJECT_REASONS[reason]}${said ? ` (${said})` : ''}`)
   }
 
   // true to serve the request; otherwise it is answered 401 (or 429) here.
@@ -235,8 +237,10 @@ class MetricsServer {
     } catch (err) {
       // What failed inside (a database error, a path, a host) is the log's
       // to say, not a page anyone who reaches the port can read.
+      // The path is the client's text, the error may quote it: escaped (printable-text.js) in the log.
       const id = crypto.randomBytes(4).toString('hex')
-      this.logger.error({ id, path, error: err.message }, `${this.name} endpoint: ${path} failed (${err.message}); answered 500 ${id}`)
+      const [shown, error] = [printable(path), printable(err.message)]
+      this.logger.error({ id, path: shown, error }, `${this.name} endpoint: ${shown} failed (${error}); answered 500 ${id}`)
       return reply(res, 500, 'text/plain', `internal error ${id}: the server's log says why\n`)
     }
   }

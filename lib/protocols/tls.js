@@ -10,6 +10,7 @@ const net = require('node:net')
 const tls = require('node:tls')
 const { X509Certificate } = require('node:crypto')
 const LogLimiter = require('../shared/log-limiter')
+const { printable } = require('../shared/printable-text')
 const { loadTlsFiles } = require('./tls-options')
 
 const MIN_VERSION = 'TLSv1.2'
@@ -76,7 +77,7 @@ function refuse (ctx, reason, peer, detail) {
 }
 
 function errorDetail (err, socket) {
-  return { error: (socket && socket.authorizationError) || (err && (err.code || err.message)) }
+  return { error: printable((socket && socket.authorizationError) || (err && (err.code || err.message))) }
 }
 
 /**
@@ -153,7 +154,8 @@ function createTlsAcceptor (ctx, onSecure) {
   server.on('secureConnection', (socket) => {
     const cert = options.tlsAllowedNames && socket.getPeerCertificate()
     if (cert && !nameAllowed(cert, options.tlsAllowedNames)) {
-      refuse(ctx, 'nameNotAllowed', peerOf(socket), { names: certificateNames(cert).join(',').slice(0, 200) })
+      // The names are the peer's text: escaped (printable-text.js), as JSON leaves C1 and bidi raw in the log file.
+      refuse(ctx, 'nameNotAllowed', peerOf(socket), { names: printable(certificateNames(cert).join(',').slice(0, 200)) })
       return socket.destroy()
     }
     onSecure(socket, rawSocketOf(socket))

@@ -5,6 +5,7 @@ const { BatchReader } = require('../shared/batch-codec')
 const { messageKey, originRunIdBytes } = require('../shared/batch-ids')
 const { OwnSocketIntake } = require('./own-socket-intake')
 const { LEVELS } = require('../shared/logger')
+const { printable, printableLines } = require('../shared/printable-text')
 const { RUNTIME } = require('../shared/symbols') // where a Worker finds the runtime that drives it
 const { ProgressWriter } = require('../shared/progress-file')
 const { DiskBufferReads } = require('./disk-buffer-reads')
@@ -118,7 +119,7 @@ class WorkerRuntime {
   log (level, fields, msg) {
     if (LEVELS.indexOf(level) < this.minLevel) return
     if (typeof fields === 'string') [fields, msg] = [{}, fields]
-    if (fields && fields.err instanceof Error) fields = { ...fields, err: { type: fields.err.name, message: fields.err.message, code: fields.err.code, stack: fields.err.stack } }
+    if (fields && fields.err instanceof Error) fields = { ...fields, err: { type: fields.err.name, message: printable(fields.err.message), code: fields.err.code, stack: printableLines(fields.err.stack) } } // its text may quote a sender's (a duplicate key)
     this.send([ipc.LOG, level, fields || {}, msg])
   }
 

@@ -37,7 +37,7 @@ function makeCert (dir, ca, name, { cn, san = [], usage = 'server', notBefore, n
     ...(san.length ? [`subjectAltName=${san.join(',')}`] : [])
   ].join('\n') + '\n')
   openssl(dir, ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`])
+    '-keyout', `${name}.key`, '-out', `${name}.csr`, '-utf8', '-subj', `/CN=${cn}`])
   if (notBefore || notAfter) signWithDates(dir, ca, name, ext, notBefore, notAfter)
   else {
     openssl(dir, ['x509', '-req', '-in', `${name}.csr`, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial',

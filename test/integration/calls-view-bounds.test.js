@@ -21,6 +21,7 @@ const { CallsViewServer } = require('../../app/commands/calls-view')
 const { recentCalls } = require('../../app/commands/calls-read')
 const { TABLE } = require('../../app/commands/calls')
 const MetricsServer = require('../../lib/master/metrics-server')
+const { captureLogger } = require('../helpers/capture-logger')
 
 const CALLS = 30
 const LIMIT = 25
@@ -113,6 +114,19 @@ test('the metrics endpoint sends the same headers, with a CSP that allows nothin
     assertSecurityHeaders(res, path, "'none'")
     assert.doesNotMatch(res.headers.get('content-security-policy'), /style-src/, `${path}: no style either`)
   }
+})
+
+test('a route that fails with an error quoting a client\'s text logs it escaped: no raw C1 or bidi override in the log file (QA)', async (t) => {
+  const { logger, records } = captureLogger()
+  const route = () => { throw new Error('no call named \u202egnp.exe\u009b31m') }
+  const server = new MetricsServer(null, { host: '127.0.0.1', port: 0, name: 'quoting', logger, route })
+  const { port } = await server.start()
+  t.after(() => server.stop())
+  assert.equal((await load(`http://127.0.0.1:${port}/sip/call?id=x`)).status, 500)
+  const logged = records.find((r) => r.level === 'error')
+  assert.equal(logged.fields.error, 'no call named \\u202egnp.exe\\x9b31m')
+  // eslint-disable-next-line no-control-regex
+  for (const text of [logged.fields.error, logged.fields.path, logged.msg]) assert.doesNotMatch(text, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/)
 })
 
 test('a page reads at most `limit` calls, the most recent of the window, says so, and pages the worst of them', async (t) => {

@@ -7,6 +7,7 @@ const path = require('node:path')
 const { LoadBalancer, WorkerDownError, InvalidOptionError } = require('../..')
 const { COUNTING, HOST, fixture, startLb, settled, udpSocket, sendPaced, waitFor, lines } = require('../helpers/lb')
 const { removeDir } = require('../helpers/temp-dir')
+const { captureLogger } = require('../helpers/capture-logger')
 
 function assertBalanced (s) {
   assert.equal(s.received, s.processed + s.failed + s.dropped.total + s.deadLettered, `received ${s.received} = processed ${s.processed} + failed ${s.failed} + dropped ${s.dropped.total} + deadLettered ${s.deadLettered}`)
@@ -73,6 +74,20 @@ test('doWork throwing is counted as failed and the worker keeps going', async (t
   assert.deepEqual(exits, [])
   await lb.stop()
   assertBalanced(lb.summary())
+})
+
+test('a worker\'s error quoting what a sender sent is logged escaped: no raw ESC, C1 or bidi override reaches the log file (QA)', async (t) => {
+  const { logger, records } = captureLogger()
+  const lb = await startLb(t, { instances: 1, logger, workerOptions: { failQuoting: true } })
+  const socket = await udpSocket(t)
+  await sendPaced(lb, socket, ['fail \u001b[2J\u009b\u202eexe.gnp'])
+  const s = await settled(lb)
+  assert.equal(s.failed, 1)
+  const logged = await waitFor(() => records.find((r) => r.msg === 'doWork failed'), { what: 'the doWork failed line' })
+  assert.equal(logged.fields.err.message, 'cannot store fail \\x1b[2J\\x9b\\u202eexe.gnp')
+  // eslint-disable-next-line no-control-regex
+  for (const text of [logged.fields.err.message, logged.fields.err.stack]) assert.doesNotMatch(text, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/)
+  assert.match(logged.fields.err.stack, /\n {4}at /, 'the stack keeps its lines')
 })
 
 test('crash loop: past maxCrashes the slot is given up, logged, and an error says every worker is down', async (t) => {

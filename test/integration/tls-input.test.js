@@ -21,7 +21,7 @@ const syslog = require('../../collectors/syslog')
 const { LoadBalancer, InvalidOptionError } = require('../..')
 const { tempBufferDir } = require('../helpers/buffer-dir')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
-const { makeTlsFixtures } = require('../helpers/tls-certs')
+const { makeTlsFixtures, makeCert } = require('../helpers/tls-certs')
 const { startRsyslog, rsyslogAvailable } = require('../helpers/rsyslog')
 const { runCli } = require('../helpers/cli')
 const { captureLogger } = require('../helpers/capture-logger')
@@ -133,6 +133,19 @@ test('rsyslog (ossl) without a client certificate against --tls-ca: refused, cou
   await collector.stop()
   assert.deepEqual((await messages('with-cert ')).map((d) => d.message).sort(), ['with-cert 0', 'with-cert 1'])
   assert.deepEqual(await messages('no-cert '), [])
+})
+
+test('a client certificate name a sender chose is logged escaped: its bidi override and C1 control reach no log file raw (QA)', { timeout: 60000 }, async (t) => {
+  const { collector, records, port } = await startSyslog(t, [...MUTUAL_FLAGS, '--tls-allowed-names', 'client.example.com'])
+  const bidi = makeCert(certs.dir, certs.ca, 'bidi-client', { cn: 'ab\u202ecd\u009bx.example.com', usage: 'client' })
+  await tlsAttempt(port, { ...withCert(bidi), lines: [line('bidi 0')] })
+  await waitFor(() => rejected(collector).nameNotAllowed === 1, { what: 'the name refused' })
+  await collector.stop()
+  const logged = records.find((r) => r.fields.reason === 'nameNotAllowed')
+  assert.equal(logged.fields.names, 'ab\\u202ecd\\x9bx.example.com', 'the name as escape text')
+  // eslint-disable-next-line no-control-regex
+  for (const text of [logged.fields.names, logged.msg]) assert.doesNotMatch(text, /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/)
+  assert.equal(collector.summary().received, 0)
 })
 
 test('refused and counted by reason: plaintext (logger -T), expired and foreign client certificates and TLS 1.0 (openssl s_client), TLS 1.1, no certificate, a name not allowed; a good client after them is stored', { timeout: 120000 }, async (t) => {
