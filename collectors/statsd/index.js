@@ -11,8 +11,8 @@ const PREFIX = /^([A-Za-z0-9_-]+\.)*$/
  * StatsD over UDP (port 8125): each line of a datagram is a metric,
  * distributed by its name, so one metric's lines coalesce on one worker.
  * Stored in `metrics`, one document per metric, type and UTC minute:
- * counters `count` (lines) and `sum` (value / rate); timers `count`, `sum`,
- * `min`, `max`; gauges `count`, `min`, `max` and `last` (the value of the
+ * counters `count` (lines) and `sum` (value / rate); timers `count` (1 / rate
+ * a line, as etsy statsd counts them), `sum` (values), `min`, `max`; gauges `count`, `min`, `max` and `last` (the value of the
  * line that reached the collector last: `last.value`). Numbers are bounded
  * (statsd-decoder.js: `valueRange`), and so are the new names a minute.
  */
@@ -49,7 +49,7 @@ module.exports = defineCollector({
       const { value } = metric
       if (metric.type === 'c') return { ...update, inc: { count: 1, sum: value / metric.rate } }
       const extremes = { min: { min: value }, max: { max: value } }
-      if (metric.type === 'ms') return { ...update, ...extremes, inc: { count: 1, sum: value } }
+      if (metric.type === 'ms') return { ...update, ...extremes, inc: { count: 1 / metric.rate, sum: value } }
       return { ...update, ...extremes, inc: { count: 1 }, last: { last: value } }
     }
   })]

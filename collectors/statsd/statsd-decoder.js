@@ -9,7 +9,10 @@ const DecodeError = require('../../exceptions/decode-error')
  * gauge value with a sign (`+3`, `-3`) is a change to the gauge in StatsD,
  * which depends on every earlier line having been applied in order: refused
  * (`gaugeDelta`) rather than stored as a value it is not. A number beyond
- * the bounds below is refused (`valueRange`). Refusals name their reason:
+ * the bounds below is refused (`valueRange`). As in etsy statsd, a counter
+ * line adds value / rate to its sum; a timer line adds its value (what was
+ * measured) to its sum, min and max, and 1 / rate to its count (the lines
+ * the sender sampled it from). Refusals name their reason:
  * badLine, badValue, badRate, unsupportedType, gaugeDelta, valueRange.
  */
 const LINE = /^([^\s:|@]{1,255}):([^|]*)\|([a-z]+)(?:\|@([^|]*))?$/
@@ -20,10 +23,13 @@ const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
 // NaN that a sum never leaves), so what is stored is bounded. A gauge's value
 // is stored as it came ($min, $max, last): any integer up to 2^53 - 1 is
 // exact. What one counter or timer line adds to its minute's `sum` (a
-// counter's value / rate, a timer's value) is at most 2^32, a 32-bit
-// counter's range (4 GiB of bytes, 49 days in ms): a minute's sum then stays
-// an exact integer for 2^21 lines of one metric at the bound (35,000 a
-// second, each of 4 GiB), far beyond a real minute, and is always finite.
+// counter's value / rate, a timer's value) or a timer's `count` (1 / rate)
+// is at most 2^32, a 32-bit counter's range (4 GiB of bytes, 49 days in
+// ms): a minute's sum of 2^21 lines of one metric at the bound (35,000 a
+// second, each of 4 GiB), far beyond a real minute, stays within 2^53 and
+// is always finite. It is exact while every line adds an integer; a
+// fraction (`.5|c`, `1|c|@0.3`, a timer's 1 / 0.3) is added as a double,
+// rounded as doubles are. A value too small for a double (`1e-400`) is 0.
 const MAX_VALUE = Number.MAX_SAFE_INTEGER
 const MAX_SUMMED = 2 ** 32
 
@@ -39,9 +45,12 @@ function decodeStatsdLine (text) {
   if (rawRate !== undefined && (!NUMBER.test(rawRate) || !(rate > 0 && rate <= 1))) throw new DecodeError('badRate', `${name}: sample rate ${JSON.stringify(rawRate)} is not in (0, 1]`)
   const value = Number(raw)
   if (!(Math.abs(value) <= MAX_VALUE)) throw new DecodeError('valueRange', `${name}: ${raw} is beyond ±2^53 - 1: not stored`)
-  if (type !== 'g' && !(Math.abs(value / rate) <= MAX_SUMMED)) {
-    throw new DecodeError('valueRange', `${name}: ${raw}${rawRate === undefined ? '' : ` at rate ${rawRate}`} adds ${value / rate} to the sum, beyond ±2^32 a line: not stored`)
+  // What the line adds: a counter's value / rate to its sum; a timer's value to its sum and 1 / rate to its count (etsy statsd's).
+  const added = type === 'c' ? value / rate : type === 'ms' ? value : 0
+  if (!(Math.abs(added) <= MAX_SUMMED)) {
+    throw new DecodeError('valueRange', `${name}: ${raw}${type === 'c' && rawRate !== undefined ? ` at rate ${rawRate}` : ''} adds ${added} to the sum, beyond ±2^32 a line: not stored`)
   }
+  if (type === 'ms' && !(1 / rate <= MAX_SUMMED)) throw new DecodeError('valueRange', `${name}: a timer at rate ${rawRate} counts ${1 / rate} lines, beyond 2^32 a line: not stored`)
   return { name, type, value, rate }
 }
 

@@ -73,6 +73,17 @@ test('statsd: lines of a datagram are metrics of their own; counters, timers and
   assert.ok(newest.minute instanceof Date && newest.minute.getUTCSeconds() === 0)
 })
 
+test('statsd: a sampled timer counts 1 / rate a line and sums its values, as etsy statsd does; its range check is on the value (QA)', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, statsd)
+  const send = await sender(t)
+  // etsy statsd: timer_counters += 1 / rate, the values as sent (count 10 + 10 + 10 + 1, sum 1 + 1 + 500000000 + 4).
+  await send(port, 't:1|ms|@0.1\nt:1|ms|@0.1\nt:500000000|ms|@0.1\nt:4|ms')
+  const s = await settled(collector)
+  assert.equal(s.processed, 4, JSON.stringify(s.dropped))
+  const timer = (await totals(db)).get('t|ms')
+  assert.deepEqual([timer.count, timer.sum, timer.min, timer.max], [31, 500000006, 1, 500000000])
+})
+
 test('statsd: affinity is by metric name, computed in the master for each line', () => {
   const lb = Object.create(statsd.Collector.prototype)
   assert.equal(lb.key({ data: Buffer.from('api.hits:1|c'), rinfo: { address: '127.0.0.1', port: 1 } }), 'api.hits')

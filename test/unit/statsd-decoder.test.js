@@ -34,6 +34,11 @@ test('statsd decoder: the bounds are ±2^53 - 1 for a value and ±2^32 for what 
   assert.equal(reasonOf(`bytes:${MAX_SUMMED + 1}|c`), 'valueRange')
   assert.equal(reasonOf(`bytes:-${MAX_SUMMED + 1}|c`), 'valueRange')
   assert.equal(reasonOf(`took:${MAX_SUMMED + 1}|ms`), 'valueRange', 'a timer value is summed too')
+  // A timer adds its value to the sum and 1 / rate to its count (etsy statsd), not value / rate (QA: 500000000|ms|@0.1 was refused).
+  assert.equal(decodeStatsdLine(`took:${MAX_SUMMED}|ms|@0.1`).value, MAX_SUMMED, 'a sampled timer at the bound of its value')
+  assert.equal(decodeStatsdLine(`took:1|ms|@${1 / MAX_SUMMED}`).rate, 1 / MAX_SUMMED, 'counting 2^32 lines, at the bound')
+  assert.equal(reasonOf(`took:1|ms|@${0.5 / MAX_SUMMED}`), 'valueRange', 'counting 2^33 lines, beyond it')
+  assert.equal(reasonOf('took:1|ms|@1e-320'), 'valueRange', 'a count of Infinity')
   assert.equal(decodeStatsdLine(`bytes:${MAX_SUMMED / 1000}|c|@0.001`).rate, 0.001, 'value / rate at the bound')
   assert.equal(reasonOf(`bytes:${MAX_SUMMED / 1000 + 1}|c|@0.001`), 'valueRange', 'value / rate beyond it')
   assert.equal(decodeStatsdLine('x:0|c|@1e-320').value, 0, 'nothing added, whatever the rate')
@@ -42,5 +47,6 @@ test('statsd decoder: the bounds are ±2^53 - 1 for a value and ±2^32 for what 
 
 test('statsd decoder: a refusal says which number and which bound', () => {
   assert.throws(() => decodeStatsdLine('x:1|c|@1e-320'), (err) => err.reason === 'valueRange' && /x: 1 at rate 1e-320 adds Infinity/.test(err.message) && /2\^32/.test(err.message))
+  assert.throws(() => decodeStatsdLine('t:1|ms|@1e-12'), (err) => err.reason === 'valueRange' && /t: a timer at rate 1e-12 counts 1000000000000 lines, beyond 2\^32/.test(err.message))
   assert.throws(() => decodeStatsdLine('g:1e400|g'), (err) => err.reason === 'valueRange' && /g: 1e400 is beyond ±2\^53 - 1/.test(err.message))
 })
