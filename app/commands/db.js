@@ -6,7 +6,9 @@ const { pingMongo } = require('../../lib/mongo/resolve-mongo')
 const { findServerStartedBy } = require('../../lib/mongo/started-servers')
 const { takePositionals, launcherOptions, usageError } = require('./common')
 
-const USAGE = 'collector db run|start|stop|status [--port 27017] [--host 127.0.0.1] [--db-path DIR] [--db-memory]'
+// Flags are run's and start's: stop and status act on the one database under PM2, at the address it was started with.
+const USAGE = 'collector db run|start [--port 27017] [--host 127.0.0.1] [--db-path DIR] [--db-memory] | collector db stop|status'
+const ONE_DATABASE = 'takes no options: it acts on the one database `collector db start` runs under PM2, at the port and path it was started with'
 
 /**
  * `collector db run`: the embedded database in the foreground (what `npm run
@@ -42,14 +44,14 @@ async function start (argv) {
 }
 
 async function stop (argv) {
-  if (argv.length) throw usageError(`unexpected argument(s): ${argv.join(' ')}\nusage: collector db stop`)
+  if (argv.length) throw usageError(`unexpected argument(s): ${argv.join(' ')}; collector db stop ${ONE_DATABASE}\nusage: collector db stop`)
   await launcher.stopDatabase(launcherOptions())
   process.stdout.write('stopped the database (its data is kept)\n')
   return 0
 }
 
 async function status (argv) {
-  if (argv.length) throw usageError(`unexpected argument(s): ${argv.join(' ')}\nusage: collector db status`)
+  if (argv.length) throw usageError(`unexpected argument(s): ${argv.join(' ')}; collector db status ${ONE_DATABASE}\nusage: collector db status`)
   const proc = await launcher.describeDatabase(launcherOptions())
   if (!proc) {
     process.stdout.write('the database is not running under PM2 (start it with `collector db start`)\n')

@@ -15,7 +15,7 @@ const LINES = [
   ['logs <name> [--lines N] [--follow]', 'its log (PM2\'s files), readable; --json as written'],
   ['top [--once] [--interval 1s]', 'live per-collector, per-worker rates, drops and DB writes'],
   ['calls [NAME] [--worst 10] [--since 1h] [--per-minute] [--json] [--serve PORT]', 'the worst RTCP calls by their verdict, with loss, jitter, RTT; calls by band (per minute); an HTML view'],
-  ['db run|start|stop|status [--db-path DIR]', 'the embedded database: foreground, or under PM2 shared by collectors'],
+  ['db run|start [--db-path DIR] | db stop|status', 'the embedded database: foreground, or under PM2 shared by collectors'],
   ['simulate rtcp|syslog --target host:port', 'send test traffic (see collector simulate --help)'],
   ['verify <collector> --sample FILE [--json]', 'check that a collector stores each sample record exactly once, workers and master killed (CI)'],
   ['demo [--streams N] [--rate R] [--duration 10s]', 'RTCP collector + embedded database + simulated calls (npm start)'],

@@ -181,6 +181,11 @@ test('collector db start|status|stop under PM2: one shared server, a second star
   assert.equal(status.code, 0, status.stdout + status.stderr)
   assert.match(status.stdout, new RegExp(`collector-db {2}online {2}pid \\d+ {2}${uri} {2}answers ping\nserver {2}the Java server \\(mongo-java-server\\), pid \\d+\ndata {2}on disk in ${dbPath}\n`))
 
+  // The port is start's: status and stop act on the database started, and say so (QA: the docs showed `status [--port]`).
+  const withPort = await cli(env, 'db', 'status', '--port', port)
+  assert.equal(withPort.code, 2, withPort.stdout + withPort.stderr)
+  assert.match(withPort.stderr, new RegExp(`^collector: unexpected argument\\(s\\): --port ${port}; collector db status takes no options: it acts on the one database \`collector db start\` runs under PM2, at the port and path it was started with\nusage: collector db status\n`))
+  assert.match((await cli(env, 'db', '--help')).stdout, /^usage: collector db run\|start \[--port 27017\] .*\| collector db stop\|status\n/)
   const stopped = await cli(env, 'db', 'stop')
   assert.equal(stopped.code, 0, stopped.stderr)
   const after = await cli(env, 'db', 'status')
