@@ -1,6 +1,7 @@
 'use strict'
 
-const { Journal } = require('./journal')
+const { Journal, SEGMENTS_IN_ROOM } = require('./journal')
+const { formatBytes } = require('../shared/format-bytes')
 const { DeadLetters } = require('./dead-letters')
 const LogLimiter = require('../shared/log-limiter')
 const { briefError } = require('../shared/logger')
@@ -64,7 +65,10 @@ class Backlog {
    * (the listener opens after this): each origin's batches to one worker,
    * in order, as redeliveries, so the writers recognise what they stored.
    */
-  replay (journal, workers, { batches, found, damaged, setAside }) {
+  replay (journal, workers, { batches, found, damaged, setAside, small }) {
+    if (small) {
+      this.logger.warn({ dir: journal.dir, room: small.room, maxBytes: journal.maxBytes, segmentBytes: small.segmentBytes }, `disk buffer: its file system has room for ${formatBytes(small.room)}, less than --buffer-max-bytes ${formatBytes(journal.maxBytes)}: segments of ${formatBytes(small.segmentBytes)} instead, so that ${SEGMENTS_IN_ROOM} fit; once the disk is full, new batches are held in memory, not on disk (events.bufferWriteFailed)`)
+    }
     if (setAside) {
       this.logger.error({ dir: journal.dir, writtenFor: setAside.destination, now: journal.destination, keptIn: setAside.dir }, `disk buffer: what it held was written for ${setAside.destination}, not ${journal.destination}: not replayed here, kept in ${setAside.dir}; to replay it there, run this collector writing to ${setAside.destination} with --buffer-dir ${setAside.dir}`)
     }

@@ -81,4 +81,15 @@ function readText (file) {
   try { return fs.readFileSync(file, 'utf8') } catch { return '' }
 }
 
-module.exports = { takeLock, releaseLock, setAsideForOther }
+// The bytes free to this process on the directory's file system (Infinity
+// when it cannot tell).
+function freeBytes (dir) {
+  try {
+    const { bavail, bsize } = fs.statfsSync(dir)
+    return bavail * bsize
+  } catch {
+    return Infinity
+  }
+}
+
+module.exports = { takeLock, releaseLock, setAsideForOther, freeBytes }

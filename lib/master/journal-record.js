@@ -139,4 +139,19 @@ function closeQuietly (fd) {
   try { fs.closeSync(fd) } catch {}
 }
 
-module.exports = { recordHead, scanRecords, writeRecordFile, readRecordFile }
+// A record at `position`, whole. A write the kernel cuts short (a full disk,
+// the file size limit) goes on with the rest, so that what stops it is the
+// kernel's own error (ENOSPC, EFBIG), not one made up here.
+function writeWhole (fd, meta, bytes, position) {
+  const size = meta.length + bytes.length
+  let done = fs.writevSync(fd, [meta, bytes], position)
+  if (done === size) return
+  const record = Buffer.concat([meta, bytes])
+  while (done < size) {
+    const n = fs.writeSync(fd, record, done, size - done, position + done)
+    if (n === 0) throw Object.assign(new Error(`write made no progress (${done} of ${size} bytes)`), { code: 'EIO' })
+    done += n
+  }
+}
+
+module.exports = { recordHead, scanRecords, writeRecordFile, readRecordFile, writeWhole }

@@ -5,9 +5,9 @@ const path = require('node:path')
 const BufferError = require('../../exceptions/buffer-error')
 const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../shared/make-dir')
 const { readJsonFile, writeJsonFile } = require('../shared/json-file')
-const { takeLock, releaseLock, setAsideForOther } = require('./journal-dir')
+const { takeLock, releaseLock, setAsideForOther, freeBytes } = require('./journal-dir')
 const { createBatch } = require('./batch')
-const { recordHead, scanRecords } = require('./journal-record')
+const { recordHead, scanRecords, writeWhole } = require('./journal-record')
 
 /*
  * The master's disk buffer: every batch the master forms is appended here
@@ -36,6 +36,9 @@ const SYNC_INTERVAL_MS = 1000
 const SYNC_POLICIES = Object.freeze(['none', 'interval', 'batch'])
 const MAX_SEGMENT_BYTES = 64 * 1024 * 1024
 const MIN_SEGMENT_BYTES = 64 * 1024
+// On a file system with less room than the bound, segments are sized so
+// that this many fit: one segment is never the whole disk (see append).
+const SEGMENTS_IN_ROOM = 8
 
 class Journal {
   /**
@@ -61,6 +64,7 @@ class Journal {
     this.syncs = 0
     this.writeErrors = 0
     this.lastWriteError = null
+    this.failing = false // the last write failed (a full disk): see release()
     this.dirty = false
     this.syncTimer = null
     this.locked = false
@@ -73,7 +77,9 @@ class Journal {
    * damaged: { records, bytes }, setAside }`, batches oldest first, their
    * bytes left on disk (read()); `setAside` ({ dir, destination }, else
    * null): what the directory held was written for another destination and
-   * was moved there instead (journal-dir.js).
+   * was moved there instead (journal-dir.js); `small` ({ room, segmentBytes },
+   * else null): the file system has less room than maxBytes, segments are
+   * made smaller to fit it.
    * @throws {BufferError} directory unusable or held by another live process
    */
   open () {
@@ -97,6 +103,7 @@ class Journal {
       found.messages += segment.messages
       found.bytes += segment.size
     }
+    const small = this.fitToDisk()
     // Past every segment on disk, kept or not: a name is never used twice
     // for other bytes, so a worker of a killed run still reading a batch
     // where the master said it lies (where()) reads that batch or nothing.
@@ -105,7 +112,17 @@ class Journal {
       this.syncTimer = setInterval(() => this.syncNow(), SYNC_INTERVAL_MS)
       this.syncTimer.unref()
     }
-    return { batches, found, damaged, setAside }
+    return { batches, found, damaged, setAside, small }
+  }
+
+  // The room the buffer has (free space, and what it holds already) below
+  // maxBytes: segments sized so that SEGMENTS_IN_ROOM fit, or the one
+  // segment being written could fill the disk alone. null: room enough.
+  fitToDisk () {
+    const room = freeBytes(this.dir) + this.bytes
+    if (room >= this.maxBytes) return null
+    this.segmentBytes = Math.max(MIN_SEGMENT_BYTES, Math.min(this.segmentBytes, Math.floor(room / SEGMENTS_IN_ROOM)))
+    return { room, segmentBytes: this.segmentBytes }
   }
 
   segmentNumbers () {
@@ -168,22 +185,27 @@ class Journal {
    * Appends a batch (one writev) and notes where it lies (`batch.at`).
    * Returns false when it could not be written (the disk is full, an I/O
    * error: `lastWriteError`); nothing of it is left in the file then.
+   * A write that fails while every record of the active segment is
+   * released (stored: the segment only takes room) starts a new segment,
+   * the old one deleted, and is tried once more.
    */
-  append (batch) {
+  append (batch, retry = true) {
     if (this.active.size >= this.segmentBytes && !this.rotate()) return false
     const segment = this.active
     const meta = recordHead(batch, batch.bytes, batch.origin)
     const size = meta.length + batch.bytes.length
     try {
-      const written = fs.writevSync(segment.fd, [meta, batch.bytes], segment.size)
-      if (written !== size) throw Object.assign(new Error(`short write (${written} of ${size} bytes)`), { code: 'EIO' })
+      writeWhole(segment.fd, meta, batch.bytes, segment.size)
       if (this.sync === 'batch') this.syncSegment(segment)
     } catch (err) {
+      try { fs.ftruncateSync(segment.fd, segment.size) } catch {}
+      this.failing = true
+      if (retry && segment.live === 0 && segment.size > 0 && this.rotate()) return this.append(batch, false)
       this.writeErrors++
       this.lastWriteError = err
-      try { fs.ftruncateSync(segment.fd, segment.size) } catch {}
       return false
     }
+    this.failing = false
     batch.journaled({ segment, dataOffset: segment.size + meta.length, dataLength: batch.bytes.length })
     segment.offsets.add(segment.size + meta.length)
     segment.size += size
@@ -249,8 +271,9 @@ class Journal {
     if (segment !== this.active) this.remove(segment)
     // Full with the active segment alone (a small bound): all of it released,
     // a new one takes over and this one goes, or the buffer would say full
-    // with nothing in it until the next batch came.
-    else if (this.full) this.rotate()
+    // with nothing in it until the next batch came. The same while writes
+    // fail (a full disk): its room is freed now, for the dead letters too.
+    else if (this.full || this.failing) this.rotate()
   }
 
   remove (segment) {
@@ -373,4 +396,4 @@ function removeFiles (file) {
   fs.rmSync(file, { force: true })
 }
 
-module.exports = { Journal, SYNC_POLICIES }
+module.exports = { Journal, SYNC_POLICIES, SEGMENTS_IN_ROOM }

@@ -16,6 +16,7 @@ const RtcpSimulator = require('../../collectors/rtcp/simulator')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { tempBufferDir } = require('../helpers/buffer-dir')
 const { captureLogger } = require('../helpers/capture-logger')
+const { mountTmpfs } = require('../helpers/tmpfs')
 const { killLoop } = require('../helpers/kill-loop')
 const { runCollector, sendNumbered, countLines, withDatabase, waitFor } = require('../fixtures/foreground-run')
 
@@ -416,4 +417,37 @@ test('tcp_server with a full buffer pauses the sender instead of dropping: nothi
   assert.ok(s.received < total, `the sender was paused (${s.received} of ${total} read)`)
   assert.equal(s.dropped.total, 0, 'nothing dropped: TCP waits')
   assert.equal(s.received, s.inFlight + s.buffered, 'everything read is held or buffered')
+})
+
+// A buffer on a file system smaller than one segment of the default bound
+// (64 MiB of 1 GiB): stored data filled it, and nothing was durable after
+// (a stop during an outage dropped what it held, as no dead letter could be
+// written either). Now segments fit the disk, and a segment of stored
+// batches gives its room back.
+test('a buffer on a 2 MiB file system: said at start, 3 MiB stored through it without a failed write, and an outage after that is kept on disk at stop', { timeout: 120000 }, async (t) => {
+  const { dir: bufferDir, reason } = mountTmpfs(t, '2m')
+  if (!bufferDir) return t.skip(reason)
+  const out = tempDir(t)
+  const holdFile = path.join(out, 'outage')
+  const { logger, records } = captureLogger()
+  const line = (i) => `l${i} ${'z'.repeat(300)}`
+  const first = await holdingBalancer(t, bufferDir, out, { hold: false, holdFile, logger })
+  const said = records.filter((r) => r.level === 'warn' && /file system has room for .* less than --buffer-max-bytes 1\.0 GiB/.test(r.msg))
+  assert.equal(said.length, 1, 'one warning line at start')
+  await sendLines(first.address().port, 'l', 0, 10000, line)
+  await waitFor(() => first.summary().processed === 10000, { what: '10,000 stored', timeout: 60000 })
+  assert.deepEqual(first.summary().events, {}, 'no failed write')
+  fs.writeFileSync(holdFile, '') // the outage
+  await sendLines(first.address().port, 'd', 0, 300)
+  await waitFor(() => first.summary().received === 10300, { what: '10,300 received' })
+  await first.stop()
+  const kept = first.summary()
+  assert.equal(kept.dropped.total, 0, 'nothing dropped')
+  assert.equal(kept.deadLettered, 0)
+  assert.equal(kept.buffered, 300, 'the outage\'s lines stay on disk for the next start')
+  fs.rmSync(holdFile)
+  const again = await holdingBalancer(t, bufferDir, out, { hold: false })
+  await waitFor(() => again.summary().processed === 300, { what: 'the replay stored' })
+  await again.stop()
+  assert.equal(new Set(storedLines(out).map((l) => l.key)).size, 10300, 'every line stored once')
 })

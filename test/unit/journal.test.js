@@ -16,6 +16,7 @@ const { createBatch } = require('../../lib/master/batch')
 const { KIND_UDP, KIND_TCP, entrySize, writeEntry } = require('../../lib/shared/batch-codec')
 const BufferError = require('../../exceptions/buffer-error')
 const { removeDir } = require('../helpers/temp-dir')
+const { mountTmpfs, dfAvailable } = require('../helpers/tmpfs')
 
 const JOURNAL_MODULE = require.resolve('../../lib/master/journal')
 const BATCH_MODULE = require.resolve('../../lib/master/batch')
@@ -99,7 +100,7 @@ test('unreleased batches come back at the next open, oldest first, with their id
     makeBatch(5, { messages: 50, dataBytes: 5 })
   ]
   const first = openJournal(t, dir)
-  assert.deepEqual(first.opened, { batches: [], found: { segments: 0, records: 0, messages: 0, bytes: 0 }, damaged: { records: 0, bytes: 0 }, setAside: null })
+  assert.deepEqual(first.opened, { batches: [], found: { segments: 0, records: 0, messages: 0, bytes: 0 }, damaged: { records: 0, bytes: 0 }, setAside: null, small: null })
   appendAll(first.journal, written)
   first.journal.close()
   assert.deepEqual(segmentFiles(dir), ['0000000001.ccj'])
@@ -448,7 +449,7 @@ test('a write cut short by the file size limit returns false, counts, and leaves
     return { appended, error, size, stats: journal.stats() }
   })
   assert.deepEqual(result.appended, [true, true, false, true])
-  assert.deepEqual(result.error, { code: 'EIO', message: `short write (${limit - sum(good, recordSize)} of ${recordSize(big)} bytes)` })
+  assert.equal(result.error.code, 'EFBIG', 'the kernel\'s own error for the write cut short, not a made-up one')
   assert.equal(result.size, sum(good, recordSize), 'the failed record takes no room')
   assert.equal(result.stats.writeErrors, 1)
   assert.equal(result.stats.records, 3)
@@ -487,4 +488,68 @@ test('a new segment that cannot be opened (out of file descriptors): append retu
   assert.deepEqual(opened.damaged, { records: 0, bytes: 0 })
   assert.equal(opened.batches.length, result.appended.length)
   assert.equal(journal.stats().records, result.appended.length)
+})
+
+// Takes the room of a full disk but `leave` bytes: another program's file.
+function fillBut (root, leave) {
+  const filler = path.join(root, 'filler')
+  const size = dfAvailable(root) - leave
+  fs.writeFileSync(filler, Buffer.alloc(size))
+  return filler
+}
+
+test('on a file system smaller than the bound, open says so and sizes segments so that several fit', (t) => {
+  const { dir, root, reason } = mountTmpfs(t, '2m')
+  if (!dir) return t.skip(reason)
+  const { journal, opened } = openJournal(t, dir, { maxBytes: 1024 * 1024 * KIB })
+  const room = dfAvailable(root) // after open: its directory and lock take a block
+  assert.ok(opened.small, 'open says the file system is smaller than the bound')
+  assert.equal(opened.small.room, room)
+  assert.equal(journal.segmentBytes, opened.small.segmentBytes)
+  assert.ok(journal.segmentBytes * 8 <= room, `segments of ${journal.segmentBytes} bytes: 8 fit in ${room}`)
+
+  const big = mountTmpfs(t, '8m')
+  const roomy = openJournal(t, big.dir, { maxBytes: 1024 * KIB })
+  assert.equal(roomy.opened.small, null, 'a bound the file system has room for changes nothing')
+  assert.equal(roomy.journal.segmentBytes, 64 * KIB)
+})
+
+test('a full disk while the active segment holds only stored batches: a new segment takes over, the old one goes, and writes go on', (t) => {
+  const { dir, root, reason } = mountTmpfs(t, '2m')
+  if (!dir) return t.skip(reason)
+  const { journal } = openJournal(t, dir, { maxBytes: 1024 * 1024 * KIB })
+  fillBut(root, 120 * KIB) // the disk filled by someone else since the start: the segment outgrows it
+  assert.ok(journal.segmentBytes > 120 * KIB)
+  let stored = 0
+  for (let n = 1; stored < 1024 * KIB; n++) {
+    const batch = makeBatch(n, { messages: 10, dataBytes: 500 })
+    assert.equal(journal.append(batch), true, `append ${n} (${stored} bytes stored before it)`)
+    journal.release(batch) // stored: acknowledged at once
+    stored += recordSize(batch)
+  }
+  assert.equal(journal.stats().writeErrors, 0)
+  assert.ok(bytesOnDisk(dir) < 120 * KIB)
+})
+
+test('a full disk with batches waiting: ENOSPC, not a made-up error; once they are released their segment goes at once, and writes go on', (t) => {
+  const { dir, root, reason } = mountTmpfs(t, '2m')
+  if (!dir) return t.skip(reason)
+  const { journal } = openJournal(t, dir, { maxBytes: 1024 * 1024 * KIB })
+  fillBut(root, 100 * KIB)
+  const waiting = []
+  for (let n = 1; n < 1000; n++) {
+    const batch = makeBatch(n, { messages: 10, dataBytes: 700 })
+    if (!journal.append(batch)) break
+    waiting.push(batch)
+  }
+  assert.ok(waiting.length > 0 && waiting.length < 999)
+  assert.equal(journal.lastWriteError.code, 'ENOSPC', `a full disk: ${journal.lastWriteError.message}`)
+  assert.equal(journal.stats().writeErrors, 1)
+  assert.equal(bytesOnDisk(dir), sum(waiting, recordSize), 'no partial record left')
+  const freeWhileFull = dfAvailable(root)
+  for (const batch of waiting) journal.release(batch)
+  assert.equal(bytesOnDisk(dir), 0, 'the stored segment is deleted at the last release, not at the next write')
+  assert.ok(dfAvailable(root) >= freeWhileFull + sum(waiting, recordSize) - 4 * KIB, 'its room is free again')
+  assert.equal(journal.append(makeBatch(2000, { messages: 10, dataBytes: 700 })), true)
+  assert.equal(journal.stats().records, 1)
 })
