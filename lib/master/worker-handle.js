@@ -66,6 +66,7 @@ class WorkerHandle extends EventEmitter {
     this.origin = originOf(batchIds.runId, clusterWorker.id)
     this.slot = slot
     this.state = 'starting' // → ready → closing → gone
+    this.retiring = null // once asked to finish (WorkerPool#retire): the promise of its exit
     this.startedAt = Date.now()
     this.readyAt = 0
     this.batchSize = batchSize

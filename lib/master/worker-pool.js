@@ -69,6 +69,7 @@ class WorkerPool extends EventEmitter {
     this.leader = null
     this.crashes = this.current.map(() => [])
     this.respawnTimers = new Set()
+    this.spawning = this.current.map(() => 0) // forks not yet ready, per slot
     this.failedSlots = new Set()
     this.orphans = this.current.map(() => []) // batches waiting for the slot's next worker
     this.batchIds = new BatchIds()
@@ -105,10 +106,19 @@ class WorkerPool extends EventEmitter {
     this.electLeader()
   }
 
-  /** Forks a worker for `slot` and puts it in rotation once ready. */
+  /**
+   * Forks a worker for `slot` and puts it in rotation once ready. A slot
+   * has one worker: one still there when the new one is ready (a respawn
+   * and a rolling restart crossed) is retired.
+   */
   async spawn (slot) {
     const handle = this.fork(slot)
-    await waitReady(handle)
+    this.spawning[slot]++
+    try {
+      await waitReady(handle)
+    } finally {
+      this.spawning[slot]--
+    }
     if (this.state !== 'running') {
       await this.retire(handle)
       throw new WorkerDownError(`worker for slot ${slot} started while the pool was ${this.state}`)
@@ -122,6 +132,7 @@ class WorkerPool extends EventEmitter {
     handle.readyAt = Date.now()
     for (const batch of this.orphans[slot].splice(0)) handle.redeliver(batch)
     this.putInRotation(handle, previous)
+    if (previous && previous.state === 'ready') this.retire(previous)
     return handle
   }
 
@@ -194,7 +205,8 @@ class WorkerPool extends EventEmitter {
     handle.emit('gone')
     if (expected && held === 0) return
     this.emit('workerExit', { id: handle.id, slot: handle.slot, pid: handle.pid, code, signal, held, expected, started: handle.readyAt > 0 })
-    const respawn = !expected && this.state === 'running' && this.current[handle.slot] === handle
+    // Not while a worker for the slot is starting (a rolling restart's): it takes the slot.
+    const respawn = !expected && this.state === 'running' && this.current[handle.slot] === handle && this.spawning[handle.slot] === 0
     if (held > 0) this.rehome(handle.slot, batches, expected, suspect)
     if (!respawn) return
     if (handle.readyAt && Date.now() - handle.readyAt >= STABLE_UPTIME_MS) this.crashes[handle.slot] = []
@@ -283,7 +295,7 @@ class WorkerPool extends EventEmitter {
 
   respawn (slot, timer) {
     this.respawnTimers.delete(timer)
-    if (this.state !== 'running') return
+    if (this.state !== 'running' || this.spawning[slot] > 0 || (this.current[slot] && this.current[slot].state === 'ready')) return
     this.spawn(slot).then((handle) => {
       this.respawns++
       this.emit('workerRespawned', handle)
@@ -309,7 +321,14 @@ class WorkerPool extends EventEmitter {
     for (let slot = 0; slot < this.current.length; slot++) {
       if (this.state !== 'running') return
       const old = this.current[slot]
-      await this.spawn(slot)
+      try {
+        await this.spawn(slot)
+      } catch (err) {
+        // Its new worker died starting, the old one gone too (its respawn was left to this spawn).
+        const now = this.current[slot]
+        if (this.state === 'running' && this.spawning[slot] === 0 && (!now || now.state === 'gone') && !this.failedSlots.has(slot)) this.scheduleRespawn(slot)
+        throw err
+      }
       if (old) await this.retire(old)
       this.rollingRestarts++
     }
@@ -321,13 +340,15 @@ class WorkerPool extends EventEmitter {
    */
   retire (handle) {
     if (handle.state === 'gone') return Promise.resolve()
+    if (handle.retiring) return handle.retiring
     this.takeOutOfRotation(handle)
     handle.state = 'closing'
     handle.sendPending()
     const gone = new Promise((resolve) => handle.once('gone', resolve))
     handle.send([ipc.SHUTDOWN])
     const timer = setTimeout(() => this.forceKill(handle), this.options.drainTimeout)
-    return gone.finally(() => clearTimeout(timer))
+    handle.retiring = gone.finally(() => clearTimeout(timer))
+    return handle.retiring
   }
 
   forceKill (handle) {

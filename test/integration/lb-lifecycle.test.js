@@ -115,3 +115,38 @@ test('restart() under continuous TCP load loses nothing', async (t) => {
   assert.equal(s.lost, 0)
   for (const pid of after) assert.ok(!before.includes(pid), `worker ${pid} is new`)
 })
+
+// The worker processes this test's balancer runs: its children running the
+// worker entry, read from /proc (not the balancer's own bookkeeping).
+function workerProcesses () {
+  const entry = path.join(__dirname, '..', '..', 'lib', 'worker', 'worker-entry.js')
+  const children = fs.readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)
+  return children.filter((pid) => {
+    try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(entry) } catch { return false }
+  }).map(Number)
+}
+
+// A worker killed while the rolling restart starts its replacement was
+// respawned as well: two new workers for one slot, the first never retired
+// (with -i 3, six workers alive, three of them without traffic).
+test('workers killed during a rolling restart: each slot ends with exactly one live worker process', { timeout: 60000 }, async (t) => {
+  const cluster = require('node:cluster')
+  const instances = 3
+  const lb = await startLb(t, { instances, respawnDelay: 20 })
+  const before = (await lb.stats()).workers.sort((a, b) => a.slot - b.slot).map((w) => w.pid)
+  assert.deepEqual(workerProcesses().sort(), [...before].sort())
+  // As the restart forks slot N's new worker, slot N's old one is killed.
+  let forks = 0
+  const killOld = () => { if (forks < instances) process.kill(before[forks++], 'SIGKILL') }
+  cluster.on('fork', killOld)
+  t.after(() => cluster.removeListener('fork', killOld))
+  await lb.restart()
+  assert.equal(forks, instances, 'every old worker was killed during the restart')
+  await waitFor(async () => (await lb.stats()).workers.length >= instances, { what: 'every slot ready' })
+  await sleep(1000) // any respawn of a killed worker has had its time to fork and come up
+  const alive = workerProcesses()
+  const listed = (await lb.stats()).workers.map((w) => w.pid)
+  assert.equal(alive.length, instances, `worker processes alive: ${alive.join(', ')}`)
+  assert.deepEqual(alive.sort(), listed.sort(), 'those the balancer lists')
+  for (const pid of before) assert.ok(!alive.includes(pid))
+})
