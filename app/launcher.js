@@ -101,15 +101,26 @@ function notOnline (name, proc, errLogFrom) {
 
 /**
  * Stops a collector: PM2 sends SIGINT, the collector drains and exits.
+ * `left`: what its final summary (the stats file it wrote as it stopped)
+ * says it could not store before its flushTimeout, `{ dropped, kept }`
+ * (dropped.shutdown, deadLetteredBy.shutdown), or null when this stop
+ * wrote none (it was not running).
  * @param {string} name
  * @param {{ pm2Home?: string }} [options]
- * @returns {Promise<CollectorProcess>}
+ * @returns {Promise<CollectorProcess & { left: { dropped: number, kept: number } | null }>}
  */
 function stop (name, options = {}) {
   return withPm2(options, async (api) => {
-    await mustFind(api, name)
+    const before = await mustFind(api, name)
+    const since = Date.now()
     await call(api, 'stop', name)
-    return find(api, name)
+    const proc = await find(api, name)
+    const final = await stats.readStats(name, before.statsDir || statsDirOf(options))
+    const count = (n) => Number.isFinite(n) ? n : 0
+    const left = final && final.state === 'stopped' && final.timestamp >= since && final.stats
+      ? { dropped: count(final.stats.dropped && final.stats.dropped.shutdown), kept: count(final.stats.deadLetteredBy && final.stats.deadLetteredBy.shutdown) }
+      : null
+    return proc ? { ...proc, left } : proc
   })
 }
 

@@ -131,3 +131,24 @@ test('start with a --retention-for collection the collector does not write: exit
   assert.equal(result.stderr, 'collector: invalid configuration: option "retentionFor" names flows, which is not one of the collections retention reaches (syslog, counters), got "flows=7d"\n')
   assert.deepEqual(await launcher.list({ pm2Home: env.PM2_HOME }), [])
 })
+
+// The collector logged "2000 messages dropped at shutdown" and exited 1,
+// while collector stop printed "stopped NAME (stopped)" and exited 0.
+test('stop of a collector that dropped messages at shutdown: says how many and exits 1; kept as dead letters: says so and exits 1', { timeout: 120000 }, async (t) => {
+  const env = pm2Env(t)
+  const fixture = path.join(__dirname, '..', 'fixtures', 'shutdown-drop-collector.js')
+  const started = await cli(env, 'start', fixture, '--name', 'sf', '--port', '0', '--instances', '1', '--dropped-at-shutdown', '2000')
+  assert.equal(started.code, 0, started.stderr)
+  const stopped = await cli(env, 'stop', 'sf')
+  assert.equal(stopped.code, 1, 'exits as the collector did')
+  assert.equal(stopped.stdout, 'stopped sf (stopped)\n')
+  assert.equal(stopped.stderr, 'collector: sf: 2000 messages dropped at shutdown (dropped.shutdown): not stored before the workers\' flushTimeout, and not kept; collector logs sf says why\n')
+  const again = await cli(env, 'stop', 'sf')
+  assert.deepEqual([again.code, again.stderr], [0, ''], 'a stop of a stopped collector reports no earlier stop')
+
+  const kept = await cli(env, 'start', fixture, '--name', 'sk', '--port', '0', '--instances', '1', '--kept-at-shutdown', '30')
+  assert.equal(kept.code, 0, kept.stderr)
+  const keptStop = await cli(env, 'stop', 'sk')
+  assert.equal(keptStop.code, 1)
+  assert.match(keptStop.stderr, /^collector: sk: 30 messages not stored before the workers' flushTimeout were kept as dead letters \(deadLetteredBy\.shutdown\); collector replay sk queues them/)
+})
