@@ -6,7 +6,6 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const pm2 = require('pm2')
 const CollectorError = require('../exceptions/collector-error')
 const { isAlive } = require('../lib/shared/is-alive')
 const EXIT = require('./exit-codes')
@@ -75,6 +74,7 @@ async function removeApp (api, name) {
 // One PM2 connection per call, always closed, so the caller's process can exit.
 async function withPm2 (options, fn) {
   const home = options.pm2Home || process.env.PM2_HOME
+  const pm2 = loadPm2(path.resolve(home || path.join(os.homedir(), '.pm2')))
   const api = new pm2.custom(home ? { pm2_home: path.resolve(home) } : {})
   await call(api, 'connect')
   try {
@@ -83,6 +83,21 @@ async function withPm2 (options, fn) {
     await new Promise((resolve) => api.disconnect(() => resolve()))
     markClosed(api)
   }
+}
+
+// PM2 writes its socket, pid and log files in its home, from the moment it
+// is loaded (its default instance): in a home it cannot write it printed a
+// stack trace per file and threw later. Checked first, then loaded.
+function loadPm2 (home) {
+  let at = home // or where it would be created: a missing home's nearest directory
+  while (!fs.existsSync(at) && path.dirname(at) !== at) at = path.dirname(at)
+  try {
+    fs.accessSync(at, fs.constants.W_OK)
+    fs.mkdirSync(home, { recursive: true })
+  } catch (err) {
+    throw new CollectorError(`PM2 home ${home} is not writable (${err.code || err.message}): set PM2_HOME to a directory this user can write, or make that one writable`, 'ERR_PM2_HOME', { home })
+  }
+  return require('pm2')
 }
 
 // When the daemon goes away first (killDaemon), PM2's disconnect gives up

@@ -1,6 +1,6 @@
 'use strict'
 // A real small file system for a test: a tmpfs of `size` mounted on a
-// fresh directory (needs root and mount rights), unmounted by t.after.
+// fresh directory (read-only with `readOnly`) (needs root and mount rights), unmounted by t.after.
 // `{ dir, root }` (dir: a path inside it, not created), or `{ reason }`
 // when it cannot be mounted here: the test skips with that reason.
 const fs = require('node:fs')
@@ -8,10 +8,10 @@ const os = require('node:os')
 const path = require('node:path')
 const { spawnSync } = require('node:child_process')
 
-function mountTmpfs (t, size) {
+function mountTmpfs (t, size, { readOnly = false } = {}) {
   if (process.getuid && process.getuid() !== 0) return { dir: null, reason: 'mounting a tmpfs needs root' }
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-tmpfs-'))
-  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', root], { encoding: 'utf8' })
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size}${readOnly ? ',ro' : ''}`, 'tmpfs', root], { encoding: 'utf8' })
   if (mounted.status !== 0) {
     fs.rmdirSync(root)
     return { dir: null, reason: `cannot mount a tmpfs here: ${(mounted.stderr || String(mounted.error)).trim()}` }

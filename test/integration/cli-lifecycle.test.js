@@ -13,6 +13,7 @@ const { readStats } = require('../../app/stats-file')
 const { runCli: cli, CLI } = require('../helpers/cli')
 const { waitFor } = require('../helpers/wait-for')
 const { pm2Home } = require('../helpers/pm2-home')
+const { mountTmpfs } = require('../helpers/tmpfs')
 const { spawn } = require('node:child_process')
 
 const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
@@ -151,4 +152,20 @@ test('stop of a collector that dropped messages at shutdown: says how many and e
   const keptStop = await cli(env, 'stop', 'sk')
   assert.equal(keptStop.code, 1)
   assert.match(keptStop.stderr, /^collector: sk: 30 messages not stored before the workers' flushTimeout were kept as dead letters \(deadLetteredBy\.shutdown\); collector replay sk queues them/)
+})
+
+// A PM2_HOME on a read-only mount: about 100 lines of PM2 stack traces and
+// an uncaught exception, for start and for ls.
+test('a PM2 home that cannot be written: start and ls say so in one line (ERR_PM2_HOME), naming it and the fix', { timeout: 60000 }, async (t) => {
+  const { root, reason } = mountTmpfs(t, '1m', { readOnly: true })
+  if (!root) return t.skip(reason)
+  for (const home of [root, path.join(root, 'pm2')]) { // there, or to be created there
+    const env = { ...process.env, PM2_HOME: home, COLLECTOR_STATS_DIR: path.join(path.dirname(pm2Home(t)), 'stats') }
+    const line = `collector: PM2 home ${home} is not writable (EROFS): set PM2_HOME to a directory this user can write, or make that one writable\n`
+    for (const args of [['ls'], ['start', ECHO, '--name', 'ro', '--port', '0']]) {
+      const result = await cli(env, ...args)
+      assert.deepEqual([result.code, result.stderr, result.stdout], [1, line, ''], `collector ${args[0]}`)
+    }
+    await assert.rejects(launcher.list({ pm2Home: home }), { code: 'ERR_PM2_HOME', home })
+  }
 })
