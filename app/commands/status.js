@@ -65,7 +65,7 @@ function render (snap) {
       { what: 'per second', received: r.received, processed: r.processed, failed: r.failed, dropped: r.dropped, lost: null, inFlight: null }
     ]).trimEnd(),
     `dropped by reason: ${dropped || 'none'}`,
-    ...bufferLines(s),
+    ...bufferLines(s, snap.pid !== null && snap.alive !== false),
     ...deadLetterLines(snap.name, s),
     ...storageLines(storageOf(s)),
     `restarts: listener ${s.restarts.listener}, worker respawns ${s.restarts.workers}, rolling ${s.restarts.rolling}`,
@@ -87,12 +87,13 @@ const COUNTER_COLUMNS = [
 ]
 
 // The disk buffer, when on (stats files of collectors without it, or from
-// before it, have buffer null or none: no line).
-function bufferLines (s) {
+// before it, have buffer null or none: no line); `receiving`: the collector
+// runs (not stopped, not gone).
+function bufferLines (s, receiving) {
   const b = s.buffer
   if (!b) return []
   const notes = [
-    b.full && 'FULL: new messages are dropped',
+    b.full && (receiving ? 'FULL: new messages are dropped' : 'full'), // a stopped one takes no new messages
     b.damagedRecords > 0 && `${b.damagedRecords} damaged records skipped at start`,
     b.kept > 0 && `${b.kept} kept for the next start`,
     b.writeErrors > 0 && `${b.writeErrors} write errors`

@@ -47,8 +47,8 @@ class Backlog {
       this.counters.deadLettered(n, entry.reason)
       this.logger.error({ reason: entry.reason, detail: entry.detail, messages: n, file: entry.file }, `a batch of ${n} messages was given up (${entry.reason}: ${entry.detail}) and kept as a dead letter; collector replay delivers it again once the cause is fixed (deadLettered)`)
     })
-    pool.on('deadLetterFailed', (err) => {
-      this.log.log(this.logger, 'error', 'deadLetter', () => ({ error: briefError(err), dir: this.options.deadLetterDir }), 'a batch given up could not be kept as a dead letter: it is dropped (dropped.workerLost)')
+    pool.on('deadLetterFailed', (err, droppedAs) => {
+      this.log.log(this.logger, 'error', 'deadLetter', () => ({ error: briefError(err), dir: this.options.deadLetterDir }), `a batch given up could not be kept as a dead letter: it is dropped (dropped.${droppedAs})`)
     })
     pool.on('kept', (n) => this.counters.kept(n))
     pool.on('bufferWriteFailed', (err) => {

@@ -55,18 +55,20 @@ const LEFT = Object.freeze({
  * (its bytes read back from the disk buffer when they lie there only),
  * then out of the buffer, or every start would replay it into the same
  * deaths. 'deadLettered' (n, entry); dropped under its reason
- * (workerLost for poison) only when it cannot be kept ('deadLetterFailed', err).
+ * (workerLost for poison) only when it cannot be kept ('deadLetterFailed',
+ * err, that reason).
  */
 function giveUp (pool, batch, reason, detail) {
+  const droppedAs = reason === 'shutdown' ? 'shutdown' : 'workerLost'
   let entry = null
   try {
     entry = pool.deadLetters.keep(batch, batch.bytes !== null ? batch.bytes : pool.journal.read(batch), reason, detail)
   } catch (err) {
-    pool.emit('deadLetterFailed', err)
+    pool.emit('deadLetterFailed', err, droppedAs)
   }
   if (pool.journal !== null) pool.journal.release(batch)
   if (entry !== null) pool.emit('deadLettered', batch.count, entry)
-  else pool.emit('dropped', reason === 'shutdown' ? 'shutdown' : 'workerLost', batch.count)
+  else pool.emit('dropped', droppedAs, batch.count)
 }
 
 module.exports = { POISON_STRIKES, judge, leave, giveUp }

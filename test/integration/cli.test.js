@@ -231,6 +231,33 @@ test('run --buffer with a stalled worker: status and top show what waits in the 
   assert.match(after.stdout, /^disk buffer: 100 waiting, .*; 100 kept for the next start$/m, 'a stopped collector measures no age: none shown')
 })
 
+// A stopped collector whose buffer is full was said to drop new messages.
+test('status of a full disk buffer: FULL, new messages dropped while running; only full once stopped', { timeout: 60000 }, async (t) => {
+  const { dir, env } = tempEnv(t)
+  const name = 'cli-full'
+  const run = cli(['run', ECHO, '--port', '0', '--name', name, '--instances', '1', '--delay', '1h', '--drain-timeout', '1s', '--buffer', '--buffer-max-bytes', '64k', '--max-in-flight', '10'], env)
+  t.after(() => run.child.kill('SIGKILL'))
+  let last = await waitFor(async () => { const snap = await readStats(name, dir); return snap && snap.state === 'running' && snap }, { what: 'the collector to start', timeout: 30000 })
+  t.after(() => { for (const w of last.stats.workers || []) try { process.kill(w.pid, 'SIGKILL') } catch {} })
+  const socket = dgram.createSocket('udp4')
+  await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
+  for (let i = 0; i < 1000; i++) {
+    await new Promise((resolve) => socket.send(`m${i} ${'x'.repeat(200)}`, last.stats.address.port, '127.0.0.1', resolve))
+    if (i % 50 === 49) await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+  socket.close()
+  last = await waitFor(async () => { const snap = await readStats(name, dir); return snap && snap.stats.buffer.full && snap.stats.dropped.bufferFull > 0 && snap }, { what: 'the buffer full', timeout: 30000 })
+  const running = await cli(['status', name], env).done
+  assert.match(running.stdout, /^disk buffer: .*; FULL: new messages are dropped$/m)
+  run.child.kill('SIGINT')
+  await run.done
+  const final = await readStats(name, dir)
+  assert.deepEqual([final.state, final.stats.buffer.full], ['stopped', true], 'it holds its bound still')
+  const stopped = await cli(['status', name], env).done
+  assert.match(stopped.stdout, /^disk buffer: .*; full; \d+ kept for the next start$/m)
+  assert.doesNotMatch(stopped.stdout, /new messages/)
+})
+
 test('a second SIGINT (past the 500 ms that makes a repeat the same signal) forces exit 1 without waiting for the drain', { timeout: 60000 }, async (t) => {
   const { dir, env } = tempEnv(t)
   const name = 'cli-force'

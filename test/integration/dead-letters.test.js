@@ -28,6 +28,7 @@ const { accountedFor } = require('../../lib/master/counters')
 const { listDeadLetters, queueForReplay } = require('../../lib/master/dead-letters')
 const { readRecordFile } = require('../../lib/master/journal-record')
 const { removeDir } = require('../helpers/temp-dir')
+const { captureLogger } = require('../helpers/capture-logger')
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'poison-definition.js')
 const HOLDING_WORKER = path.join(__dirname, '..', 'fixtures', 'buffering-worker.js')
@@ -266,4 +267,23 @@ test('a disk buffer written for one destination is not replayed into another: se
   await third.stop()
   assert.equal(third.summary().replayed, 100)
   assert.equal(new Set(storedLines(out).map((l) => l.split(' ').slice(2).join(' '))).size, 100)
+})
+
+// The log said dropped.workerLost whichever counter moved: here shutdown.
+test('batches a stop could not store, whose dead letter cannot be written: dropped as shutdown, and the log line names dropped.shutdown', { timeout: 60000 }, async (t) => {
+  const dir = tempDir(t)
+  const deadLetterDir = path.join(dir, 'dead')
+  const { logger, records } = captureLogger()
+  const lb = new LoadBalancer({ worker: HOLDING_WORKER, instances: 1, port: 0, batchDelay: 0, drainTimeout: 1000, deadLetterDir, logger, workerOptions: { dir, hold: true } })
+  t.after(() => lb.stop())
+  await lb.start()
+  fs.writeFileSync(deadLetterDir, '') // a file where the dead letters would go: none can be written
+  await sendTexts(lb.address().port, numbered(5, 'a'))
+  await waitFor(() => lb.summary().received === 5, { what: '5 received' })
+  await lb.stop()
+  const s = lb.summary()
+  assert.deepEqual([s.dropped.shutdown, s.dropped.workerLost, s.deadLettered], [5, 0, 0])
+  const lines = records.filter((r) => /could not be kept as a dead letter/.test(r.msg)).map((r) => r.msg)
+  assert.ok(lines.length > 0)
+  for (const line of lines) assert.match(line, /: it is dropped \(dropped\.shutdown\)$/)
 })
