@@ -127,7 +127,10 @@ test('a flush that fails keeps the increments; a later flush writes them exactly
   assert.deepStrictEqual(doc.minute['03'], { '03': 15, '04': 2 })
 })
 
-test('through a StreamWorker: the per-minute packets counter is exact', async (t) => {
+// Counted at the batch's arrival, not at the items' own times (a sender's
+// clock: see streams-sink.js countTime): every packet once, in the minutes
+// they arrived.
+test('through a StreamWorker: the per-minute packets counter is exact, at arrival', async (t) => {
   const { uri, database, collection } = await counters()
   const lb = new LoadBalancer({
     worker: WORKER,
@@ -143,13 +146,26 @@ test('through a StreamWorker: the per-minute packets counter is exact', async (t
     for (let i = 0; i < n; i++) packets.push({ fromID: `c${i % 7}`, toID: 'sink', highestPacketNum: i, timestamp: t0 + m * 60000 + (i * 137) % 60000 })
   })
   packets.push({ fromID: 'c1', toID: 'sink', highestPacketNum: 'bad', timestamp: t0 }) // not counted
+  const sentAt = Date.now()
   await sendAll(lb.address().port, packets)
   await waitFor(() => lb.summary().processed === packets.length)
   await lb.stop()
-  const doc = await collection.findOne({ _id: '20260809/rtp.packets' })
-  assert.strictEqual(doc.daily, 465)
-  assert.deepStrictEqual(doc.hourly, { 14: 165, 15: 300 })
-  assert.deepStrictEqual(doc.minute, { 14: { 58: 120, 59: 45 }, 15: { '00': 300 } })
+  const minuteOf = (ms) => { const d = new Date(ms); return [d.toISOString().slice(0, 10).replace(/-/g, ''), d.toISOString().slice(11, 13), d.toISOString().slice(14, 16)] }
+  const arrival = new Set([sentAt, Date.now()].map((ms) => minuteOf(ms).join('/')))
+  const docs = await collection.find({ metric: 'rtp.packets' }).toArray()
+  assert.strictEqual(docs.reduce((n, d) => n + d.daily, 0), 465)
+  let counted = 0
+  for (const doc of docs) {
+    for (const [hh, minutes] of Object.entries(doc.minute)) {
+      for (const [mm, n] of Object.entries(minutes)) {
+        if (n === 0) continue
+        assert.ok(arrival.has(`${doc.day}/${hh}/${mm}`), `counted in ${doc.day} ${hh}:${mm}, not a minute the packets arrived in`)
+        counted += n
+      }
+    }
+  }
+  assert.strictEqual(counted, 465)
+  assert.strictEqual(await collection.countDocuments({ _id: '20260809/rtp.packets' }), 0, 'nothing at the items\' own times')
 })
 
 // A master SIGKILLed during a database stall leaves its workers flushing
