@@ -297,7 +297,7 @@ function listOf (value) {
 // deleted at once, one dated 9999 kept them for ever). The item's time for
 // a delivery without one.
 function countTime (item, delivery) {
-  return delivery && delivery.receivedAt ? new Date(delivery.receivedAt) : itemTime(item)
+  return delivery && delivery.receivedAt ? delivery.receivedAt : itemTime(item) // epoch ms: no Date per item
 }
 
 function itemTime (item) {
