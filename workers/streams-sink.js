@@ -289,7 +289,6 @@ function listOf (value) {
   return Array.isArray(value) ? value : [value]
 }
 
-// When an item happened: its own timestamp, else now.
 // Counted at its batch's arrival (the master's stamp, kept when the batch is
 // delivered again, so a redelivery finds the same counter document): the
 // counters' day is what retention ages them by, and an item's own time may
@@ -300,6 +299,7 @@ function countTime (item, delivery) {
   return delivery && delivery.receivedAt ? delivery.receivedAt : itemTime(item) // epoch ms: no Date per item
 }
 
+// When an item happened: its own timestamp, else now.
 function itemTime (item) {
   return item.timestamp === undefined ? Date.now() : item.timestamp
 }
