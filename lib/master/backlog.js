@@ -6,6 +6,9 @@ const { DeadLetters } = require('./dead-letters')
 const LogLimiter = require('../shared/log-limiter')
 const { briefError } = require('../shared/logger')
 
+// How often the buffer's directory is checked for having been deleted.
+const DIR_CHECK_MS = 1000
+
 /**
  * The disk buffer (journal.js) and the dead letters (dead-letters.js) as
  * the balancer runs them: the buffer created when `buffer` is on, opened
@@ -21,6 +24,7 @@ class Backlog {
     this.counters = counters
     this.logger = logger
     this.log = new LogLimiter()
+    this.dirTimer = null
   }
 
   /**
@@ -55,6 +59,10 @@ class Backlog {
       this.counters.event('bufferWriteFailed', err && err.code ? err.code : 'error')
       this.log.log(this.logger, 'error', 'write', () => ({ error: briefError(err), dir: journal.dir }), 'disk buffer write failed: batches are held in memory, not on disk (events.bufferWriteFailed)')
     })
+    if (journal !== null && this.dirTimer === null) {
+      this.dirTimer = setInterval(() => this.restoreDir(journal), DIR_CHECK_MS)
+      this.dirTimer.unref()
+    }
     pool.on('bufferReadFailed', (err) => {
       this.log.log(this.logger, 'error', 'read', () => ({ error: briefError(err), dir: journal.dir }), 'disk buffer read failed: the batch is dropped (dropped.bufferUnreadable)')
     })
@@ -117,8 +125,28 @@ class Backlog {
     if (taken.length > 0) this.logger.warn({ dir: deadLetters.dir, files: taken.length, messages }, `dead letters: replaying ${messages} messages (${taken.length} batches) queued by collector replay`)
   }
 
+  // The buffer's directory (or its lock) deleted while the collector runs:
+  // made again, and what it held not yet stored written into it again.
+  restoreDir (journal) {
+    let moved
+    try {
+      moved = journal.restoreLost()
+    } catch (err) {
+      this.counters.event('bufferDirLost', err.code || 'error')
+      this.log.log(this.logger, 'error', 'dir', () => ({ error: briefError(err), dir: journal.dir }), `disk buffer ${err.message}: what it holds not yet stored is kept only in this process, and lost if the master is killed (events.bufferDirLost)`)
+      return
+    }
+    if (moved === null) return
+    this.counters.event('bufferDirRestored', moved.segments > 0 ? 'deleted' : 'lockDeleted')
+    const kept = moved.left > 0 ? `; ${moved.left} records could not be written yet (events.bufferWriteFailed), tried again in a second` : ''
+    this.logger.error({ dir: journal.dir, ...moved }, `disk buffer: ${journal.dir} ${moved.segments > 0 ? 'was deleted' : 'lost its lock file'} while the collector ran: made again, its lock taken, and the ${moved.messages} messages not yet stored written into it again (events.bufferDirRestored)${kept}`)
+  }
+
   close (journal) {
+    clearInterval(this.dirTimer)
+    this.dirTimer = null
     if (!journal) return
+    if (journal.active !== null) this.restoreDir(journal)
     journal.close()
     if (journal.messages > 0) this.logger.warn({ dir: journal.dir, messages: journal.messages, bytes: journal.bytes }, `${journal.messages} messages stay in the disk buffer for the next start`)
   }

@@ -40,6 +40,11 @@ function takeLock (dir) {
   throw new BufferError(dir, 'could not take the lock file')
 }
 
+/** The pid the directory's lock names, or null (no lock). */
+function lockHolder (dir) {
+  return Number.parseInt(readText(path.join(dir, LOCK_FILE)), 10) || null
+}
+
 function releaseLock (dir) {
   fs.rmSync(path.join(dir, LOCK_FILE), { force: true })
 }
@@ -92,4 +97,4 @@ function freeBytes (dir) {
   }
 }
 
-module.exports = { takeLock, releaseLock, setAsideForOther, freeBytes }
+module.exports = { takeLock, lockHolder, releaseLock, setAsideForOther, freeBytes }

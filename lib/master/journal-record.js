@@ -81,8 +81,8 @@ function readRecordFile (file) {
 }
 
 /**
- * Calls `record({ kind, count, id, receivedAt, origin, dataOffset,
- * dataLength })` for each record of `buf` that checks out, and
+ * Calls `record({ kind, count, id, receivedAt, origin, start, dataOffset,
+ * dataLength })` (`start`: where the record's head begins) for each record of `buf` that checks out, and
  * `damaged(bytes)` for each stretch that does not (a torn tail, a record
  * whose checksum fails); after damage, reading resumes at the next magic
  * number whose record checks out.
@@ -123,6 +123,7 @@ function parseRecord (buf, offset) {
     id: buf.readDoubleBE(body + 5),
     receivedAt: buf.readDoubleBE(body + 13),
     origin: buf.latin1Slice(body + META, dataOffset),
+    start: offset,
     dataOffset,
     dataLength: body + bodyLength - dataOffset
   }

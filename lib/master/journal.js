@@ -4,10 +4,12 @@ const fs = require('node:fs')
 const path = require('node:path')
 const BufferError = require('../../exceptions/buffer-error')
 const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../shared/make-dir')
-const { readJsonFile, writeJsonFile } = require('../shared/json-file')
+const { writeJsonFile } = require('../shared/json-file')
 const { takeLock, releaseLock, setAsideForOther, freeBytes } = require('./journal-dir')
 const { createBatch } = require('./batch')
 const { recordHead, scanRecords, writeWhole } = require('./journal-record')
+const { restoreLost, located } = require('./journal-restore')
+const { Segment, LIVE_SUFFIX, syncDirectory, closeQuietly, readLiveOffsets, removeFiles } = require('./journal-segment')
 
 /*
  * The master's disk buffer: every batch the master forms is appended here
@@ -31,7 +33,6 @@ const { recordHead, scanRecords, writeWhole } = require('./journal-record')
  * checks out.
  */
 const SUFFIX = '.ccj'
-const LIVE_SUFFIX = '.live' // beside a kept segment: { offsets } of its records not released at the stop
 const SYNC_INTERVAL_MS = 1000
 const SYNC_POLICIES = Object.freeze(['none', 'interval', 'batch'])
 const MAX_SEGMENT_BYTES = 64 * 1024 * 1024
@@ -189,33 +190,40 @@ class Journal {
    * released (stored: the segment only takes room) starts a new segment,
    * the old one deleted, and is tried once more.
    */
-  append (batch, retry = true) {
-    if (this.active.size >= this.segmentBytes && !this.rotate()) return false
+  append (batch) {
+    const at = this.write(recordHead(batch, batch.bytes, batch.origin), batch.bytes, batch.count)
+    if (at === null) return false
+    batch.journaled(at)
+    return true
+  }
+
+  // A record (its head, then its data) appended to the active segment:
+  // where its data lies, or null when it could not be written.
+  write (meta, data, count, retry = true) {
+    if (this.active.size >= this.segmentBytes && !this.rotate()) return null
     const segment = this.active
-    const meta = recordHead(batch, batch.bytes, batch.origin)
-    const size = meta.length + batch.bytes.length
     try {
-      writeWhole(segment.fd, meta, batch.bytes, segment.size)
+      writeWhole(segment.fd, meta, data, segment.size)
       if (this.sync === 'batch') this.syncSegment(segment)
     } catch (err) {
       try { fs.ftruncateSync(segment.fd, segment.size) } catch {}
       this.failing = true
-      if (retry && segment.live === 0 && segment.size > 0 && this.rotate()) return this.append(batch, false)
+      if (retry && segment.live === 0 && segment.size > 0 && this.rotate()) return this.write(meta, data, count, false)
       this.writeErrors++
       this.lastWriteError = err
-      return false
+      return null
     }
     this.failing = false
-    batch.journaled({ segment, dataOffset: segment.size + meta.length, dataLength: batch.bytes.length })
-    segment.offsets.add(segment.size + meta.length)
-    segment.size += size
+    const at = { segment, dataOffset: segment.size + meta.length, dataLength: data.length }
+    segment.offsets.add(at.dataOffset)
+    segment.size += meta.length + data.length
     segment.live++
-    segment.messages += batch.count
-    this.bytes += size
-    this.messages += batch.count
+    segment.messages += count
+    this.bytes += meta.length + data.length
+    this.messages += count
     this.records++
     this.dirty = true
-    return true
+    return at
   }
 
   // false: the next segment could not be created (out of file descriptors,
@@ -235,12 +243,22 @@ class Journal {
   }
 
   /**
+   * The directory deleted while the collector runs, or its lock: made again
+   * and what it held written into it again (journal-restore.js). null when
+   * nothing was lost, else `{ segments, records, messages, left }`.
+   * @throws {BufferError} it cannot be made again, or another live process holds it now
+   */
+  restoreLost () {
+    return restoreLost(this)
+  }
+
+  /**
    * The bytes of a batch that lies here (batch.at): in `into` when it is
    * large enough (a view of it, valid until `into` is written again), else
    * in a buffer of their own.
    */
   read (batch, into = null) {
-    const { segment, dataOffset, dataLength } = batch.at
+    const { segment, dataOffset, dataLength } = located(batch.at)
     const bytes = into !== null && into.length >= dataLength ? into.subarray(0, dataLength) : Buffer.allocUnsafeSlow(dataLength)
     let done = 0
     while (done < dataLength) {
@@ -253,14 +271,15 @@ class Journal {
 
   /** Where a batch's bytes lie here, for a worker to read them (lib/worker/disk-buffer-reads.js): [file, offset, length]. */
   where (batch) {
-    const { segment, dataOffset, dataLength } = batch.at
+    const { segment, dataOffset, dataLength } = located(batch.at)
     return [segment.file, dataOffset, dataLength]
   }
 
   /** The batch is done with (acknowledged, or given up by name): its segment goes once all of its batches are. */
   release (batch) {
-    const at = batch.unjournaled()
-    if (!at) return
+    const first = batch.unjournaled()
+    if (!first) return
+    const at = located(first, true)
     const segment = at.segment
     segment.offsets.delete(at.dataOffset)
     segment.live--
@@ -353,47 +372,6 @@ class Journal {
       writeErrors: this.writeErrors
     }
   }
-}
-
-class Segment {
-  constructor (seq, file, fd, size) {
-    this.seq = seq
-    this.file = file
-    this.fd = fd
-    this.size = size
-    this.live = 0 // records not yet released
-    this.messages = 0
-    this.offsets = new Set() // the data offsets of those records
-  }
-}
-
-function syncDirectory (dir) {
-  let fd = null
-  try {
-    fd = fs.openSync(dir, 'r')
-    fs.fsyncSync(fd)
-  } catch {
-    // Not every file system can sync a directory; the data files still are.
-  } finally {
-    if (fd !== null) closeQuietly(fd)
-  }
-}
-
-function closeQuietly (fd) {
-  if (fd === null) return
-  try { fs.closeSync(fd) } catch {}
-}
-
-// The data offsets a stop listed as not released in a segment; null when
-// there is no list (a crash, a run before lists were kept): all come back.
-function readLiveOffsets (file) {
-  const list = readJsonFile(file + LIVE_SUFFIX)
-  return list && Array.isArray(list.offsets) ? new Set(list.offsets) : null
-}
-
-function removeFiles (file) {
-  fs.rmSync(file + LIVE_SUFFIX, { force: true })
-  fs.rmSync(file, { force: true })
 }
 
 module.exports = { Journal, SYNC_POLICIES, SEGMENTS_IN_ROOM }

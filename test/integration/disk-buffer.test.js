@@ -106,6 +106,38 @@ test('the issue\'s scenario: bounds 1,000, database stalled, 12,000 syslog lines
   assert.deepEqual(segmentFiles(bufferDir), [], 'a drained stop leaves no segment behind')
 })
 
+test('the buffer directory deleted during an outage: made again within a second with what it held, then the master SIGKILLed: every line stored once', { timeout: 240000 }, async (t) => {
+  const { uri, server } = await getTestMongo()
+  if (!server) return t.skip('MONGODB_URI given: the test cannot pause a server it did not start')
+  const database = uniqueDbName('bufrm')
+  const bufferDir = path.join(tempDir(t), 'buffer')
+  const env = { MONGODB_URI: withDatabase(uri, database), COLLECTOR_BUFFER_DIR: bufferDir }
+  const flags = ['-i', '2', '--max-in-flight', '1000', '--max-pending', '1000', '--flush-interval', '50ms']
+  const first = await runCollector(t, 'syslog', { flags, env })
+  server.pause()
+  t.after(() => server.resume())
+  await sendNumbered(first, 'line', 6000)
+  await waitFor(async () => { const s = await first.stats(); return s.buffer.messages === 6000 }, { what: 'every line on disk', timeout: 30000 })
+  fs.rmSync(bufferDir, { recursive: true, force: true }) // a cleanup script, an operator's rm -rf
+  await waitFor(async () => { const s = await first.stats(); return (s.events.bufferDirRestored || 0) === 1 }, { what: 'the directory made again', timeout: 10000 })
+  assert.equal(Number(fs.readFileSync(path.join(bufferDir, 'lock'), 'utf8')), first.pid, 'its lock taken again')
+  const restored = await first.stats()
+  assert.equal(restored.buffer.messages, 6000, 'what it held is in the directory again')
+  assert.deepEqual(restored.eventReasons.bufferDirRestored, { deleted: 1 })
+  await sendNumbered(first, 'more', 2000)
+  await waitFor(async () => { const s = await first.stats(); return s.buffer.messages === 8000 }, { what: 'the later lines on disk too', timeout: 30000 })
+  process.kill(first.pid, 'SIGKILL')
+  const { stdout, stderr } = await first.exited
+  assert.match(stdout + stderr, /disk buffer: .* was deleted while the collector ran: made again, its lock taken, and the 6000 messages not yet stored written into it again \(events\.bufferDirRestored\)/)
+  server.resume()
+  const second = await runCollector(t, 'syslog', { flags, env })
+  await waitFor(async () => await countLines(uri, database, 'line') === 6000 && await countLines(uri, database, 'more') === 2000, { what: '8,000 distinct lines stored', timeout: 120000 })
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  assert.equal(await client.db(database).collection('syslog').countDocuments({ message: /^(line|more) / }), 8000, 'each stored once')
+  assert.equal((await second.stats()).replayed, 8000, 'every line of the killed run came back from the directory made again')
+})
+
 /** Sends `count` reports of `simulator` from `sources` sockets (one per call side, round robin), paced. */
 async function sendReports (port, simulator, count, sources = 8) {
   const sockets = Array.from({ length: sources }, () => dgram.createSocket('udp4'))

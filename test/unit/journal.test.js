@@ -553,3 +553,71 @@ test('a full disk with batches waiting: ENOSPC, not a made-up error; once they a
   assert.equal(journal.append(makeBatch(2000, { messages: 10, dataBytes: 700 })), true)
   assert.equal(journal.stats().records, 1)
 })
+
+test('a directory deleted while open: made again with its lock, the records not released written into it, read and released where they are now', (t) => {
+  const dir = tempDir(t)
+  const { journal } = openJournal(t, dir, { maxBytes: 64 * KIB * 16 })
+  const written = []
+  for (let n = 1; n <= 40; n++) written.push(makeBatch(n, { messages: 4, dataBytes: 400 })) // ~66 KiB: two segments
+  appendAll(journal, written)
+  const before = segmentFiles(dir)
+  assert.ok(before.length >= 2, `several segments (${before})`)
+  const stored = written.filter((b, i) => i % 3 === 0)
+  for (const batch of stored) journal.release(batch)
+  const waiting = written.filter((b, i) => i % 3 !== 0)
+  assert.equal(journal.restoreLost(), null, 'nothing lost: nothing done')
+
+  fs.rmSync(dir, { recursive: true, force: true })
+  const nameless = makeBatch(41)
+  assert.equal(journal.append(nameless), true, 'the open segment still takes writes, with no name')
+  written.push(nameless)
+  waiting.push(nameless)
+  const moved = journal.restoreLost()
+  assert.deepEqual(moved, { segments: before.length, records: waiting.length, messages: sum(waiting, (b) => b.count), left: 0 }, 'every record not released, the nameless write included')
+  assert.equal(Number(fs.readFileSync(path.join(dir, 'lock'), 'utf8')), process.pid, 'the lock taken again')
+  const after = segmentFiles(dir)
+  assert.ok(after.every((name) => !before.includes(name)), `new names only (${before} then ${after})`)
+  assert.equal(bytesOnDisk(dir), sum(waiting, recordSize), 'the records not released, each once, and nothing else')
+  for (const batch of waiting) {
+    assert.ok(journal.read(batch).equals(batch.bytes), `read ${batch.id} where it is now`)
+    const [file, offset, length] = journal.where(batch)
+    assert.ok(fs.readFileSync(file).subarray(offset, offset + length).equals(batch.bytes), `a worker reads ${batch.id} at the path it is told`)
+  }
+  assert.equal(journal.restoreLost(), null, 'once made again, nothing more to do')
+
+  // Released where they are now; what is not released comes back at the next open, once.
+  const later = waiting.slice(0, 10)
+  for (const batch of later) journal.release(batch)
+  journal.close()
+  const { journal: reopened, opened } = openJournal(t, dir)
+  assert.deepEqual(opened.batches.map((b) => b.id), waiting.slice(10).map((b) => b.id), 'in the order they were written')
+  for (const batch of opened.batches) {
+    const want = written.find((b) => b.id === batch.id)
+    assert.ok(reopened.read(batch).equals(want.bytes), `bytes of ${batch.id}`)
+  }
+})
+
+test('a lock file deleted while open is taken again; a directory another live process took is refused, one line', async (t) => {
+  const dir = tempDir(t)
+  const { journal } = openJournal(t, dir)
+  const first = makeBatch(1)
+  appendAll(journal, [first])
+  fs.rmSync(path.join(dir, 'lock'))
+  assert.deepEqual(journal.restoreLost(), { segments: 0, records: 0, messages: 0, left: 0 })
+  assert.equal(fs.readFileSync(path.join(dir, 'lock'), 'utf8'), `${process.pid}\n`)
+
+  const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' })
+  t.after(() => holder.kill('SIGKILL'))
+  await once(holder, 'spawn')
+  fs.rmSync(dir, { recursive: true, force: true })
+  fs.mkdirSync(dir)
+  fs.writeFileSync(path.join(dir, 'lock'), `${holder.pid}\n`)
+  assert.throws(() => journal.restoreLost(), (err) => {
+    assert.equal(err.code, 'ERR_BUFFER')
+    assert.match(err.message, new RegExp(`in use by process ${holder.pid}\\b`))
+    assert.ok(!err.message.includes('\n'))
+    return true
+  })
+  assert.equal(fs.readFileSync(path.join(dir, 'lock'), 'utf8'), `${holder.pid}\n`, 'the other process keeps it')
+  assert.ok(journal.read(first).equals(first.bytes), 'what it holds is still read from the open files')
+})

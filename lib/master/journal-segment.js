@@ -1,0 +1,67 @@
+'use strict'
+
+const fs = require('node:fs')
+const { readJsonFile } = require('../shared/json-file')
+
+/*
+ * One segment file of the disk buffer (journal.js) as the master holds it
+ * open, and the file operations on segments: a kept segment's list of the
+ * records not released (`<n>.ccj.live`), its removal, whether the file
+ * still has a name.
+ */
+const LIVE_SUFFIX = '.live' // beside a kept segment: { offsets } of its records not released at the stop
+
+class Segment {
+  constructor (seq, file, fd, size) {
+    this.seq = seq
+    this.file = file
+    this.fd = fd
+    this.size = size
+    this.live = 0 // records not yet released
+    this.messages = 0
+    this.offsets = new Set() // the data offsets of those records
+    this.movedTo = null // data offset → where the record was written again (Journal#restoreLost), once its file lost its name
+  }
+}
+
+function syncDirectory (dir) {
+  let fd = null
+  try {
+    fd = fs.openSync(dir, 'r')
+    fs.fsyncSync(fd)
+  } catch {
+    // Not every file system can sync a directory; the data files still are.
+  } finally {
+    if (fd !== null) closeQuietly(fd)
+  }
+}
+
+function closeQuietly (fd) {
+  if (fd === null) return
+  try { fs.closeSync(fd) } catch {}
+}
+
+// The data offsets a stop listed as not released in a segment; null when
+// there is no list (a crash, a run before lists were kept): all come back.
+function readLiveOffsets (file) {
+  const list = readJsonFile(file + LIVE_SUFFIX)
+  return list && Array.isArray(list.offsets) ? new Set(list.offsets) : null
+}
+
+// Whether the segment's file lost its name (its directory was deleted):
+// its bytes live on only while it is open here.
+function isUnlinked (segment) {
+  if (segment.fd === null) return false
+  try {
+    return fs.fstatSync(segment.fd).nlink === 0
+  } catch {
+    return false
+  }
+}
+
+function removeFiles (file) {
+  fs.rmSync(file + LIVE_SUFFIX, { force: true })
+  fs.rmSync(file, { force: true })
+}
+
+module.exports = { Segment, LIVE_SUFFIX, syncDirectory, closeQuietly, readLiveOffsets, removeFiles, isUnlinked }
