@@ -294,6 +294,7 @@ class DefinitionWorker extends MongoWorker {
     if (kept !== null && failed) this.kept.putBack(kept)
     else if (kept !== null) await this.kept.write(kept)
     if (failed) throw failed.reason
+    if (this.kept !== null) await this.kept.touchSeen()
   }
 
   // A write waits while a batch is part way through doWork (a message of it
@@ -333,9 +334,9 @@ class DefinitionWorker extends MongoWorker {
     for (const sink of this.sinks) sink.onLeader(isLeader)
   }
 
-  // What the sinks write that retention and the budget reach (the kept state is not: the framework's, and small).
+  // What the sinks write that retention and the budget reach, and the kept state (by when its scope was last in use).
   storageTargets () {
-    return this.sinks.flatMap((sink) => sink.storageTargets())
+    return this.stores.flatMap((sink) => sink.storageTargets())
   }
 
   async close () {

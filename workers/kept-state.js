@@ -7,6 +7,11 @@ const DecodeError = require('../exceptions/decode-error')
 const SEP = '\u0000'
 const PROJECTION = Object.freeze({ name: 1, value: 1 })
 const KEPT_FULL = new DecodeError('keptFull', 'a scope of kept state holds keep.maxPerScope names already')
+// A scope in use has its documents' `seenAt` moved forward at most this
+// often by default (`keep.seenEvery`; one updateMany for all of a worker's
+// scopes), and retention takes a scope only once it is older than the
+// retention and twice that: one in use is never taken between two moves.
+const SEEN_EVERY_MS = 5 * 60000
 
 /**
  * What a definition keeps between messages (`keep`: NetFlow v9 and IPFIX
@@ -34,20 +39,29 @@ const KEPT_FULL = new DecodeError('keptFull', 'a scope of kept state holds keep.
  * after its entries were forgotten to keep memory within `maxEntries`
  * (only scopes without changes waiting to be written are forgotten, and
  * forgetting loses nothing: it is read again).
+ *
+ * Each document says when its scope was last in use (`seenAt`: set by its
+ * writes, and moved forward for every scope a message used, at most every
+ * `keep.seenEvery`, see touchSeen), so that retention takes the state of a
+ * sender gone quiet (an exporter long gone, a session's old port) and never
+ * that of one still sending.
  */
 class KeptState extends UpdatesSink {
   /**
    * @param {{ collection: string, scope: (message: object) => string, maxEntries: number }} options
    */
-  constructor ({ collection, scope, maxEntries, maxPerScope }) {
+  constructor ({ collection, scope, maxEntries, maxPerScope, seenEvery = SEEN_EVERY_MS }) {
     // An updates sink of its own (its store, writes, acknowledgement), fed by change(), not by records.
-    super(Object.freeze({ kind: 'kept', collection, indexes: [{ key: { scope: 1 } }] }))
+    super(Object.freeze({ kind: 'kept', collection, indexes: [{ key: { scope: 1 } }], expireBy: 'seenAt', expireSpan: 2 * seenEvery }))
+    this.seenEvery = seenEvery
     this.scopeOf = scope
     this.maxEntries = maxEntries
     this.maxPerScope = maxPerScope
     this.scopes = new Map() // scope → Map(name → value), least recently used first
     this.entries = 0
     this.counts = { reads: 0, set: 0, deleted: 0, forgotten: 0 }
+    this.seen = new Map() // scope → when a message last used it (ms), since its seenAt last moved
+    this.seenMoved = new Map() // scope → when its seenAt last moved (ms)
     // The message being decoded: its scope's values, and its own changes
     // (name → value, null deleted), kept only if the message is (settle).
     this.current = null // { scope, values, context, staged, size }
@@ -63,7 +77,8 @@ class KeptState extends UpdatesSink {
    * A definition's kept state: its collection (`keep.collection`, default
    * `<name>_kept`), scope (`keep.scope(message)`, default the sender's
    * address) and bounds (`keep.maxEntries`, default 100,000 entries held in
-   * memory; `keep.maxPerScope`, default 4,096 names a scope).
+   * memory; `keep.maxPerScope`, default 4,096 names a scope; `keep.seenEvery`,
+   * default 5 minutes).
    */
   static of (definition) {
     const keep = definition.keep
@@ -71,7 +86,8 @@ class KeptState extends UpdatesSink {
       collection: keep.collection || `${definition.name}_kept`,
       scope: keep.scope || ((message) => { const remote = message.rinfo || message.remote; return remote ? remote.address : '' }),
       maxEntries: keep.maxEntries || 100000,
-      maxPerScope: keep.maxPerScope || 4096
+      maxPerScope: keep.maxPerScope || 4096,
+      seenEvery: keep.seenEvery || SEEN_EVERY_MS
     })
   }
 
@@ -113,6 +129,9 @@ class KeptState extends UpdatesSink {
   /** The view `arrival.kept` for a message of `scope`, decoded under `context` (its batch and place). */
   bind (scope, context) {
     const values = this.scopes.get(scope)
+    const at = context.message.receivedAt.getTime()
+    const moved = this.seenMoved.get(scope)
+    if ((moved === undefined || at - moved >= this.seenEvery) && !(this.seen.get(scope) >= at)) this.seen.set(scope, at)
     this.current = { scope, values, context, staged: new Map(), size: values.size }
     return this.view
   }
@@ -173,7 +192,7 @@ class KeptState extends UpdatesSink {
         if (!had) this.entries++
         this.counts.set++
       }
-      this.store.update(scope + SEP + name, { latest: { value: { order, value } }, set: { scope, name } }, context.mark)
+      this.store.update(scope + SEP + name, { latest: { value: { order, value } }, max: { seenAt: context.message.receivedAt }, set: { scope, name } }, context.mark)
     }
   }
 
@@ -207,6 +226,26 @@ class KeptState extends UpdatesSink {
       this.scopes.delete(scope)
       this.entries -= values.size
     }
+  }
+
+  /**
+   * The scopes messages used since their `seenAt` last moved, moved forward
+   * to those messages' arrival (one updateMany), once seenEvery has
+   * passed for them; a failed write is tried again at the next call.
+   */
+  async touchSeen () {
+    if (this.seen.size === 0) return
+    const scopes = [...this.seen.keys()]
+    const at = Math.max(...this.seen.values())
+    this.seen.clear()
+    try {
+      await this.collection.updateMany({ scope: { $in: scopes } }, { $max: { seenAt: new Date(at) } })
+    } catch (err) {
+      for (const scope of scopes) if (!this.seen.has(scope)) this.seen.set(scope, at)
+      throw err
+    }
+    for (const scope of scopes) this.seenMoved.set(scope, at)
+    if (this.seenMoved.size > 2 * this.maxEntries) this.seenMoved.clear() // scopes long gone; the next use moves theirs again
   }
 
   accept () {} // records are not this store's: decode changes it through arrival.kept

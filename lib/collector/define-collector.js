@@ -41,12 +41,14 @@ const MAX_RECORDS = 1000
  *   `arrival`: `{ receivedAt, remote, kept }`, the time of the message's batch
  *   (the same when it is delivered again), the sender, and with `keep`
  *   the message's kept state;
- * - `keep`: optional `{ scope?(message), collection?, maxEntries?, maxPerScope? }`: state
+ * - `keep`: optional `{ scope?(message), collection?, maxEntries?, maxPerScope?, seenEvery? }`: state
  *   decode reads and changes through `arrival.kept` (`get(name)`,
  *   `set(name, value)`, `delete(name)`; values plain JSON), per scope (by
  *   default the sender's address), kept by the framework where a worker's
  *   heir finds it: written with the sinks, acknowledged with them
- *   (workers/kept-state.js; collection `<name>_kept` by default);
+ *   (workers/kept-state.js; collection `<name>_kept` by default), each
+ *   scope's `seenAt` moved forward at most every `seenEvery` ms while in use
+ *   (default 5 minutes) and expired by retention once quiet;
  * - `state(settings)`: optional, each worker's initial `state` (default `{}`);
  * - `enrich(records, state, message)`: optional, stateful (each worker's
  *   own `state` object, gone with the worker: what must outlive it goes in
@@ -211,10 +213,10 @@ function listenProblem (key, value) {
   return choices && !choices.includes(value) ? `is one of ${choices.join(', ')}` : null
 }
 
-const KEEP_KEYS = Object.freeze(['scope', 'collection', 'maxEntries', 'maxPerScope'])
+const KEEP_KEYS = Object.freeze(['scope', 'collection', 'maxEntries', 'maxPerScope', 'seenEvery'])
 
 function checkKeep (keep, collections, refuse) {
-  if (!keep || typeof keep !== 'object') refuse('keep is an object: { scope?(message), collection?, maxEntries?, maxPerScope? }')
+  if (!keep || typeof keep !== 'object') refuse('keep is an object: { scope?(message), collection?, maxEntries?, maxPerScope?, seenEvery? }')
   for (const key of Object.keys(keep)) {
     if (KEEP_KEYS.includes(key)) continue
     const closest = closestName(key, KEEP_KEYS)
@@ -223,7 +225,7 @@ function checkKeep (keep, collections, refuse) {
   if (keep.scope !== undefined && typeof keep.scope !== 'function') refuse('keep.scope must be a function of a message, giving the scope of its kept state')
   if (keep.collection !== undefined && (typeof keep.collection !== 'string' || keep.collection === '')) refuse('keep.collection must be a collection name')
   if (keep.collection !== undefined && collections.includes(keep.collection)) refuse(`keep.collection ${keep.collection} is a sink's collection too`)
-  for (const bound of ['maxEntries', 'maxPerScope']) {
+  for (const bound of ['maxEntries', 'maxPerScope', 'seenEvery']) {
     if (keep[bound] !== undefined && !(Number.isInteger(keep[bound]) && keep[bound] >= 1)) refuse(`keep.${bound} must be a positive integer (got ${JSON.stringify(keep[bound])})`)
   }
 }

@@ -92,7 +92,43 @@ test('a scope just read is not forgotten for the message it was read for, even p
   await kept.prepare(db)
   await db.collection('k_kept').insertMany(['n1', 'n2', 'n3'].map((name, i) => ({ _id: `a\u0000${name}`, scope: 'a', name, value: { batch: 1, index: i, value: i + 1 } })))
   await kept.load('a')
-  const view = kept.bind('a', { mark: { batchId: 2 }, index: 0 })
+  const view = kept.bind('a', { mark: { batchId: 2 }, index: 0, message: { receivedAt: new Date() } })
   assert.deepEqual(['n1', 'n2', 'n3'].map((name) => view.get(name)), [1, 2, 3])
   kept.settle(true)
+})
+
+// Kept state expired nowhere: an exporter gone for good (or a session's
+// old source port) kept its templates forever. Retention now takes the
+// scopes no message used for the retention (by `seenAt`), never one in use,
+// even when its templates are not announced again.
+test('retention takes the kept state of a sender gone quiet, and keeps that of one still sending that never announces again', { timeout: 120000 }, async (t) => {
+  const quiet = require('../fixtures/template-definition-quiet')
+  const { db, port } = await startTestCollector(t, quiet, ['--retention', '3s'])
+  const sockets = ['127.0.0.1', '127.0.0.2'].map((address) => {
+    const socket = dgram.createSocket('udp4')
+    socket.bind(0, address)
+    t.after(() => socket.close())
+    return socket
+  })
+  await Promise.all(sockets.map((socket) => new Promise((resolve) => socket.once('listening', resolve))))
+  const send = (socket, text) => new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  const order = ['src', 'dst', 'bytes', 'seq']
+  await send(sockets[0], `T 1 ${order.join(',')}`)
+  await send(sockets[1], `T 2 ${order.join(',')}`)
+  await send(sockets[1], dataDatagram(2, 0, order))
+  const kept = db.collection('quiet_kept')
+  await waitFor(async () => (await kept.countDocuments()) === 2, { what: 'both templates kept', timeout: 20000 })
+  let sent = 1
+  const until = Date.now() + 10000 // past the retention, its span (2 × seenEvery) and a sweep
+  while (Date.now() < until) {
+    await send(sockets[0], dataDatagram(1, sent * ROWS, order))
+    sent++
+    await sleep(250)
+  }
+  await waitFor(async () => (await kept.countDocuments({ scope: '127.0.0.2' })) === 0, { what: 'the quiet sender\'s template expired', timeout: 20000 })
+  const left = await kept.find().toArray()
+  assert.deepEqual(left.map((doc) => [doc.scope, doc.name]), [['127.0.0.1', 'template 1']], 'the sending one\'s template stays')
+  assert.ok(Date.now() - left[0].seenAt.getTime() < 3000, `seen recently (${left[0].seenAt.toISOString()})`)
+  const fromSender = { seq: { $regex: '^\\d+$' }, bytes: { $exists: true } }
+  await waitFor(async () => (await db.collection('rows').countDocuments(fromSender)) === sent * ROWS, { what: `every record decoded throughout: ${sent * ROWS} (the quiet one's ${ROWS} included)`, timeout: 20000 })
 })
