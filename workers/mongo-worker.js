@@ -6,7 +6,7 @@ const Backoff = require('../lib/shared/backoff')
 const DatabaseError = require('../exceptions/database-error')
 const { redactUri, redactMessage } = require('../lib/mongo/redact-uri')
 const { resolveDatabase } = require('../lib/mongo/resolve-mongo')
-const { BoundedMap } = require('../lib/shared/bounded-map')
+const { RedeliveryWatermarks } = require('./storage/redelivery-watermarks')
 const { raceDeadline } = require('../lib/shared/when-any')
 const { isUnreachable } = require('../lib/mongo/unreachable')
 const { resolveSettings } = require('../lib/shared/settings')
@@ -20,13 +20,6 @@ const LOG_INTERVAL_MS = 5000
 // A flush that leaves this many items behind, or takes this long, means
 // the database is slower than the input (not down): said so in the log.
 const SLOW_FLUSH_MS = 1000
-// Watermarks read on the redelivery path, kept per origin and document (a
-// stream side: the senders' choice); forgetting one only costs a read again.
-const WATERMARK_CACHE_LIMIT = 100000
-
-function watermarkKey (store, origin, key) {
-  return `${store}\n${origin}\n${key}`
-}
 
 /**
  * A worker that buffers in memory and writes to MongoDB on a timer. It owns
@@ -74,9 +67,10 @@ class MongoWorker extends Worker {
     this.prepared = false
     this.preparing = null
     this.staged = null // effects of a redelivered batch still in doWork: { seq, applies }
-    this.watermarks = new BoundedMap(WATERMARK_CACHE_LIMIT) // store, origin and document → the origin's watermark there (null: none), see redeliveredApplied
+    this.watermarks = new RedeliveryWatermarks()
     this.dbDown = false
     this.dbError = null
+    this.lostAt = 0 // when the driver last lost the server (0: it has it, or never had)
     this.abandoned = false
     this.finishing = false // flush() at stop: write everything now
     this.masterWaiting = false // onMasterWaiting() since the last write
@@ -90,6 +84,11 @@ class MongoWorker extends Worker {
     this.uri = redactUri(uri)
     this.connection = mongoose.createConnection()
     this.connection.on('error', () => {}) // reported through connect and write failures
+    // An idle worker learns of a database gone from the driver's heartbeat
+    // (every 10 s), not at its next write: said in dbStats.
+    this.connection.on('disconnected', () => { this.lostAt = this.lostAt || Date.now() })
+    this.connection.on('connected', () => { this.lostAt = 0 })
+    this.connection.on('reconnected', () => { this.lostAt = 0 })
     this.connectOptions = {
       dbName: resolveDatabase(this.settings.database, uri),
       serverSelectionTimeoutMS: this.settings.serverSelectionTimeoutMS,
@@ -181,39 +180,16 @@ class MongoWorker extends Worker {
 
   /**
    * Whether the effects of the redelivered batch `delivery` on one document
-   * (`key`) are stored already: its origin's watermark there is at or past
-   * the batch. `readWatermark()` reads it once per origin and document, the
-   * dead worker's last word: a replacement gets an origin's batches in
-   * order, and what it writes for them itself (held back until each batch
-   * is through doWork, see stage()) only ever covers batches before the one
-   * it asks about, so a value read earlier answers for every later batch.
-   * Without that, every redelivered message cost a round trip, and a
-   * replacement given 20,000 of them was killed again before it was done.
+   * (`key` of `store`) are stored already, its origin's watermark read once
+   * by `readWatermark(origin)` (storage/redelivery-watermarks.js).
    */
-  async redeliveredApplied (delivery, store, key, readWatermark) {
-    let watermark = this.watermarks.get(watermarkKey(store, delivery.origin, key))
-    if (watermark === undefined) {
-      watermark = await readWatermark(delivery.origin)
-      this._rememberWatermark(store, delivery.origin, key, watermark)
-    }
-    return watermark !== null && watermark >= delivery.batchId
+  redeliveredApplied (delivery, store, key, readWatermark) {
+    return this.watermarks.applied(delivery, store, key, readWatermark)
   }
 
-  /**
-   * Reads ahead, for a redelivered batch (see prepareRedelivered), the
-   * watermarks of `origin` that redeliveredApplied will ask for: those of
-   * `keys` (documents of one `store`) not known yet, in one read,
-   * `readMany(keys, origin)` → Map key → watermark or null.
-   */
-  async prefetchWatermarks (store, origin, keys, readMany) {
-    const unknown = [...new Set(keys)].filter((key) => !this.watermarks.has(watermarkKey(store, origin, key)))
-    if (unknown.length === 0) return
-    const read = await readMany(unknown, origin)
-    for (const key of unknown) this._rememberWatermark(store, origin, key, read.has(key) ? read.get(key) : null)
-  }
-
-  _rememberWatermark (store, origin, key, watermark) {
-    this.watermarks.set(watermarkKey(store, origin, key), watermark)
+  /** Reads ahead, for a redelivered batch, the watermarks of `origin` for `keys` of one `store` (`readMany(keys, origin)` → Map). */
+  prefetchWatermarks (store, origin, keys, readMany) {
+    return this.watermarks.prefetch(store, origin, keys, readMany)
   }
 
   /**
@@ -376,8 +352,8 @@ class MongoWorker extends Worker {
     const writeMs = this.writeStartedAt ? Date.now() - this.writeStartedAt : 0
     return {
       dbErrors: this.dbCounts.dbErrors,
-      dbDown: this.dbDown,
-      dbError: this.dbError,
+      dbDown: this.dbDown || (this.prepared && this.lostAt > 0),
+      dbError: this.dbError || (this.prepared && this.lostAt > 0 ? `no answer to the driver's heartbeat for ${Math.round((Date.now() - this.lostAt) / 1000)} s` : null),
       dbStalled: writeMs > this.settings.serverSelectionTimeoutMS,
       writeInProgressMs: writeMs,
       flushes: this.dbCounts.flushes,

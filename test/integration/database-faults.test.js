@@ -102,3 +102,25 @@ test('a frozen database (SIGSTOP) shows in stats: oldestUnackedMs grows, the wor
   const docs = await storedMessages(uri, database)
   assert.equal(docs.length, 35)
 })
+
+// An idle worker said `ok` while its database was gone: it learned of it
+// only at its next write. The driver's heartbeat says so within ~10 s.
+test('a database gone while nothing arrives: status says down within the driver\'s heartbeat, and ok again once it is back', { timeout: 90000 }, async (t) => {
+  const { uri } = await getTestMongo()
+  const target = new URL(uri.replace('mongodb://', 'http://'))
+  const proxy = await createTcpProxy({ targetHost: target.hostname, targetPort: Number(target.port) })
+  t.after(() => proxy.close())
+  const { collector, send } = await startSyslog(t, `${proxy.uri}/`, captureLogger().logger)
+  await send(lines(3, 'idle'))
+  await waitFor(() => collector.summary().processed === 3)
+  const worker = async () => (await collector.stats()).workers[0].custom
+  assert.equal((await worker()).dbDown, false)
+  proxy.cut({ mode: 'reset' })
+  const down = await waitFor(async () => { const w = await worker(); return w.dbDown && w }, { timeout: 30000 })
+  assert.match(down.dbError, /^no answer to the driver's heartbeat for \d+ s$/)
+  const s = await collector.stats()
+  const text = renderStatus({ name: 'idle', pid: process.pid, alive: true, age: 0, interval: 1000, collector: 'syslog', time: '', stats: s, rates: { received: 0, processed: 0, failed: 0, dropped: 0, workers: [] } })
+  assert.match(text, /DATABASE\n.*down/m, text)
+  proxy.restore()
+  await waitFor(async () => (await worker()).dbDown === false, { timeout: 30000 })
+})
