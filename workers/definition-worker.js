@@ -294,7 +294,8 @@ class DefinitionWorker extends MongoWorker {
     if (kept !== null && failed) this.kept.putBack(kept)
     else if (kept !== null) await this.kept.write(kept)
     if (failed) throw failed.reason
-    if (this.kept !== null) await this.kept.touchSeen()
+    // Retried at the next flush when it fails: the sinks' writes stand.
+    if (this.kept !== null) await this.kept.touchSeen().catch((err) => this.logAtMost('seen', 'warn', { error: err.message }, `kept state: moving seenAt forward failed (${err.message}); tried again at the next flush`))
   }
 
   // A write waits while a batch is part way through doWork (a message of it

@@ -41,7 +41,8 @@ const SEEN_EVERY_MS = 5 * 60000
  * forgetting loses nothing: it is read again).
  *
  * Each document says when its scope was last in use (`seenAt`: set by its
- * writes, and moved forward for every scope a message used, at most every
+ * writes, and moved forward for every scope a message used (when it was
+ * decoded, not when it arrived: a backlog delivered late is in use now), at most every
  * `keep.seenEvery`, see touchSeen), so that retention takes the state of a
  * sender gone quiet (an exporter long gone, a session's old port) and never
  * that of one still sending.
@@ -60,7 +61,7 @@ class KeptState extends UpdatesSink {
     this.scopes = new Map() // scope → Map(name → value), least recently used first
     this.entries = 0
     this.counts = { reads: 0, set: 0, deleted: 0, forgotten: 0 }
-    this.seen = new Map() // scope → when a message last used it (ms), since its seenAt last moved
+    this.seen = new Map() // scope → when a message was last decoded in it (ms), since its seenAt last moved
     this.seenMoved = new Map() // scope → when its seenAt last moved (ms)
     // The message being decoded: its scope's values, and its own changes
     // (name → value, null deleted), kept only if the message is (settle).
@@ -129,7 +130,8 @@ class KeptState extends UpdatesSink {
   /** The view `arrival.kept` for a message of `scope`, decoded under `context` (its batch and place). */
   bind (scope, context) {
     const values = this.scopes.get(scope)
-    const at = context.message.receivedAt.getTime()
+    // Now, not the message's arrival: a backlog delivered late still uses its scopes now.
+    const at = Date.now()
     const moved = this.seenMoved.get(scope)
     if ((moved === undefined || at - moved >= this.seenEvery) && !(this.seen.get(scope) >= at)) this.seen.set(scope, at)
     this.current = { scope, values, context, staged: new Map(), size: values.size }
@@ -180,6 +182,7 @@ class KeptState extends UpdatesSink {
     this.current = null
     if (!keep || staged.size === 0) return
     const order = [context.mark.batchId, context.index]
+    const seenAt = Date.now()
     for (const [name, value] of staged) {
       const had = values.has(name)
       if (value === null) {
@@ -192,7 +195,7 @@ class KeptState extends UpdatesSink {
         if (!had) this.entries++
         this.counts.set++
       }
-      this.store.update(scope + SEP + name, { latest: { value: { order, value } }, max: { seenAt: context.message.receivedAt }, set: { scope, name } }, context.mark)
+      this.store.update(scope + SEP + name, { latest: { value: { order, value } }, max: { seenAt: new Date(seenAt) }, set: { scope, name } }, context.mark)
     }
   }
 
@@ -230,7 +233,7 @@ class KeptState extends UpdatesSink {
 
   /**
    * The scopes messages used since their `seenAt` last moved, moved forward
-   * to those messages' arrival (one updateMany), once seenEvery has
+   * to when they were last used (one updateMany), once seenEvery has
    * passed for them; a failed write is tried again at the next call.
    */
   async touchSeen () {

@@ -353,7 +353,7 @@ class MongoWorker extends Worker {
     return {
       dbErrors: this.dbCounts.dbErrors,
       dbDown: this.dbDown || (this.prepared && this.lostAt > 0),
-      dbError: this.dbError || (this.prepared && this.lostAt > 0 ? `no answer to the driver's heartbeat for ${Math.round((Date.now() - this.lostAt) / 1000)} s` : null),
+      dbError: this.dbError || (this.prepared && this.lostAt > 0 ? `the driver has had no server to write to for ${Math.round((Date.now() - this.lostAt) / 1000)} s (its heartbeat)` : null),
       dbStalled: writeMs > this.settings.serverSelectionTimeoutMS,
       writeInProgressMs: writeMs,
       flushes: this.dbCounts.flushes,

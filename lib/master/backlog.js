@@ -25,6 +25,7 @@ class Backlog {
     this.logger = logger
     this.log = new LogLimiter()
     this.dirTimer = null
+    this.dirState = null // 'lost' (the directory could not be made again), 'mending' (not all written again yet)
   }
 
   /**
@@ -127,19 +128,24 @@ class Backlog {
 
   // The buffer's directory (or its lock) deleted while the collector runs:
   // made again, and what it held not yet stored written into it again.
+  // Each loss is counted once, however many seconds it takes to mend.
   restoreDir (journal) {
     let moved
     try {
       moved = journal.restoreLost()
     } catch (err) {
-      this.counters.event('bufferDirLost', err.code || 'error')
-      this.log.log(this.logger, 'error', 'dir', () => ({ error: briefError(err), dir: journal.dir }), `disk buffer ${err.message}: what it holds not yet stored is kept only in this process, and lost if the master is killed (events.bufferDirLost)`)
+      if (this.dirState !== 'lost') this.counters.event('bufferDirLost', err.code || 'error')
+      this.dirState = 'lost'
+      this.log.log(this.logger, 'error', 'dir', () => ({ error: briefError(err), dir: journal.dir }), `disk buffer ${err.message}: what it holds not yet stored is kept only in this process, lost if the master is killed, and kept as dead letters at stop (events.bufferDirLost)`)
       return
     }
     if (moved === null) return
-    this.counters.event('bufferDirRestored', moved.segments > 0 ? 'deleted' : 'lockDeleted')
-    const kept = moved.left > 0 ? `; ${moved.left} records could not be written yet (events.bufferWriteFailed), tried again in a second` : ''
-    this.logger.error({ dir: journal.dir, ...moved }, `disk buffer: ${journal.dir} ${moved.segments > 0 ? 'was deleted' : 'lost its lock file'} while the collector ran: made again, its lock taken, and the ${moved.messages} messages not yet stored written into it again (events.bufferDirRestored)${kept}`)
+    if (this.dirState !== 'mending') this.counters.event('bufferDirRestored', moved.segments > 0 ? 'deleted' : 'lockDeleted')
+    this.dirState = moved.left > 0 ? 'mending' : null
+    if (moved.left > 0) this.counters.event('bufferWriteFailed', journal.lastWriteError && journal.lastWriteError.code ? journal.lastWriteError.code : 'error')
+    const what = `disk buffer: ${journal.dir} ${moved.segments > 0 ? 'was deleted' : 'lost its lock file'} while the collector ran: made again, its lock taken, and ${moved.messages} messages not yet stored written into it again (events.bufferDirRestored)`
+    if (moved.left === 0) this.logger.error({ dir: journal.dir, ...moved }, what)
+    else this.log.log(this.logger, 'error', 'mend', () => ({ dir: journal.dir, ...moved, error: briefError(journal.lastWriteError) }), `${what}; ${moved.left} batches could not be written yet (events.bufferWriteFailed): tried again every second`)
   }
 
   close (journal) {
@@ -148,7 +154,9 @@ class Backlog {
     if (!journal) return
     if (journal.active !== null) this.restoreDir(journal)
     journal.close()
-    if (journal.messages > 0) this.logger.warn({ dir: journal.dir, messages: journal.messages, bytes: journal.bytes }, `${journal.messages} messages stay in the disk buffer for the next start`)
+    const { nameless } = journal
+    if (nameless.messages > 0) this.logger.error({ dir: journal.dir, ...nameless }, `disk buffer: ${nameless.messages} messages were in segments whose directory was deleted and could not be made again: not kept for the next start`)
+    if (journal.messages > nameless.messages) this.logger.warn({ dir: journal.dir, messages: journal.messages, bytes: journal.bytes }, `${journal.messages - nameless.messages} messages stay in the disk buffer for the next start`)
   }
 }
 

@@ -34,12 +34,12 @@ function judge (handle, finishedBatches, expected, code, signal) {
 }
 
 // A batch no worker of this run will take: it stays in the disk buffer
-// for the next run when it lies there; else it is given up (dead-lettered)
+// for the next run when it lies there (in a segment with a name); else it is given up (dead-lettered)
 // under `reason`: a worker died holding it (workerLost), or the workers
 // could not store it before their time ran out at stop (shutdown), when
 // part of it may be stored and dropping it would say none of it was.
 function leave (pool, batch, reason) {
-  if (batch.at) pool.emit('kept', batch.count)
+  if (batch.at && pool.journal.keeps(batch)) pool.emit('kept', batch.count)
   else giveUp(pool, batch, reason, LEFT[reason])
 }
 

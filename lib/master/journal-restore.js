@@ -20,19 +20,36 @@ const { isUnlinked } = require('./journal-segment')
  */
 function restoreLost (journal) {
   if (journal.active === null) return null
-  const lost = [...journal.segments.values()].filter(isUnlinked)
+  const lost = [...journal.segments.values()].filter((segment) => segment.file === null || isUnlinked(segment))
   if (lost.length === 0 && lockHolder(journal.dir) === process.pid) return null
   try {
     makeDir(journal.dir, PRIVATE_DIR)
   } catch (err) {
     throw new BufferError(journal.dir, `was deleted and cannot be made again (${err.code || err.message})`, err)
   }
-  journal.locked = takeLock(journal.dir)
+  for (const segment of lost) segment.file = null // no name: nothing of it is opened, kept or removed by path again
+  try {
+    journal.locked = takeLock(journal.dir)
+  } catch (err) {
+    detach(journal)
+    throw err
+  }
+  journal.detached = false
   setAsideForOther(journal.dir, journal.destination)
   const moved = { segments: lost.length, records: 0, messages: 0, left: 0 }
-  if (isUnlinked(journal.active)) journal.startSegment(Math.max(journal.active.seq, ...journal.segmentNumbers()) + 1)
+  if (lost.includes(journal.active)) journal.startSegment(Math.max(journal.active.seq, ...journal.segmentNumbers()) + 1)
   for (const old of lost) copyLive(journal, old, moved)
   return moved
+}
+
+// Another process took the directory made again (a second collector of
+// the same name): nothing more is written, read or deleted there by path.
+// What the lost segments hold is read from their open files, sent to
+// workers with its bytes, and given up as dead letters at stop, not kept.
+function detach (journal) {
+  journal.detached = true
+  journal.locked = false
+  journal.readableByWorkers = false
 }
 
 // The records of a segment that lost its name, not released, written

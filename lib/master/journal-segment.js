@@ -1,6 +1,7 @@
 'use strict'
 
 const fs = require('node:fs')
+const path = require('node:path')
 const { readJsonFile } = require('../shared/json-file')
 
 /*
@@ -59,9 +60,18 @@ function isUnlinked (segment) {
   }
 }
 
+// Lists of records not released (`<n>.ccj.live`) whose segment is gone
+// (left by a run whose directory was deleted under it): a later segment of
+// that name must not be read through them.
+function removeOrphanLists (dir, suffix) {
+  for (const name of fs.readdirSync(dir)) {
+    if (name.endsWith(suffix + LIVE_SUFFIX) && !fs.existsSync(path.join(dir, name.slice(0, -LIVE_SUFFIX.length)))) fs.rmSync(path.join(dir, name), { force: true })
+  }
+}
+
 function removeFiles (file) {
   fs.rmSync(file + LIVE_SUFFIX, { force: true })
   fs.rmSync(file, { force: true })
 }
 
-module.exports = { Segment, LIVE_SUFFIX, syncDirectory, closeQuietly, readLiveOffsets, removeFiles, isUnlinked }
+module.exports = { Segment, LIVE_SUFFIX, syncDirectory, closeQuietly, readLiveOffsets, removeFiles, removeOrphanLists, isUnlinked }

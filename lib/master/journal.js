@@ -9,7 +9,7 @@ const { takeLock, releaseLock, setAsideForOther, freeBytes } = require('./journa
 const { createBatch } = require('./batch')
 const { recordHead, scanRecords, writeWhole } = require('./journal-record')
 const { restoreLost, located } = require('./journal-restore')
-const { Segment, LIVE_SUFFIX, syncDirectory, closeQuietly, readLiveOffsets, removeFiles } = require('./journal-segment')
+const { Segment, LIVE_SUFFIX, syncDirectory, closeQuietly, readLiveOffsets, removeFiles, removeOrphanLists } = require('./journal-segment')
 
 /*
  * The master's disk buffer: every batch the master forms is appended here
@@ -69,6 +69,8 @@ class Journal {
     this.dirty = false
     this.syncTimer = null
     this.locked = false
+    this.detached = false // the directory was deleted and another process holds it now (journal-restore.js)
+    this.nameless = { records: 0, messages: 0 } // left at close in segments with no name: lost
     this.readableByWorkers = true // batches are sent as where they lie here (WorkerHandle#sendsWhere) until a worker cannot read them
   }
 
@@ -91,6 +93,7 @@ class Journal {
     }
     this.locked = takeLock(this.dir)
     const setAside = setAsideForOther(this.dir, this.destination)
+    removeOrphanLists(this.dir, SUFFIX)
     const found = { segments: 0, records: 0, messages: 0, bytes: 0 }
     const damaged = { records: 0, bytes: 0 }
     const batches = []
@@ -170,6 +173,7 @@ class Journal {
   }
 
   startSegment (seq) {
+    if (this.detached) throw new BufferError(this.dir, 'was deleted and is now held by another process: no new segment is made there')
     const file = this.fileOf(seq)
     const fd = fs.openSync(file, 'wx+', PRIVATE_FILE)
     if (this.sync !== 'none') syncDirectory(this.dir)
@@ -269,6 +273,11 @@ class Journal {
     return bytes
   }
 
+  /** Whether the batch lies here in a segment the next start finds (not one whose directory went, see journal-restore.js). */
+  keeps (batch) {
+    return batch.at !== null && located(batch.at).segment.file !== null
+  }
+
   /** Where a batch's bytes lie here, for a worker to read them (lib/worker/disk-buffer-reads.js): [file, offset, length]. */
   where (batch) {
     const { segment, dataOffset, dataLength } = located(batch.at)
@@ -299,6 +308,7 @@ class Journal {
     this.segments.delete(segment.seq)
     this.bytes -= segment.size
     closeQuietly(segment.fd)
+    if (segment.file === null) return // its name went with its directory
     try {
       removeFiles(segment.file)
     } catch (err) {
@@ -350,6 +360,11 @@ class Journal {
   // none: the next open hands back more than is left, never less.
   keep (segment) {
     closeQuietly(segment.fd)
+    if (segment.file === null) { // its directory deleted, and not made again: nothing to keep it in
+      this.nameless.records += segment.live
+      this.nameless.messages += segment.messages
+      return
+    }
     try {
       writeJsonFile(segment.file + LIVE_SUFFIX, { offsets: [...segment.offsets] })
     } catch (err) {

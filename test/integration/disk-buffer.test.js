@@ -128,7 +128,7 @@ test('the buffer directory deleted during an outage: made again within a second 
   await waitFor(async () => { const s = await first.stats(); return s.buffer.messages === 8000 }, { what: 'the later lines on disk too', timeout: 30000 })
   process.kill(first.pid, 'SIGKILL')
   const { stdout, stderr } = await first.exited
-  assert.match(stdout + stderr, /disk buffer: .* was deleted while the collector ran: made again, its lock taken, and the 6000 messages not yet stored written into it again \(events\.bufferDirRestored\)/)
+  assert.match(stdout + stderr, /disk buffer: .* was deleted while the collector ran: made again, its lock taken, and 6000 messages not yet stored written into it again \(events\.bufferDirRestored\)/)
   server.resume()
   const second = await runCollector(t, 'syslog', { flags, env })
   await waitFor(async () => await countLines(uri, database, 'line') === 6000 && await countLines(uri, database, 'more') === 2000, { what: '8,000 distinct lines stored', timeout: 120000 })

@@ -208,3 +208,28 @@ test('per-minute documents age from their minute\'s end; measured every interval
   assert.equal(daysLeftText({ daysLeft: 3.26, overToday: false }), '3.3 days left at the current growth')
   assert.match(daysLeftText({ daysLeft: 0, overToday: false }), /^OVER BUDGET/)
 })
+
+// The budget deleted "the oldest day" whole, whatever a target's span: just
+// after midnight a scope of kept state in use (its seenAt moved at 23:58,
+// within its span) went with yesterday's flows, and an exporter's
+// templates with it.
+test('--max-storage just after midnight: yesterday goes, a document of a span still being written to (kept state in use) stays', async () => {
+  const { KeptState } = require('../../workers/kept-state')
+  const db = await freshDb()
+  const today = Math.floor(Date.now() / DAY) * DAY
+  const now = today + 3 * 60000 // 00:03 UTC
+  const kept = new KeptState({ collection: 'netflow_kept', scope: () => 'x', maxEntries: 100, maxPerScope: 10 })
+  const flows = []
+  for (let i = 0; i < 400; i++) flows.push({ receivedAt: new Date(today - DAY + i * 60000), pad: 'x'.repeat(500) })
+  for (let i = 0; i < 3; i++) flows.push({ receivedAt: new Date(today + i * 60000), pad: 'x'.repeat(500) })
+  await db.collection('flows').insertMany(flows)
+  await db.collection('netflow_kept').insertMany([
+    { _id: 'in use\u0000template 256', scope: 'in use', name: 'template 256', seenAt: new Date(today - 2 * 60000) }, // 23:58, last moved 5 minutes ago
+    { _id: 'gone\u0000template 256', scope: 'gone', name: 'template 256', seenAt: new Date(today - 3 * 3600000) } // 21:00
+  ])
+  const budget = keeper(db, [{ collection: 'flows', field: 'receivedAt', declared: true }, ...kept.storageTargets()], { maxStorage: 20000, retentionBy: 'sweeper' })
+  await budget.setUp()
+  await budget.measure(now)
+  assert.equal(await db.collection('flows').countDocuments({ receivedAt: { $lt: new Date(today) } }), 0, 'yesterday\'s flows deleted')
+  assert.deepEqual((await db.collection('netflow_kept').find().toArray()).map((doc) => doc.scope), ['in use'], 'the quiet scope of yesterday goes, the one in use stays')
+})

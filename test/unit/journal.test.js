@@ -620,4 +620,34 @@ test('a lock file deleted while open is taken again; a directory another live pr
   })
   assert.equal(fs.readFileSync(path.join(dir, 'lock'), 'utf8'), `${holder.pid}\n`, 'the other process keeps it')
   assert.ok(journal.read(first).equals(first.bytes), 'what it holds is still read from the open files')
+
+  // The other process's files have the names ours had: none of them is read,
+  // written, listed or deleted by ours from now on.
+  const theirs = path.join(dir, '0000000001.ccj')
+  fs.writeFileSync(theirs, 'their segment')
+  assert.equal(journal.readableByWorkers, false, 'batches go to workers with their bytes, not as a path there')
+  assert.equal(journal.keeps(first), false, 'not kept for a next start: given up as a dead letter at stop')
+  assert.equal(journal.append(makeBatch(2)), true, 'the open segment, with no name, still takes writes')
+  assert.throws(() => journal.startSegment(99), /held by another process/)
+  const second = makeBatch(3)
+  journal.append(second)
+  journal.release(first)
+  journal.close()
+  assert.deepEqual(fs.readdirSync(dir).sort(), ['0000000001.ccj', 'lock'], 'no list, segment or lock of ours there')
+  assert.equal(fs.readFileSync(theirs, 'utf8'), 'their segment')
+  assert.equal(fs.readFileSync(path.join(dir, 'lock'), 'utf8'), `${holder.pid}\n`, 'their lock stays at our close')
+  assert.deepEqual(journal.nameless, { records: 2, messages: 6 }, 'what was left in segments with no name, said as not kept')
+})
+
+test('a list of records not released whose segment is gone (a run whose directory was deleted) is removed at open, not read for a later segment of that name', (t) => {
+  const dir = tempDir(t)
+  fs.mkdirSync(dir, { recursive: true })
+  fs.writeFileSync(path.join(dir, '0000000001.ccj.live'), JSON.stringify({ offsets: [12345] }))
+  const { journal } = openJournal(t, dir)
+  assert.equal(fs.existsSync(path.join(dir, '0000000001.ccj.live')), false)
+  const written = [makeBatch(1), makeBatch(2), makeBatch(3)]
+  appendAll(journal, written)
+  // A crash (not closed: no list of its own), and the next open.
+  const { journal: reopened, opened } = openJournal(t, dir)
+  assertReplayed(reopened, opened.batches, written)
 })

@@ -161,4 +161,4 @@ function formatRetention (ms) {
   return ms > 0 ? flagTypes.duration.format(ms) : 'off'
 }
 
-module.exports = { retentionProblem, DAY_MS, retentionForProblem, parseRetentionFor, retentionsOf, cutoffOf, ttlSeconds, ageIndex, findAgeIndex, planAgeIndex, hasTtlMonitor, formatRetention }
+module.exports = { retentionProblem, DAY_MS, spanOf, retentionForProblem, parseRetentionFor, retentionsOf, cutoffOf, ttlSeconds, ageIndex, findAgeIndex, planAgeIndex, hasTtlMonitor, formatRetention }

@@ -1,6 +1,6 @@
 'use strict'
 
-const { DAY_MS, retentionsOf, cutoffOf, planAgeIndex, hasTtlMonitor, formatRetention } = require('./retention')
+const { DAY_MS, spanOf, retentionsOf, cutoffOf, planAgeIndex, hasTtlMonitor, formatRetention } = require('./retention')
 const { measureCollection, growthPerDay, trimSamples } = require('./capacity')
 const { formatBytes } = require('../../lib/shared/format-bytes')
 
@@ -294,7 +294,8 @@ class StorageKeeper {
       const dayEnd = startOfDay(oldest) + DAY_MS
       const deleted = {}
       for (const t of this.targets) {
-        const n = await this.deleteBefore(t, dayEnd)
+        // A document of a bucket (a minute, the kept state's seenEvery) still being written to is not of a past day.
+        const n = await this.deleteBefore(t, Math.min(dayEnd, now - spanOf(t.target)))
         if (n === 0) continue
         deleted[t.target.collection] = n
         t.deleted.budget += n
