@@ -54,12 +54,14 @@ async function startDatabase (argv = [], options = {}) {
   })
 }
 
-/** Stops the database PM2 runs (it commits its data) and removes its app. */
+/** Stops the database PM2 runs (it commits its data) and removes its app: `{ inMemory }`, whether its data went with it. */
 function stopDatabase (options = {}) {
   return withPm2(options, async (api) => {
-    if (!await findApp(api, DB_APP)) throw new CollectorError('the database is not running under PM2 (start it with `collector db start`)', 'ERR_NO_SUCH_COLLECTOR')
+    const proc = await findApp(api, DB_APP)
+    if (!proc) throw new CollectorError('the database is not running under PM2 (start it with `collector db start`)', 'ERR_NO_SUCH_COLLECTOR')
     await call(api, 'stop', DB_APP)
     await call(api, 'delete', DB_APP)
+    return { inMemory: [].concat(proc.pm2_env.args || []).includes('--db-memory') }
   })
 }
 

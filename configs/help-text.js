@@ -50,8 +50,10 @@ function groupRows (defs) {
 
 function formatRow (row, width) {
   const pad = ' '.repeat(width + 4)
-  const lines = [`  ${row.left.padEnd(width)}  ${row.description}`.trimEnd()]
-  if (row.details) lines.push(row.description ? `${pad}${row.details}` : lines.pop() + row.details)
+  // Without a description, the details take its column.
+  if (!row.description) return [`  ${row.left.padEnd(width)}  ${row.details}`.trimEnd()]
+  const lines = [`  ${row.left.padEnd(width)}  ${row.description}`]
+  if (row.details) lines.push(`${pad}${row.details}`)
   return lines
 }
 

@@ -45,8 +45,8 @@ async function start (argv) {
 
 async function stop (argv) {
   if (argv.length) throw usageError(`unexpected argument(s): ${argv.join(' ')}; collector db stop ${ONE_DATABASE}\nusage: collector db stop`)
-  await launcher.stopDatabase(launcherOptions())
-  process.stdout.write('stopped the database (its data is kept)\n')
+  const { inMemory } = await launcher.stopDatabase(launcherOptions())
+  process.stdout.write(inMemory ? 'stopped the database (it was in memory: its data is gone)\n' : 'stopped the database (its data is kept)\n')
   return 0
 }
 

@@ -128,12 +128,14 @@ class LoadBalancer extends EventEmitter {
 
   /** Binds (or connects) once every worker is online. */
   start (cb) {
+    // A balancer runs once: a start after stop() is refused, not the first start's promise again.
+    if (this.state === 'stopping' || this.state === 'stopped') return withCallback(Promise.reject(new Error(`cannot start a balancer that is ${this.state}: make a new one`)), cb)
     if (!this.starting) this.starting = this.doStart()
     return withCallback(this.starting, cb)
   }
 
   async doStart () {
-    if (this.state !== 'idle') throw new Error(`cannot start a balancer that is ${this.state}`)
+    if (this.state !== 'idle') throw new Error(`cannot start a balancer that is ${this.state}: make a new one`)
     this.state = 'starting'
     this.startedAt = Date.now()
     try {

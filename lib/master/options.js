@@ -62,7 +62,7 @@ const OPTIONS = declare({
   allow: { type: 'list', group: 'Listener', description: 'only these sources may send: CIDR,... (IPv4/IPv6 addresses and prefixes, e.g. 10.0.0.0/8,fd00::/8): other datagrams are dropped (dropped.notAllowed), other connections closed at accept; udp and tcp_server only (a tcp_client connects out); default: everyone' },
   idleTimeout: { type: 'duration', default: 300000, range: [0, 86400000], group: 'Listener', description: 'close TCP connections idle this long; 0 = never' },
   retry: { type: 'boolean', default: true, group: 'Listener', description: 'reopen the listener after socket errors once running' },
-  retryDelay: { type: 'duration', default: 5000, range: [1, 3600000], group: 'Listener', description: 'first listener restart delay; grows x1.5 per consecutive failure' },
+  retryDelay: { type: 'duration', default: 5000, range: [1, 3600000], group: 'Listener', description: 'first listener restart delay; grows x1.5 per consecutive failure, up to 5 minutes (or this delay, when longer)' },
   tls: { type: 'boolean', default: false, group: 'TLS', description: 'tcp_client: connect with TLS, verifying the server against Node\'s bundled CAs (plus NODE_EXTRA_CA_CERTS) unless --tls-ca (implied by --tls-ca and --tls-cert)' },
   tlsCert: { type: 'path', group: 'TLS', description: 'PEM certificate (chain) to present: turns TLS on (tcp_server needs it and --tls-key; tcp_client presents it as a client certificate); re-read on restart (tcp_client: at each connect)' },
   tlsKey: { type: 'path', group: 'TLS', description: 'PEM private key (unencrypted) of --tls-cert' },

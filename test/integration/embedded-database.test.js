@@ -197,7 +197,12 @@ test('collector db start|status|stop under PM2: one shared server, a second star
   const restarted = await cli(env, 'db', 'start', '--port', port, '--db-path', dbPath)
   assert.equal(restarted.code, 0, restarted.stderr)
   assert.equal(await countDocs(uri), 42, 'kept across db stop and db start')
-  assert.equal((await cli(env, 'db', 'stop')).code, 0)
+  const kept = await cli(env, 'db', 'stop')
+  assert.equal(kept.code, 0)
+  assert.equal(kept.stdout, 'stopped the database (its data is kept)\n')
+  // In memory, stop said its data was kept.
+  assert.equal((await cli(env, 'db', 'start', '--port', port, '--db-memory')).code, 0)
+  assert.equal((await cli(env, 'db', 'stop')).stdout, 'stopped the database (it was in memory: its data is gone)\n')
 })
 
 test('collector db start on a port in use: exit 1 at once with the reason, no PM2 app left', { timeout: 120000 }, async (t) => {

@@ -52,6 +52,11 @@ test('start/stop take callbacks, and stop() twice resolves the same way', async 
   await stopped
   await lb.stop()
   assert.equal(lb.summary().state, 'stopped')
+  // A start after stop() resolved with the first start's promise, and nothing listened.
+  await assert.rejects(lb.start(), /^Error: cannot start a balancer that is stopped: make a new one$/)
+  const refused = await new Promise((resolve) => lb.start((err) => resolve(err)))
+  assert.match(String(refused), /cannot start a balancer that is stopped/)
+  assert.equal(lb.address(), null)
 })
 
 // Sends numbered datagrams in small paced chunks until `until()` is true (bounded).
