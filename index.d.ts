@@ -272,7 +272,7 @@ export class Worker {
   /** 12 bytes naming the message being processed, the same when redelivered (an idempotent _id) */
   messageKey (): Buffer | null
   /** the batch of the message being processed; `redelivered`: a worker holding it died */
-  delivery (): { seq: number, batchId: number, origin: string, redelivered: boolean } | null
+  delivery (): Delivery | null
   /** refuse the message being processed: counted in the master's dropped[reason] */
   dropMessage (reason: string): void
   /** messages of batch `seq` (a delivery's seq, not yet acknowledged), by their places in it, are failed instead of processed, each once: what they gave was refused for good */
@@ -520,7 +520,7 @@ export class WorkerDownError extends CollectorError {
   /** ...and the line there, when known */
   line?: number | null
 }
-export class DecodeError extends CollectorError { constructor (reason: string, message?: string); reason: string }
+export class DecodeError extends CollectorError { constructor (reason: string, message?: string, options?: { keepState?: boolean }); reason: string; keepState?: boolean }
 export class DatabaseError extends CollectorError {}
 /** start() could not bind or connect its listener (ERR_LISTEN): port in use, no permission, no such address; never retried */
 export class ListenError extends CollectorError {
@@ -645,8 +645,8 @@ export interface CollectorDefinition<R = any> {
   state? (settings: Record<string, any>): Record<string, any>
   /** state per worker, gone with it (what must outlive a worker goes in `keep`); return a DecodeError to refuse the message */
   enrich? (records: any, state: Record<string, any>, source: RecordSource): OneOrMore<R> | DecodeError
-  /** state decode reads and changes through `arrival.kept`, per scope (default: the sender's address, and then distribution hash on it), written with the sinks and read by a worker's heir; collection `<name>_kept` by default; at most `maxEntries` held in memory (default 100,000; what is forgotten is read again) and `maxPerScope` names a scope (default 4,096; past it a set refuses the message: dropped.keptFull) */
-  keep?: { scope? (message: Message): string, collection?: string, maxEntries?: number, maxPerScope?: number }
+  /** state decode reads and changes through `arrival.kept`, per scope (default: the sender's address, and then distribution hash on it), written with the sinks and read by a worker's heir; collection `<name>_kept` by default; at most `maxEntries` held in memory (default 100,000; what is forgotten is read again) and `maxPerScope` names a scope (default 4,096; past it a set refuses the message: dropped.keptFull); a scope no message used for the retention plus twice `seenEvery` ms (default 5 minutes) expires */
+  keep?: { scope? (message: Message): string, collection?: string, maxEntries?: number, maxPerScope?: number, seenEvery?: number }
   /** fields the worker's stats add */
   stats? (state: Record<string, any>): Record<string, unknown>
   /** what the state holds, per map */

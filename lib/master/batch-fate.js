@@ -47,7 +47,7 @@ function leave (pool, batch, reason) {
 // (its worker wrote some of its effects): replaying it completes it once.
 const LEFT = Object.freeze({
   workerLost: 'a worker died holding it while the collector stopped, or no worker was left to take it',
-  shutdown: 'not stored before flushTimeout as the collector stopped (the database slow or away); part of it may be stored'
+  shutdown: 'not stored before the stop\'s time ran out (the workers\' flushTimeout, the master\'s drainTimeout: the database or the worker slow or away); part of it may be stored'
 })
 
 /**

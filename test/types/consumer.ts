@@ -1,6 +1,6 @@
 // Compiled (never run) by test/integration/typings.test.js with tsc --strict: a user's
 // collector written against index.d.ts alone.
-import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, BufferError, protocols, strategies, defineCollector, sinks } from '../..'
+import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, BufferError, DecodeError, protocols, strategies, defineCollector, sinks } from '../..'
 import type { Message, Stats, WorkerRef, CollectorOptions } from '../..'
 
 class StatsdWorker extends Worker {
@@ -21,6 +21,8 @@ class StatsdWorker extends Worker {
     this.counts.set(name, (this.counts.get(name) ?? 0) + 1)
     const delivery = this.delivery()
     if (delivery && delivery.redelivered) this.dropMessage('duplicate')
+    const arrived: number = delivery ? delivery.receivedAt : 0 // the batch's arrival, epoch ms
+    if (arrived < 0) throw new DecodeError('beforeEpoch', 'arrived before 1970', { keepState: true })
     const key: Buffer | null = this.messageKey()
     if (key === null) throw new Error('outside doWork')
     this.held.push(this.checkpoint())
