@@ -60,9 +60,12 @@ class UpdatesSink extends Sink {
   }
 
   // By the date field the sink names (`expireBy`), which each upsert moves
-  // forward (a last activity) or which never changes (a minute's).
+  // forward (a last activity) or which never changes (a minute's). A
+  // document written before that field existed gets it at the leader's start
+  // from `expireFrom` (a minute's own date), else as of then (the kept
+  // state's `seenAt`): it expires too, not never.
   storageTargets () {
-    return this.spec.expireBy ? [ageTarget(this.spec)] : []
+    return this.spec.expireBy ? [{ ...ageTarget(this.spec), legacy: legacyFrom(this.spec.expireFrom) }] : []
   }
 
   shape (record, message) {
@@ -363,6 +366,11 @@ function isAgeIndex (index, field) {
 
 function ageTarget (spec) {
   return { collection: spec.collection, field: spec.expireBy, ...(spec.expireSpan ? { span: spec.expireSpan } : {}), declared: (spec.indexes || []).some((index) => isAgeIndex(index, spec.expireBy)) }
+}
+
+function legacyFrom (field) {
+  if (!field) return Object.freeze({ projection: { _id: 1 }, value: () => new Date() })
+  return Object.freeze({ projection: { [field]: 1 }, value: (doc) => doc[field] instanceof Date ? doc[field] : null })
 }
 
 const ARRIVAL_FROM_ID = Object.freeze({

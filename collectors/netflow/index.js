@@ -86,12 +86,14 @@ module.exports = defineCollector({
       collection: 'flow_minutes',
       indexes: [{ key: { minute: 1 } }],
       expireBy: 'lastSeen', // by arrival: the minute is the exporter's clock, which may be a day behind
+      expireFrom: 'minute', // written before lastSeen existed: its minute is the best guess
       of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotals(record, receivedAt, ['srcAddr', 'dstAddr'])
     }),
     sinks.updates({
       collection: 'interface_minutes',
       indexes: [{ key: { minute: 1 } }],
       expireBy: 'lastSeen', // by arrival: the minute is the exporter's clock, which may be a day behind
+      expireFrom: 'minute',
       of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotals(record, receivedAt, ['inputIf', 'outputIf'])
     }),
     sinks.updates({

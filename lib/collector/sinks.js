@@ -105,7 +105,7 @@ const KINDS = Object.freeze(['updates', 'counters', 'documents', 'streams'])
 
 // What a sink declaration may say (the union over the kinds): a key not
 // among them is a typo (`indexs`, `expireby`) refused at load, not ignored.
-const SPEC_KEYS = Object.freeze(['collection', 'of', 'key', 'indexes', 'expireBy', 'expireSpan', 'fromSettings', 'maxBatch', 'preallocateRate', 'writeEvery',
+const SPEC_KEYS = Object.freeze(['collection', 'of', 'key', 'indexes', 'expireBy', 'expireSpan', 'expireFrom', 'fromSettings', 'maxBatch', 'preallocateRate', 'writeEvery',
   'countersCollection', 'counterMetric', 'minuteFields', 'analytics', 'streamTimeout', 'byeGrace', 'maxPending', 'sweep', 'sweepInterval'])
 
 function sink (kind, spec) {
@@ -119,6 +119,9 @@ function sink (kind, spec) {
   if (typeof spec.collection !== 'string' || spec.collection === '') refuse('needs the name of its collection')
   if (spec.expireBy !== undefined && (!['updates', 'documents'].includes(kind) || typeof spec.expireBy !== 'string' || spec.expireBy === '')) {
     refuse(`names in expireBy the date field of an updates or documents sink's documents (got ${JSON.stringify(spec.expireBy)} on ${kind === 'updates' ? 'an' : 'a'} ${kind} sink)`)
+  }
+  if (spec.expireFrom !== undefined && (kind !== 'updates' || spec.expireBy === undefined || typeof spec.expireFrom !== 'string' || spec.expireFrom === '')) {
+    refuse(`takes expireFrom, with expireBy on an updates sink, as the date field documents written before expireBy existed take it from (got ${JSON.stringify(spec.expireFrom)})`)
   }
   if (spec.expireSpan !== undefined && (spec.expireBy === undefined || !(Number.isInteger(spec.expireSpan) && spec.expireSpan > 0))) {
     refuse(`takes expireSpan, with expireBy, as the ms its documents keep receiving after their expireBy time (got ${JSON.stringify(spec.expireSpan)})`)

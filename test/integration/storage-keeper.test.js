@@ -233,3 +233,34 @@ test('--max-storage just after midnight: yesterday goes, a document of a span st
   assert.equal(await db.collection('flows').countDocuments({ receivedAt: { $lt: new Date(today) } }), 0, 'yesterday\'s flows deleted')
   assert.deepEqual((await db.collection('netflow_kept').find().toArray()).map((doc) => doc.scope), ['in use'], 'the quiet scope of yesterday goes, the one in use stays')
 })
+
+// After an upgrade, flow_minutes of the version before lastSeen had none:
+// in no day, neither retention nor the budget took them, and the budget
+// deleted every flow older than today instead, then said today's data alone
+// was over it. They take lastSeen from their minute at the leader's start;
+// kept state without seenAt is taken as seen then, so it expires too.
+test('documents of an updates sink from before its expireBy field: a minute\'s from its minute, kept state as seen at the start; the budget then takes the month-old minutes first', async () => {
+  const { UpdatesSink } = require('../../workers/sink-stores')
+  const { KeptState } = require('../../workers/kept-state')
+  const db = await freshDb()
+  const today = Math.floor(Date.now() / DAY) * DAY
+  const minutes = new UpdatesSink({ kind: 'updates', collection: 'flow_minutes', expireBy: 'lastSeen', expireFrom: 'minute', of: () => null })
+  const kept = new KeptState({ collection: 'netflow_kept', scope: () => 'x', maxEntries: 100, maxPerScope: 10 })
+  const old = []
+  for (let i = 0; i < 300; i++) old.push({ _id: `m${i}`, minute: new Date(today - 30 * DAY + i * 60000), bytes: i, pad: 'x'.repeat(300) })
+  await db.collection('flow_minutes').insertMany(old)
+  await db.collection('flow_minutes').insertOne({ _id: 'written since', minute: new Date(today - 30 * DAY), lastSeen: new Date(today + 60000), pad: 'x'.repeat(300) })
+  await db.collection('flows').insertMany(Array.from({ length: 300 }, (_, i) => ({ receivedAt: new Date(today - DAY + i * 60000), pad: 'x'.repeat(300) })))
+  await db.collection('netflow_kept').insertOne({ _id: '10.0.0.1\u0000template 256', scope: '10.0.0.1', name: 'template 256', value: { value: [1] } })
+  const { logger, records } = captureLogger()
+  const started = Date.now()
+  const budget = keeper(db, [{ collection: 'flows', field: 'receivedAt', declared: true }, ...minutes.storageTargets(), ...kept.storageTargets()], { maxStorage: 200000, retentionBy: 'sweeper' }, logger)
+  await budget.setUp()
+  const legacy = await db.collection('netflow_kept').findOne()
+  assert.ok(legacy.seenAt instanceof Date && legacy.seenAt.getTime() >= started, 'kept state of an earlier version: seen at the start')
+  assert.equal((await db.collection('flow_minutes').findOne({ _id: 'written since' })).lastSeen.getTime(), today + 60000, 'a lastSeen a writer set is never lowered')
+  await budget.measure()
+  assert.equal(await db.collection('flow_minutes').countDocuments({ _id: /^m/ }), 0, 'the month-old minutes went first')
+  assert.equal(await db.collection('flows').countDocuments(), 300, 'yesterday\'s flows stay: deleting the old minutes was enough')
+  assert.ok(!records.some((r) => /today's data alone/.test(r.msg)), 'not said to be today\'s data')
+})

@@ -183,7 +183,8 @@ class StorageKeeper {
       const ops = []
       for (const doc of docs) {
         const value = target.legacy.value(doc)
-        if (value) ops.push({ updateOne: { filter: { _id: doc._id }, update: { $set: { [target.field]: value } } } })
+        // Only where still missing: a writer may have set it since the read.
+        if (value) ops.push({ updateOne: { filter: { _id: doc._id, [target.field]: { $exists: false } }, update: { $set: { [target.field]: value } } } })
       }
       if (ops.length > 0) total += (await collection.bulkWrite(ops, { ordered: false })).modifiedCount
       if (docs.length < BACKFILL_BATCH || ops.length < docs.length || this.stopped) break
