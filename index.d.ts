@@ -646,7 +646,7 @@ export interface CollectorDefinition<R = any> {
   /** state per worker, gone with it (what must outlive a worker goes in `keep`); return a DecodeError to refuse the message */
   enrich? (records: any, state: Record<string, any>, source: RecordSource): OneOrMore<R> | DecodeError
   /** state decode reads and changes through `arrival.kept`, per scope (default: the sender's address, and then distribution hash on it), written with the sinks and read by a worker's heir; collection `<name>_kept` by default; at most `maxEntries` held in memory (default 100,000; what is forgotten is read again) and `maxPerScope` names a scope (default 4,096; past it a set refuses the message: dropped.keptFull); a scope no message used for the retention plus twice `seenEvery` ms (default 5 minutes) expires */
-  keep?: { scope? (message: Message): string, collection?: string, maxEntries?: number, maxPerScope?: number, seenEvery?: number }
+  keep?: { scope? (message: Message): string, collection?: string, maxEntries?: number, maxPerScope?: number, seenEvery?: number, /** the scope an earlier version kept this scope's state under, read when it has none of its own */ scopeBefore? (scope: string): string }
   /** fields the worker's stats add */
   stats? (state: Record<string, any>): Record<string, unknown>
   /** what the state holds, per map */

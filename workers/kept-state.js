@@ -51,11 +51,12 @@ class KeptState extends UpdatesSink {
   /**
    * @param {{ collection: string, scope: (message: object) => string, maxEntries: number }} options
    */
-  constructor ({ collection, scope, maxEntries, maxPerScope, seenEvery = SEEN_EVERY_MS }) {
+  constructor ({ collection, scope, maxEntries, maxPerScope, seenEvery = SEEN_EVERY_MS, scopeBefore = null }) {
     // An updates sink of its own (its store, writes, acknowledgement), fed by change(), not by records.
     super(Object.freeze({ kind: 'kept', collection, indexes: [{ key: { scope: 1 } }], expireBy: 'seenAt', expireSpan: 2 * seenEvery }))
     this.seenEvery = seenEvery
     this.scopeOf = scope
+    this.scopeBefore = scopeBefore // the scope an earlier version kept a scope's state under, read when it has none
     this.maxEntries = maxEntries
     this.maxPerScope = maxPerScope
     this.scopes = new Map() // scope → Map(name → value), least recently used first
@@ -79,7 +80,8 @@ class KeptState extends UpdatesSink {
    * `<name>_kept`), scope (`keep.scope(message)`, default the sender's
    * address) and bounds (`keep.maxEntries`, default 100,000 entries held in
    * memory; `keep.maxPerScope`, default 4,096 names a scope; `keep.seenEvery`,
-   * default 5 minutes).
+   * default 5 minutes; `keep.scopeBefore(scope)`, the scope an earlier
+   * version kept it under, read when a scope has nothing of its own).
    */
   static of (definition) {
     const keep = definition.keep
@@ -88,7 +90,8 @@ class KeptState extends UpdatesSink {
       scope: keep.scope || ((message) => { const remote = message.rinfo || message.remote; return remote ? remote.address : '' }),
       maxEntries: keep.maxEntries || 100000,
       maxPerScope: keep.maxPerScope || 4096,
-      seenEvery: keep.seenEvery || SEEN_EVERY_MS
+      seenEvery: keep.seenEvery || SEEN_EVERY_MS,
+      scopeBefore: keep.scopeBefore || null
     })
   }
 
@@ -110,7 +113,11 @@ class KeptState extends UpdatesSink {
   /** Reads a scope's entries from the database (a change of this worker not yet written wins). */
   async load (scope) {
     this.counts.reads++
-    const docs = await this.collection.find({ scope }, { projection: PROJECTION }).toArray()
+    let docs = await this.collection.find({ scope }, { projection: PROJECTION }).toArray()
+    const before = docs.length === 0 && this.scopeBefore !== null ? this.scopeBefore(scope) : null
+    // Nothing yet under this scope: what an earlier version kept for it (NetFlow's per-address templates, for
+    // the datagrams an upgrade replays from the disk buffer), used until the sender teaches this scope its own.
+    if (before !== null && before !== scope) docs = await this.collection.find({ scope: before }, { projection: PROJECTION }).toArray()
     const values = new Map()
     for (const doc of docs) if (doc.value && doc.value.value !== null && doc.value.value !== undefined) values.set(doc.name, doc.value.value)
     const held = this.scopes.get(scope)

@@ -58,7 +58,11 @@ module.exports = defineCollector({
   // exporters behind one address (two softflowd on a router, or a NAT) had
   // each other's templates. Messages still meet by address (the hash), so
   // one session's are in one worker.
-  keep: { scope: (message) => { const remote = message.rinfo || message.remote; return remote ? `${remote.address}|${remote.port}` : '' } },
+  keep: {
+    scope: (message) => { const remote = message.rinfo || message.remote; return remote ? `${remote.address}|${remote.port}` : '' },
+    // Versions before transport sessions kept an exporter's templates by its address: read for a session with none yet.
+    scopeBefore: (scope) => scope.slice(0, scope.lastIndexOf('|'))
+  },
   maxRecords: MAX_RECORDS + 1, // and the exporter summary
   decode: (message, settings, { kept, remote }) => {
     const datagram = decodeNetflow(message.data, { templates: kept, maxRecords: MAX_RECORDS })

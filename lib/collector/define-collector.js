@@ -213,16 +213,17 @@ function listenProblem (key, value) {
   return choices && !choices.includes(value) ? `is one of ${choices.join(', ')}` : null
 }
 
-const KEEP_KEYS = Object.freeze(['scope', 'collection', 'maxEntries', 'maxPerScope', 'seenEvery'])
+const KEEP_KEYS = Object.freeze(['scope', 'collection', 'maxEntries', 'maxPerScope', 'seenEvery', 'scopeBefore'])
 
 function checkKeep (keep, collections, refuse) {
-  if (!keep || typeof keep !== 'object') refuse('keep is an object: { scope?(message), collection?, maxEntries?, maxPerScope?, seenEvery? }')
+  if (!keep || typeof keep !== 'object') refuse('keep is an object: { scope?(message), collection?, maxEntries?, maxPerScope?, seenEvery?, scopeBefore?(scope) }')
   for (const key of Object.keys(keep)) {
     if (KEEP_KEYS.includes(key)) continue
     const closest = closestName(key, KEEP_KEYS)
     refuse(`keep takes no ${key}${closest ? `; did you mean ${closest}?` : ''} (it takes ${KEEP_KEYS.join(', ')})`)
   }
   if (keep.scope !== undefined && typeof keep.scope !== 'function') refuse('keep.scope must be a function of a message, giving the scope of its kept state')
+  if (keep.scopeBefore !== undefined && typeof keep.scopeBefore !== 'function') refuse('keep.scopeBefore must be a function of a scope, giving the scope an earlier version kept its state under')
   if (keep.collection !== undefined && (typeof keep.collection !== 'string' || keep.collection === '')) refuse('keep.collection must be a collection name')
   if (keep.collection !== undefined && collections.includes(keep.collection)) refuse(`keep.collection ${keep.collection} is a sink's collection too`)
   for (const bound of ['maxEntries', 'maxPerScope', 'seenEvery']) {

@@ -223,6 +223,37 @@ test('netflow: two exporters on one address, one template id with two layouts: e
   assert.deepEqual(flows, [0, 1, 2, 3, 4].map((i) => [6, 1000 + i]).concat([0, 1, 2, 3, 4].map((i) => [17, 2000 + i])))
 })
 
+// Versions before transport sessions kept an exporter's templates by its
+// address alone. After an upgrade, the datagrams the disk buffer replayed
+// (and live data until the exporter repeated its templates) were refused
+// as netflow-unknown-template though their templates were in netflow_kept.
+test('netflow: after an upgrade, a session with no templates of its own reads those an earlier version kept by the exporter\'s address', { timeout: 60000 }, async (t) => {
+  const { ipfixMessage, set, templateSet, uint } = require('../helpers/netflow-packets')
+  const { collector, db, port } = await startTestCollector(t, netflow, [], { instances: 1 })
+  const exporter = async () => {
+    const socket = dgram.createSocket('udp4')
+    await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
+    t.after(() => socket.close())
+    return (buf) => new Promise((resolve, reject) => socket.send(buf, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  }
+  const template = templateSet(2, [{ id: 1024, fields: [[4, 1], [1, 4]] }]) // protocol, then 4-byte octets
+  const data = (bytes) => set(1024, Buffer.concat([uint(6, 1), uint(bytes, 4)]))
+  const first = await exporter()
+  await first(ipfixMessage({ exportTime: 1795600000, sequence: 0, sets: [template] }))
+  await waitFor(() => collector.summary().processed === 1, { what: 'the template kept' })
+  await waitFor(async () => (await db.collection('netflow_kept').countDocuments()) > 0, { what: 'the template written' })
+  // As a version before transport sessions left it: scoped by the address alone.
+  const session = await db.collection('netflow_kept').find().toArray()
+  await db.collection('netflow_kept').insertMany(session.map(({ _id, scope, seenAt, ...doc }) => ({ ...doc, _id: `127.0.0.1\u0000${doc.name}`, scope: '127.0.0.1' })))
+  await db.collection('netflow_kept').deleteMany({ scope: { $ne: '127.0.0.1' } })
+  const replayed = await exporter() // another session: nothing of its own kept
+  for (let i = 0; i < 3; i++) await replayed(ipfixMessage({ exportTime: 1795600001 + i, sequence: i, sets: [data(1000 + i)] }))
+  await waitFor(() => collector.summary().received === 4 && collector.summary().inFlight === 0, { what: 'every datagram through' })
+  assert.equal(collector.summary().processed, 4, JSON.stringify(collector.summary().dropped))
+  const flows = (await db.collection('flows').find().toArray()).map((f) => [f.proto, f.bytes]).sort((x, y) => x[1] - y[1])
+  assert.deepEqual(flows, [[6, 1000], [6, 1001], [6, 1002]])
+})
+
 // An exporter whose templates each ride with data of the other (IPv4 and
 // IPv6 monitors, data and options templates, on timers of their own): a
 // datagram refused for data of a template not known yet keeps the templates
