@@ -10,6 +10,7 @@ const { codecNamed, DEFAULT_CODEC } = require('./codecs')
 const { MediaClocks } = require('./media-clocks')
 const { QualityStats } = require('./quality-stats')
 const { MAX_SOURCES, JITTER_BUFFER_MS } = require('./constants')
+const { WINDOW_MS, fromReceiverReports, packetOf, windowSpan, windowsOf } = require('./packet-time')
 const { BoundedMap } = require('../../lib/shared/bounded-map')
 
 const NTP_UNIT = 65536 // LSR and DLSR count 1/65536 s (RFC 3550 §6.4.1)
@@ -20,11 +21,8 @@ const MAX_DROPOUT = 3000 // RFC 3550 A.1: a larger jump of the highest sequence 
 // 1/65536 s, summed over two terms (or one doubled): this close below zero
 // it is zero within the precision of the clocks, not an impossible value.
 const RTT_PRECISION_MS = 2 * (1 + 1000 / NTP_UNIT)
-const MAX_WINDOWS_SPANNED = 128 // an interval over more windows is booked to the one it ends in
 const LSR_UNKNOWN = Symbol('lsr-unknown')
 const NO_MEDIA = Symbol('no-media')
-/** The span of media of a quality window (docs/call-quality.md, worst window). */
-const WINDOW_MS = 10000
 
 /** Why a report's figures are not used: counted by reason, flagged on the side. */
 const INVALID_REASONS = Object.freeze([
@@ -99,25 +97,24 @@ class CallQuality {
     }
     const rttMs = this.roundTrip(reporter, block.ssrc, side, block.lsr, block.dlsr, at, flags)
     const rttBasis = rttMs === null ? null : side.basis
+    if (stats.restarts > 0) side.anchorAt = undefined
+    if (typeof loss === 'number') fromReceiverReports(side, block.highestSeq, at)
+    const packet = stats.packet = packetOf(media, side)
     for (const reason of flags) {
       this.invalid[reason]++
       stats.addInvalid(reason)
     }
     mediaFields(fields, media)
     if (loss === NO_MEDIA) return this.unscored('no-media', stats, fields, rttMs, rttBasis)
-    const figures = loss !== null && jitter !== null ? this.figures(media, loss, jitter, rttMs, rttBasis, side.measuredRtt, xr) : null
+    const figures = loss !== null && jitter !== null ? this.figures(media, loss, jitter, rttMs, rttBasis, side.measuredRtt, xr, packet.ms) : null
     if (figures) {
       figures.pathMs = rttBasis === 'both-directions' ? side.term : null // this direction's part of the round trip, as the collector sees it
       const from = stats.intervalExpected > 0 ? previousSeq : undefined
-      stats.addReport(figures, at, minuteKeyOf(at), this.windowsOf(media.codec, from, block.highestSeq))
-      fields.lossRate = figures.loss
-      fields.jitterMs = jitter / media.clockRate * 1000
-      fields.rttMs = figures.rttMs
-      fields.rttBasis = figures.rttBasis
-      fields.delayMs = figures.delayMs
-      fields.delayBasis = figures.delayBasis
-      fields.rFactor = figures.rFactor
-      fields.mos = figures.mos
+      const span = windowSpan(packet.ms)
+      stats.addReport(figures, at, minuteKeyOf(at), span, windowsOf(span, from, block.highestSeq))
+      // The call's discard rate and burstiness, as XR says them since the start of reception: the last report's wins ($max by seq).
+      if (xr) stats.xr = { seq: block.highestSeq, discardRate: xr.discardRate, burstR: figures.burstR }
+      scoredFields(fields, figures, jitter / media.clockRate * 1000, packet)
     }
     return { fields, stats }
   }
@@ -137,29 +134,6 @@ class CallQuality {
   countUnscored (reason, stats) {
     this.unscoredCounts[reason]++
     stats.addUnscored(reason)
-  }
-
-  /**
-   * The windows of media (WINDOW_MS of the codec's packets, by sequence
-   * number) the interval (`from`, `to`] covers, as [index, packets of the
-   * interval in it] pairs: its loss and delay are apportioned by them. A
-   * report without a measured interval (no `from`), or an interval over
-   * more than MAX_WINDOWS_SPANNED windows, is booked whole to the window it
-   * ends in.
-   */
-  windowsOf (codec, from, to) {
-    const span = WINDOW_MS / codec.packetMs
-    const last = Math.floor(to / span)
-    if (from === undefined || !(to > from)) return [[last, 0]]
-    const first = Math.floor((from + 1) / span)
-    if (last - first >= MAX_WINDOWS_SPANNED) return [[last, to - from]]
-    const shares = []
-    for (let index = first; index <= last; index++) {
-      const start = Math.max(from + 1, index * span)
-      const end = Math.min(to, (index + 1) * span - 1)
-      shares.push([index, end - start + 1])
-    }
-    return shares
   }
 
   /**
@@ -288,7 +262,7 @@ class CallQuality {
    * (p = 1 / gap length, q = 1 / burst length): 1 for no bursts. An
    * approximation: XR's bursts are loss-dense periods, not runs of losses.
    */
-  burstRatio (burstMs, gapMs, packetMs = this.codec.packetMs) {
+  burstRatio (burstMs, gapMs, packetMs) {
     if (!(burstMs > 0) || !(gapMs > 0)) return 1
     return 1 / (packetMs / Math.max(gapMs, packetMs) + packetMs / Math.max(burstMs, packetMs))
   }
@@ -307,22 +281,23 @@ class CallQuality {
    * one-direction estimate (`rttBasis` 'one-direction') is stored beside,
    * never scored: it read 402 ms on a 221 ms path, 41.9 ms through a relay.
    */
-  figures (media, loss, jitter, rttMs, rttBasis, measuredRtt, xr) {
+  figures (media, loss, jitter, rttMs, rttBasis, measuredRtt, xr, packetMs) {
     let Ppl = loss * 100
     let BurstR = 1
     let bufferMs = this.jitterBuffer
     let roundTripMs = measuredRtt === undefined ? null : measuredRtt
     if (xr) {
       Ppl = (xr.lossRate + xr.discardRate) * 100
-      BurstR = this.burstRatio(xr.burstDurationMs, xr.gapDurationMs, media.codec.packetMs)
+      BurstR = this.burstRatio(xr.burstDurationMs, xr.gapDurationMs, packetMs)
       if (xr.jbNominalMs > 0) bufferMs = xr.jbNominalMs
       if (roundTripMs === null && xr.roundTripDelayMs > 0) roundTripMs = xr.roundTripDelayMs
     }
-    const endpointsMs = bufferMs + media.codec.delayMs
+    // The codec's delay is one packet plus its look-ahead: the stream's real packet, not the planning one.
+    const endpointsMs = bufferMs + media.codec.delayMs - media.codec.packetMs + packetMs
     const delayBasis = roundTripMs === null ? 'endpoints' : 'measured'
     const T = (roundTripMs === null ? 0 : roundTripMs / 2) + endpointsMs
     const R = voipRFactor(media.codec.Ie, media.codec.Bpl, Ppl, BurstR, T, T, 2 * T)
-    return { loss, jitter, rttMs, rttBasis, delayMs: T, endpointsMs, delayBasis, rFactor: R, mos: mosFromR(R) }
+    return { loss, jitter, rttMs, rttBasis, delayMs: T, endpointsMs, delayBasis, rFactor: R, mos: mosFromR(R), burstR: BurstR }
   }
 
   side (key, at) {
@@ -358,6 +333,20 @@ class CallQuality {
     }
     return { held, evicted }
   }
+}
+
+// A scored report's last values.
+function scoredFields (fields, figures, jitterMs, packet) {
+  fields.lossRate = figures.loss
+  fields.jitterMs = jitterMs
+  fields.rttMs = figures.rttMs
+  fields.rttBasis = figures.rttBasis
+  fields.delayMs = figures.delayMs
+  fields.delayBasis = figures.delayBasis
+  fields.rFactor = figures.rFactor
+  fields.mos = figures.mos
+  fields.packetMs = packet.ms
+  fields.packetSource = packet.source
 }
 
 // A side's last clock rate and codec, where each came from, the MOS's model and its Ie/Bpl's source.

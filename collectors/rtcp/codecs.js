@@ -11,7 +11,9 @@ const G113_APPENDIX_I = 'ITU-T G.113 (11/2007) Appendix I: Ie Table I.1, Bpl Tab
 /**
  * E-model planning values per codec, declared once: the equipment
  * impairment factor Ie and the packet-loss robustness factor Bpl (`source`
- * names the table of each), the usual packet interval (`packetMs`), and the
+ * names the table of each), the usual packet interval (`packetMs`: a
+ * stream's own interval, from its SDP or reports, comes first, see
+ * packet-time.js), and the
  * delay the codec adds to the mouth-to-ear path (`delayMs`): one packet of
  * audio plus the codec's look-ahead. RTCP does not say
  * which codec a call uses, so a collector is told (`--codec`); the default

@@ -1,6 +1,7 @@
 'use strict'
 
 const { codecOfEncoding, CODECS } = require('./codecs')
+const { PACKET_RANK, fromSenderReports } = require('./packet-time')
 const { BoundedMap } = require('../../lib/shared/bounded-map')
 
 const REFS_KEPT = 8 // SRs (and XR RRTRs) kept per source for LSR look-ups
@@ -33,7 +34,7 @@ class MediaClocks {
     this.codecName = codecName
     this.clockRate = clockRate
     this.clockRateSource = clockRateSource
-    this.sources = new BoundedMap(maxSources) // SSRC → { refs: [{ mid, at, ntp, rtp }], rate, format, media, minute }
+    this.sources = new BoundedMap(maxSources) // SSRC → { refs: [{ mid, at, ntp, rtp, packets }], rate, packetMs, format, media, minute }
     this.calls = new BoundedMap(maxSources) // Call-ID → { media: [{ kind, endpoints, offer, answer }], minute }: its SDP
     // SDP bodies read (announce), and RTCP datagrams of a call with SDP bound to
     // one of its streams or not (addresses naming none, several streams in use).
@@ -43,15 +44,20 @@ class MediaClocks {
 
   /**
    * A clock reference of `ssrc` seen at `at` (ms): its SR (with the RTP
-   * timestamp of the same instant) or its XR RRTR (RFC 3611 §4.4, none).
+   * timestamp of the same instant and the packets sent by then) or its XR
+   * RRTR (RFC 3611 §4.4, neither).
    */
-  reference (ssrc, ntpSec, ntpFrac, rtp, at) {
+  reference (ssrc, ntpSec, ntpFrac, rtp, at, packets) {
     const source = this.source(ssrc, at)
     const mid = (((ntpSec & 0xffff) << 16) | (ntpFrac >>> 16)) >>> 0
     const refs = source.refs
     if (refs.length > 0 && refs[refs.length - 1].mid === mid) return // the same SR again
-    const ref = { mid, at, ntp: ntpSec + ntpFrac / 0x100000000, rtp }
+    const ref = { mid, at, ntp: ntpSec + ntpFrac / 0x100000000, rtp, packets }
     if (rtp !== undefined) inferRate(source, ref)
+    if (packets !== undefined) {
+      const first = refs.find((r) => r.packets !== undefined)
+      if (first) source.packetMs = fromSenderReports(source.packetMs, first, ref, source.format ? source.format.clockRate : source.rate)
+    }
     refs.push(ref)
     if (refs.length > REFS_KEPT) refs.shift()
   }
@@ -68,7 +74,7 @@ class MediaClocks {
     if (!source) return this.defaultMedia || (this.defaultMedia = this.mediaFor(null))
     // Made once per change of what the source is known to be: this runs per report.
     const known = source.media
-    if (known && known.of === source.format && known.rate === source.rate) return known
+    if (known && known.of === source.format && known.rate === source.rate && known.packetMs === source.packetMs) return known
     source.media = this.mediaFor(source)
     return source.media
   }
@@ -86,12 +92,15 @@ class MediaClocks {
     }
     const planned = format ? codecOfEncoding(format.encoding) : null
     const codecSource = planned ? 'sdp' : 'default'
+    const codec = planned ? CODECS[planned] : this.codec
     const media = {
       of: format,
       rate: source ? source.rate : 0,
+      packetMs: source ? source.packetMs : 0,
       clockRate,
       clockRateSource,
-      codec: planned ? CODECS[planned] : this.codec,
+      packet: packetOfSource(source, codec),
+      codec,
       codecName: planned || this.codecName,
       codecSource,
       format: format ? `${format.encoding}/${format.clockRate}` : null
@@ -153,7 +162,7 @@ class MediaClocks {
     const minute = Math.floor(at / 60000)
     let source = this.sources.get(ssrc)
     if (!source) {
-      source = { refs: [], rate: 0, format: null, media: null, minute }
+      source = { refs: [], rate: 0, packetMs: 0, format: null, media: null, minute }
       this.sources.set(ssrc, source)
     } else if (source.minute !== minute) {
       source.minute = minute
@@ -175,6 +184,16 @@ function inferRate (source, ref) {
   const measured = ticks / (ref.ntp - first.ntp)
   const rate = KNOWN_RATES.find((known) => Math.abs(measured - known) <= known * RATE_TOLERANCE)
   if (rate) source.rate = rate
+}
+
+// A source's packet interval, `{ rank, ms, source }` as a side keeps it:
+// its SDP's a=ptime, else what its SRs show, else its codec's usual one.
+// The window's span follows it (packet-time.js).
+function packetOfSource (source, codec) {
+  const ptime = source && source.format && source.format.ptimeMs
+  if (ptime > 0) return Object.freeze({ rank: PACKET_RANK.sdp, ms: ptime, source: 'sdp' })
+  if (source && source.packetMs > 0) return Object.freeze({ rank: PACKET_RANK['sender-reports'], ms: source.packetMs, source: 'sender-reports' })
+  return Object.freeze({ rank: PACKET_RANK.codec, ms: codec.packetMs, source: 'codec' })
 }
 
 // The media stream of a call's SDP the addresses of an RTCP datagram name,

@@ -5,7 +5,8 @@
 // `collector calls` for calls still open. Runs wherever a stream document
 // is read; holds no state.
 
-const { bandOf, WINDOW_MS } = require('./call-quality')
+const { bandOf } = require('./call-quality')
+const { windowSpan } = require('./packet-time')
 const { voipRFactor, mosFromR, MODEL } = require('./e-model')
 const { CODECS, DEFAULT_CODEC } = require('./codecs')
 
@@ -127,6 +128,8 @@ function sideQuality (side) {
   const clock = clockOf(side)
   const overall = overallLoss(q.loss)
   const delay = verdictDelay(q)
+  const packet = q.packet && q.packet.ms > 0 ? { ms: q.packet.ms, source: q.packet.source } : { ms: codec.packetMs, source: 'codec' }
+  const xr = xrOf(q)
   return {
     reports: side.packets || 0,
     ...overall,
@@ -141,8 +144,10 @@ function sideQuality (side) {
     mos: spread(q.mos),
     mosEndpoints: spread(q.mosEndpoints),
     worst: worstOf(q.worst, clock.rate),
-    verdict: overall.lossRate === null || delay === null ? null : { ...rating(codec, overall.lossRate, delay.ms), loss: overall.lossRate, delayMs: delay.ms, delayBasis: delay.basis },
-    worstWindow: worstWindow(q.windows, codec, delay),
+    verdict: overall.lossRate === null || delay === null ? null : { ...rating(codec, overall.lossRate, delay.ms, xr), loss: overall.lossRate, ...xr, delayMs: delay.ms, delayBasis: delay.basis },
+    worstWindow: worstWindow(q, codec, delay, packet, xr),
+    packetMs: packet.ms,
+    packetSource: packet.source,
     codec: codecName,
     codecSource: (q.codec && q.codec.source) || 'default',
     model: MODEL,
@@ -176,7 +181,7 @@ function minuteJitterMs (side, bucket) {
 // of the stored side, for reads that need only the verdict of many calls
 // (`collector calls` ranks and counts a window by it): its codec, as the
 // reports or SDP named it, its loss, and both delays verdictDelay chooses from.
-const VERDICT_FIELDS = Object.freeze(['codec', 'quality.codec', 'quality.loss', 'quality.delayMs', 'quality.endpointsMs', 'quality.mos'])
+const VERDICT_FIELDS = Object.freeze(['codec', 'quality.codec', 'quality.loss', 'quality.delayMs', 'quality.endpointsMs', 'quality.mos', 'quality.xr'])
 
 /** A projection of a stream document that callAnalytics gives the same mos and band from as from the whole. */
 function verdictProjection () {
@@ -204,25 +209,63 @@ function scaled (figure, factor) {
 
 /**
  * The window of WINDOW_MS of media (by sequence numbers: hold and silence
- * take none) with the lowest MOS: its loss (each report's interval
- * apportioned over the windows it covers), and the delay its reports were
- * scored with (else the side's verdict delay, with its basis). A window
- * with less than half a span of media expected (a call's first and last,
- * a stream's edge) is merged with the window next to it, never left out.
+ * take none) with the lowest MOS, in windows of the stream's packets
+ * (`packet`: its SDP's ptime, else as its reports showed it, else the
+ * codec's): its loss (each report's interval apportioned over the windows
+ * it covers), with the call's XR discard rate and burst ratio when its
+ * reports carried XR, and the delay its reports were scored with (else the
+ * side's verdict delay, with its basis). A window with less than half a
+ * span of media expected (a call's first and last, a stream's edge) is
+ * merged with the window next to it, never left out.
  */
-function worstWindow (windows, codec, delay) {
-  const span = WINDOW_MS / codec.packetMs
+function worstWindow (q, codec, delay, packet, xr) {
+  const span = windowSpan(packet.ms)
   let worst = null
-  for (const w of mergedWindows(windows, span)) {
+  for (const w of mergedWindows(windowsAt(q, span, windowSpan(codec.packetMs)), span)) {
     if (!(w.expected > 0)) continue
     const measured = w.delayCount > 0
     const delayMs = measured ? w.delaySum / w.delayCount : delay && delay.ms
     if (typeof delayMs !== 'number') continue
     const loss = w.lost / w.expected
-    const window = { ...rating(codec, loss, delayMs), loss, delayMs, delayBasis: measured ? 'measured' : delay.basis, lost: w.lost, expected: w.expected, at: w.at || null, window: w.window, windows: w.windows }
+    const window = { ...rating(codec, loss, delayMs, xr), loss, ...xr, delayMs, delayBasis: measured ? 'measured' : delay.basis, lost: w.lost, expected: w.expected, span, packetMs: packet.ms, packetSource: packet.source, at: w.at || null, window: w.window, windows: w.windows }
     if (worst === null || window.mos < worst.mos) worst = window
   }
   return worst
+}
+
+/**
+ * A side's stored windows as windows of `span` packets (index → figures).
+ * Reports booked before the stream's packet interval was known (or before
+ * a surer one was) are in windows of another span (`quality.spans.<span>`;
+ * `quality.windows`, of documents written before, at the codec's
+ * `codecSpan`): each is shared over the windows of `span` its sequence
+ * numbers overlap, in proportion, as a report's interval is.
+ */
+function windowsAt (q, span, codecSpan) {
+  const stored = Object.entries(q.spans || {}).map(([s, windows]) => [Number(s), windows])
+  if (q.windows) stored.push([codecSpan, q.windows])
+  const into = {}
+  for (const [s, windows] of stored) {
+    if (!(s > 0)) continue
+    for (const [key, w] of Object.entries(windows || {})) {
+      const index = Number(key)
+      if (!Number.isFinite(index)) continue
+      const start = index * s
+      for (let target = Math.floor(start / span); target * span < start + s; target++) {
+        const share = (Math.min(start + s, (target + 1) * span) - Math.max(start, target * span)) / s
+        addShare(into[target] || (into[target] = { lost: 0, expected: 0, delaySum: 0, delayCount: 0, at: null }), w, share)
+      }
+    }
+  }
+  return into
+}
+
+function addShare (into, w, share) {
+  into.lost += (w.lost || 0) * share
+  into.expected += (w.expected || 0) * share
+  into.delaySum += (w.delaySum || 0) * share
+  into.delayCount += (w.delayCount || 0) * share
+  if (w.at && (into.at === null || +w.at < +into.at)) into.at = w.at
 }
 
 // The stored windows in order, each short one (under half a span expected)
@@ -256,10 +299,24 @@ function fold (into, w) {
   if (w.at !== null && (into.at === null || +w.at < +into.at)) into.at = w.at
 }
 
-/** R and MOS (G.107) of random loss `loss` (0–1) at a mouth-to-ear delay of `delayMs`. */
-function rating (codec, loss, delayMs) {
-  const R = voipRFactor(codec.Ie, codec.Bpl, loss * 100, 1, delayMs, delayMs, 2 * delayMs)
+/**
+ * R and MOS (G.107) of loss `loss` (0–1) at a mouth-to-ear delay of
+ * `delayMs`: random loss (BurstR 1), or with the call's XR (`xr`), Ppl =
+ * loss + its discard rate and its burst ratio, as each report with XR is
+ * scored (CallQuality#figures).
+ */
+function rating (codec, loss, delayMs, xr) {
+  const Ppl = (loss + (xr ? xr.discardRate : 0)) * 100
+  const R = voipRFactor(codec.Ie, codec.Bpl, Math.min(100, Ppl), xr ? xr.burstR : 1, delayMs, delayMs, 2 * delayMs)
   return { mos: mosFromR(R), rFactor: R }
+}
+
+// The call's discard rate and burst ratio as its last XR VoIP Metrics said
+// them (since the start of reception, RFC 3611 §4.7.1), or null without XR.
+function xrOf (q) {
+  const xr = q.xr
+  if (!xr || typeof xr.discardRate !== 'number' || !(xr.burstR > 0)) return null
+  return { discardRate: xr.discardRate, burstR: xr.burstR }
 }
 
 function lowest (ratings) {

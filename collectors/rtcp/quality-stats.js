@@ -47,7 +47,9 @@ class QualityStats {
     this.otherMinutes = null // more buckets, when a flush spans minutes
     this.invalid = null // reason → reports
     this.unscored = null // reason → reports that gave no MOS
-    this.windows = null // window index → { lost, expected, delaySum, delayCount, at }
+    this.windows = null // '<span>.<index>' (packets per window, window) → { lost, expected, delaySum, delayCount, at }
+    this.packet = null // { rank, ms, source }: the stream's packet interval, the surest known (packet-time.js)
+    this.xr = null // { seq, discardRate, burstR }: the last XR VoIP Metrics' (since the start of reception)
   }
 
   /** The clock and codec of the stream these reports are about (CallQuality#mediaOf). */
@@ -84,13 +86,13 @@ class QualityStats {
 
   /**
    * One report's figures at `at` (ms), with the key of its minute and the
-   * windows of media its interval covers (`[index, packets]`, see
-   * CallQuality#windowsOf), its loss and delay apportioned by packets. Only a
+   * windows of media of `span` packets its interval covers (`[index,
+   * packets]`, see packet-time.js windowsOf), its loss and delay apportioned by packets. Only a
    * MOS scored with a measured round trip enters `mos`, the worst, the
    * minute's MOS and the windows' delay; one scored on the endpoints' delay
    * alone is kept in `mosEndpoints`.
    */
-  addReport (figures, at, minuteKey, windows) {
+  addReport (figures, at, minuteKey, span, windows) {
     const { loss, jitter, rttMs, delayMs, mos } = figures
     this.addFigure('loss', loss)
     this.addFigure('jitter', jitter)
@@ -110,7 +112,7 @@ class QualityStats {
       const expected = this.intervalExpected
       for (const [index, packets] of windows) {
         const share = expected > 0 ? packets / expected : 1
-        this.addWindow(index, { lost: this.intervalLost * share, expected: expected > 0 ? packets : 0, delaySum: scored ? delayMs * share : 0, delayCount: scored ? share : 0, at })
+        this.addWindow(`${span}.${index}`, { lost: this.intervalLost * share, expected: expected > 0 ? packets : 0, delaySum: scored ? delayMs * share : 0, delayCount: scored ? share : 0, at })
       }
     }
   }
@@ -158,6 +160,8 @@ class QualityStats {
     this.excessReceived += other.excessReceived
     if (other.clock !== null && (this.clock === null || other.clock.rank > this.clock.rank)) this.clock = other.clock
     if (other.codec !== null && (this.codec === null || other.codec.rank > this.codec.rank)) this.codec = other.codec
+    if (other.packet !== null && (this.packet === null || compareDocs(other.packet, this.packet, ['rank', 'ms']) > 0)) this.packet = other.packet
+    if (other.xr !== null && (this.xr === null || compareDocs(other.xr, this.xr, ['seq', 'discardRate', 'burstR']) > 0)) this.xr = other.xr
     for (const name of FIGURES) {
       const k = KEYS[name]
       if (other[k.count] === 0) continue
@@ -193,6 +197,8 @@ class QualityStats {
     // Documents compared field by field, rank first: the best known wins.
     if (this.clock !== null) max[p.clock] = this.clock
     if (this.codec !== null) max[p.codec] = this.codec
+    if (this.packet !== null) max[`${q}.packet`] = this.packet
+    if (this.xr !== null) max[`${q}.xr`] = this.xr
     for (const name of FIGURES) {
       const k = KEYS[name]
       if (this[k.count] === 0) continue
@@ -214,7 +220,7 @@ class QualityStats {
 
 function addWindowsTo (min, inc, q, windows) {
   for (const [index, w] of windows) {
-    const path = `${q}.windows.${index}`
+    const path = `${q}.spans.${index}`
     inc[`${path}.lost`] = w.lost
     inc[`${path}.expected`] = w.expected
     inc[`${path}.delaySum`] = w.delaySum
@@ -267,6 +273,12 @@ function addBucketTo (update, prefix, bucket) {
   update.$max[`${path}.lossMax`] = bucket.lossMax
   update.$max[`${path}.jitterMax`] = bucket.jitterMax
   if (bucket.rttMsMax !== null) update.$max[`${path}.rttMsMax`] = bucket.rttMsMax
+}
+
+// MongoDB's order ($max) of two documents with the same `keys`, numbers all.
+function compareDocs (a, b, keys) {
+  for (const key of keys) if (a[key] !== b[key]) return a[key] < b[key] ? -1 : 1
+  return 0
 }
 
 // MongoDB's order for the stored `worst` documents: field by field, null

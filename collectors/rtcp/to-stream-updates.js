@@ -46,7 +46,7 @@ function toStreamUpdates (decoded, rinfo, now = Date.now(), quality = null) {
 // (RFC 3611 §4.4, §4.5), and VoIP Metrics by the stream they describe.
 function takeReferences (ctx, packets) {
   for (const packet of packets) {
-    if (packet.type === 'SR') ctx.quality.clocks.reference(packet.ssrc, packet.ntpSec, packet.ntpFrac, packet.rtpTimestamp, ctx.time)
+    if (packet.type === 'SR') ctx.quality.clocks.reference(packet.ssrc, packet.ntpSec, packet.ntpFrac, packet.rtpTimestamp, ctx.time, packet.packetCount)
     if (packet.type !== 'XR') continue
     for (const block of packet.blocks) {
       if (block.kind === 'rrt') ctx.quality.clocks.reference(packet.ssrc, block.ntpSec, block.ntpFrac, undefined, ctx.time)
@@ -60,7 +60,8 @@ function takeReferences (ctx, packets) {
  * An XR VoIP Metrics block in units a reader can use (RFC 3611 §4.7):
  * rates as fractions, durations and delays in ms, MOS as 1.0–5.0; 127
  * ("unavailable") for R or MOS becomes null. `burstR` is G.107's burst
- * ratio from the mean burst and gap lengths (see CallQuality#burstRatio).
+ * ratio from the mean burst and gap lengths in the stream's packets (see
+ * CallQuality#burstRatio).
  */
 function voipMetrics (block, quality) {
   const unavailable = (value, scale) => value === 127 ? null : value / scale
@@ -79,7 +80,7 @@ function voipMetrics (block, quality) {
     mosCq: unavailable(block.mosCq, 10),
     jbNominalMs: block.jbNominal,
     jbMaximumMs: block.jbMaximum,
-    burstR: quality.burstRatio(block.burstDuration, block.gapDuration)
+    burstR: quality.burstRatio(block.burstDuration, block.gapDuration, quality.clocks.mediaOf(block.ssrc).packet.ms)
   }
 }
 

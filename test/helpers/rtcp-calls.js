@@ -21,8 +21,9 @@ const mid = ({ ntpSec, ntpFrac }) => (((ntpSec & 0xffff) << 16) | (ntpFrac >>> 1
  * @param {object} call
  * @param {number} call.a SSRC of the first end
  * @param {number} call.b SSRC of the second end
- * @param {{ lostPerRound: number, rate?: number, jitter?: number, delayMs?: number }} call.ab media a → b
- *   (lost and jitter as b reports them, a's clock rate)
+ * @param {{ lostPerRound: number|number[], rate?: number, jitter?: number, delayMs?: number, xr?: object }} call.ab media a → b
+ *   (lost and jitter as b reports them, a's clock rate; lost per round, or by round; `xr`: { loss, discard,
+ *   burstMs, gapMs } b sends an XR VoIP Metrics block with, loss and discard as fractions)
  * @param {{ lostPerRound: number, rate?: number, jitter?: number, delayMs?: number }} call.ba media b → a
  */
 function endsOf ({ a, b, ab, ba }, packetsPerRound, firstSeq) {
@@ -40,7 +41,7 @@ function endsOf ({ a, b, ab, ba }, packetsPerRound, firstSeq) {
  *
  * @returns {Promise<{ sent: number, reports: object[] }>} every report block sent, with its time
  */
-async function sendCalls (port, calls, { rounds = 12, packetsPerRound = 250, gapMs = 120, firstSeq = 1000, host = '127.0.0.1', beforeRound, beforeBye } = {}) {
+async function sendCalls (port, calls, { rounds = 12, packetsPerRound = 250, packetMs = 20, gapMs = 120, firstSeq = 1000, host = '127.0.0.1', beforeRound, beforeBye } = {}) {
   const socket = dgram.createSocket('udp4')
   await new Promise((resolve) => socket.connect(port, host, resolve))
   const ends = calls.map((call) => endsOf(call, packetsPerRound, firstSeq))
@@ -55,17 +56,19 @@ async function sendCalls (port, calls, { rounds = 12, packetsPerRound = 250, gap
         const peer = pair[1 - side]
         const now = Date.now()
         // The media this end received from its peer this round.
+        const lostNow = Array.isArray(peer.out.lostPerRound) ? (peer.out.lostPerRound[round] || 0) : peer.out.lostPerRound
         me.seq += packetsPerRound
-        me.lost += peer.out.lostPerRound
-        const mediaSeconds = me.mediaT0 + round * packetsPerRound * 0.02
+        me.lost += lostNow
+        const mediaSeconds = me.mediaT0 + round * packetsPerRound * packetMs / 1000
         const ntp = ntpOf(mediaSeconds)
-        const block = { ssrc: peer.ssrc, fractionLost: Math.floor(peer.out.lostPerRound / packetsPerRound * 256), cumulativeLost: me.lost, highestSeq: me.seq, jitter: peer.out.jitter, lsr: 0, dlsr: 0 }
+        const block = { ssrc: peer.ssrc, fractionLost: Math.floor(lostNow / packetsPerRound * 256), cumulativeLost: me.lost, highestSeq: me.seq, jitter: peer.out.jitter, lsr: 0, dlsr: 0 }
         if (peer.lastSr && peer.lastSr.at + peer.out.delayMs <= now) {
           block.lsr = mid(peer.lastSr.ntp)
           block.dlsr = Math.round((now - peer.lastSr.at - peer.out.delayMs) / 1000 * 65536)
         }
         const sender = { ...ntp, rtpTimestamp: (me.rtp0 + Math.round((mediaSeconds - me.mediaT0) * me.out.rate)) >>> 0, packetCount: round * packetsPerRound, octetCount: round * packetsPerRound * 160 }
-        send(encodeRtcp([{ type: 'SR', ssrc: me.ssrc, ...sender, reports: [block] }, { type: 'SDES', chunks: [{ ssrc: me.ssrc, items: { cname: `end-${me.ssrc}@test` } }] }]))
+        const xr = peer.out.xr ? [{ type: 'XR', ssrc: me.ssrc, blocks: [{ bt: 7, data: voipMetrics(peer.ssrc, peer.out.xr) }] }] : []
+        send(encodeRtcp([{ type: 'SR', ssrc: me.ssrc, ...sender, reports: [block] }, { type: 'SDES', chunks: [{ ssrc: me.ssrc, items: { cname: `end-${me.ssrc}@test` } }] }, ...xr]))
         me.lastSr = { ntp, at: now }
         reports.push({ reporter: me.ssrc, at: now, round, ...block })
       }
@@ -76,6 +79,19 @@ async function sendCalls (port, calls, { rounds = 12, packetsPerRound = 250, gap
   for (const pair of ends) for (const me of pair) send(encodeRtcp([{ type: 'RR', ssrc: me.ssrc, reports: [] }, { type: 'BYE', sources: [me.ssrc] }]))
   await new Promise((resolve) => socket.close(resolve))
   return { sent, reports }
+}
+
+// An XR VoIP Metrics block's data (RFC 3611 §4.7) about `ssrc`: loss and discard rates (fractions, in
+// 1/256), mean burst and gap durations (ms); every other metric 0 or unavailable (127).
+function voipMetrics (ssrc, { loss, discard, burstMs, gapMs }) {
+  const data = Buffer.alloc(32)
+  data.writeUInt32BE(ssrc, 0)
+  data[4] = Math.round(loss * 256)
+  data[5] = Math.round(discard * 256)
+  data.writeUInt16BE(burstMs, 8)
+  data.writeUInt16BE(gapMs, 10)
+  data[20] = data[21] = data[22] = data[23] = 127
+  return data
 }
 
 module.exports = { sendCalls }

@@ -75,7 +75,10 @@ test('a real G.711 call with RTCP every ~5 s and a 3 s burst: each 10 s window h
   const receiver = truth.receivers.find((r) => r.receiver === 'B')
   const side = doc.from.ID === String(receiver.receiverSsrc) ? doc.from : doc.to
   const { first, last } = side.quality.loss
-  const windows = Object.entries(side.quality.windows).map(([index, w]) => ({ index: Number(index), ...w }))
+  // Windows of 500 packets: GStreamer's SRs show its 20 ms packets.
+  assert.deepEqual(Object.keys(side.quality.spans), ['500'], JSON.stringify(side.quality.packet))
+  assert.deepEqual([side.quality.packet.ms, side.quality.packet.source], [20, 'sender-reports'])
+  const windows = Object.entries(side.quality.spans['500']).map(([index, w]) => ({ index: Number(index), ...w }))
   // Each window holds the measured packets of its own 500 sequence numbers, and together every one once.
   for (const w of windows) {
     const own = Math.min(last.seq, w.index * 500 + 499) - Math.max(first.seq + 1, w.index * 500) + 1

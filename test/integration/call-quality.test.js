@@ -18,6 +18,7 @@ const { CODECS } = require('../../collectors/rtcp/codecs')
 const { JITTER_BUFFER_MS } = require('../../collectors/rtcp/constants')
 const { callsByMinute } = require('../../app/commands/calls')
 const { killLoop } = require('../helpers/kill-loop')
+const { sideQuality } = require('../../collectors/rtcp/quality-analytics')
 
 const G711 = CODECS['G.711']
 
@@ -122,4 +123,65 @@ test('calls by band per minute stay exact while workers are killed: each call on
   const [m] = minutes
   assert.equal(m.good + m.fair + m.poor + m.unknown, calls.length, `each call once: ${JSON.stringify(m)}`)
   assert.equal(m.poor, 10, 'the 10 % calls are poor that minute')
+})
+
+// The 10 s window a listener would judge, worked out from the packets the test sent (not the
+// collector's code): windows of 10 s of media (10000 / packetMs packets) by sequence number, and the
+// one holding the lost packets.
+function windowOfLoss ({ packetMs, firstLostSeq, lost }) {
+  const span = Math.round(10000 / packetMs)
+  const index = Math.floor(firstLostSeq / span)
+  assert.equal(Math.floor((firstLostSeq + lost - 1) / span), index, 'the test\'s outage lies in one window')
+  return { span, index, lost, expected: span }
+}
+
+test('a 60 ms PCMA call: its 10 s windows are 167 packets as its SRs show, its packetization delay 60 ms; the worst window and verdict are the E-model\'s at the loss the packets sent carry', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, rtcp, ['--stream-timeout', '30s'])
+  // 13 rounds of 80 packets of 60 ms (4.8 s each, 62.4 s of media); in round 6 a 2 s outage: 33 packets.
+  // The first sequence number puts round 6's packets in one window of 167 (1503–1669).
+  const lostPerRound = Array.from({ length: 13 }, (_, round) => round === 6 ? 33 : 0)
+  const calls = [{ a: 0x2000, b: 0x2001, ab: { lostPerRound, jitter: 80, delayMs: 20 }, ba: { lostPerRound: 0, jitter: 80, delayMs: 20 } }]
+  const options = { rounds: 13, packetsPerRound: 80, packetMs: 60, firstSeq: 1023 }
+  const { sent } = await sendCalls(port, calls, options)
+  await waitFor(() => collector.summary().processed === sent, { what: 'every datagram processed' })
+  await collector.stop()
+  const [doc] = await streamDocs(db)
+  const side = sideQuality(doc.from.ID === String(0x2001) ? doc.from : doc.to) // B, about A's media
+  const truth = windowOfLoss({ packetMs: 60, firstLostSeq: options.firstSeq + 6 * 80 + 1, lost: 33 })
+  assert.deepEqual([side.packetMs, side.packetSource], [60, 'sender-reports'], 'the packet interval A\'s SRs show (Δ RTP time / Δ packets)')
+  const w = side.worstWindow
+  assert.deepEqual([w.span, w.window, w.lost, w.expected, w.packetMs, w.packetSource], [truth.span, truth.index, truth.lost, truth.expected, 60, 'sender-reports'], `worst window ${JSON.stringify(w)}`)
+  // G.711's delay is one packet (no look-ahead): 60 ms here, with the default 50 ms jitter buffer; only
+  // the first report, before A's second SR, is scored with the codec's 20 ms (on the endpoints' delay: no RTT yet).
+  assert.equal(side.endpointsMs.max, JITTER_BUFFER_MS + 60)
+  assert.ok(Math.abs(side.endpointsMs.avg * side.endpointsMs.count - (JITTER_BUFFER_MS + 20) - (side.endpointsMs.count - 1) * (JITTER_BUFFER_MS + 60)) < 1e-9, JSON.stringify(side.endpointsMs))
+  const rttHalf = side.verdict.delayMs - JITTER_BUFFER_MS - 60
+  assert.ok(Math.abs(rttHalf - 20) < 10, `the verdict's delay holds half the measured RTT (${rttHalf} ms ≈ 20)`)
+  const input = (loss, T) => ({ Ie: G711.Ie, Bpl: G711.Bpl, Ppl: loss * 100, T, Ta: T, Tr: 2 * T })
+  const [window, verdict] = oracleRatings([input(truth.lost / truth.expected, w.delayMs), input(33 / (12 * 80), side.verdict.delayMs)])
+  assert.ok(Math.abs(w.mos - window.MOS) < 1e-9, `window MOS ${w.mos}, the E-model ${window.MOS}`)
+  assert.ok(w.mos < 3.6, `33 of 167 packets lost in 10 s is poor (${w.mos})`)
+  assert.ok(Math.abs(side.verdict.mos - verdict.MOS) < 1e-9, `verdict ${side.verdict.mos}, the E-model ${verdict.MOS}`)
+  t.diagnostic(`worst window ${w.lost}/${w.expected} of ${w.packetMs} ms packets: MOS ${w.mos.toFixed(3)}; verdict ${side.verdict.mos.toFixed(3)} at ${side.verdict.delayMs.toFixed(1)} ms`)
+})
+
+test('a call whose reports carry XR VoIP Metrics: the verdict and worst window take its discard rate and burst ratio, as each report does, so the call is no better than its reports', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, rtcp, ['--stream-timeout', '30s'])
+  const xr = { loss: 5 / 256, discard: 10 / 256, burstMs: 100, gapMs: 900 }
+  const calls = [{ a: 0x3000, b: 0x3001, ab: { lostPerRound: 5, jitter: 80, delayMs: 20, xr }, ba: { lostPerRound: 0, jitter: 80, delayMs: 20 } }]
+  const { sent } = await sendCalls(port, calls)
+  await waitFor(() => collector.summary().processed === sent, { what: 'every datagram processed' })
+  await collector.stop()
+  const [doc] = await streamDocs(db)
+  const side = sideQuality(doc.from.ID === String(0x3001) ? doc.from : doc.to)
+  // G.107's burst ratio from XR's mean burst and gap lengths in 20 ms packets (1 / (1/gap + 1/burst)).
+  const burstR = 1 / (20 / xr.gapMs + 20 / xr.burstMs)
+  const input = (loss, T) => ({ Ie: G711.Ie, Bpl: G711.Bpl, Ppl: (loss + xr.discard) * 100, BurstR: burstR, T, Ta: T, Tr: 2 * T })
+  const w = side.worstWindow
+  const [verdict, window] = oracleRatings([input(5 / 250, side.verdict.delayMs), input(w.loss, w.delayMs)])
+  assert.deepEqual([side.verdict.discardRate, side.verdict.burstR], [xr.discard, burstR])
+  assert.ok(Math.abs(side.verdict.mos - verdict.MOS) < 1e-9, `verdict ${side.verdict.mos}, the E-model ${verdict.MOS}`)
+  assert.ok(Math.abs(w.mos - window.MOS) < 1e-9, `window ${w.mos}, the E-model ${window.MOS}`)
+  assert.ok(side.verdict.mos <= side.mos.min + 1e-9, `the call (${side.verdict.mos}) is no better than its worst report (${side.mos.min})`)
+  t.diagnostic(`verdict ${side.verdict.mos.toFixed(3)}, reports ${side.mos.min.toFixed(3)}–${side.mos.max.toFixed(3)}, worst window ${w.mos.toFixed(3)}`)
 })

@@ -526,3 +526,45 @@ test('a MongoDB collector\'s in-flight bound follows its workers\' pending bound
   assert.equal(of(['--max-pending', '5000', '--max-in-flight', '2000']), 2000)
   assert.equal(of([]), 100000)
 })
+
+test('a 60 ms PCMA call whose SDP says a=ptime:60: its 10 s windows are 167 packets and its packetization delay 60 ms, from the SDP; the worst window is the E-model\'s at the loss its packets carry', async (t) => {
+  const { oracleRatings } = require('../helpers/emodel-oracle')
+  const { sideQuality } = require('../../collectors/rtcp/quality-analytics')
+  const { JITTER_BUFFER_MS } = require('../../collectors/rtcp/constants')
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const callId = 'ptime-60@a.example.com'
+  const sdp = (ip, rtpPort) => ['v=0', `o=- 1 1 IN IP4 ${ip}`, 's=-', `c=IN IP4 ${ip}`, 't=0 0', `m=audio ${rtpPort} RTP/AVP 8 101`, 'a=rtpmap:8 PCMA/8000', 'a=rtpmap:101 telephone-event/8000', 'a=ptime:60', ''].join('\r\n')
+  const withBody = (line, cseq, body, at, dir) => {
+    const text = [line, 'Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK1', 'From: <sip:alice@a.example.com>;tag=a1', `To: <sip:bob@b.example.com>${dir === 'ba' ? ';tag=b1' : ''}`, `Call-ID: ${callId}`, `CSeq: ${cseq}`, 'Content-Type: application/sdp', `Content-Length: ${Buffer.byteLength(body)}`, '', body].join('\r\n')
+    return HEPjs.encapsulate(text, rcinfo(1, { at, ...(dir === 'ba' ? { src: ['10.0.0.2', 5060], dst: ['10.0.0.1', 5060] } : {}) }))
+  }
+  await sendUdp(t, port, [withBody('INVITE sip:bob@b.example.com SIP/2.0', '1 INVITE', sdp('10.0.0.1', 30000), T0, 'ab'), withBody('SIP/2.0 200 OK', '1 INVITE', sdp('10.0.0.2', 40000), T0 + 1000, 'ba')])
+  await waitFor(() => collector.summary().processed === 2, { what: 'the call\'s SIP processed' })
+  // B's receiver reports about A every 4.8 s (80 packets of 60 ms); 33 packets lost between the 6th and 7th,
+  // whose sequence numbers (1503–1582) lie in one window of 10 s of 60 ms packets (167: 1503–1669).
+  const firstSeq = 1102
+  const reports = []
+  let lost = 0
+  for (let r = 0; r <= 12; r++) {
+    if (r === 6) lost += 33
+    const block = { source_ssrc: 111, highest_seq_no: firstSeq + 80 * r, fraction_lost: 0, ia_jitter: 40, packets_lost: lost, lsr: 0, dlsr: 0 }
+    reports.push(HEPjs.encapsulate(JSON.stringify({ ssrc: 112, type: 201, report_count: 1, report_blocks: [block] }), rcinfo(5, { at: T0 + 5000 + 4800 * r, correlation: callId, src: ['10.0.0.2', 40001], dst: ['10.0.0.1', 30001] })))
+  }
+  await sendUdp(t, port, reports)
+  await waitFor(() => collector.summary().processed === 2 + reports.length, { what: 'the RTCP processed' })
+  await collector.stop()
+  const [stream] = await db.collection('streams').find({ openKey: { $exists: true } }).toArray()
+  const side = sideQuality(stream.from.ID === '112' ? stream.from : stream.to)
+  // The truth from the packets: 10 s of 60 ms packets are 167 (10000 / 60, rounded); the lost ones all in window 9.
+  const span = Math.round(10000 / 60)
+  assert.equal(Math.floor((firstSeq + 401) / span), Math.floor((firstSeq + 433) / span), 'the outage in one window')
+  assert.deepEqual([side.packetMs, side.packetSource, side.clockRateSource, side.format], [60, 'sdp', 'sdp', 'PCMA/8000'])
+  const w = side.worstWindow
+  assert.deepEqual([w.span, w.window, w.lost, w.expected, w.packetSource], [span, Math.floor((firstSeq + 401) / span), 33, span, 'sdp'], JSON.stringify(w))
+  // No round trip (RRs without LSR): the endpoints' delay, the buffer and one 60 ms packet of G.711.
+  const T = JITTER_BUFFER_MS + 60
+  assert.deepEqual([w.delayMs, w.delayBasis], [T, 'endpoints'])
+  const [oracle] = oracleRatings([{ Ie: 0, Bpl: 25.1, Ppl: 33 / span * 100, T, Ta: T, Tr: 2 * T }])
+  assert.ok(Math.abs(w.mos - oracle.MOS) < 1e-9, `window ${w.mos}, the E-model ${oracle.MOS}`)
+  assert.ok(w.mos < 3.6, `poor: ${w.mos}`)
+})

@@ -370,11 +370,11 @@ test('the delay scored: a measured round trip, never a one-direction estimate; w
   assert.equal(both.fields.delayBasis, 'measured')
   // Once measured, the call's round trip scores both directions, a later estimate or none.
   q.clocks.reference(2, 11, 0, undefined, 61000 + 1000)
-  const later = q.report(1, block({ highestSeq: 1500, lsr: mid(11), dlsr: 0 }), 61000 + 1300) // 300 ms one way, the other end's term stale
+  const later = q.report(1, block({ highestSeq: 4090, lsr: mid(11), dlsr: 0 }), 61000 + 1300) // 300 ms one way, the other end's term stale; 61.8 s of 20 ms packets since its first
   assert.equal(later.fields.rttBasis, 'one-direction')
   assert.deepEqual([later.fields.delayBasis, later.fields.delayMs], ['measured', 40 + 60 + 20], 'scored with the measured 80 ms, not the 600 ms estimate')
   assert.equal(later.stats.rttEstimatedMsCount, 1, 'the estimate is kept, apart')
-  const noLsr = q.report(2, block({ ssrc: 1, highestSeq: 1500 }), 62000)
+  const noLsr = q.report(2, block({ ssrc: 1, highestSeq: 4090 }), 62000)
   assert.deepEqual([noLsr.fields.delayBasis, noLsr.stats.mosCount], ['measured', 1])
   assert.equal(new CallQuality().jitterBuffer, 50, 'the default: a typical adaptive buffer')
 })
@@ -453,7 +453,7 @@ test('the call verdict: a 2 s burst in a good minute leaves the call good, its w
   assert.ok(Math.abs(a.mos - oracle[0].MOS) < 1e-9, `verdict ${a.mos} vs oracle ${oracle[0].MOS}`)
   assert.ok(Math.abs(a.worstWindow.mos - oracle[1].MOS) < 1e-9, `window ${a.worstWindow.mos} vs oracle ${oracle[1].MOS}`)
   // Windows are spans of media: a hold adds none; a short first or last one is merged with its neighbour.
-  const windows = side.quality.windows
+  const windows = side.quality.spans['500'] // 10 s of G.711's 20 ms packets, as the reports' pace shows
   assert.ok(Object.values(windows).every((w) => w.expected <= 500))
   assert.equal(Object.values(windows).filter((w) => w.expected >= 250).length, 6)
 })
@@ -465,7 +465,8 @@ test('windows hold 10 s of media each: a report\'s interval is apportioned over 
   const lostBy = [0, 0, 0, 0, 90, 90, 90, 90, 90, 90] // 90 lost between packets 851 and 1100 (a 3 s burst there)
   const results = lostBy.map((lost, i) => scoredReport(q, 1, { highestSeq: 100 + 250 * i, cumulativeLost: lost }, 5000 * i))
   const side = storedSide(results)
-  const windows = side.quality.windows
+  const windows = side.quality.spans['500']
+  assert.deepEqual(Object.keys(side.quality.spans), ['500'], 'windows of 500 packets: 250 packets every 5 s are 20 ms each')
   assert.deepEqual(Object.keys(windows).map(Number), [0, 1, 2, 3, 4])
   assert.deepEqual(Object.values(windows).map((w) => w.expected), [399, 500, 500, 500, 351], 'each window holds its own packets')
   const lost = Object.values(windows).map((w) => w.lost)
@@ -473,6 +474,86 @@ test('windows hold 10 s of media each: a report\'s interval is apportioned over 
   assert.ok(Math.abs(lost.reduce((a, b) => a + b, 0) - 90) < 1e-9, 'no loss lost or doubled')
   const worst = sideQuality(side).worstWindow
   assert.equal(worst.window, 1)
-  const tail = sideQuality({ ...side, quality: { ...side.quality, windows: { ...windows, 5: { lost: 60, expected: 60, delaySum: 90, delayCount: 1, at: new Date(1) } } } }).worstWindow
+  const tail = sideQuality({ ...side, quality: { ...side.quality, spans: { 500: { ...windows, 5: { lost: 60, expected: 60, delaySum: 90, delayCount: 1, at: new Date(1) } } } } }).worstWindow
   assert.deepEqual([tail.window, tail.windows, tail.lost, tail.expected], [4, 2, 60, 411], 'a short last window with a burst is merged with the one before it, and is the worst')
+})
+
+// An outage of `lost` packets from `firstLost` on, and the window of `packetMs` packets holding it, from
+// the packets alone: 10 s of media is 10000 / packetMs packets (rounded), windows by sequence number.
+function outageWindow (packetMs, firstLost, lost) {
+  const span = Math.round(10000 / packetMs)
+  assert.equal(Math.floor(firstLost / span), Math.floor((firstLost + lost - 1) / span), 'the test\'s outage lies in one window')
+  return { span, window: Math.floor(firstLost / span), lost, expected: span }
+}
+
+test('a 60 ms stream that only its receiver reports describe (no SR, no SDP): windows of 10 s of its packets as their pace shows, not the codec\'s 20 ms', () => {
+  const q = new CallQuality()
+  const { sideQuality } = require('../../collectors/rtcp/quality-analytics')
+  // Reports every 4.8 s, 80 packets of 60 ms each; 33 lost between the 6th and 7th (packets 1503–1535).
+  const results = []
+  for (let r = 0; r <= 12; r++) results.push(scoredReport(q, 1, { highestSeq: 1102 + 80 * r, cumulativeLost: r >= 6 ? 33 : 0 }, 4800 * r))
+  const side = sideQuality(storedSide(results))
+  const truth = outageWindow(60, 1503, 33)
+  assert.deepEqual([side.packetMs, side.packetSource], [60, 'receiver-reports'])
+  const w = side.worstWindow
+  assert.deepEqual([w.span, w.window, w.lost, w.expected], [truth.span, truth.window, truth.lost, truth.expected])
+  // The E-model (independent) at that loss and its delay: half the 40 ms RTT, the 50 ms buffer, one 60 ms packet.
+  const T = 20 + 50 + 60
+  assert.equal(w.delayMs, T)
+  const [oracle] = oracleRatings([{ Ie: 0, Bpl: 25.1, Ppl: 100 * 33 / 167, T, Ta: T, Tr: 2 * T }])
+  assert.ok(Math.abs(w.mos - oracle.MOS) < 1e-9, `${w.mos} vs the E-model ${oracle.MOS}`)
+})
+
+test('L16/96000 over HEP with a=ptime:7.2 (1382-byte packets): a 10 s window is 1389 packets, from the SDP; windows booked before the SDP came are shared into them by sequence numbers', () => {
+  const { parseSdp } = require('../../collectors/hep/sdp')
+  const { sideQuality } = require('../../collectors/rtcp/quality-analytics')
+  const q = new CallQuality()
+  const results = []
+  // Two reports before the call's SDP is known (the codec's 20 ms: windows of 500), then the SDP binds the stream.
+  results.push(scoredReport(q, 1, { highestSeq: 10000 }, 0))
+  results.push(scoredReport(q, 1, { highestSeq: 10100 }, 720))
+  const sdp = ['v=0', 'o=- 1 1 IN IP4 10.0.0.2', 's=-', 'c=IN IP4 10.0.0.2', 't=0 0', 'm=audio 40000 RTP/AVP 96', 'a=rtpmap:96 L16/96000', 'a=ptime:7.2', ''].join('\r\n')
+  q.clocks.announce('call', parseSdp(sdp), false, 720)
+  q.clocks.bindCall('call', { ip: '10.0.0.2', port: 40001 }, { ip: '10.0.0.1', port: 30001 }, [2], 720)
+  // Then every 5 s (694 packets of 7.2 ms); 300 packets lost in the interval ending at 11488 (11389–11488 of window 8 after it).
+  let seq = 10100
+  let lost = 0
+  for (let r = 1; r <= 8; r++) {
+    seq += 694
+    if (r === 2) lost += 300
+    results.push(scoredReport(q, 1, { highestSeq: seq, cumulativeLost: lost }, 720 + 5000 * r))
+  }
+  const side = sideQuality(storedSide(results))
+  assert.deepEqual([side.packetMs, side.packetSource, side.clockRate, side.clockRateSource], [7.2, 'sdp', 96000, 'sdp'])
+  const w = side.worstWindow
+  const span = Math.round(10000 / 7.2)
+  assert.equal(w.span, span)
+  assert.equal(span, 1389, '10 s of 7.2 ms packets, not 3.6 s (500 of them)')
+  // The interval with the loss (10795–11488] is 694 packets over windows 7 (9723–11111) and 8 (11112–12500):
+  // its loss apportioned by packets (a report says how many, not which). Window 7 is the worse: it holds
+  // 317 of them in its 1111 packets of media (10001–11111: the call began in it), window 8 377 in 1389.
+  assert.deepEqual([w.window, w.expected], [7, 11111 - 10000])
+  assert.ok(Math.abs(w.lost - 300 * 317 / 694) < 1e-9, `${w.lost} lost, ${300 * 317 / 694} the interval's share`)
+  // The packets before the SDP (10001–10100, booked in a window of 500: 10000–10499) are all in window 7, counted there.
+  const stored = storedSide(results).quality.spans
+  assert.deepEqual(Object.keys(stored).sort(), ['1389', '500'])
+  const total = Object.values(stored).flatMap((windows) => Object.values(windows)).reduce((n, x) => n + x.expected, 0)
+  assert.equal(total, seq - 10000, 'every packet expected once, whatever span it was booked in')
+})
+
+test('the endpoints-only ceiling docs/call-quality.md states (≤N, R) is the independent E-model\'s at the defaults, and the collector\'s', () => {
+  const fs = require('node:fs')
+  const path = require('node:path')
+  const text = fs.readFileSync(path.join(__dirname, '../../docs/call-quality.md'), 'utf8')
+  const m = /no loss reads `≤(\d\.\d\d)` \(R (\d+\.\d\d)\)/.exec(text)
+  assert.ok(m, 'the doc states the ceiling')
+  // No loss, no round trip: T = the 50 ms jitter buffer + one 20 ms packet of G.711 (no look-ahead).
+  const T = 50 + 20
+  const [oracle] = oracleRatings([{ Ie: 0, Bpl: 25.1, Ppl: 0, T, Ta: T, Tr: 2 * T }])
+  assert.deepEqual([m[1], m[2]], [oracle.MOS.toFixed(2), oracle.R.toFixed(2)])
+  const q = new CallQuality()
+  q.report(1, block({ highestSeq: 1000 }), 0)
+  const clean = q.report(1, block({ highestSeq: 1250 }), 5000)
+  assert.equal(clean.fields.delayBasis, 'endpoints')
+  assert.ok(Math.abs(clean.fields.mos - oracle.MOS) < 1e-9, `${clean.fields.mos} vs ${oracle.MOS}`)
 })
