@@ -95,6 +95,10 @@ test('growth per day: the net change over the last hour, once measurements span 
   const samples = [{ at: t0 - 7200000, documents: 0, usedBytes: 0 }, { at: t0 - 3000000, documents: 100, usedBytes: 100 }, { at: t0, documents: 100, usedBytes: 100 }]
   assert.deepEqual(growthPerDay(samples), { documents: 0, bytes: 0 }, 'retention deleting as fast as data comes: no growth')
   assert.equal(trimSamples(samples).length, 2)
+  // --retention 4m, 100 lines/s: filled to 24,000 in its first 4 minutes, then steady. An hour of samples read the fill-up as growth.
+  const filling = [0, 2, 4, 6, 8, 10, 12, 14].map((m) => ({ at: t0 + m * 60000, documents: Math.min(m, 4) * 6000, usedBytes: Math.min(m, 4) * 1500000 }))
+  assert.ok(growthPerDay(filling).documents > 1e6, 'over the hour: the fill-up, as before')
+  assert.deepEqual(growthPerDay(filling, 240000), { documents: 0, bytes: 0 }, 'over 10 minutes once a retention under that is reached: steady')
 })
 
 test('expireBy is a field name of an updates or documents sink; counters and streams know theirs', () => {

@@ -97,13 +97,17 @@ function mean (items, of) {
 
 /**
  * Net growth per day of one collection from its measurements `[{ at,
- * documents, usedBytes }]`, oldest first, over the last hour: `{
- * documents, bytes }` a day at that rate (retention deleting as fast as
- * data comes makes it 0), or null before measurements 10 minutes apart.
+ * documents, usedBytes }]`, oldest first, over the last hour, or its
+ * retention (`retentionMs`) when shorter: a collection filling up to a
+ * retention of minutes is steady once it is reached, and an hour of
+ * measurements read that fill-up as growth (+1.3 GiB a day for one that held
+ * still). `{ documents, bytes }` a day at that rate (retention deleting as
+ * fast as data comes makes it 0), or null before measurements 10 minutes apart.
  */
-function growthPerDay (samples) {
+function growthPerDay (samples, retentionMs = 0) {
   const last = samples[samples.length - 1]
-  const first = samples.find((s) => last.at - s.at <= GROWTH_WINDOW_MS)
+  const window = retentionMs > 0 ? Math.max(GROWTH_MIN_SPAN_MS, Math.min(GROWTH_WINDOW_MS, retentionMs)) : GROWTH_WINDOW_MS
+  const first = samples.find((s) => last.at - s.at <= window)
   if (!first || last.at - first.at < GROWTH_MIN_SPAN_MS) return null
   const days = (last.at - first.at) / DAY_MS
   return { documents: Math.round((last.documents - first.documents) / days), bytes: Math.round((last.usedBytes - first.usedBytes) / days) }

@@ -355,7 +355,7 @@ function collectionFigures (t) {
     estimated: m ? m.estimated : false,
     oldest: m && m.oldest ? m.oldest.getTime() : null,
     newest: m && m.newest ? m.newest.getTime() : null,
-    growthPerDay: t.samples.length > 1 ? growthPerDay(t.samples) : null,
+    growthPerDay: t.samples.length > 1 ? growthPerDay(t.samples, t.retentionMs) : null,
     // What the server's TTL monitor deletes is not counted per collection (ttlDeleted: the server's total).
     deleted: { retention: t.expiry === 'ttl' ? null : t.deleted.retention, budget: t.deleted.budget }
   }
