@@ -109,6 +109,8 @@ test('--max-storage: the oldest day of every collection goes first, until the es
   assert.deepEqual([deleted.logs.deleted, deleted.counters.deleted], [{ retention: 0, budget: 300 }, { retention: 0, budget: 30 }])
   const days = records.filter((r) => /^storage over budget/.test(r.msg)).map((r) => r.fields.day)
   assert.deepEqual(days, [4, 3, 2].map((d) => new Date(today - d * DAY).toISOString().slice(0, 10)), 'oldest first, one line a day')
+  const inUse = records.filter((r) => /^storage over budget/.test(r.msg)).map((r) => r.fields.usedBytes)
+  assert.ok(inUse[1] < inUse[0] && inUse[2] < inUse[1], `each day's line says what was in use before it went, not the first figure again (${inUse})`)
   const tight = captureLogger()
   const none = keeper(db, targets, { maxStorage: 1 }, tight.logger)
   await none.setUp()

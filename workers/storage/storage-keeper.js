@@ -294,6 +294,7 @@ class StorageKeeper {
       this.overToday = false
       const dayEnd = startOfDay(oldest) + DAY_MS
       const deleted = {}
+      const excessBefore = excess
       for (const t of this.targets) {
         // A document of a bucket (a minute, the kept state's seenEvery) still being written to is not of a past day.
         const n = await this.deleteBefore(t, Math.min(dayEnd, now - spanOf(t.target)))
@@ -303,8 +304,9 @@ class StorageKeeper {
         excess -= n * bytesPerDocument(t.measured)
       }
       const day = new Date(dayEnd - DAY_MS).toISOString().slice(0, 10)
-      this.host.logger.warn({ day, deleted, usedBytes: used, maxStorage: max },
-        `storage over budget (${formatBytes(used)} of ${formatBytes(max)}): deleted ${day}, the oldest day (${Object.entries(deleted).map(([name, n]) => `${name} ${n}`).join(', ') || 'nothing'})`)
+      const before = max + excessBefore // what was estimated in use before this day went
+      this.host.logger.warn({ day, deleted, usedBytes: before, maxStorage: max },
+        `storage over budget (${formatBytes(before)} of ${formatBytes(max)}): deleted ${day}, the oldest day (${Object.entries(deleted).map(([name, n]) => `${name} ${n}`).join(', ') || 'nothing'}), about ${formatBytes(Math.max(0, excessBefore - excess))}`)
     }
     this.budgetAfter = this.ttl ? now + BUDGET_SETTLE_MS : 0
     this.measureAgain = true // at the next tick
