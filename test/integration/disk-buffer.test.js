@@ -59,16 +59,24 @@ function tempDir (t) {
   return tempBufferDir(t) // any private temporary directory will do
 }
 
-test('the issue\'s scenario: bounds 1,000, database stalled, 12,000 syslog lines, master SIGKILLed, database back, collector started again: 12,000 stored once', { timeout: 240000 }, async (t) => {
+// A syslog collector on a buffer of its own, its database then paused (an
+// outage); `server` is null with MONGODB_URI (a server the test cannot pause).
+async function runDuringOutage (t, prefix) {
   const { uri, server } = await getTestMongo()
-  if (!server) return t.skip('MONGODB_URI given: the test cannot pause a server it did not start')
-  const database = uniqueDbName('bufkill')
+  if (!server) return { server }
+  const database = uniqueDbName(prefix)
   const bufferDir = path.join(tempDir(t), 'buffer')
   const env = { MONGODB_URI: withDatabase(uri, database), COLLECTOR_BUFFER_DIR: bufferDir }
   const flags = ['-i', '2', '--max-in-flight', '1000', '--max-pending', '1000', '--flush-interval', '50ms']
   const first = await runCollector(t, 'syslog', { flags, env })
   server.pause()
   t.after(() => server.resume())
+  return { uri, server, database, bufferDir, env, flags, first }
+}
+
+test('the issue\'s scenario: bounds 1,000, database stalled, 12,000 syslog lines, master SIGKILLed, database back, collector started again: 12,000 stored once', { timeout: 240000 }, async (t) => {
+  const { uri, server, database, bufferDir, env, flags, first } = await runDuringOutage(t, 'bufkill')
+  if (!server) return t.skip('MONGODB_URI given: the test cannot pause a server it did not start')
   await sendNumbered(first, 'line', 12000)
   // Every line in the buffer: a batch is written when it is formed, up to
   // batchDelay (or BACKLOG_BATCH_DELAY_MS while batches wait) after its
@@ -107,15 +115,8 @@ test('the issue\'s scenario: bounds 1,000, database stalled, 12,000 syslog lines
 })
 
 test('the buffer directory deleted during an outage: made again within a second with what it held, then the master SIGKILLed: every line stored once', { timeout: 240000 }, async (t) => {
-  const { uri, server } = await getTestMongo()
+  const { uri, server, database, bufferDir, env, flags, first } = await runDuringOutage(t, 'bufrm')
   if (!server) return t.skip('MONGODB_URI given: the test cannot pause a server it did not start')
-  const database = uniqueDbName('bufrm')
-  const bufferDir = path.join(tempDir(t), 'buffer')
-  const env = { MONGODB_URI: withDatabase(uri, database), COLLECTOR_BUFFER_DIR: bufferDir }
-  const flags = ['-i', '2', '--max-in-flight', '1000', '--max-pending', '1000', '--flush-interval', '50ms']
-  const first = await runCollector(t, 'syslog', { flags, env })
-  server.pause()
-  t.after(() => server.resume())
   await sendNumbered(first, 'line', 6000)
   await waitFor(async () => { const s = await first.stats(); return s.buffer.messages === 6000 }, { what: 'every line on disk', timeout: 30000 })
   fs.rmSync(bufferDir, { recursive: true, force: true }) // a cleanup script, an operator's rm -rf

@@ -75,6 +75,14 @@ function exporterSockets (t, n) {
   return sockets
 }
 
+// An exporter of its own (its own source port: a transport session): send(buf).
+async function exporterSocket (t, port) {
+  const socket = dgram.createSocket('udp4')
+  await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
+  t.after(() => socket.close())
+  return (buf) => new Promise((resolve, reject) => socket.send(buf, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+}
+
 async function checkStored (db, exports) {
   for (const e of exports) {
     const stored = await db.collection('flows').find({ version: e.version }).toArray()
@@ -198,12 +206,7 @@ test('netflow: a datagram of more templates than a scope holds is refused whole,
 test('netflow: two exporters on one address, one template id with two layouts: each datagram read with its own exporter\'s template', { timeout: 60000 }, async (t) => {
   const { ipfixMessage, set, templateSet, uint } = require('../helpers/netflow-packets')
   const { collector, db, port } = await startTestCollector(t, netflow, [], { instances: 2 })
-  const exporter = async () => {
-    const socket = dgram.createSocket('udp4')
-    await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
-    t.after(() => socket.close())
-    return (buf) => new Promise((resolve, reject) => socket.send(buf, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
-  }
+  const exporter = () => exporterSocket(t, port)
   const [a, b] = [await exporter(), await exporter()]
   const templateA = templateSet(2, [{ id: 1024, fields: [[4, 1], [1, 4]] }]) // protocol, then 4-byte octets
   const templateB = templateSet(2, [{ id: 1024, fields: [[1, 8], [4, 1]] }]) // 8-byte octets, then protocol
@@ -230,12 +233,7 @@ test('netflow: two exporters on one address, one template id with two layouts: e
 test('netflow: after an upgrade, a session with no templates of its own reads those an earlier version kept by the exporter\'s address', { timeout: 60000 }, async (t) => {
   const { ipfixMessage, set, templateSet, uint } = require('../helpers/netflow-packets')
   const { collector, db, port } = await startTestCollector(t, netflow, [], { instances: 1 })
-  const exporter = async () => {
-    const socket = dgram.createSocket('udp4')
-    await new Promise((resolve) => socket.bind(0, '127.0.0.1', resolve))
-    t.after(() => socket.close())
-    return (buf) => new Promise((resolve, reject) => socket.send(buf, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
-  }
+  const exporter = () => exporterSocket(t, port)
   const template = templateSet(2, [{ id: 1024, fields: [[4, 1], [1, 4]] }]) // protocol, then 4-byte octets
   const data = (bytes) => set(1024, Buffer.concat([uint(6, 1), uint(bytes, 4)]))
   const first = await exporter()
