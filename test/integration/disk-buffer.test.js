@@ -18,6 +18,7 @@ const { tempBufferDir } = require('../helpers/buffer-dir')
 const { captureLogger } = require('../helpers/capture-logger')
 const { mountTmpfs } = require('../helpers/tmpfs')
 const { killLoop } = require('../helpers/kill-loop')
+const { forEachMessage } = require('../../lib/shared/batch-codec')
 const { runCollector, sendNumbered, countLines, withDatabase, waitFor } = require('../fixtures/foreground-run')
 
 const HOLDING_WORKER = path.join(__dirname, '..', 'fixtures', 'buffering-worker.js')
@@ -409,7 +410,8 @@ test('worker kills during a replay: every line stored exactly once', { timeout: 
 
 // The records of a segment file, read by the layout docs/disk-buffer.md
 // states (magic, body length, CRC, then kind, count, id, receivedAt,
-// origin, batch bytes), with the texts of the datagrams each holds.
+// origin, batch bytes), with the texts of the datagrams each holds (read
+// by the batch format's one owner, by the record's kind).
 function readRecords (buf) {
   const records = []
   let offset = 0
@@ -420,13 +422,7 @@ function readRecords (buf) {
     const dataStart = body + 22 + originLength
     const end = body + bodyLength
     const texts = []
-    for (let at = dataStart; at < end;) {
-      const length = buf.readUInt32BE(at)
-      const addressLength = buf[at + 6]
-      const data = at + 7 + addressLength
-      texts.push(buf.toString('latin1', data, data + length))
-      at = data + length
-    }
+    forEachMessage(buf.subarray(dataStart, end), buf[body], (message) => texts.push(message.data.toString('latin1')))
     records.push({ start: offset, dataStart, end, texts })
     offset = end
   }
