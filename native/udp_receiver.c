@@ -3,8 +3,13 @@
 // one call into JavaScript per datagram; here a libuv poll handle wakes on
 // readable, recvmmsg() takes up to VLEN datagrams per system call, and they
 // are packed into one caller-owned buffer in the master's batch format
-//   u32 dataLength | u16 port | u8 addressLength | address (text) | data
-// (big-endian), handed to JavaScript once per buffer, not once per datagram.
+//   u32 dataLength | u16 port | u8 addressLength | f64 receivedAt |
+//   address (text) | data
+// (big-endian; lib/shared/batch-codec.js), handed to JavaScript once per
+// buffer, not once per datagram. receivedAt is the epoch ms (with its
+// fraction) at which the kernel received the datagram (SO_TIMESTAMPNS), so
+// that a datagram's arrival is not moved by the time it waited in the
+// socket buffer: a hold-off below, a busy event loop.
 //
 // Exports:
 //   bind(host, port, ipv6, recvBufferSize, reusePort) -> handle (throws an
@@ -31,6 +36,8 @@
 // receive buffer the kernel granted, and that buffer is at least 1 MiB.
 // holdoffMs 0 turns it off.
 //   close(handle)
+//   layout: ENTRY_LAYOUT, the batch entry layout written (lib/shared/
+//     batch-codec.js ENTRY_LAYOUT): an addon built before is not loaded
 #define _GNU_SOURCE
 #define NAPI_VERSION 8
 #include <arpa/inet.h>
@@ -42,12 +49,17 @@
 #include <string.h>
 #include <linux/sock_diag.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
 #define VLEN 64
 #define SLOT_BYTES 65536
-#define HEADER 7
+#define ENTRY_LAYOUT 2
+#define HEADER 15
+#define TIME_AT 7
+// Room for the one control message asked for: the kernel's receive time.
+#define CONTROL_BYTES CMSG_SPACE(sizeof(struct timespec))
 #define ADDRESS_MAX INET6_ADDRSTRLEN
 // Datagrams handed over per wake-up at most, so acknowledgements from the
 // workers and timers still get their turn under a flood.
@@ -90,6 +102,7 @@ typedef struct {
   struct mmsghdr msgs[VLEN];
   struct iovec iov[VLEN];
   struct sockaddr_storage from[VLEN];
+  union { struct cmsghdr align; uint8_t bytes[CONTROL_BYTES]; } control[VLEN];
   // The last sender's address, formatted once for a run of its datagrams.
   struct sockaddr_storage last_from;
   socklen_t last_from_len;
@@ -279,7 +292,31 @@ static uint16_t port_of (const struct sockaddr_storage *from) {
   return ntohs(from->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)from)->sin6_port : ((const struct sockaddr_in *)from)->sin_port);
 }
 
-static void pack (receiver_t *r, const struct sockaddr_storage *from, socklen_t from_len, const uint8_t *data, uint32_t length) {
+// When the kernel received the datagram of `msg` (SCM_TIMESTAMPNS), epoch
+// ms; the time now when it did not say (SO_TIMESTAMPNS refused at bind).
+static double received_at (struct msghdr *msg) {
+  struct timespec ts;
+  int found = 0;
+  if (!(msg->msg_flags & MSG_CTRUNC)) {
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(msg); c != NULL; c = CMSG_NXTHDR(msg, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+        memcpy(&ts, CMSG_DATA(c), sizeof ts);
+        found = 1;
+        break;
+      }
+    }
+  }
+  if (!found) clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void put_f64_be (uint8_t *p, double value) {
+  uint64_t bits;
+  memcpy(&bits, &value, sizeof bits);
+  for (int i = 7; i >= 0; i--) { p[i] = (uint8_t)bits; bits >>= 8; }
+}
+
+static void pack (receiver_t *r, const struct sockaddr_storage *from, socklen_t from_len, const uint8_t *data, uint32_t length, double at) {
   if (!same_sender(r, from, from_len)) remember_sender(r, from, from_len);
   size_t size = HEADER + r->last_text_len + length;
   if (r->out_len + size > r->out_cap) {
@@ -291,6 +328,7 @@ static void pack (receiver_t *r, const struct sockaddr_storage *from, socklen_t 
   p[0] = length >> 24; p[1] = length >> 16; p[2] = length >> 8; p[3] = length;
   p[4] = port >> 8; p[5] = port;
   p[6] = r->last_text_len;
+  put_f64_be(p + TIME_AT, at);
   memcpy(p + HEADER, r->last_text, r->last_text_len);
   memcpy(p + HEADER + r->last_text_len, data, length);
   r->out_len += size;
@@ -349,6 +387,8 @@ static int receive (receiver_t *r, int budget, double *bytes) {
       r->msgs[i].msg_hdr.msg_iovlen = 1;
       r->msgs[i].msg_hdr.msg_name = &r->from[i];
       r->msgs[i].msg_hdr.msg_namelen = sizeof r->from[i];
+      r->msgs[i].msg_hdr.msg_control = r->control[i].bytes;
+      r->msgs[i].msg_hdr.msg_controllen = CONTROL_BYTES;
     }
     int n = recvmmsg(r->fd, r->msgs, VLEN, MSG_DONTWAIT, NULL);
     r->syscalls++;
@@ -365,7 +405,7 @@ static int receive (receiver_t *r, int budget, double *bytes) {
     }
     for (int i = 0; i < n; i++) {
       if (r->msgs[i].msg_hdr.msg_flags & MSG_TRUNC) { r->truncated++; continue; }
-      pack(r, &r->from[i], r->msgs[i].msg_hdr.msg_namelen, r->iov[i].iov_base, r->msgs[i].msg_len);
+      pack(r, &r->from[i], r->msgs[i].msg_hdr.msg_namelen, r->iov[i].iov_base, r->msgs[i].msg_len, received_at(&r->msgs[i].msg_hdr));
       *bytes += r->msgs[i].msg_len;
       if (r->closing) return -1;
     }
@@ -427,6 +467,9 @@ static napi_value js_bind (napi_env env, napi_callback_info info) {
   if (fd < 0) { napi_throw(env, make_errno_error(env, errno, "socket")); return NULL; }
   if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
   int one = 1;
+  // Each datagram's receive time, from the kernel (received_at; without it
+  // the time it is read).
+  setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
   if (reuse_port && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
     int err = errno;
     close(fd);
@@ -560,8 +603,10 @@ static napi_value init (napi_env env, napi_value exports) {
     { "address", NULL, js_address, NULL, NULL, NULL, napi_enumerable, NULL },
     { "stats", NULL, js_stats, NULL, NULL, NULL, napi_enumerable, NULL },
     { "drain", NULL, js_drain, NULL, NULL, NULL, napi_enumerable, NULL },
-    { "close", NULL, js_close, NULL, NULL, NULL, napi_enumerable, NULL }
+    { "close", NULL, js_close, NULL, NULL, NULL, napi_enumerable, NULL },
+    { "layout", NULL, NULL, NULL, NULL, NULL, napi_enumerable, NULL }
   };
+  if (napi_create_uint32(env, ENTRY_LAYOUT, &props[6].value) != napi_ok) return NULL;
   if (napi_define_properties(env, exports, sizeof props / sizeof props[0], props) != napi_ok) return NULL;
   return exports;
 }

@@ -10,9 +10,12 @@ const { ORPHAN_TIMEOUT_MS } = require('../lib/shared/ipc')
  * every hook may return a Promise.
  *
  * - `init()`: once, before the first message (connect to the database…).
- * - `doWork(message)`: per message. UDP: `{ data: Buffer, rinfo }`; TCP:
- *   `{ data: Buffer, remote: { address, port } }`. A throw (or rejection)
- *   is counted as failed and logged; the worker keeps going.
+ * - `doWork(message)`: per message. UDP: `{ data: Buffer, rinfo,
+ *   receivedAt }`; TCP: `{ data: Buffer, remote: { address, port },
+ *   receivedAt }`; receivedAt: when the message arrived (epoch ms; the
+ *   kernel's time, with a sub-ms fraction, on the native UDP path), the
+ *   same when it is delivered again. A throw (or rejection) is counted as
+ *   failed and logged; the worker keeps going.
  * - `flush()`: on stop and before a rolling restart replaces this worker:
  *   write out anything buffered.
  * - `close()`: last; release resources (close the database last of all).
@@ -41,8 +44,8 @@ const { ORPHAN_TIMEOUT_MS } = require('../lib/shared/ipc')
  * when it is redelivered); `delivery()` tells its batch: `{ seq, batchId,
  * origin, redelivered, receivedAt }` (redelivered: a worker holding it died,
  * so part of its effects may be stored already; `origin` names the worker it
- * was first given to; `receivedAt`: when the master received the batch's
- * first message, epoch ms); `dropMessage(reason)` refuses it by name (counted in the
+ * was first given to; `receivedAt`: when the batch's first message
+ * arrived, epoch ms; each message has its own); `dropMessage(reason)` refuses it by name (counted in the
  * master's `dropped`). `prepareRedelivered(messages, delivery)` is called
  * with the whole of a redelivered batch before its first doWork, to read
  * in one query what deciding each message would otherwise read one by one.

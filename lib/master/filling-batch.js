@@ -1,6 +1,6 @@
 'use strict'
 
-const { KIND_UDP, KIND_TCP, entrySize, writeEntry, remoteOf } = require('../shared/batch-codec')
+const { KIND_UDP, KIND_TCP, entrySize, writeEntry, entryReceivedAt, remoteOf } = require('../shared/batch-codec')
 
 const BATCH_BYTES = 256 * 1024
 const NO_REMOTE = Object.freeze({ address: '', port: 0 })
@@ -9,7 +9,8 @@ const NO_REMOTE = Object.freeze({ address: '', port: 0 })
  * The batch a worker handle is filling, in the master: messages appended in
  * the batch format (lib/shared/batch-codec.js) into one buffer that is
  * reused from batch to batch, with their count, kind (UDP or TCP: one kind
- * per batch) and when its first message came. The handle decides when it
+ * per batch) and when its first message arrived (its entry's receivedAt:
+ * the kernel's time for the native UDP path). The handle decides when it
  * is sent (worker-handle.js); this holds the bytes until then.
  */
 class FillingBatch {
@@ -38,9 +39,10 @@ class FillingBatch {
   }
 
   append (message, { kind, remote }) {
+    const receivedAt = message.receivedAt === undefined ? Date.now() : message.receivedAt
     this.kind = kind
-    this.length = writeEntry(this.bytes, this.length, message.data, remote.address, remote.port)
-    this.counted()
+    this.length = writeEntry(this.bytes, this.length, message.data, remote.address, remote.port, receivedAt)
+    this.counted(receivedAt)
   }
 
   /** A UDP entry already in batch format (`buf[start, end)`, from the native receive path): one copy, nothing decoded. */
@@ -48,11 +50,11 @@ class FillingBatch {
     this.kind = KIND_UDP
     buf.copy(this.bytes, this.length, start, end)
     this.length += end - start
-    this.counted()
+    this.counted(this.count === 0 ? entryReceivedAt(buf, start) : 0)
   }
 
-  counted () {
-    if (this.count === 0) this.since = Date.now()
+  counted (receivedAt) {
+    if (this.count === 0) this.since = receivedAt
     this.count++
   }
 
@@ -78,7 +80,7 @@ class FillingBatch {
 /** An entry of `size` alone, in a buffer of its own. */
 function entryAlone (message, { remote }, size) {
   const bytes = Buffer.allocUnsafe(size)
-  writeEntry(bytes, 0, message.data, remote.address, remote.port)
+  writeEntry(bytes, 0, message.data, remote.address, remote.port, message.receivedAt)
   return bytes
 }
 

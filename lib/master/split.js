@@ -13,7 +13,7 @@ const SPLITS = Object.freeze(['none', 'lines'])
 const LF = 0x0a
 const CR = 0x0d
 
-/** The non-empty lines of `message` as messages sharing its sender; `data` views its bytes. */
+/** The non-empty lines of `message` as messages sharing its sender and arrival; `data` views its bytes. */
 function splitLines (message) {
   const data = message.data
   const parts = []
@@ -23,7 +23,7 @@ function splitLines (message) {
     if (end < 0) end = data.length
     const next = end + 1
     if (end > start && data[end - 1] === CR) end--
-    if (end > start) parts.push(message.rinfo ? { data: data.subarray(start, end), rinfo: message.rinfo } : { data: data.subarray(start, end), remote: message.remote })
+    if (end > start) parts.push(message.rinfo ? { data: data.subarray(start, end), rinfo: message.rinfo, receivedAt: message.receivedAt } : { data: data.subarray(start, end), remote: message.remote, receivedAt: message.receivedAt })
     start = next
   }
   return parts

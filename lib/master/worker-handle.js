@@ -152,7 +152,7 @@ class WorkerHandle extends EventEmitter {
   sendAlone (message, entry) {
     this.dispatched++
     this.inFlight++
-    this.dispatchBatch(this.newBatch(entry.kind, entryAlone(message, entry, entry.size), 1))
+    this.dispatchBatch(this.newBatch(entry.kind, entryAlone(message, entry, entry.size), 1, message.receivedAt))
   }
 
   /**

@@ -6,6 +6,8 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * The protocol registry. A protocol is `{ start(ctx) → Promise<listener> }`
  * where the listener is `{ address(), close() → Promise }`. `ctx` gives
  * `host`, `port`, `options`, `logger`, `dispatch(message, force) → boolean`
+ * (a message `{ data, rinfo | remote, receivedAt }`, receivedAt the epoch ms
+ * it arrived, now when absent)
  * (true: a worker took it, counted as received; false: no worker could,
  * nothing is counted and the caller still holds it: it waits for
  * `onCapacity`, as TCP does, or gives it up with `dropRefused()`; `force`:

@@ -2,6 +2,7 @@
 
 const EventEmitter = require('node:events')
 const { OUTPUT } = require('../../native/build')
+const { ENTRY_LAYOUT } = require('../shared/batch-codec')
 
 // Datagrams handed over per call into JavaScript are packed in here; 1 MiB
 // holds about 4,000 datagrams of 200 bytes and always one of 64 KiB.
@@ -15,6 +16,9 @@ function load () {
   if (addon === undefined) {
     try {
       addon = require(OUTPUT)
+      // Built from an older source (not rebuilt since an upgrade), it would
+      // write entries the workers misread.
+      if (addon.layout !== ENTRY_LAYOUT) throw new Error(`${OUTPUT} writes batch entries of an older layout; rebuild it (npm install, or node native/build.js)`)
     } catch (err) {
       addon = null
       loadError = err

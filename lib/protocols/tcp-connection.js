@@ -43,7 +43,8 @@ class TcpConnection {
 
   onFrame (data) {
     this.frames++
-    const message = { data, remote: this.remote }
+    // Framed while the chunk holding its last bytes is read: its arrival.
+    const message = { data, remote: this.remote, receivedAt: Date.now() }
     if (this.waiting.length === 0 && this.ctx.dispatch(message)) return
     this.waiting.push(message)
     if (this.waiting.length === 1) this.pause()

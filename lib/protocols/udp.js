@@ -21,7 +21,8 @@ const CLOSE_DRAIN_MS = 1000
  * - native (`udpReceiver` 'native', or 'auto' when the addon is built):
  *   recvmmsg() batches straight into the master's batch format, handed to
  *   `ctx.dispatchEntries` once per wake-up;
- * - dgram: node:dgram, each datagram dispatched as `{ data, rinfo }`.
+ * - dgram: node:dgram, each datagram dispatched as `{ data, rinfo,
+ *   receivedAt }` (receivedAt: Date.now() when JavaScript reads it).
  */
 async function start (ctx) {
   return receiverFor(ctx.options.udpReceiver) === 'native' ? startNative(ctx) : startDgram(ctx)
@@ -86,7 +87,7 @@ async function startDgram (ctx) {
 // Chosen once: without `allow` a datagram costs no lookup. With it, one
 // from elsewhere is dropped before distribution (dropped.notAllowed).
 function datagramReceiver (ctx) {
-  const dispatch = (data, rinfo) => { if (!ctx.dispatch({ data, rinfo })) ctx.dropRefused() }
+  const dispatch = (data, rinfo) => { if (!ctx.dispatch({ data, rinfo, receivedAt: Date.now() })) ctx.dropRefused() }
   const allowList = ctx.allowList
   if (!allowList) return dispatch
   return (data, rinfo) => {

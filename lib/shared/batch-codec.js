@@ -1,13 +1,30 @@
 'use strict'
 
 // Many messages travel to a worker in one IPC message. Layout of one entry:
-//   u32 dataLength | u16 port | u8 addressLength | address (latin1) | data
-// The remote address is kept so workers see UDP `rinfo` / TCP `remote`.
-// This module is the layout's one JavaScript owner: everything else reads
-// entries through it. native/udp_receiver.c writes the same layout.
-const HEADER = 7
-const KIND_UDP = 0
-const KIND_TCP = 1
+//   u32 dataLength | u16 port | u8 addressLength | f64 receivedAt |
+//   address (latin1) | data
+// (big-endian). The remote address is kept so workers see UDP `rinfo` / TCP
+// `remote`; receivedAt is when this message arrived (epoch ms, with the
+// kernel's sub-ms fraction for the native UDP path), so that a message's
+// arrival is its own, not its batch's. This module is the layout's one
+// JavaScript owner: everything else reads entries through it.
+// native/udp_receiver.c writes the same layout.
+//
+// A batch's kind says its messages' protocol and its entries' layout.
+// KIND_UDP and KIND_TCP are the layout above, the only one written. Batches
+// kept on disk (disk buffer, dead letters) by a version before arrival
+// times were carried have kind 0 or 1 and entries without receivedAt; they
+// are still read (BatchReader), their messages arriving at their batch's time.
+
+// The layout's version, which the native receiver must write (native-udp-socket.js).
+const ENTRY_LAYOUT = 2
+const HEADER = 15
+const UNTIMED_HEADER = 7
+const TIME_AT = 7
+const KIND_UDP_UNTIMED = 0
+const KIND_TCP_UNTIMED = 1
+const KIND_UDP = 2
+const KIND_TCP = 3
 
 /** Bytes one message occupies in a batch. */
 function entrySize (data, address) {
@@ -15,11 +32,12 @@ function entrySize (data, address) {
 }
 
 /**
- * Writes one message at `offset`; returns the next offset. This runs once
- * per datagram in the master, so it writes bytes directly: no bounds-checked
- * write helpers, no call into C++ for a short address.
+ * Writes one message at `offset`, arrived at `receivedAt` (epoch ms; now
+ * when not given); returns the next offset. This runs once per datagram in
+ * the master, so it writes bytes directly: no call into C++ for a short
+ * address.
  */
-function writeEntry (buf, offset, data, address, port) {
+function writeEntry (buf, offset, data, address, port, receivedAt) {
   const length = data.length
   const addressLength = address.length
   buf[offset] = length >>> 24
@@ -29,6 +47,7 @@ function writeEntry (buf, offset, data, address, port) {
   buf[offset + 4] = port >>> 8
   buf[offset + 5] = port
   buf[offset + 6] = addressLength
+  buf.writeDoubleBE(receivedAt === undefined ? Date.now() : receivedAt, offset + TIME_AT)
   offset += HEADER
   for (let i = 0; i < addressLength; i++) buf[offset + i] = address.charCodeAt(i)
   offset += addressLength
@@ -37,14 +56,20 @@ function writeEntry (buf, offset, data, address, port) {
 }
 
 /**
- * Reads a batch one message at a time, rebuilt per kind. A worker runs this
+ * Reads a batch one message at a time, rebuilt per kind: `{ data, rinfo,
+ * receivedAt }` (UDP) or `{ data, remote, receivedAt }` (TCP), receivedAt
+ * in epoch ms. A batch of an untimed kind (written before arrival times
+ * were carried) gives every message `batchReceivedAt`. A worker runs this
  * once per message, so consecutive messages from the same address share one
  * address string (and its family) instead of decoding it again.
  */
 class BatchReader {
-  constructor (bytes, kind) {
+  constructor (bytes, kind, batchReceivedAt = 0) {
     this.buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)
-    this.kind = kind
+    this.tcp = kind === KIND_TCP || kind === KIND_TCP_UNTIMED
+    this.timed = kind === KIND_UDP || kind === KIND_TCP
+    this.header = this.timed ? HEADER : UNTIMED_HEADER
+    this.batchReceivedAt = batchReceivedAt
     this.offset = 0
     this.address = ''
     this.family = 'IPv4'
@@ -60,13 +85,14 @@ class BatchReader {
     const length = entryDataLength(buf, offset)
     const port = buf[offset + 4] << 8 | buf[offset + 5]
     const addressLength = buf[offset + 6]
-    offset += HEADER
+    const receivedAt = this.timed ? buf.readDoubleBE(offset + TIME_AT) : this.batchReceivedAt
+    offset += this.header
     const address = this.readAddress(offset, addressLength)
     offset += addressLength
     const data = buf.subarray(offset, offset + length)
     this.offset = offset + length
-    if (this.kind === KIND_TCP) return { data, remote: { address, port } }
-    return { data, rinfo: { address, family: this.family, port, size: length } }
+    if (this.tcp) return { data, remote: { address, port }, receivedAt }
+    return { data, rinfo: { address, family: this.family, port, size: length }, receivedAt }
   }
 
   readAddress (start, length) {
@@ -88,6 +114,11 @@ class BatchReader {
     this.addressLength = length
     return this.address
   }
+}
+
+/** When the message of the entry at `offset` arrived (epoch ms). */
+function entryReceivedAt (buf, offset) {
+  return buf.readDoubleBE(offset + TIME_AT)
 }
 
 /** Bytes of message data in the entry at `offset`. */
@@ -146,9 +177,9 @@ function datagramAt (buf, offset) {
   return message
 }
 
-/** Calls `fn(message)` for every message in a batch. */
-function forEachMessage (bytes, kind, fn) {
-  const reader = new BatchReader(bytes, kind)
+/** Calls `fn(message)` for every message in a batch (`batchReceivedAt`: see BatchReader). */
+function forEachMessage (bytes, kind, fn, batchReceivedAt) {
+  const reader = new BatchReader(bytes, kind, batchReceivedAt)
   for (let message = reader.next(); message !== null; message = reader.next()) fn(message)
 }
 
@@ -157,4 +188,4 @@ function remoteOf (message) {
   return message.rinfo || message.remote
 }
 
-module.exports = { KIND_UDP, KIND_TCP, entrySize, writeEntry, entryEnd, entryDataStart, entryDataLength, entryAddressStart, entryAddressLength, entryKeyHash, datagramAt, BatchReader, forEachMessage, remoteOf }
+module.exports = { ENTRY_LAYOUT, KIND_UDP, KIND_TCP, KIND_UDP_UNTIMED, KIND_TCP_UNTIMED, entrySize, writeEntry, entryEnd, entryDataStart, entryDataLength, entryAddressStart, entryAddressLength, entryReceivedAt, entryKeyHash, datagramAt, BatchReader, forEachMessage, remoteOf }

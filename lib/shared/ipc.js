@@ -16,7 +16,7 @@ const TAGS = Object.freeze({
   // see WorkerHandle#sendBatch: the worker reads them there);
   // batchId: unique in this master run (see batch-ids.js); origin: the identity
   // of the worker it was first sent to; redelivered: a worker holding it died;
-  // receivedAt: when the master received its first message (epoch ms);
+  // receivedAt: when its first message arrived (epoch ms; each message's own is in its entry);
   // (false: not formed by the worker itself, see worker-runtime.js);
   // waits: with it, the worker's share of maxInFlight or memoryBudget is
   // nearly all in flight, so the master sends little more until it

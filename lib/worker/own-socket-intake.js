@@ -1,7 +1,7 @@
 'use strict'
 
 const ipc = require('../shared/ipc')
-const { KIND_UDP, entryEnd, entryDataLength } = require('../shared/batch-codec')
+const { KIND_UDP, entryEnd, entryDataLength, entryReceivedAt } = require('../shared/batch-codec')
 const { BatchIds, originOf } = require('../shared/batch-ids')
 
 /**
@@ -39,7 +39,7 @@ class OwnSocketIntake {
     this.inFlight += count
     const copy = Buffer.allocUnsafeSlow(end)
     buf.copy(copy, 0, 0, end)
-    return [ipc.BATCH, KIND_UDP, copy, count, this.ids.next(), this.origin, false, Date.now(), true]
+    return [ipc.BATCH, KIND_UDP, copy, count, this.ids.next(), this.origin, false, entryReceivedAt(copy, 0), true]
   }
 
   /** What came and was dropped since the last report, with `done` of these messages finished (ipc.ACK `received`). */

@@ -59,10 +59,10 @@ class EntryPacker {
     this.timer = null
   }
 
-  push ({ data, rinfo }) {
+  push ({ data, rinfo, receivedAt }) {
     const size = entrySize(data, rinfo.address)
     if (this.count > 0 && this.length + size > this.bytes.length) this.flush()
-    this.length = writeEntry(this.bytes, this.length, data, rinfo.address, rinfo.port)
+    this.length = writeEntry(this.bytes, this.length, data, rinfo.address, rinfo.port, receivedAt)
     this.count++
     if (this.timer === null) this.timer = this.delayMs > 0 ? setTimeout(() => this.flush(), this.delayMs) : setImmediate(() => this.flush())
     return true

@@ -164,7 +164,7 @@ class WorkerRuntime {
         this.runIdBytes = originRunIdBytes(origin)
       }
       if (batch.redelivered) await this.prepareRedelivered(bytes, kind, batch.delivery)
-      const reader = new BatchReader(bytes, kind)
+      const reader = new BatchReader(bytes, kind, receivedAt)
       this.index = 0
       for (let message = reader.next(); message !== null; message = reader.next(), this.index++) {
         const pending = this.process(message, batch)
@@ -198,7 +198,7 @@ class WorkerRuntime {
   // The worker sees a redelivered batch whole before its first doWork (to read what it needs in one go);
   // a failure there is logged, not fatal: doWork still runs, on its own.
   async prepareRedelivered (bytes, kind, delivery) {
-    const reader = new BatchReader(bytes, kind)
+    const reader = new BatchReader(bytes, kind, delivery.receivedAt)
     const messages = []
     for (let message = reader.next(); message !== null; message = reader.next()) messages.push(message)
     try {

@@ -62,9 +62,9 @@ test('defineCollector: a definition that cannot work is refused in one line that
 
 test('split lines: each non-empty line a message of its own, CR LF and empty lines taken', () => {
   const rinfo = { address: '127.0.0.1', port: 5 }
-  const parts = splitLines({ data: Buffer.from('a:1|c\r\n\nb:2|g\nc:3|ms'), rinfo })
+  const parts = splitLines({ data: Buffer.from('a:1|c\r\n\nb:2|g\nc:3|ms'), rinfo, receivedAt: 1764400000123.5 })
   assert.deepEqual(parts.map((p) => p.data.toString()), ['a:1|c', 'b:2|g', 'c:3|ms'])
-  assert.ok(parts.every((p) => p.rinfo === rinfo))
+  assert.ok(parts.every((p) => p.rinfo === rinfo && p.receivedAt === 1764400000123.5), 'each line has the sender and arrival of the whole')
   assert.deepEqual(splitLines({ data: Buffer.from('\n\r\n'), rinfo }), [])
   assert.throws(() => normalizeOptions({ split: 'words' }), /split.*must be one of none, lines/)
   assert.throws(() => normalizeOptions({ split: 'lines', receive: 'reuseport' }), /receive.*cannot be combined with split lines/)

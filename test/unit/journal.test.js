@@ -34,7 +34,7 @@ function makeBatch (n, { kind = KIND_UDP, messages = 3, dataBytes = 40, origin =
   }
   const bytes = Buffer.alloc(entries.reduce((sum, e) => sum + entrySize(e.data, e.address), 0))
   let offset = 0
-  for (const e of entries) offset = writeEntry(bytes, offset, e.data, e.address, e.port)
+  for (const e of entries) offset = writeEntry(bytes, offset, e.data, e.address, e.port, 1700000000000 + n * 7)
   return createBatch(kind, bytes, messages, BASE_ID + n, origin, 1700000000000 + n * 7)
 }
 

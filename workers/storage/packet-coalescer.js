@@ -104,8 +104,8 @@ function entryOf (item, mark = null) {
 function merge (into, entry, older = false) {
   into.count += entry.count
   if (entry.minSeq < into.minSeq) into.minSeq = entry.minSeq
-  // Later wins, and on a tie the one merged later: the items of one batch
-  // share the time the master received it.
+  // Later wins, and on a tie the one merged later: the items of one message
+  // share its arrival time.
   if (entry.maxTs >= into.maxTs) {
     into.maxTs = entry.maxTs
     if (entry.IP !== undefined) into.IP = entry.IP
