@@ -12,8 +12,9 @@ export interface Logger {
   child? (bindings: object): Logger
 }
 
-export interface UdpMessage { data: Buffer, rinfo: RemoteInfo }
-export interface TcpMessage { data: Buffer, remote: { address: string, port: number } }
+/** `receivedAt`: when the message arrived, epoch ms (the kernel's time, with a sub-ms fraction, on the native UDP path); always set on what a worker's doWork gets, the same when delivered again */
+export interface UdpMessage { data: Buffer, rinfo: RemoteInfo, receivedAt?: number }
+export interface TcpMessage { data: Buffer, remote: { address: string, port: number }, receivedAt?: number }
 export type Message = UdpMessage | TcpMessage
 
 export interface WorkerRef {
@@ -249,7 +250,7 @@ export class LoadBalancer extends EventEmitter {
   static strategies: typeof strategies
 }
 
-/** the batch a message came in: `receivedAt` is when the master received the batch's first message (epoch ms; a redelivered batch keeps it) */
+/** the batch a message came in: `receivedAt` is when the batch's first message arrived (epoch ms; a redelivered batch keeps it; each message has its own, `message.receivedAt`) */
 export interface Delivery { seq: number, batchId: number, origin: string, redelivered: boolean, receivedAt: number }
 
 export class Worker {
@@ -551,7 +552,7 @@ export class BufferError extends CollectorError {
 
 export function resolveMongo (options?: { uri?: string, env?: NodeJS.ProcessEnv, logger?: Logger, port?: number, host?: string }): Promise<{ uri: string, server: { uri: string, stop (): Promise<void> } | null }>
 
-/** Where a definition's record came from: the master's time of its batch (the same when delivered again), and its sender; with `keep`, the message's kept state (in decode). */
+/** Where a definition's record came from: when its message arrived (the same when delivered again), and its sender; with `keep`, the message's kept state (in decode). */
 export interface RecordSource { receivedAt: Date, remote: { address: string, port: number } | null, kept?: KeptState | null }
 /** A definition's kept state for one scope (by default the sender's address): plain JSON values, kept by the framework across a worker's death. */
 export interface KeptState { get (name: string): unknown, set (name: string, value: unknown): void, delete (name: string): void, keys (prefix?: string): string[] }
@@ -639,7 +640,7 @@ export interface CollectorDefinition<R = any> {
   key? (data: Buffer): string | number | null | undefined
   /** instead of key, when the key needs memory: made once per master from the workers' settings; `evicted(map)` counts an entry it forgot (events.stateEvicted) */
   affinity? (settings: Record<string, any>, evicted: (map: string) => void): { key (buf: Buffer, start: number, end: number): string | number | null | undefined }
-  /** pure; return or throw a DecodeError to refuse the message. `arrival`: the time of its batch (the same when delivered again) and its sender */
+  /** pure; return or throw a DecodeError to refuse the message. `arrival`: when the message arrived (the same when delivered again) and its sender */
   decode (message: Message, settings: Record<string, any>, arrival: RecordSource): OneOrMore<any> | DecodeError
   /** each worker's initial state for enrich (default {}) */
   state? (settings: Record<string, any>): Record<string, any>

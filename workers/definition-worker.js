@@ -12,8 +12,8 @@ const { Tallies } = require('./tallies')
 /**
  * The worker of a collector definition (lib/collector/define-collector.js):
  * each message is decoded (the definition's pure `decode`, given the
- * message, the settings and its arrival `{ receivedAt, remote }`: the
- * batch's time, the same when it is delivered again), optionally
+ * message, the settings and its arrival `{ receivedAt, remote }`: when
+ * the message arrived, the same when it is delivered again), optionally
  * enriched with state this worker keeps (`enrich`), and handed to every
  * sink, which keeps what it stores until its next write. The
  * acknowledgement is computed here, once, from the sinks: everything older
@@ -250,13 +250,15 @@ class DefinitionWorker extends MongoWorker {
     const context = this.context
     const delivery = this.delivery()
     if (context.mark !== delivery) {
-      // Per batch: its messages share its arrival.
       context.mark = delivery
       this.lastBatchAt = Date.now()
       context.seq = delivery.seq
       context.redelivered = Boolean(delivery.redelivered)
-      context.message.receivedAt = new Date(delivery.receivedAt || Date.now())
     }
+    // The message's own arrival; one Date for a run of messages of one time
+    // (a Date is kept by what a sink holds: never changed once given).
+    const receivedAt = message.receivedAt || delivery.receivedAt || Date.now()
+    if (context.message.receivedAt === null || +context.message.receivedAt !== Math.floor(receivedAt)) context.message.receivedAt = new Date(receivedAt)
     context.index = this.messageIndex()
     context.message.remote = message.rinfo || message.remote || null
     return context
