@@ -229,7 +229,8 @@ export class LoadBalancer extends EventEmitter {
   /** what the workers write to, without credentials (null: cannot say); the disk buffer and dead letters record it and are not replayed into another */
   destination (): string | null
   /** optional: the key `key()` gives, read from the batch entry at `offset` (native receive path; see lib/shared/batch-codec.js) */
-  entryKey? (buf: Buffer, offset: number): number
+  /** the key() of the message in the batch entry at `offset`, read in place: its bytes are buf[batchEntry.dataStart(buf, offset), batchEntry.dataEnd(buf, offset)) */
+  entryKey? (buf: Buffer, offset: number): string | number
   /** subclass hook, once per start: `await super.doStart()` binds and forks (prepare what workers need before it) */
   protected doStart (): Promise<void>
   /** subclass hook: `await super.doStop()` drains; release what doStart acquired after it */
@@ -509,6 +510,8 @@ export const protocols: {
 }
 
 export const strategies: Readonly<Record<'round-robin' | 'hash' | 'least-loaded', DistributeFn>>
+/** Reads a batch entry in a LoadBalancer's entryKey(buf, offset): the message's bytes are buf[dataStart, dataEnd). */
+export const batchEntry: Readonly<{ dataStart (buf: Buffer, offset: number): number, dataEnd (buf: Buffer, offset: number): number, message (buf: Buffer, offset: number): Message }>
 export const FRAMINGS: readonly string[]
 
 export class CollectorError extends Error { code: string }

@@ -19,6 +19,7 @@ const lazy = {
   Worker: () => require('./workers/worker'),
   protocols: () => require('./lib/protocols'),
   strategies: () => require('./lib/master/distribution').strategies,
+  batchEntry: () => require('./lib/shared/batch-entry'),
   FRAMINGS: () => require('./lib/protocols/framing').FRAMINGS,
   accountedFor: () => require('./lib/master/counters').accountedFor,
   ArgvConfig: () => require('./configs/argv-config'),

@@ -1,6 +1,6 @@
 // Compiled (never run) by test/integration/typings.test.js with tsc --strict: a user's
 // collector written against index.d.ts alone.
-import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, BufferError, DecodeError, protocols, strategies, defineCollector, sinks } from '../..'
+import { LoadBalancer, LoadBalancerConfig, Worker, InvalidOptionError, BufferError, DecodeError, batchEntry, protocols, strategies, defineCollector, sinks } from '../..'
 import type { Message, Stats, WorkerRef, CollectorOptions } from '../..'
 
 class StatsdWorker extends Worker {
@@ -48,6 +48,18 @@ class ByName extends LoadBalancer {
     return 'rinfo' in message ? message.rinfo.address : message.remote.address
   }
 }
+
+class ByPrefix extends LoadBalancer {
+  key (message: Message): string {
+    return message.data.toString('latin1', 0, 3)
+  }
+
+  entryKey (buf: Buffer, offset: number): string {
+    const start = batchEntry.dataStart(buf, offset)
+    return buf.toString('latin1', start, Math.min(start + 3, batchEntry.dataEnd(buf, offset)))
+  }
+}
+void ByPrefix
 
 async function main (): Promise<void> {
   const config = new LoadBalancerConfig(['-p', '8125', '-i', '2']).getConfig()

@@ -8,9 +8,8 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const path = require('node:path')
-const { LoadBalancer } = require('../..')
-const { entrySize, writeEntry, entryDataStart, entryDataLength } = require('../../lib/shared/batch-codec')
-const { fnv1a } = require('../../lib/master/distribution')
+const { LoadBalancer, batchEntry } = require('../..')
+const { entrySize, writeEntry } = require('../../lib/shared/batch-codec')
 
 const WORKER = path.join(__dirname, '..', 'fixtures', 'counting-worker.js')
 
@@ -47,11 +46,11 @@ class CallKey extends LoadBalancer {
   key (message) { return message.data.toString().split(' ')[0] }
 }
 
+// As a user writes it, from the package's batchEntry (the entry's layout is not theirs to know).
 class CallEntryKey extends CallKey {
   entryKey (buf, offset) {
     this.read = (this.read || 0) + 1
-    const start = entryDataStart(buf, offset)
-    return fnv1a(buf.toString('latin1', start, start + entryDataLength(buf, offset)).split(' ')[0])
+    return buf.toString('latin1', batchEntry.dataStart(buf, offset), batchEntry.dataEnd(buf, offset)).split(' ')[0]
   }
 }
 
