@@ -6,11 +6,14 @@ const CollectorError = require('../exceptions/collector-error')
 const { toKebab } = require('../configs/flag-definitions')
 const { loadCollector } = require('./collector-registry')
 const stats = require('./stats-file')
-const { APP_DEFAULTS, killTimeout, withPm2, call, removeApp, killDaemon, errorLogMark, startFailure } = require('./pm2-api')
+const { APP_DEFAULTS, killTimeout, withPm2, call, findApp, removeApp, killDaemon, errorLogMark, startFailure } = require('./pm2-api')
+const { isCollectorApp, installOf, movedApp } = require('./installs')
 const database = require('./database-app')
 
 /** The script PM2 runs for every collector. */
 const ENTRY = path.join(__dirname, 'collector-entry.js')
+/** The install of this package the CLI runs from. */
+const INSTALL = installOf(ENTRY)
 
 /**
  * Starts a collector under PM2 and resolves once it is online (the entry
@@ -47,7 +50,7 @@ async function start (collector, argv = [], options = {}) {
     env: { ...options.env, ...secretEnv, COLLECTOR_STATS_DIR: statsDirOf(options) }
   }
   return withPm2(options, async (api) => {
-    if (await find(api, name)) throw new CollectorError(`a collector named ${name} already exists; use restart, or delete it first`, 'ERR_COLLECTOR_EXISTS', { name })
+    await mustBeFree(api, name)
     const dir = statsDirOf(options)
     await stats.removeFailure(name, dir)
     try {
@@ -59,6 +62,20 @@ async function start (collector, argv = [], options = {}) {
       throw err
     }
   })
+}
+
+// PM2's start of a name it has restarts that app, whatever its script: a
+// name taken by another install's collector or by another app is refused.
+async function mustBeFree (api, name) {
+  const taken = await findApp(api, name)
+  if (!taken) return
+  if (!isCollectorApp(taken)) throw new CollectorError(`PM2 already has an app named ${name} that is not a collector (${taken.pm2_env.pm_exec_path}); choose another --name`, 'ERR_COLLECTOR_EXISTS', { name })
+  const proc = describe(taken)
+  const from = proc.install ? `, from the install at ${proc.install}` : ''
+  const next = proc.status === 'online'
+    ? `use \`collector restart ${name}\``
+    : `\`collector start ${name}\` (no flags) starts it again with its flags${from ? ' from this install' : ''}`
+  throw new CollectorError(`a collector named ${name} already exists (${proc.status}${from}); ${next}, or delete it first (\`collector delete ${name}\`)`, 'ERR_COLLECTOR_EXISTS', { name })
 }
 
 const FAILURE_POLL_MS = 100
@@ -167,14 +184,15 @@ async function waitRolled (name, dir, before, timeout) {
  */
 function remove (name, options = {}) {
   return withPm2(options, async (api) => {
-    await mustFind(api, name)
+    const proc = await mustFind(api, name)
     await call(api, 'delete', name)
-    await stats.removeStats(name, statsDirOf(options))
+    await stats.removeStats(name, proc.statsDir || statsDirOf(options))
   })
 }
 
 /**
- * The collectors PM2 runs (apps whose script is the collector entry).
+ * The collectors PM2 runs (apps whose script is the collector entry of
+ * this install or of another: app/installs.js).
  * @param {{ pm2Home?: string }} [options]
  * @returns {Promise<CollectorProcess[]>}
  */
@@ -186,25 +204,48 @@ function list (options = {}) {
  * Starts a collector PM2 knows but that is not running (stopped, errored)
  * again, with the flags and environment it was started with; resolves once
  * it is online, or rejects with its own reason (it is then stopped, not
- * left restarting).
+ * left restarting). One that runs from another install of this package
+ * (an upgrade into a new directory) and is not running is moved to this
+ * install: same flags, environment and working directory, this install's
+ * entry; `movedFrom` then names the install it ran from.
  * @param {string} name
  * @param {{ pm2Home?: string }} [options]
- * @returns {Promise<CollectorProcess>}
+ * @returns {Promise<CollectorProcess & { movedFrom: string|null }>}
  * @throws {CollectorError} ERR_NO_SUCH_COLLECTOR, ERR_COLLECTOR_RUNNING, or the start's own
  */
 function resume (name, options = {}) {
   return withPm2(options, async (api) => {
     const proc = await mustFind(api, name)
+    if (proc.status === 'online' && proc.install) throw new CollectorError(`collector ${name} is running from the install at ${proc.install}; \`collector stop ${name}\`, then \`collector start ${name}\` moves it to this install`, 'ERR_COLLECTOR_RUNNING', { name })
     if (proc.status === 'online') throw new CollectorError(`collector ${name} is already running (pid ${proc.pid}); use restart`, 'ERR_COLLECTOR_RUNNING', { name })
     const dir = proc.statsDir || statsDirOf(options)
     await stats.removeFailure(name, dir)
+    const starting = proc.install ? moveHere(api, proc) : call(api, 'restart', name)
     try {
-      return await waitOnline(api, name, dir, call(api, 'restart', name))
+      return { ...await waitOnline(api, name, dir, starting), movedFrom: proc.install }
     } catch (err) {
+      // Stopped, not deleted: `collector ls` still shows it, with its flags.
       await call(api, 'stop', name).catch(() => {})
       throw err
     }
   })
+}
+
+// Another install's stopped collector, run from this install's entry with the
+// same flags and environment: its flags are checked against this install's
+// collector first (a flag this version refuses keeps the old entry as it
+// was); then PM2's entry is replaced, since PM2 cannot change an app's script.
+async function moveHere (api, proc) {
+  const raw = await findApp(api, proc.name)
+  try {
+    const mod = loadCollector(proc.collector, raw.pm2_env.pm_cwd)
+    new mod.Config(proc.args, { ...process.env, ...raw.pm2_env.env }).getConfig()
+  } catch (err) {
+    throw new CollectorError(`cannot move ${proc.name} from the install at ${proc.install} to this one: ${err.message}; it is left as it was`, err.code || 'ERR_COLLECTOR_START', { name: proc.name })
+  }
+  const app = movedApp(raw, ENTRY, APP_DEFAULTS)
+  await call(api, 'delete', proc.name)
+  return call(api, 'start', app)
 }
 
 /**
@@ -240,11 +281,12 @@ function describeCollector (name, options = {}) {
  * @property {string[]} args the collector's flags
  * @property {string} statsDir where its stats file is written
  * @property {{ out: string, err: string }} logs PM2's log files of its stdout and stderr
+ * @property {string|null} install the install of this package it runs from, when not this one (null)
  */
 
 async function listCollectors (api) {
   const all = await call(api, 'list')
-  return all.filter((p) => p.pm2_env && p.pm2_env.pm_exec_path === ENTRY).map(describe)
+  return all.filter(isCollectorApp).map(describe)
 }
 
 function describe (p) {
@@ -261,7 +303,8 @@ function describe (p) {
     collector: args[0],
     args: args.slice(1),
     statsDir: (env.env && env.env.COLLECTOR_STATS_DIR) || env.COLLECTOR_STATS_DIR,
-    logs: { out: env.pm_out_log_path, err: env.pm_err_log_path }
+    logs: { out: env.pm_out_log_path, err: env.pm_err_log_path },
+    install: env.pm_exec_path === ENTRY ? null : installOf(env.pm_exec_path)
   }
 }
 
@@ -311,4 +354,4 @@ function statsDirOf (options) {
   return stats.statsDir({ pm2Home: options.pm2Home })
 }
 
-module.exports = { ENTRY, APP_DEFAULTS, start, resume, stop, restart, delete: remove, list, find: findCollector, describe: describeCollector, killDaemon, ...database }
+module.exports = { ENTRY, INSTALL, APP_DEFAULTS, start, resume, stop, restart, delete: remove, list, find: findCollector, describe: describeCollector, killDaemon, ...database }

@@ -52,7 +52,8 @@ function toRow (proc) {
     received: s ? s.rates.received : null,
     processed: s ? s.rates.processed : null,
     dropped: s ? s.stats.dropped.total : null,
-    collector: proc.collector
+    // Another install's entry (an upgrade into a new directory): said.
+    collector: proc.install ? `${proc.collector} (install ${proc.install})` : proc.collector
   }
 }
 
