@@ -9,6 +9,7 @@ const { resolveDatabase } = require('../lib/mongo/resolve-mongo')
 const { RedeliveryWatermarks } = require('./storage/redelivery-watermarks')
 const { raceDeadline } = require('../lib/shared/when-any')
 const { isUnreachable } = require('../lib/mongo/unreachable')
+const { findNotMongo } = require('../lib/mongo/not-mongo')
 const { resolveSettings } = require('../lib/shared/settings')
 const { MONGO_SETTINGS } = require('./mongo-settings')
 const { identifyServer, serverLine } = require('../lib/mongo/server-identity')
@@ -71,6 +72,8 @@ class MongoWorker extends Worker {
     this.dbDown = false
     this.dbError = null
     this.lostAt = 0 // when the driver last lost the server (0: it has it, or never had)
+    this.notMongo = null // the line said when what listens at the URI is not MongoDB (_probeServer)
+    this.probedAt = 0
     this.abandoned = false
     this.finishing = false // flush() at stop: write everything now
     this.masterWaiting = false // onMasterWaiting() since the last write
@@ -87,8 +90,8 @@ class MongoWorker extends Worker {
     // An idle worker learns of a database gone from the driver's heartbeat
     // (every 10 s), not at its next write: said in dbStats.
     this.connection.on('disconnected', () => { this.lostAt = this.lostAt || Date.now() })
-    this.connection.on('connected', () => { this.lostAt = 0 })
-    this.connection.on('reconnected', () => { this.lostAt = 0 })
+    this.connection.on('connected', () => { this.lostAt = 0; this.notMongo = null })
+    this.connection.on('reconnected', () => { this.lostAt = 0; this.notMongo = null })
     this.connectOptions = {
       dbName: resolveDatabase(this.settings.database, uri),
       serverSelectionTimeoutMS: this.settings.serverSelectionTimeoutMS,
@@ -232,6 +235,7 @@ class MongoWorker extends Worker {
   }
 
   flushSoon () {
+    if (this.writeStartedAt && Date.now() - this.writeStartedAt > SLOW_FLUSH_MS) this._probeServer()
     if (this.flushing || Date.now() < this.retryAt) return this.flushing
     this.flushing = this._flushOnce().finally(() => { this.flushing = null })
     return this.flushing
@@ -247,7 +251,7 @@ class MongoWorker extends Worker {
       this.dbCounts.flushes++
       this.backoff.reset()
       this.dbDown = false
-      this.dbError = null
+      this.dbError = this.notMongo = null
       this._noteSlowFlush(Date.now() - started)
     } catch (err) {
       this._onDbError(err, 'write')
@@ -277,12 +281,27 @@ class MongoWorker extends Worker {
   _onDbError (err, stage) {
     this.dbCounts.dbErrors++
     this.dbDown = true
-    this.dbError = redactMessage(err)
+    const unreachable = isUnreachable(err)
+    if (unreachable || stage === 'connect') this._probeServer()
+    this.dbError = ((unreachable || stage === 'connect') && this.notMongo) || redactMessage(err)
     const delay = this.backoff.next()
     this.retryAt = Date.now() + delay
-    const unreachable = isUnreachable(err)
     this.logAtMost(unreachable ? 'down' : 'error', 'warn', { stage, uri: this.uri, error: this.dbError, retryInMs: delay },
       unreachable ? `database unreachable (${this.dbError}); holding messages and retrying` : `database ${stage} failed (${this.dbError}); holding messages and retrying`)
+  }
+
+  /**
+   * The driver reads a port taken by another program as a timeout, a stalled
+   * write or an older cause: asked directly (lib/mongo/not-mongo.js), at most
+   * every 5 s, on a connection error or a write running past SLOW_FLUSH_MS.
+   */
+  _probeServer () {
+    if (this.probing || Date.now() - this.probedAt < LOG_INTERVAL_MS) return
+    this.probedAt = Date.now()
+    this.probing = findNotMongo(this.rawUri).then((line) => {
+      this.notMongo = line
+      if (line) this.logAtMost('notMongo', 'warn', { uri: this.uri, error: line }, `database unreachable: ${line}; holding messages and retrying`)
+    }, () => {}).finally(() => { this.probing = null })
   }
 
   /**
@@ -352,8 +371,8 @@ class MongoWorker extends Worker {
     const writeMs = this.writeStartedAt ? Date.now() - this.writeStartedAt : 0
     return {
       dbErrors: this.dbCounts.dbErrors,
-      dbDown: this.dbDown || (this.prepared && this.lostAt > 0),
-      dbError: this.dbError || (this.prepared && this.lostAt > 0 ? `the driver has had no server to write to for ${Math.round((Date.now() - this.lostAt) / 1000)} s (its heartbeat)` : null),
+      dbDown: this.dbDown || (this.prepared && this.lostAt > 0) || this.notMongo !== null,
+      dbError: this.notMongo || this.dbError || (this.prepared && this.lostAt > 0 ? `the driver has had no server to write to for ${Math.round((Date.now() - this.lostAt) / 1000)} s (its heartbeat)` : null),
       dbStalled: writeMs > this.settings.serverSelectionTimeoutMS,
       writeInProgressMs: writeMs,
       flushes: this.dbCounts.flushes,

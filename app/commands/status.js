@@ -3,7 +3,7 @@
 const { readStats, writesOf } = require('../stats-file')
 const { listDeadLetters } = require('../../lib/master/dead-letters')
 const { commandConfig, takePositionals, defaultStatsDir, formatTable, formatUptime, formatBytes } = require('./common')
-const { printableJson } = require('../terminal-text')
+const { printable, printableJson } = require('../terminal-text')
 const { storageOf } = require('../../lib/shared/worker-stats')
 const { isAlive } = require('../../lib/shared/is-alive')
 const { flagTypes } = require('../../lib/shared/value-types')
@@ -71,6 +71,7 @@ function render (snap) {
     `restarts: listener ${s.restarts.listener}, worker respawns ${s.restarts.workers}, rolling ${s.restarts.rolling}`,
     '',
     formatTable(WORKER_COLUMNS, s.workers.map((w) => workerRow(w, r))).trimEnd(),
+    ...dbErrorLines(s.workers),
     ''
   ]
   return lines.join('\n')
@@ -195,6 +196,17 @@ function databaseState (custom) {
   if (custom.dbDown) return 'down'
   if (custom.dbStalled) return `stalled ${Math.round((custom.writeInProgressMs || 0) / 1000)}s`
   return 'ok'
+}
+
+// Why a worker's database is down or stalled, in its own words (dbError),
+// once per distinct reason with the slots that give it.
+function dbErrorLines (workers) {
+  const slots = new Map()
+  for (const w of workers) {
+    const reason = w.custom && (w.custom.dbDown || w.custom.dbStalled) && w.custom.dbError
+    if (reason) slots.set(reason, [...(slots.get(reason) || []), w.slot])
+  }
+  return [...slots].map(([reason, at]) => `database (slot${at.length > 1 ? 's' : ''} ${at.join(', ')}): ${printable(reason)}`)
 }
 
 module.exports = { run, render, daysLeftText }

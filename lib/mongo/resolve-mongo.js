@@ -8,6 +8,7 @@ const { chooseEmbeddedServer } = require('./choose-server')
 const { redactUri, assertNoPassword } = require('./redact-uri')
 const { identifyServer, serverLine } = require('./server-identity')
 const { findStartedServer } = require('./started-servers')
+const { findNotMongo } = require('./not-mongo')
 
 const PROBE_TIMEOUT_MS = 1000
 /** The database written when neither `--database` nor the URI names one. */
@@ -45,10 +46,12 @@ async function resolveMongo ({ uri, env = process.env, logger = createNoopLogger
     // a URI read back from MONGODB_URI (e.g. on a restart) is allowed its password
     if (uri !== env.MONGODB_URI) assertNoPassword(uri)
     logger.info({ uri: redactUri(uri) }, 'using MongoDB from the explicit URI')
+    warnIfNotMongo(uri, logger, probeTimeoutMs)
     return { uri, server: null }
   }
   if (env.MONGODB_URI) {
     logger.info({ uri: redactUri(env.MONGODB_URI) }, 'using MongoDB from MONGODB_URI')
+    warnIfNotMongo(env.MONGODB_URI, logger, probeTimeoutMs)
     return { uri: env.MONGODB_URI, server: null }
   }
   const skipped = ['MONGODB_URI (not set)']
@@ -70,6 +73,15 @@ async function resolveMongo ({ uri, env = process.env, logger = createNoopLogger
   const choice = await chooseEmbeddedServer({ env, logger })
   const server = await startOnPreferredPort({ host, port: local.taken ? 0 : port, env, logger, unref, dbPath, choice, skipped, warn: local.taken })
   return { uri: server.uri, server }
+}
+
+// A URI whose server is another program (the port taken): said at start, in
+// one line, instead of the driver's timeouts later. Not awaited: the
+// collector listens meanwhile, and the workers hold what arrives.
+function warnIfNotMongo (uri, logger, probeTimeoutMs) {
+  findNotMongo(uri, { timeoutMs: 2 * probeTimeoutMs }).then((line) => {
+    if (line) logger.warn({ uri: redactUri(uri) }, `${line}: nothing is stored until MongoDB answers there (the workers hold what arrives)`)
+  }, () => {})
 }
 
 /**

@@ -11,6 +11,9 @@ const net = require('node:net')
  * - `cut({ mode: 'hold' })`: destroys every open connection and accepts new
  *   ones without forwarding (a black hole: the client times out). Held
  *   connections are forwarded on `restore()`.
+ * - `cut({ mode: 'http' })`: destroys every open or held connection and
+ *   answers each new one's first bytes with an HTTP 400, as a web server
+ *   on the port would (something that is not the server, answering).
  * - `restore()`: forwards again. `close()`: stops listening, drops all.
  *
  * @param {{ targetHost?: string, targetPort: number, host?: string, port?: number }} options
@@ -41,6 +44,7 @@ async function createTcpProxy ({ targetHost = '127.0.0.1', targetPort, host = '1
   const server = net.createServer({ pauseOnConnect: true }, (client) => {
     if (cutMode === 'reset') return client.resetAndDestroy()
     if (cutMode === 'hold') return hold(client)
+    if (cutMode === 'http') return answerHttp(client)
     forward(client)
   })
 
@@ -48,6 +52,12 @@ async function createTcpProxy ({ targetHost = '127.0.0.1', targetPort, host = '1
     held.add(client)
     client.on('error', () => {})
     client.once('close', () => held.delete(client))
+  }
+
+  const answerHttp = (client) => {
+    client.on('error', () => {})
+    client.once('data', () => client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'))
+    client.resume()
   }
 
   const dropAll = () => {
@@ -68,9 +78,13 @@ async function createTcpProxy ({ targetHost = '127.0.0.1', targetPort, host = '1
     get uri () { return `mongodb://${host}:${server.address().port}` },
     get connections () { return pairs.size + held.size },
     cut ({ mode = 'reset' } = {}) {
-      if (mode !== 'reset' && mode !== 'hold') throw new TypeError(`cut mode must be 'reset' or 'hold', got ${mode}`)
+      if (!['reset', 'hold', 'http'].includes(mode)) throw new TypeError(`cut mode must be 'reset', 'hold' or 'http', got ${mode}`)
       cutMode = mode
       dropAll()
+      if (mode === 'http') {
+        for (const client of held) client.destroy()
+        held.clear()
+      }
     },
     restore () {
       cutMode = null
@@ -92,7 +106,7 @@ async function createTcpProxy ({ targetHost = '127.0.0.1', targetPort, host = '1
  * @property {() => import('net').AddressInfo} address
  * @property {string} uri mongodb://127.0.0.1:<proxy port>
  * @property {number} connections open or held client connections
- * @property {(options?: { mode?: 'reset'|'hold' }) => void} cut
+ * @property {(options?: { mode?: 'reset'|'hold'|'http' }) => void} cut
  * @property {() => void} restore
  * @property {() => Promise<void>} close
  */

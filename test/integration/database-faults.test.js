@@ -124,3 +124,58 @@ test('a database gone while nothing arrives: status says down within the driver\
   proxy.restore()
   await waitFor(async () => (await worker()).dbDown === false, { timeout: 30000 })
 })
+
+// A port of the URI taken by another program: the driver says only
+// timeouts, a stalled write or an older cause. Said as what it is.
+const notMongo = (port) => new RegExp(`127\\.0\\.0\\.1:${port} accepts connections but does not answer as MongoDB`)
+const statusText = (s) => renderStatus({ name: 'taken', pid: process.pid, alive: true, age: 0, interval: 1000, collector: 'syslog', time: '', stats: s, rates: { received: 0, processed: 0, failed: 0, dropped: 0, workers: [] } })
+
+test('the URI\'s port answering garbage at start: one line at start and in the worker\'s log and dbError (status shows it); stored once the real server is there', { timeout: 90000 }, async (t) => {
+  const { uri } = await getTestMongo()
+  const target = new URL(uri.replace('mongodb://', 'http://'))
+  const proxy = await createTcpProxy({ targetHost: target.hostname, targetPort: Number(target.port) })
+  t.after(() => proxy.close())
+  proxy.cut({ mode: 'http' })
+  const port = proxy.address().port
+  const { logger, records } = captureLogger()
+  const { collector, database, send } = await startSyslog(t, `${proxy.uri}/`, logger)
+  await waitFor(() => records.some((r) => r.level === 'warn' && notMongo(port).test(r.msg) && /nothing is stored until MongoDB answers there/.test(r.msg)), { timeout: 10000 })
+  await send(lines(20, 'garbage'))
+  await waitFor(() => records.some((r) => r.level === 'warn' && /^database unreachable: /.test(r.msg) && notMongo(port).test(r.msg)), { timeout: 20000 })
+  const s = await waitFor(async () => { const s = await collector.stats(); return notMongo(port).test(s.workers[0].custom.dbError || '') && s }, { timeout: 20000 })
+  assert.equal(s.workers[0].custom.dbDown, true)
+  assert.match(statusText(s), new RegExp(`^database \\(slot 0\\): ${notMongo(port).source}`, 'm'))
+  assert.equal(collector.summary().processed, 0)
+  proxy.restore()
+  await waitFor(() => collector.summary().processed === 20, { timeout: 30000 })
+  await collector.stop()
+  assert.equal((await storedMessages(uri, database)).length, 20)
+  assert.equal(collector.summary().dropped.total, 0)
+})
+
+test('the URI\'s port taken mid-run by a server that stays silent, then by one answering garbage: the worker says so (not just a stalled write) in its log and dbError; stored once the real server is back', { timeout: 120000 }, async (t) => {
+  const { uri } = await getTestMongo()
+  const target = new URL(uri.replace('mongodb://', 'http://'))
+  const proxy = await createTcpProxy({ targetHost: target.hostname, targetPort: Number(target.port) })
+  t.after(() => proxy.close())
+  const port = proxy.address().port
+  const { logger, records } = captureLogger()
+  const { collector, database, send } = await startSyslog(t, `${proxy.uri}/`, logger)
+  await send(lines(5, 'before'))
+  await waitFor(() => collector.summary().processed === 5)
+  proxy.cut({ mode: 'hold' })
+  await send(lines(10, 'silent'))
+  const said = () => records.filter((r) => r.level === 'warn' && notMongo(port).test(r.msg)).length
+  await waitFor(() => said() > 0, { timeout: 30000 })
+  const s = await waitFor(async () => { const s = await collector.stats(); return s.workers[0].custom.dbDown && notMongo(port).test(s.workers[0].custom.dbError || '') && s }, { timeout: 20000 })
+  assert.match(statusText(s), /DATABASE\n.* down$/m)
+  const before = said()
+  proxy.cut({ mode: 'http' })
+  await waitFor(() => said() > before, { timeout: 30000 })
+  assert.ok(!records.slice(-3).some((r) => /ECONNREFUSED/.test(r.msg)), 'no stale cause while the port answers')
+  proxy.restore()
+  await waitFor(() => collector.summary().processed === 15, { timeout: 60000 })
+  await collector.stop()
+  assert.equal((await storedMessages(uri, database)).length, 15)
+  assert.equal(collector.summary().dropped.total, 0)
+})
