@@ -48,9 +48,9 @@ function answersAsMongo (head) {
 }
 
 /**
- * What listens on host:port: 'none' (no connection within timeoutMs),
- * 'mongodb' (a MongoDB reply to hello), or 'other' (it accepted, then
- * answered garbage, closed, or said nothing within timeoutMs).
+ * What listens on host:port: 'none' (no connection within timeoutMs, or
+ * one closed without a byte), 'mongodb' (a MongoDB reply to hello), or
+ * 'other' (it accepted, then answered garbage, or nothing within timeoutMs).
  * @param {{ host: string, port: number, tls?: boolean, timeoutMs?: number }} target
  * @returns {Promise<'none'|'mongodb'|'other'>}
  */
@@ -74,8 +74,11 @@ function probeWire ({ host, port, tls: secure = false, timeoutMs = 2000 }) {
       received = Buffer.concat([received, chunk])
       if (received.length >= HEADER) done(answersAsMongo(received) ? 'mongodb' : 'other')
     })
-    socket.once('error', () => done(connected ? 'other' : 'none'))
-    socket.once('end', () => done(connected ? 'other' : 'none'))
+    // Closed or reset without a byte: a peer gone (or a proxy with no
+    // upstream), not a program answering in our place.
+    const closed = () => done(received.length > 0 ? 'other' : 'none')
+    socket.once('error', closed)
+    socket.once('end', closed)
   })
 }
 

@@ -179,3 +179,21 @@ test('the URI\'s port taken mid-run by a server that stays silent, then by one a
   assert.equal((await storedMessages(uri, database)).length, 15)
   assert.equal(collector.summary().dropped.total, 0)
 })
+
+test('the not-MongoDB probe: the real server, a reset or a closed port are not "another program"; silence and garbage are', { timeout: 30000 }, async (t) => {
+  const { findNotMongo } = require('../../lib/mongo/not-mongo')
+  const { uri } = await getTestMongo()
+  const target = new URL(uri.replace('mongodb://', 'http://'))
+  const proxy = await createTcpProxy({ targetHost: target.hostname, targetPort: Number(target.port) })
+  t.after(() => proxy.close())
+  const port = proxy.address().port
+  assert.equal(await findNotMongo(uri), null)
+  assert.equal(await findNotMongo(`${proxy.uri}/db?retryWrites=true`), null, 'through the proxy')
+  proxy.cut({ mode: 'reset' })
+  assert.equal(await findNotMongo(proxy.uri), null, 'a connection reset without a byte: a peer gone, not another program')
+  proxy.cut({ mode: 'hold' })
+  assert.match(await findNotMongo(proxy.uri, { timeoutMs: 300 }), notMongo(port))
+  proxy.cut({ mode: 'http' })
+  assert.match(await findNotMongo(`mongodb://127.0.0.1:1,${proxy.uri.slice('mongodb://'.length)}/db`), notMongo(port), 'the host that is not MongoDB, among several')
+  assert.equal(await findNotMongo(`mongodb://127.0.0.1:${await freePort()}`), null, 'nothing listening')
+})
