@@ -29,7 +29,7 @@ async function run (argv) {
   const procs = await launcher.list(launcherOptions())
   const rows = await Promise.all(procs.map(withStats))
   if (config.json) process.stdout.write(printableJson(rows, 2) + '\n')
-  else if (rows.length === 0) process.stdout.write('no collectors (start one with `collector start <collector>`)\n')
+  else if (rows.length === 0) process.stdout.write('no collectors (start one with `collector start <collector>`; collectors of a PM2 daemon since lost come back with `pm2 resurrect`, if `pm2 save` was run, see docs/operations.md)\n')
   else process.stdout.write(formatTable(COLUMNS, rows.map(toRow)))
   return 0
 }

@@ -81,4 +81,8 @@ test('a collector of another install: listed with its install, not restarted nor
   const lost = await cli(env, 'start', 'up9')
   assert.equal(lost.code, 2)
   assert.match(lost.stderr, /^collector: unknown collector "up9": .*; if up9 is a collector that ran under a PM2 daemon since gone .*`collector start <collector> --name up9 …`.*`pm2 resurrect` if `pm2 save` was run\n$/)
+
+  // A daemon lost with every collector: ls says how they come back.
+  assert.equal((await cli(env, 'delete', 'up2')).code, 0)
+  assert.match((await cli(env, 'ls')).stdout, /^no collectors \(.*`pm2 resurrect`, if `pm2 save` was run/)
 })
