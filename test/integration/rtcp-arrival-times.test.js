@@ -20,11 +20,10 @@ const dgram = require('node:dgram')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { fork, spawn, execFileSync } = require('node:child_process')
+const { spawn, execFileSync } = require('node:child_process')
 const { once } = require('node:events')
-const { MongoClient } = require('mongodb')
-const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { waitFor } = require('../helpers/wait-for')
+const { startRtcpMaster } = require('../helpers/rtcp-master')
 const { sendCalls } = require('../helpers/rtcp-calls')
 const { requireBinary } = require('../helpers/rtp-peers')
 const { freePortPair } = require('../helpers/ports')
@@ -41,31 +40,8 @@ const STALL_MS = 80
 const STALL_EVERY_MS = 700
 
 /** The collector in its own process, driven over IPC (test/fixtures/rtcp-master.js). */
-async function startMaster (t, argv) {
-  const { uri } = await getTestMongo()
-  const database = uniqueDbName('arrival')
-  const child = fork(path.join(__dirname, '..', 'fixtures', 'rtcp-master.js'), [JSON.stringify({ uri, database, argv })], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], execArgv: [] })
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT')
-    if (child.connected) child.disconnect()
-  })
-  const [hello] = await once(child, 'message')
-  assert.ok(hello.ready, `the collector started: ${hello.error}`)
-  let nextId = 0
-  const ask = (cmd) => new Promise((resolve, reject) => {
-    const id = ++nextId
-    const onMessage = (msg) => {
-      if (msg.id !== id) return
-      child.off('message', onMessage)
-      if (msg.error) reject(new Error(msg.error))
-      else resolve(msg.result)
-    }
-    child.on('message', onMessage)
-    child.send({ id, cmd })
-  })
-  const client = await new MongoClient(uri).connect()
-  t.after(() => client.close())
-  return { port: hello.ready, child, ask, db: client.db(database) }
+function startMaster (t, argv) {
+  return startRtcpMaster(t, argv, 'arrival')
 }
 
 /**

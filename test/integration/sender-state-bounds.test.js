@@ -15,13 +15,9 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
 const fs = require('node:fs')
-const path = require('node:path')
-const { fork } = require('node:child_process')
-const { once } = require('node:events')
-const { MongoClient } = require('mongodb')
 const { encodeRtcp } = require('../../collectors/rtcp/encoder')
-const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { waitFor } = require('../helpers/wait-for')
+const { startRtcpMaster } = require('../helpers/rtcp-master')
 
 const HOST = '127.0.0.1'
 const SENDERS = 50000
@@ -33,28 +29,8 @@ const REPORTED0 = 0x20000000
 const CALL_MAPS = ['ssrcs', 'reportSides'] // the workers' maps keyed by the SSRCs (call-quality.js)
 
 /** The collector in its own process, driven over IPC (test/fixtures/rtcp-master.js). */
-async function startMaster (t, argv) {
-  const { uri } = await getTestMongo()
-  const database = uniqueDbName('state')
-  const child = fork(path.join(__dirname, '..', 'fixtures', 'rtcp-master.js'), [JSON.stringify({ uri, database, argv })], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], execArgv: [] })
-  t.after(() => child.connected && child.disconnect())
-  const [hello] = await once(child, 'message')
-  assert.ok(hello.ready, `the collector started: ${hello.error}`)
-  let nextId = 0
-  const ask = (cmd) => new Promise((resolve, reject) => {
-    const id = ++nextId
-    const onMessage = (msg) => {
-      if (msg.id !== id) return
-      child.off('message', onMessage)
-      if (msg.error) reject(new Error(msg.error))
-      else resolve(msg.result)
-    }
-    child.on('message', onMessage)
-    child.send({ id, cmd })
-  })
-  const client = await new MongoClient(uri).connect()
-  t.after(() => client.close())
-  return { port: hello.ready, pid: child.pid, ask, db: client.db(database) }
+function startMaster (t, argv) {
+  return startRtcpMaster(t, argv, 'state')
 }
 
 /** SR i: reporter REPORTER0 + i about REPORTED0 + i, both new. */
