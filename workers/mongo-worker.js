@@ -10,6 +10,7 @@ const { RedeliveryWatermarks } = require('./storage/redelivery-watermarks')
 const { raceDeadline } = require('../lib/shared/when-any')
 const { isUnreachable } = require('../lib/mongo/unreachable')
 const { findNotMongo } = require('../lib/mongo/not-mongo')
+const { HeartbeatWatch } = require('./storage/heartbeat-watch')
 const { resolveSettings } = require('../lib/shared/settings')
 const { MONGO_SETTINGS } = require('./mongo-settings')
 const { identifyServer, serverLine } = require('../lib/mongo/server-identity')
@@ -18,8 +19,7 @@ const { StorageKeeper } = require('./storage/storage-keeper')
 const { retentionsOf } = require('./storage/retention')
 
 const LOG_INTERVAL_MS = 5000
-// A flush that leaves this many items behind, or takes this long, means
-// the database is slower than the input (not down): said so in the log.
+// A flush that takes this long means the database is slower than the input (not down): logged.
 const SLOW_FLUSH_MS = 1000
 
 /**
@@ -85,6 +85,7 @@ class MongoWorker extends Worker {
     const uri = this.settings.mongoUri || process.env.MONGODB_URI
     if (!uri) throw new DatabaseError('no MongoDB configured: set the MONGODB_URI environment variable')
     this.uri = redactUri(uri)
+    this.heartbeats = new HeartbeatWatch(this) // a driver monitor stuck on a check: the client is reconnected
     this.connection = mongoose.createConnection()
     this.connection.on('error', () => {}) // reported through connect and write failures
     // An idle worker learns of a database gone from the driver's heartbeat
@@ -114,6 +115,7 @@ class MongoWorker extends Worker {
   async _prepareOnce () {
     try {
       if (this.connection.readyState !== 1) await this.connection.openUri(this.rawUri, this.connectOptions)
+      this.heartbeats.watch(this.connection.getClient())
       await this._checkServer()
       await this.prepare()
       this._startKeeper()
@@ -243,6 +245,7 @@ class MongoWorker extends Worker {
 
   async _flushOnce () {
     if (this.staged && this.finished(this.staged.seq)) this._commitStaged()
+    if (this.heartbeats.reconnecting) await this.heartbeats.reconnecting
     if (!await this._ensurePrepared()) return
     const started = Date.now()
     this.writeStartedAt = started
@@ -286,6 +289,7 @@ class MongoWorker extends Worker {
     this.dbError = ((unreachable || stage === 'connect') && this.notMongo) || redactMessage(err)
     const delay = this.backoff.next()
     this.retryAt = Date.now() + delay
+    if (err.name === 'MongoServerSelectionError') this.heartbeats.selectionFailed()
     this.logAtMost(unreachable ? 'down' : 'error', 'warn', { stage, uri: this.uri, error: this.dbError, retryInMs: delay },
       unreachable ? `database unreachable (${this.dbError}); holding messages and retrying` : `database ${stage} failed (${this.dbError}); holding messages and retrying`)
   }
@@ -356,6 +360,7 @@ class MongoWorker extends Worker {
   async close () {
     clearInterval(this.timer)
     if (this.keeper) this.keeper.stop()
+    if (this.heartbeats) await this.heartbeats.stop()
     if (this.connection) await this.connection.close().catch(() => {})
   }
 
@@ -371,6 +376,7 @@ class MongoWorker extends Worker {
     const writeMs = this.writeStartedAt ? Date.now() - this.writeStartedAt : 0
     return {
       dbErrors: this.dbCounts.dbErrors,
+      driverReconnects: this.heartbeats ? this.heartbeats.reconnects : 0, // clients reconnected because the driver's monitor was stuck
       dbDown: this.dbDown || (this.prepared && this.lostAt > 0) || this.notMongo !== null,
       dbError: this.notMongo || this.dbError || (this.prepared && this.lostAt > 0 ? `the driver has had no server to write to for ${Math.round((Date.now() - this.lostAt) / 1000)} s (its heartbeat)` : null),
       dbStalled: writeMs > this.settings.serverSelectionTimeoutMS,

@@ -79,6 +79,7 @@ function defineWorkerSeries ({ total, gauge }, stats) {
   gauge('collector_worker_messages_in_flight', 'Messages in flight, per worker slot.', perWorker((w) => w.inFlight), ['slot'])
   total('collector_worker_db_writes_total', 'Database write operations, per worker slot (workers that report dbWrites).', perWorker((w) => workerStats(w.custom).dbWrites), ['slot'])
   total('collector_worker_db_errors_total', 'Database errors, per worker slot.', perWorker((w) => workerStats(w.custom).dbErrors), ['slot'])
+  total('collector_worker_driver_reconnects_total', 'Driver clients reconnected because their monitor was stuck, per worker slot.', perWorker((w) => workerStats(w.custom).driverReconnects), ['slot'])
   gauge('collector_worker_db_down', '1 while a worker cannot reach its database.', perWorker((w) => { const { dbDown } = workerStats(w.custom); return dbDown === undefined ? undefined : Number(dbDown) }), ['slot'])
   total('collector_worker_state_evicted_total', 'Per-sender state forgotten over its bound, per worker slot and map (workers that report evicted).', perWorkerMap('evicted'), ['slot', 'map'])
   gauge('collector_worker_state_held', 'Per-sender state held, per worker slot and map (keys; bounded, see docs/call-quality.md, Memory).', perWorkerMap('held'), ['slot', 'map'])

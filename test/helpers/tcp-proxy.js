@@ -14,7 +14,16 @@ const net = require('node:net')
  * - `cut({ mode: 'http' })`: destroys every open or held connection and
  *   answers each new one's first bytes with an HTTP 400, as a web server
  *   on the port would (something that is not the server, answering).
- * - `restore()`: forwards again. `close()`: stops listening, drops all.
+ * - `holdChecks()`: from now on, a client's `hello` (or `isMaster`) that is
+ *   not the first message on its connection is held, with what follows it
+ *   on that connection: the driver's monitor checks an open connection so,
+ *   and waits for the reply; a new connection's handshake still passes.
+ *   `heldChecks` counts the connections holding one.
+ * - `failNextCommand()`: the next command on an open connection, other
+ *   than a check, closes that connection instead of reaching the server
+ *   (a connection lost with a write in flight).
+ * - `restore()`: forwards again (held messages too). `close()`: stops
+ *   listening, drops all.
  *
  * @param {{ targetHost?: string, targetPort: number, host?: string, port?: number }} options
  * @returns {Promise<TcpProxy>}
@@ -23,10 +32,12 @@ async function createTcpProxy ({ targetHost = '127.0.0.1', targetPort, host = '1
   const pairs = new Set()
   const held = new Set()
   let cutMode = null
+  let checksHeld = false
+  let failNext = false
 
   const forward = (client) => {
     const upstream = net.connect({ host: targetHost, port: targetPort })
-    const pair = { client, upstream }
+    const pair = { client, upstream, messages: 0, pending: Buffer.alloc(0), held: [] }
     pairs.add(pair)
     const drop = () => {
       pairs.delete(pair)
@@ -37,7 +48,27 @@ async function createTcpProxy ({ targetHost = '127.0.0.1', targetPort, host = '1
       socket.on('error', drop)
       socket.on('close', drop)
     }
-    client.pipe(upstream)
+    // Client to server by whole wire messages (int32 length first), to hold checks.
+    client.on('data', (chunk) => {
+      pair.pending = Buffer.concat([pair.pending, chunk])
+      while (pair.pending.length >= 4 && pair.pending.length >= pair.pending.readInt32LE(0)) {
+        if (pair.pending.readInt32LE(0) < 16) { // not the wire protocol: passed on as it is
+          upstream.write(pair.pending)
+          pair.pending = Buffer.alloc(0)
+          break
+        }
+        const message = pair.pending.subarray(0, pair.pending.readInt32LE(0))
+        pair.pending = pair.pending.subarray(message.length)
+        const first = pair.messages++ === 0
+        if (pair.held.length > 0 || (checksHeld && !first && isCheck(message))) pair.held.push(message)
+        else if (failNext && !first && !isCheck(message)) {
+          failNext = false
+          drop()
+          return
+        } else upstream.write(message)
+      }
+    })
+    client.resume()
     upstream.pipe(client)
   }
 
@@ -86,8 +117,21 @@ async function createTcpProxy ({ targetHost = '127.0.0.1', targetPort, host = '1
         held.clear()
       }
     },
+    holdChecks () {
+      checksHeld = true
+    },
+    get heldChecks () { return [...pairs].filter((pair) => pair.held.length > 0).length },
+    failNextCommand () {
+      failNext = true
+    },
     restore () {
       cutMode = null
+      checksHeld = false
+      failNext = false
+      for (const pair of pairs) {
+        for (const message of pair.held) pair.upstream.write(message)
+        pair.held = []
+      }
       for (const client of held) forward(client)
       held.clear()
     },
@@ -101,12 +145,22 @@ async function createTcpProxy ({ targetHost = '127.0.0.1', targetPort, host = '1
   }
 }
 
+// An OP_MSG whose command (the first key of its body section) is a monitor's check.
+function isCheck (message) {
+  if (message.length < 27 || message.readInt32LE(12) !== 2013 || message[20] !== 0) return false
+  const end = message.indexOf(0, 26)
+  return end > 0 && ['hello', 'isMaster', 'ismaster'].includes(message.toString('latin1', 26, end))
+}
+
 /**
  * @typedef {object} TcpProxy
  * @property {() => import('net').AddressInfo} address
  * @property {string} uri mongodb://127.0.0.1:<proxy port>
  * @property {number} connections open or held client connections
  * @property {(options?: { mode?: 'reset'|'hold'|'http' }) => void} cut
+ * @property {() => void} holdChecks
+ * @property {number} heldChecks connections holding a check
+ * @property {() => void} failNextCommand
  * @property {() => void} restore
  * @property {() => Promise<void>} close
  */

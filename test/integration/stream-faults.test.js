@@ -121,6 +121,32 @@ test('proxy cut between writes: updates stay pending, are retried, and land exac
   t.diagnostic(`dbErrors ${workerSum(down, (c) => c.dbErrors)}, pending streams while cut ${workerSum(down, (c) => c.pending)}`)
 })
 
+// The driver's monitor can wait for good on a check it wrote to a closing
+// connection (workers/storage/heartbeat-watch.js): the server is then
+// Unknown to that client while it answers everyone else. Here a check is
+// held unanswered by the proxy and a write's connection is lost, so the
+// server is Unknown to the client; the worker must tell it from its own
+// connection and reconnect its client.
+test('a driver check never answered while the server answers others: the client is reconnected, nothing lost', async (t) => {
+  const { lb, proxy, db, port } = await setup(t, { lbOptions: { instances: 1 } })
+  const streams = 50
+  const perSide = 4
+  await sendAll(port, phaseTraffic(streams, perSide, 0))
+  await waitFor(dbHolds(db, streams, 2 * perSide))
+  proxy.holdChecks()
+  await waitFor(() => proxy.heldChecks > 0, { timeout: 15000 }) // the monitor checks every 10 s
+  proxy.failNextCommand()
+  await sendAll(port, phaseTraffic(streams, perSide, 1))
+  await allProcessed(lb, streams * perSide * 4)
+  const [worker] = (await lb.stats()).workers
+  assert.strictEqual(worker.custom.driverReconnects, 1, 'the client reconnected once')
+  assert.strictEqual(proxy.heldChecks, 0, 'its stuck connection closed by the reconnect (the check was never answered)')
+  await lb.stop()
+  const counts = await checkStreams(db, streams, 2 * perSide)
+  assert.deepStrictEqual([...new Set(counts)], [4 * perSide], 'exact packet counts')
+  t.diagnostic(`dbErrors ${worker.custom.dbErrors} before the client was reconnected`)
+})
+
 // A cut can land after the server applied a batch but before it answered;
 // the worker writes those entries again, guarded by the sides' watermarks
 // (StreamWriter), so each batch is applied once: exact, not at-least-once.
