@@ -163,7 +163,7 @@ function storageLines (storage) {
     deleted: `${c.deleted.retention ?? 'TTL'}/${c.deleted.budget}`
   }))
   return [
-    `storage: ${used}; ${how}`,
+    `storage: ${used}; ${how}; measured ${timeText(storage.measuredAt) ?? '-'} UTC (every --storage-interval)`,
     ...formatTable(STORAGE_COLUMNS, rows).trimEnd().split('\n').map((line) => `  ${line}`),
     ...(storage.estimated ? ['  (sizes estimated: the server reports no storage or index sizes, see docs/storage.md#capacity)'] : []),
     ...(storage.ttlDeleted !== null && storage.ttlDeleted !== undefined ? [`  deleted by the server's TTL monitor since the leader started: ${storage.ttlDeleted} (every database, not per collection)`] : [])

@@ -159,6 +159,7 @@ test('capacity: collector status and /metrics give per collection documents, byt
   assert.deepEqual([logs.retentionMs, storage.collections.counters.retentionMs, storage.maxStorage], [0, 30 * DAY, 1024 ** 3])
   const text = render(buildSnapshot({ name: 'cap', collector: 'syslog', pid: process.pid, interval: 1000 }, stats, computeRates(stats)))
   assert.match(text, /storage: [\d.]+ KiB of 1\.0 GiB \(--max-storage\), /)
+  assert.ok(text.includes(`measured ${new Date(storage.measuredAt).toISOString().slice(0, 19).replace('T', ' ')} UTC`), 'when the figures were measured')
   assert.match(text, /COLLECTION +DOCUMENTS +DATA +INDEXES +OLDEST +NEWEST +GROWTH\/DAY +RETENTION +DELETED RETENTION\/BUDGET/)
   assert.match(text, /syslog +200 +[\d.]+ KiB +[\d.]+ (KiB|B) +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +- +off +0\/0/)
   assert.match(text, /counters .* 30d by dayStart +0\/0/)
