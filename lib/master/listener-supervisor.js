@@ -46,9 +46,10 @@ class ListenerSupervisor {
         return
       } catch (err) {
         if (first && ListenError.isBindError(err)) throw new ListenError(this.options.protocol, this.ctx.host, this.ctx.port, err)
-        if (!this.options.retry || this.stopRequested) throw err
+        if (!this.options.retry) throw err
+        if (this.stopRequested) throw stoppedWhileOpening(err)
         await this.waitRetry(err)
-        if (this.stopRequested) throw err
+        if (this.stopRequested) throw stoppedWhileOpening(err)
       }
     }
   }
@@ -139,6 +140,11 @@ class ListenerSupervisor {
 }
 
 // A protocol's listener may count kernel drops (UDP does); others have none.
+// stop() during a start that was still retrying (a tcp_client whose server is not up): the start fails as stopped, the last attempt's error its cause.
+function stoppedWhileOpening (err) {
+  return new Error(`stopped before the listener opened (last attempt: ${err.message})`, { cause: err })
+}
+
 function kernelDropsOf (listener) {
   return typeof listener.kernelDrops === 'function' ? listener.kernelDrops() : 0
 }

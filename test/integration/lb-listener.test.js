@@ -168,3 +168,19 @@ test('tcp_client: frames arrive; the peer goes away and comes back on its port, 
   assert.equal(errors[before].delay, 50)
   await sleep(0)
 })
+
+test('tcp_client stopped while it waits for its server: start() rejects saying so, with the last connect error as its cause', async (t) => {
+  const peer = await startPeer(t)
+  const port = peer.server.address().port
+  await peer.close() // nothing listens there now
+  const lb = newLb(t, { protocol: 'tcp_client', port, framing: 'newline' })
+  const errors = collectListenerErrors(lb)
+  const starting = lb.start()
+  await waitFor(() => errors.length >= 2, { what: 'two failed connects' })
+  await lb.stop()
+  await assert.rejects(starting, (err) => {
+    assert.match(err.message, /^stopped before the listener opened \(last attempt: .*ECONNREFUSED/)
+    assert.equal(err.cause.code, 'ECONNREFUSED')
+    return true
+  })
+})
