@@ -10,7 +10,7 @@ const { RedeliveryWatermarks } = require('./storage/redelivery-watermarks')
 const { raceDeadline } = require('../lib/shared/when-any')
 const { isUnreachable } = require('../lib/mongo/unreachable')
 const { findNotMongo } = require('../lib/mongo/not-mongo')
-const { HeartbeatWatch } = require('./storage/heartbeat-watch')
+const { HeartbeatWatch } = require('../lib/mongo/heartbeat-watch')
 const { resolveSettings } = require('../lib/shared/settings')
 const { MONGO_SETTINGS } = require('./mongo-settings')
 const { identifyServer, serverLine } = require('../lib/mongo/server-identity')
@@ -107,6 +107,7 @@ class MongoWorker extends Worker {
   // Nothing is written before prepare() succeeded (indexes first). A first
   // connection that failed is not retried by the driver: open it again.
   _ensurePrepared () {
+    if (this.heartbeats.reconnecting) return Promise.resolve(false) // its client is being reconnected (lib/mongo/heartbeat-watch.js)
     if (this.prepared) return Promise.resolve(true)
     if (!this.preparing) this.preparing = this._prepareOnce().finally(() => { this.preparing = null })
     return this.preparing
@@ -245,7 +246,6 @@ class MongoWorker extends Worker {
 
   async _flushOnce () {
     if (this.staged && this.finished(this.staged.seq)) this._commitStaged()
-    if (this.heartbeats.reconnecting) await this.heartbeats.reconnecting
     if (!await this._ensurePrepared()) return
     const started = Date.now()
     this.writeStartedAt = started
@@ -289,7 +289,7 @@ class MongoWorker extends Worker {
     this.dbError = ((unreachable || stage === 'connect') && this.notMongo) || redactMessage(err)
     const delay = this.backoff.next()
     this.retryAt = Date.now() + delay
-    if (err.name === 'MongoServerSelectionError') this.heartbeats.selectionFailed()
+    this.heartbeats.check()
     this.logAtMost(unreachable ? 'down' : 'error', 'warn', { stage, uri: this.uri, error: this.dbError, retryInMs: delay },
       unreachable ? `database unreachable (${this.dbError}); holding messages and retrying` : `database ${stage} failed (${this.dbError}); holding messages and retrying`)
   }

@@ -10,7 +10,7 @@
 const WORKER_STATS = Object.freeze({
   dbWrites: 'number', // database write operations so far
   dbErrors: 'number', // failed connects and writes so far
-  driverReconnects: 'number', // driver clients reconnected because their monitor was stuck (workers/storage/heartbeat-watch.js)
+  driverReconnects: 'number', // driver clients reconnected because their monitor was stuck (lib/mongo/heartbeat-watch.js)
   dbDown: 'boolean', // the database cannot be reached now
   held: 'object', // per-sender state held now, by map: { map: keys }
   evicted: 'object', // per-sender state forgotten over its bound so far, by map

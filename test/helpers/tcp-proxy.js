@@ -48,15 +48,18 @@ async function createTcpProxy ({ targetHost = '127.0.0.1', targetPort, host = '1
       socket.on('error', drop)
       socket.on('close', drop)
     }
-    // Client to server by whole wire messages (int32 length first), to hold checks.
-    client.on('data', (chunk) => {
+    // Client to server by whole wire messages, to hold checks; anything
+    // else (TLS) is piped as it comes.
+    const onData = (chunk) => {
       pair.pending = Buffer.concat([pair.pending, chunk])
-      while (pair.pending.length >= 4 && pair.pending.length >= pair.pending.readInt32LE(0)) {
-        if (pair.pending.readInt32LE(0) < 16) { // not the wire protocol: passed on as it is
-          upstream.write(pair.pending)
-          pair.pending = Buffer.alloc(0)
-          break
-        }
+      if (pair.messages === 0 && pair.pending.length >= HEADER && !isWireHeader(pair.pending)) {
+        client.off('data', onData)
+        client.pause()
+        upstream.write(pair.pending)
+        client.pipe(upstream)
+        return
+      }
+      while (pair.pending.length >= HEADER && pair.pending.length >= pair.pending.readInt32LE(0)) {
         const message = pair.pending.subarray(0, pair.pending.readInt32LE(0))
         pair.pending = pair.pending.subarray(message.length)
         const first = pair.messages++ === 0
@@ -65,9 +68,13 @@ async function createTcpProxy ({ targetHost = '127.0.0.1', targetPort, host = '1
           failNext = false
           drop()
           return
-        } else upstream.write(message)
+        } else if (!upstream.write(message)) {
+          client.pause()
+          upstream.once('drain', () => client.resume())
+        }
       }
-    })
+    }
+    client.on('data', onData)
     client.resume()
     upstream.pipe(client)
   }
@@ -143,6 +150,14 @@ async function createTcpProxy ({ targetHost = '127.0.0.1', targetPort, host = '1
       return new Promise((resolve) => server.close(() => resolve()))
     }
   }
+}
+
+const HEADER = 16
+
+// A MongoDB message header: a sane length, a request opcode (OP_MSG, OP_QUERY, OP_COMPRESSED).
+function isWireHeader (buf) {
+  const length = buf.readInt32LE(0)
+  return length >= HEADER && length <= 48 * 1000 * 1000 && [2013, 2004, 2012].includes(buf.readInt32LE(12))
 }
 
 // An OP_MSG whose command (the first key of its body section) is a monitor's check.
