@@ -107,9 +107,10 @@ class Entry {
       if (err && err.workerCode === 'ERR_INVALID_OPTION') return this.refused(err)
       this.logger.fatal({ error: briefError(err) }, `collector failed to start: ${err.message}`)
       await stats.writeFailure(this.dir, this.config.name, err).catch(() => {})
-      // Under PM2, a start that failed is not retried (the launcher reports
-      // it and removes the app); in a terminal it is exit 1 like any failure.
-      return this.ctx.exit(this.ctx.env.pm_id !== undefined ? EXIT.START_FAILED : EXIT.FAILED)
+      // Under PM2, a first start that failed is not retried (the launcher
+      // reports it and removes the app), a restart's is (app/exit-codes.js);
+      // in a terminal it is exit 1 like any failure.
+      return this.ctx.exit(EXIT.startFailedCode(this.ctx.env))
     }
     await stats.removeFailure(this.config.name, this.dir).catch(() => {})
     await this.publish()

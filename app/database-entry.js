@@ -47,7 +47,7 @@ async function main (argv) {
     server = await startEmbeddedServer({ host: config.host, port: config.port, logger, dbPath })
   } catch (err) {
     console.error(`collector db: ${err.message}`)
-    return process.env.pm_id !== undefined ? EXIT.START_FAILED : EXIT.FAILED
+    return EXIT.startFailedCode(process.env) // a restart by PM2 is retried (app/exit-codes.js)
   }
   console.log(server.uri)
   console.error(`MONGODB_URI=${server.uri} — Ctrl-C to stop`)

@@ -14,6 +14,7 @@ const { runCli: cli, CLI } = require('../helpers/cli')
 const { waitFor } = require('../helpers/wait-for')
 const { pm2Home } = require('../helpers/pm2-home')
 const { mountTmpfs } = require('../helpers/tmpfs')
+const { freePort } = require('../helpers/ports')
 const { spawn } = require('node:child_process')
 
 const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
@@ -55,6 +56,43 @@ test('start whose workers cannot come online (init throws): exit 1 with the reas
   assert.equal(result.code, 1)
   assert.equal(result.stderr, 'collector: worker failed to start: planned init failure\n')
   assert.deepEqual(await launcher.list({ pm2Home: env.PM2_HOME }), [])
+})
+
+// A first start that fails is reported and not retried (above); a restart
+// PM2 makes after a crash is retried, or a cause that passes would leave
+// the collector down for good with nobody told (app/exit-codes.js).
+test('a collector PM2 restarts after a crash, whose port is still held then: PM2 restarts it until it listens again', { timeout: 120000 }, async (t) => {
+  const env = pm2Env(t)
+  const port = await freePort() // TCP's: free for UDP too, nearly always; the start below says if not
+  const started = await cli(env, 'start', ECHO, '--name', 'phoenix', '--port', String(port))
+  assert.equal(started.code, 0, started.stderr)
+  const [before] = await launcher.list({ pm2Home: env.PM2_HOME })
+  process.kill(before.pid, 'SIGKILL')
+  // The port, taken as soon as the dead master's socket is gone: its restart fails on it.
+  let holder = null
+  await waitFor(() => new Promise((resolve) => {
+    const socket = dgram.createSocket('udp4')
+    socket.once('error', () => { socket.close(); resolve(false) })
+    socket.bind(port, '127.0.0.1', () => { holder = socket; resolve(true) })
+  }), { what: 'the port to be free', interval: 5 })
+  t.after(() => holder.close())
+  const failed = await waitFor(async () => {
+    const [app] = await launcher.list({ pm2Home: env.PM2_HOME })
+    return app && app.restarts >= 2 && app
+  }, { timeout: 30000, what: 'a restart that failed on the held port, and another after it' })
+  assert.notEqual(failed.status, 'stopped', 'not given up')
+  holder.close()
+  holder = { close () {} }
+  const back = await waitFor(async () => {
+    const [app] = await launcher.list({ pm2Home: env.PM2_HOME })
+    return app && app.status === 'online' && app.pid !== before.pid && app
+  }, { timeout: 60000, what: 'the collector online again' })
+  const status = await waitFor(async () => {
+    const r = await cli(env, 'status', 'phoenix')
+    return r.code === 0 && new RegExp(`udp 127\\.0\\.0\\.1:${port}`).test(r.stdout) && r
+  }, { timeout: 30000, what: 'status to show it listening' })
+  assert.match(status.stdout, /^phoenix {2}running/)
+  assert.ok(back.restarts >= 2)
 })
 
 test('stop, then start NAME brings it back with its flags (status of the stopped one shows no pid); start NAME again says it runs; logs shows its lines and none of PM2\'s, readable or as JSON, and --follow what comes after', { timeout: 120000 }, async (t) => {

@@ -24,6 +24,7 @@ const { runCli: cli } = require('../helpers/cli')
 const { pm2Home } = require('../helpers/pm2-home')
 const { installFakeMongod } = require('../helpers/fake-mongod')
 const { removeDir } = require('../helpers/temp-dir')
+const { waitFor } = require('../helpers/wait-for')
 
 const CLI = path.join(__dirname, '..', '..', 'bin', 'collector.js')
 // The Java server, whatever this machine has (a mongod, the network).
@@ -221,6 +222,38 @@ test('collector db start on a port in use: exit 1 at once with the reason, no PM
   const status = await cli(env, 'db', 'status')
   assert.equal(status.code, 1)
   assert.match(status.stdout, /not running under PM2/)
+})
+
+// PM2 restarts a database that died; a restart that fails on a cause that
+// passes (here its port, held as it restarts) is tried again, not left
+// down for good with every collector holding its data (app/exit-codes.js).
+test('collector db start: the server killed, its port held while PM2 restarts it; it comes back once the port is free', { timeout: 180000 }, async (t) => {
+  const home = pm2Home(t)
+  const env = { ...JAVA, PM2_HOME: home }
+  const port = await freePort()
+  const started = await cli(env, 'db', 'start', '--port', String(port), '--db-memory')
+  assert.equal(started.code, 0, started.stderr)
+  const javaPid = Number(/the Java server \(mongo-java-server\), pid (\d+)/.exec((await cli(env, 'db', 'status')).stdout)[1])
+  process.kill(javaPid, 'SIGKILL')
+  let holder = null
+  await waitFor(() => new Promise((resolve) => {
+    const server = net.createServer()
+    server.once('error', () => resolve(false))
+    server.listen(port, '127.0.0.1', () => { holder = server; resolve(true) })
+  }), { what: 'the port to be free', interval: 5 })
+  t.after(() => holder && holder.close())
+  const log = path.join(home, 'logs', 'collector-db-error.log')
+  await waitFor(() => fs.existsSync(log) && (fs.readFileSync(log, 'utf8').match(/Address already in use/g) || []).length >= 2,
+    { timeout: 60000, what: 'two restarts that failed on the held port' })
+  await new Promise((resolve) => holder.close(resolve))
+  holder = null
+  const status = await waitFor(async () => {
+    const r = await cli(env, 'db', 'status')
+    return /online {2}pid \d+ {2}\S+ {2}answers ping/.test(r.stdout) && r
+  }, { timeout: 60000, what: 'the database online again' })
+  assert.equal(status.code, 0)
+  await writeDocs(`mongodb://127.0.0.1:${port}`, 3)
+  assert.equal(await countDocs(`mongodb://127.0.0.1:${port}`), 3, 'it takes writes again')
 })
 
 test('the embedded database keeps its data private: a --db-path it creates is 0700, and bound beyond loopback it warns that it has no authentication', { timeout: 120000 }, async (t) => {
