@@ -42,6 +42,23 @@ async function startSyslog (t, uri, logger) {
 
 const lines = (n, tag) => Array.from({ length: n }, (_, i) => `<14>1 2026-11-23T10:00:00Z h app - - - ${tag} ${i}`)
 
+// The test server, and a proxy in front of it (closed after the test).
+async function proxiedTestMongo (t) {
+  const { uri } = await getTestMongo()
+  const target = new URL(uri.replace('mongodb://', 'http://'))
+  const proxy = await createTcpProxy({ targetHost: target.hostname, targetPort: Number(target.port) })
+  t.after(() => proxy.close())
+  return { uri, proxy }
+}
+
+// Every one of `n` messages processed, then, the collector stopped, stored, nothing dropped.
+async function storedAll (collector, uri, database, n, timeout) {
+  await waitFor(() => collector.summary().processed === n, { timeout })
+  await collector.stop()
+  assert.equal((await storedMessages(uri, database)).length, n)
+  assert.equal(collector.summary().dropped.total, 0)
+}
+
 async function storedMessages (uri, database) {
   const client = await new MongoClient(uri).connect()
   try {
@@ -106,10 +123,7 @@ test('a frozen database (SIGSTOP) shows in stats: oldestUnackedMs grows, the wor
 // An idle worker said `ok` while its database was gone: it learned of it
 // only at its next write. The driver's heartbeat says so within ~10 s.
 test('a database gone while nothing arrives: status says down within the driver\'s heartbeat, and ok again once it is back', { timeout: 90000 }, async (t) => {
-  const { uri } = await getTestMongo()
-  const target = new URL(uri.replace('mongodb://', 'http://'))
-  const proxy = await createTcpProxy({ targetHost: target.hostname, targetPort: Number(target.port) })
-  t.after(() => proxy.close())
+  const { proxy } = await proxiedTestMongo(t)
   const { collector, send } = await startSyslog(t, `${proxy.uri}/`, captureLogger().logger)
   await send(lines(3, 'idle'))
   await waitFor(() => collector.summary().processed === 3)
@@ -131,10 +145,7 @@ const notMongo = (port) => new RegExp(`127\\.0\\.0\\.1:${port} accepts connectio
 const statusText = (s) => renderStatus({ name: 'taken', pid: process.pid, alive: true, age: 0, interval: 1000, collector: 'syslog', time: '', stats: s, rates: { received: 0, processed: 0, failed: 0, dropped: 0, workers: [] } })
 
 test('the URI\'s port answering garbage at start: one line at start and in the worker\'s log and dbError (status shows it); stored once the real server is there', { timeout: 90000 }, async (t) => {
-  const { uri } = await getTestMongo()
-  const target = new URL(uri.replace('mongodb://', 'http://'))
-  const proxy = await createTcpProxy({ targetHost: target.hostname, targetPort: Number(target.port) })
-  t.after(() => proxy.close())
+  const { uri, proxy } = await proxiedTestMongo(t)
   proxy.cut({ mode: 'http' })
   const port = proxy.address().port
   const { logger, records } = captureLogger()
@@ -147,17 +158,11 @@ test('the URI\'s port answering garbage at start: one line at start and in the w
   assert.match(statusText(s), new RegExp(`^database \\(slot 0\\): ${notMongo(port).source}`, 'm'))
   assert.equal(collector.summary().processed, 0)
   proxy.restore()
-  await waitFor(() => collector.summary().processed === 20, { timeout: 30000 })
-  await collector.stop()
-  assert.equal((await storedMessages(uri, database)).length, 20)
-  assert.equal(collector.summary().dropped.total, 0)
+  await storedAll(collector, uri, database, 20, 30000)
 })
 
 test('the URI\'s port taken mid-run by a server that stays silent, then by one answering garbage: the worker says so (not just a stalled write) in its log and dbError; stored once the real server is back', { timeout: 120000 }, async (t) => {
-  const { uri } = await getTestMongo()
-  const target = new URL(uri.replace('mongodb://', 'http://'))
-  const proxy = await createTcpProxy({ targetHost: target.hostname, targetPort: Number(target.port) })
-  t.after(() => proxy.close())
+  const { uri, proxy } = await proxiedTestMongo(t)
   const port = proxy.address().port
   const { logger, records } = captureLogger()
   const { collector, database, send } = await startSyslog(t, `${proxy.uri}/`, logger)
@@ -174,18 +179,12 @@ test('the URI\'s port taken mid-run by a server that stays silent, then by one a
   await waitFor(() => said() > before, { timeout: 30000 })
   assert.ok(!records.slice(-3).some((r) => /ECONNREFUSED/.test(r.msg)), 'no stale cause while the port answers')
   proxy.restore()
-  await waitFor(() => collector.summary().processed === 15, { timeout: 60000 })
-  await collector.stop()
-  assert.equal((await storedMessages(uri, database)).length, 15)
-  assert.equal(collector.summary().dropped.total, 0)
+  await storedAll(collector, uri, database, 15, 60000)
 })
 
 test('the not-MongoDB probe: the real server, a reset or a closed port are not "another program"; silence and garbage are', { timeout: 30000 }, async (t) => {
   const { findNotMongo } = require('../../lib/mongo/not-mongo')
-  const { uri } = await getTestMongo()
-  const target = new URL(uri.replace('mongodb://', 'http://'))
-  const proxy = await createTcpProxy({ targetHost: target.hostname, targetPort: Number(target.port) })
-  t.after(() => proxy.close())
+  const { uri, proxy } = await proxiedTestMongo(t)
   const port = proxy.address().port
   assert.equal(await findNotMongo(uri), null)
   assert.equal(await findNotMongo(`${proxy.uri}/db?retryWrites=true`), null, 'through the proxy')
