@@ -139,12 +139,12 @@ class ListenerSupervisor {
   }
 }
 
-// A protocol's listener may count kernel drops (UDP does); others have none.
 // stop() during a start that was still retrying (a tcp_client whose server is not up): the start fails as stopped, the last attempt's error its cause.
 function stoppedWhileOpening (err) {
   return new Error(`stopped before the listener opened (last attempt: ${err.message})`, { cause: err })
 }
 
+// A protocol's listener may count kernel drops (UDP does); others have none.
 function kernelDropsOf (listener) {
   return typeof listener.kernelDrops === 'function' ? listener.kernelDrops() : 0
 }

@@ -22,8 +22,8 @@ const { redactMessage } = require('./redact-uri')
 // client holds Unknown.
 // Then the server is asked directly (lib/mongo/not-mongo.js); if it
 // answers, the client is closed and connected again: its databases and
-// collections stay valid. See docs/storage.md. Used by the workers, on a
-// write that failed server selection.
+// collections stay valid. See docs/storage.md. Used by the workers, on
+// every failed write.
 
 const STUCK_AFTER_MS = 5000
 // A client is not reconnected again sooner than this.
@@ -86,7 +86,9 @@ class HeartbeatWatch {
     if (!this.client || this.reconnecting || this.stopped || Date.now() - this.reconnectedAt < RECONNECT_INTERVAL_MS) return
     const stuck = this.stuck().map((address) => ({ address, at: splitAddress(address) })).filter((s) => s.at)
     if (stuck.length === 0) return
-    this.reconnecting = this._reconnectIfAnswering(this.client, stuck).finally(() => { this.reconnecting = null })
+    this.reconnecting = this._reconnectIfAnswering(this.client, stuck)
+      .catch((err) => this.logger.warn({ uri: this.uri, error: redactMessage(err) }, `database client reconnect failed (${redactMessage(err)})`))
+      .finally(() => { this.reconnecting = null; this.wake = null })
   }
 
   async _reconnectIfAnswering (client, stuck) {
