@@ -7,6 +7,7 @@ const CollectorError = require('../exceptions/collector-error')
 const { APP_DEFAULTS, withPm2, call, findApp, removeApp, errorLogMark, startFailure } = require('./pm2-api')
 const { chooseEmbeddedServer } = require('../lib/mongo/choose-server')
 const { ensureJavaServerBuilt } = require('../lib/mongo/java-build')
+const { startWaiterEnv } = require('./exit-codes')
 
 /** The PM2 app of the shared embedded database (`collector db start`). */
 const DB_APP = 'collector-db'
@@ -40,7 +41,7 @@ async function startDatabase (argv = [], options = {}) {
       args: argv,
       listen_timeout: 60000,
       kill_timeout: 15000,
-      env: { ...options.env, ...keep }
+      env: { ...options.env, ...keep, ...startWaiterEnv() }
     }
     const mark = errorLogMark(options, DB_APP)
     await call(api, 'start', app)

@@ -9,6 +9,7 @@ const stats = require('./stats-file')
 const { APP_DEFAULTS, killTimeout, withPm2, call, findApp, removeApp, killDaemon, errorLogMark, startFailure } = require('./pm2-api')
 const { isCollectorApp, installOf, movedApp } = require('./installs')
 const database = require('./database-app')
+const { startWaiterEnv } = require('./exit-codes')
 
 /** The script PM2 runs for every collector. */
 const ENTRY = path.join(__dirname, 'collector-entry.js')
@@ -47,7 +48,7 @@ async function start (collector, argv = [], options = {}) {
     script: ENTRY,
     args: [mod.target, ...args],
     cwd,
-    env: { ...options.env, ...secretEnv, COLLECTOR_STATS_DIR: statsDirOf(options) }
+    env: { ...options.env, ...secretEnv, COLLECTOR_STATS_DIR: statsDirOf(options), ...startWaiterEnv() }
   }
   return withPm2(options, async (api) => {
     await mustBeFree(api, name)
@@ -244,6 +245,7 @@ async function moveHere (api, proc) {
     throw new CollectorError(`cannot move ${proc.name} from the install at ${proc.install} to this one: ${err.message}; it is left as it was`, err.code || 'ERR_COLLECTOR_START', { name: proc.name })
   }
   const app = movedApp(raw, ENTRY, APP_DEFAULTS)
+  Object.assign(app.env, startWaiterEnv())
   await call(api, 'delete', proc.name)
   return call(api, 'start', app)
 }

@@ -18,8 +18,9 @@ const EXIT = require('./exit-codes')
  * started with --drain-timeout 60s mid-drain). treekill stays on: PM2 signals the whole tree, the workers
  * ignore SIGINT/SIGTERM on purpose (the master drains them), PM2 waits for
  * every pid of the tree to leave, and its SIGKILL after kill_timeout takes
- * the workers too, so no worker is orphaned. A config error and a failed
- * start (app/exit-codes.js) are not restarted: restarting fixes neither.
+ * the workers too, so no worker is orphaned. A config error, and a failed
+ * first start that the launcher waits to report (app/exit-codes.js), are
+ * not restarted: restarting fixes neither.
  */
 const APP_DEFAULTS = Object.freeze({
   exec_mode: 'fork',

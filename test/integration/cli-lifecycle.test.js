@@ -18,6 +18,7 @@ const { freePort } = require('../helpers/ports')
 const { spawn } = require('node:child_process')
 
 const ECHO = path.join(__dirname, '..', 'fixtures', 'echo-collector.js')
+const PM2_BIN = path.join(__dirname, '..', '..', 'node_modules', '.bin', 'pm2')
 
 function pm2Env (t) {
   const home = pm2Home(t)
@@ -93,6 +94,41 @@ test('a collector PM2 restarts after a crash, whose port is still held then: PM2
   }, { timeout: 30000, what: 'status to show it listening' })
   assert.match(status.stdout, /^phoenix {2}running/)
   assert.ok(back.restarts >= 2)
+})
+
+// After a reboot `pm2 resurrect` starts each saved collector anew (PM2's
+// restart count 0), with nobody waiting for that start: one that fails on a
+// cause that passes (its address not up yet, its port still held) is
+// retried, as a restart after a crash is.
+test('pm2 resurrect of a saved collector whose port is held then: PM2 restarts it until it listens', { timeout: 120000 }, async (t) => {
+  const env = pm2Env(t)
+  const pm2 = (...args) => new Promise((resolve, reject) => {
+    const child = spawn(PM2_BIN, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let err = ''
+    child.stderr.on('data', (d) => { err += d })
+    child.on('close', (code) => code === 0 ? resolve() : reject(new Error(`pm2 ${args.join(' ')} exited ${code}: ${err}`)))
+  })
+  const port = await freePort()
+  const started = await cli(env, 'start', ECHO, '--name', 'saved', '--port', String(port))
+  assert.equal(started.code, 0, started.stderr)
+  await pm2('save')
+  await pm2('kill')
+  const socket = dgram.createSocket('udp4')
+  await new Promise((resolve) => socket.bind(port, '127.0.0.1', resolve))
+  let held = true
+  const release = () => { if (held) socket.close(); held = false }
+  t.after(release)
+  await pm2('resurrect')
+  const failed = await waitFor(async () => {
+    const [app] = await launcher.list({ pm2Home: env.PM2_HOME })
+    return app && app.restarts >= 2 && app
+  }, { timeout: 30000, what: 'the resurrected start that failed on the held port, and a restart after it' })
+  assert.notEqual(failed.status, 'stopped', 'not given up')
+  release()
+  await waitFor(async () => {
+    const r = await cli(env, 'status', 'saved')
+    return r.code === 0 && /^saved {2}running/.test(r.stdout) && new RegExp(`udp 127\\.0\\.0\\.1:${port}`).test(r.stdout)
+  }, { timeout: 60000, what: 'the collector running on its port again' })
 })
 
 test('stop, then start NAME brings it back with its flags (status of the stopped one shows no pid); start NAME again says it runs; logs shows its lines and none of PM2\'s, readable or as JSON, and --follow what comes after', { timeout: 120000 }, async (t) => {
