@@ -24,6 +24,10 @@ const LATE_WINDOW = Object.freeze({ 5: 30000, 9: 1000, 10: 100000 })
 // The gaps a domain remembers, so that the datagram that fills one late is
 // no longer counted lost: the last few (a reorder is a few datagrams deep).
 const MAX_GAPS = 16
+// v5 and v9: how far an exporter's uptime may drift from its clock between
+// two datagrams (v9's export time is in whole seconds; an NTP step) before
+// it says the exporter restarted in between.
+const UPTIME_SLACK_MS = 30000
 
 /**
  * NetFlow v5, v9 and IPFIX (RFC 7011) on UDP 2055, from routers, switches,
@@ -67,7 +71,10 @@ module.exports = defineCollector({
   decode: (message, settings, { kept, remote }) => {
     const datagram = decodeNetflow(message.data, { templates: kept, maxRecords: MAX_RECORDS })
     if (datagram instanceof DecodeError) return datagram
-    if (datagram.unknownTemplates > 0) return netflowRefusal('netflow-unknown-template')
+    if (datagram.unknownTemplates > 0) {
+      passOver(kept, datagram)
+      return netflowRefusal('netflow-unknown-template')
+    }
     const exporter = remote ? remote.address : ''
     const records = datagram.records.map((flow) => flowDocument(flow, exporter, datagram))
     records.push(exporterSummary(kept, exporter, datagram))
@@ -153,20 +160,30 @@ function minuteTotal (minute, exporter, fields, pair, receivedAt) {
 // its sequence numbers against the next one the last datagram announced
 // (kept state, so a worker's heir carries on counting). A datagram a little
 // behind that is late: it leaves the expected sequence where it is, and
-// what of it falls in a gap counted lost is taken back off `lost`. One far
-// behind is the exporter's restart: the sequence starts again from it.
+// what of it falls in a gap counted lost is taken back off `lost`. The
+// exporter's restart, from which the sequence starts again with no loss
+// counted: its uptime (v5, v9) that did not keep pace with its clock, a
+// step far behind, or a step forward past 2^32 wider than the late window
+// (a counter long past 2^31 started again from 0 reads as a gap of a
+// billion; a wrap that lost that much is not told apart, and not counted).
 function exporterSummary (kept, exporter, datagram) {
   const domain = `${datagram.version}|${datagram.domain}`
   const expected = kept.get(`next|${domain}`)
   const gap = expected === undefined ? 0 : sequenceGap(expected, datagram.sequence)
+  const window = LATE_WINDOW[datagram.version]
+  const restarted = uptimeRestarted(kept, domain, datagram) ||
+    gap < -window || (gap > window && datagram.sequence < expected)
   const counts = { datagrams: 1, flows: datagram.records.length, lost: 0, late: 0, restarts: 0 }
-  if (gap < 0 && gap >= -LATE_WINDOW[datagram.version]) {
+  if (restarted) {
+    counts.restarts = 1
+    if (kept.get(`gaps|${domain}`) !== undefined) kept.delete(`gaps|${domain}`)
+  } else if (gap < 0) {
     counts.late = 1
     counts.lost = -fillGap(kept, `gaps|${domain}`, datagram)
-  } else {
-    if (gap > 0) counts.lost = rememberGap(kept, `gaps|${domain}`, expected, gap)
-    if (gap < 0) counts.restarts = 1
-    if (gap < 0 && kept.get(`gaps|${domain}`) !== undefined) kept.delete(`gaps|${domain}`)
+  } else if (gap > 0) {
+    counts.lost = rememberGap(kept, `gaps|${domain}`, expected, gap)
+  }
+  if (gap >= 0 || restarted) {
     if (datagram.nextSequence !== undefined) kept.set(`next|${domain}`, datagram.nextSequence)
   }
   return {
@@ -175,6 +192,32 @@ function exporterSummary (kept, exporter, datagram) {
     identity: { exporter, version: datagram.version, domain: datagram.domain },
     counts
   }
+}
+
+// A datagram refused for want of a template (its templates kept) had its
+// place in the sequence: the next one does not count it lost. In order, the
+// expected sequence moves past it; an IPFIX one, whose records of unknown
+// layout cannot be counted, leaves none expected (the next starts afresh).
+function passOver (kept, datagram) {
+  const name = `next|${datagram.version}|${datagram.domain}`
+  const expected = kept.get(name)
+  if (expected === undefined) return
+  if (datagram.nextSequence === undefined) kept.delete(name)
+  else if (datagram.sequence === expected) kept.set(name, datagram.nextSequence)
+}
+
+// Whether a v5 or v9 exporter restarted since the domain's last datagram:
+// its uptime then plus the time between the two exports is not its uptime
+// now (mod 2^32, which holds across the uptime's wrap every 49.7 days). A
+// late datagram is older by both. Remembers this datagram's, but a late one's.
+function uptimeRestarted (kept, domain, datagram) {
+  if (datagram.sysUptime === undefined) return false
+  const last = kept.get(`uptime|${domain}`)
+  const drift = Array.isArray(last)
+    ? ((datagram.sysUptime - last[0] - (datagram.exportTime - last[1])) | 0)
+    : 0
+  if (!Array.isArray(last) || datagram.exportTime >= last[1]) kept.set(`uptime|${domain}`, [datagram.sysUptime, datagram.exportTime])
+  return Math.abs(drift) > UPTIME_SLACK_MS
 }
 
 // Gaps are [start, size] in sequence units (start mod 2^32), the latest last.

@@ -88,6 +88,7 @@ function newFlow () {
  * @property {number} sequence as exported: v5 counts flows, v9 export packets, IPFIX data records
  * @property {number|undefined} nextSequence the sequence the domain's next datagram should carry (mod 2^32); undefined when unknowable (an IPFIX data set of an unknown template)
  * @property {number} exportTime ms since the epoch (v9 and IPFIX headers carry seconds)
+ * @property {number|undefined} sysUptime v5 and v9: the exporter's uptime at export, ms mod 2^32 (IPFIX has none)
  * @property {number} samplingInterval v5 header's (0 when none; each record has it too); for v9/IPFIX see the records and the options records
  * @property {NetflowRecord[]} records flows
  * @property {Array<{ templateId: number, values: object }>} options options data records, by element name
@@ -105,6 +106,7 @@ function newDatagram (version, domain, sequence, exportTime) {
     sequence,
     nextSequence: undefined,
     exportTime,
+    sysUptime: undefined,
     samplingInterval: 0,
     records: [],
     options: [],

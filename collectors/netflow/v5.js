@@ -32,6 +32,7 @@ function decodeV5 (buf) {
   const sequence = buf.readUInt32BE(16)
   const datagram = newDatagram(5, (buf[20] << 8) | buf[21], sequence, exportTime)
   datagram.nextSequence = (sequence + count) >>> 0
+  datagram.sysUptime = sysUptime
   const samplingInterval = datagram.samplingInterval = buf.readUInt16BE(22) & 0x3fff // the top two bits are the mode
   for (let at = HEADER_SIZE; at < end; at += RECORD_SIZE) {
     const flow = newFlow()

@@ -26,6 +26,7 @@ function decodeV9 (buf, templates, maxRecords = Infinity) {
   const domain = buf.readUInt32BE(16)
   const datagram = newDatagram(9, domain, sequence, exportTime)
   datagram.nextSequence = (sequence + 1) >>> 0
+  datagram.sysUptime = sysUptime
   const staged = stageTemplates(templates, 9, domain)
   const read = readSets(buf, HEADER_SIZE, buf.length, { ipfix: false, staged, datagram, exportTime, sysUptime, maxRecords })
   if (typeof read === 'string') return netflowRefusal(read)

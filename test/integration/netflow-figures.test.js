@@ -16,7 +16,7 @@ const netflow = require('../../collectors/netflow')
 const { decodeNetflow, createMemoryTemplateStore } = require('../../collectors/netflow/netflow-decoder')
 const { makeFlows, writeFlowPcap } = require('../helpers/netflow-pcap')
 const { missingPeers, softflowdExport, nfdumpOf, key } = require('../helpers/netflow-peers')
-const { v5Packet } = require('../helpers/netflow-packets')
+const { v5Packet, v9Packet, ipfixMessage, set, templateSet, uint } = require('../helpers/netflow-packets')
 const { startTestCollector } = require('../helpers/collector')
 const { waitFor } = require('../helpers/wait-for')
 const { storageOf } = require('../../lib/shared/worker-stats')
@@ -115,6 +115,42 @@ test('netflow: two datagrams swapped count one late and no loss; a step far back
   const [exporter] = await db.collection('exporters').find().toArray()
   assert.deepEqual([exporter.datagrams, exporter.flows, exporter.lost, exporter.late, exporter.restarts], [6, 60, 0, 1, 1], JSON.stringify(exporter))
   assert.equal(await db.collection('flows').countDocuments(), 60)
+})
+
+// Each exporter on a port of its own (its own transport session): what its
+// domain's sequence says, read back from `exporters`.
+async function exporterFigures (t, datagrams, refused = 0) {
+  const { collector, db, port } = await startTestCollector(t, netflow, [], { instances: 1 })
+  await sendInOrder(t, port, datagrams)
+  await processed(collector, datagrams.length)
+  assert.equal(collector.summary().processed, datagrams.length - refused, 'every datagram accepted but those refused')
+  const [exporter] = await db.collection('exporters').find().toArray()
+  return [exporter.datagrams, exporter.lost, exporter.late, exporter.restarts]
+}
+
+test('netflow: an exporter\'s restart is not loss: an IPFIX counter long past 2^31 started again from 0 (a jump past 2^32), and a v9 exporter restarted within its late window (its uptime says so)', { timeout: 90000 }, async (t) => {
+  const at = Math.floor(Date.now() / 1000)
+  const ipfix = (sequence, i) => ipfixMessage({ exportTime: at + i, sequence, domain: 3, sets: [templateSet(2, [{ id: 300, fields: [[1, 4]] }]), set(300, Buffer.concat([uint(100, 4), uint(200, 4)]))] })
+  // 3e9, 3e9 + 2; restart: 0, 2; then 6 (4, two records, lost on the way).
+  assert.deepEqual(await exporterFigures(t, [3e9, 3e9 + 2, 0, 2, 6].map(ipfix)), [5, 2, 0, 1],
+    'lost: the 2 records of the real gap, not 2^32 - 3e9 + 0 (1,294,967,294 before)')
+
+  // v9 packets 0–49, an uptime of a day; restart (uptime 5 s) at packet 0, then 1, 2, 4 (packet 3 lost).
+  const v9 = (sequence, sysUptime, secs) => v9Packet({ sequence, sysUptime, secs, sourceId: 4, count: 1, sets: [templateSet(0, [{ id: 260, fields: [[2, 4]] }])] })
+  const day = 86400000
+  const before = Array.from({ length: 50 }, (_, i) => v9(i, day + i * 1000, at + i))
+  const after = [0, 1, 2, 4].map((sequence, i) => v9(sequence, 5000 + i * 1000, at + 60 + i))
+  assert.deepEqual(await exporterFigures(t, [...before, ...after]), [54, 1, 0, 1],
+    'a restart, and the loss after it counted (before: 4 late, 0 restarts, the 3rd packet lost unseen)')
+})
+
+test('netflow: a datagram refused for want of its template is not counted lost by the exporter at the next one', { timeout: 90000 }, async (t) => {
+  const at = Math.floor(Date.now() / 1000)
+  const known = templateSet(0, [{ id: 270, fields: [[1, 4]] }])
+  const v9 = (sequence, sets) => v9Packet({ sequence, sysUptime: 1000 * sequence, secs: at + sequence, sourceId: 5, count: 1, sets })
+  // 0: a template and its data; 1: data of template 271, never sent; 2: data of 270; 4: data of 270 (3 lost).
+  const datagrams = [v9(0, [known, set(270, uint(10, 4))]), v9(1, [set(271, uint(11, 4))]), v9(2, [set(270, uint(12, 4))]), v9(4, [set(270, uint(13, 4))])]
+  assert.deepEqual(await exporterFigures(t, datagrams, 1), [3, 1, 0, 0], 'lost: packet 3 only (before: 2, the refused packet 1 too)')
 })
 
 test('netflow: per-minute totals age by their last write, not the exporter\'s clock: a minute a day old written now survives --retention 1h; one not written for longer goes', { timeout: 90000 }, async (t) => {
