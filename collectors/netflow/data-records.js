@@ -176,7 +176,20 @@ function readDataSet (buf, start, end, plan, context, datagram) {
   }
   if (at === TRUNCATED) return 'netflow-truncated'
   if (at === TOO_LARGE) return 'netflow-counter-too-large'
+  if (!isPadding(buf, at, end)) return 'netflow-truncated'
   return count
+}
+
+// What is left of a set after its last whole record is padding (RFC 7011
+// §3.3.1: zeros, shorter than a record; RFC 3954: to a 4-byte boundary).
+// Four bytes or more holding anything but zeros are a record cut short: a
+// set of 40 bytes for a template of 48-byte records (data the exporter sent
+// with a layout it changed) was taken for padding, its datagram accepted
+// with no flow and nothing counted.
+function isPadding (buf, at, end) {
+  if (end - at < 4) return true
+  for (let i = at; i < end; i++) if (buf[i] !== 0) return false
+  return true
 }
 
 // One flow record from `at`; returns where the next one starts, or TRUNCATED / TOO_LARGE.
@@ -203,7 +216,16 @@ function readFlow (buf, at, end, plan, context, flow) {
     at += length
   }
   if (uptimes.first >= 0 || uptimes.last >= 0) uptimesToTimes(flow, plan.ipfix, context)
+  if (!isDateTime(flow.first) || !isDateTime(flow.last)) return TOO_LARGE
   return at
+}
+
+// A time a Date holds (±8.64e15 ms, about 275,000 years): a flowEndMilliseconds
+// under 2^53 but past it made an Invalid Date, which failed the whole
+// datagram's writes instead of refusing it by name.
+const MAX_DATE_MS = 8.64e15
+function isDateTime (ms) {
+  return ms === undefined || (ms >= -MAX_DATE_MS && ms <= MAX_DATE_MS)
 }
 
 // The length of a variable-length field whose prefix is at `at` (RFC 7011

@@ -21,7 +21,7 @@ const { MAX_TEMPLATE_FIELDS } = require('./template-set')
  * @param {object} [options]
  * @param {{ get: Function, set: Function, delete: Function, keys: Function }} [options.templates]
  *   the exporter's template store (required for v9 and IPFIX): one per
- *   exporter address, keys `${version}|${domain}|${templateId}`, values plain
+ *   transport session (the collector's: exporter address and port), keys `${version}|${domain}|${templateId}`, values plain
  *   JSON; createMemoryTemplateStore() is one
  * @param {number} [options.maxRecords] more flow and options records than
  *   this refuse the datagram (netflow-too-many-records) as soon as they are

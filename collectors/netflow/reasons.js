@@ -12,7 +12,7 @@ const NETFLOW_REASONS = Object.freeze([
   'netflow-bad-length', // a length field disagrees with the bytes (IPFIX message length, a set shorter than its header, v5 bytes past its records)
   'netflow-bad-count', // a v5 count of 0 or over 30
   'netflow-bad-template', // a template or options template the RFCs do not allow (ID under 256, no fields, over MAX_TEMPLATE_FIELDS, no scope, empty records)
-  'netflow-counter-too-large', // a counter or time of 2^53 or more: not stored rounded
+  'netflow-counter-too-large', // a counter or time of 2^53 or more (not stored rounded), or a time past what a Date holds (±8.64e15 ms)
   'netflow-too-many-records', // more flow and options records than the caller's maxRecords: decoding stops there
   'netflow-unknown-template' // given by the caller, never by decodeNetflow: a data set whose template is unknown (unknownTemplates > 0)
 ])

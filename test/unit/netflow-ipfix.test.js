@@ -151,10 +151,23 @@ test('the in-memory store holds at most max keys, evicting the least recently wr
   assert.throws(() => createMemoryTemplateStore({ max: 0 }), /max/)
 })
 
-test('a set too short for one more record ends in padding, not a refusal', () => {
+test('bytes too few for one more record end a set as padding when zeros or under four; four or more of anything else are a record cut short, refused', () => {
   const store = createMemoryTemplateStore()
-  const got = decodeNetflow(message([templateSet(2, [V6]), set(400, Buffer.concat([v6Record(), v6Record().subarray(0, 60)]))]), { templates: store })
-  assert.equal(got.records.length, 1)
+  decodeNetflow(message([templateSet(2, [V6])]), { templates: store })
+  assert.equal(decodeNetflow(message([set(400, Buffer.concat([v6Record(), Buffer.alloc(60)]))]), { templates: store }).records.length, 1, 'zeros')
+  assert.equal(decodeNetflow(message([set(400, Buffer.concat([v6Record(), Buffer.from([1, 2, 3])]))]), { templates: store }).records.length, 1, 'under four bytes')
+  assert.equal(reasonOf(decodeNetflow(message([set(400, Buffer.concat([v6Record(), v6Record().subarray(0, 60)]))]), { templates: store })), 'netflow-truncated')
+  // Data of a layout the exporter changed, shorter than the template kept: no flow read, and before, none counted either.
+  assert.equal(reasonOf(decodeNetflow(message([set(400, v6Record().subarray(0, 40))]), { templates: store })), 'netflow-truncated')
+})
+
+test('a time past what a Date holds is refused (it failed every write of its datagram), one within it stored', () => {
+  const store = createMemoryTemplateStore()
+  const t = templateSet(2, [{ id: 702, fields: [[8, 4], [153, 8]] }]) // flowEndMilliseconds
+  const at = (ms) => decodeNetflow(message([t, set(702, Buffer.concat([ipv4('1.2.3.4'), uint(ms, 8)]))]), { templates: store })
+  assert.equal(at(8.64e15).records[0].last, 8.64e15)
+  assert.equal(reasonOf(at(8.64e15 + 1)), 'netflow-counter-too-large')
+  assert.equal(reasonOf(at(2 ** 53 - 1)), 'netflow-counter-too-large')
 })
 
 test('malformed IPFIX messages are refused by name and leave the store as it was', () => {
