@@ -78,8 +78,8 @@ class KeptState extends UpdatesSink {
   /**
    * A definition's kept state: its collection (`keep.collection`, default
    * `<name>_kept`), scope (`keep.scope(message)`, default the sender's
-   * address) and bounds (`keep.maxEntries`, default 100,000 entries held in
-   * memory; `keep.maxPerScope`, default 4,096 names a scope; `keep.seenEvery`,
+   * address) and bounds (`keep.maxEntries`, default 100,000 entries and
+   * scopes held in memory; `keep.maxPerScope`, default 4,096 names a scope; `keep.seenEvery`,
    * default 5 minutes; `keep.scopeBefore(scope)`, the scope an earlier
    * version kept it under, read when a scope has nothing of its own).
    */
@@ -209,17 +209,23 @@ class KeptState extends UpdatesSink {
   // Whole scopes, least recently used first, past maxEntries; never one
   // whose changes wait to be written (its entries are this worker's only
   // copy), nor `reading`, the one just read for a message about to be decoded.
+  // A scope counts as an entry of its own: empty ones (a sender with nothing
+  // kept, each of the 65,535 source ports of a flood) were held for good.
   forgetOldest (reading) {
-    if (this.entries <= this.maxEntries) return
+    if (this.held() <= this.maxEntries) return
     const pending = new Set()
     for (const entry of this.store.pending.values()) pending.add(entry.id.slice(0, entry.id.indexOf(SEP)))
     for (const [scope, values] of this.scopes) {
-      if (this.entries <= this.maxEntries) break
+      if (this.held() <= this.maxEntries) break
       if (pending.has(scope) || scope === reading) continue
       this.scopes.delete(scope)
       this.entries -= values.size
       this.counts.forgotten++
     }
+  }
+
+  held () {
+    return this.entries + this.scopes.size
   }
 
   pendingNames (scope) {

@@ -97,6 +97,25 @@ test('a scope just read is not forgotten for the message it was read for, even p
   kept.settle(true)
 })
 
+// A scope with nothing kept (a datagram of garbage from each of 65,535 source
+// ports) counted nothing against maxEntries and was held for good.
+test('empty scopes count against maxEntries: a flood of senders with nothing kept is forgotten, not held', async (t) => {
+  const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+  const { MongoClient } = require('mongodb')
+  const { KeptState } = require('../../workers/kept-state')
+  const { uri } = await getTestMongo()
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  const kept = new KeptState({ collection: 'k_kept', scope: (m) => m.scope, maxEntries: 50, maxPerScope: 10 })
+  await kept.prepare(client.db(uniqueDbName('keptempty')))
+  for (let port = 0; port < 500; port++) await kept.load(`10.0.0.1|${port}`)
+  const { scopes, forgotten, reads } = kept.stats()
+  assert.equal(reads, 500)
+  assert.ok(scopes <= 50, `${scopes} scopes held`)
+  assert.equal(forgotten, 500 - scopes)
+  assert.ok(kept.scopeReady({ scope: '10.0.0.1|499' }).ready, 'the latest is held')
+})
+
 // Kept state expired nowhere: an exporter gone for good (or a session's
 // old source port) kept its templates forever. Retention now takes the
 // scopes no message used for the retention (by `seenAt`), never one in use,
