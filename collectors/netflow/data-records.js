@@ -126,7 +126,7 @@ function compile (template, ipfix) {
     minLength += length === VARIABLE_LENGTH ? 1 : length
   }
   if (minLength === 0) return undefined
-  return { ipfix, options: scope > 0, ops, lengths, infos, minLength, skipped: skipped.length, skippedNames: Object.freeze(skipped) }
+  return { ipfix, options: scope > 0, scopeNames: Object.freeze(infos.slice(0, scope).map((info) => info.name)), ops, lengths, infos, minLength, skipped: skipped.length, skippedNames: Object.freeze(skipped) }
 }
 
 const isUint = (n, max) => Number.isInteger(n) && n >= 0 && n <= max
@@ -159,7 +159,7 @@ function readDataSet (buf, start, end, plan, context, datagram) {
       const values = {}
       at = readOptionsRecord(buf, at, end, plan, values)
       if (at < 0) break
-      datagram.options.push({ templateId: context.templateId, values })
+      datagram.options.push({ templateId: context.templateId, scope: plan.scopeNames, values })
       if (typeof values.systemInitTimeMilliseconds === 'number') context.setSystemInit(values.systemInitTimeMilliseconds)
     } else {
       const flow = newFlow()

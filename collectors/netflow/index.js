@@ -6,10 +6,12 @@ const DecodeError = require('../../exceptions/decode-error')
 const { decodeNetflow, sequenceGap, netflowRefusal } = require('./netflow-decoder')
 const { READ_PAST } = require('./shapes')
 
-// A datagram's exporter summary rides after its flows in the records decode
-// gives (so a flow's place in its datagram is its place there); the sinks
-// tell the two apart by this marker.
-const EXPORTER = Symbol('exporter')
+// A datagram's options records and exporter summary ride after its flows in
+// the records decode gives (so a flow's place in its datagram is its place
+// there); the sinks tell them apart by this marker: 'options', 'exporter',
+// none for a flow.
+const KIND = Symbol('kind')
+const isFlow = (record) => record[KIND] === undefined
 const MINUTE_MS = 60000
 // Flow and options records one datagram may bring: past what exporters send
 // (v5: 30; v9 and IPFIX: about 70 records of 20 bytes in a 1,500-byte
@@ -48,7 +50,9 @@ const UPTIME_SLACK_MS = 30000
  *   and the exporter-side loss its sequence numbers show (`lost`: flows for
  *   v5, export packets for v9, data records for IPFIX, less what came late
  *   into a gap; `late`: datagrams that came behind the sequence, out of
- *   order or twice; `restarts`: steps back past LATE_WINDOW).
+ *   order or twice; `restarts`: see exporterSummary);
+ * - `flow_options`: per exporter, domain, options template and scope
+ *   values, the options record last sent (interface names, sampling).
  * A data set whose template the exporter has not sent yet refuses its
  * datagram (`netflow-unknown-template`): exporters send templates every few
  * datagrams, and a datagram is never stored in part.
@@ -77,11 +81,12 @@ module.exports = defineCollector({
     }
     const exporter = remote ? remote.address : ''
     const records = datagram.records.map((flow) => flowDocument(flow, exporter, datagram))
+    for (const options of datagram.options) records.push(optionsRecord(options, exporter, datagram))
     records.push(exporterSummary(kept, exporter, datagram))
     return records
   },
   tally: {
-    versions: (record) => record[EXPORTER] ? null : `v${record.version}`,
+    versions: (record) => isFlow(record) ? `v${record.version}` : null,
     // Field values read past, per element: what an exporter sends that no document holds.
     unknownFields: (record) => record[READ_PAST] || null
   },
@@ -90,7 +95,7 @@ module.exports = defineCollector({
       collection: 'flows',
       // Retention by arrival: an exporter's clock (first, last) may be anything, or absent.
       expireBy: 'receivedAt',
-      of: (record, { receivedAt }) => record[EXPORTER] ? null : { ...record, receivedAt },
+      of: (record, { receivedAt }) => isFlow(record) ? { ...record, receivedAt } : null,
       indexes: [{ key: { last: 1 } }, { key: { srcAddr: 1, last: 1 } }, { key: { dstAddr: 1, last: 1 } }, { key: { exporter: 1, last: 1 } }]
     }),
     sinks.updates({
@@ -98,20 +103,28 @@ module.exports = defineCollector({
       indexes: [{ key: { minute: 1 } }],
       expireBy: 'lastSeen', // by arrival: the minute is the exporter's clock, which may be a day behind
       expireFrom: 'minute', // written before lastSeen existed: its minute is the best guess
-      of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotals(record, receivedAt, ['srcAddr', 'dstAddr'])
+      of: (record, { receivedAt }) => isFlow(record) ? minuteTotals(record, receivedAt, ['srcAddr', 'dstAddr']) : null
     }),
     sinks.updates({
       collection: 'interface_minutes',
       indexes: [{ key: { minute: 1 } }],
       expireBy: 'lastSeen', // by arrival: the minute is the exporter's clock, which may be a day behind
       expireFrom: 'minute',
-      of: (record, { receivedAt }) => record[EXPORTER] ? null : minuteTotals(record, receivedAt, ['inputIf', 'outputIf'])
+      of: (record, { receivedAt }) => isFlow(record) ? minuteTotals(record, receivedAt, ['inputIf', 'outputIf']) : null
     }),
     sinks.updates({
       collection: 'exporters',
       expireBy: 'lastSeen', // its last datagram's arrival: an exporter still sending is never deleted
-      of: (record, { receivedAt }) => record[EXPORTER]
+      of: (record, { receivedAt }) => record[KIND] === 'exporter'
         ? { _id: record.id, setOnInsert: record.identity, inc: record.counts, max: { lastSeen: receivedAt } }
+        : null
+    }),
+    sinks.updates({
+      collection: 'flow_options',
+      expireBy: 'lastSeen',
+      // The values of the options record that reached the master last: an exporter's interface names and sampling as they are now.
+      of: (record, { receivedAt }) => record[KIND] === 'options'
+        ? { _id: record.id, setOnInsert: record.identity, last: { values: record.values }, max: { lastSeen: receivedAt } }
         : null
     })
   ]
@@ -125,6 +138,26 @@ function flowDocument (flow, exporter, datagram) {
     exporter,
     version: datagram.version,
     domain: datagram.domain
+  }
+}
+
+// An options record (RFC 3954 §6.1, RFC 7011 §3.4.2.2: interface names,
+// sampling, the exporter's own figures), one document per exporter, domain,
+// template and scope values; names the codec gives an enterprise element
+// (`<enterprise>.<id>`) are stored with the dot as %2E, as every stored key.
+function optionsRecord (options, exporter, datagram) {
+  const scope = {}
+  const values = {}
+  for (const [name, value] of Object.entries(options.values)) {
+    const key = name.replaceAll('.', '%2E')
+    if (options.scope.includes(name)) scope[key] = value
+    else values[key] = value
+  }
+  return {
+    [KIND]: 'options',
+    id: `${exporter}|${datagram.version}|${datagram.domain}|${options.templateId}|${Object.values(scope).join('|')}`,
+    identity: { exporter, version: datagram.version, domain: datagram.domain, templateId: options.templateId, scope },
+    values
   }
 }
 
@@ -187,7 +220,7 @@ function exporterSummary (kept, exporter, datagram) {
     if (datagram.nextSequence !== undefined) kept.set(`next|${domain}`, datagram.nextSequence)
   }
   return {
-    [EXPORTER]: true,
+    [KIND]: 'exporter',
     id: `${exporter}|${domain}`,
     identity: { exporter, version: datagram.version, domain: datagram.domain },
     counts

@@ -91,7 +91,7 @@ function newFlow () {
  * @property {number|undefined} sysUptime v5 and v9: the exporter's uptime at export, ms mod 2^32 (IPFIX has none)
  * @property {number} samplingInterval v5 header's (0 when none; each record has it too); for v9/IPFIX see the records and the options records
  * @property {NetflowRecord[]} records flows
- * @property {Array<{ templateId: number, values: object }>} options options data records, by element name
+ * @property {Array<{ templateId: number, scope: string[], values: object }>} options options data records, by element name (`scope`: the names of its scope fields, the first of `values`)
  * @property {number} templatesLearned templates new or changed in the store
  * @property {number} templatesWithdrawn templates removed by IPFIX withdrawals
  * @property {number} unknownTemplates data sets skipped for want of their template

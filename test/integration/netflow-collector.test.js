@@ -275,3 +275,31 @@ test('netflow: templates that each come beside data of the other are kept from a
   await collector.stop()
   assert.equal(await db.collection('flows').countDocuments(), 10)
 })
+
+// Options records (interface names, sampling) were decoded and then neither
+// stored nor counted, though their datagram counted processed.
+test('netflow: options records are stored per exporter, template and scope, the last one sent winning; an enterprise element\'s name keeps no dot', { timeout: 60000 }, async (t) => {
+  const { v9Packet, ipfixMessage, set, templateSet, uint } = require('../helpers/netflow-packets')
+  const { collector, db, port } = await startTestCollector(t, netflow, [], { instances: 1 })
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const send = (buf) => new Promise((resolve, reject) => socket.send(buf, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  // v9 options template 300: scope interface (4 bytes), samplingInterval (34), samplingAlgorithm (35).
+  const v9 = (sequence, interval) => v9Packet({
+    sequence, sourceId: 1, count: 2, secs: 1795600000 + sequence, sysUptime: 1000 * sequence,
+    sets: [templateSet(1, [{ id: 300, scope: 1, fields: [[2, 4], [34, 4], [35, 1]] }]), set(300, Buffer.concat([uint(3, 4), uint(interval, 4), uint(2, 1), uint(7, 4), uint(interval * 2, 4), uint(1, 1)]), { padding: 2 })]
+  })
+  // IPFIX options template 400: scope ingressInterface (10), interfaceName (82, variable), an enterprise element 9.100 of 2 bytes.
+  const name = (text) => Buffer.concat([uint(text.length, 1), Buffer.from(text)])
+  const ipfix = ipfixMessage({ exportTime: 1795600000, sequence: 0, domain: 9, sets: [templateSet(3, [{ id: 400, scope: 1, fields: [[10, 4], [82, 65535], [100, 2, 9]] }]), set(400, Buffer.concat([uint(5, 4), name('uplink'), uint(0xbeef, 2)]))] })
+  for (const buf of [v9(0, 100), v9(1, 64), ipfix]) await send(buf)
+  await waitFor(() => collector.summary().received === 3 && collector.summary().inFlight === 0, { what: 'every datagram through' })
+  assert.equal(collector.summary().processed, 3, JSON.stringify(collector.summary().dropped))
+  const docs = await db.collection('flow_options').find().sort({ _id: 1 }).toArray()
+  assert.deepEqual(docs.map((d) => [d.version, d.domain, d.templateId, d.scope, d.values.value]), [
+    [10, 9, 400, { ingressInterface: 5 }, { interfaceName: 'uplink', '9%2E100': 'beef' }],
+    [9, 1, 300, { scopeInterface: 3 }, { samplingInterval: 64, samplingAlgorithm: 2 }],
+    [9, 1, 300, { scopeInterface: 7 }, { samplingInterval: 128, samplingAlgorithm: 1 }]
+  ])
+  assert.ok(docs.every((d) => d.lastSeen instanceof Date && d.exporter === '127.0.0.1'))
+})

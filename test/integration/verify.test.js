@@ -23,7 +23,7 @@ const TEMPLATED = path.join(ROOT, 'test', 'fixtures', 'samples', 'templated.txt'
 const BUILT_INS = {
   syslog: { sinks: ['syslog', 'counters'], refused: {} },
   statsd: { sinks: ['metrics'], refused: { badLine: 9, badRate: 8, badValue: 9, gaugeDelta: 16, unsupportedType: 8 } },
-  netflow: { sinks: ['flows', 'flow_minutes', 'interface_minutes', 'exporters'], refused: { 'netflow-bad-version': 1, 'netflow-unknown-template': 1 } },
+  netflow: { sinks: ['flows', 'flow_minutes', 'interface_minutes', 'exporters', 'flow_options'], refused: { 'netflow-bad-version': 1, 'netflow-unknown-template': 1 } },
   rtcp: { sinks: ['streams'], refused: { 'bad-version': 2, 'too-short': 1 } },
   hep: { sinks: ['streams', 'calls', 'sip_messages', 'call_logs'], refused: { 'hep-bad-length': 1, 'hep-bad-magic': 1 } }
 }

@@ -60,7 +60,7 @@ test('sysUpTime times count from the domain\'s systemInitTimeMilliseconds, learn
   assert.deepEqual([none.records[0].first, none.records[0].last], [undefined, undefined], 'no init time known: no guess')
   const same = decodeNetflow(message([templateSet(3, [options]), set(256, Buffer.concat([uint(1, 4), uint(init, 8)])), set(1024, flow(1000, 2000))], { sequence: 1001 }), { templates: store })
   assert.deepEqual([same.records[0].first, same.records[0].last], [init + 1000, init + 2000])
-  assert.deepEqual(same.options, [{ templateId: 256, values: { exportingProcessId: 1, systemInitTimeMilliseconds: init } }])
+  assert.deepEqual(same.options, [{ templateId: 256, scope: ['exportingProcessId'], values: { exportingProcessId: 1, systemInitTimeMilliseconds: init } }])
   assert.equal(same.nextSequence, 1003, 'options records are data records too')
   const later = decodeNetflow(message([set(1024, flow(3_599_000, 2 ** 32 - 1))]), { templates: store })
   assert.equal(later.records[0].first, EXPORT * 1000 - 1000)

@@ -73,7 +73,7 @@ test('an options template reads its scope by v9 scope type and its fields by nam
   const body = Buffer.concat([uint(3, 4), uint(100, 4), uint(2, 1), Buffer.from('abcd', 'hex')])
   // Cisco pads an options template flowset to four bytes: 6 + 4 × 4 = 22, two bytes of padding
   const got = decodeNetflow(packet([templateSet(1, [options], { padding: 2 }), set(300, body, { padding: 1 })]), { templates: store })
-  assert.deepEqual(got.options, [{ templateId: 300, values: { scopeInterface: 3, samplingInterval: 100, samplingAlgorithm: 2, ie1000: 'abcd' } }])
+  assert.deepEqual(got.options, [{ templateId: 300, scope: ['scopeInterface'], values: { scopeInterface: 3, samplingInterval: 100, samplingAlgorithm: 2, ie1000: 'abcd' } }])
   assert.deepEqual(got.records, [])
   assert.equal(store.get('9|7|300').scope, 1)
 })
