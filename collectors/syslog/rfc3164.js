@@ -31,7 +31,8 @@ function parse3164 (ctx, at, end) {
   if (stamp !== null) {
     fields.timestamp = stamp.date
     fields.timestampText = ctx.text.slice(at, stamp.end)
-    body = readHost(ctx, fields, stamp.end + 1, end)
+    // A line that ends with its timestamp (a TCP frame or a datagram without its LF) has no SP after it.
+    body = readHost(ctx, fields, Math.min(stamp.end + 1, end), end)
     if (typeof body === 'string') return body
   }
   readTag(ctx, fields, body, end)

@@ -426,6 +426,25 @@ test('3164: a control character or non-ASCII byte in HOSTNAME is bad-hostname', 
   assert.equal(parseSyslog('<13>Jun  1 10:00:00 hôst a: x').error, 'bad-hostname')
 })
 
+// A line that ends right after its timestamp (a TCP frame has no LF, nor has
+// a datagram sent without one) threw RangeError: the message counted failed
+// and was stored nowhere, not even raw.
+test('every prefix of a message parses without throwing; one ending with its timestamp is 3164 with an empty message', () => {
+  const lines = ['<34>Oct 11 22:14:15 mymachine su[12]: hello', '<13>Jun 15 2026 11:59:59 h a: x', '<13>Jun 15 11:59:59.123 h a: x',
+    '<13>2026-06-15T11:59:59Z h a: x', '<165>1 2003-10-11T22:14:15.003Z host app - ID47 [ex@1 a="b"] \uFEFFmsg']
+  for (const line of lines) {
+    const bytes = Buffer.from(line)
+    for (let n = 0; n <= bytes.length; n++) {
+      for (const options of [{}, { strict: true }]) {
+        const r = parseSyslog(bytes.subarray(0, n), { receivedAt: RECEIVED, ...options })
+        if (r.format === 'raw') assert.ok(REASONS.includes(r.error), `${JSON.stringify(line.slice(0, n))}: ${r.error}`)
+      }
+    }
+  }
+  const r = parseSyslog('<13>Jan  5 10:00:00', { receivedAt: RECEIVED })
+  assert.deepEqual([r.format, r.timestamp.getMonth(), r.timestamp.getDate(), r.host, r.message], ['3164', 0, 5, null, ''])
+})
+
 test('lenient names an unknown deviation: InvalidOptionError', () => {
   assert.throws(() => parseSyslog('<13>x', { lenient: ['nope'] }), { code: 'ERR_INVALID_OPTION', option: 'lenient' })
 })
