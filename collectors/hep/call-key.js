@@ -2,10 +2,15 @@
 
 // Runs in the master, once per HEP packet: which call it belongs to, as a
 // number for `hash` distribution, so that a call's SIP and its RTCP meet in
-// one worker. The call is the correlation id chunk (0x11: the SIP Call-ID
-// an agent puts on RTCP) or, for SIP (protocol type 1), the Call-ID header
-// of the payload. Read from the bytes without decoding the packet; -1 when
-// the packet names no call (the master then keys it by its source).
+// one worker. For SIP (protocol type 1) the call is the Call-ID header of
+// the payload, as the worker reads it: an agent's correlation id on SIP may
+// be anything (Kamailio's `sip_trace(uri, "$ci-abc")`, a B2BUA's other
+// leg), and keying SIP by it put a call's SIP and its RTCP in different
+// workers. For the rest (RTCP, logs, reports), and SIP whose payload is
+// compressed, the correlation id chunk (0x11: the SIP Call-ID an agent puts
+// on RTCP), less trailing NULs as the worker reads it. Read from the bytes
+// without decoding the packet; -1 when the packet names no call (the master
+// then keys it by its source).
 
 const MAGIC = 0x48455033
 const CHUNK_HEADER = 6
@@ -23,13 +28,17 @@ function callKeyOf (buf, start, end) {
   let protocol = -1
   let payloadAt = -1
   let payloadEnd = -1
+  let correlationAt = -1
+  let correlationEnd = -1
   for (let at = start + CHUNK_HEADER; at + CHUNK_HEADER <= end;) {
     const length = buf.readUInt16BE(at + 4)
     if (length < CHUNK_HEADER || at + length > end) return -1
     if (buf.readUInt16BE(at) === 0) {
       const type = buf.readUInt16BE(at + 2)
-      if (type === TYPE_CORRELATION && length > CHUNK_HEADER) return hashBytes(buf, at + CHUNK_HEADER, at + length)
-      if (type === TYPE_PROTOCOL && length === CHUNK_HEADER + 1) protocol = buf[at + CHUNK_HEADER]
+      if (type === TYPE_CORRELATION) {
+        correlationAt = at + CHUNK_HEADER
+        correlationEnd = at + length
+      } else if (type === TYPE_PROTOCOL && length === CHUNK_HEADER + 1) protocol = buf[at + CHUNK_HEADER]
       else if (type === TYPE_PAYLOAD) {
         payloadAt = at + CHUNK_HEADER
         payloadEnd = at + length
@@ -37,7 +46,10 @@ function callKeyOf (buf, start, end) {
     }
     at += length
   }
-  return protocol === SIP && payloadAt >= 0 ? sipCallKey(buf, payloadAt, payloadEnd) : -1
+  const sip = protocol === SIP && payloadAt >= 0 ? sipCallKey(buf, payloadAt, payloadEnd) : -1
+  if (sip >= 0) return sip
+  while (correlationEnd > correlationAt && buf[correlationEnd - 1] === 0) correlationEnd--
+  return correlationEnd > correlationAt ? hashBytes(buf, correlationAt, correlationEnd) : -1
 }
 
 // The value of the first Call-ID header (either form, any case), trimmed.

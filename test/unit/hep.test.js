@@ -223,4 +223,8 @@ test('the master\'s call key: a call\'s SIP (Call-ID header, long or compact) an
   assert.equal(key(HEPjs.encapsulate('{"ssrc":1}', { ...RCINFO, correlation_id: undefined })), -1)
   assert.equal(key(Buffer.from('not a HEP packet at all')), -1)
   assert.equal(key(sip('X-Call-ID-Like: no')), -1, 'only a real Call-ID header')
+  // SIP is keyed by its Call-ID whatever correlation id an agent puts on it (Kamailio's sip_trace(uri, "$ci-abc")).
+  const tagged = HEPjs.encapsulate(`BYE sip:x@y SIP/2.0\r\nCall-ID: ${callId}\r\nFrom: <sip:a@b>;tag=1\r\nTo: <sip:x@y>;tag=2\r\nCSeq: 2 BYE\r\n\r\n`, { ...RCINFO, payloadType: 1, correlation_id: `${callId}-abc` })
+  assert.equal(key(tagged), keys[0])
+  assert.equal(key(HEPjs.encapsulate('{"ssrc":1}', { ...RCINFO, correlation_id: `${callId}\0\0` })), keys[0], 'trailing NULs, which the worker strips')
 })
