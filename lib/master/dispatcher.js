@@ -195,6 +195,10 @@ class Dispatcher {
     const worker = strategy(workers, buf, offset)
     if (worker.state === 'gone') return this.canHold(worker) ? worker : null
     if (worker.state === 'ready' && !worker.saturated) return worker
+    // Strict: a key waits for its own worker while it is saturated too (on
+    // disk with the buffer), as while it is down; sent to another, a
+    // template its worker had learned and not yet written was not there.
+    if (this.strict) return this.canBuffer() ? worker : null
     const open = workers.filter((w) => !w.saturated)
     if (open.length > 0) return strategy(open, buf, offset)
     return this.canBuffer() ? worker : null
@@ -206,6 +210,7 @@ class Dispatcher {
     const worker = this.choose(workers, message)
     if (worker.state === 'gone') return force || this.canHold(worker) ? worker : null
     if (worker.state === 'ready' && (force || !worker.saturated)) return worker
+    if (this.strict) return this.canBuffer() ? worker : null
     const open = workers.filter((w) => !w.saturated)
     if (open.length > 0) return this.choose(open, message)
     if (this.canBuffer()) return worker

@@ -110,3 +110,30 @@ test('with every worker down and the buffer on, each sender\'s messages wait for
     assert.ok(!other.custom.texts.some((text) => text.startsWith(`${port}|`)), `port ${port}: nothing on the other slot`)
   }
 })
+
+// Strict affinity held a key for its slot only while that slot's worker was
+// down: while it was merely saturated, the key's messages went to another
+// worker, which a definition's kept state (NetFlow templates learned and
+// not yet written) does not reach.
+test('strict hash affinity: while a key\'s worker is saturated its messages wait for it (on disk), never another worker', { timeout: 60000 }, async (t) => {
+  const lb = await startLb(t, {
+    distribution: 'hash', affinity: 'strict', buffer: true, bufferDir: tempBufferDir(t), maxInFlight: 2, batchSize: 1,
+    workerOptions: { record: true, delayMs: 30, slowSlot: 0 }
+  })
+  const sockets = []
+  for (let i = 0; i < 8; i++) sockets.push(await udpSocket(t))
+  const slots = sockets.map((socket) => keyHash(`127.0.0.1:${socket.address().port}`) % 2)
+  assert.ok(slots.includes(0) && slots.includes(1), `both slots have senders: ${slots}`)
+  for (let k = 0; k < 10; k++) for (const socket of sockets) await sendDatagram(socket, lb.address().port, `m${k}`)
+  await waitFor(() => lb.summary().processed === 80, { timeout: 30000, what: 'all 80 processed' })
+  const s = await lb.stats()
+  assert.equal(s.dropped.total, 0, JSON.stringify(s.dropped))
+  sockets.forEach((socket, i) => {
+    const port = socket.address().port
+    for (const worker of s.workers) {
+      const texts = worker.custom.texts.filter((text) => text.startsWith(`${port}|`)).map((text) => text.split('|')[1])
+      if (worker.slot === slots[i]) assert.deepEqual(texts, Array.from({ length: 10 }, (_, k) => `m${k}`), `port ${port}: all on its slot ${slots[i]}, in order`)
+      else assert.deepEqual(texts, [], `port ${port}: nothing on slot ${worker.slot}`)
+    }
+  })
+})
