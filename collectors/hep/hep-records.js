@@ -66,7 +66,7 @@ function hepRecordOf (data, settings, receivedAt) {
     const record = { type: PROTOCOL_TYPES[type], call: callUpdateOf(sip, at), message: sipMessageOf(packet, sip, payload, at), at, copy: copyKey(packet, payload) }
     // The media of the call, for its RTCP's clock and codec (media-clocks.js announce).
     const media = sdpOfSip(payload)
-    if (media) record.sdp = { callId: sip.callId, offer: sip.method !== undefined, media, at }
+    if (media) record.sdp = { callId: sip.callId, role: sdpRole(sip), media, at }
     return record
   }
   if (type !== 5) {
@@ -76,6 +76,17 @@ function hepRecordOf (data, settings, receivedAt) {
   const rtcp = rtcpOfHep(payload)
   if (rtcp.reason) return refusal(rtcp.reason)
   return { type: PROTOCOL_TYPES[type], rtcp, at, srcIp: packet.srcIp, srcPort: packet.srcPort, dstIp: packet.dstIp, dstPort: packet.dstPort, callId: packet.correlationId, copy: copyKey(packet, payload) }
+}
+
+// The part a SIP message's SDP plays (media-clocks.js announce): a
+// response's is the answer, an ACK's the answer to the offer its 2xx made
+// (an INVITE without SDP, RFC 3261 §13.2.1: a delayed offer, common on
+// PBXs and trunks), any other request's an offer. Taking every request's
+// as the offer bound a delayed offer's call to the 2xx's first codec
+// (opus/48000 for the PCMA/8000 agreed: jitter read 6× low).
+function sdpRole (sip) {
+  if (sip.method === undefined) return 'answer'
+  return sip.method === 'ACK' ? 'ack' : 'offer'
 }
 
 function copyKey (packet, payload) {

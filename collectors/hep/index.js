@@ -118,7 +118,7 @@ function sipItemsOf (record, { copies, ledger, messagesPerCall, counts, quality 
     counts.duplicates.sip++
     return { call: record.call, duplicate: true }
   }
-  if (record.sdp) quality.clocks.announce(record.sdp.callId, record.sdp.media, record.sdp.offer, record.sdp.at)
+  if (record.sdp) quality.clocks.announce(record.sdp.callId, record.sdp.media, record.sdp.role, record.sdp.at)
   const admitted = ledger.admitMessage(callId, messagesPerCall)
   if (!admitted) counts.overCap++
   const ends = record.message.method === 'BYE' ? ledger.ssrcsOf(callId).map((ssrc) => ({ endID: ssrc, timestamp: new Date(record.at) })) : null

@@ -15,6 +15,8 @@ const MAX_ENDPOINTS = 8 // addresses kept per media stream (offer, answer, re-IN
 // (a side's statistics keep the surest seen, $max by rank).
 const CLOCK_RANK = Object.freeze({ default: 0, configured: 1, 'sender-reports': 2, sdp: 3 })
 const CODEC_RANK = Object.freeze({ default: 0, sdp: 1 })
+// The parts an SDP body plays (announce).
+const ROLES = Object.freeze(['offer', 'answer', 'ack'])
 
 /**
  * What a worker knows of each stream's clock and codec (CallQuality's):
@@ -113,11 +115,14 @@ class MediaClocks {
 
   /**
    * What the SDP of a SIP message of call `callId` says of its media
-   * streams (hep/sdp.js parseSdp), `offer` when the message is a request:
-   * an offer's and an answer's m= lines pair by index (RFC 3264 §6), and
-   * the answer's first speech format is the one agreed.
+   * streams (hep/sdp.js parseSdp), by `role`: 'offer' (a request's but an
+   * ACK's), 'answer' (a response's) or 'ack' (an ACK's: the answer to an
+   * offer its 2xx made when the INVITE had no SDP, RFC 3261 §13.2.1). An
+   * offer's and an answer's m= lines pair by index (RFC 3264 §6), and the
+   * answer's first speech format is the one agreed: an ACK's over a
+   * response's, which was then the offer, whichever is captured first.
    */
-  announce (callId, media, offer, at) {
+  announce (callId, media, role, at) {
     this.sdp.bodies++
     const minute = Math.floor(at / 60000)
     let call = this.calls.get(callId)
@@ -128,9 +133,9 @@ class MediaClocks {
     }
     for (let i = 0; i < media.length && i < MAX_CALLS_MEDIA; i++) {
       const m = media[i]
-      const stream = call.media[i] || (call.media[i] = { kind: m.kind, endpoints: [], offer: null, answer: null })
+      const stream = call.media[i] || (call.media[i] = { kind: m.kind, endpoints: [], offer: null, answer: null, ack: null })
       if (m.rtpPort > 0 && stream.endpoints.length < MAX_ENDPOINTS) stream.endpoints.push({ ip: m.rtcpIp || m.ip, rtcpPort: m.rtcpPort, rtpPort: m.rtpPort })
-      if (m.format) stream[offer ? 'offer' : 'answer'] = m.format
+      if (m.format && ROLES.includes(role)) stream[role] = m.format
     }
   }
 
@@ -145,7 +150,7 @@ class MediaClocks {
     const call = callId ? this.calls.get(callId) : undefined
     if (!call) return false
     const stream = streamAt(call.media, src, dst)
-    const format = stream && (stream.answer || stream.offer)
+    const format = stream && (stream.ack || stream.answer || stream.offer)
     if (!format) {
       this.sdp.unbound++
       return false

@@ -513,7 +513,7 @@ test('L16/96000 over HEP with a=ptime:7.2 (1382-byte packets): a 10 s window is 
   results.push(scoredReport(q, 1, { highestSeq: 10000 }, 0))
   results.push(scoredReport(q, 1, { highestSeq: 10100 }, 720))
   const sdp = ['v=0', 'o=- 1 1 IN IP4 10.0.0.2', 's=-', 'c=IN IP4 10.0.0.2', 't=0 0', 'm=audio 40000 RTP/AVP 96', 'a=rtpmap:96 L16/96000', 'a=ptime:7.2', ''].join('\r\n')
-  q.clocks.announce('call', parseSdp(sdp), false, 720)
+  q.clocks.announce('call', parseSdp(sdp), 'answer', 720)
   q.clocks.bindCall('call', { ip: '10.0.0.2', port: 40001 }, { ip: '10.0.0.1', port: 30001 }, [2], 720)
   // Then every 5 s (694 packets of 7.2 ms); 300 packets lost in the interval ending at 11488 (11389–11488 of window 8 after it).
   let seq = 10100

@@ -90,18 +90,40 @@ test('over HEP, a call\'s SDP gives its RTCP the clock and codec: jitter of an O
   assert.equal(update.$max['to.quality.codec'].source, 'default', 'Opus has no narrowband planning values: scored as --codec, and said so')
   // A PCMA call: its codec is the SDP's, with its planning values.
   const other = new CallQuality({ codec: 'G.729A' })
-  other.clocks.announce('x', parseSdp(sdp(A, '8')), true, at)
+  other.clocks.announce('x', parseSdp(sdp(A, '8')), 'offer', at)
   assert.equal(other.clocks.bindCall('x', { ip: '10.0.0.1', port: 1 }, { ip: '10.0.0.2', port: 2 }, [5], at), true, 'the call\'s only audio stream, whatever the relay\'s addresses')
   const r = other.report(6, { ssrc: 5, fractionLost: 0, cumulativeLost: 0, highestSeq: 1, jitter: 8, lsr: 0, dlsr: 0 }, at)
   assert.deepEqual([r.fields.codec, r.fields.codecSource, r.fields.clockRateSource], ['G.711', 'sdp', 'sdp'])
   assert.equal(other.clocks.bindCall('unknown-call', { ip: A.ip, port: A.rtcp }, null, [7], at), false)
   // Audio and video behind a relay's addresses: neither is guessed; the addresses the SDP names pick one.
   const av = parseSdp(sdp(A, '0') + 'm=video 49180 RTP/AVP 96\r\na=rtpmap:96 VP8/90000\r\n')
-  other.clocks.announce('av', av, true, at)
+  other.clocks.announce('av', av, 'offer', at)
   assert.equal(other.clocks.bindCall('av', { ip: '10.0.0.1', port: 1 }, { ip: '10.0.0.2', port: 2 }, [8], at), false)
   assert.equal(other.clocks.bindCall('av', { ip: '10.0.0.1', port: 1 }, { ip: A.ip, port: 49181 }, [8], at), true)
   assert.deepEqual(['clockRate', 'clockRateSource'].map((k) => other.report(6, { ssrc: 8, fractionLost: 0, cumulativeLost: 0, highestSeq: 1, jitter: 90, lsr: 0, dlsr: 0 }, at).fields[k]), [90000, 'sdp'])
   assert.deepEqual(other.stats().sdp, { bodies: 2, bound: 2, unbound: 1 }, 'the SDP read and the RTCP bound or not, counted')
+})
+
+// A delayed offer (RFC 3261 §13.2.1): the INVITE has no SDP, the 200 OK
+// offers, the ACK answers. Every request's SDP was taken for the offer and
+// every response's for the answer: the 200's first codec (Opus at 48 kHz)
+// bound the call agreed on PCMA at 8 kHz, and its jitter read 6× low.
+test('over HEP, a delayed offer\'s call takes the codec its ACK answered, whichever of the 200 and the ACK is captured first', () => {
+  const at = Date.UTC(2026, 10, 27, 5, 0, 0)
+  const offer = sdp(B, '111 8', ['a=rtpmap:111 opus/48000/2', 'a=rtpmap:8 PCMA/8000'])
+  for (const order of [['ok', 'ack'], ['ack', 'ok']]) {
+    const run = worker()
+    run(hepPacket(sip('INVITE sip:bob@b.example.com SIP/2.0', '1 INVITE', ''), 1, { ip: A.ip, port: 5060 }, { ip: B.ip, port: 5060 }), at)
+    const messages = {
+      ok: hepPacket(sip('SIP/2.0 200 OK', '1 INVITE', offer), 1, { ip: B.ip, port: 5060 }, { ip: A.ip, port: 5060 }),
+      ack: hepPacket(sip('ACK sip:bob@b.example.com SIP/2.0', '1 ACK', sdp(A, '8')), 1, { ip: A.ip, port: 5060 }, { ip: B.ip, port: 5060 })
+    }
+    order.forEach((name, i) => run(messages[name], at + 10 + i))
+    // 80 ticks of jitter: 10 ms at PCMA's 8 kHz (1.7 ms at Opus's 48 kHz).
+    const rr = JSON.stringify({ ssrc: 22, type: 201, report_count: 1, report_blocks: [{ source_ssrc: 11, highest_seq_no: 1000, fraction_lost: 0, ia_jitter: 80, packets_lost: 0, lsr: 0, dlsr: 0 }] })
+    const [item] = run(hepPacket(rr, 5, { ip: B.ip, port: B.rtcp }, { ip: A.ip, port: A.rtcp }, CALL_ID), at + 5000)
+    assert.deepEqual([item.fields.format, item.fields.clockRate, item.fields.jitterMs], ['PCMA/8000', 8000, 10], order.join(' then '))
+  }
 })
 
 test('until the clock is known jitter is kept in timestamp units; once two SRs tell it, every stored figure reads at it', () => {
