@@ -125,9 +125,13 @@ function sipItemsOf (record, { copies, ledger, messagesPerCall, counts, quality 
   return admitted ? { ...record, ends } : { call: record.call, overCap: true, ends }
 }
 
-// A log line's or vq-rtcpxr report's item (none for a copy or past the call's cap).
+// An agent's own log line (type 100) is no capture: two alike within the
+// copy window are two events (a retry logged twice 50 ms apart), copies
+// only at the same time to the microsecond (one packet sent twice); a
+// captured vq-rtcpxr report is copied as SIP is.
 function logItemsOf (record, { copies, ledger, messagesPerCall, counts }) {
-  if (copies.isCopy(record.copy, record.at)) {
+  const copy = record.log.kind === 'log' ? `${record.copy} ${record.at}` : record.copy
+  if (copies.isCopy(copy, record.at)) {
     counts.duplicates.log++
     return []
   }

@@ -308,6 +308,7 @@ test('log lines (HEP type 100) and vq-rtcpxr reports (type 35) are stored with t
     ...callPackets(callId).filter((_, i) => i !== 4 && i !== 5),
     log('INFO: <script> dispatching to gw2', T0 + 100, callId),
     log('INFO: <script> dispatching to gw2', T0 + 100, callId), // a copy
+    log('INFO: <script> dispatching to gw2', T0 + 150, callId), // the same line logged again: no copy
     HEPjs.encapsulate(report, rcinfo(35, { at: T0 + 26000 })), // the call named by the report's CallID line
     log('a log line of no call', T0 + 200)
   ]
@@ -319,12 +320,13 @@ test('log lines (HEP type 100) and vq-rtcpxr reports (type 35) are stored with t
   const logs = await db.collection('call_logs').find().sort({ at: 1 }).toArray()
   assert.deepEqual(logs.map((l) => [l.callId, l.kind, +l.at, l.text, l.node]), [
     [callId, 'log', T0 + 100, 'INFO: <script> dispatching to gw2', 'kamailio-1'],
+    [callId, 'log', T0 + 150, 'INFO: <script> dispatching to gw2', 'kamailio-1'],
     [callId, 'vq-rtcpxr', T0 + 26000, report, 'test-agent']
   ], 'each once, with its call')
   const { uri } = await getTestMongo()
   let out = ''
   await callsCommand.run(['--call-id', callId, '--since', '1d', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
-  assert.match(out, /What agents logged or reported of logged@a\.example\.com \(2\):/)
+  assert.match(out, /What agents logged or reported of logged@a\.example\.com \(3\):/)
   assert.match(out, /log\s+kamailio-1\s+INFO: <script> dispatching to gw2/)
   assert.match(out, /vq-rtcpxr\s+test-agent\s+VQSessionReport: CallTerm\\r\\nCallID:/, 'a report\'s line ends escaped for the terminal')
 })
