@@ -19,7 +19,7 @@ const { DEVIATIONS, BIT, LT, GT } = require('./syntax')
 const { isIsoStart } = require('./syslog-time')
 const { utf8Text } = require('./utf8-text')
 const { parse5424 } = require('./rfc5424')
-const { parse3164 } = require('./rfc3164')
+const { parse3164, ciscoCounterEnd } = require('./rfc3164')
 
 /** Facility names by code (RFC 5424 §6.2.1; names as rsyslog spells them). */
 const FACILITIES = Object.freeze(['kern', 'user', 'mail', 'daemon', 'auth', 'syslog', 'lpr', 'news', 'uucp', 'cron',
@@ -108,7 +108,7 @@ function keepRaw (record, input, buf) {
 }
 
 // PRI, then RFC 5424 when a VERSION digit follows (not the 'YYYY-' of an
-// RFC 3339 timestamp), else RFC 3164.
+// RFC 3339 timestamp, nor Cisco's message counter '52: '), else RFC 3164.
 function parseBytes (ctx, end) {
   const buf = ctx.buf
   if (end === 0) return rawRecord(ctx, 0, end, 'empty')
@@ -119,7 +119,7 @@ function parseBytes (ctx, end) {
   const value = pri & 0xff
   ctx.text = buf.latin1Slice(0, end)
   const c = buf[at]
-  const looks5424 = c >= 0x31 && c <= 0x39 && !isIsoStart(buf, at, end)
+  const looks5424 = c >= 0x31 && c <= 0x39 && !isIsoStart(buf, at, end) && ciscoCounterEnd(buf, at, end) < 0
   const reason = looks5424 ? parse5424(ctx, at, end) : parse3164(ctx, at, end)
   if (typeof reason === 'string') return rawRecord(ctx, 0, end, reason)
   return finish(ctx, value, reason)

@@ -15,6 +15,9 @@ const MONTH_CASE = BIT['bsd-month-case']
 const BSD_YEAR = BIT['bsd-year']
 const BSD_FRACTION = BIT['bsd-fraction']
 const ISO = BIT['iso-timestamp']
+const CISCO = BIT.cisco
+const STAR = 0x2a
+const DOT = 0x2e
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
 
 /**
@@ -25,18 +28,89 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
  */
 function parse3164 (ctx, at, end) {
   const fields = { format: '3164', timestamp: null, timestampText: null, host: null, app: null, procid: null, msgid: null, structuredData: null, sdElements: null, message: '', messageRaw: undefined }
+  const at0 = at
+  const start = readCiscoPrefix(ctx, fields, at, end)
+  if (typeof start === 'string') return start
+  at = start
   const stamp = readStamp3164(ctx, at, end)
   if (typeof stamp === 'string') return stamp
   let body = at
   if (stamp !== null) {
     fields.timestamp = stamp.date
     fields.timestampText = ctx.text.slice(at, stamp.end)
-    // A line that ends with its timestamp (a TCP frame or a datagram without its LF) has no SP after it.
-    body = readHost(ctx, fields, Math.min(stamp.end + 1, end), end)
-    if (typeof body === 'string') return body
+    const zoneEnd = ciscoZoneEnd(ctx, stamp.end, end, start !== at0)
+    if (zoneEnd > 0) {
+      // Cisco's `show-timezone`: 'hh:mm:ss.mmm UTC: '; UTC and GMT read as such, other zones as local time.
+      const zone = ctx.text.slice(stamp.end + 1, zoneEnd)
+      if (zone === 'UTC' || zone === 'GMT') fields.timestamp = asUtc(stamp.date)
+      fields.timestampText = ctx.text.slice(at, zoneEnd)
+      body = Math.min(zoneEnd + 2, end)
+    } else if (ctx.buf[stamp.end] === COLON) {
+      // Cisco's 'hh:mm:ss.mmm: ' (readBsdTime let the colon by): no HOSTNAME follows.
+      body = Math.min(stamp.end + (ctx.buf[stamp.end + 1] === SP ? 2 : 1), end)
+    } else {
+      // A line that ends with its timestamp (a TCP frame or a datagram without its LF) has no SP after it.
+      body = readHost(ctx, fields, Math.min(stamp.end + 1, end), end)
+      if (typeof body === 'string') return body
+    }
   }
   readTag(ctx, fields, body, end)
   return fields
+}
+
+// Cisco IOS's header before its timestamp: the message counter ('52: ',
+// `service sequence-numbers`, kept as MSGID), the device's name when
+// `logging origin-id` adds it ('52: router1: '), and '*' (clock never set)
+// or '.' (clock not synchronized) right before the timestamp. Returns where
+// the timestamp (or the content) starts, or the reason when not allowed.
+function readCiscoPrefix (ctx, fields, at, end) {
+  const buf = ctx.buf
+  let next = at
+  const counterEnd = ciscoCounterEnd(buf, at, end)
+  if (counterEnd > 0) next = counterEnd + 2
+  let origin = -1
+  if (counterEnd > 0) {
+    let i = next
+    while (i < end && buf[i] > SP && buf[i] < 0x7f && buf[i] !== COLON) i++
+    if (i > next && buf[i] === COLON && buf[i + 1] === SP && stampStarts(ctx, i + 2, end)) origin = i
+  }
+  const marked = (origin > 0 ? origin + 2 : next)
+  const marker = (buf[marked] === STAR || buf[marked] === DOT) && monthAt(ctx, marked + 1, end) > 0
+  if (counterEnd < 0 && !marker) return at
+  if (!deviate(ctx, CISCO)) return 'cisco'
+  if (counterEnd > 0) fields.msgid = ctx.text.slice(at, counterEnd)
+  if (origin > 0) fields.host = ctx.text.slice(next, origin)
+  return marked + (marker ? 1 : 0)
+}
+
+/** After PRI, a Cisco message counter: the offset of its colon (digits, then ': '), else -1. */
+function ciscoCounterEnd (buf, at, end) {
+  let i = at
+  while (i < end && i - at <= 10 && isDigit(buf[i])) i++
+  return i > at && i - at <= 10 && i + 1 < end && buf[i] === COLON && buf[i + 1] === SP ? i : -1
+}
+
+// After a timestamp, Cisco's time zone: SP, 2-5 capital letters, ': '; the
+// offset of its colon, else -1. Only after Cisco's counter or marker
+// (`cisco`), or for UTC and GMT: else 'SSHD: msg' is a TAG, not a zone.
+function ciscoZoneEnd (ctx, at, end, cisco) {
+  const buf = ctx.buf
+  if (buf[at] !== SP) return -1
+  let i = at + 1
+  while (i < end && i - at <= 6 && buf[i] >= 0x41 && buf[i] <= 0x5a) i++
+  if (i - at - 1 < 2 || i - at - 1 > 5 || buf[i] !== COLON || buf[i + 1] !== SP) return -1
+  const zone = ctx.text.slice(at + 1, i)
+  if (!cisco && zone !== 'UTC' && zone !== 'GMT') return -1
+  return deviate(ctx, CISCO) ? i : -1
+}
+
+function asUtc (local) {
+  return new Date(Date.UTC(local.getFullYear(), local.getMonth(), local.getDate(), local.getHours(), local.getMinutes(), local.getSeconds(), local.getMilliseconds()))
+}
+
+function stampStarts (ctx, at, end) {
+  const buf = ctx.buf
+  return buf[at] === STAR || buf[at] === DOT || monthAt(ctx, at, end) > 0
 }
 
 // { date, end } (end after the timestamp), null when there is none, or a reason.
@@ -84,7 +158,7 @@ function readBsdStamp (ctx, month, at, end) {
     if (!deviate(ctx, DAY_UNPADDED)) return 'bsd-day-unpadded'
     day = buf[i] - 0x30
     i += 1
-  } else return 'bad-timestamp'
+  } else return null // no day: a month's name that begins the content ('May I …'), no timestamp (§4.3.3)
   if (buf[i] !== SP) return 'bad-timestamp'
   return readBsdTime(ctx, month, day, i + 1, end)
 }
@@ -114,7 +188,7 @@ function readBsdTime (ctx, month, day, at, end) {
     if (!deviate(ctx, BSD_FRACTION)) return 'bsd-fraction'
     ms = fractionMs(buf, start, i)
   }
-  if (i < end && buf[i] !== SP) return 'bad-timestamp'
+  if (i < end && buf[i] !== SP && !(buf[i] === COLON && deviate(ctx, CISCO))) return 'bad-timestamp'
   const date = bsdDate(ctx, [year, month, day, hour, minute, second, ms])
   return date === null ? 'bad-timestamp' : { date, end: i }
 }
@@ -183,4 +257,4 @@ function readTag (ctx, fields, at, end) {
   fields.messageRaw = ctx.rawBytes
 }
 
-module.exports = { parse3164 }
+module.exports = { parse3164, ciscoCounterEnd }

@@ -17,6 +17,7 @@ const DEVIATIONS = Object.freeze([
   'bsd-year', // 3164: 'Jun  1 2024 10:00:00' (network gear)
   'bsd-fraction', // 3164: '10:00:00.250'
   'iso-timestamp', // 3164: an RFC 3339 timestamp instead of 'Mmm dd hh:mm:ss'
+  'cisco', // 3164: Cisco IOS/ASA: a message counter '52: ', '*' or '.' before the timestamp, a colon after it
   'duplicate-sd-id' // 5424: §6.3.2 "The same SD-ID MUST NOT exist more than once"
 ])
 

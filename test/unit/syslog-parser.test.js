@@ -308,7 +308,7 @@ for (const [name, input, reason] of REFUSED) {
 
 test('every REASON is named by a case here', () => {
   const named = new Set([...REFUSED.map((c) => c[2]), ...RAW.map((c) => c[1]), 'bad-input', 'no-hostname',
-    'bsd-day-zero-padded', 'bsd-day-unpadded', 'bsd-month-case', 'bsd-year', 'bsd-fraction', 'iso-timestamp'])
+    'bsd-day-zero-padded', 'bsd-day-unpadded', 'bsd-month-case', 'bsd-year', 'bsd-fraction', 'iso-timestamp', 'cisco'])
   assert.deepEqual([...REASONS].filter((r) => !named.has(r)), [])
 })
 
@@ -395,7 +395,8 @@ const BSD_DEVIATIONS = [
   ['month in lower case', '<13>dec  4 07:16:40 h su: F', 'bsd-month-case', { host: 'h' }],
   ['a year before the time', '<13>Jun  1 2024 10:00:00 h a: x', 'bsd-year', { host: 'h' }],
   ['a fraction after the seconds', '<13>Jun  1 10:00:00.250 h a: x', 'bsd-fraction', { host: 'h' }],
-  ['an RFC 3339 timestamp', '<13>2026-01-02T03:04:05Z host app[9]: iso', 'iso-timestamp', { host: 'host', app: 'app', procid: '9' }]
+  ['an RFC 3339 timestamp', '<13>2026-01-02T03:04:05Z host app[9]: iso', 'iso-timestamp', { host: 'host', app: 'app', procid: '9' }],
+  ['Cisco IOS: a message counter, a clock mark, a colon after the time', '<189>52: *Mar  1 00:05:14: %SYS-5-CONFIG_I: Configured', 'cisco', { msgid: '52', host: null, app: '%SYS-5-CONFIG_I', message: 'Configured' }]
 ]
 
 for (const [name, input, deviation, expected] of BSD_DEVIATIONS) {
@@ -419,6 +420,31 @@ test('3164 as RFC 3164 §4.1.2 writes it is read without deviations, strict too'
     const noStamp = parseSyslog('<13>just content', { receivedAt: RECEIVED, ...options })
     assert.deepEqual([noStamp.format, noStamp.timestamp, noStamp.message], ['3164', null, 'just content'], '§4.3.3')
   }
+})
+
+// Cisco IOS and ASA lines were refused (bad-version for the counter a digit
+// begins, bad-timestamp for the colon after the time) and stored raw:
+// severity, facility and time lost for the commonest network gear.
+test('3164: Cisco IOS and ASA headers are read: counter as MSGID, origin name as HOST, the mnemonic as TAG, UTC read as UTC; a month\'s name that begins the content is no timestamp', () => {
+  const at = (text) => parseSyslog(text, { receivedAt: new Date(Date.UTC(2026, 5, 15, 12)) })
+  const cases = [
+    ['<189>52: *Mar  1 00:05:14.351: %SYS-5-CONFIG_I: Configured from console by vty0', { msgid: '52', host: null, app: '%SYS-5-CONFIG_I', message: 'Configured from console by vty0', severity: 5, facility: 23 }],
+    ['<189>52: router1: .Mar  1 00:05:14.351: %LINK-3-UPDOWN: Interface Gi0/1, changed state to up', { msgid: '52', host: 'router1', app: '%LINK-3-UPDOWN', message: 'Interface Gi0/1, changed state to up' }],
+    ['<189>000123: Jun 15 09:30:00 UTC: %SEC-6-IPACCESSLOGP: list 101 denied', { msgid: '000123', app: '%SEC-6-IPACCESSLOGP', timestampText: 'Jun 15 09:30:00 UTC' }],
+    ['<166>Jun 15 2026 11:59:59: %ASA-6-302013: Built outbound TCP connection', { host: null, app: '%ASA-6-302013', message: 'Built outbound TCP connection', severity: 6, facility: 20 }],
+    ['<189>52: %SYS-5-RESTART: System restarted', { msgid: '52', timestamp: null, app: '%SYS-5-RESTART', message: 'System restarted' }]
+  ]
+  for (const [line, expected] of cases) {
+    const r = at(line)
+    assert.equal(r.format, '3164', `${line}: ${r.error}`)
+    assert.ok(r.deviations.includes('cisco'), line)
+    assert.deepEqual(pick(r, Object.keys(expected)), expected, line)
+  }
+  assert.equal(at(cases[2][0]).timestamp.toISOString(), '2026-06-15T09:30:00.000Z', 'UTC is UTC, whatever the collector\'s zone')
+  const content = at('<13>May I have a word')
+  assert.deepEqual([content.format, content.timestamp, content.message], ['3164', null, 'May I have a word'], '§4.3.3: no day, no timestamp')
+  assert.deepEqual(pick(at('<13>Oct 11 22:14:15 SSHD: x'), ['app', 'message']), { app: 'SSHD', message: 'x' }, 'a TAG in capitals is no time zone')
+  assert.equal(parseSyslog(cases[0][0], { strict: true }).error, 'cisco')
 })
 
 test('3164: a control character or non-ASCII byte in HOSTNAME is bad-hostname', () => {
