@@ -12,7 +12,8 @@ const PREFIX = /^([A-Za-z0-9_-]+\.)*$/
  * distributed by its name, so one metric's lines coalesce on one worker.
  * Stored in `metrics`, one document per metric, type and UTC minute:
  * counters `count` (lines) and `sum` (value / rate); timers `count` (1 / rate
- * a line, as etsy statsd counts them), `sum` (values), `min`, `max`; gauges `count`, `min`, `max` and `last` (the value of the
+ * a line, as etsy statsd counts them), `samples` (lines: the mean is sum /
+ * samples), `sum` (values), `min`, `max`; gauges `count`, `min`, `max` and `last` (the value of the
  * line that reached the collector last: `last.value`). Numbers are bounded
  * (statsd-decoder.js: `valueRange`), and so are the new names a minute.
  */
@@ -49,7 +50,7 @@ module.exports = defineCollector({
       const { value } = metric
       if (metric.type === 'c') return { ...update, inc: { count: 1, sum: value / metric.rate } }
       const extremes = { min: { min: value }, max: { max: value } }
-      if (metric.type === 'ms') return { ...update, ...extremes, inc: { count: 1 / metric.rate, sum: value } }
+      if (metric.type === 'ms') return { ...update, ...extremes, inc: { count: 1 / metric.rate, samples: 1, sum: value } }
       return { ...update, ...extremes, inc: { count: 1 }, last: { last: value } }
     }
   })]

@@ -82,6 +82,8 @@ test('statsd: a sampled timer counts 1 / rate a line and sums its values, as ets
   assert.equal(s.processed, 4, JSON.stringify(s.dropped))
   const timer = (await totals(db)).get('t|ms')
   assert.deepEqual([timer.count, timer.sum, timer.min, timer.max], [31, 500000006, 1, 500000000])
+  // The mean of the values sent is sum / samples (etsy statsd's mean divides by the values, not the scaled count).
+  assert.equal(timer.docs.reduce((n, d) => n + d.samples, 0), 4)
 })
 
 test('statsd: affinity is by metric name, computed in the master for each line', () => {
