@@ -16,14 +16,30 @@ class Framer {
   constructor (maxFrameBytes, sink) {
     this.max = maxFrameBytes
     this.sink = sink
-    this.rest = null
+    this.rest = null // the bytes of an unfinished frame parse left
+    // Chunks that came after `rest` and cannot finish it (no newline for a
+    // line, fewer bytes than a counted frame needs): held as they are, not
+    // copied onto `rest` and scanned again each time, which made a frame
+    // sent a byte at a time cost the master its size squared (a 64 KiB
+    // line in 1-byte reads: half a second of CPU).
+    this.more = []
+    this.moreLength = 0
+    this.wantLine = false // parse stopped for want of a newline
+    this.wantBytes = 0 // parse stopped for want of this many bytes from `rest`'s start
     this.skip = 0 // bytes of an oversize counted frame still to discard
     this.discardLine = false // inside an oversize line: drop up to newline
   }
 
   push (chunk) {
-    let buf = this.rest ? Buffer.concat([this.rest, chunk]) : chunk
+    if (this.rest !== null && this.waits(chunk)) {
+      this.more.push(chunk)
+      this.moreLength += chunk.length
+      return
+    }
+    let buf = this.rest ? this.restWith(chunk) : chunk
     this.rest = null
+    this.wantLine = false
+    this.wantBytes = 0
     if (this.skip > 0) {
       const n = Math.min(this.skip, buf.length)
       this.skip -= n
@@ -31,6 +47,24 @@ class Framer {
     }
     const used = this.parse(buf)
     if (used < buf.length) this.rest = Buffer.from(buf.subarray(used))
+    else this.wantLine = false
+  }
+
+  // Whether `chunk` can only be held: it cannot finish the frame `rest`
+  // begins (a line past maxFrameBytes is parsed, to be dropped as oversize).
+  waits (chunk) {
+    const length = this.rest.length + this.moreLength + chunk.length
+    if (this.wantLine) return length <= this.max && chunk.indexOf(NEWLINE) === -1
+    return length < this.wantBytes
+  }
+
+  // `rest`, the chunks held after it and `chunk`, in one buffer (chunk may be empty).
+  restWith (chunk) {
+    const parts = [this.rest, ...this.more, chunk]
+    const length = this.rest.length + this.moreLength + chunk.length
+    this.more = []
+    this.moreLength = 0
+    return Buffer.concat(parts, length)
   }
 
   /**
@@ -39,7 +73,7 @@ class Framer {
    * what it had not finished is partial whatever the framing.
    */
   end (cut = false) {
-    const rest = this.rest
+    const rest = this.rest && this.restWith(Buffer.alloc(0))
     this.rest = null
     if (!rest || rest.length === 0 || this.discardLine) return
     if (!cut && this.finalFrameOnEnd(rest)) this.emit(rest)
@@ -86,7 +120,9 @@ class Framer {
       this.sink.drop('oversize')
       this.discardLine = true
     }
-    return this.discardLine ? buf.length : offset
+    if (this.discardLine) return buf.length
+    this.wantLine = true
+    return offset
   }
 
   /** One octet-counted frame `LEN SP MSG` at `offset`; returns the new offset or -1 (need more). */
@@ -97,13 +133,19 @@ class Framer {
       len = len * 10 + buf[i] - 0x30
       i++
     }
-    if (i === buf.length) return -1
+    if (i === buf.length) return this.need(i - offset + 1)
     if (i === offset || buf[i] !== 0x20) return this.badHeader(buf, offset)
     const start = i + 1
     if (len > this.max) return this.skipFrame(buf, start, len)
-    if (buf.length - start < len) return -1
+    if (buf.length - start < len) return this.need(start + len - offset)
     this.emitCounted(buf.subarray(start, start + len))
     return start + len
+  }
+
+  // Parse stopped: the frame at its offset needs `bytes` bytes from there. -1.
+  need (bytes) {
+    this.wantBytes = bytes
+    return -1
   }
 
   skipFrame (buf, start, len) {
@@ -193,10 +235,14 @@ class LengthPrefixedFramer extends Framer {
         offset = this.skipFrame(buf, start, len)
         continue
       }
-      if (buf.length - start < len) break
+      if (buf.length - start < len) {
+        this.need(this.bytes + len)
+        return offset
+      }
       this.emitCounted(buf.subarray(start, start + len))
       offset = start + len
     }
+    if (offset < buf.length) this.need(this.bytes)
     return offset
   }
 }
@@ -226,10 +272,14 @@ class HepFramer extends Framer {
         offset = this.skipFrame(buf, offset + 6, len - 6)
         continue
       }
-      if (buf.length - offset < len) break
+      if (buf.length - offset < len) {
+        this.need(len)
+        return offset
+      }
       this.emit(buf.subarray(offset, offset + len))
       offset += len
     }
+    if (offset < buf.length && !this.resyncing) this.need(6)
     return offset
   }
 
@@ -287,7 +337,7 @@ class FunctionFramer extends Framer {
   }
 
   push (chunk) {
-    super.push(chunk)
+    super.push(chunk) // it holds no chunk apart: a user function's need is unknown (wantBytes stays 0)
     if (this.rest) this.rest = this.holdLimit(this.rest)
   }
 }
