@@ -22,10 +22,12 @@ class TcpConnection {
       drop: (reason) => ctx.drop(reason)
     })
     socket.on('data', (chunk) => this.framer.push(chunk))
-    // FIN ('end') and reset ('close' without 'end') both end the byte
-    // stream: a frame cut off either way is counted as partial.
+    // FIN ('end') and reset ('close' with an error, without 'end') both end
+    // the byte stream. After a FIN a newline-framed line without its LF is
+    // the sender's last; after a reset it is cut off (the sender died or
+    // gave up mid-write): partial, not stored as if whole.
     socket.on('end', () => this.end())
-    socket.on('close', () => this.end())
+    socket.on('close', (hadError) => this.end(hadError))
     socket.on('error', (err) => ctx.logger.debug({ err, remote: this.remote }, 'tcp connection error'))
   }
 

@@ -110,6 +110,18 @@ test('the last unterminated newline frame arrives when the peer closes; an unfin
   assert.equal(stats.dropped.partial, 1)
 })
 
+// A line cut off by a reset (the sender died mid-write) was stored as if whole.
+test('a newline frame cut off by a connection reset is partial, not stored as if whole; the lines before it arrive', async (t) => {
+  const lb = await startTcp(t, { framing: 'auto' })
+  const socket = await tcpClient(t, lb.address().port)
+  await write(socket, '<13>complete line\n<13>transfer amount=10')
+  await waitFor(() => lb.summary().received >= 1)
+  socket.resetAndDestroy()
+  await waitFor(() => lb.summary().dropped.partial === 1, { what: 'the cut line counted partial' })
+  await settled(lb)
+  assert.deepEqual(await textsOf(lb), ['<13>complete line'])
+})
+
 test('maxConnections: connections over the limit are refused and counted', async (t) => {
   const lb = await startTcp(t, { maxConnections: 1 })
   const first = await tcpClient(t, lb.address().port)
