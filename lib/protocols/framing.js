@@ -10,6 +10,7 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
 // bytes left when the peer closes.
 
 const NEWLINE = 0x0a
+const CR = 0x0d
 const MAX_HEADER_DIGITS = 10
 
 class Framer {
@@ -185,6 +186,19 @@ class OctetCountingFramer extends Framer {
         offset = this.skipLine(buf, offset)
         continue
       }
+      // An LF (or CRLF) after a frame, which some senders add: a separator, not a bad header.
+      if (buf[offset] === NEWLINE) {
+        offset++
+        continue
+      }
+      if (buf[offset] === CR && offset + 1 === buf.length) {
+        this.need(2)
+        break
+      }
+      if (buf[offset] === CR && buf[offset + 1] === NEWLINE) {
+        offset += 2
+        continue
+      }
       const next = this.parseCounted(buf, offset)
       if (next === -1) break
       offset = next
@@ -209,15 +223,32 @@ class AutoFramer extends Framer {
         offset = this.skipLine(buf, offset)
         continue
       }
-      const isCounted = buf[offset] >= 0x30 && buf[offset] <= 0x39
-      const next = isCounted ? this.parseCounted(buf, offset) : this.parseLines(buf, offset)
+      const counted = countedHeader(buf, offset)
+      if (counted === undefined) {
+        this.need(buf.length - offset + 1)
+        break
+      }
+      const next = counted ? this.parseCounted(buf, offset) : this.parseLines(buf, offset)
       if (next === -1 || (next === offset && !this.discardLine)) break
       offset = next
     }
     return offset
   }
 
-  finalFrameOnEnd (rest) { return !(rest[0] >= 0x30 && rest[0] <= 0x39) }
+  finalFrameOnEnd (rest) { return countedHeader(rest, 0) === false }
+}
+
+// Auto framing's choice for the frame at `offset`: true when digits and a
+// SP begin it (an octet count), false for anything else, a line (digits
+// followed by anything but SP too: a sender without PRI, '2026-06-15 …',
+// stored raw as over UDP, not dropped as a bad header), undefined while
+// only digits have arrived.
+function countedHeader (buf, offset) {
+  let i = offset
+  while (i < buf.length && i - offset < MAX_HEADER_DIGITS && buf[i] >= 0x30 && buf[i] <= 0x39) i++
+  if (i === offset) return false
+  if (i === buf.length) return undefined
+  return buf[i] === 0x20
 }
 
 class LengthPrefixedFramer extends Framer {

@@ -67,6 +67,15 @@ test('octet-counting: a bad header is one badFrame, resynchronised after the nex
   assertEverySplit('octet-counting', '12345678901 x\n2 ok', { frames: ['ok'], drops: ['badFrame'] })
 })
 
+test('octet-counting: an LF or CRLF after a frame (some senders add one) separates, it is no bad header', () => {
+  assertEverySplit('octet-counting', '2 ok\n3 yes\r\n4 four\n', { frames: ['ok', 'yes', 'four'], drops: [] })
+})
+
+test('auto: a line that starts with digits and no SP after them (no PRI: a date) is a line, not a bad octet count', () => {
+  assertEverySplit('auto', '2026-06-15 10:00:00 host app: x\n3 abc<1>y\n', { frames: ['2026-06-15 10:00:00 host app: x', 'abc', '<1>y'], drops: [] })
+  assertEverySplit('auto', '42\n', { frames: ['42'], drops: [] })
+})
+
 test('octet-counting: an unfinished frame at end of stream is partial', () => {
   assertEverySplit('octet-counting', '2 ok10 abc', { frames: ['ok'], drops: ['partial'] })
 })
