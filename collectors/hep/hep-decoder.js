@@ -42,7 +42,8 @@ const HEP_REASONS = Object.freeze([
   'hep-truncated-chunk', // a chunk header or body runs past the packet
   'hep-bad-chunk', // a generic chunk of the wrong size for its type
   'hep-bad-gzip', // a compressed payload that does not inflate (or inflates too far)
-  'hep-missing-payload' // neither payload chunk, on a type that needs one
+  'hep-missing-payload', // neither payload chunk, on a type that needs one
+  'hep-missing-type' // a payload without the protocol type chunk (0x0b) that says what it is
 ])
 const REFUSALS = Object.freeze(Object.fromEntries(HEP_REASONS.map((reason) => [reason, new DecodeError(reason, `invalid HEP3 packet (${reason})`)])))
 

@@ -48,6 +48,7 @@ function hepRecordOf (data, settings, receivedAt) {
   if (packet instanceof DecodeError) return packet
   if (!authCheckOf(settings)(packet.authKey)) return refusal('hep-auth')
   const type = packet.protocolType
+  if (type === undefined && (packet.payload !== undefined || packet.compressedPayload !== undefined) && packet.keepAlive === undefined) return refusal('hep-missing-type')
   if (type === undefined || type === 0 || packet.keepAlive !== undefined) return refusal('hep-keepalive')
   if (type !== 1 && type !== 5 && LOG_KINDS[type] === undefined) return refusal(`hep-type-${type}`)
   // The correlation id names a call (RTCP, a log line) or a bridged leg (SIP): as the Call-ID's, its bytes must be text.

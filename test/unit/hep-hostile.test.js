@@ -143,3 +143,18 @@ test('a Call-ID whose bytes are not UTF-8 is refused (hep-sip-call-id): read as 
   const elsewhere = Buffer.concat([Buffer.from('INVITE sip:bob@b SIP/2.0\r\nX-Junk: '), Buffer.from([0xff]), Buffer.from('\r\nCall-ID: ok\uFFFD@q\r\nFrom: <sip:a@b>;tag=1\r\nTo: <sip:b@c>\r\nCSeq: 1 INVITE\r\n\r\n')])
   assert.equal(parseSip(elsewhere).callId, 'ok\uFFFD@q')
 })
+
+// A payload with no protocol type chunk was counted as a keepalive: a
+// broken agent's every packet then read as pings.
+test('a payload without the protocol type chunk is refused as hep-missing-type, not counted a keepalive; a bare packet is a keepalive', () => {
+  const packet = (chunks) => {
+    const body = Buffer.concat(chunks)
+    const head = Buffer.from('HEP3\0\0', 'latin1')
+    head.writeUInt16BE(6 + body.length, 4)
+    return Buffer.concat([head, body])
+  }
+  const sip = Buffer.from('BYE sip:b@h SIP/2.0\r\nCall-ID: x@y\r\nFrom: <sip:a@h>;tag=1\r\nTo: <sip:b@h>;tag=2\r\nCSeq: 2 BYE\r\n\r\n')
+  assert.equal(reasonOf(hepRecordOf(packet([chunk(0x0f, sip)]), {}, RECEIVED)), 'hep-missing-type')
+  assert.equal(reasonOf(hepRecordOf(packet([chunk(0x10, zlib.gzipSync(sip))]), {}, RECEIVED)), 'hep-missing-type')
+  assert.equal(reasonOf(hepRecordOf(packet([chunk(0x0c, Buffer.from([0, 0, 0, 1]))]), {}, RECEIVED)), 'hep-keepalive')
+})
