@@ -1,6 +1,7 @@
 'use strict'
 
 const InvalidOptionError = require('../../exceptions/invalid-option-error')
+const { Framer, NEWLINE, MAX_HEADER_DIGITS } = require('./framer')
 
 // A framer turns a TCP byte stream into messages. `push(chunk)` calls
 // `sink.frame(buffer)` per complete message and `sink.drop(reason)` for a
@@ -9,169 +10,7 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
 // connection always survives. `end()` handles the
 // bytes left when the peer closes.
 
-const NEWLINE = 0x0a
 const CR = 0x0d
-const MAX_HEADER_DIGITS = 10
-
-class Framer {
-  constructor (maxFrameBytes, sink) {
-    this.max = maxFrameBytes
-    this.sink = sink
-    this.rest = null // the bytes of an unfinished frame parse left
-    // Chunks that came after `rest` and cannot finish it (no newline for a
-    // line, fewer bytes than a counted frame needs): held as they are, not
-    // copied onto `rest` and scanned again each time, which made a frame
-    // sent a byte at a time cost the master its size squared (a 64 KiB
-    // line in 1-byte reads: half a second of CPU).
-    this.more = []
-    this.moreLength = 0
-    this.wantLine = false // parse stopped for want of a newline
-    this.wantBytes = 0 // parse stopped for want of this many bytes from `rest`'s start
-    this.skip = 0 // bytes of an oversize counted frame still to discard
-    this.discardLine = false // inside an oversize line: drop up to newline
-  }
-
-  push (chunk) {
-    if (this.rest !== null && this.waits(chunk)) {
-      this.more.push(chunk)
-      this.moreLength += chunk.length
-      return
-    }
-    let buf = this.rest ? this.restWith(chunk) : chunk
-    this.rest = null
-    this.wantLine = false
-    this.wantBytes = 0
-    if (this.skip > 0) {
-      const n = Math.min(this.skip, buf.length)
-      this.skip -= n
-      buf = buf.subarray(n)
-    }
-    const used = this.parse(buf)
-    if (used < buf.length) this.rest = Buffer.from(buf.subarray(used))
-    else this.wantLine = false
-  }
-
-  // Whether `chunk` can only be held: it cannot finish the frame `rest`
-  // begins (a line past maxFrameBytes is parsed, to be dropped as oversize).
-  waits (chunk) {
-    const length = this.rest.length + this.moreLength + chunk.length
-    if (this.wantLine) return length <= this.max && chunk.indexOf(NEWLINE) === -1
-    return length < this.wantBytes
-  }
-
-  // `rest`, the chunks held after it and `chunk`, in one buffer (chunk may be empty).
-  restWith (chunk) {
-    const parts = [this.rest, ...this.more, chunk]
-    const length = this.rest.length + this.moreLength + chunk.length
-    this.more = []
-    this.moreLength = 0
-    return Buffer.concat(parts, length)
-  }
-
-  /**
-   * Bytes left at end of stream: a final frame for newline framing, else
-   * partial. `cut`: the collector closed the stream, not the sender, so
-   * what it had not finished is partial whatever the framing.
-   */
-  end (cut = false) {
-    const rest = this.rest && this.restWith(Buffer.alloc(0))
-    this.rest = null
-    if (!rest || rest.length === 0 || this.discardLine) return
-    if (!cut && this.finalFrameOnEnd(rest)) this.emit(rest)
-    else this.sink.drop('partial')
-  }
-
-  finalFrameOnEnd () { return false }
-
-  /** Whether bytes of an unfinished frame are held (or being skipped). */
-  holding () {
-    return this.rest !== null || this.skip > 0 || this.discardLine
-  }
-
-  // A frame whose header declared it empty (octet-counted `0 `, a zero
-  // length prefix) is a message with nothing in it: counted, not stored.
-  // An empty line is only a separator.
-  emitCounted (frame) {
-    if (frame.length === 0) this.sink.drop('empty')
-    else this.emit(frame)
-  }
-
-  emit (frame) {
-    if (frame.length > this.max) this.sink.drop('oversize')
-    else if (frame.length > 0) this.sink.frame(frame)
-  }
-
-  /** Newline-terminated frames from `offset`; returns bytes consumed. */
-  parseLines (buf, offset) {
-    while (offset < buf.length) {
-      const nl = buf.indexOf(NEWLINE, offset)
-      if (nl === -1) return this.holdLine(buf, offset)
-      if (this.discardLine) this.discardLine = false
-      else this.emit(trimCR(buf.subarray(offset, nl)))
-      offset = nl + 1
-      if (this.perFrame) return offset
-    }
-    return offset
-  }
-
-  // A held line may end in the CR of a CRLF still to come: not part of the frame.
-  holdLine (buf, offset) {
-    const limit = buf[buf.length - 1] === 0x0d ? this.max + 1 : this.max
-    if (!this.discardLine && buf.length - offset > limit) {
-      this.sink.drop('oversize')
-      this.discardLine = true
-    }
-    if (this.discardLine) return buf.length
-    this.wantLine = true
-    return offset
-  }
-
-  /** One octet-counted frame `LEN SP MSG` at `offset`; returns the new offset or -1 (need more). */
-  parseCounted (buf, offset) {
-    let i = offset
-    let len = 0
-    while (i < buf.length && buf[i] >= 0x30 && buf[i] <= 0x39 && i - offset < MAX_HEADER_DIGITS) {
-      len = len * 10 + buf[i] - 0x30
-      i++
-    }
-    if (i === buf.length) return this.need(i - offset + 1)
-    if (i === offset || buf[i] !== 0x20) return this.badHeader(buf, offset)
-    const start = i + 1
-    if (len > this.max) return this.skipFrame(buf, start, len)
-    if (buf.length - start < len) return this.need(start + len - offset)
-    this.emitCounted(buf.subarray(start, start + len))
-    return start + len
-  }
-
-  // Parse stopped: the frame at its offset needs `bytes` bytes from there. -1.
-  need (bytes) {
-    this.wantBytes = bytes
-    return -1
-  }
-
-  skipFrame (buf, start, len) {
-    this.sink.drop('oversize')
-    const available = buf.length - start
-    if (available >= len) return start + len
-    this.skip = len - available
-    return buf.length
-  }
-
-  // A broken header: count it and resynchronise after the next newline.
-  badHeader (buf, offset) {
-    this.sink.drop('badFrame')
-    this.discardLine = true
-    return offset
-  }
-
-  /** Discards up to and including the next newline; returns the new offset. */
-  skipLine (buf, offset) {
-    const nl = buf.indexOf(NEWLINE, offset)
-    if (nl === -1) return buf.length
-    this.discardLine = false
-    return nl + 1
-  }
-}
 
 class NewlineFramer extends Framer {
   parse (buf) { return this.parseLines(buf, 0) }
@@ -374,10 +213,6 @@ class FunctionFramer extends Framer {
 }
 
 const THREW = Symbol('threw')
-
-function trimCR (line) {
-  return line.length > 0 && line[line.length - 1] === 0x0d ? line.subarray(0, line.length - 1) : line
-}
 
 const NAMED = ['newline', 'octet-counting', 'auto', 'length-prefixed', 'length-prefixed:16', 'length-prefixed:32', 'hep']
 
