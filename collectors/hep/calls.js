@@ -10,7 +10,11 @@
 // first BYE); `ringingAt` (the first 18x or 2xx to an INVITE),
 // `cancelledAt` (the first CANCEL); `final`, the final response to the
 // latest INVITE transaction as CSeq × 1000 + status; `callerTag` and
-// `byeFromTag` (equal: the caller hung up); `firstSeen`, `lastSeen`;
+// `firstBye`, `<capture time, ISO>|<From tag>` of the first BYE (its tag the
+// caller's: the caller hung up; a string so that $min keeps the earliest
+// whatever the order: two BYEs crossing, each end hanging up, or one
+// delivered again; before, `byeFromTag` by $set, the last applied);
+// `firstSeen`, `lastSeen`;
 // `duplicates` (copies of a SIP message stored once, collectors/hep/call-memory.js)
 // and `overCap` (messages past the per-call cap, not stored); `linkedId`,
 // the Call-ID of the leg a B2BUA bridged this one to (a correlation header
@@ -30,8 +34,8 @@
  *   $max keeps the response to the latest INVITE transaction; a 2xx also
  *   `answeredAt` and `answerStatus`; an 18x or a 2xx `ringingAt`;
  * - a CANCEL: `cancelledAt`;
- * - a BYE: `endedAt`, and the From tag of who sent it (`byeFromTag`: the
- *   caller's tag means the caller hung up);
+ * - a BYE: `endedAt`, and with its time the From tag of who sent it
+ *   (`firstBye`: the caller's tag means the caller hung up);
  * - an initial INVITE naming another leg (`sip.linkedId`): `linkedId`;
  * - any message: `firstSeen`, `lastSeen`.
  */
@@ -55,9 +59,15 @@ function callUpdateOf (sip, at) {
     update.min.cancelledAt = time
   } else if (sip.method === 'BYE') {
     update.min.endedAt = time
-    if (sip.from.tag) update.set.byeFromTag = sip.from.tag
+    update.min.firstBye = `${time.toISOString()}|${sip.from.tag || ''}`
   }
   return update
+}
+
+// The From tag of a call's first BYE (`byeFromTag`: as versions before `firstBye` stored it).
+function byeTagOf (doc) {
+  if (typeof doc.firstBye === 'string') return doc.firstBye.slice(doc.firstBye.indexOf('|') + 1)
+  return doc.byeFromTag || null
 }
 
 /** A call's outcome classes (callOutcome's `outcome`), in the order a reader lists them. */
@@ -76,7 +86,8 @@ const OUTCOMES = Object.freeze(['answered', 'failed', 'cancelled', 'no-answer'])
  * duplicates, overCap }`.
  */
 function callOutcome (doc) {
-  const endedBy = doc.byeFromTag ? (doc.byeFromTag === doc.callerTag ? 'caller' : 'callee') : null
+  const byeTag = byeTagOf(doc)
+  const endedBy = byeTag ? (byeTag === doc.callerTag ? 'caller' : 'callee') : null
   // An answered call's status is its answer's: a later re-INVITE's 488 is not the call's outcome.
   const final = typeof doc.final === 'number' ? doc.final % 1000 : null
   const status = doc.answeredAt && typeof doc.answerStatus === 'number' ? doc.answerStatus : final
@@ -106,4 +117,4 @@ function callOutcome (doc) {
   }
 }
 
-module.exports = { callUpdateOf, callOutcome, OUTCOMES }
+module.exports = { byeTagOf, callUpdateOf, callOutcome, OUTCOMES }

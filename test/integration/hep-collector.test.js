@@ -18,6 +18,7 @@ const zlib = require('node:zlib')
 const { once } = require('node:events')
 const HEPjs = require('hep-js')
 const hep = require('../../collectors/hep')
+const { byeTagOf, callOutcome } = require('../../collectors/hep/calls')
 const { startTestCollector } = require('../helpers/collector')
 const { getTestMongo } = require('../helpers/mongo')
 const { makeTlsFixtures } = require('../helpers/tls-certs')
@@ -122,7 +123,7 @@ function assertCall (call, callId) {
   assert.equal(+call.answeredAt, T0 + 3000)
   assert.equal(+call.endedAt, T0 + 25000)
   assert.equal(call.final % 1000, 200)
-  assert.notEqual(call.byeFromTag, call.callerTag, 'the callee hung up')
+  assert.notEqual(byeTagOf(call), call.callerTag, 'the callee hung up')
 }
 
 // `collector calls ARGV --since 1d` (unless ARGV gives --from) on `db`, as an operator runs it: its output, its exit code checked 0.
@@ -212,6 +213,32 @@ function unansweredCalls () {
     ])
   ]
 }
+
+// Two BYEs crossing (each end hangs up at once) were told apart by $set,
+// the last applied: the caller's BYE 5 ms after the callee's, processed
+// after it, said the caller hung up, and a redelivered one could flip it.
+test('two BYEs crossing: who hung up is whoever sent the first, whatever order they are stored in', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep, [], { instances: 1 })
+  const alice = '<sip:alice@a.example.com>;tag=a1'
+  const bob = '<sip:+4930123@b.example.com>;tag=b1'
+  const packets = []
+  for (const [callId, order] of [['glare-1@x', ['callee', 'caller']], ['glare-2@x', ['caller', 'callee']]]) {
+    const sip = (line, headers, at, dir) => HEPjs.encapsulate(sipMessage(line, { callId, ...headers }), rcinfo(1, { at, ...(dir === 'ba' ? { src: ['10.0.0.2', 5060], dst: ['10.0.0.1', 5060] } : {}) }))
+    packets.push(sip('INVITE sip:+4930123@b.example.com SIP/2.0', { from: alice, to: '<sip:+4930123@b.example.com>', cseq: '1 INVITE' }, T0))
+    packets.push(sip('SIP/2.0 200 OK', { from: alice, to: bob, cseq: '1 INVITE' }, T0 + 1000, 'ba'))
+    const byes = {
+      callee: sip('BYE sip:alice@10.0.0.1 SIP/2.0', { from: bob, to: alice, cseq: '1 BYE' }, T0 + 9000, 'ba'), // the first
+      caller: sip('BYE sip:+4930123@10.0.0.2 SIP/2.0', { from: alice, to: bob, cseq: '2 BYE' }, T0 + 9005)
+    }
+    for (const who of order) packets.push(byes[who])
+  }
+  await sendUdp(t, port, packets)
+  await waitFor(() => collector.summary().processed === packets.length)
+  await collector.stop()
+  for (const call of await db.collection('calls').find().toArray()) {
+    assert.deepEqual([callOutcome(call).endedBy, +call.endedAt], ['callee', T0 + 9000], call.callId)
+  }
+})
 
 test('every SIP message stored once in sip_messages; copies from a second agent and a duplicating one counted, not stored or counted twice; calls of every outcome found', { timeout: 60000 }, async (t) => {
   const { collector, db, port } = await startTestCollector(t, hep)

@@ -14,6 +14,7 @@ const path = require('node:path')
 const { spawn } = require('node:child_process')
 const { once } = require('node:events')
 const hep = require('../../collectors/hep')
+const { byeTagOf } = require('../../collectors/hep/calls')
 const { startTestCollector } = require('../helpers/collector')
 const { requireBinary } = require('../helpers/rtp-peers')
 const { freePortPair } = require('../helpers/ports')
@@ -87,7 +88,7 @@ test('SIPp calls through Kamailio (siptrace in HEP mode) become one call documen
     assert.equal(doc.caller.user, 'sipp')
     assert.equal(doc.final % 1000, 200, 'answered')
     assert.ok(doc.invitedAt <= doc.answeredAt && doc.answeredAt <= doc.endedAt, 'invited, answered, ended in that order')
-    assert.equal(doc.byeFromTag, doc.callerTag, 'the caller (SIPp\'s UAC) hung up')
+    assert.equal(byeTagOf(doc), doc.callerTag, 'the caller (SIPp\'s UAC) hung up')
   }
   assert.equal(collector.summary().dropped.total, 0, JSON.stringify(collector.summary().dropped))
   // Every message Kamailio traced, in and out, stored once: on each side of
