@@ -32,7 +32,7 @@ const MAX_PART = 256
 function parseSip (payload, correlationHeaders = []) {
   const end = payload.indexOf('\r\n\r\n')
   const limit = Math.min(end === -1 ? payload.length : end, MAX_HEADER_BYTES)
-  const lines = payload.toString('utf8', 0, limit).split(/\r?\n/)
+  const lines = unfold(payload.toString('utf8', 0, limit).split(/\r?\n/))
   const start = startLine(lines[0])
   if (!start) return null
   const headers = headersOf(lines, correlationHeaders)
@@ -40,7 +40,7 @@ function parseSip (payload, correlationHeaders = []) {
   const cseq = /^(\d{1,10})\s+([A-Za-z]+)$/.exec(headers.cseq || '')
   if (!headers['call-id'] || !headers.from || !headers.to || !cseq) return null
   // Bytes that are not UTF-8 read as U+FFFD: two such Call-IDs would name one call.
-  if (headers['call-id'].includes('\uFFFD') && !isUtf8(Buffer.from(headersOf(payload.toString('latin1', 0, limit).split(/\r?\n/), [])['call-id'], 'latin1'))) return NOT_TEXT
+  if (headers['call-id'].includes('\uFFFD') && !isUtf8(Buffer.from(headersOf(unfold(payload.toString('latin1', 0, limit).split(/\r?\n/)), [])['call-id'], 'latin1'))) return NOT_TEXT
   const from = nameAddress(headers.from)
   const to = nameAddress(headers.to)
   const linkedId = linked ? headers[linked] : null
@@ -59,6 +59,20 @@ function headersOf (lines, correlationHeaders) {
     if ((WANTED.has(name) || correlationHeaders.includes(name)) && headers[name] === undefined) headers[name] = lws(lines[i].slice(colon + 1))
   }
   return headers
+}
+
+// Header lines with their continuations joined (RFC 3261 §7.3.1: a line
+// that begins with a space or a tab continues the header above it): a
+// continuation was read as a header of its own (' to: <sip:x>' under a
+// Subject taken for To) and a folded To lost its tag.
+function unfold (lines) {
+  const out = [lines[0]]
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]
+    if ((line[0] === ' ' || line[0] === '\t') && out.length > 1) out[out.length - 1] += ' ' + lws(line)
+    else out.push(line)
+  }
+  return out
 }
 
 // Without SIP's linear white space (spaces and tabs) at either end: no other
@@ -84,9 +98,10 @@ function callIdTooLong (callId) {
 }
 
 function startLine (line) {
-  const response = /^SIP\/2\.0\s+(\d{3})\s*(.*)$/.exec(line || '')
+  // The version's letters in any case (RFC 3261 §7.1: 'SIP/2.0' is case-insensitive).
+  const response = /^SIP\/2\.0\s+(\d{3})\s*(.*)$/i.exec(line || '')
   if (response) return { status: Number(response[1]), reason: response[2] }
-  const request = /^([A-Za-z]+)\s+(\S+)\s+SIP\/2\.0$/.exec(line || '')
+  const request = /^([A-Za-z]+)\s+(\S+)\s+SIP\/2\.0$/i.exec(line || '')
   return request ? { method: request[1].toUpperCase(), uri: request[2] } : null
 }
 

@@ -210,6 +210,20 @@ test('SIP: requests and responses, compact headers, name-addresses with tags', (
   assert.equal(parseSip(Buffer.from('BYE sip:a@b SIP/2.0\r\nFrom: <sip:a@b>\r\n\r\n')), null, 'no Call-ID, To or CSeq')
 })
 
+// A folded header (RFC 3261 §7.3.1) was read line by line: a callee's
+// re-INVITE whose To tag sat on a continuation line passed for an initial
+// INVITE (caller overwritten), and ' to: …' continuing a Subject for To.
+test('SIP: folded headers are joined, a continuation is no header of its own; the version in any case', () => {
+  const reinvite = parseSip(Buffer.from('INVITE sip:alice@10.0.0.1 SIP/2.0\r\nFrom: <sip:bob@b.example>;tag=B1\r\nTo: "Alice"\r\n <sip:alice@a.example>;tag=A\r\nCall-ID: c1\r\nCSeq: 7 INVITE\r\n\r\n'))
+  assert.deepEqual(reinvite.to, { user: 'alice', host: 'a.example', tag: 'A' })
+  const folded = parseSip(Buffer.from('BYE sip:a@b SIP/2.0\r\nFrom: <sip:a@b>;tag=1\r\nTo: <sip:c@d>;tag=2\r\nCall-ID:\r\n\tc1@host\r\nCSeq: 2 BYE\r\n\r\n'))
+  assert.equal(folded.callId, 'c1@host')
+  const subject = parseSip(Buffer.from('INVITE sip:b@b SIP/2.0\r\nFrom: <sip:a@a>;tag=1\r\nSubject: hi\r\n to: <sip:evil@x>\r\nTo: <sip:bob@b>\r\nCall-ID: c3\r\nCSeq: 1 INVITE\r\n\r\n'))
+  assert.deepEqual(subject.to, { user: 'bob', host: 'b', tag: null })
+  assert.equal(parseSip(Buffer.from('sip/2.0 200 OK\r\nFrom: <sip:a@a>;tag=1\r\nTo: <sip:b@b>;tag=2\r\nCall-ID: c4\r\nCSeq: 1 INVITE\r\n\r\n')).status, 200)
+  assert.equal(parseSip(Buffer.from('bye sip:a@b Sip/2.0\r\nFrom: <sip:a@a>;tag=1\r\nTo: <sip:b@b>;tag=2\r\nCall-ID: c5\r\nCSeq: 2 BYE\r\n\r\n')).method, 'BYE')
+})
+
 test('the master\'s call key: a call\'s SIP (Call-ID header, long or compact) and RTCP (correlation chunk) hash alike; no call, -1', () => {
   const { callKeyOf } = require('../../collectors/hep/call-key')
   const key = (buf) => callKeyOf(buf, 0, buf.length)
