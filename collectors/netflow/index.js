@@ -193,10 +193,12 @@ function minuteTotal (minute, exporter, fields, pair, receivedAt) {
 // its sequence numbers against the next one the last datagram announced
 // (kept state, so a worker's heir carries on counting). A datagram a little
 // behind that is late: it leaves the expected sequence where it is, and
-// what of it falls in a gap counted lost is taken back off `lost`. The
-// exporter's restart, from which the sequence starts again with no loss
-// counted: its uptime (v5, v9) that did not keep pace with its clock, a
-// step far behind, or a step forward past 2^32 wider than the late window
+// what of it falls in a gap counted lost is taken back off `lost`; so is
+// one exported before the last one seen, whatever its sequence (one from
+// before the exporter's restart, coming after it). The exporter's restart,
+// from which the sequence starts again with no loss counted: its uptime
+// (v5, v9) gone back where its clock went on, a step far behind, or (IPFIX,
+// which has no uptime) a step forward past 2^32 wider than the late window
 // (a counter long past 2^31 started again from 0 reads as a gap of a
 // billion; a wrap that lost that much is not told apart, and not counted).
 function exporterSummary (kept, exporter, datagram) {
@@ -204,21 +206,21 @@ function exporterSummary (kept, exporter, datagram) {
   const expected = kept.get(`next|${domain}`)
   const gap = expected === undefined ? 0 : sequenceGap(expected, datagram.sequence)
   const window = LATE_WINDOW[datagram.version]
-  const restarted = uptimeRestarted(kept, domain, datagram) ||
-    gap < -window || (gap > window && datagram.sequence < expected)
+  const clock = clockStep(kept, domain, datagram)
+  const restarted = clock.restarted || gap < -window ||
+    (datagram.version === 10 && gap > window && datagram.sequence < expected)
+  const late = !restarted && (gap < 0 || (gap > 0 && clock.older))
   const counts = { datagrams: 1, flows: datagram.records.length, lost: 0, late: 0, restarts: 0 }
   if (restarted) {
     counts.restarts = 1
     if (kept.get(`gaps|${domain}`) !== undefined) kept.delete(`gaps|${domain}`)
-  } else if (gap < 0) {
+  } else if (late) {
     counts.late = 1
     counts.lost = -fillGap(kept, `gaps|${domain}`, datagram)
   } else if (gap > 0) {
     counts.lost = rememberGap(kept, `gaps|${domain}`, expected, gap)
   }
-  if (gap >= 0 || restarted) {
-    if (datagram.nextSequence !== undefined) kept.set(`next|${domain}`, datagram.nextSequence)
-  }
+  if (!late && datagram.nextSequence !== undefined) kept.set(`next|${domain}`, datagram.nextSequence)
   return {
     [KIND]: 'exporter',
     id: `${exporter}|${domain}`,
@@ -239,18 +241,26 @@ function passOver (kept, datagram) {
   else if (datagram.sequence === expected) kept.set(name, datagram.nextSequence)
 }
 
-// Whether a v5 or v9 exporter restarted since the domain's last datagram:
-// its uptime then plus the time between the two exports is not its uptime
-// now (mod 2^32, which holds across the uptime's wrap every 49.7 days). A
-// late datagram is older by both. Remembers this datagram's, but a late one's.
-function uptimeRestarted (kept, domain, datagram) {
-  if (datagram.sysUptime === undefined) return false
-  const last = kept.get(`uptime|${domain}`)
-  const drift = Array.isArray(last)
-    ? ((datagram.sysUptime - last[0] - (datagram.exportTime - last[1])) | 0)
-    : 0
-  if (!Array.isArray(last) || datagram.exportTime >= last[1]) kept.set(`uptime|${domain}`, [datagram.sysUptime, datagram.exportTime])
-  return Math.abs(drift) > UPTIME_SLACK_MS
+// The domain's export clock against the newest datagram seen before
+// (kept as [exportTime, sysUptime]): `older`, exported before it (by more
+// than v9's and IPFIX's whole seconds); `restarted`, a v5 or v9 exporter
+// whose uptime went back while its clock went on, by more than the slack
+// (its uptime then plus the time between the exports is not its uptime
+// now, mod 2^32, which holds across the uptime's wrap every 49.7 days). A
+// clock that did not move (unset: 0, or frozen) or went back tells nothing;
+// one stepped forward leaves the uptime ahead, not behind. Remembers this
+// datagram's, but an older one's.
+function clockStep (kept, domain, datagram) {
+  const name = `clock|${domain}`
+  const last = kept.get(name)
+  const seen = Array.isArray(last) && last.length === 2
+  const elapsed = seen ? datagram.exportTime - last[0] : 0
+  if (!seen || elapsed >= 0) kept.set(name, [datagram.exportTime, datagram.sysUptime ?? null])
+  if (!seen) return { older: false, restarted: false }
+  const older = elapsed < -1000
+  if (elapsed <= 0 || datagram.sysUptime === undefined || typeof last[1] !== 'number') return { older, restarted: false }
+  const drift = (datagram.sysUptime - last[1] - elapsed) | 0
+  return { older, restarted: Math.abs(drift) > UPTIME_SLACK_MS && datagram.sysUptime < last[1] }
 }
 
 // Gaps are [start, size] in sequence units (start mod 2^32), the latest last.

@@ -144,6 +144,20 @@ test('netflow: an exporter\'s restart is not loss: an IPFIX counter long past 2^
     'a restart, and the loss after it counted (before: 4 late, 0 restarts, the 3rd packet lost unseen)')
 })
 
+// Review of the restart rules: an exporter whose clock is unset (0) or
+// frozen read as restarting at every datagram more than 30 s apart, which
+// hid its loss; one datagram from before a restart, coming after it, read
+// as a second restart and made the in-order ones after it late.
+test('netflow: a v5 exporter without a clock still counts its loss; a datagram from before a restart, arriving after it, is late, not a second restart', { timeout: 90000 }, async (t) => {
+  const v5 = (sequence, sysUptime, secs) => v5Packet({ secs, sysUptime, sequence, records: [{ bytes: 100, packets: 1 }] })
+  // Unix secs 0, a datagram a minute; flows 5-7 lost.
+  assert.deepEqual(await exporterFigures(t, [0, 1, 2, 3, 4, 8, 9, 10].map((sequence, i) => v5(sequence, 100000 + i * 60000, 0))), [8, 3, 0, 0])
+  const at = Math.floor(Date.now() / 1000)
+  const before = [1000, 1001, 1002].map((sequence, i) => v5(sequence, 86400000 + i * 1000, at + i))
+  const after = [1, 2, 3, 5].map((sequence, i) => v5(sequence, 6000 + i * 1000, at + 11 + i)) // flow 4 lost
+  assert.deepEqual(await exporterFigures(t, [...before, v5(0, 5000, at + 10), v5(1003, 86403000, at + 3), ...after]), [9, 1, 1, 1])
+})
+
 test('netflow: a datagram refused for want of its template is not counted lost by the exporter at the next one', { timeout: 90000 }, async (t) => {
   const at = Math.floor(Date.now() / 1000)
   const known = templateSet(0, [{ id: 270, fields: [[1, 4]] }])
