@@ -133,9 +133,13 @@ class MediaClocks {
     }
     for (let i = 0; i < media.length && i < MAX_CALLS_MEDIA; i++) {
       const m = media[i]
-      const stream = call.media[i] || (call.media[i] = { kind: m.kind, endpoints: [], offer: null, answer: null, ack: null })
+      const stream = call.media[i] || (call.media[i] = { kind: m.kind, endpoints: [], offer: null, answer: null, ack: null, ackAt: 0 })
       if (m.rtpPort > 0 && stream.endpoints.length < MAX_ENDPOINTS) stream.endpoints.push({ ip: m.rtcpIp || m.ip, rtcpPort: m.rtcpPort, rtpPort: m.rtpPort })
-      if (m.format && ROLES.includes(role)) stream[role] = m.format
+      if (!m.format || !ROLES.includes(role)) continue
+      stream[role] = m.format
+      if (role === 'ack') stream.ackAt = at
+      // A later offer (a re-INVITE or UPDATE with SDP) starts a new exchange: its answer, not the old ACK's, is the codec now.
+      else if (role === 'offer' && at >= stream.ackAt) stream.ack = null
     }
   }
 

@@ -123,6 +123,12 @@ test('over HEP, a delayed offer\'s call takes the codec its ACK answered, whiche
     const rr = JSON.stringify({ ssrc: 22, type: 201, report_count: 1, report_blocks: [{ source_ssrc: 11, highest_seq_no: 1000, fraction_lost: 0, ia_jitter: 80, packets_lost: 0, lsr: 0, dlsr: 0 }] })
     const [item] = run(hepPacket(rr, 5, { ip: B.ip, port: B.rtcp }, { ip: A.ip, port: A.rtcp }, CALL_ID), at + 5000)
     assert.deepEqual([item.fields.format, item.fields.clockRate, item.fields.jitterMs], ['PCMA/8000', 8000, 10], order.join(' then '))
+    // A re-INVITE offering Opus, answered Opus: the codec now, not the old ACK's.
+    run(hepPacket(sip('INVITE sip:bob@b.example.com SIP/2.0', '2 INVITE', sdp(A, '111', ['a=rtpmap:111 opus/48000/2'])), 1, { ip: A.ip, port: 5060 }, { ip: B.ip, port: 5060 }), at + 60000)
+    run(hepPacket(sip('SIP/2.0 200 OK', '2 INVITE', sdp(B, '111', ['a=rtpmap:111 opus/48000/2'])), 1, { ip: B.ip, port: 5060 }, { ip: A.ip, port: 5060 }), at + 60010)
+    const rr2 = JSON.stringify({ ssrc: 22, type: 201, report_count: 1, report_blocks: [{ source_ssrc: 33, highest_seq_no: 1000, fraction_lost: 0, ia_jitter: 480, packets_lost: 0, lsr: 0, dlsr: 0 }] })
+    const [later] = run(hepPacket(rr2, 5, { ip: B.ip, port: B.rtcp }, { ip: A.ip, port: A.rtcp }, CALL_ID), at + 65000)
+    assert.deepEqual([later.fields.format, later.fields.jitterMs], ['opus/48000', 10], `${order.join(' then ')}, re-INVITE`)
   }
 })
 
