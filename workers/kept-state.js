@@ -252,7 +252,8 @@ class KeptState extends UpdatesSink {
   async touchSeen () {
     if (this.seen.size === 0) return
     const scopes = [...this.seen.keys()]
-    const at = Math.max(...this.seen.values())
+    let at = 0 // not Math.max(...values): past ~120,000 scopes the spread throws RangeError, and seenAt stopped moving
+    for (const used of this.seen.values()) if (used > at) at = used
     this.seen.clear()
     try {
       await this.collection.updateMany({ scope: { $in: scopes } }, { $max: { seenAt: new Date(at) } })

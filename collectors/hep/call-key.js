@@ -59,14 +59,22 @@ function sipCallKey (buf, start, end) {
   for (let at = buf.indexOf(0x0a, start); at !== -1 && at < limit; at = buf.indexOf(0x0a, at + 1)) {
     const nameLength = headerMatch(buf, at, limit)
     if (nameLength === 0) continue
-    let from = at + nameLength
-    let to = buf.indexOf(0x0a, from)
-    if (to === -1 || to > limit) to = limit
-    while (from < to && (buf[from] === 0x20 || buf[from] === 0x09)) from++
-    while (to > from && (buf[to - 1] === 0x0d || buf[to - 1] === 0x20 || buf[to - 1] === 0x09)) to--
-    return to > from ? hashBytes(buf, from, to) : -1
+    let key = lineKey(buf, at + nameLength, limit)
+    // A value folded onto the next line (RFC 3261 §7.3.1), as the worker's parser joins it.
+    const next = buf.indexOf(0x0a, at + 1)
+    if (key === -1 && next !== -1 && next + 1 < limit && (buf[next + 1] === 0x20 || buf[next + 1] === 0x09)) key = lineKey(buf, next + 1, limit)
+    return key
   }
   return -1
+}
+
+// The hash of the text from `from` to the line's end, trimmed; -1 when empty.
+function lineKey (buf, from, limit) {
+  let to = buf.indexOf(0x0a, from)
+  if (to === -1 || to > limit) to = limit
+  while (from < to && (buf[from] === 0x20 || buf[from] === 0x09)) from++
+  while (to > from && (buf[to - 1] === 0x0d || buf[to - 1] === 0x20 || buf[to - 1] === 0x09)) to--
+  return to > from ? hashBytes(buf, from, to) : -1
 }
 
 // The length of "\ncall-id:" or "\ni:" (any case, spaces before the colon) at `at`, else 0.

@@ -127,7 +127,8 @@ function sipItemsOf (record, { copies, ledger, messagesPerCall, counts, quality 
 
 // An agent's own log line (type 100) is no capture: two alike within the
 // copy window are two events (a retry logged twice 50 ms apart), copies
-// only at the same time to the microsecond (one packet sent twice); a
+// only at the same capture time to the millisecond (one packet sent twice;
+// an agent that sends no time has its arrival instead, never equal); a
 // captured vq-rtcpxr report is copied as SIP is.
 function logItemsOf (record, { copies, ledger, messagesPerCall, counts }) {
   const copy = record.log.kind === 'log' ? `${record.copy} ${record.at}` : record.copy

@@ -29,10 +29,18 @@ const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', '
 function parse3164 (ctx, at, end) {
   const fields = { format: '3164', timestamp: null, timestampText: null, host: null, app: null, procid: null, msgid: null, structuredData: null, sdElements: null, message: '', messageRaw: undefined }
   const at0 = at
+  const deviations = ctx.deviations
   const start = readCiscoPrefix(ctx, fields, at, end)
   if (typeof start === 'string') return start
   at = start
-  const stamp = readStamp3164(ctx, at, end)
+  let stamp = readStamp3164(ctx, at, end)
+  if (typeof stamp === 'string' && start !== at0) {
+    // A Cisco header followed by no timestamp that reads ('<13>.Mar 3 x'): the line as it was sent, read as any other.
+    ctx.deviations = deviations
+    fields.msgid = fields.host = null
+    at = at0
+    stamp = readStamp3164(ctx, at, end)
+  }
   if (typeof stamp === 'string') return stamp
   let body = at
   if (stamp !== null) {

@@ -241,4 +241,5 @@ test('the master\'s call key: a call\'s SIP (Call-ID header, long or compact) an
   const tagged = HEPjs.encapsulate(`BYE sip:x@y SIP/2.0\r\nCall-ID: ${callId}\r\nFrom: <sip:a@b>;tag=1\r\nTo: <sip:x@y>;tag=2\r\nCSeq: 2 BYE\r\n\r\n`, { ...RCINFO, payloadType: 1, correlation_id: `${callId}-abc` })
   assert.equal(key(tagged), keys[0])
   assert.equal(key(HEPjs.encapsulate('{"ssrc":1}', { ...RCINFO, correlation_id: `${callId}\0\0` })), keys[0], 'trailing NULs, which the worker strips')
+  assert.equal(key(sip(`Call-ID:\r\n ${callId}`)), keys[0], 'a folded Call-ID, as the worker joins it')
 })

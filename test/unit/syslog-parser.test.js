@@ -444,6 +444,8 @@ test('3164: Cisco IOS and ASA headers are read: counter as MSGID, origin name as
   const content = at('<13>May I have a word')
   assert.deepEqual([content.format, content.timestamp, content.message], ['3164', null, 'May I have a word'], '§4.3.3: no day, no timestamp')
   assert.deepEqual(pick(at('<13>Oct 11 22:14:15 SSHD: x'), ['app', 'message']), { app: 'SSHD', message: 'x' }, 'a TAG in capitals is no time zone')
+  const dotted = at('<13>.Mar 3 x')
+  assert.deepEqual([dotted.format, dotted.message, dotted.deviations], ['3164', '.Mar 3 x', undefined], 'no timestamp after the mark: content, as before')
   assert.equal(parseSyslog(cases[0][0], { strict: true }).error, 'cisco')
 })
 
