@@ -23,6 +23,7 @@ class Batch {
     this.sentAt = 0
     this.strikes = [] // how each worker that died by itself while processing it ended, since one got through it
     this.at = null
+    this.unwritten = 0 // bytes held in memory because the disk buffer could not take them (Journal#heldUnwritten)
   }
 
   /** Written to the disk buffer at `at` ({ segment, dataOffset, dataLength }). */

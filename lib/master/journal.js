@@ -66,6 +66,7 @@ class Journal {
     this.writeErrors = 0
     this.lastWriteError = null
     this.failing = false // the last write failed (a full disk): see release()
+    this.unwritten = 0 // bytes of batches held in memory as their write failed (heldUnwritten)
     this.dirty = false
     this.syncTimer = null
     this.locked = false
@@ -182,8 +183,13 @@ class Journal {
   }
 
   /** Whether the buffer holds maxBytes or more: new batches are refused until some are released. */
-  get full () {
-    return this.bytes >= this.maxBytes
+  get full () { return this.bytes + this.unwritten >= this.maxBytes || this.unwritten >= this.segmentBytes }
+
+  // A batch whose append failed, held in memory instead: its bytes count as the buffer's until released,
+  // a segment's worth at most (a full disk let the master hold all its input in memory).
+  heldUnwritten (batch) {
+    batch.unwritten = batch.bytes.length
+    this.unwritten += batch.unwritten
   }
 
   /**
@@ -286,6 +292,8 @@ class Journal {
 
   /** The batch is done with (acknowledged, or given up by name): its segment goes once all of its batches are. */
   release (batch) {
+    this.unwritten -= batch.unwritten
+    batch.unwritten = 0
     const first = batch.unjournaled()
     if (!first) return
     const at = located(first, true)

@@ -181,6 +181,7 @@ class WorkerHandle extends EventEmitter {
     if (this.journal !== null && !this.journal.append(batch)) {
       this.emit('bufferWriteFailed', this.journal.lastWriteError)
       batch.loaded(Buffer.from(batch.bytes)) // kept in memory, then: a copy of its own (sendPending gave a view)
+      this.journal.heldUnwritten(batch) // counted as the buffer's: the buffer says full at its bound, and batches are refused
     }
     if (this.state === 'gone') {
       this.inFlight -= batch.count

@@ -480,3 +480,28 @@ test('a buffer on a 2 MiB file system: said at start, 3 MiB stored through it wi
   await again.stop()
   assert.equal(new Set(storedLines(out).map((l) => l.key)).size, 10300, 'every line stored once')
 })
+
+// A full disk during an outage: every batch whose write failed was kept in
+// the master's memory and the buffer never said full, so the master held
+// all the input (60,000 lines of 1 KB in a probe) until it ran out of
+// memory. Now they count as the buffer's, at most a segment's worth.
+test('a disk full during an outage: the batches it cannot take are held in memory only up to a segment, then refused as bufferFull; what was taken is stored once the outage ends', { timeout: 120000 }, async (t) => {
+  const { dir: bufferDir, reason } = mountTmpfs(t, '1m')
+  if (!bufferDir) return t.skip(reason)
+  const out = tempDir(t)
+  const holdFile = path.join(out, 'outage')
+  fs.writeFileSync(holdFile, '')
+  const lb = await holdingBalancer(t, bufferDir, out, { hold: false, holdFile, maxInFlight: 500 })
+  const line = (i) => `f${i} ${'y'.repeat(1000)}`
+  await sendLines(lb.address().port, 'f', 0, 6000, line) // 6 MB into a 1 MB file system
+  await waitFor(() => lb.summary().received === 6000, { what: '6,000 received', timeout: 60000 })
+  const during = lb.summary()
+  assert.ok(during.events.bufferWriteFailed > 0, `the full disk was met: ${JSON.stringify(during.events)}`)
+  assert.ok(during.dropped.bufferFull > 0, `refused once the memory held a segment: ${JSON.stringify(during.dropped)}`)
+  assert.ok(during.inFlight + during.buffered < 6000, 'not everything held')
+  fs.rmSync(holdFile)
+  await waitFor(() => { const s = lb.summary(); return s.inFlight === 0 && s.buffered === 0 && s }, { what: 'the outage over, all held stored', timeout: 60000 })
+  const s = lb.summary()
+  assert.equal(s.processed + s.dropped.total, 6000, JSON.stringify(s.dropped))
+  assert.equal(new Set(storedLines(out).map((l) => l.key)).size, s.processed, 'what was taken, stored once')
+})
