@@ -116,11 +116,18 @@ class Backlog {
     for (const entry of unreadable) this.logger.error({ file: entry.file }, `dead letter ${entry.name} does not read back whole: not replayed`)
     let messages = 0
     for (const { entry, batches } of taken) {
+      let written = true
       for (const batch of batches) {
-        if (journal !== null && !journal.append(batch)) this.counters.event('bufferWriteFailed', journal.lastWriteError && journal.lastWriteError.code ? journal.lastWriteError.code : 'error')
+        if (journal !== null && !journal.append(batch)) {
+          written = false
+          this.counters.event('bufferWriteFailed', journal.lastWriteError && journal.lastWriteError.code ? journal.lastWriteError.code : 'error')
+        }
         messages += batch.count
       }
-      deadLetters.remove(entry)
+      // A dead letter the buffer could not take (a full disk) stays queued: delivered from memory now, and again
+      // at the next start or restart if a crash takes this copy (stored once either way: its messages' keys).
+      if (written) deadLetters.remove(entry)
+      else this.logger.warn({ file: entry.file, err: journal.lastWriteError }, `dead letter ${entry.name} could not be written to the disk buffer: delivered from memory, and kept queued until it is`)
       this.deliver(batches, workers)
     }
     if (taken.length > 0) this.logger.warn({ dir: deadLetters.dir, files: taken.length, messages }, `dead letters: replaying ${messages} messages (${taken.length} batches) queued by collector replay`)

@@ -287,3 +287,40 @@ test('batches a stop could not store, whose dead letter cannot be written: dropp
   assert.ok(lines.length > 0)
   for (const line of lines) assert.match(line, /: it is dropped \(dropped\.shutdown\)$/)
 })
+
+// `collector replay` at a start while the buffer's disk was full: the dead
+// letter's files were removed though its batch was not written to the
+// buffer, so a master killed then lost it for good.
+test('a queued dead letter the disk buffer cannot take (a full disk) stays queued, and is delivered from memory meanwhile', async (t) => {
+  const { mountTmpfs } = require('../helpers/tmpfs')
+  const { dir: bufferDir, root, reason } = mountTmpfs(t, '1m')
+  if (!bufferDir) return t.skip(reason)
+  const { Journal } = require('../../lib/master/journal')
+  const { DeadLetters } = require('../../lib/master/dead-letters')
+  const Backlog = require('../../lib/master/backlog')
+  const { MasterCounters } = require('../../lib/master/counters')
+  const { createBatch } = require('../../lib/master/batch')
+  const { KIND_UDP, entrySize, writeEntry } = require('../../lib/shared/batch-codec')
+  const dlDir = path.join(tempBufferDir(t), 'dead-letter') // on a disk with room
+  const data = Buffer.from('x'.repeat(200))
+  const bytes = Buffer.alloc(entrySize(data, '10.0.0.1'))
+  writeEntry(bytes, 0, data, '10.0.0.1', 514, Date.now())
+  const deadLetters = new DeadLetters({ dir: dlDir })
+  deadLetters.open(null)
+  deadLetters.keep(createBatch(KIND_UDP, bytes, 1, 1234, 'a1b2c3d4_1', Date.now()), bytes, 'poison', 'test')
+  queueForReplay(dlDir)
+  const journal = new Journal({ dir: bufferDir, maxBytes: 1024 * 1024 })
+  journal.open()
+  t.after(() => journal.close())
+  const filler = fs.openSync(path.join(root, 'filler'), 'w') // what room the tmpfs had left: none now
+  try { for (;;) fs.writeSync(filler, Buffer.alloc(4096)) } catch (err) { assert.equal(err.code, 'ENOSPC') } finally { fs.closeSync(filler) }
+  deadLetters.open(null)
+  const counters = new MasterCounters()
+  const { logger, records } = captureLogger()
+  const given = []
+  new Backlog({ options: {}, counters, logger }).replayDeadLetters(deadLetters, journal, [{ redeliver: (batch) => given.push(batch) }])
+  assert.equal(given.length, 1, 'delivered from memory')
+  assert.equal(counters.read().events.bufferWriteFailed, 1)
+  assert.deepEqual(listDeadLetters(dlDir).map((e) => e.queued), [true], 'its files stay, queued for the next replay')
+  assert.ok(records.some((r) => r.level === 'warn' && /could not be written to the disk buffer/.test(r.msg)))
+})
