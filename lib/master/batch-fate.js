@@ -71,4 +71,24 @@ function giveUp (pool, batch, reason, detail) {
   else pool.emit('dropped', droppedAs, batch.count)
 }
 
-module.exports = { POISON_STRIKES, judge, leave, giveUp }
+/** A batch given up as poison; returns its strikes (the crashes it caused). */
+function giveUpPoison (pool, batch) {
+  giveUp(pool, batch, 'poison', `${batch.strikes.length} workers in a row ended by themselves while processing it (${batch.strikes.join(', ')})`)
+  return batch.strikes.length
+}
+
+/**
+ * A slot's crash times (ms) within `window`, with the crash that just
+ * happened; but when it gave up a batch as poison (`poisoned`: the batch's
+ * strikes), that crash and the batch's earlier ones are taken off: they
+ * were the batch's. Counted against the slot, a sender's fourth poison
+ * message in a minute gave its slot up (past maxCrashes), then every slot.
+ */
+function crashHistory (history, window, poisoned, now = Date.now()) {
+  const crashes = history.filter((t) => now - t < window)
+  if (poisoned > 0) crashes.splice(Math.max(0, crashes.length - (poisoned - 1)))
+  else crashes.push(now)
+  return crashes
+}
+
+module.exports = { POISON_STRIKES, judge, leave, giveUp, giveUpPoison, crashHistory }

@@ -10,7 +10,7 @@ const WorkerDownError = require('../../exceptions/worker-down-error')
 const { BatchIds } = require('../shared/batch-ids')
 const { ProgressFiles } = require('../shared/progress-file')
 const { snapshotOf, collectCustom, heldSince } = require('./pool-counters')
-const { POISON_STRIKES, judge, leave, giveUp } = require('./batch-fate')
+const { POISON_STRIKES, judge, leave, giveUpPoison, crashHistory } = require('./batch-fate')
 
 const STATS_TIMEOUT_MS = 1000
 // A worker that ran this long before it died was not crash-looping (an
@@ -207,10 +207,10 @@ class WorkerPool extends EventEmitter {
     this.emit('workerExit', { id: handle.id, slot: handle.slot, pid: handle.pid, code, signal, held, expected, started: handle.readyAt > 0 })
     // Not while a worker for the slot is starting (a rolling restart's): it takes the slot.
     const respawn = !expected && this.state === 'running' && this.current[handle.slot] === handle && this.spawning[handle.slot] === 0
-    if (held > 0) this.rehome(handle.slot, batches, expected, suspect)
+    const poisoned = held > 0 ? this.rehome(handle.slot, batches, expected, suspect) : 0
     if (!respawn) return
     if (handle.readyAt && Date.now() - handle.readyAt >= STABLE_UPTIME_MS) this.crashes[handle.slot] = []
-    this.scheduleRespawn(handle.slot)
+    this.scheduleRespawn(handle.slot, poisoned)
   }
 
   /**
@@ -224,16 +224,17 @@ class WorkerPool extends EventEmitter {
    */
   rehome (slot, batches, expected, suspect = null) {
     const keep = []
+    let poisoned = 0 // strikes of a batch given up as poison: crashes not the slot's
     for (const batch of batches) {
       if (this.state !== 'running') leave(this, batch, expected ? 'shutdown' : 'workerLost')
-      else if (suspect !== null && batch === suspect.batch && batch.struck(suspect.cause) >= POISON_STRIKES) giveUp(this, batch, 'poison', `${batch.strikes.length} workers in a row ended by themselves while processing it (${batch.strikes.join(', ')})`)
+      else if (suspect !== null && batch === suspect.batch && batch.struck(suspect.cause) >= POISON_STRIKES) poisoned = giveUpPoison(this, batch)
       else keep.push(batch)
     }
-    if (keep.length === 0) return
     const current = this.current[slot]
     if (current && current.state === 'ready') for (const batch of keep) current.redeliver(batch)
     else if (this.failedSlots.has(slot)) this.adoptOrphans(keep)
     else this.orphans[slot].push(...keep)
+    return poisoned
   }
 
   /**
@@ -280,13 +281,11 @@ class WorkerPool extends EventEmitter {
   }
 
   // Crash-loop protection: the delay doubles per crash within the window;
-  // past maxCrashes in the window the slot is given up.
-  scheduleRespawn (slot) {
+  // past maxCrashes in the window the slot is given up (crashHistory: not
+  // for the crashes of a batch given up as poison).
+  scheduleRespawn (slot, poisoned = 0) {
     const { respawnDelay, maxCrashes, crashWindow } = this.options
-    const now = Date.now()
-    const crashes = this.crashes[slot].filter((t) => now - t < crashWindow)
-    crashes.push(now)
-    this.crashes[slot] = crashes
+    const crashes = this.crashes[slot] = crashHistory(this.crashes[slot], crashWindow, poisoned)
     if (crashes.length > maxCrashes) return this.abandonSlot(slot, crashes.length)
     const delay = Math.min(respawnDelay * 2 ** (crashes.length - 1), 30000)
     const timer = setTimeout(() => this.respawn(slot, timer), delay)

@@ -122,6 +122,29 @@ test('collector run: a message that ends every worker it reaches is given up aft
   assert.equal(final.received + final.replayed, final.processed + final.deadLettered)
 })
 
+// The crashes a poison batch caused counted toward the slot's maxCrashes:
+// three strikes a batch, so a sender's fourth poison message in a minute
+// gave the slot up (crashed 11 times; with the default 100 ms respawn
+// delay the backoff spreads them past the window, at 10 ms it does not),
+// then every slot, and the collector stopped with "every worker is down".
+test('five poison messages within a minute: each given up as its own dead letter, the slot never given up, everything else stored', { timeout: 180000 }, async (t) => {
+  const { uri } = await getTestMongo()
+  const database = uniqueDbName('poison5')
+  const run = await runCollector(t, FIXTURE, { flags: ['-i', '1', '--flush-interval', '50ms', '--batch-size', '1', '--respawn-delay', '10ms'], env: { MONGODB_URI: withDatabase(uri, database) } })
+  const sent = []
+  for (let k = 0; k < 5; k++) sent.push(...numbered(20, `g${k}-`), 'poison')
+  await sendTexts(run.port, sent, 200)
+  const s = await waitFor(async () => {
+    const stats = await run.stats()
+    return stats.received === sent.length && stats.deadLettered === 5 && accountedFor(stats) ? stats : null
+  }, { what: 'five poison messages given up, the rest stored', timeout: 120000 })
+  assert.equal(s.processed, 100)
+  assert.equal(s.dropped.total, 0, JSON.stringify(s.dropped))
+  assert.deepEqual(listDeadLetters(s.deadLetters.dir).map((l) => l.reason), Array(5).fill('poison'))
+  assert.equal((await storedTexts(uri, database)).length, 100)
+  assert.equal(run.child.exitCode, null, 'the collector still runs')
+})
+
 // The database stalls for 3 s meanwhile, so that what the workers hold
 // awaits storage through several deaths: batches a worker had been through
 // are no evidence, nor is a kill from outside.
