@@ -160,7 +160,7 @@ class QualityStats {
     this.excessReceived += other.excessReceived
     if (other.clock !== null && (this.clock === null || other.clock.rank > this.clock.rank)) this.clock = other.clock
     if (other.codec !== null && (this.codec === null || other.codec.rank > this.codec.rank)) this.codec = other.codec
-    if (other.packet !== null && (this.packet === null || compareDocs(other.packet, this.packet, ['rank', 'ms']) > 0)) this.packet = other.packet
+    if (other.packet !== null && (this.packet === null || surer(other.packet, this.packet))) this.packet = other.packet
     if (other.xr !== null && (this.xr === null || compareDocs(other.xr, this.xr, ['seq', 'discardRate', 'burstR']) > 0)) this.xr = other.xr
     for (const name of FIGURES) {
       const k = KEYS[name]
@@ -197,7 +197,10 @@ class QualityStats {
     // Documents compared field by field, rank first: the best known wins.
     if (this.clock !== null) max[p.clock] = this.clock
     if (this.codec !== null) max[p.codec] = this.codec
-    if (this.packet !== null) max[`${q}.packet`] = this.packet
+    // $max compares rank, then `shorter` (-ms): at equal rank the shortest interval stands, as the
+    // worker keeps it (a packet interval measured under silence suppression only lengthens);
+    // by ms, the longest stood (40 ms stored for a call at 20, its worst window twice as long).
+    if (this.packet !== null) max[`${q}.packet`] = { rank: this.packet.rank, shorter: -this.packet.ms, ms: this.packet.ms, source: this.packet.source }
     if (this.xr !== null) max[`${q}.xr`] = this.xr
     for (const name of FIGURES) {
       const k = KEYS[name]
@@ -293,6 +296,11 @@ function compareWorst (a, b) {
     return x < y ? -1 : 1
   }
   return 0
+}
+
+// A packet interval surer than another: a higher rank, or at the same rank a shorter one.
+function surer (a, b) {
+  return a.rank > b.rank || (a.rank === b.rank && a.ms < b.ms)
 }
 
 module.exports = { QualityStats, compareWorst }

@@ -245,3 +245,31 @@ test('the streams collection dropped under running workers: its unique indexes c
   assert.ok(indexes.some((i) => i.unique && i.name === 'pairKey_1_openKey_1'), 'the unique { pairKey, openKey } index is back')
   assert.ok(docs.every((d) => d.pairKey === d.openKey), 'every open stream carries its pair key')
 })
+
+// A side's packet interval was stored by $max over { rank, ms }: at equal
+// rank the longest stood (a first measure under silence suppression, 40 ms,
+// for a call at 20), though the worker keeps the shortest; its worst window
+// then spanned twice the media.
+test('a side\'s packet interval: the surest rank, then the shortest, whichever flush reaches the server first', async () => {
+  const { QualityStats } = require('../../collectors/rtcp/quality-stats')
+  const { uri } = await getTestMongo()
+  const client = await new MongoClient(uri).connect()
+  try {
+    const coll = client.db(uniqueDbName('packet')).collection('streams')
+    const flush = (ms, rank) => {
+      const stats = new QualityStats()
+      stats.packet = { rank, ms, source: rank === 1 ? 'receiver-reports' : 'sdp' }
+      const update = {}
+      stats.addTo(update, 'from')
+      return update
+    }
+    for (const [name, order] of [['40 then 20', [[40, 1], [20, 1]]], ['20 then 40', [[20, 1], [40, 1]]], ['sdp 30 beats 20', [[20, 1], [30, 3], [20, 1]]]]) {
+      for (const [ms, rank] of order) await coll.updateOne({ _id: name }, flush(ms, rank), { upsert: true })
+      const doc = await coll.findOne({ _id: name })
+      const want = name.startsWith('sdp') ? 30 : 20
+      assert.strictEqual(doc.from.quality.packet.ms, want, name)
+    }
+  } finally {
+    await client.close()
+  }
+})
