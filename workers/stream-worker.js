@@ -25,7 +25,7 @@ const sinks = require('../lib/collector/sinks')
  *   (see StreamWriter); collectors/rtcp/quality-stats.js is one; `counts`, per-minute counter increments, see
  *   CounterStore#incrementMinute)
  * - side update `{ sideID, IP?, timestamp, fields }`
- * - end `{ endID, timestamp }` (the endpoint said goodbye)
+ * - end `{ endID, IP?, callId?, timestamp }` (the endpoint said goodbye)
  * To refuse a message (counted by its `reason`, skipped) it returns a
  * DecodeError, or throws one: returning costs no unwinding, which matters
  * when a flood of malformed datagrams arrives.

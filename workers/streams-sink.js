@@ -20,7 +20,7 @@ const { Sink } = require('./sink')
  * A record is an item of StreamWorker's decode():
  * - packet `{ fromID, toID, IP, highestPacketNum, timestamp, fields?, stats?, counts? }`
  * - side update `{ sideID, IP?, timestamp, fields }`
- * - end `{ endID, timestamp }`
+ * - end `{ endID, IP?, callId?, timestamp }` (IP, callId: only that SSRC's streams from that address, in that call)
  *
  * It keeps the contract of Sink (sink.js, docs/sinks.md); its `onLeader`
  * starts or stops the sweeper and the pairKey backfill, and it adds

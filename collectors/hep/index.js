@@ -121,7 +121,7 @@ function sipItemsOf (record, { copies, ledger, messagesPerCall, counts, quality 
   if (record.sdp) quality.clocks.announce(record.sdp.callId, record.sdp.media, record.sdp.role, record.sdp.at)
   const admitted = ledger.admitMessage(callId, messagesPerCall)
   if (!admitted) counts.overCap++
-  const ends = record.message.method === 'BYE' ? ledger.ssrcsOf(callId).map((ssrc) => ({ endID: ssrc, timestamp: new Date(record.at) })) : null
+  const ends = record.message.method === 'BYE' ? ledger.ssrcsOf(callId).map((ssrc) => ({ endID: ssrc, callId, timestamp: new Date(record.at) })) : null
   return admitted ? { ...record, ends } : { call: record.call, overCap: true, ends }
 }
 

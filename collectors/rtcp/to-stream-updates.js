@@ -171,7 +171,7 @@ function sideUpdate (ctx, ssrc, fields) {
 }
 
 function mapBye (ctx, packet) {
-  for (const ssrc of packet.sources) ctx.items.push({ endID: String(ssrc), timestamp: new Date(ctx.time) })
+  for (const ssrc of packet.sources) ctx.items.push({ endID: String(ssrc), IP: ctx.IP, timestamp: new Date(ctx.time) })
 }
 
 module.exports = { toStreamUpdates }

@@ -163,6 +163,20 @@ test('side updates land on the side of that endpoint; an end item marks only its
   assert.strictEqual(s2.active, true, 'closing is the sweeper\'s job')
 })
 
+// Two calls whose phones picked one SSRC (a 32-bit random number: about one
+// pair in 100,000 open SSRCs): a BYE matched by SSRC alone ended both.
+test('a BYE ends the streams of its SSRC from its own address (or a side with none yet), not another call\'s with the same SSRC', async (t) => {
+  const { uri, name, db } = await database()
+  const { lb, port } = await startCollector(t, uri, name)
+  await sendAll(port, [packet('X', 'A', 1, { IP: '10.0.0.1' }), packet('X', 'B', 1, { IP: '10.0.0.2' })])
+  await waitFor(async () => (await streamDocs(db)).length === 2)
+  await sendAll(port, [{ endID: 'X', IP: '10.0.0.2', timestamp: T0 + 20 }])
+  await waitFor(processedAll(lb, 3))
+  await lb.stop()
+  const ended = Object.fromEntries((await streamDocs(db)).map((d) => [d.to.ID, d.stream_ended.from]))
+  assert.deepStrictEqual(ended, { A: false, B: true }, 'the X at 10.0.0.2 said goodbye, not the X at 10.0.0.1')
+})
+
 test('malformed input is counted per reason in the worker stats and writes nothing', async (t) => {
   const { uri, name, db } = await database()
   const { lb, port } = await startCollector(t, uri, name)

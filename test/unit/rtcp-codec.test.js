@@ -293,8 +293,8 @@ test('toStreamUpdates: SR blocks carry sender counters and the reporter CNAME, B
   assert.deepEqual(toStreamUpdates(decoded, { address: '127.0.0.1', port: 5 }, now), [
     { fromID: '4275878552', toID: '11', IP: '127.0.0.1', highestPacketNum: 0x1fffe, timestamp: ts, fields: { cname: 'ffmpeg@host', fractionLost: 0.25, cumulativeLost: 3, jitter: 120, lsr: 0x12345678, dlsr: 65536, packetCount: 164, octetCount: 24000 } },
     { fromID: String(0x5846c8fc), toID: '12', IP: '127.0.0.1', highestPacketNum: 0x1fffe, timestamp: ts, fields: { fractionLost: 26 / 256, cumulativeLost: -2, jitter: 120, lsr: 0x12345678, dlsr: 65536 } },
-    { endID: '4275878552', timestamp: ts },
-    { endID: '5', timestamp: ts }
+    { endID: '4275878552', IP: '127.0.0.1', timestamp: ts },
+    { endID: '5', IP: '127.0.0.1', timestamp: ts }
   ])
 })
 

@@ -66,7 +66,9 @@ function entryOf (item, mark = null) {
   const ts = toDate(item.timestamp)
   const minSeq = mark ? mark.seq : Infinity
   // Endpoint keys start with NUL, which no direction key does.
-  if (item.endID !== undefined) return { kind: 'end', key: `\u0000e${item.endID}`, endID: String(item.endID), maxTs: ts, count: 0, minSeq, segments: null }
+  // An end names its endpoint by SSRC and by what tells two calls' alike SSRCs apart, the sender's
+  // address (RTCP) or the call (a SIP BYE over HEP): in its key, so two such never merge.
+  if (item.endID !== undefined) return { kind: 'end', key: `\u0000e${item.endID}\u0000${item.IP ?? ''}\u0000${item.callId ?? ''}`, endID: String(item.endID), IP: item.IP, callId: item.callId, maxTs: ts, count: 0, minSeq, segments: null }
   if (item.sideID !== undefined) {
     return { kind: 'side', key: `\u0000s${item.sideID}`, sideID: String(item.sideID), IP: item.IP, fields: { ...item.fields }, maxTs: ts, count: 0, minSeq, segments: null }
   }

@@ -165,6 +165,19 @@ function sideOps (entry, now) {
   })
 }
 
+// The open streams a goodbye ends: its SSRC on `side`, and, where the entry
+// knows them, the sender's address (or none yet: a side only reported on)
+// and its call. By SSRC alone, another call's stream with the same 32-bit
+// SSRC (one pair in 100,000 open SSRCs) was ended by this one's BYE. Side
+// fields still go by SSRC: a phone whose address changed mid-call (NAT,
+// a handover) keeps its CNAME; a stream a stranger's BYE ended is lost.
+function endpointFilter (side, id, { IP, callId }) {
+  const filter = { active: true, [`${side}.ID`]: id }
+  if (IP !== undefined) filter[`${side}.IP_ADDRESS`] = { $in: [IP, null] }
+  if (callId !== undefined) filter[`${side}.callId`] = { $in: [callId, null] }
+  return filter
+}
+
 /**
  * An endpoint said goodbye (RTCP BYE): mark its side ended; the sweeper
  * closes the stream. A goodbye is activity: it moves `lastUpdated`, which
@@ -174,7 +187,7 @@ function sideOps (entry, now) {
 function endOps (entry, now) {
   return ['from', 'to'].map((side) => ({
     updateMany: {
-      filter: { active: true, [`${side}.ID`]: entry.endID },
+      filter: endpointFilter(side, entry.endID, entry),
       update: { $set: { [`stream_ended.${side}`]: true }, $min: { endedAt: entry.maxTs }, $max: { 'metadata.lastUpdated': now } }
     }
   }))
