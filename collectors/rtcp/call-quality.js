@@ -12,6 +12,7 @@ const { QualityStats } = require('./quality-stats')
 const { MAX_SOURCES, JITTER_BUFFER_MS } = require('./constants')
 const { WINDOW_MS, fromReceiverReports, packetOf, windowSpan, windowsOf } = require('./packet-time')
 const { BoundedMap } = require('../../lib/shared/bounded-map')
+const { minuteKey, minuteKeyOf } = require('./minute-key')
 
 const NTP_UNIT = 65536 // LSR and DLSR count 1/65536 s (RFC 3550 §6.4.1)
 const MAX_JITTER_MS = 10000 // an interarrival jitter beyond is not a call's
@@ -23,6 +24,7 @@ const MAX_DROPOUT = 3000 // RFC 3550 A.1: a larger jump of the highest sequence 
 const RTT_PRECISION_MS = 2 * (1 + 1000 / NTP_UNIT)
 const LSR_UNKNOWN = Symbol('lsr-unknown')
 const NO_MEDIA = Symbol('no-media')
+const LATE = Symbol('late')
 
 /** Why a report's figures are not used: counted by reason, flagged on the side. */
 const INVALID_REASONS = Object.freeze([
@@ -34,7 +36,10 @@ const INVALID_REASONS = Object.freeze([
 ])
 
 /** Why a report with usable values gives no MOS: counted by reason, on the side too. */
-const UNSCORED_REASONS = Object.freeze(['no-media']) // no packet expected since the previous report: hold, silence, the call's end
+// no-media: no packet expected since the last report (hold, silence, the call's end); not stored (skip):
+// duplicate (the side's last report again within REPEAT_MS, sent twice), late (older than the side's last).
+const UNSCORED_REASONS = Object.freeze(['no-media', 'duplicate', 'late'])
+const REPEAT_MS = 500
 
 /** MOS bands, best first (docs/call-quality.md); `unknown` when there is no MOS. */
 const BANDS = Object.freeze(['good', 'fair', 'poor'])
@@ -87,7 +92,9 @@ class CallQuality {
     // when it is the loss or the jitter; the report's other figures stand.
     const flags = []
     const previousSeq = side.seq
+    if (repeated(side, block, at)) return this.skip('duplicate')
     const loss = this.loss(side, block, flags, stats)
+    if (loss === LATE) return this.skip('late')
     // Jitter is kept in RTP timestamp units and turned into ms where it is
     // read, with the best clock rate the stream's side came to know.
     let jitter = block.jitter
@@ -131,6 +138,11 @@ class CallQuality {
     return { fields, stats }
   }
 
+  skip (reason) { // a report not stored: toStreamUpdates leaves its item out
+    this.unscoredCounts[reason]++
+    return { skip: reason }
+  }
+
   countUnscored (reason, stats) {
     this.unscoredCounts[reason]++
     stats.addUnscored(reason)
@@ -164,7 +176,7 @@ class CallQuality {
     // step back, is the reporter starting over.
     const jumped = expected > MAX_DROPOUT * 16 && !(lost >= side.lost && lost - side.lost <= expected)
     if (expected !== undefined && (expected < 0 || jumped)) {
-      if (expected < 0 && -expected < MAX_DROPOUT) return null // an older report arriving late: skipped
+      if (expected < 0 && -expected < MAX_DROPOUT) return LATE // an older report arriving late: skipped
       stats.restarts = 1
       side.seq = seq
       side.lost = lost
@@ -178,6 +190,7 @@ class CallQuality {
       // More received than expected (Δ lost below zero): duplicates, or
       // packets counted lost that came late. Counted; the loss stays ≥ 0.
       if (lostInInterval < 0) stats.excessReceived = -lostInInterval
+      side.lost = lost // the excess counted once, not again at the next report
       if (expected === 0) return NO_MEDIA
       loss = Math.max(0, lostInInterval) / expected
       stats.intervalExpected = expected
@@ -335,6 +348,15 @@ class CallQuality {
   }
 }
 
+// The side's last report again, within REPEAT_MS: a datagram the network sent twice. Remembers this one.
+function repeated (side, block, at) {
+  const seen = `${block.highestSeq} ${block.cumulativeLost} ${block.fractionLost} ${block.jitter} ${block.lsr} ${block.dlsr}`
+  if (seen === side.seen && at - side.seenAt < REPEAT_MS) return true
+  side.seen = seen
+  side.seenAt = at
+  return false
+}
+
 // A scored report's last values.
 function scoredFields (fields, figures, jitterMs, packet) {
   fields.lossRate = figures.loss
@@ -358,24 +380,6 @@ function mediaFields (fields, media) {
   fields.model = MODEL
   fields.ieSource = media.codec.source
   if (media.format) fields.format = media.format
-}
-
-/** YYYYMMDDHHmm (UTC) of `at`: the key of a stream side's per-minute bucket. */
-function minuteKey (at) {
-  return new Date(at).toISOString().slice(0, 16).replace(/[-T:]/g, '')
-}
-
-// The minute key of the last report, kept: every report of a minute shares it.
-let keyMinute = -1
-let lastKey = ''
-
-function minuteKeyOf (at) {
-  const minute = Math.floor(at / 60000)
-  if (minute !== keyMinute) {
-    lastKey = minuteKey(at)
-    keyMinute = minute
-  }
-  return lastKey
 }
 
 /**

@@ -133,16 +133,19 @@ function mapReports (ctx, packet, counters) {
       timestamp: new Date(ctx.time),
       fields
     }
-    if (ctx.quality) addQuality(ctx, item, packet.ssrc, block)
+    if (ctx.quality && !addQuality(ctx, item, packet.ssrc, block)) continue
     ctx.items.push(item)
   }
 }
 
+// false: the report is not stored (a duplicate, or late: CallQuality#skip).
 function addQuality (ctx, item, reporter, block) {
   const xr = ctx.xr && ctx.xr.get(reportKey(reporter, block.ssrc))
-  const { stats } = ctx.quality.report(reporter, block, ctx.time, xr, item.fields)
+  const { stats, skip } = ctx.quality.report(reporter, block, ctx.time, xr, item.fields)
+  if (skip) return false
   if (xr) item.fields.xr = xr
   item.stats = stats
+  return true
 }
 
 function blockFields (block) {

@@ -130,10 +130,26 @@ test('a report arriving after a later one is skipped; the next interval counts f
   q.report(1, block({ highestSeq: 1000, cumulativeLost: 0 }), 0)
   q.report(1, block({ highestSeq: 2000, cumulativeLost: 20 }), 10000)
   const late = q.report(1, block({ highestSeq: 1500, cumulativeLost: 5 }), 10001)
-  assert.equal(late.fields.lossRate, undefined)
-  assert.deepEqual([late.stats.firstSeq, late.stats.lossCount], [-1, 0], 'nothing of it is stored')
+  assert.deepEqual(late, { skip: 'late' }, 'not stored: its raw figures would undo the newer report\'s')
+  assert.equal(q.stats().unscored.late, 1)
   const next = q.report(1, block({ highestSeq: 2500, cumulativeLost: 30 }), 15000)
   assert.equal(next.fields.lossRate, 10 / 500)
+})
+
+// A datagram the network sent twice was a second report (flagged
+// fraction-without-expected when it had loss); and a Δ lost below zero in an
+// interval without media was counted again at the next report.
+test('the side\'s last report again within 500 ms is a duplicate, not stored; the same figures 5 s later (on hold) are a report; excess received counted once', () => {
+  const q = new CallQuality()
+  const first = block({ highestSeq: 1000, cumulativeLost: 10, fractionLost: 25 })
+  q.report(1, first, 0)
+  assert.deepEqual(q.report(1, first, 200), { skip: 'duplicate' })
+  assert.equal(q.stats().invalid['fraction-without-expected'], 0)
+  assert.ok(q.report(1, first, 5000).stats, 'the same figures a report interval later: a report (no media)')
+  q.report(1, block({ highestSeq: 1000, cumulativeLost: 8 }), 10000) // 2 counted lost came late
+  const next = q.report(1, block({ highestSeq: 1500, cumulativeLost: 8 }), 15000)
+  assert.equal(next.stats.excessReceived, 0, 'the 2 were counted at the report that showed them, not again')
+  assert.deepEqual(q.stats().unscored, { 'no-media': 1, duplicate: 1, late: 0 })
 })
 
 test('reports coalesced in one flush make the same update as one upsert each: first and last, sums, the worst MOS record', () => {

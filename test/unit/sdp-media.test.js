@@ -100,7 +100,8 @@ test('over HEP, a call\'s SDP gives its RTCP the clock and codec: jitter of an O
   other.clocks.announce('av', av, 'offer', at)
   assert.equal(other.clocks.bindCall('av', { ip: '10.0.0.1', port: 1 }, { ip: '10.0.0.2', port: 2 }, [8], at), false)
   assert.equal(other.clocks.bindCall('av', { ip: '10.0.0.1', port: 1 }, { ip: A.ip, port: 49181 }, [8], at), true)
-  assert.deepEqual(['clockRate', 'clockRateSource'].map((k) => other.report(6, { ssrc: 8, fractionLost: 0, cumulativeLost: 0, highestSeq: 1, jitter: 90, lsr: 0, dlsr: 0 }, at).fields[k]), [90000, 'sdp'])
+  const video = other.report(6, { ssrc: 8, fractionLost: 0, cumulativeLost: 0, highestSeq: 1, jitter: 90, lsr: 0, dlsr: 0 }, at).fields
+  assert.deepEqual([video.clockRate, video.clockRateSource], [90000, 'sdp'])
   assert.deepEqual(other.stats().sdp, { bodies: 2, bound: 2, unbound: 1 }, 'the SDP read and the RTCP bound or not, counted')
 })
 
