@@ -388,9 +388,10 @@ class WorkerPool extends EventEmitter {
     this.state = 'stopping'
     for (const timer of this.respawnTimers) clearTimeout(timer)
     this.respawnTimers.clear()
-    for (const batches of this.orphans) this.adoptOrphans(batches.splice(0))
-    const handles = this.current.filter(Boolean)
-    await Promise.all(handles.map((h) => this.retire(h)))
+    // Batches waiting for a respawning slot's worker stay in the buffer (not another slot's: affinity); without it, adopted.
+    for (const batches of this.orphans) for (const batch of batches.splice(0)) this.journal !== null ? leave(this, batch, 'shutdown') : this.adoptOrphans([batch])
+    // Every live worker, an old one a rolling restart still drains too: stop() resolved with its messages in flight.
+    await Promise.all([...this.live].map((h) => this.retire(h)))
     this.progress.close()
     this.state = 'stopped'
   }

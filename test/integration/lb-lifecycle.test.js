@@ -155,3 +155,34 @@ test('workers killed during a rolling restart: each slot ends with exactly one l
   assert.deepEqual(alive.sort(), listed.sort(), 'those the balancer lists')
   for (const pid of before) assert.ok(!alive.includes(pid))
 })
+
+// A stop during a rolling restart waited for the slots' current workers
+// only: the old one, still draining (its database away), was left running
+// without a master, and stop() resolved with its messages in flight.
+test('stop() during a rolling restart waits for the old worker still draining: nothing left in flight, every message accounted for', { timeout: 60000 }, async (t) => {
+  const { accountedFor } = require('../../lib/master/counters')
+  const dir = tempDir(t)
+  const holdFile = path.join(dir, 'outage')
+  fs.writeFileSync(holdFile, '')
+  const lb = await startLb(t, {
+    worker: path.join(__dirname, '..', 'fixtures', 'buffering-worker.js'),
+    instances: 1,
+    drainTimeout: 2000,
+    deadLetterDir: path.join(dir, 'dead-letter'),
+    workerOptions: { dir, holdFile, storeEveryMs: 20, flushMs: 1500 }
+  })
+  const socket = await udpSocket(t)
+  for (let i = 0; i < 50; i++) await sendDatagram(socket, lb.address().port, `m${i}`)
+  await waitFor(() => lb.summary().received === 50, { what: '50 received' })
+  const oldPid = lb.pool.current[0].pid
+  const restarting = lb.restart().catch(() => {})
+  await waitFor(() => lb.pool.current[0] && lb.pool.current[0].pid !== oldPid, { what: 'the new worker up, the old one draining' })
+  await lb.stop()
+  const s = lb.summary() // as stop() resolves: a CLI exits here, with its code from this
+  const live = lb.pool.live.size
+  await restarting
+  assert.equal(live, 0, 'no worker left running')
+  assert.equal(s.inFlight, 0)
+  assert.ok(accountedFor(s), JSON.stringify(s))
+  assert.equal(s.deadLettered + s.processed + s.dropped.total, 50, 'the old worker\'s 50: given up by name at the stop, not left in flight')
+})
