@@ -40,26 +40,36 @@ class NewKeyLimit {
    * it decided already, and may have stored it).
    */
   admits (key, address, force = false) {
-    if (this.known.has(key)) {
-      this.known.refresh(key, true)
-      return true
+    if (!Array.isArray(key)) return this.admitsAll([key], address, force)
+    return this.admitsAll(key, address, force)
+  }
+
+  // A record of several keys (an RTCP datagram's SSRCs) passes when each is
+  // known or the share has room for all its new ones; else none is taken.
+  admitsAll (keys, address, force) {
+    let fresh = 0
+    for (const key of keys) {
+      if (this.known.has(key)) this.known.refresh(key, true)
+      else fresh++
     }
+    if (fresh === 0) return true
     const minute = Math.floor(Date.now() / MINUTE_MS)
     if (minute !== this.minute) this.newMinute(minute)
-    this.countSource(address)
-    if (this.taken >= this.share && !force) {
-      this.counts.refused++
+    for (let i = 0; i < fresh; i++) this.countSource(address)
+    if (this.taken + fresh > this.share && !force) {
+      this.counts.refused += fresh
       return false
     }
-    this.taken++
-    this.counts.admitted++
-    this.known.set(key, true)
+    this.taken += fresh
+    this.counts.admitted += fresh
+    for (const key of keys) if (!this.known.has(key)) this.known.set(key, true)
     return true
   }
 
   /**
    * The records of one message (one record, or an array) that pass, each by
-   * its key `keyOf(record)` (null or undefined: passes, uncounted), and
+   * its key `keyOf(record)` (or its keys, an array: each new one counts;
+   * null or undefined: passes, uncounted), and
    * `places`: where each taken stood in `records` (null: all taken), so
    * that a sink numbers a record the same whether or not those before it
    * were taken. `records` null when none was left of some (the message is

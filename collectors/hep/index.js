@@ -7,7 +7,7 @@ const { callAnalytics } = require('../rtcp/quality-analytics')
 const { callKeyOf } = require('./call-key')
 const { authKeyFileProblem } = require('./auth-key')
 const { hepRecordOf } = require('./hep-records')
-const { toStreamUpdates } = require('../rtcp/to-stream-updates')
+const { toStreamUpdates, ssrcsNamed } = require('../rtcp/to-stream-updates')
 const { callQualityOf } = require('../rtcp/rtcp-records')
 const { SIP_MESSAGES } = require('./sip-messages')
 const { CALL_LOGS } = require('./call-logs')
@@ -53,7 +53,7 @@ module.exports = defineCollector({
   affinity: () => ({ key: (buf, start, end) => { const key = callKeyOf(buf, start, end); return key >= 0 ? key : null } }),
   decode: (message, settings, { receivedAt }) => hepRecordOf(message.data, settings, receivedAt),
   // A new call (SIP) or reporter SSRC (RTCP) is new documents and memory: capped per minute.
-  cardinality: (record) => record.call ? record.call.callId : record.log ? record.log.callId : record.rtcp.packets[0].ssrc,
+  cardinality: (record) => record.call ? record.call.callId : record.log ? record.log.callId : ssrcsNamed(record.rtcp),
   tally: { types: (record) => record.type },
   state: (settings) => ({
     quality: callQualityOf(settings),

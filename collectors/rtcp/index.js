@@ -7,7 +7,7 @@ const { TOLERABLE_REASONS, MAX_SOURCES, JITTER_BUFFER_MS } = require('./constant
 const { CODECS, DEFAULT_CODEC } = require('./codecs')
 const { CallAffinity } = require('./call-affinity')
 const { decodeRtcp, callQualityOf } = require('./rtcp-records')
-const { toStreamUpdates } = require('./to-stream-updates')
+const { toStreamUpdates, ssrcsNamed } = require('./to-stream-updates')
 const { callAnalytics } = require('./quality-analytics')
 
 /**
@@ -36,14 +36,16 @@ module.exports = defineCollector({
     clockRate: { type: 'integer', range: [1000, 1000000], group: 'Call quality', description: 'RTP clock rate (Hz) for jitter in ms until the call\'s SDP (over HEP) or two SRs of the sender tell it (default: the codec\'s); until then jitter is kept in timestamp units and read at the clock learned' },
     // The master keeps as many for call affinity (affinity below).
     maxSources: { type: 'integer', default: MAX_SOURCES, range: [1, 10000000], group: 'Call quality', description: 'SSRCs (and as many stream sides) remembered by the master for call affinity and by each worker for call quality; past it the least recently seen are forgotten and counted (events.stateEvicted, the workers\' evicted)' },
-    // As many new reporters a minute as the memory holds SSRCs.
-    maxNewKeysPerMinute: { ...NEW_KEY_SETTINGS.maxNewKeysPerMinute, default: MAX_SOURCES }
+    // New SSRCs a minute (cardinality): twice what the memory holds, a call's two ends.
+    maxNewKeysPerMinute: { ...NEW_KEY_SETTINGS.maxNewKeysPerMinute, default: 2 * MAX_SOURCES }
   },
   // The call of an RTCP datagram; for anything else (-1) its sender.
   affinity: ({ maxSources }, evicted) => new CallAffinity({ maxSenders: maxSources, onEvict: () => evicted('callAffinity') }),
   decode: (message, settings) => decodeRtcp(message.data, settings),
-  // A new reporter SSRC is a new stream side, its documents and call-quality memory: capped per minute.
-  cardinality: (decoded) => decoded.packets[0].ssrc,
+  // New SSRCs are new stream sides, their documents and call-quality memory: capped per minute, each SSRC
+  // the datagram names (by its first reporter alone, a known reporter's 31 blocks of fresh SSRCs a
+  // datagram opened 31 streams, none counted).
+  cardinality: (decoded) => ssrcsNamed(decoded),
   tally: { deviations: (decoded) => decoded.deviations },
   // The worker's call-quality memory pairs SRs with the reports naming them (RTT) and infers clock rates.
   state: (settings) => ({ quality: callQualityOf(settings) }),

@@ -177,4 +177,14 @@ function mapBye (ctx, packet) {
   for (const ssrc of packet.sources) ctx.items.push({ endID: String(ssrc), IP: ctx.IP, timestamp: new Date(ctx.time) })
 }
 
-module.exports = { toStreamUpdates }
+/** Every SSRC a decoded datagram names (senders and reported sources), once: its new-key cardinality. */
+function ssrcsNamed (decoded) {
+  const ssrcs = new Set()
+  for (const packet of decoded.packets) {
+    if (packet.ssrc !== undefined) ssrcs.add(packet.ssrc)
+    if (packet.reports) for (const block of packet.reports) ssrcs.add(block.ssrc)
+  }
+  return [...ssrcs]
+}
+
+module.exports = { toStreamUpdates, ssrcsNamed }

@@ -50,3 +50,22 @@ test('new keys: a message\'s records taken by key, each numbered where it stood;
   assert.deepEqual(limit.take({ k: 'f' }, keyOf, null, true), { records: { k: 'f' }, places: null }, 'forced (redelivered): taken')
   assert.deepEqual(limit.take([], keyOf, null), { records: [], places: null }, 'no record: nothing to refuse')
 })
+
+// An RTCP datagram names several SSRCs, each a stream side: keyed by its
+// first reporter alone, a known reporter's 31 blocks of fresh SSRCs opened
+// 31 streams a datagram, none counted.
+test('new keys: a record of several keys passes when the share has room for all its new ones; each is counted; the RTCP collector keys every SSRC a datagram names', (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: 60000 * 1000 })
+  const limit = new NewKeyLimit({ share: 4, known: 100 })
+  assert.equal(limit.admits(['a', 'b'], '10.0.0.1'), true)
+  assert.equal(limit.admits(['a', 'b', 'c'], '10.0.0.1'), true, 'one new key: taken')
+  assert.equal(limit.admits(['d', 'e'], '10.0.0.1'), false, 'two new keys, room for one: none taken')
+  assert.equal(limit.admits(['d'], '10.0.0.1'), true, 'so the one left is there for another')
+  assert.deepEqual(limit.stats(), { share: 4, admitted: 4, refused: 2 })
+  const rtcp = require('../../collectors/rtcp')
+  const { decodeRtcp } = require('../../collectors/rtcp/decoder')
+  const { encodeRtcp } = require('../../collectors/rtcp/encoder')
+  const blocks = Array.from({ length: 31 }, (_, i) => ({ ssrc: 500 + i, fractionLost: 0, cumulativeLost: 0, highestSeq: 1, jitter: 0, lsr: 0, dlsr: 0 }))
+  const decoded = decodeRtcp(encodeRtcp([{ type: 'RR', ssrc: 42, reports: blocks }]))
+  assert.deepEqual(rtcp.definition.cardinality(decoded), [42, ...blocks.map((b) => b.ssrc)])
+})
