@@ -195,7 +195,7 @@ test('netflow: a datagram of more templates than a scope holds is refused whole,
   await collector.stop()
   assert.deepEqual((await db.collection('flows').find().toArray()).map((f) => f.proto), [6, 6])
   const kept = (await db.collection('netflow_kept').find().toArray()).map((d) => d.name).sort()
-  assert.deepEqual(kept, ['10|8|300', 'next|10|8'], 'only the template (and sequence) of the accepted datagram')
+  assert.deepEqual(kept, ['10|8|300', 'clock|10|8', 'next|10|8'], 'only the template (and sequence and export clock) of the accepted datagram')
 })
 
 // Two exporters behind one address (two softflowd on a router, or a NAT),
