@@ -331,9 +331,9 @@ class MongoWorker extends Worker {
   /**
    * On stop: write everything pending, retrying for up to flushTimeout, and
    * never past it, not even for a write in progress: the master kills a
-   * worker that outlives its drainTimeout. What is abandoned stays
-   * unacknowledged, so the master counts it (`dropped.shutdown`), or hands
-   * it to this slot's next worker in a rolling restart.
+   * worker that outlives its drainTimeout. What is abandoned stays unacked: kept in the disk buffer,
+   * or dead-lettered as `shutdown` (`dropped.shutdown` if none can be written), or in a rolling
+   * restart handed to this slot's next worker.
    */
   async flush () {
     clearInterval(this.timer)

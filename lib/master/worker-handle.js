@@ -295,7 +295,7 @@ class WorkerHandle extends EventEmitter {
     const pending = this.takePending()
     const batches = this.unacked.concat(this.backlog)
     if (pending) {
-      if (this.journal !== null) this.journal.append(pending)
+      if (this.journal !== null && !this.journal.append(pending)) this.emit('bufferWriteFailed', this.journal.lastWriteError)
       batches.push(pending)
     }
     this.unacked = []
