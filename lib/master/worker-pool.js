@@ -13,9 +13,8 @@ const { snapshotOf, collectCustom, heldSince } = require('./pool-counters')
 const { POISON_STRIKES, judge, leave, giveUpPoison, crashHistory } = require('./batch-fate')
 
 const STATS_TIMEOUT_MS = 1000
-// A worker that ran this long before it died was not crash-looping (an
-// operator's kill, the OOM killer): it is respawned at once and its slot's
-// crash history starts over. Only shorter lives count toward maxCrashes.
+// A worker that ran this long before it died was not crash-looping (an operator's kill, the OOM
+// killer): respawned at once, its slot's crash history starts over. Shorter lives count toward maxCrashes.
 const STABLE_UPTIME_MS = 1000
 
 /**
@@ -328,6 +327,7 @@ class WorkerPool extends EventEmitter {
         if (this.state === 'running' && this.spawning[slot] === 0 && (!now || now.state === 'gone') && !this.failedSlots.has(slot)) this.scheduleRespawn(slot)
         throw err
       }
+      if (this.failedSlots.delete(slot)) this.crashes[slot] = [] // a slot given up is back, its crashes forgotten
       if (old) await this.retire(old)
       this.rollingRestarts++
     }

@@ -119,6 +119,13 @@ test('crash loop: past maxCrashes the slot is given up, logged, and an error say
   const socket = await udpSocket(t)
   await sendPaced(lb, socket, lines(5))
   assert.equal(lb.summary().dropped.queueFull, 5)
+  // Fixed, a rolling restart brings the slot back: no longer given up, its crash history forgotten.
+  fs.rmSync(marker)
+  await lb.restart()
+  assert.equal(lb.pool.failedSlots.size, 0, 'the slot is back')
+  assert.deepEqual(lb.pool.crashes[0], [])
+  await sendPaced(lb, socket, lines(5))
+  await waitFor(() => lb.summary().processed === 5, { what: 'the slot\'s new worker takes messages' })
 })
 
 test('start() rejects with WorkerDownError when init() throws', async (t) => {
