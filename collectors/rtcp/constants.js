@@ -27,6 +27,16 @@ const MAX_COUNT = 31
 const MAX_COMPOUND_SOURCES = MAX_COUNT
 
 /**
+ * SDES items and XR blocks one compound may carry in all. A chunk holds at
+ * most one of each of the seven named items plus a few PRIV, an endpoint
+ * sends one to three items and an XR packet a few blocks; a 64 KB datagram
+ * can otherwise stack about 21,000 empty items or 16,000 empty XR blocks,
+ * milliseconds of decoding each. Past this a datagram is refused
+ * (`too-many-items`) as the decoder meets the first one too many.
+ */
+const MAX_COMPOUND_ITEMS = 4 * MAX_COUNT
+
+/**
  * SSRCs remembered per process (`--max-sources`): by the master for call
  * affinity, by each worker for call quality. Not the protocol's: ours.
  */
@@ -92,7 +102,8 @@ const DECODE_REASONS = Object.freeze([
   'sdes-unterminated',
   'nonzero-padding',
   'sdes-bad-priv',
-  'too-many-sources'
+  'too-many-sources',
+  'too-many-items'
 ])
 
 /**
@@ -113,6 +124,7 @@ module.exports = {
   REPORT_BLOCK_SIZE,
   SENDER_INFO_SIZE,
   MAX_COUNT,
+  MAX_COMPOUND_ITEMS,
   MAX_SOURCES,
   PT,
   SDES_ITEM,

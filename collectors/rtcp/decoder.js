@@ -5,7 +5,7 @@ const DecodeError = require('../../exceptions/decode-error')
 const InvalidOptionError = require('../../exceptions/invalid-option-error')
 const {
   VERSION, HEADER_SIZE, REPORT_BLOCK_SIZE, SENDER_INFO_SIZE, PT,
-  SDES_NAME, SDES_END, SDES_PRIV, DECODE_REASONS, TOLERABLE_REASONS, MAX_COMPOUND_SOURCES
+  SDES_NAME, SDES_END, SDES_PRIV, DECODE_REASONS, TOLERABLE_REASONS, MAX_COMPOUND_SOURCES, MAX_COMPOUND_ITEMS
 } = require('./constants')
 const { decodeXrBlock } = require('./xr-blocks')
 
@@ -26,6 +26,8 @@ let failAt = 0
 let textInvalid = false
 // Per call: the tolerated deviations met so far (null while none).
 let deviations = null
+// Per call: SDES items and XR blocks the compound may still carry.
+let itemsLeft = 0
 
 function fail (reason, at) {
   failReason = reason
@@ -76,6 +78,7 @@ function tryDecodeRtcp (buf, options) {
     buf = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength)
   }
   deviations = null
+  itemsLeft = MAX_COMPOUND_ITEMS
   const packets = decodePackets(buf, options === undefined ? 0 : toleranceBits(options))
   if (packets === null) return { packets: null, reason: failReason, offset: failAt, length: buf.length }
   if (deviations === null) return { packets }
@@ -230,6 +233,7 @@ function readItems (buf, pos, end, chunk, tolerate) {
     if (type === SDES_END) return skipNulls(buf, pos + 1, (pos + 4) & ~3, tolerate)
     const textEnd = pos + 2 + buf[pos + 1]
     if (pos + 2 > end || textEnd > end) return failIndex('truncated-block', pos)
+    if (--itemsLeft < 0) return failIndex('too-many-items', pos)
     const item = type === SDES_PRIV ? readPriv(buf, pos + 2, textEnd) : readItem(buf, type, pos + 2, textEnd)
     if (item === null) return -1
     chunk.list.push(item)
@@ -341,16 +345,17 @@ function decodeXr (buf, start, end) {
   while (pos < end) {
     const blockEnd = pos + 4 + ((buf[pos + 2] << 8) | buf[pos + 3]) * 4
     if (end - pos < 4 || blockEnd > end) return fail('truncated-block', pos)
+    if (--itemsLeft < 0) return fail('too-many-items', pos)
     blocks.push(decodeXrBlock(buf[pos], buf[pos + 1], Buffer.from(buf.subarray(pos + 4, blockEnd))))
     pos = blockEnd
   }
   return { type: 'XR', ssrc: u32(buf, start), blocks }
 }
 
-// An XR packet's blocks, a DLRR block counting as its items.
+// An XR packet's blocks, a DLRR block counting as its items (an empty one as one).
 function xrEntryCount (packet) {
   let n = 0
-  for (const block of packet.blocks) n += block.kind === 'dlrr' ? block.items.length : 1
+  for (const block of packet.blocks) n += block.kind === 'dlrr' ? Math.max(1, block.items.length) : 1
   return n
 }
 
