@@ -9,6 +9,7 @@ const { StreamsSink } = require('./streams-sink')
 const { guardsEveryWrite } = require('./storage/write-guard')
 const { WriteLanes } = require('./storage/write-lanes')
 const { Sink } = require('./sink')
+const { CounterKeyCap } = require('./counter-key-cap')
 const { updateProblem, countProblem, documentProblem, checkAll, Refusal } = require('./sink-output')
 const { documentFate } = require('./storage/document-size')
 const { SERIALIZED, Serialized, serialize, serializesAsHeld, serializedInserts } = require('./storage/serialized-inserts')
@@ -100,6 +101,11 @@ class UpdatesSink extends Sink {
 
 // Per-metric, per-day counter documents (CounterStore's layout).
 class CountersSink extends UpdatesSink {
+  constructor (spec, host = null) {
+    super(spec, host)
+    this.keyCap = CounterKeyCap.of(spec, host) // counts whose `key` a sender chooses
+  }
+
   createStore (spec) {
     return new CounterStore(null, { preallocateRate: spec.preallocateRate || 0, guardAll: this.guardAll })
   }
@@ -122,7 +128,12 @@ class CountersSink extends UpdatesSink {
   }
 
   count (c, context) {
-    this.store.increment(c.metric, c.at === undefined ? context.message.receivedAt : c.at, c.n === undefined ? 1 : c.n, context.mark)
+    const metric = this.keyCap === null ? c.metric : this.keyCap.metricOf(c, context)
+    this.store.increment(metric, c.at === undefined ? context.message.receivedAt : c.at, c.n === undefined ? 1 : c.n, context.mark)
+  }
+
+  stats () {
+    return this.keyCap === null ? super.stats() : { ...super.stats(), ...this.keyCap.stats() }
   }
 }
 

@@ -7,6 +7,7 @@ const { DEVIATIONS } = require('./syntax')
 const { parseSyslog, DEFAULT_LENIENT } = require('./parser')
 
 const MESSAGES = 'syslog' // the messages' collection, by default
+const OTHER_HOSTS = 'syslog.(other hosts)' // the counters of hosts past the cap: no host name has a space
 
 /**
  * syslog (RFC 5424, RFC 3164; anything else is stored raw with its reason
@@ -19,7 +20,9 @@ const MESSAGES = 'syslog' // the messages' collection, by default
  * message delivered again collides where it landed. It also counts in the
  * per-minute counter `syslog.<host>.<severity>` (`counters`) at its
  * arrival (the counter's day is what retention ages it by; a sender's clock
- * dated 1970 had its counts deleted at once). Lenient readings (parser DEVIATIONS) are
+ * dated 1970 had its counts deleted at once). The host is the sender's
+ * choice: past `--max-new-hosts-per-minute` new ones a worker counts the
+ * line under `syslog.(other hosts).<severity>` (a host name has no space). Lenient readings (parser DEVIATIONS) are
  * stored parsed, flagged and counted in `deviations`.
  */
 module.exports = defineCollector({
@@ -33,7 +36,8 @@ module.exports = defineCollector({
     maxBatch: { flag: false, type: 'integer', default: 1000, range: [1, 1e6], group: 'Storage', description: 'messages that trigger an early insert (and the most one insert takes)' },
     countersCollection: COUNTER_SETTINGS.countersCollection,
     preallocateRate: { ...COUNTER_SETTINGS.preallocateRate, default: 0.001 },
-    countersInterval: COUNTERS_INTERVAL
+    countersInterval: COUNTERS_INTERVAL,
+    maxNewHostsPerMinute: { type: 'integer', default: 5000, range: [0, 1e9], group: 'Storage', description: `host names each worker takes a minute for the per-host counters, remembering ten times that: a line of a host past it is stored as always and counted under ${OTHER_HOSTS}.<severity> (the counters sink's overflowed); 0: no cap` }
   },
   decode: (message, { strict, lenient }, { receivedAt }) => parseSyslog(message.data, { strict, lenient, receivedAt }),
   tally: {
@@ -56,8 +60,12 @@ module.exports = defineCollector({
       }
     }),
     sinks.counters({
-      fromSettings: { collection: 'countersCollection', preallocateRate: 'preallocateRate', writeEvery: 'countersInterval' },
-      of: (record, { remote }) => ({ metric: `syslog.${record.host || remote.address}.${record.severityName || 'unknown'}` })
+      fromSettings: { collection: 'countersCollection', preallocateRate: 'preallocateRate', writeEvery: 'countersInterval', maxNewKeysPerMinute: 'maxNewHostsPerMinute' },
+      of: (record, { remote }) => {
+        const host = record.host || remote.address
+        const severity = record.severityName || 'unknown'
+        return { metric: `syslog.${host}.${severity}`, key: host, otherwise: `${OTHER_HOSTS}.${severity}` }
+      }
     })
   ]
 })

@@ -155,6 +155,28 @@ test('deviations: read and counted by default, stored raw with their name under 
   }
 })
 
+test('per-host counters are capped: past --max-new-hosts-per-minute new host names a line is stored as always and counted under syslog.(other hosts); known hosts keep their own', async (t) => {
+  const { collector, db, port } = await startCollector(t, ['-i', '1', '--max-new-hosts-per-minute', '3'])
+  const dgram = require('node:dgram')
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  // The cap is per clock minute: not across a minute's turn.
+  while (Date.now() % 60000 > 55000) await new Promise((resolve) => setTimeout(resolve, 500))
+  const hosts = ['h0', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'h7', 'h8', 'h9', 'h0', 'h2']
+  for (const [i, host] of hosts.entries()) {
+    await new Promise((resolve) => socket.send(generateSyslog({ host, severity: 'err', message: `m${i}` }), port, '127.0.0.1', resolve))
+    // In order: which hosts are the first three is what is asserted.
+    await waitFor(() => collector.summary().processed === i + 1)
+  }
+  const [worker] = (await collector.stats()).workers
+  assert.deepEqual([worker.custom.sinks.counters.newKeys, worker.custom.sinks.counters.overflowed], [3, 7])
+  const docs = await stored(collector, db, hosts.length)
+  assert.equal(docs.length, hosts.length, 'every line stored, whatever its host')
+  const counters = await db.collection('counters').find().sort({ metric: 1 }).toArray()
+  assert.deepEqual(counters.map((c) => [c.metric, c.daily]),
+    [['syslog.(other hosts).err', 7], ['syslog.h0.err', 2], ['syslog.h1.err', 1], ['syslog.h2.err', 2]])
+})
+
 test('its settings reach its sinks: --collection and countersCollection name them, maxBatch messages are written without waiting for the flush interval', async (t) => {
   const dgram = require('node:dgram')
   const { MongoClient } = require('mongodb')
