@@ -610,6 +610,8 @@ export interface SinkStore {
   /** holds what shape() gave; never throws */
   accept (shaped: unknown, context: SinkContext): void
   readonly size: number
+  /** whether it takes `needed` more entries within `bound` (maxPending); a message some sink has no room for is dropped whole (workerFull) */
+  roomFor (needed: number, bound: number): boolean
   hasBacklog (): boolean
   /** whether this flush writes it (`writeEvery` coalesces across flushes); `quiet`: input paused, the master waits, or at stop */
   due (now: number, quiet: boolean): boolean

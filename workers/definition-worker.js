@@ -3,7 +3,7 @@
 const MongoWorker = require('./mongo-worker')
 const { createSink } = require('./sink-stores')
 const { sinkHost } = require('./sink')
-const { Refusal } = require('./sink-output')
+const { Refusal, entriesOf } = require('./sink-output')
 const DecodeError = require('../exceptions/decode-error')
 const { NewKeyLimit } = require('./new-key-limit')
 const { KeptState } = require('./kept-state')
@@ -146,9 +146,9 @@ class DefinitionWorker extends MongoWorker {
       places = null // enrich's answer is numbered as it comes
       context.many = context.many || Array.isArray(records)
     }
-    if (this.anyStoreFull()) return this.drop()
     const shaped = this.shapeAll(records, context.message)
     if (shaped instanceof Refusal) return this.refused(shaped, context)
+    if (!this.hasRoomFor(shaped)) return this.drop()
     this.acceptAll(shaped, places, context)
     if (this.hasBacklog()) this.flushSoon()
     return true
@@ -239,10 +239,12 @@ class DefinitionWorker extends MongoWorker {
     return taken
   }
 
-  // Whether a store holds maxPending (the message is then dropped: storeFull).
-  anyStoreFull () {
-    for (let i = 0; i < this.stores.length; i++) if (this.stores[i].size >= this.settings.maxPending) return true
-    return false
+  // Whether every sink has room under maxPending for all a message brings it (one entry
+  // at least); else it is dropped whole (workerFull), no part held. Kept state has its own bound.
+  hasRoomFor (shaped) {
+    const n = this.sinks.length
+    for (let s = 0; s < n; s++) if (!this.sinks[s].roomFor(Math.max(1, entriesOf(shaped, s, n)), this.settings.maxPending)) return false
+    return true
   }
 
   // One object, refilled per message: the sinks read it synchronously.

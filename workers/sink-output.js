@@ -84,4 +84,18 @@ function describe (value) {
   return typeof value === 'object' && value !== null ? 'an object' : String(value)
 }
 
-module.exports = { updateProblem, countProblem, documentProblem, checkAll, Refusal }
+/**
+ * The entries sink `s` of `n` was given for one message, from what the
+ * worker's shapeAll() made (record by record, sink by sink): each shape()
+ * gave null, one entry, or a list of them.
+ */
+function entriesOf (shaped, s, n) {
+  let entries = 0
+  for (let at = s; at < shaped.length; at += n) {
+    const one = shaped[at]
+    entries += one === null || one === undefined ? 0 : Array.isArray(one) ? one.length : 1
+  }
+  return entries
+}
+
+module.exports = { updateProblem, countProblem, documentProblem, checkAll, Refusal, entriesOf }

@@ -19,7 +19,10 @@
  *   what it will write under the message's checkpoint; never touches the
  *   database, never throws.
  * - `size`: entries held; `hasBacklog()`: holds enough that the worker
- *   should write now.
+ *   should write now; `roomFor(needed, bound)`: whether it takes `needed`
+ *   more entries (what one message's records shaped to) within `bound`
+ *   (maxPending): a message it has no room for is dropped whole, before
+ *   any store holds a part of it (by default: size + needed ≤ bound).
  * - `due(now, quiet)`: whether this flush writes it: always, unless the
  *   declaration's `writeEvery` (ms) coalesces it across flushes; then when
  *   that long passed since its last write, it has a backlog, or `quiet`
@@ -58,6 +61,10 @@ class Sink {
 
   hasBacklog () {
     return false
+  }
+
+  roomFor (needed, bound) {
+    return this.size + needed <= bound
   }
 
   due (now, quiet) {

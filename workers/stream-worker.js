@@ -89,6 +89,8 @@ class StreamWorker extends MongoWorker {
     if (!Array.isArray(items)) items = [items]
     const delivery = this.delivery()
     if (delivery.redelivered) return this.acceptRedelivered(items, delivery)
+    // Several items: all held or none (one alone may still merge into a full sink's held stream).
+    if (items.length > 1 && !this.sink.roomFor(items.length, Infinity)) return this.sink.dropPending()
     for (let i = 0; i < items.length; i++) this.accept(items[i], delivery, true)
   }
 

@@ -211,6 +211,12 @@ class StreamsSink extends Sink {
   }
 
   get size () { return this.coalescer.size + this.counterStore.size }
+
+  // Its own bound too: pending items with the write in progress (PacketCoalescer#add).
+  roomFor (needed, bound) {
+    return super.roomFor(needed, bound) && this.coalescer.size + this.writing.length + needed <= this.spec.maxPending
+  }
+
   get pending () { return this.coalescer.size }
   hasBacklog () { return this.coalescer.size >= this.maxBatch }
 

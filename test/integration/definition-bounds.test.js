@@ -65,3 +65,40 @@ test('definition: records bringing new keys beyond the share are left out, a mes
   assert.equal(worker.custom.held.knownKeys, 5)
   assert.equal((await collector.stats()).workers[0].custom.newKeys.refused, 9)
 })
+
+test('definition: a message its sinks have no room for under --max-pending is dropped whole as workerFull, no part of it stored', async (t) => {
+  const fanoutStreams = require('../fixtures/fanout-streams-definition')
+  const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+  const { createTcpProxy } = require('../helpers/tcp-proxy')
+  const { MongoClient } = require('mongodb')
+  const { uri, server } = await getTestMongo()
+  const proxy = await createTcpProxy({ targetPort: server.port })
+  t.after(() => proxy.close())
+  const database = uniqueDbName('room')
+  const config = new fanoutStreams.Config(['--port', '0', '-i', '1', '--database', database, '--max-pending', '5']).getConfig()
+  const collector = new fanoutStreams.Collector({ ...config, workerOptions: { mongoUri: proxy.uri, sweep: false, serverSelectionTimeoutMS: 1500, dbRetryDelay: 100 } })
+  t.after(() => collector.stop())
+  await collector.start()
+  await waitFor(async () => (await collector.stats()).workers[0].custom.flushes >= 1, { what: 'the first flush' })
+  // The database away: what the worker takes it holds.
+  proxy.cut()
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const sendAndSettle = async (text, taken) => {
+    await new Promise((resolve, reject) => socket.send(text, port(), '127.0.0.1', (err) => err ? reject(err) : resolve()))
+    return waitFor(async () => { const s = await collector.stats(); return s.workers[0].custom.messages === taken ? s : null }, { timeout: 30000, what: text })
+  }
+  const port = () => collector.address().port
+  await sendAndSettle('a 3', 1) // 3 pairs and the packet counter's document: 4 of 5
+  await sendAndSettle('b 3', 2) // 3 more: no room for the whole, none of it held
+  const s = await sendAndSettle('c 1', 3) // room for one
+  assert.equal(s.workers[0].custom.dropped, 1, 'b')
+  assert.equal(s.workers[0].custom.sinks.streams.packets, 4, 'a and c')
+  proxy.restore()
+  await collector.stop()
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  const pairs = (await client.db(database).collection('streams').find().toArray()).map((doc) => [doc.from.ID, doc.to.ID].sort()[0]).sort()
+  assert.deepEqual(pairs, ['a.0', 'a.1', 'a.2', 'c.0'], 'nothing of b')
+  assert.deepEqual([collector.summary().processed, collector.summary().dropped.workerFull], [2, 1])
+})
