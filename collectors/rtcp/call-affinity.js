@@ -23,6 +23,8 @@ const SR = 200
 const RR = 201
 const SR_FIRST_BLOCK = 28 // header 4, SSRC 4, sender info 20
 const RR_FIRST_BLOCK = 8
+const RTCP_FIRST = 192 // RTCP packet types (RFC 5761 §4)
+const RTCP_LAST = 223
 
 class CallAffinity {
   /**
@@ -35,22 +37,27 @@ class CallAffinity {
 
   /**
    * The call key of the RTCP datagram in `buf[start, end)`, or -1 when the
-   * bytes do not start with an SR or RR header and SSRC.
+   * bytes do not start with an RTCP header and SSRC.
    */
   keyOf (buf, start, end) {
     if (end - start < 8 || buf[start] >> 6 !== 2) return -1
     const pt = buf[start + 1]
-    if (pt !== SR && pt !== RR) return -1
+    // Reduced-size (RFC 5506): its first packet's SSRC (sender, chunk or
+    // BYE source) follows the pair it was last reported in, as a lone SR does.
+    if (pt !== SR && pt !== RR) return pt >= RTCP_FIRST && pt <= RTCP_LAST ? this.pairOf(u32(buf, start + 4)) : -1
     const reporter = u32(buf, start + 4)
     const block = start + (pt === SR ? SR_FIRST_BLOCK : RR_FIRST_BLOCK)
-    if ((buf[start] & 0x1f) === 0 || block + 4 > end) {
-      const pair = this.pairOfSender.get(reporter)
-      return pair === undefined ? mix(reporter) : pair
-    }
+    if ((buf[start] & 0x1f) === 0 || block + 4 > end) return this.pairOf(reporter)
     const reported = u32(buf, block)
     const key = pairKey(reporter, reported)
     if (this.pairOfSender.get(reported) !== key) this.pairOfSender.set(reported, key)
     return key
+  }
+
+  // The pair an SSRC was last reported in, else its own key.
+  pairOf (ssrc) {
+    const pair = this.pairOfSender.get(ssrc)
+    return pair === undefined ? mix(ssrc) : pair
   }
 
   /** keyOf() of a whole datagram, as a definition's affinity gives it: null (the sender's key) for what is not RTCP. */

@@ -14,9 +14,15 @@ const SR_HEAD = 4 + SENDER_INFO_SIZE
 // SDES item names by type code, as an array: the lookup is on the hot path.
 const ITEM_NAMES = Array.from({ length: 256 }, (_, type) => SDES_NAME[type] || null)
 
-// Tolerance bits, one per TOLERABLE_REASONS entry.
+// Tolerance bits, one per TOLERABLE_REASONS entry, and the reduced-size option's.
 const TOLERATE_UNTERMINATED = 1
 const TOLERATE_NONZERO_PAD = 2
+const REDUCED_SIZE = 1 << 8
+// RTCP packet types (RFC 5761 §4): what a reduced-size datagram may start with.
+const RTCP_PT_FIRST = 192
+const RTCP_PT_LAST = 223
+// What a reduced-size datagram's first packet is, by type (RFC 3550, 4585, 3611).
+const FIRST_TYPE_NAMES = Object.freeze({ 202: 'SDES', 203: 'BYE', 204: 'APP', 205: 'RTPFB', 206: 'PSFB', 207: 'XR' })
 
 // The parsers below report a refusal by returning null after setting these
 // (no exception, no allocation until the caller builds its result).
@@ -51,10 +57,16 @@ function failIndex (reason, at) {
  * Nothing is altered: every SDES item is kept in order (`chunk.list`), and
  * text that is not valid UTF-8 keeps its bytes (`raw`, `invalidUtf8`).
  *
+ * With `reducedSize` (RFC 5506, negotiated as `a=rtcp-rsize`: WebRTC
+ * endpoints send a lone NACK, PLI, SDES or BYE between their compounds) the
+ * first packet may be any RTCP type (192–223, RFC 5761 §4), and when it is
+ * not an SR or RR the result's `reducedSize` names it (`RTPFB`, `PSFB`,
+ * `SDES`, `BYE`, `APP`, `XR`, else `pt<type>`).
+ *
  * @param {Buffer|Uint8Array} buf one UDP payload
- * @param {{ tolerate?: string[] }} [options] reasons from TOLERABLE_REASONS to
- *   accept; each one met is listed in the result's `deviations`
- * @returns {{ packets: object[], deviations?: string[] }}
+ * @param {{ tolerate?: string[], reducedSize?: boolean }} [options] reasons from
+ *   TOLERABLE_REASONS to accept, each one met listed in the result's `deviations`
+ * @returns {{ packets: object[], deviations?: string[], reducedSize?: string }}
  * @throws {DecodeError} with a `reason` from DECODE_REASONS
  */
 function decodeRtcp (buf, options) {
@@ -81,13 +93,15 @@ function tryDecodeRtcp (buf, options) {
   itemsLeft = MAX_COMPOUND_ITEMS
   const packets = decodePackets(buf, options === undefined ? 0 : toleranceBits(options))
   if (packets === null) return { packets: null, reason: failReason, offset: failAt, length: buf.length }
-  if (deviations === null) return { packets }
-  return { packets, deviations }
+  const result = { packets }
+  if (deviations !== null) result.deviations = deviations
+  if (buf[1] !== PT.SR && buf[1] !== PT.RR) result.reducedSize = FIRST_TYPE_NAMES[buf[1]] || `pt${buf[1]}`
+  return result
 }
 
-function toleranceBits ({ tolerate = [] }) {
+function toleranceBits ({ tolerate = [], reducedSize = false }) {
   if (!Array.isArray(tolerate)) throw new InvalidOptionError('tolerate', tolerate, 'must be an array')
-  let bits = 0
+  let bits = reducedSize ? REDUCED_SIZE : 0
   for (const reason of tolerate) {
     const at = TOLERABLE_REASONS.indexOf(reason)
     if (at < 0) throw new InvalidOptionError('tolerate', reason, `must be one of ${TOLERABLE_REASONS.join(', ')}`)
@@ -117,7 +131,7 @@ function decodePackets (buf, tolerate) {
     const first = buf[offset]
     if (first >> 6 !== VERSION) return fail('bad-version', offset)
     const pt = buf[offset + 1]
-    if (offset === 0 && pt !== PT.SR && pt !== PT.RR) return fail('first-not-sr-rr', 0)
+    if (offset === 0 && pt !== PT.SR && pt !== PT.RR && !((tolerate & REDUCED_SIZE) && pt >= RTCP_PT_FIRST && pt <= RTCP_PT_LAST)) return fail('first-not-sr-rr', 0)
     const end = offset + (((buf[offset + 2] << 8) | buf[offset + 3]) + 1) * 4
     if (end > length) return fail('bad-length', offset)
     let bodyEnd = end

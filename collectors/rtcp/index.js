@@ -31,6 +31,7 @@ module.exports = defineCollector({
   settings: {
     ...STREAM_SETTINGS,
     tolerate: { type: 'list', choices: () => TOLERABLE_REASONS, default: [], group: 'Protocol', description: 'deviations from RFC 3550 decoded anyway and counted in the workers\' deviations (default: none; each is otherwise refused and counted by its reason)' },
+    reducedSize: { type: 'boolean', default: true, group: 'Protocol', description: 'accept RFC 5506 reduced-size RTCP, a datagram not starting with an SR or RR (a lone NACK, PLI, SDES or BYE, as WebRTC endpoints that negotiated rtcp-rsize send): what it carries is kept (a CNAME, a BYE), the workers\' reducedSize counts them by first packet type; --no-reduced-size refuses them (first-not-sr-rr)' },
     codec: { type: 'string', choices: () => Object.keys(CODECS), default: DEFAULT_CODEC, group: 'Call quality', description: 'the calls\' codec, for the E-model\'s Ie and Bpl, where nothing says one (RTCP does not; over HEP a call\'s SDP does, for the codecs with planning values)' },
     jitterBuffer: { type: 'duration', default: JITTER_BUFFER_MS, range: [0, 1000], group: 'Call quality', description: 'delay of the receivers\' jitter buffers in the E-model\'s mouth-to-ear delay, unless an XR VoIP Metrics block gives its nominal delay (RTCP does not say; an adaptive buffer holds about 40–60 ms on a clean path)' },
     clockRate: { type: 'integer', range: [1000, 1000000], group: 'Call quality', description: 'RTP clock rate (Hz) for jitter in ms until the call\'s SDP (over HEP) or two SRs of the sender tell it (default: the codec\'s); until then jitter is kept in timestamp units and read at the clock learned' },
@@ -46,7 +47,7 @@ module.exports = defineCollector({
   // the datagram names (by its first reporter alone, a known reporter's 31 blocks of fresh SSRCs a
   // datagram opened 31 streams, none counted).
   cardinality: (decoded) => ssrcsNamed(decoded),
-  tally: { deviations: (decoded) => decoded.deviations },
+  tally: { deviations: (decoded) => decoded.deviations, reducedSize: (decoded) => decoded.reducedSize || null },
   // The worker's call-quality memory pairs SRs with the reports naming them (RTT) and infers clock rates.
   state: (settings) => ({ quality: callQualityOf(settings) }),
   enrich: (decoded, { quality }, { receivedAt, remote }) => toStreamUpdates(decoded, remote, receivedAt, quality),

@@ -8,18 +8,19 @@ const { CallQuality } = require('./call-quality')
 // reason, made once: a refusal costs neither a stack capture nor a throw.
 const REFUSALS = Object.freeze(Object.fromEntries(DECODE_REASONS.map((reason) => [reason, new DecodeError(reason, `invalid RTCP (${reason})`)])))
 
-const decodeOptions = new WeakMap() // settings → the decoder's options (--tolerate), made once
+const decodeOptions = new WeakMap() // settings → the decoder's options (--tolerate, --reduced-size), made once
 
 /**
  * An RTCP compound datagram decoded (decoder.js), pure: `{ packets,
- * deviations? }`, or the DecodeError of its reason (DECODE_REASONS).
- * `settings.tolerate`: deviations decoded anyway.
+ * deviations?, reducedSize? }`, or the DecodeError of its reason
+ * (DECODE_REASONS). `settings.tolerate`: deviations decoded anyway;
+ * `settings.reducedSize`: RFC 5506 reduced-size datagrams accepted.
  */
 function decodeRtcp (data, settings) {
   let options = decodeOptions.get(settings)
   if (options === undefined) {
-    const { tolerate = [] } = settings
-    options = tolerate.length ? { tolerate: [...tolerate] } : null
+    const { tolerate = [], reducedSize = false } = settings
+    options = tolerate.length || reducedSize ? { tolerate: [...tolerate], reducedSize } : null
     decodeOptions.set(settings, options)
   }
   const decoded = tryDecodeRtcp(data, options || undefined)

@@ -153,3 +153,37 @@ test('sender reports without report blocks: counted as side updates, stored on t
   assert.equal(doc.to.packetCount, 777)
   assert.equal(doc.to.octetCount, 777 * 160)
 })
+
+test('RFC 5506 reduced-size RTCP (a lone NACK, PLI, SDES or BYE) is decoded and counted by type, its CNAME and BYE kept; --no-reduced-size refuses it as first-not-sr-rr', async (t) => {
+  const compound = encodeReport({ ssrc: 1, reports: [{ ssrc: 2, fractionLost: 0, cumulativeLost: 0, highestSeq: 900, jitter: 2, lsr: 0, dlsr: 0 }], cname: 'one@rsize' })
+  const packet = (hex) => { const b = Buffer.from(hex, 'hex'); b.writeUInt16BE(b.length / 4 - 1, 2); return b }
+  const reduced = [
+    packet('81cd0000' + '00000002' + '00000001' + '00050003'), // NACK from 2 about 1 (RFC 4585 §6.2.1)
+    packet('81ce0000' + '00000002' + '00000001'), // PLI (§6.3.1)
+    packet('81ca0000' + '00000002' + '0109' + Buffer.from('two@rsize').toString('hex') + '00'), // SDES: 2's CNAME
+    packet('81cb0000' + '00000001') // BYE of 1
+  ]
+  for (const [flags, accepted] of [[[], true], [['--no-reduced-size'], false]]) {
+    const { collector, db, port } = await startCollector(t, ['-i', '1', ...flags])
+    const socket = dgram.createSocket('udp4')
+    await new Promise((resolve) => socket.send(compound, port, peers.HOST, resolve))
+    await waitFor(() => collector.summary().processed === 1)
+    for (const d of reduced) await new Promise((resolve) => socket.send(d, port, peers.HOST, resolve))
+    socket.close()
+    await waitFor(() => collector.summary().processed + collector.summary().dropped.total === 5)
+    const [worker] = (await collector.stats()).workers
+    await collector.stop()
+    const [doc] = await db.collection('streams').find().toArray()
+    if (accepted) {
+      assert.deepEqual(worker.custom.reducedSize, { RTPFB: 1, PSFB: 1, SDES: 1, BYE: 1 })
+      assert.deepEqual(worker.custom.malformed, {})
+      assert.equal(collector.summary().processed, 5)
+      assert.equal(doc.to.cname, 'two@rsize', 'the lone SDES reached the reported side')
+      assert.equal(doc.stream_ended.from, true, "the lone BYE ended the reporter's side")
+    } else {
+      assert.deepEqual(worker.custom.malformed, { 'first-not-sr-rr': 4 })
+      assert.equal(collector.summary().dropped['first-not-sr-rr'], 4)
+      assert.equal(doc.to.cname, undefined)
+    }
+  }
+})

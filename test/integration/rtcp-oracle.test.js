@@ -209,3 +209,44 @@ test('pion/rtcp agrees with the decoder on valid, defect and mutated datagrams',
   const accepted = all.filter((buf) => tryDecodeRtcp(buf).packets !== null).length
   assert.ok(accepted > valid.length + 100, `some mutations decode (${accepted})`)
 })
+
+/** RFC 5506 reduced-size datagrams, as WebRTC endpoints that negotiated rtcp-rsize send them. */
+function reducedSizeCorpus () {
+  return [
+    pkt('81ce0000' + '00000001' + '00000002'), // PLI (PSFB FMT 1, RFC 4585 §6.3.1)
+    pkt('81cd0000' + '00000001' + '00000002' + '00050003'), // generic NACK (RTPFB FMT 1, §6.2.1)
+    pkt('81ca0000' + '00000007' + '01036162630000'.padEnd(16, '0')), // SDES, one CNAME
+    pkt('81cb0000' + '00000007'), // BYE
+    pkt('80cf0000' + '00000007' + '04000002' + '0000000100000002'), // XR with an RRTR block
+    Buffer.concat([pkt('81ca0000' + '00000007' + '01016100'), pkt('81cd0000' + '00000001' + '00000002' + '00050003')]) // SDES, then a NACK
+  ]
+}
+
+/** With reduced-size accepted: the exceptions but the first, and where the first packet's type is not RTCP's. */
+const REDUCED_SIZE_EXCEPTIONS = [
+  {
+    rfc: 'RFC 5761 §4: RTCP packet types are 192–223, the rest an RTP payload type (RTP sent to the RTCP port); pion accepts any type as an unknown packet',
+    applies: (buf, ours, pion) => ours.reason === 'first-not-sr-rr' && pion.ok && (buf[1] < 192 || buf[1] > 223)
+  },
+  ...EXCEPTIONS.slice(1)
+]
+
+test('with --reduced-size, pion/rtcp agrees on reduced-size datagrams (RFC 5506) and their mutations; strict, each is refused as first-not-sr-rr', async (t) => {
+  const binary = buildOracle(t)
+  if (!binary) return t.skip('go is not installed: the pion/rtcp oracle cannot be built')
+  const valid = reducedSizeCorpus()
+  const all = [...valid, ...mutations(valid, 1000)]
+  const answers = runOracle(binary, all)
+  const failures = []
+  all.forEach((buf, i) => {
+    const ours = tryDecodeRtcp(buf, { reducedSize: true })
+    const problem = compare(buf, ours, answers[i])
+    if (problem !== null && !REDUCED_SIZE_EXCEPTIONS.some((e) => e.applies(buf, ours, answers[i]))) failures.push(`#${i} ${buf.toString('hex')}: ${problem}`)
+  })
+  assert.deepEqual(failures.slice(0, 10), [], `${failures.length} disagreements`)
+  valid.forEach((buf, i) => {
+    assert.ok(answers[i].ok, `pion accepts #${i}`)
+    assert.ok(tryDecodeRtcp(buf, { reducedSize: true }).reducedSize, `#${i} read as reduced-size`)
+    assert.equal(tryDecodeRtcp(buf).reason, 'first-not-sr-rr', `#${i} refused strict`)
+  })
+})

@@ -309,6 +309,10 @@ test('call affinity: both ends of a call, and a one-way sender\'s SRs, share a k
   const blockless = encodeReport({ ssrc: 0xa, sender: { ntpSec: 2, ntpFrac: 0, rtpTimestamp: 0, packetCount: 1, octetCount: 1 }, cname: 'a' })
   assert.equal(affinity.keyOf(blockless, 0, blockless.length), key, 'a sender without blocks follows the pair it was reported in')
   assert.equal(affinity.keyOf(Buffer.from('nope'), 0, 4), -1)
+  // Reduced-size (RFC 5506): a lone NACK, SDES or BYE follows its SSRC's pair; RTP's payload types do not.
+  const lone = (pt, ssrc) => { const b = Buffer.alloc(12); b[0] = 0x81; b[1] = pt; b.writeUInt16BE(2, 2); b.writeUInt32BE(ssrc, 4); return b }
+  for (const pt of [205, 206, 202, 203]) assert.equal(affinity.keyOf(lone(pt, 0xa), 0, 12), key, `type ${pt}`)
+  assert.equal(affinity.keyOf(lone(8, 0xa), 0, 12), -1, 'RTP (payload type 8)')
   const other = encodeReport({ ssrc: 0xc, reports: [block({ ssrc: 0xd })], cname: 'c' })
   assert.notEqual(affinity.keyOf(other, 0, other.length), key)
   // The same datagram inside a batch entry gives the same key.
