@@ -157,7 +157,9 @@ function outcomeList (o, escape) {
     ['Caller', party(o.caller)], ['Callee', party(o.callee)], ['Outcome', outcomeText(o)],
     ['Invited', time(o.invitedAt)], ['Ringing after', o.ringingMs === null ? '-' : `${(o.ringingMs / 1000).toFixed(3)} s`],
     ['Answered', time(o.answeredAt)], ['Ended', time(o.endedAt)], ['Duration', durationText(o.durationMs)],
-    ['Copies received', String(o.duplicates)], ['Messages past the cap', String(o.overCap)]
+    ['Copies received', String(o.duplicates)], ['Messages past the cap', String(o.overCap)],
+    // A forked INVITE's extra answers, which the caller ACKs and then ends with a BYE: not the call's end.
+    ...(o.otherDialogByes ? [['BYEs of other dialogs', String(o.otherDialogByes)]] : [])
   ]
   return `<table id="outcome">${items.map(([k, v]) => `<tr><th class="l">${k}</th><td class="l">${escape(v)}</td></tr>`).join('')}</table>`
 }

@@ -4,9 +4,10 @@
 // call's SIP and RTCP meet in one worker, call-key.js): the copies it has
 // just seen, so that a packet captured twice (an agent on a duplicating
 // interface, two agents on one path) is stored and counted once; and per
-// call, how many SIP messages it stored (the per-call cap) and the SSRCs of
-// its media (a BYE ends them). Gone with the worker: what that costs is
-// said in docs/hep.md (Duplicates).
+// call, how many SIP messages it stored (the per-call cap), the SSRCs of
+// its media (a BYE of its answered dialog ends them), its first answer and
+// the dialogs whose BYE it stored. Gone with the worker: what that costs is
+// said in docs/hep.md (Duplicates, and the calls' dialogs).
 
 /**
  * Copies of one capture: the same bytes between the same addresses and
@@ -58,6 +59,10 @@ class CopyWindow {
 
 const MAX_TIMES = 8
 
+// Dialogs of one call whose BYE is stored: a forked INVITE brings one per
+// phone that answered, a handful.
+const MAX_BYE_DIALOGS = 8
+
 function isNear (times, at, windowMs) {
   if (times === undefined) return false
   if (typeof times === 'number') return Math.abs(at - times) <= windowMs
@@ -66,8 +71,10 @@ function isNear (times, at, windowMs) {
 }
 
 /**
- * Per call (by Call-ID), the SIP messages stored and the SSRCs of its media
- * as RTCP named them; the `maxCalls` most recently touched are held.
+ * Per call (by Call-ID), the SIP messages stored, the SSRCs of its media
+ * as RTCP named them, its first answer (`firstAnswer` as calls.js writes
+ * it: `<time>|<dialog>`) and the dialogs whose BYE went to the call's
+ * `byes`; the `maxCalls` most recently touched are held.
  */
 class CallLedger {
   constructor ({ maxCalls = 100000 } = {}) {
@@ -79,7 +86,7 @@ class CallLedger {
   entry (callId) {
     let entry = this.calls.get(callId)
     if (entry) this.calls.delete(callId) // to the end: the most recent
-    else entry = { messages: 0, ssrcs: null }
+    else entry = { messages: 0, ssrcs: null, answer: null, byeDialogs: null }
     this.calls.set(callId, entry)
     if (this.calls.size > this.maxCalls) {
       this.calls.delete(this.calls.keys().next().value)
@@ -101,6 +108,38 @@ class CallLedger {
     const entry = this.entry(callId)
     if (!entry.ssrcs) entry.ssrcs = new Set()
     if (entry.ssrcs.size < 64) entry.ssrcs.add(ssrc)
+  }
+
+  /** A 2xx to the call's INVITE, as calls.js writes `firstAnswer`: the earliest is kept, as its $min keeps it. */
+  noteAnswer (callId, firstAnswer) {
+    const entry = this.entry(callId)
+    if (entry.answer === null || firstAnswer < entry.answer) entry.answer = firstAnswer
+  }
+
+  /**
+   * Whether a BYE of `dialog` (calls.js dialogOf) ends the call as far as
+   * this worker has seen: it is the dialog answered first, or no answer was
+   * seen here (a worker that came after it, an answer not captured).
+   */
+  byeEndsCall (callId, dialog) {
+    const entry = this.calls.get(callId)
+    if (!entry || entry.answer === null) return true
+    return entry.answer.slice(entry.answer.indexOf('|') + 1) === dialog
+  }
+
+  /**
+   * Whether a BYE of `dialog` may go to the call's `byes`: a dialog already
+   * there, the dialog answered first, or while fewer than MAX_BYE_DIALOGS
+   * are (a sender making up tags must not grow the document without end).
+   */
+  admitBye (callId, dialog) {
+    const entry = this.entry(callId)
+    if (!entry.byeDialogs) entry.byeDialogs = new Set()
+    if (entry.byeDialogs.has(dialog)) return true
+    const answered = entry.answer !== null && entry.answer.slice(entry.answer.indexOf('|') + 1) === dialog
+    if (!answered && entry.byeDialogs.size >= MAX_BYE_DIALOGS) return false
+    entry.byeDialogs.add(dialog)
+    return true
   }
 
   /** The SSRCs the call's RTCP named (an empty list when none, or forgotten). */

@@ -1,41 +1,58 @@
 'use strict'
 
+const { hash } = require('node:crypto')
+
 // One document per SIP call (collection `calls`, unique on `callId`),
 // built in the HEP workers from the SIP messages a capture agent copies
 // (the HEP definition's calls sink writes it), and read back by
 // `collector calls`. Its fields (the indexes: collectors/hep/index.js):
 // `callId`; `caller` and `callee` (From and To of the initial INVITE);
 // `invitedAt`, `answeredAt` (the first 2xx to an INVITE) and `answerStatus`
-// (its status, the lowest 2xx), `endedAt` (the
-// first BYE); `ringingAt` (the first 18x or 2xx to an INVITE),
+// (its status, the lowest 2xx); `firstAnswer`, `<capture time, ISO>|<the
+// two tags of its dialog, sorted, a space between>` of that first 2xx: the
+// call's dialog, the one that was answered first (a proxy that forks an
+// INVITE may bring several 2xx, one dialog each, RFC 3261 §13.2.2.4: the
+// caller keeps one and ACKs then BYEs the others); `byes`, per dialog (a
+// hash of its two tags) `<capture time, ISO>|<From tag> <To tag>` of its
+// first BYE (tags hold no white space, sip.js), at most 8 dialogs per call
+// in a worker's memory (call-memory.js), more counted in `byesPastCap`.
+// The call's end is read from them (callOutcome): the first BYE of the
+// answered dialog (its From tag the caller's: the caller hung up); a BYE of
+// another dialog, the caller dropping a second answer, does not end the
+// call. Which dialog is answered is known only once every 2xx is stored (a
+// later-captured 2xx may be stored first), so it is decided as the
+// document is read, not as it is written. Calls stored before: `endedAt`
+// (the first BYE of any dialog) and `firstBye` (its time and From tag), or
+// `byeFromTag`.
+// `ringingAt` (the first 18x or 2xx to an INVITE),
 // `cancelledAt` (the first CANCEL); `final`, the final response to the
-// latest INVITE transaction as CSeq × 1000 + status; `callerTag` and
-// `firstBye`, `<capture time, ISO>|<From tag>` of the first BYE (its tag the
-// caller's: the caller hung up; a string so that $min keeps the earliest
-// whatever the order: two BYEs crossing, each end hanging up, or one
-// delivered again; before, `byeFromTag` by $set, the last applied);
+// latest INVITE transaction as CSeq × 1000 + status; `callerTag`;
 // `firstSeen`, `lastSeen`;
 // `duplicates` (copies of a SIP message stored once, collectors/hep/call-memory.js)
 // and `overCap` (messages past the per-call cap, not stored); `linkedId`,
 // the Call-ID of the leg a B2BUA bridged this one to (a correlation header
 // of the initial INVITE, or its HEP correlation id: sip.js, hep-records.js).
 // Every field is written with an operator whose result does not depend on
-// order or repetition ($min of a time, $max of a time or of the encoded
-// final response, $set of a value every copy of the message carries), so
-// updates coalesce freely, interleave across workers, and a redelivered
-// message applied twice changes nothing: no watermark is needed.
+// order or repetition ($min of a time or of a string led by a time, $max of
+// a time or of the encoded final response, $set of a value every copy of
+// the message carries), so updates coalesce freely, interleave across
+// workers, and a redelivered message applied twice changes nothing: no
+// watermark is needed (but for the counts, the updates sink's `inc`).
 
 /**
  * What one SIP message (sip.js) at capture time `at` (ms) says of its call:
- * `{ callId, min, max, set }`, or null when it says nothing we keep.
+ * `{ callId, min, max, set }`, or null when it says nothing we keep; a 2xx
+ * to an INVITE and a BYE also carry their `dialog` (dialogOf), and a BYE
+ * `bye`, the path of its field in `min` (the HEP worker leaves it out past
+ * the per-call bound, collectors/hep/index.js).
  * - an initial INVITE (no To tag): the caller and callee (From and To of
  *   that request), the caller's tag, `invitedAt`;
  * - a final response to an INVITE: `final` = CSeq × 1000 + status, so that
  *   $max keeps the response to the latest INVITE transaction; a 2xx also
- *   `answeredAt` and `answerStatus`; an 18x or a 2xx `ringingAt`;
+ *   `answeredAt`, `answerStatus` and `firstAnswer` (its time and dialog);
+ *   an 18x or a 2xx `ringingAt`;
  * - a CANCEL: `cancelledAt`;
- * - a BYE: `endedAt`, and with its time the From tag of who sent it
- *   (`firstBye`: the caller's tag means the caller hung up);
+ * - a BYE: its dialog's first BYE in `byes`, its time, From tag and To tag;
  * - an initial INVITE naming another leg (`sip.linkedId`): `linkedId`;
  * - any message: `firstSeen`, `lastSeen`.
  */
@@ -52,22 +69,64 @@ function callUpdateOf (sip, at) {
     if (sip.status < 300) update.min.ringingAt = time
     if (sip.status >= 200) update.max.final = sip.cseq.seq * 1000 + sip.status
     if (sip.status >= 200 && sip.status < 300) {
+      update.dialog = dialogOf(sip.from.tag, sip.to.tag)
       update.min.answeredAt = time
       update.min.answerStatus = sip.status
+      update.min.firstAnswer = `${time.toISOString()}|${update.dialog}`
     }
   } else if (sip.method === 'CANCEL') {
     update.min.cancelledAt = time
   } else if (sip.method === 'BYE') {
-    update.min.endedAt = time
-    update.min.firstBye = `${time.toISOString()}|${sip.from.tag || ''}`
+    update.dialog = dialogOf(sip.from.tag, sip.to.tag)
+    // Field names may not hold a dot (tags often do: `as5f3.1`) nor start with $: a hash of the dialog names it.
+    update.bye = `byes.${hash('sha1', update.dialog, 'hex').slice(0, 16)}`
+    update.min[update.bye] = `${time.toISOString()}|${sip.from.tag || ''} ${sip.to.tag || ''}`
   }
   return update
 }
 
-// The From tag of a call's first BYE (`byeFromTag`: as versions before `firstBye` stored it).
+/**
+ * A dialog of a call, named by its two tags (From and To) whichever way a
+ * message goes: the callee's BYE has the caller's tag in To. Sorted, a
+ * space between (a tag holds no white space, sip.js).
+ */
+function dialogOf (tagA, tagB) {
+  const a = tagA || ''
+  const b = tagB || ''
+  return a < b ? `${a} ${b}` : `${b} ${a}`
+}
+
+/**
+ * How a call ended, from its document: `{ endedAt, byeTag (the From tag of
+ * the BYE that ended it), otherDialogByes }`. The end is the first BYE of
+ * the dialog answered first (`firstAnswer`); without an answer stored, the
+ * first BYE of any dialog. The BYEs of the other dialogs are counted (and
+ * those past the per-call bound, `byesPastCap`). A call stored before
+ * per-dialog BYEs: `endedAt` and `firstBye` (or `byeFromTag`).
+ */
+function callEndOf (doc) {
+  if (!doc.byes || typeof doc.byes !== 'object') {
+    const byeTag = typeof doc.firstBye === 'string' ? doc.firstBye.slice(doc.firstBye.indexOf('|') + 1) : doc.byeFromTag || null
+    return { endedAt: doc.endedAt || null, byeTag, otherDialogByes: 0 }
+  }
+  const answered = typeof doc.firstAnswer === 'string' ? doc.firstAnswer.slice(doc.firstAnswer.indexOf('|') + 1) : null
+  let end = null
+  let byes = 0
+  for (const value of Object.values(doc.byes)) {
+    if (typeof value !== 'string') continue
+    const bar = value.indexOf('|')
+    const [fromTag, toTag] = value.slice(bar + 1).split(' ')
+    const bye = { time: value.slice(0, bar), fromTag, dialog: dialogOf(fromTag, toTag) }
+    byes++
+    if (answered !== null ? bye.dialog === answered : end === null || bye.time < end.time) end = bye
+  }
+  const pastCap = typeof doc.byesPastCap === 'number' ? doc.byesPastCap : 0
+  return { endedAt: end ? new Date(end.time) : null, byeTag: end ? end.fromTag || null : null, otherDialogByes: byes - (end ? 1 : 0) + pastCap }
+}
+
+// The From tag of the BYE that ended a call (callEndOf), null while none did.
 function byeTagOf (doc) {
-  if (typeof doc.firstBye === 'string') return doc.firstBye.slice(doc.firstBye.indexOf('|') + 1)
-  return doc.byeFromTag || null
+  return callEndOf(doc).byeTag
 }
 
 /** A call's outcome classes (callOutcome's `outcome`), in the order a reader lists them. */
@@ -81,12 +140,14 @@ const OUTCOMES = Object.freeze(['answered', 'failed', 'cancelled', 'no-answer'])
  * another final response, 3xx to 6xx; 'no-answer': no final response yet),
  * ringing (an 18x came and no final response yet), answered, endedBy
  * ('caller', 'callee' or null), invitedAt, ringingAt, answeredAt,
- * cancelledAt, endedAt, durationMs (answer to BYE, from SIP; null while
- * either is missing), ringingMs (INVITE to the first 18x or answer),
- * duplicates, overCap }`.
+ * cancelledAt, endedAt (the BYE that ended the answered dialog, callEndOf),
+ * durationMs (answer to BYE, from SIP; null while either is missing),
+ * ringingMs (INVITE to the first 18x or answer), otherDialogByes (BYEs of
+ * dialogs other than the answered one: a forked INVITE's extra answers the
+ * caller dropped), duplicates, overCap }`.
  */
 function callOutcome (doc) {
-  const byeTag = byeTagOf(doc)
+  const { endedAt, byeTag, otherDialogByes } = callEndOf(doc)
   const endedBy = byeTag ? (byeTag === doc.callerTag ? 'caller' : 'callee') : null
   // An answered call's status is its answer's: a later re-INVITE's 488 is not the call's outcome.
   const final = typeof doc.final === 'number' ? doc.final % 1000 : null
@@ -109,12 +170,13 @@ function callOutcome (doc) {
     ringingAt: doc.ringingAt || null,
     answeredAt: doc.answeredAt || null,
     cancelledAt: doc.cancelledAt || null,
-    endedAt: doc.endedAt || null,
-    durationMs: span(doc.answeredAt, doc.endedAt),
+    endedAt,
+    durationMs: span(doc.answeredAt, endedAt),
     ringingMs: span(doc.invitedAt, doc.ringingAt),
+    otherDialogByes,
     duplicates: doc.duplicates || 0,
     overCap: doc.overCap || 0
   }
 }
 
-module.exports = { byeTagOf, callUpdateOf, callOutcome, OUTCOMES }
+module.exports = { byeTagOf, callUpdateOf, callOutcome, dialogOf, OUTCOMES }

@@ -26,7 +26,8 @@ const CALLS = 'calls' // the SIP calls' collection, by default
  * memory; SIP (type 1) becomes one document per call in `calls`, by
  * Call-ID, written with order-free operators only (calls.js), and one
  * document per message in `sip_messages` (sip-messages.js), at most
- * `hepMessagesPerCall` a call; a BYE ends the call's streams; a leg a
+ * `hepMessagesPerCall` a call; a BYE of the call's answered dialog ends
+ * its streams (a forked INVITE's other dialogs end nothing); a leg a
  * B2BUA bridged names the other (`linkedId`). Log lines (type 100) and
  * vq-rtcpxr reports (type 35) go to `call_logs` with the call they name
  * (call-logs.js). Copies of one capture are stored once and counted
@@ -60,10 +61,10 @@ module.exports = defineCollector({
     copies: new CopyWindow({ windowMs: settings.hepCopyWindow }),
     ledger: new CallLedger(),
     messagesPerCall: settings.hepMessagesPerCall,
-    counts: { duplicates: { sip: 0, rtcp: 0, log: 0 }, overCap: 0 }
+    counts: { duplicates: { sip: 0, rtcp: 0, log: 0 }, overCap: 0, otherDialogByes: 0 }
   }),
   enrich: (record, state) => record.call ? sipItemsOf(record, state) : record.log ? logItemsOf(record, state) : rtcpItemsOf(record, state),
-  stats: ({ quality, counts }) => ({ quality: quality.stats(), duplicates: { ...counts.duplicates }, overCap: counts.overCap }),
+  stats: ({ quality, counts }) => ({ quality: quality.stats(), duplicates: { ...counts.duplicates }, overCap: counts.overCap, otherDialogByes: counts.otherDialogByes }),
   memory: ({ quality, copies, ledger }) => {
     const memory = quality.memory()
     return { held: { ...memory.held, copies: copies.size, calls: ledger.size }, evicted: { ...memory.evicted, copies: copies.evicted, calls: ledger.evicted } }
@@ -85,8 +86,6 @@ module.exports = defineCollector({
   ]
 })
 
-// The calls sink's update of a SIP item: a copy and a message past the cap
-// count in the call (once per message: `inc` is watermarked).
 // A document per SIP message or agent's log line (`field` of an item), kept
 // with its call: read by Call-ID in capture order, expired by arrival.
 function callDocuments (collection, setting, field) {
@@ -99,19 +98,23 @@ function callDocuments (collection, setting, field) {
   })
 }
 
-function callUpdate ({ call, duplicate, overCap }, receivedAt) {
+// The calls sink's update of a SIP item: a copy, a message past the cap
+// and a BYE past the call's dialogs count in the call (once per message:
+// `inc` is watermarked).
+function callUpdate ({ call, duplicate, overCap, byePastCap }, receivedAt) {
   const max = { lastReceivedAt: receivedAt }
   if (duplicate) return { callId: call.callId, inc: { duplicates: 1 }, max }
-  return { callId: call.callId, min: call.min, max: { ...call.max, ...max }, set: call.set, ...(overCap ? { inc: { overCap: 1 } } : {}) }
+  const inc = {}
+  if (overCap) inc.overCap = 1
+  if (byePastCap) inc.byesPastCap = 1
+  return { callId: call.callId, min: call.min, max: { ...call.max, ...max }, set: call.set, ...(overCap || byePastCap ? { inc } : {}) }
 }
 
 // A SIP record's item, always one (so that the documents sink keys its
 // message document by the message's key, whatever else comes with it): a
 // copy only counts; a message past the call's cap updates the call without
-// its document; a BYE also carries the ends of the call's streams (`ends`:
-// the SSRCs its RTCP named in this worker), which the streams sink takes.
-// Its SDP's media is told to the worker's call-quality memory first: the
-// clock and codec of the call's RTCP that follows.
+// its document. Its SDP's media is told to the worker's call-quality memory
+// first: the clock and codec of the call's RTCP that follows.
 function sipItemsOf (record, { copies, ledger, messagesPerCall, counts, quality }) {
   const callId = record.call.callId
   if (copies.isCopy(record.copy, record.at)) {
@@ -121,8 +124,29 @@ function sipItemsOf (record, { copies, ledger, messagesPerCall, counts, quality 
   if (record.sdp) quality.clocks.announce(record.sdp.callId, record.sdp.media, record.sdp.role, record.sdp.at)
   const admitted = ledger.admitMessage(callId, messagesPerCall)
   if (!admitted) counts.overCap++
-  const ends = record.message.method === 'BYE' ? ledger.ssrcsOf(callId).map((ssrc) => ({ endID: ssrc, callId, timestamp: new Date(record.at) })) : null
-  return admitted ? { ...record, ends } : { call: record.call, overCap: true, ends }
+  const { call, ends, byePastCap } = dialogEffects(record, ledger, counts)
+  const item = admitted ? { ...record, call, ends } : { call, overCap: true, ends }
+  if (byePastCap) item.byePastCap = true
+  return item
+}
+
+// What a SIP message does to its call's dialogs in this worker: a 2xx to
+// an INVITE may be its first answer; a BYE ends the call's streams (`ends`:
+// the SSRCs its RTCP named in this worker, which the streams sink takes)
+// only when it belongs to the dialog answered first as far as this worker
+// has seen (a forked INVITE's second answer, dropped by the caller with a
+// BYE at once, ends nothing: counted in otherDialogByes), and goes to the
+// call's `byes` while the call has room for its dialog (else counted,
+// `byePastCap`).
+function dialogEffects ({ call, at }, ledger, counts) {
+  if (call.min.firstAnswer) ledger.noteAnswer(call.callId, call.min.firstAnswer)
+  if (!call.bye) return { call, ends: null }
+  let ends = []
+  if (ledger.byeEndsCall(call.callId, call.dialog)) ends = ledger.ssrcsOf(call.callId).map((ssrc) => ({ endID: ssrc, callId: call.callId, timestamp: new Date(at) }))
+  else counts.otherDialogByes++
+  if (ledger.admitBye(call.callId, call.dialog)) return { call, ends }
+  const { [call.bye]: _, ...min } = call.min
+  return { call: { ...call, min }, ends, byePastCap: true }
 }
 
 // An agent's own log line (type 100) is no capture: two alike within the

@@ -115,13 +115,13 @@ function tableRows (text) {
   return rows
 }
 
-function assertCall (call, callId) {
+function assertCall (call, callId, endedAt = T0 + 25000) {
   assert.equal(call.callId, callId)
   assert.deepEqual(call.caller, { user: 'alice', host: 'a.example.com' })
   assert.deepEqual(call.callee, { user: '+4930123', host: 'b.example.com' })
   assert.equal(+call.invitedAt, T0, 'the capture time, not the arrival')
   assert.equal(+call.answeredAt, T0 + 3000)
-  assert.equal(+call.endedAt, T0 + 25000)
+  assert.equal(+callOutcome(call).endedAt, endedAt, 'ended by the BYE (read from its dialog\'s, byes)')
   assert.equal(call.final % 1000, 200)
   assert.notEqual(byeTagOf(call), call.callerTag, 'the callee hung up')
 }
@@ -236,7 +236,7 @@ test('two BYEs crossing: who hung up is whoever sent the first, whatever order t
   await waitFor(() => collector.summary().processed === packets.length)
   await collector.stop()
   for (const call of await db.collection('calls').find().toArray()) {
-    assert.deepEqual([callOutcome(call).endedBy, +call.endedAt], ['callee', T0 + 9000], call.callId)
+    assert.deepEqual([callOutcome(call).endedBy, +callOutcome(call).endedAt], ['callee', T0 + 9000], call.callId)
   }
 })
 
@@ -407,6 +407,65 @@ test('a SIP BYE ends its call\'s streams: the sweeper closes them as ended by by
   assert.equal(+stream.endedAt, T0 + 30000, 'at the BYE\'s capture time')
 })
 
+/**
+ * A forked INVITE (RFC 3261 §13.2.2.4): the proxy forks it to two phones of
+ * the callee, both ring and answer (To tags soft.1 and desk.2), the caller
+ * keeps the first answer, ACKs both and BYEs the desk phone's dialog at
+ * once; the conversation goes on (RTCP from both ends, bound to the call)
+ * and the caller hangs up 10 s after the answer. `{ early, late }`: the
+ * packets up to its last RTCP report, and the caller's final BYE.
+ */
+function forkedCallPackets (callId) {
+  const alice = '<sip:alice@a.example.com>;tag=a1'
+  const bob = '<sip:+4930123@b.example.com>'
+  const soft = `${bob};tag=soft.1`
+  const desk = `${bob};tag=desk.2`
+  const from = { soft: ['10.0.0.2', 5060], desk: ['10.0.0.3', 5060] }
+  const sip = (line, f, to, cseq, at, phone) => HEPjs.encapsulate(sipMessage(line, { callId, from: f, to, cseq }),
+    rcinfo(1, { at, ...(phone ? { src: from[phone], dst: ['10.0.0.1', 5060] } : { dst: ['10.0.0.9', 5060] }) }))
+  const rtcp = (ssrc, source, seq, at, src, dst) => HEPjs.encapsulate(JSON.stringify({ ssrc, type: 201, report_count: 1, report_blocks: [{ source_ssrc: source, highest_seq_no: seq, fraction_lost: 0, ia_jitter: 40, packets_lost: 0, lsr: 0, dlsr: 0 }] }),
+    rcinfo(5, { at, correlation: callId, src, dst }))
+  const media = (at, seq) => [rtcp(111, 112, seq, at, ['10.0.0.1', 30001], ['10.0.0.2', 40001]), rtcp(112, 111, seq, at + 100, ['10.0.0.2', 40001], ['10.0.0.1', 30001])]
+  const early = [
+    sip('INVITE sip:+4930123@b.example.com SIP/2.0', alice, bob, '1 INVITE', T0),
+    sip('SIP/2.0 180 Ringing', alice, soft, '1 INVITE', T0 + 400, 'soft'),
+    sip('SIP/2.0 180 Ringing', alice, desk, '1 INVITE', T0 + 450, 'desk'),
+    sip('SIP/2.0 200 OK', alice, soft, '1 INVITE', T0 + 2000, 'soft'),
+    sip('ACK sip:+4930123@10.0.0.2 SIP/2.0', alice, soft, '1 ACK', T0 + 2010),
+    ...media(T0 + 2500, 1000), // the conversation's media: its first reports
+    sip('SIP/2.0 200 OK', alice, desk, '1 INVITE', T0 + 2700, 'desk'),
+    sip('ACK sip:+4930123@10.0.0.3 SIP/2.0', alice, desk, '1 ACK', T0 + 2710),
+    sip('BYE sip:+4930123@10.0.0.3 SIP/2.0', alice, desk, '2 BYE', T0 + 2720), // the desk phone's dialog, dropped at once
+    ...media(T0 + 7500, 1250)
+  ]
+  return { early, late: [sip('BYE sip:+4930123@10.0.0.2 SIP/2.0', alice, soft, '2 BYE', T0 + 12000)] }
+}
+
+// A forked call: the caller's BYE of the second answer (a dialog it drops
+// at once) ended the call and its streams: "caller hung up" after 0.7 s,
+// while the conversation went on in the first dialog for 10 s.
+test('a forked INVITE answered twice: the call is the first answer\'s dialog, and the BYE dropping the second neither ends it nor its streams', async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep, ['--bye-grace', '0', '--stream-timeout', '1d'])
+  const callId = 'forked@a.example.com'
+  const { early, late } = forkedCallPackets(callId)
+  await sendUdp(t, port, early)
+  await waitFor(() => collector.summary().processed === early.length)
+  await new Promise((resolve) => setTimeout(resolve, 1500)) // a sweep (every second): a stream a BYE ended would close
+  const open = await db.collection('streams').find({ 'from.callId': callId }).toArray()
+  assert.equal(open.length, 1, 'one stream, the conversation\'s')
+  assert.deepEqual([open[0].active, open[0].stream_ended, open[0].endedAt], [true, { from: false, to: false }, undefined], 'the early BYE ended no stream')
+  const during = callOutcome(await db.collection('calls').findOne({ callId }))
+  assert.deepEqual([during.answered, during.endedAt, during.endedBy, during.otherDialogByes], [true, null, null, 1], 'answered, still going on; the dropped dialog\'s BYE counted')
+  await sendUdp(t, port, late)
+  const closed = await waitFor(() => db.collection('streams').findOne({ 'from.callId': callId, active: false }), { what: 'the stream closed after the call\'s BYE' })
+  assert.deepEqual([closed.endReason, +closed.endedAt], ['bye', T0 + 12000], 'ended by the conversation\'s BYE, at its capture time')
+  await collector.stop()
+  const call = callOutcome(await db.collection('calls').findOne({ callId }))
+  assert.deepEqual([call.outcome, call.status, +call.answeredAt, +call.endedAt, call.durationMs, call.endedBy], ['answered', 200, T0 + 2000, T0 + 12000, 10000, 'caller'])
+  const row = tableRows(await (await callsCommandOn(db))('--call-id', callId))[0]
+  assert.deepEqual([row.SIP, row.DURATION], ['200, caller hung up', '10.0s'], 'collector calls')
+})
+
 test('TCP: packets framed by their own length, split anywhere, arrive whole', async (t) => {
   const { collector, db, port } = await startTestCollector(t, hep, ['--protocol', 'tcp_server'])
   const callId = 'call-tcp@a.example.com'
@@ -523,7 +582,7 @@ test('workers SIGKILLed every 700 ms under 300 interleaved calls: one call docum
   const docs = await db.collection('calls').find().toArray()
   assert.equal(docs.length, calls, 'one document per call')
   for (const doc of docs) {
-    assertCall({ ...doc, endedAt: new Date(+doc.endedAt - 5000 * (reports - 1)) }, doc.callId)
+    assertCall(doc, doc.callId, T0 + 25000 + 5000 * (reports - 1))
   }
   const messages = await db.collection('sip_messages').find({}, { projection: { raw: 0 } }).toArray()
   assert.equal(messages.length, calls * 5, 'each SIP message stored once')
