@@ -24,7 +24,8 @@ async function start (ctx) {
     address: () => ({ address: socket.localAddress, port: socket.localPort, remoteAddress: ctx.host, remotePort: ctx.port }),
     close: () => {
       closing = true
-      connection.framer.end()
+      // The peer did not end what it was sending: an unfinished frame is partial, not a message.
+      connection.framer.end(true)
       connection.abandon()
       return new Promise((resolve) => socket.end(resolve)).then(() => socket.destroy())
     }

@@ -141,8 +141,8 @@ function release (slot, { slots, perSource }) {
 /**
  * Ends a connection now and frees its slot at once: frames it delivered
  * stay delivered, frames waiting for capacity are handed over, an
- * unfinished frame is counted as partial (`cut`; at stop a newline frame
- * ends as when the sender closes); a handshake is cut.
+ * unfinished frame is counted as partial (`cut`, at stop too: the sender
+ * did not end it, as a FIN would have); a handshake is cut.
  */
 function closeSlot (slot, state, cut = true) {
   const { connection } = slot
@@ -225,7 +225,7 @@ function close (server, state, sweeper) {
   const closed = new Promise((resolve) => server.close(resolve))
   for (const slot of [...state.slots]) {
     if (slot.connection) slot.connection.socket.pause()
-    closeSlot(slot, state, false)
+    closeSlot(slot, state)
   }
   return closed
 }

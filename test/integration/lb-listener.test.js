@@ -169,6 +169,19 @@ test('tcp_client: frames arrive; the peer goes away and comes back on its port, 
   await sleep(0)
 })
 
+test('tcp_client: a frame its server had not finished when the collector stops is partial, not stored as if whole', async (t) => {
+  const peer = await startPeer(t)
+  const lb = newLb(t, { protocol: 'tcp_client', port: peer.server.address().port, framing: 'newline' })
+  await lb.start()
+  await waitFor(() => peer.sockets.size === 1, { what: 'the balancer to connect' })
+  peer.send('whole\nhal')
+  await waitFor(() => lb.summary().received === 1)
+  await waitFor(async () => (await lb.stats()).inFlight === 0)
+  await lb.stop()
+  const s = lb.summary()
+  assert.deepEqual([s.received, s.processed, s.dropped.partial], [2, 1, 1])
+})
+
 test('tcp_client stopped while it waits for its server: start() rejects saying so, with the last connect error as its cause', async (t) => {
   const peer = await startPeer(t)
   const port = peer.server.address().port

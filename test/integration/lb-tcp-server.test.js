@@ -122,6 +122,19 @@ test('a newline frame cut off by a connection reset is partial, not stored as if
   assert.deepEqual(await textsOf(lb), ['<13>complete line'])
 })
 
+// A stop mid-line stored the unfinished line as if its sender had ended it.
+test('a newline frame unfinished when the collector stops is partial, not stored as if whole', async (t) => {
+  const lb = await startTcp(t, { framing: 'auto' })
+  const socket = await tcpClient(t, lb.address().port)
+  socket.on('error', () => {})
+  await write(socket, '<13>payment of 100 EUR accepted\n<13>payment of 100 EUR reje')
+  await waitFor(() => lb.summary().received >= 1)
+  await waitFor(async () => (await lb.stats()).inFlight === 0)
+  await lb.stop()
+  const s = lb.summary()
+  assert.deepEqual([s.received, s.processed, s.dropped.partial], [2, 1, 1])
+})
+
 test('maxConnections: connections over the limit are refused and counted', async (t) => {
   const lb = await startTcp(t, { maxConnections: 1 })
   const first = await tcpClient(t, lb.address().port)
