@@ -6,10 +6,12 @@
 // (`streams` whose sides carry the Call-ID), and the media of no SIP call
 // (RTCP heard directly, or HEP RTCP whose SIP was not captured) as before:
 // one row per stream. A SIP call with several streams takes the worst
-// stream's verdict.
+// stream's verdict. A call whose end was never captured is told from a
+// live one by how long it has been quiet at the time of reading
+// (callOutcome's `now`, the reader's clock): `no-final-seen`, `no BYE seen`.
 
 const { callAnalytics, verdictProjection } = require('../../collectors/rtcp/quality-analytics')
-const { callOutcome, OUTCOMES } = require('../../collectors/hep/calls')
+const { callOutcome, callEndOf, OUTCOMES, END_UNSEEN_AFTER } = require('../../collectors/hep/calls')
 const { BAND_ORDER, readWhole, byWorst } = require('./calls-read')
 
 const STREAM_PROJECTION = Object.freeze({
@@ -23,28 +25,44 @@ const STREAM_PROJECTION = Object.freeze({
 const zero = (names) => Object.fromEntries(names.map((name) => [name, 0]))
 
 /**
+ * What `--outcome` selects: an outcome class (OUTCOMES), or `no-bye-seen`,
+ * the answered calls whose BYE was never seen and that have been quiet past
+ * their bound (counted among the answered too).
+ */
+const OUTCOME_FILTERS = Object.freeze([...OUTCOMES, 'no-bye-seen'])
+
+function isOutcome (o, wanted) {
+  return wanted === 'no-bye-seen' ? o.outcome === 'answered' && o.endUnseen : o.outcome === wanted
+}
+
+/**
  * The calls of a window, filtered and ordered, `limit` of them from
  * `offset` (0) read whole; `readAll` false when `maxRead` bounded the read.
  * A SIP call is in the window when its last message's capture time
  * (`lastSeen`) is; a stream when its last report (endTime) is. `callId`
- * reads that call whatever its time.
+ * reads that call whatever its time. `now` (the reader's clock, ms; now by
+ * default), `finalUnseenAfter` and `byeUnseenAfter` (ms) tell the calls whose end
+ * was never seen (callOutcome).
  * @param {import('mongodb').Db} db
  * @param {{ since: number, until?: number, callId?: string, number?: string, outcome?: string, band?: string,
- *   order?: 'verdict'|'time', offset?: number, limit: number, maxRead?: number, collections: { calls: string, streams: string } }} options
+ *   order?: 'verdict'|'time', offset?: number, limit: number, maxRead?: number, collections: { calls: string, streams: string },
+ *   now?: number, finalUnseenAfter?: number, byeUnseenAfter?: number }} options
  * @returns {Promise<{ total: number, sipTotal: number, bands: object, outcomes: object, readAll: boolean,
  *   shown: Array<{ outcome: object|null, doc: object|null, analytics: object|null, streams: number }> }>}
  */
 async function listCalls (db, options) {
   const { outcome, band, order = 'verdict', offset = 0, limit, collections } = options
-  const read = await readWindow(db, options)
-  const rows = rowsOf(read, options)
-  const kept = rows.filter((row) => (outcome === undefined || (row.outcome && row.outcome.outcome === outcome)) && (band === undefined || row.band === band))
+  const reading = { now: options.now ?? Date.now(), finalUnseenAfter: options.finalUnseenAfter ?? END_UNSEEN_AFTER.final, byeUnseenAfter: options.byeUnseenAfter ?? END_UNSEEN_AFTER.bye }
+  const read = await readWindow(db, { ...options, reading })
+  const rows = rowsOf(read, { ...options, reading })
+  const kept = rows.filter((row) => (outcome === undefined || (row.outcome && isOutcome(row.outcome, outcome))) && (band === undefined || row.band === band))
   kept.sort(order === 'time' ? byTime : (a, b) => byWorst({ mos: a.mos, endTime: a.time }, { mos: b.mos, endTime: b.time }))
   const bands = zero(BAND_ORDER)
-  const outcomes = zero(OUTCOMES)
+  const outcomes = zero(OUTCOME_FILTERS)
   for (const row of kept) {
     bands[row.band]++
     if (row.outcome) outcomes[row.outcome.outcome]++
+    if (row.outcome && isOutcome(row.outcome, 'no-bye-seen')) outcomes['no-bye-seen']++
   }
   const first = kept.slice(offset, offset + limit)
   const whole = new Map((await readWhole(db.collection(collections.streams), first.filter((row) => row.stream).map((row) => row.stream))).map((s) => [String(s.doc._id), s]))
@@ -61,13 +79,15 @@ async function listCalls (db, options) {
 // (sipFilter), so that the bound counts the calls that match, not the
 // window's; the media of the calls found is read too where it ended outside
 // the window, IN_CHUNK Call-IDs a query (a day's calls would pass the
-// server's 16 MB command).
-async function readWindow (db, { callId, since, until, collections, maxRead = 0, number, outcome }) {
+// server's 16 MB command); so is that of an answered call with no BYE whose
+// SIP is quiet past byeUnseenAfter (its media may have gone on past the window:
+// the call is live).
+async function readWindow (db, { callId, since, until, collections, maxRead = 0, number, outcome, reading }) {
   const window = { $gte: new Date(callId === undefined ? since : 0), $lte: new Date(callId === undefined ? (until ?? Date.now()) : 8.64e15) }
   const calls = db.collection(collections.calls)
   const streams = db.collection(collections.streams)
   const bounded = (field) => maxRead > 0 ? { sort: { [field]: -1 }, limit: maxRead } : {}
-  const filter = sipFilter({ number, outcome })
+  const filter = sipFilter({ number, outcome }, reading)
   const sipDocs = await calls.find(callId === undefined ? { lastSeen: window, ...filter } : { callId }, bounded('lastSeen')).toArray()
   const found = new Set(sipDocs.map((doc) => doc.callId))
   const streamDocs = []
@@ -82,8 +102,10 @@ async function readWindow (db, { callId, since, until, collections, maxRead = 0,
   if (callId !== undefined) await take({ $or: [{ 'from.callId': callId }, { 'to.callId': callId }] })
   else await take({ endTime: window }, bounded('endTime'))
   const inWindow = streamDocs.length
-  if (callId === undefined && (number !== undefined || outcome !== undefined)) {
-    for (const ids of inChunks([...found])) await take({ $or: [{ 'from.callId': { $in: ids } }, { 'to.callId': { $in: ids } }] })
+  if (callId === undefined) {
+    const quietBye = sipDocs.filter((doc) => doc.answeredAt && callEndOf(doc).endedAt === null && reading.now - doc.lastSeen > reading.byeUnseenAfter).map((doc) => doc.callId)
+    const media = number !== undefined || outcome !== undefined ? [...found] : quietBye
+    for (const ids of inChunks(media)) await take({ $or: [{ 'from.callId': { $in: ids } }, { 'to.callId': { $in: ids } }] })
   }
   // A call whose media is in the window and its SIP not (a long call: its
   // last SIP message was the ACK) is listed with its SIP all the same.
@@ -104,9 +126,11 @@ function inChunks (values) {
 /**
  * The query on `calls` for a number and an outcome (callOutcome's classes,
  * in stored fields: an answer; a CANCEL or a 487; another final response;
- * none), which matchesNumber and rowsOf then check as before.
+ * none, its last message within finalUnseenAfter of `now` or before; an answer,
+ * no BYE and SIP quiet past byeUnseenAfter, which its media may yet make live),
+ * which matchesNumber and rowsOf then check as before.
  */
-function sipFilter ({ number, outcome }) {
+function sipFilter ({ number, outcome }, { now, finalUnseenAfter, byeUnseenAfter }) {
   const and = []
   if (number !== undefined) {
     const digits = numberDigits(number)
@@ -116,16 +140,22 @@ function sipFilter ({ number, outcome }) {
     and.push({ $or: [...either(number), ...suffix] })
   }
   const notAnswered = { answeredAt: null }
+  const noFinal = [notAnswered, { cancelledAt: null }, { final: null }]
   if (outcome === 'answered') and.push({ answeredAt: { $ne: null } })
+  // No stored endedAt (a call stored before per-dialog BYEs ended by one), or one
+  // whose answered dialog's BYE is not in its `byes` (rowsOf reads it: callEndOf).
+  if (outcome === 'no-bye-seen') and.push({ answeredAt: { $ne: null } }, { endedAt: null }, { lastSeen: { $lt: new Date(now - byeUnseenAfter) } })
   if (outcome === 'cancelled') and.push(notAnswered, { $or: [{ cancelledAt: { $ne: null } }, { final: { $mod: [1000, 487] } }] })
   if (outcome === 'failed') and.push(notAnswered, { cancelledAt: null }, { final: { $ne: null } }, { final: { $not: { $mod: [1000, 487] } } })
-  if (outcome === 'no-answer') and.push(notAnswered, { cancelledAt: null }, { final: null })
+  if (outcome === 'no-answer') and.push(...noFinal, { lastSeen: { $gte: new Date(now - finalUnseenAfter) } })
+  if (outcome === 'no-final-seen') and.push(...noFinal, { lastSeen: { $lt: new Date(now - finalUnseenAfter) } })
   return and.length === 0 ? {} : { $and: and }
 }
 
-// One row per SIP call (its worst stream's verdict) and per stream of no
-// SIP call (none when the filters ask for SIP: a number, an outcome).
-function rowsOf ({ sipDocs, streamDocs }, { number, outcome }) {
+// One row per SIP call (its worst stream's verdict, its outcome as of the
+// reading: its media's last report among its signs of life) and per stream
+// of no SIP call (none when the filters ask for SIP: a number, an outcome).
+function rowsOf ({ sipDocs, streamDocs }, { number, outcome, reading }) {
   const sipIds = new Set(sipDocs.map((doc) => doc.callId))
   const media = new Map() // callId → its streams' verdicts
   const rows = []
@@ -139,7 +169,8 @@ function rowsOf ({ sipDocs, streamDocs }, { number, outcome }) {
     if (!matchesNumber(doc, number)) continue
     const streams = (media.get(doc.callId) || []).sort(byWorst)
     const worst = streams[0] || { mos: null, band: 'unknown' }
-    rows.push({ sip: doc, outcome: callOutcome(doc), stream: streams[0] || null, streams: streams.length, mos: worst.mos, band: worst.band, time: doc.invitedAt || doc.firstSeen })
+    const mediaAt = streams.reduce((last, s) => s.endTime && (last === null || s.endTime > last) ? s.endTime : last, null)
+    rows.push({ sip: doc, outcome: callOutcome(doc, { ...reading, mediaAt }), stream: streams[0] || null, streams: streams.length, mos: worst.mos, band: worst.band, time: doc.invitedAt || doc.firstSeen })
   }
   return rows
 }
@@ -176,19 +207,33 @@ function partyText (party) {
 }
 
 /**
- * A call's SIP outcome as one text: `200, callee hung up`, `486 failed`,
- * `487 cancelled`, `ringing`, `no answer`; and how many of its messages
- * were past the per-call cap, when any were (`…; 40 past the cap`).
+ * A call's SIP outcome as one text: `200, callee hung up`, `200, no BYE
+ * seen` (quiet past its bound), `200` (in progress), `486 failed`, `487
+ * cancelled`, `ringing`, `no answer`, `no final response seen`; and how
+ * many of its messages were past the per-call cap, when any were (`…; 40
+ * past the cap`).
  */
 function outcomeText (o) {
-  const text = o.outcome === 'answered'
-    ? (o.endedBy ? `${o.status}, ${o.endedBy} hung up` : String(o.status))
-    : o.outcome === 'no-answer' ? (o.ringing ? 'ringing' : 'no answer') : (o.status === null ? o.outcome : `${o.status} ${o.outcome}`)
+  let text = o.status === null ? o.outcome : `${o.status} ${o.outcome}`
+  if (o.outcome === 'answered') text = o.endedBy ? `${o.status}, ${o.endedBy} hung up` : o.endUnseen ? `${o.status}, no BYE seen` : String(o.status)
+  else if (o.outcome === 'no-answer') text = o.ringing ? 'ringing' : 'no answer'
+  else if (o.outcome === 'no-final-seen') text = 'no final response seen'
   return o.overCap > 0 ? `${text}; ${o.overCap} past the cap` : text
 }
 
-/** A call's length from SIP: `22.0s`, under a second in ms (`350ms`, `<1ms` for a replayed capture), `-` unknown. */
-function durationText (ms) {
+/** The SIP calls by outcome as one text: `answered 3 (no-bye-seen 1), failed 0, …`, the no-bye-seen among the answered when any. */
+function outcomeCounts (outcomes) {
+  const seen = outcomes['no-bye-seen']
+  return OUTCOMES.map((name) => `${name} ${outcomes[name]}${name === 'answered' && seen > 0 ? ` (no-bye-seen ${seen})` : ''}`).join(', ')
+}
+
+/**
+ * A call's length from SIP: `22.0s`, under a second in ms (`350ms`, `<1ms`
+ * for a replayed capture), `-` unknown; `≥` before what a call whose BYE was
+ * not seen lasted at least (`{ atLeastMs: o.minDurationMs }`).
+ */
+function durationText (ms, { atLeastMs = null } = {}) {
+  if ((ms === null || ms === undefined) && atLeastMs !== null && atLeastMs !== undefined) return `≥${durationText(atLeastMs)}`
   if (ms === null || ms === undefined) return '-'
   if (ms >= 1000) return `${(ms / 1000).toFixed(1)}s`
   return ms < 1 ? '<1ms' : `${Math.round(ms)}ms`
@@ -206,4 +251,4 @@ function byTime (a, b) {
   return new Date(b.time || 0) - new Date(a.time || 0)
 }
 
-module.exports = { listCalls, matchesNumber, partyText, outcomeText, durationText, streamCallId }
+module.exports = { listCalls, matchesNumber, partyText, outcomeText, outcomeCounts, durationText, streamCallId, OUTCOME_FILTERS }

@@ -9,11 +9,10 @@
 // `/sip/call.txt` and `/sip/call.pcap` export them. No script; every string
 // a sender chose goes through `escape`.
 
-const { listCalls, partyText, outcomeText, durationText } = require('./calls-list')
+const { listCalls, partyText, outcomeText, outcomeCounts, durationText, OUTCOME_FILTERS } = require('./calls-list')
 const { ladderOf, legsOf } = require('./calls-ladder')
 const { sipPcap } = require('./sip-pcap')
 const { BAND_ORDER } = require('./calls-read')
-const { OUTCOMES } = require('../../collectors/hep/calls')
 const { printableLines } = require('../terminal-text')
 
 const ORDERS = ['verdict', 'time']
@@ -27,9 +26,11 @@ const MAX_STREAMS = 8 // a call's streams drawn on its page (one per pair of SSR
  * Query: `call-id`, `number`, `outcome`, `band`, `order`, `from` and `to`
  * (times; else the view's window), `page`; a bad value is a 400 naming
  * it. A number and an outcome are asked of the database, so that the
- * `maxRead` calls a page load reads at most are calls that match.
+ * `maxRead` calls a page load reads at most are calls that match. `bounds`
+ * (`finalUnseenAfter`, `byeUnseenAfter`: `collector calls`'s) tell the calls whose
+ * end was never seen as of the page load.
  */
-async function searchPage (db, query, { since, worst, maxRead, collections, escape, table }) {
+async function searchPage (db, query, { since, worst, maxRead, collections, escape, table, bounds = {} }) {
   const filters = {}
   for (const [param, name, allowed] of SEARCH_PARAMS) {
     const value = query.get(param)
@@ -47,9 +48,9 @@ async function searchPage (db, query, { since, worst, maxRead, collections, esca
   if (!(Math.abs(from) <= MAX_TIME && Math.abs(until) <= MAX_TIME)) return badQuery('from and to are times a Date holds', escape)
   const first = (Number(page) - 1) * worst
   const { from: _, to: __, ...searched } = filters
-  const report = await listCalls(db, { ...searched, since: from, until, offset: first, limit: worst, maxRead, collections })
+  const report = await listCalls(db, { ...searched, since: from, until, offset: first, limit: worst, maxRead, collections, ...bounds })
   const rows = report.shown.map((shown) => sipRow(shown, table))
-  const counts = OUTCOMES.map((name) => `${name} ${report.outcomes[name]}`).join(', ')
+  const counts = outcomeCounts(report.outcomes)
   const when = `from ${new Date(from).toISOString()} to ${new Date(until).toISOString()}`
   const bound = report.readAll ? '' : ` (the ${maxRead} most recent that match read: narrow the time range for older ones)`
   const showing = report.total > rows.length ? ` Showing ${rows.length ? `${first + 1}–${first + rows.length}` : 'none'}.` : ''
@@ -68,7 +69,7 @@ async function searchPage (db, query, { since, worst, maxRead, collections, esca
 }
 
 // The query parameters of the search, the option each sets and its allowed values.
-const SEARCH_PARAMS = [['call-id', 'callId'], ['number', 'number'], ['outcome', 'outcome', OUTCOMES], ['band', 'band', BAND_ORDER], ['order', 'order', ORDERS], ['from', 'from'], ['to', 'to']]
+const SEARCH_PARAMS = [['call-id', 'callId'], ['number', 'number'], ['outcome', 'outcome', OUTCOME_FILTERS], ['band', 'band', BAND_ORDER], ['order', 'order', ORDERS], ['from', 'from'], ['to', 'to']]
 const PAGE = /^[1-9]\d{0,5}$/
 const MAX_TIME = 8.64e15 // ms either side of 1970 a Date holds
 
@@ -87,7 +88,7 @@ function searchPager (filters, page, more) {
 function form (filters, escape) {
   const text = (name, label, key, hint = '') => `<label>${label} <input name="${name}" value="${escape(filters[key] || '')}"${hint ? ` placeholder="${hint}"` : ''}></label>`
   const select = (name, label, choices, key) => `<label>${label} <select name="${name}"><option value="">any</option>${choices.map((c) => `<option${filters[key] === c ? ' selected' : ''}>${c}</option>`).join('')}</select></label>`
-  return `<form id="search" method="get" action="/sip">${text('call-id', 'Call-ID', 'callId')} ${text('number', 'Number', 'number')} ${select('outcome', 'Outcome', OUTCOMES, 'outcome')} ` +
+  return `<form id="search" method="get" action="/sip">${text('call-id', 'Call-ID', 'callId')} ${text('number', 'Number', 'number')} ${select('outcome', 'Outcome', OUTCOME_FILTERS, 'outcome')} ` +
     `${select('band', 'Band', BAND_ORDER, 'band')} ${select('order', 'Order', ORDERS, 'order')} ${text('from', 'From', 'from', '2026-11-27T05:00:00Z')} ${text('to', 'To', 'to', 'now')} <button type="submit">Find</button></form>`
 }
 
@@ -100,7 +101,7 @@ function sipRow ({ outcome, doc, analytics }, table) {
     caller: party(outcome.caller),
     callee: party(outcome.callee),
     start: outcome.invitedAt ? outcome.invitedAt.toISOString().slice(0, 19).replace('T', ' ') : '-',
-    duration: durationText(outcome.durationMs),
+    duration: durationText(outcome.durationMs, { atLeastMs: outcome.minDurationMs }),
     sip: outcomeText(outcome),
     mos: cells.mos || '-',
     band: cells.band || 'unknown'
@@ -122,10 +123,10 @@ function resultTable (rows, escape) {
 /**
  * One call's page: `{ status, title, parts }`; 404 when no call has that Call-ID.
  */
-async function callPage (db, callId, { collections, escape, media = null }) {
+async function callPage (db, callId, { collections, escape, media = null, bounds = {} }) {
   const missing = { status: 404, title: 'No such call', parts: [`<p>No SIP call ${escape(callId || '')}. <a href="/sip">Find a call</a></p>`] }
   if (!callId || callId.length > MAX_TEXT) return missing
-  const report = await listCalls(db, { callId, since: 0, limit: 1, collections })
+  const report = await listCalls(db, { callId, since: 0, limit: 1, collections, ...bounds })
   const legs = await legsOf(db.collection(collections.calls), callId)
   const ladder = await ladderOf(db.collection(collections.messages), callId, collections.logs ? db.collection(collections.logs) : null, { legs })
   const shown = report.shown.find((s) => s.outcome)
@@ -156,7 +157,7 @@ function outcomeList (o, escape) {
   const items = [
     ['Caller', party(o.caller)], ['Callee', party(o.callee)], ['Outcome', outcomeText(o)],
     ['Invited', time(o.invitedAt)], ['Ringing after', o.ringingMs === null ? '-' : `${(o.ringingMs / 1000).toFixed(3)} s`],
-    ['Answered', time(o.answeredAt)], ['Ended', time(o.endedAt)], ['Duration', durationText(o.durationMs)],
+    ['Answered', time(o.answeredAt)], ['Ended', time(o.endedAt)], ['Duration', durationText(o.durationMs, { atLeastMs: o.minDurationMs })],
     ['Copies received', String(o.duplicates)], ['Messages past the cap', String(o.overCap)],
     // A forked INVITE's extra answers, which the caller ACKs and then ends with a BYE: not the call's end.
     ...(o.otherDialogByes ? [['BYEs of other dialogs', String(o.otherDialogByes)]] : [])

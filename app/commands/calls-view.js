@@ -49,14 +49,16 @@ class CallsViewServer {
   /**
    * @param {import('mongodb').Collection} streams
    * @param {{ host: string, port: number, webConfig?: string, since: number, worst: number, limit?: number, logger?: object,
-   *   table: { row: Function, columns: object[] }, db?: import('mongodb').Db, collections?: { calls: string, streams: string, messages: string } }} options
+   *   table: { row: Function, columns: object[] }, db?: import('mongodb').Db, collections?: { calls: string, streams: string, messages: string },
+   *   bounds?: { finalUnseenAfter?: number, byeUnseenAfter?: number } }} options
    *   since: the window in ms; worst: rows a page; limit: calls a page load reads at most (READ_LIMIT);
-   *   table: the table of `collector calls` (its TABLE); db and collections: where the SIP pages read
+   *   table: the table of `collector calls` (its TABLE); db and collections: where the SIP pages read;
+   *   bounds: how long a call whose end was not seen is quiet before the SIP pages say so (callOutcome)
    */
-  constructor (streams, { host, port, webConfig, since, worst, limit = READ_LIMIT, logger, table, db = null, collections = null }) {
+  constructor (streams, { host, port, webConfig, since, worst, limit = READ_LIMIT, logger, table, db = null, collections = null, bounds = {} }) {
     // The search form submits to the view itself (GET /sip).
     this.http = new MetricsServer(null, { host, port, name: 'calls', webConfig, logger, contentSecurity: { 'style-src': STYLE_SRC, 'form-action': "'self'" }, route: (path, req, res) => this.route(path, req, res) })
-    Object.assign(this, { streams, since, worst, limit, table, db, collections })
+    Object.assign(this, { streams, since, worst, limit, table, db, collections, bounds })
     this.previous = null // the last read with more calls than a page: where the next may narrow its range (recentCalls)
     this.reading = new Map() // cursor (null: the newest) → the read under way
   }
@@ -90,7 +92,7 @@ class CallsViewServer {
 
   // The SIP pages (calls-sip-view.js), framed as the others.
   async sipRoute (path, query, res) {
-    const options = { since: this.since, worst: this.worst, maxRead: this.limit, collections: this.collections, escape, table: this.table, media: (doc, n) => mediaParts(doc, `-${n}`) }
+    const options = { since: this.since, worst: this.worst, maxRead: this.limit, collections: this.collections, escape, table: this.table, bounds: this.bounds, media: (doc, n) => mediaParts(doc, `-${n}`) }
     if (path === '/sip' || path === '/sip/call') {
       const { status, title, parts } = path === '/sip' ? await sipView.searchPage(this.db, query, options) : await sipView.callPage(this.db, query.get('id'), options)
       return reply(res, status, HTML, pageOf(title, parts))

@@ -2,7 +2,7 @@
 
 const { MongoClient } = require('mongodb')
 const { BAND_ORDER, worstCalls, callsByMinute } = require('./calls-read')
-const { listCalls, partyText, outcomeText } = require('./calls-list')
+const { listCalls, partyText, outcomeText, outcomeCounts, OUTCOME_FILTERS } = require('./calls-list')
 const { ladderOf, legsOf, printLadder, SIP_MESSAGES, CALL_LOGS } = require('./calls-ladder')
 const { pingMongo, resolveDatabase, uriDatabase } = require('../../lib/mongo/resolve-mongo')
 const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
@@ -11,7 +11,7 @@ const { flagTypes } = require('../../lib/shared/value-types')
 const { commandConfig, usageError, formatTable, formatUptime } = require('./common')
 const { printable, printableJson } = require('../terminal-text')
 const { createNoopLogger } = require('../../lib/shared/logger')
-const { OUTCOMES } = require('../../collectors/hep/calls')
+const { END_UNSEEN_AFTER } = require('../../collectors/hep/calls')
 const { STREAM_SETTINGS } = require('../../workers/mongo-settings')
 const HEP_SETTINGS = require('../../collectors/hep').Collector.settings
 
@@ -19,7 +19,7 @@ const HEP_SETTINGS = require('../../collectors/hep').Collector.settings
 const STREAMS = STREAM_SETTINGS.streamsCollection.default
 const CALLS = HEP_SETTINGS.worker.callsCollection.default
 
-const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h | --from TIME [--to TIME]] [--call-id ID] [--number N] [--outcome answered|failed|cancelled|no-answer] [--band good|fair|poor|unknown] [--order verdict|time] [--per-minute] [--json] [--serve PORT [--host 127.0.0.1] [--web-config FILE]] [--database DB] [--mongo-uri URI]'
+const USAGE = 'collector calls [NAME] [--worst 10] [--since 1h | --from TIME [--to TIME]] [--call-id ID] [--number N] [--outcome answered|failed|cancelled|no-answer|no-final-seen|no-bye-seen] [--final-unseen-after 4m] [--bye-unseen-after 1h] [--band good|fair|poor|unknown] [--order verdict|time] [--per-minute] [--json] [--serve PORT [--host 127.0.0.1] [--web-config FILE]] [--database DB] [--mongo-uri URI]'
 const DESCRIPTION = [
   'The worst RTCP calls (streams) with a report within --since, worst first by',
   'the call\'s verdict (MOS CALL: the E-model over the whole call\'s loss and',
@@ -43,9 +43,15 @@ const DESCRIPTION = [
   'an 18x came), with its Call-ID, caller and callee (From and To of the',
   'INVITE, host without port), the SIP outcome (final status, who hung up),',
   'its ringing time (INVITE to the first 18x or answer) and its duration from',
-  'SIP (answer to BYE), joined to the worst of its streams. --call-id shows',
-  'one call whatever its time, with its SIP messages as a ladder (time, from',
-  '-> to, first line); --number the calls whose caller or callee user is N,',
+  'SIP (answer to BYE), joined to the worst of its streams. A call whose end',
+  'was never captured is told from a live one by how long it has been quiet',
+  'now: with no final response and no SIP for --final-unseen-after, it reads',
+  '"no final response seen" (no-final-seen), not ringing; answered, with no',
+  'BYE and no SIP nor media report for --bye-unseen-after, "no BYE seen"',
+  '(no-bye-seen, among the answered), its duration "≥" answer to last',
+  'activity. --call-id shows one call whatever its time, with its SIP',
+  'messages as a ladder (time, from -> to, first line); --number the calls',
+  'whose caller or callee user is N,',
   'or whose digits end with N\'s digits less its leading zeros (00, 0:',
   'dialling prefixes) when N is written as a number; --outcome and --band keep one class;',
   '--order time lists the newest first.',
@@ -68,7 +74,9 @@ const Config = commandConfig(USAGE, {
   to: { type: 'string', validate: timeProblem, description: 'with --from: calls active until this time (default now)' },
   callId: { type: 'string', description: 'only the call with this SIP Call-ID (hep collector), whatever its time, with its SIP ladder' },
   number: { type: 'string', description: 'only calls whose caller or callee user (From/To of the INVITE) is this, e.g. +4930123, or whose digits end with its digits (hep collector)' },
-  outcome: { type: 'string', choices: OUTCOMES, description: `only SIP calls of this outcome (${OUTCOMES.join(', ')})` },
+  outcome: { type: 'string', choices: OUTCOME_FILTERS, description: `only SIP calls of this outcome (${OUTCOME_FILTERS.join(', ')})` },
+  finalUnseenAfter: { type: 'duration', min: 1, default: formatWindow(END_UNSEEN_AFTER.final), description: 'a call with no final response and no SIP message for this long reads "no final response seen", not ringing (a proxy gives up after 3 minutes: RFC 3261 Timer C)' },
+  byeUnseenAfter: { type: 'duration', min: 1, default: formatWindow(END_UNSEEN_AFTER.bye), description: 'an answered call with no BYE, no SIP message and no report of its media for this long reads "no BYE seen", not in progress' },
   band: { type: 'string', choices: BAND_ORDER, description: `only calls whose verdict is in this band (${BAND_ORDER.join(', ')})` },
   order: { type: 'string', choices: ['verdict', 'time'], default: 'verdict', description: 'verdict: worst first (no MOS last); time: newest first' },
   perMinute: { type: 'boolean', default: false, description: 'per UTC minute of the window, the calls with media by the band of their worst report that minute' },
@@ -87,7 +95,7 @@ const Config = commandConfig(USAGE, {
 
 // Flags that cannot go together: two windows; --per-minute (every call with
 // media of --since, by band) beside a flag it would not apply.
-const NOT_PER_MINUTE = Object.freeze({ callId: 'call-id', number: 'number', outcome: 'outcome', band: 'band', order: 'order', worst: 'worst', from: 'from', to: 'to', serve: 'serve' })
+const NOT_PER_MINUTE = Object.freeze({ callId: 'call-id', number: 'number', outcome: 'outcome', band: 'band', order: 'order', worst: 'worst', from: 'from', to: 'to', serve: 'serve', finalUnseenAfter: 'final-unseen-after', byeUnseenAfter: 'bye-unseen-after' })
 function crossChecks (config, given) {
   const problems = []
   if (given.has('since') && (given.has('from') || given.has('to'))) problems.push({ flag: 'since', message: 'one window: --since, or --from TIME [--to TIME], not both' })
@@ -179,7 +187,7 @@ function printHelp (out) {
 // the footer; with --call-id, the call's SIP ladder too (calls-ladder.js).
 async function printCalls (db, config, { out, err }) {
   const window = timeWindow(config)
-  const report = await listCalls(db, { ...config, ...window, limit: config.worst, collections: { calls: CALLS, streams: STREAMS } })
+  const report = await listCalls(db, { ...config, ...window, now: window.now, limit: config.worst, collections: { calls: CALLS, streams: STREAMS } })
   const legs = config.callId !== undefined ? await legsOf(db.collection(CALLS), config.callId) : null
   const ladder = legs ? await ladderOf(db.collection(SIP_MESSAGES), config.callId, db.collection(CALL_LOGS), { legs }) : null
   const searchedSip = report.sipTotal > 0 || config.number !== undefined || config.outcome !== undefined || config.callId !== undefined
@@ -218,13 +226,15 @@ const SIP_COLUMNS = [
   { key: 'sip', title: 'SIP', align: 'left' }
 ]
 
-// --from/--to, else --since: epoch ms. --to alone, or before --from, is a usage mistake.
+// --from/--to, else --since: epoch ms, and `now`, the time of reading that
+// tells a quiet call from a live one. --to alone, or before --from, is a usage mistake.
 function timeWindow ({ since, from, to }) {
+  const now = Date.now()
   if (from === undefined) {
     if (to !== undefined) throw usageError('--to: needs --from (the window is --from TIME [--to TIME], or --since) (see collector calls --help)')
-    return { since: Date.now() - since, until: Date.now() }
+    return { since: now - since, until: now, now }
   }
-  const window = { since: Date.parse(from), until: to === undefined ? Date.now() : Date.parse(to), explicit: true }
+  const window = { since: Date.parse(from), until: to === undefined ? now : Date.parse(to), explicit: true, now }
   if (window.until < window.since) throw usageError(`--to: ${to} is before --from ${from} (see collector calls --help)`)
   return window
 }
@@ -246,8 +256,8 @@ function sipRow (outcome, doc) {
     start: outcome.invitedAt ? outcome.invitedAt.toISOString().slice(0, 19).replace('T', ' ') : null,
     ring: outcome.ringingMs === null ? null : formatDuration(outcome.ringingMs),
     sip: outcomeText(outcome),
-    // A SIP call's duration is the SIP one (answer to BYE), not its media's span.
-    ...(outcome.answered ? { duration: outcome.durationMs === null ? 'open' : formatDuration(outcome.durationMs) } : { duration: null })
+    // A SIP call's duration is the SIP one (answer to BYE), not its media's span; with no BYE seen, at least answer to last activity.
+    ...(outcome.answered ? { duration: outcome.durationMs !== null ? formatDuration(outcome.durationMs) : outcome.endUnseen ? `≥${formatDuration(outcome.minDurationMs)}` : 'open' } : { duration: null })
   }
 }
 
@@ -258,7 +268,8 @@ async function serve (db, config, out, err) {
   // What the view has to say (a failed page, a refused login) goes to stderr, a line each.
   const logger = createNoopLogger()
   for (const level of ['info', 'warn', 'error']) logger[level] = (fields, msg) => err.write(`${level}: ${printable(msg)}\n`)
-  const server = new CallsViewServer(db.collection(STREAMS), { host: config.host, port: config.serve, webConfig: config.webConfig, since: config.since, worst: config.worst, logger, table: TABLE, db, collections })
+  const bounds = { finalUnseenAfter: config.finalUnseenAfter, byeUnseenAfter: config.byeUnseenAfter }
+  const server = new CallsViewServer(db.collection(STREAMS), { host: config.host, port: config.serve, webConfig: config.webConfig, since: config.since, worst: config.worst, logger, table: TABLE, db, collections, bounds })
   const { address, port } = await server.start()
   const web = server.web
   out.write(`serving the calls at ${web && web.tls ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}/ (Ctrl-C stops)\n`)
@@ -369,7 +380,7 @@ function footerLine ({ total, bands, shown, sipTotal = 0, outcomes = null }, { s
   const counts = `good ${bands.good} (MOS ≥ 4.0), fair ${bands.fair} (3.6–4.0), poor ${bands.poor} (< 3.6), unknown ${bands.unknown} (no MOS${bands.unknown ? ', listed last' : ''})`
   const showing = total > shown.length ? `; showing the ${order === 'time' ? 'newest' : 'worst'} ${shown.length}` : ''
   const when = callId !== undefined ? `with Call-ID ${printable(callId)}` : window && window.explicit ? `from ${new Date(window.since).toISOString()} to ${new Date(window.until).toISOString()}` : `in the last ${formatWindow(since)}`
-  const sip = sipTotal > 0 ? `; SIP calls ${sipTotal}: ${Object.entries(outcomes).map(([name, n]) => `${name} ${n}`).join(', ')}` : ''
+  const sip = sipTotal > 0 ? `; SIP calls ${sipTotal}: ${outcomeCounts(outcomes)}` : ''
   const what = sipTotal > 0 || searchedSip ? 'with SIP or a report' : 'with a report'
   return `${total} call${total === 1 ? '' : 's'} ${what} ${when} in ${where}: ${counts}${sip}${showing}`
 }

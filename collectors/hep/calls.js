@@ -129,34 +129,72 @@ function byeTagOf (doc) {
   return callEndOf(doc).byeTag
 }
 
-/** A call's outcome classes (callOutcome's `outcome`), in the order a reader lists them. */
-const OUTCOMES = Object.freeze(['answered', 'failed', 'cancelled', 'no-answer'])
+/**
+ * A call's outcome classes (callOutcome's `outcome`), in the order a reader
+ * lists them. `no-answer`: no final response yet, the INVITE transaction
+ * may still be under way; `no-final-seen`: none came and the call has been
+ * quiet past the bound (END_UNSEEN_AFTER.final): its end was not captured.
+ */
+const OUTCOMES = Object.freeze(['answered', 'failed', 'cancelled', 'no-answer', 'no-final-seen'])
+
+/**
+ * How long (ms) a call whose end was not seen may be quiet before a reader
+ * takes that end as never captured (a capture agent restarted, UDP lost, a
+ * phone crashed, a proxy saw one side), the defaults of `collector calls
+ * --final-unseen-after` and `--bye-unseen-after`:
+ * - final, 4 minutes of no SIP, for a call with no final response. A live
+ *   INVITE transaction is never that quiet: a UAC without a provisional
+ *   response gives up after Timer B (64 × T1, 32 s); after one, a proxy
+ *   gives up after Timer C (more than 3 minutes) without another, and a UAS
+ *   that takes longer MUST send one every minute (RFC 3261 §13.3.1.1,
+ *   §16.6). The minute past Timer C's 3 covers a refresh lost and the
+ *   capture agents' clocks against the reader's.
+ * - bye, 1 hour of no SIP and no report of its media (its RTCP streams'
+ *   last report), for an answered call with no BYE. Media reports every
+ *   5 s or so (RFC 3550 §6.2), but a call whose media is not captured shows
+ *   life on SIP only when its session is refreshed (RFC 4028: Session-Expires,
+ *   1800 s by default), or never: an hour keeps such a call live past one
+ *   whole default session interval. Where media is captured, a shorter
+ *   bound (a few minutes) tells sooner.
+ */
+const END_UNSEEN_AFTER = Object.freeze({ final: 4 * 60000, bye: 60 * 60000 })
 
 /**
  * What a call document says to a reader: `{ callId, caller, callee, status
  * (an answered call's answer; else the final response to the latest INVITE,
  * or null while none came),
  * outcome ('answered': a 2xx; 'cancelled': a CANCEL or a 487; 'failed':
- * another final response, 3xx to 6xx; 'no-answer': no final response yet),
+ * another final response, 3xx to 6xx; 'no-answer': no final response yet;
+ * 'no-final-seen': none, and quiet past finalUnseenAfter),
  * ringing (an 18x came and no final response yet), answered, endedBy
  * ('caller', 'callee' or null), invitedAt, ringingAt, answeredAt,
  * cancelledAt, endedAt (the BYE that ended the answered dialog, callEndOf),
  * durationMs (answer to BYE, from SIP; null while either is missing),
  * ringingMs (INVITE to the first 18x or answer), otherDialogByes (BYEs of
  * dialogs other than the answered one: a forked INVITE's extra answers the
- * caller dropped), duplicates, overCap }`.
+ * caller dropped), lastActivityAt (its last SIP message, or its media's
+ * last report when later: the media counts for an answered call only),
+ * quietMs (`now` less that), endUnseen (its end, a final response or a BYE,
+ * was never seen and it has been quiet past its bound), minDurationMs (an
+ * answered call whose BYE was not seen: answer to its last activity, what
+ * it lasted at least; its durationMs stays null), duplicates, overCap }`.
+ *
+ * `reading`: `now`, the reader's clock (ms; without it no call is judged
+ * quiet), `mediaAt` (the last report of the call's media, ms or Date),
+ * `finalUnseenAfter` and `byeUnseenAfter` (ms, END_UNSEEN_AFTER's by default).
  */
-function callOutcome (doc) {
+function callOutcome (doc, reading = {}) {
   const { endedAt, byeTag, otherDialogByes } = callEndOf(doc)
   const endedBy = byeTag ? (byeTag === doc.callerTag ? 'caller' : 'callee') : null
   // An answered call's status is its answer's: a later re-INVITE's 488 is not the call's outcome.
   const final = typeof doc.final === 'number' ? doc.final % 1000 : null
   const status = doc.answeredAt && typeof doc.answerStatus === 'number' ? doc.answerStatus : final
-  const span = (from, to) => from && to ? Math.max(0, to - from) : null
   let outcome = 'no-answer'
   if (doc.answeredAt) outcome = 'answered'
   else if (doc.cancelledAt || status === 487) outcome = 'cancelled'
   else if (status !== null && status >= 300) outcome = 'failed'
+  const quiet = quietOf(doc, outcome, endedAt, reading)
+  if (outcome === 'no-answer' && quiet.endUnseen) outcome = 'no-final-seen'
   return {
     callId: doc.callId,
     caller: doc.caller || null,
@@ -174,9 +212,32 @@ function callOutcome (doc) {
     durationMs: span(doc.answeredAt, endedAt),
     ringingMs: span(doc.invitedAt, doc.ringingAt),
     otherDialogByes,
+    ...quiet,
     duplicates: doc.duplicates || 0,
     overCap: doc.overCap || 0
   }
 }
 
-module.exports = { byeTagOf, callUpdateOf, callOutcome, dialogOf, OUTCOMES }
+function span (from, to) {
+  return from && to ? Math.max(0, to - from) : null
+}
+
+// Whether a call still waiting for its end (no final response; answered and
+// no BYE of its dialog, `endedAt` null) has been quiet past its bound as of `now`: SIP alone tells of an
+// INVITE transaction, SIP or media of an answered call.
+function quietOf (doc, outcome, endedAt, { now = null, mediaAt = null, finalUnseenAfter = END_UNSEEN_AFTER.final, byeUnseenAfter = END_UNSEEN_AFTER.bye }) {
+  const answered = outcome === 'answered'
+  const times = [doc.lastSeen, answered ? mediaAt : null].filter(Boolean).map((time) => new Date(time).getTime())
+  const last = times.length > 0 ? Math.max(...times) : null
+  const quietMs = now === null || last === null ? null : Math.max(0, now - last)
+  const waiting = answered ? endedAt === null : outcome === 'no-answer'
+  const endUnseen = waiting && quietMs !== null && quietMs > (answered ? byeUnseenAfter : finalUnseenAfter)
+  return {
+    lastActivityAt: last === null ? null : new Date(last),
+    quietMs,
+    endUnseen,
+    minDurationMs: answered && endUnseen ? span(doc.answeredAt, last) : null
+  }
+}
+
+module.exports = { byeTagOf, callEndOf, callUpdateOf, callOutcome, dialogOf, OUTCOMES, END_UNSEEN_AFTER }

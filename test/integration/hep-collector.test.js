@@ -284,11 +284,15 @@ test('every SIP message stored once in sip_messages; copies from a second agent 
   const callsOf = await callsCommandOn(db)
   const listed = tableRows(await callsOf('--order', 'time'))
   assert.deepEqual(listed.map((r) => r['CALL-ID']), ['ringing@a', 'cancelled@a', 'rejected@a', answered], 'every SIP call, newest INVITE first')
-  assert.deepEqual(listed.map((r) => r.SIP), ['ringing', '487 cancelled', '486 failed', '200, callee hung up'])
+  // Read an hour after its capture, the call still ringing has been quiet past any INVITE transaction.
+  assert.deepEqual(listed.map((r) => r.SIP), ['no final response seen', '487 cancelled', '486 failed', '200, callee hung up'])
+  assert.equal(tableRows(await callsOf('--order', 'time', '--final-unseen-after', '2h'))[0].SIP, 'ringing', 'within its bound: ringing')
   assert.deepEqual(listed.map((r) => r.CALLEE), ['+4930777@b.example.com', '+4930666@b.example.com', '+4930555@b.example.com', '+4930123@b.example.com'], 'hosts without the port')
-  for (const [outcome, callId] of [['failed', 'rejected@a'], ['cancelled', 'cancelled@a'], ['no-answer', 'ringing@a'], ['answered', answered]]) {
+  for (const [outcome, callId] of [['failed', 'rejected@a'], ['cancelled', 'cancelled@a'], ['no-final-seen', 'ringing@a'], ['answered', answered]]) {
     assert.deepEqual(tableRows(await callsOf('--outcome', outcome)).map((r) => r['CALL-ID']), [callId], `--outcome ${outcome}`)
   }
+  assert.deepEqual(tableRows(await callsOf('--outcome', 'no-answer')).map((r) => r['CALL-ID']), [], '--outcome no-answer: none is still ringing')
+  assert.deepEqual(tableRows(await callsOf('--outcome', 'no-answer', '--final-unseen-after', '2h')).map((r) => r['CALL-ID']), ['ringing@a'])
   assert.deepEqual(tableRows(await callsOf('--number', '30555')).map((r) => r['CALL-ID']), ['rejected@a'], 'by the digits the number ends with')
   const iso = (ms) => new Date(ms).toISOString()
   assert.deepEqual(tableRows(await callsOf('--from', iso(T0 + 5000), '--to', iso(T0 + 8000), '--order', 'time')).map((r) => r['CALL-ID']), ['ringing@a', 'cancelled@a'], 'the calls whose last message is in the range')
@@ -304,6 +308,69 @@ test('every SIP message stored once in sip_messages; copies from a second agent 
   const [line] = (await callsOf('--call-id', 'cancelled@a', '--json')).trim().split('\n').map((text) => JSON.parse(text))
   assert.deepEqual([line.sip.outcome, line.sip.status, line.sip.ringingMs, line.sip.durationMs, line.sip.duplicates], ['cancelled', 487, 300, null, 6])
   assert.deepEqual(line.messages.map((m) => m.raw), sent.filter((m) => m.callId === 'cancelled@a').map((m) => m.text))
+})
+
+/**
+ * The HEP packets of a call whose end the agents never sent: INVITE, 180
+ * and, unless `ringing`, 200 and ACK, its SIP captured at `at` (ms), and
+ * with `mediaAt` a receiver report from each side then.
+ */
+function unendedCall (callId, { at, ringing = false, mediaAt = null, ssrc = 500 }) {
+  const alice = '<sip:alice@a.example.com>;tag=a1'
+  const bob = '<sip:+4930888@b.example.com>'
+  const back = { src: ['10.0.0.2', 5060], dst: ['10.0.0.1', 5060] }
+  const sip = (line, to, cseq, when, dir = {}) => HEPjs.encapsulate(sipMessage(line, { callId, from: alice, to, cseq }), rcinfo(1, { at: when, ...dir }))
+  const packets = [sip('INVITE sip:+4930888@b.example.com SIP/2.0', bob, '1 INVITE', at - 3000), sip('SIP/2.0 180 Ringing', `${bob};tag=b1`, '1 INVITE', at - 2000, back)]
+  if (!ringing) packets.push(sip('SIP/2.0 200 OK', `${bob};tag=b1`, '1 INVITE', at - 10, back), sip('ACK sip:+4930888@b.example.com SIP/2.0', `${bob};tag=b1`, '1 ACK', at))
+  if (mediaAt !== null) {
+    const block = (source) => ({ source_ssrc: source, highest_seq_no: 1200, fraction_lost: 0, ia_jitter: 40, packets_lost: 0, lsr: 0, dlsr: 0 })
+    const rtcp = (from, to, src, dst) => HEPjs.encapsulate(JSON.stringify({ ssrc: from, type: 201, report_count: 1, report_blocks: [block(to)] }), rcinfo(5, { at: mediaAt, correlation: callId, src, dst }))
+    packets.push(rtcp(ssrc, ssrc + 1, ['10.0.0.1', 30001], ['10.0.0.2', 40001]), rtcp(ssrc + 1, ssrc, ['10.0.0.2', 40001], ['10.0.0.1', 30001]))
+  }
+  return packets
+}
+
+// A call whose BYE or final response was never captured read "ringing" or
+// open forever; the reader now says so once it has been quiet past a bound.
+test('collector calls: a call whose BYE never came reads "no BYE seen" once its SIP and media are quiet past --bye-unseen-after, one with no final response "no final response seen" past --final-unseen-after; live ones as before', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const now = Date.now()
+  const quietAt = now - 120000 // two minutes before: past the bounds of 30 s below
+  const packets = [
+    ...unendedCall('dead@a', { at: quietAt }),
+    ...unendedCall('live@a', { at: now }),
+    ...unendedCall('talking@a', { at: quietAt, mediaAt: now }), // its SIP quiet, its media reporting
+    ...unendedCall('lost-ring@a', { at: quietAt, ringing: true }),
+    ...unendedCall('ringing-now@a', { at: now, ringing: true })
+  ]
+  await sendUdp(t, port, packets)
+  await waitFor(() => collector.summary().processed === packets.length)
+  await collector.stop()
+
+  const callsOf = await callsCommandOn(db)
+  const bounds = ['--bye-unseen-after', '30s', '--final-unseen-after', '30s']
+  const rows = new Map(tableRows(await callsOf(...bounds)).map((r) => [r['CALL-ID'], r]))
+  const sip = Object.fromEntries([...rows].map(([id, r]) => [id, r.SIP]))
+  assert.deepEqual(sip, { 'dead@a': '200, no BYE seen', 'live@a': '200', 'talking@a': '200', 'lost-ring@a': 'no final response seen', 'ringing-now@a': 'ringing' })
+  assert.equal(rows.get('dead@a').DURATION, '≥0.0s', 'no duration invented: at least answer (10 ms before the ACK) to its last message')
+  assert.deepEqual([rows.get('live@a').DURATION, rows.get('talking@a').DURATION], ['open', 'open'])
+  // The same calls under the default bounds (4 min, 1 h): all live.
+  assert.deepEqual(tableRows(await callsOf()).map((r) => r.SIP).sort(), ['200', '200', '200', 'ringing', 'ringing'])
+
+  const idsOf = async (...argv) => tableRows(await callsOf(...bounds, ...argv)).map((r) => r['CALL-ID']).sort()
+  assert.deepEqual(await idsOf('--outcome', 'no-bye-seen'), ['dead@a'])
+  assert.deepEqual(await idsOf('--outcome', 'answered'), ['dead@a', 'live@a', 'talking@a'], 'a call with no BYE seen was answered all the same')
+  assert.deepEqual(await idsOf('--outcome', 'no-final-seen'), ['lost-ring@a'])
+  assert.deepEqual(await idsOf('--outcome', 'no-answer'), ['ringing-now@a'], 'no answer yet: the live ones only')
+  const footer = (await callsOf(...bounds)).trim().split('\n').pop()
+  assert.match(footer, /SIP calls 5: answered 3 \(no-bye-seen 1\), failed 0, cancelled 0, no-answer 1, no-final-seen 1/)
+
+  const lines = new Map((await callsOf(...bounds, '--json')).trim().split('\n').map((text) => JSON.parse(text)).map((l) => [l.callId, l.sip]))
+  const dead = lines.get('dead@a')
+  assert.deepEqual([dead.outcome, dead.endUnseen, dead.durationMs, dead.minDurationMs, dead.lastActivityAt], ['answered', true, null, 10, new Date(quietAt).toISOString()])
+  assert.ok(dead.quietMs >= 120000, `quiet since its ACK: ${dead.quietMs}`)
+  assert.deepEqual([lines.get('talking@a').endUnseen, lines.get('talking@a').lastActivityAt], [false, new Date(now).toISOString()], 'its media\'s last report is its last activity')
+  assert.deepEqual([lines.get('lost-ring@a').outcome, lines.get('lost-ring@a').ringing, lines.get('lost-ring@a').endUnseen], ['no-final-seen', false, true])
 })
 
 test('--hep-messages-per-call caps what one call stores, the rest counted in overCap; sip_messages is a retention target', async (t) => {

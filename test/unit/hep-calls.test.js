@@ -8,7 +8,7 @@ const test = require('node:test')
 const assert = require('node:assert/strict')
 const { CopyWindow, CallLedger } = require('../../collectors/hep/call-memory')
 const { callOutcome, callUpdateOf } = require('../../collectors/hep/calls')
-const { matchesNumber, partyText, durationText } = require('../../app/commands/calls-list')
+const { matchesNumber, partyText, durationText, outcomeText, outcomeCounts } = require('../../app/commands/calls-list')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -69,6 +69,46 @@ test('a call\'s outcome class, ringing time and duration come from its SIP docum
   assert.deepEqual(of({ answeredAt: at(2000), final: 1200 }).slice(0, 1).concat(of({ answeredAt: at(2000), final: 1200 })[4]), ['answered', null], 'no BYE yet: no duration')
   // A re-INVITE refused (CSeq 2, 488) after the answer: the call is still answered by its 200 (QA).
   assert.deepEqual(of({ answeredAt: at(2000), answerStatus: 200, endedAt: at(5000), final: 2488 }).slice(0, 2), ['answered', 200])
+})
+
+// A call whose final response or BYE was never captured read "ringing" or
+// open forever: the reader tells it from a live one by its quiet at `now`.
+test('a call with no final response reads ringing while its SIP is heard, "no final response seen" once quiet past finalUnseenAfter (4 min by default); its media does not count', () => {
+  const at = (ms) => new Date(1e12 + ms)
+  const call = { callId: 'r', invitedAt: at(0), ringingAt: at(400), lastSeen: at(60000) } // its 180 sent again a minute on
+  const read = (now, more = {}) => callOutcome(call, { now: 1e12 + now, ...more })
+  const live = read(60000 + 4 * 60000)
+  assert.deepEqual([live.outcome, live.ringing, live.endUnseen, live.quietMs, outcomeText(live)], ['no-answer', true, false, 240000, 'ringing'], 'quiet for the bound: still ringing')
+  const quiet = read(60000 + 4 * 60000 + 1)
+  assert.deepEqual([quiet.outcome, quiet.ringing, quiet.endUnseen, quiet.status, quiet.durationMs, outcomeText(quiet)], ['no-final-seen', false, true, null, null, 'no final response seen'])
+  assert.equal(+quiet.lastActivityAt, +at(60000))
+  assert.equal(read(60000 + 10001, { finalUnseenAfter: 10000 }).outcome, 'no-final-seen', 'a bound of its own')
+  assert.equal(read(60000 + 4 * 60000 + 1, { mediaAt: at(60000 + 4 * 60000) }).outcome, 'no-final-seen', 'early media\'s reports are not SIP: the INVITE transaction is over')
+  assert.deepEqual([callOutcome(call).outcome, callOutcome(call).quietMs], ['no-answer', null], 'no time of reading: not judged')
+  const rejected = callOutcome({ ...call, final: 1486 }, { now: 1e12 + 86400000 })
+  assert.deepEqual([rejected.outcome, rejected.endUnseen, outcomeText(rejected)], ['failed', false, '486 failed'], 'a call with its final response has its end')
+})
+
+test('an answered call with no BYE reads open while its SIP or media is heard, "no BYE seen" once both are quiet past byeUnseenAfter (1 h by default), lasting at least answer to last activity', () => {
+  const at = (ms) => new Date(1e12 + ms)
+  const call = { callId: 'a', invitedAt: at(0), answeredAt: at(2000), answerStatus: 200, final: 1200, lastSeen: at(2010) } // the ACK its last SIP
+  const read = (now, more = {}) => callOutcome(call, { now: 1e12 + now, ...more })
+  const open = read(2010 + 3600000)
+  assert.deepEqual([open.outcome, open.endUnseen, open.durationMs, open.minDurationMs, outcomeText(open)], ['answered', false, null, null, '200'], 'quiet for the bound: in progress')
+  const lost = read(2010 + 3600001)
+  assert.deepEqual([lost.outcome, lost.endUnseen, lost.durationMs, lost.minDurationMs, outcomeText(lost)], ['answered', true, null, 10, '200, no BYE seen'], 'no duration invented: at least answer to the ACK')
+  // Its media reported until 30 minutes in: live for an hour after that.
+  const media = { mediaAt: at(1800000) }
+  assert.deepEqual([read(2010 + 3600001, media).endUnseen, read(2010 + 3600001, media).quietMs], [false, 3600000 + 2010 - 1800000 + 1])
+  const later = read(1800000 + 3600001, media)
+  assert.deepEqual([later.endUnseen, later.minDurationMs, +later.lastActivityAt], [true, 1798000, +at(1800000)])
+  assert.equal(durationText(later.durationMs, { atLeastMs: later.minDurationMs }), '≥1798.0s')
+  assert.equal(read(60001, { byeUnseenAfter: 50000 }).endUnseen, true, 'a bound of its own')
+  const ended = callOutcome({ ...call, endedAt: at(9000), firstBye: `${at(9000).toISOString()}|b1`, callerTag: 'a1' }, { now: 1e12 + 86400000 })
+  assert.deepEqual([ended.endUnseen, ended.durationMs, ended.minDurationMs, outcomeText(ended)], [false, 7000, null, '200, callee hung up'], 'its BYE seen: its end known')
+  const counts = { answered: 3, failed: 1, cancelled: 0, 'no-answer': 0, 'no-final-seen': 2, 'no-bye-seen': 1 }
+  assert.equal(outcomeCounts(counts), 'answered 3 (no-bye-seen 1), failed 1, cancelled 0, no-answer 0, no-final-seen 2')
+  assert.equal(outcomeCounts({ ...counts, 'no-bye-seen': 0 }), 'answered 3, failed 1, cancelled 0, no-answer 0, no-final-seen 2', 'none among the answered: not said')
 })
 
 test('the status an answered call lists is its answer\'s, whatever a later re-INVITE got (callUpdateOf)', () => {
