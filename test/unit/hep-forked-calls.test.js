@@ -158,3 +158,16 @@ test('a call stores the BYEs of at most 8 dialogs per worker, the rest counted; 
   assert.ok(stored(end) && !end.byePastCap, 'the answered dialog\'s BYE is stored past the bound')
   assert.equal(end.ends.length, 1)
 })
+
+test('a forked call whose conversation\'s BYE was never captured: still open while recent, "no BYE seen" once quiet past the bound; the other dialog\'s BYE is not its end', () => {
+  const messages = forkedCall().filter((m) => m.name !== 'bye-soft')
+  const doc = storedIn(messages.map((m) => m.name), messages)
+  const lastSeen = T0 + 2120
+  const live = callOutcome(doc, { now: lastSeen + 1000, byeUnseenAfter: 60000 })
+  assert.deepEqual([live.outcome, live.endedAt, live.endUnseen, live.otherDialogByes], ['answered', null, false, 1])
+  const quiet = callOutcome(doc, { now: lastSeen + 60001, byeUnseenAfter: 60000 })
+  assert.deepEqual([quiet.outcome, quiet.endedAt, quiet.endUnseen, quiet.durationMs, quiet.minDurationMs], ['answered', null, true, null, 120])
+  // Its BYE stored (no `endedAt` field: the end is read from `byes`), the call is over, however quiet.
+  const ended = callOutcome(storedIn(forkedCall().map((m) => m.name), forkedCall()), { now: T0 + 86400000, byeUnseenAfter: 60000 })
+  assert.deepEqual([ended.endUnseen, ended.durationMs], [false, 10000])
+})
