@@ -237,6 +237,31 @@ test('--max-storage just after midnight: yesterday goes, a document of a span st
   assert.deepEqual((await db.collection('netflow_kept').find().toArray()).map((doc) => doc.scope), ['in use'], 'the quiet scope of yesterday goes, the one in use stays')
 })
 
+// The oldest day was read over every document, the deletes only over those
+// past their span: with only today's flows and kept state of 23:58 still in
+// use, the same day came back each pass, thousands of warnings a second.
+test('--max-storage just after midnight with only today\'s data and kept state still in use: one pass, said once, nothing in use deleted', async () => {
+  const { KeptState } = require('../../workers/kept-state')
+  const db = await freshDb()
+  const today = Math.floor(Date.now() / DAY) * DAY
+  const now = today + 5 * 60000 // 00:05 UTC
+  const kept = new KeptState({ collection: 'netflow_kept', scope: () => 'x', maxEntries: 100, maxPerScope: 10 })
+  await db.collection('flows').insertMany(Array.from({ length: 200 }, (_, i) => ({ receivedAt: new Date(today + i * 1000), pad: 'x'.repeat(500) })))
+  await db.collection('netflow_kept').insertOne({ _id: 'in use\u0000template 256', scope: 'in use', name: 'template 256', seenAt: new Date(today - 2 * 60000) })
+  const { logger, records } = captureLogger()
+  const budget = keeper(db, [{ collection: 'flows', field: 'receivedAt', declared: true }, ...kept.storageTargets()], { maxStorage: 1024, retentionBy: 'sweeper' }, logger)
+  await budget.setUp()
+  let timer
+  const passed = await Promise.race([budget.measure(now).then(() => true), new Promise((resolve) => { timer = setTimeout(resolve, 10000, false) })])
+  clearTimeout(timer)
+  budget.stopped = true
+  assert.ok(passed, 'the pass ends')
+  const warnings = records.filter((record) => /storage over budget/.test(record.msg))
+  assert.ok(warnings.length <= 2, `said at most twice, not in a loop: ${warnings.length}`)
+  assert.equal(await db.collection('netflow_kept').countDocuments(), 1, 'the kept state in use stays')
+  assert.equal(await db.collection('flows').countDocuments(), 200, 'today\'s flows stay')
+})
+
 // After an upgrade, flow_minutes of the version before lastSeen had none:
 // in no day, neither retention nor the budget took them, and the budget
 // deleted every flow older than today instead, then said today's data alone

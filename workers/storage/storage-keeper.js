@@ -283,8 +283,9 @@ class StorageKeeper {
       return
     }
     const today = startOfDay(now)
-    while (excess > 0 && !this.stopped) {
-      const oldest = Math.min(...await Promise.all(this.targets.map((t) => this.oldestOf(t).then((v) => v === null ? Infinity : v))))
+    while (excess > 0 && !this.stopped && this.host.isLeader()) {
+      // Of what each may lose: a bucket (a minute, kept state's span) still written to is not past.
+      const oldest = Math.min(...await Promise.all(this.targets.map((t) => this.oldestOf(t, now - spanOf(t.target)).then((v) => v === null ? Infinity : v))))
       if (oldest >= today) {
         // Said once while it lasts (each measure finds it again), and by status.
         if (!this.overToday) this.host.logger.error({ usedBytes: used, maxStorage: max }, `storage over budget (${formatBytes(used)} of ${formatBytes(max)}) with nothing older than today left to delete: today's data alone is over it (raise --max-storage, or shorten --retention)`)
@@ -296,7 +297,6 @@ class StorageKeeper {
       const deleted = {}
       const excessBefore = excess
       for (const t of this.targets) {
-        // A document of a bucket (a minute, the kept state's seenEvery) still being written to is not of a past day.
         const n = await this.deleteBefore(t, Math.min(dayEnd, now - spanOf(t.target)))
         if (n === 0) continue
         deleted[t.target.collection] = n
@@ -307,6 +307,7 @@ class StorageKeeper {
       const before = max + excessBefore // what was estimated in use before this day went
       this.host.logger.warn({ day, deleted, usedBytes: before, maxStorage: max },
         `storage over budget (${formatBytes(before)} of ${formatBytes(max)}): deleted ${day}, the oldest day (${Object.entries(deleted).map(([name, n]) => `${name} ${n}`).join(', ') || 'nothing'}), about ${formatBytes(Math.max(0, excessBefore - excess))}`)
+      if (excess === excessBefore) break // nothing deleted, or of a size unknown (measured empty): the next tick measures again
     }
     this.budgetAfter = this.ttl ? now + BUDGET_SETTLE_MS : 0
     this.measureAgain = true // at the next tick
