@@ -194,8 +194,11 @@ class Entry {
     this.rolling = this.collector.restart()
       .then(() => this.logger.info('rolling restart done'))
       .then(() => this.publish())
-      .catch((err) => {
+      .catch(async (err) => {
         this.logger.error({ error: briefError(err) }, `rolling restart failed: ${err.message}`)
+        // In the stats file, for `collector restart` waiting on it (launcher.js waitRolled).
+        this.restartFailed = { message: err.message, at: Date.now() }
+        await this.publish()
         throw err
       })
       .finally(() => { this.rolling = null })
@@ -226,7 +229,7 @@ class Entry {
     const rates = stats.computeRates(current, this.previous, now - this.previousAt)
     this.previous = current
     this.previousAt = now
-    const meta = { name: this.config.name, collector: this.target, pid: process.pid, interval: STATS_INTERVAL_MS }
+    const meta = { name: this.config.name, collector: this.target, pid: process.pid, interval: STATS_INTERVAL_MS, restartFailed: this.restartFailed || null }
     const snapshot = stats.buildSnapshot(meta, current, rates)
     await stats.writeStats(this.dir, snapshot)
     this.metrics.update(snapshot)

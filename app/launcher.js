@@ -157,8 +157,9 @@ function restart (name, options = {}) {
     const proc = await mustFind(api, name)
     if (proc.status !== 'online') throw new CollectorError(`collector ${name} is ${proc.status}, not online; use \`collector start ${name}\``, 'ERR_COLLECTOR_NOT_RUNNING', { name })
     const before = await stats.readStats(name, dir)
+    const asked = Date.now()
     await call(api, 'sendSignalToProcessName', 'SIGUSR2', name)
-    if (wait && before) await waitRolled(name, dir, before, timeout)
+    if (wait && before) await waitRolled(name, dir, before, timeout, asked)
     return proc
   })
 }
@@ -166,15 +167,24 @@ function restart (name, options = {}) {
 const ROLL_POLL_MS = 200
 
 // Each slot replaced adds one to restarts.rolling (or the process itself was
-// replaced). Polled with async.retry: one read of the stats file per try.
-async function waitRolled (name, dir, before, timeout) {
+// replaced); a restart that failed since it was asked for (a worker that no
+// longer starts: a broken deploy) is said at once, with its reason. Polled
+// with async.retry: one read of the stats file per try.
+async function waitRolled (name, dir, before, timeout, asked) {
   const target = before.stats.restarts.rolling + before.stats.instances
   const rolled = async () => {
     const current = await stats.readStats(name, dir)
     if (current && (current.pid !== before.pid || current.stats.restarts.rolling >= target)) return
+    if (current && current.restartFailed && current.restartFailed.at >= asked) {
+      throw new CollectorError(`collector ${name}: rolling restart failed: ${current.restartFailed.message} (see its log)`, 'ERR_RESTART_FAILED', { name })
+    }
     throw new CollectorError(`collector ${name}: rolling restart not finished after ${timeout} ms`, 'ERR_RESTART_TIMEOUT', { name })
   }
-  await async.retry({ times: Math.max(1, Math.ceil(timeout / ROLL_POLL_MS)), interval: ROLL_POLL_MS }, rolled)
+  await async.retry({
+    times: Math.max(1, Math.ceil(timeout / ROLL_POLL_MS)),
+    interval: ROLL_POLL_MS,
+    errorFilter: (err) => err.code !== 'ERR_RESTART_FAILED'
+  }, rolled)
 }
 
 /**

@@ -210,6 +210,8 @@ function buildSnapshot (meta, stats, rates) {
     time: new Date(now).toISOString(),
     interval: meta.interval,
     state: stats.state,
+    // The last rolling restart that failed ({ message, at }), null while none did.
+    restartFailed: meta.restartFailed || null,
     stats,
     rates
   }

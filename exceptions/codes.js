@@ -28,6 +28,7 @@ const ERROR_CODES = Object.freeze({
   ERR_DB_RUNNING: { class: 'CollectorError', by: 'the CLI', when: '`collector db start`: the embedded database is already running' },
   ERR_DB_START: { class: 'CollectorError', by: 'the CLI', when: '`collector db start`: the embedded database could not start' },
   ERR_RESTART_TIMEOUT: { class: 'CollectorError', by: 'the launcher', when: 'a rolling restart did not finish in time' },
+  ERR_RESTART_FAILED: { class: 'CollectorError', by: 'the launcher', when: 'a rolling restart failed in the collector (a worker that no longer starts), with its reason' },
   ERR_SECRET_IN_ARGS: { class: 'CollectorError', by: 'the launcher', when: 'a secret flag on a PM2 command line (use its environment variable)' },
   ERR_PM2: { class: 'CollectorError', by: 'the launcher', when: 'a PM2 call failed: the method and PM2\'s message' },
   ERR_PM2_HOME: { class: 'CollectorError', by: 'the launcher', when: 'the PM2 home (`PM2_HOME`, else `~/.pm2`) cannot be created or written (a read-only mount, another user\'s): `home` names it; set `PM2_HOME` to a writable directory' }

@@ -59,6 +59,28 @@ test('start whose workers cannot come online (init throws): exit 1 with the reas
   assert.deepEqual(await launcher.list({ pm2Home: env.PM2_HOME }), [])
 })
 
+// A broken deploy: the rolling restart failed in 250 ms, and `collector
+// restart` polled for 120 s, then said only "not finished".
+test('collector restart after a broken deploy: exit 1 at once with the worker\'s error, the collector still running', { timeout: 90000 }, async (t) => {
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const env = pm2Env(t)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'deploy-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const worker = path.join(dir, 'worker.js')
+  fs.writeFileSync(worker, fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'echo-worker.js'), 'utf8').replace("require('../..')", `require(${JSON.stringify(path.join(__dirname, '..', '..'))})`))
+  const started = await cli(env, 'start', ECHO, '--name', 'dep', '--port', '0', '-i', '1', '-w', worker)
+  assert.equal(started.code, 0, started.stderr)
+  await waitFor(async () => (await cli(env, 'status', 'dep')).code === 0, { timeout: 30000, what: 'its stats file' })
+  fs.writeFileSync(worker, 'this is not javascript (\n')
+  const restart = await cli(env, 'restart', 'dep')
+  assert.equal(restart.code, 1, restart.stderr)
+  assert.match(restart.stderr, /^collector: collector dep: rolling restart failed: .*SyntaxError.* \(see its log\)\n$/)
+  assert.ok(restart.ms < 30000, `took ${restart.ms} ms`)
+  const [app] = await launcher.list({ pm2Home: env.PM2_HOME })
+  assert.equal(app.status, 'online', 'the collector runs on with the workers it had')
+})
+
 // A first start that fails is reported and not retried (above); a restart
 // PM2 makes after a crash is retried, or a cause that passes would leave
 // the collector down for good with nobody told (app/exit-codes.js).
