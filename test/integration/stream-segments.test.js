@@ -22,11 +22,12 @@ const { callAnalytics } = require('../../collectors/rtcp/quality-analytics')
 const { pairKey } = require('../../workers/storage/stream-key')
 const { callsByMinute } = require('../../app/commands/calls')
 const { minuteKey } = require('../../collectors/rtcp/minute-key')
+const { killLoop } = require('../helpers/kill-loop')
 
 const T0 = Date.UTC(2026, 10, 20, 0, 0, 0)
 const A = 0x2a2a0001
 const B = 0x2a2a0002
-const ROUNDS_PER_PHASE = 6 // a report from each end every 5 s: 25 s of stream, past the 20 s bound
+const ROUNDS_PER_PHASE = 6 // a report from each end every 5 s: 25 s of stream, past the 22 s bound (20 s at the round before)
 const PHASES = 3
 const LOST_PER_ROUND = [5, 40, 10] // of 250 packets: 2 %, 16 % (a poor phase), 4 %
 
@@ -34,18 +35,21 @@ function rcinfo (at, src, dst) {
   return { protocolFamily: 2, protocol: 17, srcIp: src[0], srcPort: src[1], dstIp: dst[0], dstPort: dst[1], timeSeconds: Math.floor(at / 1000), timeUseconds: (at % 1000) * 1000, payloadType: 5, captureId: 3, correlation_id: 'bridge@segments.example.com' }
 }
 
-// Round r: each end's RR about the other, 250 packets more, `lost` lost in all so far.
-function round (r, lost) {
+// Round r: each end's RR about the other, 250 packets more, `lost` lost in all so far (the pair A + 2k, B + 2k).
+function round (r, lost, k = 0) {
   const at = T0 + 5000 * r
   const block = (peer) => ({ source_ssrc: peer, highest_seq_no: 1000 + 250 * r, fraction_lost: 0, ia_jitter: 40, packets_lost: lost, lsr: 0, dlsr: 0 })
+  const [a, b] = [A + 2 * k, B + 2 * k]
   return [
-    HEPjs.encapsulate(JSON.stringify({ ssrc: A, type: 201, report_count: 1, report_blocks: [block(B)] }), rcinfo(at, ['10.2.0.1', 30000], ['10.2.0.2', 40000])),
-    HEPjs.encapsulate(JSON.stringify({ ssrc: B, type: 201, report_count: 1, report_blocks: [block(A)] }), rcinfo(at + 40, ['10.2.0.2', 40000], ['10.2.0.1', 30000]))
+    HEPjs.encapsulate(JSON.stringify({ ssrc: a, type: 201, report_count: 1, report_blocks: [block(b)] }), rcinfo(at, ['10.2.0.1', 30000 + 2 * k], ['10.2.0.2', 40000 + 2 * k])),
+    HEPjs.encapsulate(JSON.stringify({ ssrc: b, type: 201, report_count: 1, report_blocks: [block(a)] }), rcinfo(at + 40, ['10.2.0.2', 40000 + 2 * k], ['10.2.0.1', 30000 + 2 * k]))
   ]
 }
 
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
 test('a stream spanning --stream-segment continues in a new document: each segment bounded, every report stored once, each segment\'s loss and worst window its own', { timeout: 120000 }, async (t) => {
-  const { collector, db, port } = await startTestCollector(t, hep, ['--stream-segment', '20s', '--stream-timeout', '10m'])
+  const { collector, db, port } = await startTestCollector(t, hep, ['--stream-segment', '22s', '--stream-timeout', '10m'])
   const socket = dgram.createSocket('udp4')
   t.after(() => socket.close())
   const streams = db.collection('streams')
@@ -92,4 +96,35 @@ test('a stream spanning --stream-segment continues in a new document: each segme
   const minutes = await callsByMinute(streams, { since: T0, until: T0 + 120000 })
   const total = (m) => m.good + m.fair + m.poor + m.unknown
   assert.deepEqual(minutes.map((m) => [m.minute, total(m)]), [[minuteKey(T0), 1], [minuteKey(T0 + 60000), 1]], JSON.stringify(minutes))
+})
+
+test('segments under worker kills: every report of 20 always-on pairs stored once, in exactly one segment', { timeout: 180000 }, async (t) => {
+  const PAIRS = 20
+  const { collector, db, port } = await startTestCollector(t, hep, ['--stream-segment', '22s', '--stream-timeout', '10m'])
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const streams = db.collection('streams')
+  const kills = killLoop(collector, 300)
+  t.after(() => kills.stop())
+  let sent = 0
+  for (let phase = 0, r = 0; phase < PHASES; phase++) {
+    for (let i = 0; i < ROUNDS_PER_PHASE; i++, r++) {
+      for (let k = 0; k < PAIRS; k++) {
+        for (const packet of round(r, 0, k)) await new Promise((resolve, reject) => socket.send(packet, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+        sent += 2
+        await sleep(5)
+      }
+    }
+    await waitFor(() => collector.summary().processed === sent, { what: `phase ${phase}'s reports processed`, timeout: 60000 })
+    if (phase < PHASES - 1) {
+      await waitFor(async () => await streams.countDocuments({ endReason: 'segment' }) === PAIRS * (phase + 1), { what: `segment ${phase} of each pair closed`, timeout: 60000 })
+    }
+  }
+  const killed = await kills.stop(2)
+  await waitFor(() => collector.summary().processed === sent, { what: 'every report processed' })
+  const docs = await streams.find({}).toArray()
+  assert.ok(killed >= 2, `${killed} workers killed`)
+  assert.equal(docs.length, PAIRS * PHASES, 'one document per pair and segment')
+  assert.equal(docs.reduce((n, d) => n + d.metadata.packets, 0), sent, 'every report stored once')
+  for (const doc of docs) assert.deepEqual([doc.from.packets, doc.to.packets], [ROUNDS_PER_PHASE, ROUNDS_PER_PHASE], `${doc.pairKey} from ${doc.startTime.toISOString()}`)
 })
