@@ -20,7 +20,7 @@ const { startTestCollector } = require('../helpers/collector')
 const { waitFor } = require('../helpers/streams')
 const { callAnalytics } = require('../../collectors/rtcp/quality-analytics')
 const { pairKey } = require('../../workers/storage/stream-key')
-const { callsByMinute } = require('../../app/commands/calls')
+const { callsByMinute, worstCalls } = require('../../app/commands/calls')
 const { minuteKey } = require('../../collectors/rtcp/minute-key')
 const { killLoop } = require('../helpers/kill-loop')
 
@@ -96,6 +96,10 @@ test('a stream spanning --stream-segment continues in a new document: each segme
   const minutes = await callsByMinute(streams, { since: T0, until: T0 + 120000 })
   const total = (m) => m.good + m.fair + m.poor + m.unknown
   assert.deepEqual(minutes.map((m) => [m.minute, total(m)]), [[minuteKey(T0), 1], [minuteKey(T0 + 60000), 1]], JSON.stringify(minutes))
+  // `collector calls` ranks the segments with their own verdicts: the poor one first.
+  const { shown } = await worstCalls(streams, { since: T0, worst: 3 })
+  assert.equal(shown.length, PHASES, 'each segment is a row')
+  assert.deepEqual([String(shown[0].doc._id), shown[0].analytics.band], [String(docs[1]._id), 'poor'])
 })
 
 test('segments under worker kills: every report of 20 always-on pairs stored once, in exactly one segment', { timeout: 180000 }, async (t) => {
