@@ -83,6 +83,7 @@ const STREAM_SETTINGS = declareSettings({
   ...COUNTER_STORE_SETTINGS,
   streamTimeout: { type: 'duration', default: 60000, range: [1, 86400000], group: 'Storage', description: 'end a stream after this long without a report' },
   byeGrace: { type: 'duration', default: 5000, range: [0, 86400000], group: 'Storage', description: 'after a BYE, end the stream once quiet this long' },
+  streamSegment: { type: 'duration', default: 86400000, range: [0, 604800000], group: 'Storage', description: 'a stream whose reports span this long is ended as a segment and its next report starts the next one, so that no stream document outgrows MongoDB\'s 16 MiB (an RTCP stream\'s grows about 1 KB a minute); 0: never' },
   streamsCollection: { flag: false, type: 'string', default: 'streams', group: 'Storage', description: 'collection of the streams' },
   maxStreamsPerFlush: { flag: false, type: 'integer', default: 5000, range: [1, 1e9], group: 'Storage', description: 'distinct pending streams that trigger an early flush' },
   sweepInterval: { flag: false, type: 'duration', default: 1000, range: [1, 3600000], group: 'Storage', description: 'how often the leader worker ends the streams due' },

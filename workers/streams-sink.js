@@ -8,6 +8,7 @@ const StreamSweeper = require('./storage/stream-sweeper')
 const { defineModels, missingIndexes } = require('./storage/schemas')
 const { streamAnalytics } = require('./storage/stream-analytics')
 const { guardsEveryWrite } = require('./storage/write-guard')
+const { pairKey } = require('./storage/stream-key')
 const { Sink } = require('./sink')
 
 /**
@@ -35,7 +36,7 @@ class StreamsSink extends Sink {
     super(spec, host)
     this.coalescer = new PacketCoalescer(spec.maxPending)
     this.counterStore = new CounterStore(null, { preallocateRate: spec.preallocateRate, minuteFields: spec.minuteFields || [], guardAll: () => this.guardsEveryWrite() })
-    this.counts = { packets: 0, items: 0, malformed: {}, dropped: 0, rejected: 0 }
+    this.counts = { packets: 0, items: 0, malformed: {}, dropped: 0, rejected: 0, tooLarge: 0 }
     this.writing = [] // entries of the write in progress (they count against maxPending)
     this.maxBatch = spec.maxBatch
     this.writer = null
@@ -65,6 +66,7 @@ class StreamsSink extends Sink {
     this.sweeper = new StreamSweeper(Stream.collection, {
       streamTimeout: this.spec.streamTimeout,
       byeGrace: this.spec.byeGrace,
+      segmentSpan: this.spec.streamSegment || 0,
       interval: this.spec.sweepInterval,
       logger: host.logger,
       analytics: this.spec.analytics || streamAnalytics,
@@ -204,9 +206,15 @@ class StreamsSink extends Sink {
       throw err
     }
     this.coalescer.restore(result.unresolved)
-    for (const { entry, error } of result.failed) {
+    for (const { entry, error, tooLarge } of result.failed) {
       this.counts.rejected += entry.count
-      this.host.logAtMost('rejected', 'error', { error }, 'the database rejected a stream update')
+      if (!tooLarge) {
+        this.host.logAtMost('rejected', 'error', { error }, 'the database rejected a stream update')
+        continue
+      }
+      this.counts.tooLarge += entry.count
+      this.host.logAtMost('tooLarge', 'error', { pairKey: pairKey(String(entry.fromID), String(entry.toID)), streamSegment: this.spec.streamSegment, error },
+        'a stream document reached MongoDB\'s 16 MiB bound on one document: the server refuses every update of its pair, whose reports are not stored (counted in tooLarge); a lower --stream-segment closes streams sooner')
     }
   }
 
@@ -257,6 +265,8 @@ class StreamsSink extends Sink {
       malformed: { ...this.counts.malformed },
       dropped: this.counts.dropped,
       rejected: this.counts.rejected,
+      // Of the rejected, refused because their stream's document is at MongoDB's 16 MiB bound.
+      tooLarge: this.counts.tooLarge,
       pending: this.coalescer.size,
       writes: streamOps + this.counterStore.stats.ops,
       counterRepeats: this.counterStore.repeats(),

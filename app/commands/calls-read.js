@@ -12,9 +12,11 @@ const { minuteKey, BANDS } = require('../../collectors/rtcp/call-quality')
 const BAND_ORDER = Object.freeze([...BANDS, 'unknown'])
 
 // What callAnalytics needs of a stream for its verdict (mos, band), and
-// the per-minute buckets minuteBands reads.
+// the per-minute buckets minuteBands reads, with the pair they are of.
 const VERDICT_PROJECTION = Object.freeze({ endTime: 1, ...verdictProjection() })
-const MINUTES_PROJECTION = Object.freeze({ 'from.quality.minutes': 1, 'to.quality.minutes': 1 })
+const MINUTES_PROJECTION = Object.freeze({ pairKey: 1, 'from.quality.minutes': 1, 'to.quality.minutes': 1 })
+// The band a pair counts in where two documents of it have the same minute: the worst known.
+const BAND_RANK = Object.freeze({ unknown: 0, good: 1, fair: 2, poor: 3 })
 
 const zeroBands = () => Object.fromEntries(BAND_ORDER.map((band) => [band, 0]))
 
@@ -65,19 +67,32 @@ async function callsByMinute (streams, { since, until = Date.now() }) {
   return tallyMinutes(streams.find(filter, { projection: MINUTES_PROJECTION }), { since, until })
 }
 
-/** callsByMinute's count over `docs` (an iterable or a cursor of streams with their minute buckets). */
+/**
+ * callsByMinute's count over `docs` (an iterable or a cursor of streams
+ * with their minute buckets). A pair whose stream went on in a new segment
+ * (--stream-segment) has the minute of the change in two documents: it
+ * counts once there, in the worse band.
+ */
 async function tallyMinutes (docs, { since, until }) {
   const first = minuteKey(since)
   const last = minuteKey(until)
-  const minutes = new Map()
+  const pairs = new Map() // minute → pair (its pairKey, else its _id) → band
   for await (const doc of docs) {
+    const pair = doc.pairKey === undefined ? String(doc._id) : doc.pairKey
     for (const [minute, band] of minuteBands(doc)) {
       if (minute < first || minute > last) continue
-      if (!minutes.has(minute)) minutes.set(minute, { minute, ...zeroBands() })
-      minutes.get(minute)[band]++
+      if (!pairs.has(minute)) pairs.set(minute, new Map())
+      const seen = pairs.get(minute).get(pair)
+      if (seen === undefined || BAND_RANK[band] > BAND_RANK[seen]) pairs.get(minute).set(pair, band)
     }
   }
-  return [...minutes.values()].sort((a, b) => (a.minute < b.minute ? -1 : 1))
+  const minutes = []
+  for (const [minute, bands] of pairs) {
+    const row = { minute, ...zeroBands() }
+    for (const band of bands.values()) row[band]++
+    minutes.push(row)
+  }
+  return minutes.sort((a, b) => (a.minute < b.minute ? -1 : 1))
 }
 
 /**

@@ -303,7 +303,7 @@ function row (doc, a) {
   return {
     from: endpoint(sender),
     to: endpoint(receiver),
-    state: doc.active ? 'open' : `ended${doc.endReason ? ' ' + doc.endReason : ''}`,
+    state: doc.active ? 'open' : doc.endReason === 'segment' ? 'segment' : `ended${doc.endReason ? ' ' + doc.endReason : ''}`, // a segment: the call goes on in the next
     duration: formatDuration(a.durationMs),
     lossFT: percent(atReceiver && atReceiver.lossRate), // what the receiving end reports
     lossTF: percent(atSender && atSender.lossRate),

@@ -84,6 +84,7 @@ const STREAM_FROM_SETTINGS = Object.freeze({
   maxBatch: 'maxStreamsPerFlush',
   streamTimeout: 'streamTimeout',
   byeGrace: 'byeGrace',
+  streamSegment: 'streamSegment',
   sweepInterval: 'sweepInterval',
   sweep: 'sweep'
 })
@@ -110,7 +111,7 @@ const KINDS = Object.freeze(['updates', 'counters', 'documents', 'streams'])
 // What a sink declaration may say (the union over the kinds): a key not
 // among them is a typo (`indexs`, `expireby`) refused at load, not ignored.
 const SPEC_KEYS = Object.freeze(['collection', 'of', 'key', 'indexes', 'expireBy', 'expireSpan', 'expireFrom', 'fromSettings', 'maxBatch', 'preallocateRate', 'writeEvery',
-  'countersCollection', 'counterMetric', 'minuteFields', 'analytics', 'streamTimeout', 'byeGrace', 'maxPending', 'sweep', 'sweepInterval', 'maxNewKeysPerMinute', 'maxKnownKeys'])
+  'countersCollection', 'counterMetric', 'minuteFields', 'analytics', 'streamTimeout', 'byeGrace', 'streamSegment', 'maxPending', 'sweep', 'sweepInterval', 'maxNewKeysPerMinute', 'maxKnownKeys'])
 
 function sink (kind, spec) {
   const refuse = (what) => { throw InvalidOptionError.problem('sinks', `${kind === 'updates' ? 'an' : 'a'} ${kind} sink${spec && typeof spec.collection === 'string' ? ` (${spec.collection})` : ''} ${what}`) }

@@ -62,6 +62,15 @@ test('stream upserts: a reply that accounts for every operation, errors included
   assert.equal(failed.length, 1, 'the refused op is counted as refused; the others as written')
 })
 
+test('stream upserts: one MongoDB refuses for the 16 MiB bound on a document is told apart from other refusals (tooLarge)', async () => {
+  // MongoDB's write error for an update that would grow a document past 16 MiB (the embedded server does not enforce the bound).
+  const tooLarge = { index: 0, code: 17419, codeName: 'Location17419', errmsg: 'Resulting document after update is larger than 16777216' }
+  const writer = new StreamWriter(recorded((ops) => bulkError([tooLarge, { index: 1, code: 2, errmsg: 'refused' }], { matchedCount: ops.length - 2, upsertedCount: 0 })))
+  const { failed } = await writer.write(entries(3))
+  assert.deepEqual(failed.map((f) => [f.entry.fromID, f.tooLarge, f.error]), [['a0', true, tooLarge.errmsg], ['a1', false, 'refused']])
+  assert.deepEqual([writer.stats.rejected, writer.stats.tooLarge], [2, 1])
+})
+
 test('counter upserts: an unaccounted reply keeps the increments pending', async () => {
   const store = new CounterStore(recorded(() => ({ matchedCount: 0, upsertedCount: 0 })))
   store.increment('m', Date.UTC(2026, 10, 24, 14, 5), 3)

@@ -7,7 +7,8 @@ const { streamAnalytics } = require('./stream-analytics')
 
 /**
  * Ends streams: idle for `streamTimeout`, ended by both sides, or ended by
- * one side (BYE) and quiet for `byeGrace`. Ending sets `stream_ended`,
+ * one side (BYE) and quiet for `byeGrace`; and ends a segment of a stream
+ * that spans `segmentSpan` (below). Ending sets `stream_ended`,
  * `active: false`, the analytics, and releases the pair's `openKey` (and
  * `flowKey`) so the next packet starts a new stream; `pairKey`, the shard
  * key, stays. Each close is conditional on the `metadata.lastUpdated` it
@@ -22,6 +23,20 @@ const { streamAnalytics } = require('./stream-analytics')
  * second stream from each report stored late. The scan for due streams
  * cannot name a pair: on a sharded cluster it asks every shard, once per
  * batch; each close names its pair and goes to one.
+ *
+ * Segments: a stream whose reports span `segmentSpan` or more (`endTime` −
+ * `startTime`, its own times) is closed as a segment (`endReason:
+ * 'segment'`, its analytics those of its segment, `stream_ended` as it
+ * was), and its pair's next report starts the next one: a document gains
+ * per-minute buckets and windows for as long as its stream lives, and an
+ * always-on stream would otherwise reach MongoDB's 16 MiB bound on one
+ * document (docs/call-quality.md). It is closed by the rule any close keeps:
+ * only when every message received before its last write is stored
+ * (`metadata.lastUpdated` before `heldSince`), and conditional on the
+ * `lastUpdated` it read; so no batch written to the closed segment is ever
+ * delivered again, to land in the next one too (its guard there sees no
+ * watermark). The scan evaluates an expression on every open stream written
+ * before then, so it runs every `segmentSpan` / 4, at most once a minute.
  */
 class StreamSweeper {
   /**
@@ -31,11 +46,12 @@ class StreamSweeper {
    *   times are the StreamWorker's settings (streamTimeout, byeGrace, sweepInterval:
    *   workers/mongo-settings.js), in ms; analytics: the figures an ended stream keeps (default:
    *   stream-analytics.js); heldSince: when the oldest message not stored yet was received, epoch ms
-   *   (Worker#heldSince; default: none is held)
+   *   (Worker#heldSince; default: none is held); segmentSpan: the span of a stream's times at which
+   *   a segment of it is closed (0: never; the StreamWorker setting streamSegment)
    */
-  constructor (collection, { streamTimeout, byeGrace, interval, logger, batch, analytics = streamAnalytics, heldSince = async () => Infinity } = {}) {
+  constructor (collection, { streamTimeout, byeGrace, interval, segmentSpan = 0, logger, batch, analytics = streamAnalytics, heldSince = async () => Infinity } = {}) {
     // No defaults here: the worker's settings have them, and a second copy drifts.
-    for (const [name, value] of Object.entries({ streamTimeout, byeGrace, interval })) {
+    for (const [name, value] of Object.entries({ streamTimeout, byeGrace, interval, segmentSpan })) {
       if (!Number.isInteger(value) || value < 0) throw new InvalidOptionError(name, value, 'must be an integer number of ms (the StreamWorker setting)')
     }
     this.collection = collection
@@ -44,11 +60,14 @@ class StreamSweeper {
     this.streamTimeout = streamTimeout
     this.byeGrace = byeGrace
     this.interval = interval
+    this.segmentSpan = segmentSpan
+    this.segmentEvery = Math.min(60000, Math.max(interval, Math.floor(segmentSpan / 4)))
+    this.segmentsAt = 0
     this.logger = logger
     this.batch = new AdaptiveBatch(batch)
     this.timer = null
     this.running = null
-    this.stats = { sweeps: 0, ended: 0, skipped: 0, errors: 0, batchSize: this.batch.size, heldBackMs: 0, unanswered: 0 }
+    this.stats = { sweeps: 0, ended: 0, segments: 0, skipped: 0, errors: 0, batchSize: this.batch.size, heldBackMs: 0, unanswered: 0 }
     this.warnedAt = 0
   }
 
@@ -89,13 +108,21 @@ class StreamSweeper {
     const asOf = Math.min(now, held)
     this.stats.heldBackMs = now - asOf
     if (this.stats.heldBackMs > this.streamTimeout) this.warnHeldBack(now)
+    const ended = await this.endAll(this.dueFilter(asOf), now)
+    if (this.segmentSpan === 0 || now - this.segmentsAt < this.segmentEvery) return ended
+    this.segmentsAt = now
+    return ended + await this.endAll(this.segmentFilter(asOf), now, 'segment')
+  }
+
+  // Ends the streams `filter` finds, batch by batch; `reason`: the endReason, when not the doc's own.
+  async endAll (filter, now, reason) {
     let total = 0
     for (;;) {
       const limit = this.batch.size
-      const docs = await this.collection.find(this.dueFilter(asOf)).limit(limit).toArray()
+      const docs = await this.collection.find(filter).limit(limit).toArray()
       if (docs.length === 0) return total
       const started = process.hrtime.bigint()
-      total += await this.endBatch(docs, now)
+      total += await this.endBatch(docs, now, reason)
       this.stats.batchSize = this.batch.record(docs.length, Number(process.hrtime.bigint() - started) / 1e6)
       await new Promise((resolve) => setImmediate(resolve))
       if (docs.length < limit) return total
@@ -124,7 +151,17 @@ class StreamSweeper {
     }
   }
 
-  async endBatch (docs, now) {
+  // Open streams written last before `asOf` whose reports span segmentSpan or more.
+  segmentFilter (asOf) {
+    return {
+      active: true,
+      'metadata.lastUpdated': { $lt: new Date(asOf) },
+      $expr: { $gte: [{ $subtract: ['$endTime', '$startTime'] }, this.segmentSpan] }
+    }
+  }
+
+  // A segment keeps its `stream_ended` as it was: its stream goes on.
+  async endBatch (docs, now, reason) {
     const endedAt = new Date(now)
     const ops = docs.map((doc) => {
       const filter = { _id: doc._id, active: true, 'metadata.lastUpdated': doc.metadata.lastUpdated }
@@ -132,9 +169,8 @@ class StreamSweeper {
         active: false,
         openKey: closedKey(doc.openKey, doc._id),
         flowKey: closedKey(doc.flowKey, doc._id),
-        'stream_ended.from': true,
-        'stream_ended.to': true,
-        endReason: endReason(doc),
+        ...(reason === 'segment' ? {} : { 'stream_ended.from': true, 'stream_ended.to': true }),
+        endReason: reason || endReason(doc),
         analytics: this.analytics(doc, endedAt)
       }
       // The shard key targets one shard. A stream that an earlier version
@@ -145,7 +181,7 @@ class StreamSweeper {
       return { updateOne: { filter, update: { $set: set } } }
     })
     const result = await this.collection.bulkWrite(ops, { ordered: false })
-    this.stats.ended += result.modifiedCount
+    this.stats[reason === 'segment' ? 'segments' : 'ended'] += result.modifiedCount
     this.stats.skipped += docs.length - result.modifiedCount
     return result.modifiedCount
   }

@@ -8,6 +8,9 @@ const { backfillPairKeys } = require('./stream-upgrade')
 const { entryGuarded, isGuardedFilter } = require('./write-guard')
 
 const DUPLICATE_KEY = 11000
+// MongoDB refusing a document over 16 MiB: an update growing it past that
+// (17419), or BSONObjectTooLarge (10334).
+const TOO_LARGE = Object.freeze([17419, 10334])
 const MAX_ROUNDS = 6
 // How often, at most, a write first makes sure the unique indexes exist.
 const INDEX_CHECK_MS = 1000
@@ -42,7 +45,8 @@ const BACKFILL_RETRY_MS = 5000
  * retried segment are (see StreamWorker#guardsEveryWrite).
  *
  * `write(entries)` resolves with `{ failed, unresolved }`: entries the
- * server refused for a reason other than a duplicate key, and entries still
+ * server refused for a reason other than a duplicate key (`tooLarge`: for
+ * the 16 MiB bound on one document), and entries still
  * bouncing after MAX_ROUNDS (retry them next flush). On a database error it
  * throws with `err.unwritten`: the entries not known to be written (the
  * failing chunk counts as unwritten: the coalescer's restore marks them
@@ -74,7 +78,8 @@ class StreamWriter {
     // alreadyApplied: segments not written because their side had stored
     // their batches; yielded: sides whose count for an origin was left to
     // another writer of its batches.
-    this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0, rejected: 0, sideUpdates: 0, sideMatches: 0, alreadyApplied: 0, yielded: 0, splits: 0 }
+    // tooLarge: of the rejected, those refused for the 16 MiB bound on a document.
+    this.stats = { ops: 0, bulkWrites: 0, duplicateRetries: 0, rejected: 0, tooLarge: 0, sideUpdates: 0, sideMatches: 0, alreadyApplied: 0, yielded: 0, splits: 0 }
   }
 
   async write (entries, now = new Date()) {
@@ -181,8 +186,10 @@ class StreamWriter {
           this.flip(entry)
           retry.push(entry)
         } else {
+          const tooLarge = TOO_LARGE.includes(error.code)
           this.stats.rejected++
-          failed.push({ entry, error: error.errmsg || String(error.code) })
+          if (tooLarge) this.stats.tooLarge++
+          failed.push({ entry, error: error.errmsg || String(error.code), tooLarge })
         }
       }
     }
