@@ -5,6 +5,8 @@ const TcpConnection = require('./tcp-connection')
 const { connectTls } = require('./tls')
 const { tlsWanted } = require('./tls-options')
 
+const KEEPALIVE_MS = 60000 // idle this long, the first probe (then the kernel's interval and count)
+
 /**
  * Connects out to `host:port` and frames what the peer sends. When the
  * connection drops the balancer's retry logic reconnects with backoff.
@@ -13,6 +15,11 @@ const { tlsWanted } = require('./tls-options')
  */
 async function start (ctx) {
   const socket = tlsWanted(ctx.options) ? await connectTls(ctx) : await connect(ctx)
+  // A peer gone without a FIN or a reset (power lost, a NAT or firewall
+  // forgetting the connection) would leave us connected to nothing: the
+  // kernel's keepalive probes find it, the connection closes with an error,
+  // and the reconnect with backoff takes over. A quiet peer still alive stays.
+  socket.setKeepAlive(true, KEEPALIVE_MS)
   const connection = new TcpConnection(socket, ctx)
   let closing = false
   socket.on('close', () => {

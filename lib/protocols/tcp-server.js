@@ -161,9 +161,10 @@ function openConnection (socket, ctx, slot, state) {
   slot.lastFrameAt = Date.now()
   ctx.count('connections')
   if (ctx.options.idleTimeout > 0) {
+    // Closed whole, not half (a FIN alone): a peer ignoring it would keep its slot, and could send on.
     socket.setTimeout(ctx.options.idleTimeout, () => {
       ctx.count('idleTimeouts')
-      socket.end()
+      closeSlot(slot, state)
     })
   }
   socket.on('close', () => {

@@ -182,6 +182,19 @@ test('tcp_client: a frame its server had not finished when the collector stops i
   assert.deepEqual([s.received, s.processed, s.dropped.partial], [2, 1, 1])
 })
 
+// Without keepalive a peer gone silently (no FIN, no reset) left the client connected to nothing.
+test('tcp_client: its connection has TCP keepalive on, so that a peer gone without a word is found', async (t) => {
+  const { execFileSync } = require('node:child_process')
+  const peer = await startPeer(t)
+  const port = peer.server.address().port
+  const lb = newLb(t, { protocol: 'tcp_client', port, framing: 'newline' })
+  await lb.start()
+  await waitFor(() => peer.sockets.size === 1, { what: 'the balancer to connect' })
+  const { address, port: local } = lb.address()
+  const line = execFileSync('ss', ['-tnoH', 'state', 'established', `( sport = :${local} and dport = :${port} )`], { encoding: 'utf8' }).trim()
+  assert.match(line, /timer:\(keepalive,/, `${address}:${local} → ${port}: ${line}`)
+})
+
 test('tcp_client stopped while it waits for its server: start() rejects saying so, with the last connect error as its cause', async (t) => {
   const peer = await startPeer(t)
   const port = peer.server.address().port

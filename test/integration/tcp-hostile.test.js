@@ -85,6 +85,29 @@ test('idle connections are closed after idleTimeout and counted', async (t) => {
   assert.equal(lb.summary().events.idleTimeouts, 1)
 })
 
+// An idle connection was only half-closed (a FIN): a peer ignoring it kept
+// its slot, and what it sent after was still received.
+test('an idle connection is closed whole, its slot freed, even when its peer ignores the FIN', async (t) => {
+  const lb = await tcpLb(t, { idleTimeout: 200, maxConnectionsPerSource: 2, reclaimIdleAfter: 0 })
+  const { port } = lb.address()
+  const stubborn = []
+  for (let i = 0; i < 2; i++) {
+    const socket = net.connect({ host: HOST, port, allowHalfOpen: true })
+    socket.on('error', () => {})
+    t.after(() => socket.destroy())
+    await once(socket, 'connect')
+    stubborn.push(socket)
+  }
+  await waitFor(() => lb.summary().events.idleTimeouts === 2, { what: 'both idle' })
+  stubborn[0].write('sent after the idle timeout\n')
+  const third = await tcpClient(t, port)
+  await write(third, 'a new connection gets a slot\n')
+  await waitFor(() => lb.summary().received === 1, { what: 'the new connection\'s frame' })
+  await sleep(200)
+  assert.equal(lb.summary().received, 1, 'nothing from the closed connection')
+  assert.equal(lb.summary().events.connectionsRejected || 0, 0)
+})
+
 test('the defaults bound what idle connections can hold: a per-source limit and a non-zero idle timeout', async (t) => {
   const lb = await tcpLb(t)
   assert.equal(lb.options.maxConnectionsPerSource, 32)
