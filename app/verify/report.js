@@ -5,6 +5,8 @@
 // against the expectation: processed, refused by reason, failed, and
 // nothing dropped or given up by the framework. As JSON (`--json`) or text.
 
+const { printable } = require('../terminal-text')
+
 // Drops that are the framework's, not the definition's: any of them fails verify.
 const FRAMEWORK_DROPS = new Set(['queueFull', 'oversize', 'badFrame', 'empty', 'partial', 'workerLost', 'shutdown', 'notAllowed', 'bufferFull', 'bufferUnreadable', 'workerFull', 'newKeyLimit', 'documentTooLarge', 'unstorable'])
 
@@ -99,7 +101,8 @@ function verdictLine (r) {
 function sinkLines (s) {
   const title = `${s.collection} (${s.kind === 'kept' ? 'kept state' : s.kind})`
   const lines = [`  ${title.padEnd(32)} ${s.verdict === 'exact' ? 'exact   ' : 'MISMATCH'}  ${summaryText(s)}`]
-  for (const d of s.differences) lines.push(`      ${differenceText(d)}`)
+  // Stored values come from the samples, captured traffic a sender wrote: escaped for the terminal.
+  for (const d of s.differences) lines.push(`      ${printable(differenceText(d))}`)
   if (s.differenceCount > s.differences.length) lines.push(`      … ${s.differenceCount - s.differences.length} more differences`)
   for (const what of s.notCompared) lines.push(`      not compared: ${what}`)
   return lines
