@@ -17,6 +17,11 @@ const U32 = 0x100000000
 // An SDES item's text is at most 255 octets (its length field, RFC 3550 §6.5).
 const MAX_SDES_TEXT = 255
 
+// Raw RTCP as an agent copied it: RFC 5506 reduced-size datagrams too (a
+// WebRTC endpoint's lone NACK or PLI, SDES or BYE), as the RTCP collector
+// reads them by default (docs/protocols.md).
+const RAW_OPTIONS = Object.freeze({ reducedSize: true })
+
 /**
  * The RTCP of one HEP type 5 payload, as `{ packets }` in the RTCP
  * decoder's shape, or `{ reason }`: 'hep-rtcp-json' (not JSON, or no SSRC),
@@ -40,7 +45,7 @@ const MAX_SDES_TEXT = 255
  */
 function rtcpOfHep (payload) {
   if (payload.length > 0 && payload[0] >> 6 === 2) {
-    const decoded = tryDecodeRtcp(payload)
+    const decoded = tryDecodeRtcp(payload, RAW_OPTIONS)
     return decoded.packets === null ? { reason: decoded.reason } : { packets: decoded.packets }
   }
   let json

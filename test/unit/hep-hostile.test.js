@@ -111,6 +111,14 @@ test('raw RTCP: a compound stacking more than 31 sources in one role is refused 
   assert.equal(tryDecodeRtcp(byes).reason, 'too-many-sources', '33 BYE sources')
 })
 
+test('raw RTCP over HEP: an RFC 5506 reduced-size datagram (a lone NACK) is read, as the RTCP collector reads it; RTP is still refused', () => {
+  const nack = Buffer.from('81cd0003' + '00000002' + '00000001' + '00050003', 'hex')
+  assert.deepEqual(rtcpOfHep(nack), { packets: [] })
+  const sdes = Buffer.from('81ca0002' + '00000002' + '01016100', 'hex')
+  assert.equal(rtcpOfHep(sdes).packets[0].chunks[0].items.cname, 'a')
+  assert.equal(rtcpOfHep(Buffer.from('80080001' + '00000002', 'hex')).reason, 'first-not-sr-rr')
+})
+
 test('SIP values too long to keep are refused by name; the header block is read to 16 KB only', () => {
   const message = ({ callId = 'c1@x', user = 'alice', tag = '1' } = {}) => Buffer.from([
     'INVITE sip:bob@b.example SIP/2.0', `Call-ID: ${callId}`, `From: <sip:${user}@a.example>;tag=${tag}`, 'To: <sip:bob@b.example>', 'CSeq: 1 INVITE', '', ''].join('\r\n'))
