@@ -344,7 +344,7 @@ export interface WorkerSettings {
   [key: string]: unknown
 }
 
-export interface CountIncrement { metric: string, n?: number, at?: Date | number, /** the part of the metric a sender chooses, capped by the sink's maxNewKeysPerMinute */ key?: string, /** the metric counted instead past that cap (required with key) */ otherwise?: string }
+export interface CountIncrement { metric: string, n?: number, at?: Date | number, /** the part of the metric a sender chooses, capped by the sink's maxNewKeysPerMinute */ key?: string }
 
 /** The options of a collector's master (`new module.Collector(options)`): the LoadBalancer's, the database's and its workers' settings (docs/collectors.md). */
 export interface CollectorOptions extends LoadBalancerOptions {
@@ -629,7 +629,7 @@ export interface SinkDeclaration<R = any> { readonly kind: 'updates' | 'counters
 export interface SinkOptions { maxBatch?: number, fromSettings?: Record<string, string> }
 export const sinks: {
   updates<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<DocumentUpdate>, indexes?: IndexSpec[], /** a unique field documents are matched on, instead of `_id` */ key?: string, /** the date field retention reads a document's age from: a last activity each upsert moves forward (`max`), or one that never changes; none: kept forever */ expireBy?: string, /** ms a document keeps being written to after its expireBy time (a per-minute document: 60000): its age counts from then */ expireSpan?: number, /** the date field a document written before expireBy existed takes it from, at the leader's start with retention or a budget (default: as of that start) */ expireFrom?: string }): SinkDeclaration<R>
-  counters<R = any> (spec: SinkOptions & { collection?: string, of (record: R, source: RecordSource): OneOrMore<CountIncrement>, preallocateRate?: number, /** new `key`s each worker takes a minute; past it counted under `otherwise` (default: no cap) */ maxNewKeysPerMinute?: number, /** keys each worker remembers as known (default ten times maxNewKeysPerMinute) */ maxKnownKeys?: number, indexes?: IndexSpec[] }): SinkDeclaration<R>
+  counters<R = any> (spec: SinkOptions & { collection?: string, of (record: R, source: RecordSource): OneOrMore<CountIncrement>, preallocateRate?: number, /** new `key`s each worker takes a minute; past it counted under `otherwise` (default: no cap) */ maxNewKeysPerMinute?: number, /** keys each worker remembers as known (default ten times maxNewKeysPerMinute) */ maxKnownKeys?: number, /** the metric counted past maxNewKeysPerMinute (required with it) */ otherwise?: string, indexes?: IndexSpec[] }): SinkDeclaration<R>
   /** one document per record: `_id` the message's ObjectId when it gave one record and one document, else `{ m, r }` (`r`: the record's place in its message; `d` too when `of` gave several) */
   documents<R = any> (spec: SinkOptions & { collection: string, of (record: R, source: RecordSource): OneOrMore<Record<string, unknown>>, indexes?: IndexSpec[], /** the date field retention reads a document's age from (e.g. its arrival); none: kept forever */ expireBy?: string, /** ms a document keeps being written to after its expireBy time: its age counts from then */ expireSpan?: number }): SinkDeclaration<R>
   /** bilateral streams (StreamItem records); `fromSettings` defaults to the stream settings (streamsCollection, streamTimeout, ...), which the definition's settings then include */

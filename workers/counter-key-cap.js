@@ -5,44 +5,80 @@ const { NewKeyLimit } = require('./new-key-limit')
 /**
  * A counters sink's cap on the keys its counts name that a sender chooses
  * (syslog: the HOSTNAME, one counter document per host, severity and day).
- * A count `{ metric, key, otherwise }` whose `key` is known, or new within
- * this worker's `maxNewKeysPerMinute`, is counted under `metric`; past the
- * cap under `otherwise`, so the count is kept, only not per key, and
- * `overflowed` says how many were. Keys remembered: `maxKnownKeys` (the least
- * recently seen forgotten). The record itself is stored either way: the
- * cap concerns the counters only (the definition's `cardinality` is what
- * refuses records).
+ * A count `{ metric, key }` whose `key` is known, or new within this
+ * worker's `maxNewKeysPerMinute`, is counted under `metric`; past the cap
+ * under the sink's `otherwise` metric, so the count is kept, only not per
+ * key, and `overflowed` says how many were. Keys remembered: `maxKnownKeys`
+ * (the least recently seen forgotten). The record itself is stored either
+ * way: the cap concerns the counters only (the definition's `cardinality`
+ * is what refuses records).
+ *
+ * A redelivered message goes where the worker that died with it counted it,
+ * as far as the database tells: that worker's choice was its own memory's,
+ * and counting it under the other metric would count it twice (each
+ * document's guard sees only its own batches). Before such a batch the sink
+ * reads (prepareRedelivered) whether the `otherwise` documents of its days
+ * hold it already: a key the heir does not know then goes there (its
+ * increment skipped there as applied, or where the dead worker put it),
+ * else under its own metric (what the dead worker counted there, if
+ * anything, is skipped the same way).
  */
 class CounterKeyCap {
   /**
-   * @param {{ collection: string, maxNewKeysPerMinute?: number, maxKnownKeys?: number }} spec a counters sink's, settings resolved
+   * @param {{ collection: string, otherwise?: string, maxNewKeysPerMinute?: number, maxKnownKeys?: number }} spec a counters sink's, settings resolved
    * @param {object|null} host its worker's (sink.js sinkHost): the log
    */
-  static of (spec, host) {
-    return spec.maxNewKeysPerMinute > 0 ? new CounterKeyCap(spec, host) : null
+  static of (spec, host, store) {
+    return spec.maxNewKeysPerMinute > 0 ? new CounterKeyCap(spec, host, store) : null
   }
 
-  constructor ({ collection, maxNewKeysPerMinute, maxKnownKeys = 10 * maxNewKeysPerMinute }, host) {
+  /** `store`: the sink's CounterStore (the documents a count goes to, their watermarks). */
+  constructor ({ collection, otherwise, maxNewKeysPerMinute, maxKnownKeys = 10 * maxNewKeysPerMinute }, host, store) {
     this.limit = new NewKeyLimit({ share: maxNewKeysPerMinute, known: maxKnownKeys })
     this.collection = collection
+    this.otherwise = otherwise
     this.host = host
+    this.store = store
     this.overflowed = 0
+    this.redelivered = null // { origin, batchId, held: Set of the `otherwise` documents that hold that batch }
   }
 
-  /**
-   * The metric a count is counted under. A redelivered message's keys all
-   * pass, as the definition's cap has them (NewKeyLimit#admits: the worker
-   * that died with it may have counted them so).
-   */
-  metricOf (count, context) {
+  /** The metric a count of a message (under `context`) at `at` (a Date or ms) is counted under. */
+  metricOf (count, context, at) {
+    if (count.key === undefined) return count.metric
     const remote = context.message.remote
-    if (count.key === undefined || this.limit.admits(count.key, remote ? remote.address : null, context.redelivered)) return count.metric
+    const address = remote ? remote.address : null
+    if (context.redelivered) return this.redeliveredMetric(count, context, address, at)
+    if (this.limit.admits(count.key, address)) return count.metric
     this.overflowed++
     if (this.host) {
       this.host.logAtMost(`counterKeys:${this.collection}`, 'warn', { collection: this.collection, ...this.limit.minuteStats(), overflowed: this.overflowed },
-        'counts of new keys beyond the counters sink\'s maxNewKeysPerMinute (share) are counted under their `otherwise` metric (the sink\'s overflowed); busiestSource brought the most this minute')
+        'counts of new keys beyond the counters sink\'s maxNewKeysPerMinute (share) are counted under its `otherwise` metric (the sink\'s overflowed); busiestSource brought the most this minute')
     }
-    return count.otherwise
+    return this.otherwise
+  }
+
+  // Decided by the database, not by this worker's memory: the dead worker's was its own.
+  redeliveredMetric (count, context, address, at) {
+    const r = this.redelivered
+    const mark = context.mark
+    if (r !== null && r.origin === mark.origin && r.batchId === mark.batchId && r.held.has(this.store.documentId(this.otherwise, at))) return this.otherwise
+    this.limit.admits(count.key, address, true)
+    return count.metric
+  }
+
+  /**
+   * Before a redelivered batch: which of the `otherwise` documents its
+   * messages may go to (by their arrival, the counts' time unless `of`
+   * gives one) hold it already, by their watermark of its origin.
+   */
+  async prepareRedelivered (messages, delivery) {
+    this.redelivered = null
+    if (!this.store.collection) return
+    const ids = [...new Set(messages.map((m) => this.store.documentId(this.otherwise, m.receivedAt || delivery.receivedAt || Date.now())))]
+    const watermarks = await this.store.watermarks(ids, delivery.origin)
+    const held = new Set(ids.filter((id) => watermarks.get(id) !== null && watermarks.get(id) >= delivery.batchId))
+    this.redelivered = { origin: delivery.origin, batchId: delivery.batchId, held }
   }
 
   stats () {

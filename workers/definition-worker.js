@@ -213,6 +213,7 @@ class DefinitionWorker extends MongoWorker {
   // kept state since this one read it, so each scope is read again.
   async prepareRedelivered (messages, delivery) {
     await super.prepareRedelivered(messages, delivery)
+    for (const sink of this.sinks) if (sink.prepareRedelivered) await sink.prepareRedelivered(messages, delivery)
     if (this.kept) this.kept.forgetStored()
   }
 

@@ -30,11 +30,11 @@ function updateProblem (u, key) {
 
 /** A counters sink's count: `{ metric, n?, at? }`. */
 function countProblem (c) {
-  if (!isPlainObject(c)) return `gave ${describe(c)}, not a count { metric, n?, at?, key?, otherwise? }`
+  if (!isPlainObject(c)) return `gave ${describe(c)}, not a count { metric, n?, at?, key? }`
   if (typeof c.metric !== 'string' || c.metric === '') return `gave metric ${describe(c.metric)}, not a non-empty string`
   if (c.n !== undefined && !Number.isFinite(c.n)) return `gave n ${describe(c.n)}, not a finite number`
   if (c.at !== undefined && !(c.at instanceof Date) && !Number.isFinite(c.at)) return `gave at ${describe(c.at)}, not a Date or epoch ms`
-  if (c.key !== undefined && (typeof c.otherwise !== 'string' || c.otherwise === '')) return `gave key ${describe(c.key)} without otherwise, the metric counted past the sink's maxNewKeysPerMinute`
+  if (c.key !== undefined && (typeof c.key !== 'string' || c.key === '')) return `gave key ${describe(c.key)}, not a non-empty string`
   return null
 }
 

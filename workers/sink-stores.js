@@ -103,7 +103,7 @@ class UpdatesSink extends Sink {
 class CountersSink extends UpdatesSink {
   constructor (spec, host = null) {
     super(spec, host)
-    this.keyCap = CounterKeyCap.of(spec, host) // counts whose `key` a sender chooses
+    this.keyCap = CounterKeyCap.of(spec, host, this.store) // counts whose `key` a sender chooses
   }
 
   createStore (spec) {
@@ -128,8 +128,13 @@ class CountersSink extends UpdatesSink {
   }
 
   count (c, context) {
-    const metric = this.keyCap === null ? c.metric : this.keyCap.metricOf(c, context)
-    this.store.increment(metric, c.at === undefined ? context.message.receivedAt : c.at, c.n === undefined ? 1 : c.n, context.mark)
+    const at = c.at === undefined ? context.message.receivedAt : c.at
+    this.store.increment(this.keyCap === null ? c.metric : this.keyCap.metricOf(c, context, at), at, c.n === undefined ? 1 : c.n, context.mark)
+  }
+
+  // A batch delivered again: which `otherwise` documents hold it (CounterKeyCap).
+  async prepareRedelivered (messages, delivery) {
+    if (this.keyCap !== null) await this.keyCap.prepareRedelivered(messages, delivery)
   }
 
   stats () {

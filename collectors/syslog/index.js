@@ -22,7 +22,7 @@ const OTHER_HOSTS = 'syslog.(other hosts)' // the counters of hosts past the cap
  * arrival (the counter's day is what retention ages it by; a sender's clock
  * dated 1970 had its counts deleted at once). The host is the sender's
  * choice: past `--max-new-hosts-per-minute` new ones a worker counts the
- * line under `syslog.(other hosts).<severity>` (a host name has no space). Lenient readings (parser DEVIATIONS) are
+ * line under `syslog.(other hosts)` (a host name has no space). Lenient readings (parser DEVIATIONS) are
  * stored parsed, flagged and counted in `deviations`.
  */
 module.exports = defineCollector({
@@ -37,7 +37,7 @@ module.exports = defineCollector({
     countersCollection: COUNTER_SETTINGS.countersCollection,
     preallocateRate: { ...COUNTER_SETTINGS.preallocateRate, default: 0.001 },
     countersInterval: COUNTERS_INTERVAL,
-    maxNewHostsPerMinute: { type: 'integer', default: 5000, range: [0, 1e9], group: 'Storage', description: `host names each worker takes a minute for the per-host counters, remembering ten times that: a line of a host past it is stored as always and counted under ${OTHER_HOSTS}.<severity> (the counters sink's overflowed); 0: no cap` }
+    maxNewHostsPerMinute: { type: 'integer', default: 5000, range: [0, 1e9], group: 'Storage', description: `host names each worker takes a minute for the per-host counters, remembering ten times that: a line of a host past it is stored as always and counted under ${OTHER_HOSTS}, all severities together (the counters sink's overflowed); 0: no cap` }
   },
   decode: (message, { strict, lenient }, { receivedAt }) => parseSyslog(message.data, { strict, lenient, receivedAt }),
   tally: {
@@ -61,10 +61,10 @@ module.exports = defineCollector({
     }),
     sinks.counters({
       fromSettings: { collection: 'countersCollection', preallocateRate: 'preallocateRate', writeEvery: 'countersInterval', maxNewKeysPerMinute: 'maxNewHostsPerMinute' },
+      otherwise: OTHER_HOSTS,
       of: (record, { remote }) => {
         const host = record.host || remote.address
-        const severity = record.severityName || 'unknown'
-        return { metric: `syslog.${host}.${severity}`, key: host, otherwise: `${OTHER_HOSTS}.${severity}` }
+        return { metric: `syslog.${host}.${record.severityName || 'unknown'}`, key: host }
       }
     })
   ]

@@ -52,13 +52,17 @@ function updates (spec) {
  * `hourly.HH`, `minute.HH.MM`): `of` gives `{ metric, n?, at? }` or an
  * array (n: 1, at: the message's arrival, by default). `writeEvery`: ms its
  * increments are coalesced across flushes (Sink.due). A metric naming what
- * a sender chooses (a host name) gives that part as `key` and the metric
- * counted instead past the cap as `otherwise`: each worker takes at most
- * `maxNewKeysPerMinute` new keys a minute (0 or unset: no cap), remembering
- * `maxKnownKeys` (default ten times that; workers/counter-key-cap.js).
- * @param {{ collection?: string, of: Function, preallocateRate?: number, writeEvery?: number, maxNewKeysPerMinute?: number, maxKnownKeys?: number }} spec
+ * a sender chooses (a host name) gives that part as `key`: each worker
+ * takes at most `maxNewKeysPerMinute` new keys a minute (0 or unset: no
+ * cap), remembering `maxKnownKeys` (default ten times that), and counts the
+ * rest under the sink's `otherwise` metric (workers/counter-key-cap.js).
+ * @param {{ collection?: string, of: Function, preallocateRate?: number, writeEvery?: number, maxNewKeysPerMinute?: number, maxKnownKeys?: number, otherwise?: string }} spec
  */
 function counters (spec) {
+  const capped = spec && (spec.maxNewKeysPerMinute !== undefined || (spec.fromSettings && spec.fromSettings.maxNewKeysPerMinute !== undefined))
+  if (capped && (typeof spec.otherwise !== 'string' || spec.otherwise === '')) {
+    throw InvalidOptionError.problem('sinks', 'a counters sink with maxNewKeysPerMinute needs otherwise, the metric counted past it')
+  }
   return sink('counters', { collection: 'counters', ...spec })
 }
 
@@ -111,7 +115,7 @@ const KINDS = Object.freeze(['updates', 'counters', 'documents', 'streams'])
 // What a sink declaration may say (the union over the kinds): a key not
 // among them is a typo (`indexs`, `expireby`) refused at load, not ignored.
 const SPEC_KEYS = Object.freeze(['collection', 'of', 'key', 'indexes', 'expireBy', 'expireSpan', 'expireFrom', 'fromSettings', 'maxBatch', 'preallocateRate', 'writeEvery',
-  'countersCollection', 'counterMetric', 'minuteFields', 'analytics', 'streamTimeout', 'byeGrace', 'streamSegment', 'maxPending', 'sweep', 'sweepInterval', 'maxNewKeysPerMinute', 'maxKnownKeys'])
+  'countersCollection', 'counterMetric', 'minuteFields', 'analytics', 'streamTimeout', 'byeGrace', 'streamSegment', 'maxPending', 'sweep', 'sweepInterval', 'maxNewKeysPerMinute', 'maxKnownKeys', 'otherwise'])
 
 function sink (kind, spec) {
   const refuse = (what) => { throw InvalidOptionError.problem('sinks', `${kind === 'updates' ? 'an' : 'a'} ${kind} sink${spec && typeof spec.collection === 'string' ? ` (${spec.collection})` : ''} ${what}`) }

@@ -174,7 +174,7 @@ test('per-host counters are capped: past --max-new-hosts-per-minute new host nam
   assert.equal(docs.length, hosts.length, 'every line stored, whatever its host')
   const counters = await db.collection('counters').find().sort({ metric: 1 }).toArray()
   assert.deepEqual(counters.map((c) => [c.metric, c.daily]),
-    [['syslog.(other hosts).err', 7], ['syslog.h0.err', 2], ['syslog.h1.err', 1], ['syslog.h2.err', 2]])
+    [['syslog.(other hosts)', 7], ['syslog.h0.err', 2], ['syslog.h1.err', 1], ['syslog.h2.err', 2]])
 })
 
 test('its settings reach its sinks: --collection and countersCollection name them, maxBatch messages are written without waiting for the flush interval', async (t) => {
@@ -313,6 +313,36 @@ test('coalesced counters through worker kills: every line stored once and counte
   for (const host of hosts) {
     assert.equal(counters.filter((c) => c.metric === `syslog.${host}.err`).reduce((sum, c) => sum + c.daily, 0), LINES / hosts.length, `${host}: each line counted once`)
   }
+})
+
+test('per-host counters capped, through worker kills: every line counted once, under its host or (other hosts), never both', { timeout: 120000 }, async (t) => {
+  const dgram = require('node:dgram')
+  const { killLoop } = require('../helpers/kill-loop')
+  const { accountedFor } = require('../../lib/master/counters')
+  // A flood of 40 host names against a share of 3 a minute: most lines go to (other hosts).
+  const { collector, db, port } = await startCollector(t, ['--counters-interval', '1s', '--flush-interval', '50', '--max-new-hosts-per-minute', '3'])
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const LINES = 3000
+  const loop = killLoop(collector, 500)
+  for (let i = 0; i < LINES; i++) {
+    await new Promise((resolve) => socket.send(generateSyslog({ host: `h${i % 40}`, severity: 'err', message: `m${i}` }), port, '127.0.0.1', resolve))
+    if (i % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  const killed = await loop.stop(2)
+  const s = await waitFor(async () => {
+    const stats = await collector.stats()
+    return stats.inFlight === 0 && accountedFor(stats) ? stats : null
+  }, { timeout: 60000, what: 'every line processed or dropped' })
+  t.diagnostic(`${killed} workers killed, ${s.replayed || 0} replayed`)
+  assert.ok(killed >= 2, `workers killed: ${killed}`)
+  assert.equal(s.processed, LINES)
+  const counters = await db.collection('counters').find().toArray()
+  const other = counters.filter((c) => c.metric === 'syslog.(other hosts)').reduce((sum, c) => sum + c.daily, 0)
+  const total = counters.reduce((sum, c) => sum + c.daily, 0)
+  t.diagnostic(`${counters.length} counter documents, ${other} lines under (other hosts)`)
+  assert.ok(other > 0, 'the cap was met')
+  assert.equal(total, LINES, 'each line counted once')
 })
 
 test('a frame whose document would pass 16 MiB is refused by name (documentTooLarge), not held and written again for ever; the next line is stored', { timeout: 60000 }, async (t) => {

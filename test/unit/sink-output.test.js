@@ -27,9 +27,9 @@ test('a count needs a metric name; n and at are numbers (or a Date)', () => {
   assert.equal(countProblem({ metric: 'a', n: 2, at: new Date() }), null)
   assert.equal(countProblem({ metric: 42 }), 'gave metric 42, not a non-empty string')
   assert.equal(countProblem({ metric: 'a', n: '2' }), 'gave n "2", not a finite number')
-  assert.equal(countProblem(7), 'gave 7, not a count { metric, n?, at?, key?, otherwise? }')
-  assert.equal(countProblem({ metric: 'a.h1', key: 'h1', otherwise: 'a.other' }), null)
-  assert.equal(countProblem({ metric: 'a.h1', key: 'h1' }), 'gave key "h1" without otherwise, the metric counted past the sink\'s maxNewKeysPerMinute')
+  assert.equal(countProblem(7), 'gave 7, not a count { metric, n?, at?, key? }')
+  assert.equal(countProblem({ metric: 'a.h1', key: 'h1' }), null)
+  assert.equal(countProblem({ metric: 'a.h1', key: 7 }), 'gave key 7, not a non-empty string')
 })
 
 test('a document is an object; checkAll names the sink in its TypeError', () => {
