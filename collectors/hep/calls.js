@@ -105,10 +105,8 @@ function dialogOf (tagA, tagB) {
  * per-dialog BYEs: `endedAt` and `firstBye` (or `byeFromTag`).
  */
 function callEndOf (doc) {
-  if (!doc.byes || typeof doc.byes !== 'object') {
-    const byeTag = typeof doc.firstBye === 'string' ? doc.firstBye.slice(doc.firstBye.indexOf('|') + 1) : doc.byeFromTag || null
-    return { endedAt: doc.endedAt || null, byeTag, otherDialogByes: 0 }
-  }
+  const legacy = { endedAt: doc.endedAt || null, byeTag: typeof doc.firstBye === 'string' ? doc.firstBye.slice(doc.firstBye.indexOf('|') + 1) : doc.byeFromTag || null }
+  if (!doc.byes || typeof doc.byes !== 'object') return { ...legacy, otherDialogByes: 0 }
   const answered = typeof doc.firstAnswer === 'string' ? doc.firstAnswer.slice(doc.firstAnswer.indexOf('|') + 1) : null
   let end = null
   let byes = 0
@@ -121,6 +119,8 @@ function callEndOf (doc) {
     if (answered !== null ? bye.dialog === answered : end === null || bye.time < end.time) end = bye
   }
   const pastCap = typeof doc.byesPastCap === 'number' ? doc.byesPastCap : 0
+  // A call answered and ended before per-dialog BYEs, another BYE stored after: the first BYE of any dialog, as then.
+  if (answered === null && legacy.endedAt && (end === null || legacy.endedAt < new Date(end.time))) return { ...legacy, otherDialogByes: byes + pastCap }
   return { endedAt: end ? new Date(end.time) : null, byeTag: end ? end.fromTag || null : null, otherDialogByes: byes - (end ? 1 : 0) + pastCap }
 }
 

@@ -27,14 +27,15 @@ const MAX_COUNT = 31
 const MAX_COMPOUND_SOURCES = MAX_COUNT
 
 /**
- * SDES items and XR blocks one compound may carry in all. A chunk holds at
- * most one of each of the seven named items plus a few PRIV, an endpoint
- * sends one to three items and an XR packet a few blocks; a 64 KB datagram
- * can otherwise stack about 21,000 empty items or 16,000 empty XR blocks,
- * milliseconds of decoding each. Past this a datagram is refused
+ * SDES items and XR blocks one compound may carry in all: eight per source
+ * it may describe, each of the seven named SDES items and a PRIV for every
+ * one of 31 chunks (a mixer describing its contributors in full); an
+ * endpoint sends one to three items and an XR packet a few blocks. A 64 KB
+ * datagram can otherwise stack about 21,000 empty items or 16,000 empty XR
+ * blocks, milliseconds of decoding each. Past this a datagram is refused
  * (`too-many-items`) as the decoder meets the first one too many.
  */
-const MAX_COMPOUND_ITEMS = 4 * MAX_COUNT
+const MAX_COMPOUND_ITEMS = 8 * MAX_COUNT
 
 /**
  * SSRCs remembered per process (`--max-sources`): by the master for call

@@ -116,6 +116,10 @@ test('a call whose answer was not captured ends at its first BYE, as before; a c
   assert.deepEqual([o.answered, +o.endedAt, o.endedBy, o.otherDialogByes], [false, T0 + 2120, 'caller', 1])
   const old = callOutcome({ callId: 'old', callerTag: 'a1', answeredAt: new Date(T0), endedAt: new Date(T0 + 5000), firstBye: `${new Date(T0 + 5000).toISOString()}|b1` })
   assert.deepEqual([old.durationMs, old.endedBy, old.otherDialogByes], [5000, 'callee', 0])
+  // Answered and ended before the upgrade, the other end's crossing BYE stored after it: the end stays the first BYE.
+  const crossing = { ...storedIn(['bye-soft'], forkedCall('caller')), callId: 'old', callerTag: 'a1', answeredAt: new Date(T0), endedAt: new Date(T0 + 5000), firstBye: `${new Date(T0 + 5000).toISOString()}|b1` }
+  const mixed = callOutcome(crossing)
+  assert.deepEqual([mixed.durationMs, mixed.endedBy, mixed.otherDialogByes], [5000, 'callee', 1])
 })
 
 // The HEP definition's decode and enrich, as a worker runs them, with the

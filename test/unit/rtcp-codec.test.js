@@ -183,7 +183,7 @@ test('validation failures carry stable reasons', async (t) => {
     'nonzero-padding': ['SDES fill octets after END not null', () => Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(1, ascii('ab')), 0, 7, 0, 0])])],
     'sdes-bad-priv': ['PRIV prefix length beyond the item', () => Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(8, [5, 0x61]), 0, 0, 0, 0])])],
     'too-many-sources': ['two RRs of 31 and 1 report blocks', () => encodeRtcp([rr(Array.from({ length: 31 }, (_, i) => block(i + 1))), rr([block(99)])])],
-    'too-many-items': ['one chunk of 125 empty NOTE items', () => Buffer.concat([emptyRr(), sdesChunk(125)])]
+    'too-many-items': ['one chunk of 249 empty NOTE items', () => Buffer.concat([emptyRr(), sdesChunk(249)])]
   }
   assert.deepEqual(Object.keys(cases).sort(), [...DECODE_REASONS].sort(), 'every exported reason has a case')
   for (const [reason, [label, make]] of Object.entries(cases)) {
@@ -199,14 +199,18 @@ function sdesChunk (n) {
   return raw(0x81, 202, body)
 }
 
-test('SDES items and XR blocks are bounded per compound (too-many-items): 124 pass, the 125th is refused however the datagram spreads them', () => {
-  assert.equal(decodeRtcp(Buffer.concat([emptyRr(), sdesChunk(124)])).packets[1].chunks[0].list.length, 124)
-  rejects(Buffer.concat([emptyRr(), sdesChunk(100), sdesChunk(25)]), 'too-many-items')
+test('SDES items and XR blocks are bounded per compound (too-many-items): 248 pass, the 249th is refused however the datagram spreads them', () => {
+  assert.equal(decodeRtcp(Buffer.concat([emptyRr(), sdesChunk(248)])).packets[1].chunks[0].list.length, 248)
+  rejects(Buffer.concat([emptyRr(), sdesChunk(200), sdesChunk(49)]), 'too-many-items')
   const xr = (n) => ({ type: 'XR', ssrc: 1, blocks: Array.from({ length: n }, () => ({ bt: 99, data: Buffer.alloc(0) })) })
-  assert.equal(decodeRtcp(Buffer.concat([emptyRr(), sdesChunk(100), encodeRtcp([xr(24)])])).packets[2].blocks.length, 24)
-  rejects(Buffer.concat([emptyRr(), sdesChunk(100), encodeRtcp([xr(25)])]), 'too-many-items')
+  assert.equal(decodeRtcp(Buffer.concat([emptyRr(), sdesChunk(224), encodeRtcp([xr(24)])])).packets[2].blocks.length, 24)
+  rejects(Buffer.concat([emptyRr(), sdesChunk(224), encodeRtcp([xr(25)])]), 'too-many-items')
+  // A mixer describing 31 contributors in full: every named item and a PRIV each.
+  const full = (ssrc) => ({ ssrc, items: { cname: `c${ssrc}@h`, name: 'n', email: 'e', phone: 'p', loc: 'l', tool: 't', note: 'x', priv: [{ prefix: 'p', value: 'v' }] } })
+  const mixer = decodeRtcp(encodeRtcp([rr(), { type: 'SDES', chunks: Array.from({ length: 31 }, (_, i) => full(i + 1)) }]))
+  assert.deepEqual(mixer.packets[1].chunks.map((c) => c.list.length), Array(31).fill(8))
   // What a 64 KB datagram can stack: about 21,000 empty items or 16,000
-  // empty XR blocks, refused at the 125th, before the rest is read.
+  // empty XR blocks, refused at the 249th, before the rest is read.
   rejects(Buffer.concat([emptyRr(), sdesChunk(21000)]), 'too-many-items')
   rejects(encodeRtcp([rr(), xr(16000)]), 'too-many-items')
   // An empty DLRR block counts as one XR entry (too-many-sources past 31).
