@@ -2,7 +2,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { readJsonFile } = require('../shared/json-file')
+const { readJsonFile, writeJsonFile } = require('../shared/json-file')
 
 /*
  * One segment file of the disk buffer (journal.js) as the master holds it
@@ -10,7 +10,12 @@ const { readJsonFile } = require('../shared/json-file')
  * records not released (`<n>.ccj.live`), its removal, whether the file
  * still has a name.
  */
-const LIVE_SUFFIX = '.live' // beside a kept segment: { offsets } of its records not released at the stop
+// Beside a segment: { offsets, through? } of its records not released, at
+// a stop (the whole segment) or, while the master runs, every LIST_EVERY_MS
+// when some were released since (`through`: how far the segment reached
+// then; what lies past it was not listed, and comes back).
+const LIVE_SUFFIX = '.live'
+const LIST_EVERY_MS = 1000
 
 class Segment {
   constructor (seq, file, fd, size) {
@@ -21,6 +26,7 @@ class Segment {
     this.live = 0 // records not yet released
     this.messages = 0
     this.offsets = new Set() // the data offsets of those records
+    this.unlisted = false // released records since its list was last written (listReleased)
     this.movedTo = null // data offset → where the record was written again (Journal#restoreLost), once its file lost its name
   }
 }
@@ -46,7 +52,32 @@ function closeQuietly (fd) {
 // there is no list (a crash, a run before lists were kept): all come back.
 function readLiveOffsets (file) {
   const list = readJsonFile(file + LIVE_SUFFIX)
-  return list && Array.isArray(list.offsets) ? new Set(list.offsets) : null
+  if (!list || !Array.isArray(list.offsets)) return null
+  return { offsets: new Set(list.offsets), through: Number.isInteger(list.through) ? list.through : Infinity }
+}
+
+/** Whether a record (by its data offset) was released as the segment's list says: not delivered again. */
+function listedReleased (live, dataOffset) {
+  return live !== null && dataOffset < live.through && !live.offsets.has(dataOffset)
+}
+
+/**
+ * While the master runs: the list of each segment some of whose records
+ * were released since it was last written, so that after a crash (no stop
+ * to list them) what comes back is what was not released a second before,
+ * not the whole segment: every message of it counted again, every cap
+ * decided again. A list not written leaves the older one, naming more.
+ */
+function listReleased (segments, onError) {
+  for (const segment of segments) {
+    if (!segment.unlisted || segment.file === null) continue
+    try {
+      writeJsonFile(segment.file + LIVE_SUFFIX, { offsets: [...segment.offsets], through: segment.size })
+      segment.unlisted = false
+    } catch (err) {
+      onError(err)
+    }
+  }
 }
 
 // Whether the segment's file lost its name (its directory was deleted):
@@ -74,4 +105,4 @@ function removeFiles (file) {
   fs.rmSync(file, { force: true })
 }
 
-module.exports = { Segment, LIVE_SUFFIX, syncDirectory, closeQuietly, readLiveOffsets, removeFiles, removeOrphanLists, isUnlinked }
+module.exports = { Segment, LIVE_SUFFIX, LIST_EVERY_MS, syncDirectory, closeQuietly, readLiveOffsets, listedReleased, listReleased, removeFiles, removeOrphanLists, isUnlinked }

@@ -9,7 +9,7 @@ const { takeLock, releaseLock, setAsideForOther, freeBytes } = require('./journa
 const { createBatch } = require('./batch')
 const { recordHead, scanRecords, writeWhole } = require('./journal-record')
 const { restoreLost, located } = require('./journal-restore')
-const { Segment, LIVE_SUFFIX, syncDirectory, closeQuietly, readLiveOffsets, removeFiles, removeOrphanLists } = require('./journal-segment')
+const { Segment, LIVE_SUFFIX, LIST_EVERY_MS, syncDirectory, closeQuietly, readLiveOffsets, listedReleased, listReleased, removeFiles, removeOrphanLists } = require('./journal-segment')
 
 /*
  * The master's disk buffer: every batch the master forms is appended here
@@ -22,12 +22,11 @@ const { Segment, LIVE_SUFFIX, syncDirectory, closeQuietly, readLiveOffsets, remo
  * deleted once every record in it is released; at open, the records of
  * segments left behind (a crash, a stop during an outage) are handed back
  * to be delivered again, with their batch ids and origins, so every message
- * keeps its key. A stop writes beside each segment it keeps the list of
- * its records not released (`<n>.ccj.live`, the data offsets), so that the
- * next open hands back those alone, not the segment's records stored
- * already; after a crash there is no such list, or one from an earlier
- * stop that names more than is left: every record it names comes back,
- * and a record stored twice is stored once (a message's key). A record
+ * keeps its key. Beside each segment, the list of its records not released
+ * (`<n>.ccj.live`), written at a stop and every second while it runs
+ * (journal-segment.js listReleased): the next open hands back those alone,
+ * after a crash what was not released a second before; a list older than
+ * that names more, and a record stored twice is stored once (its key). A record
  * cut short (a crash mid-write) or damaged fails its length or checksum:
  * it is skipped and counted, and reading resumes at the next record that
  * checks out.
@@ -69,6 +68,7 @@ class Journal {
     this.unwritten = 0 // bytes of batches held in memory as their write failed (heldUnwritten)
     this.dirty = false
     this.syncTimer = null
+    this.listTimer = null
     this.locked = false
     this.detached = false // the directory was deleted and another process holds it now (journal-restore.js)
     this.nameless = { records: 0, messages: 0 } // left at close in segments with no name: lost
@@ -113,10 +113,8 @@ class Journal {
     // for other bytes, so a worker of a killed run still reading a batch
     // where the master said it lies (where()) reads that batch or nothing.
     this.startSegment(last + 1)
-    if (this.sync === 'interval') {
-      this.syncTimer = setInterval(() => this.syncNow(), SYNC_INTERVAL_MS)
-      this.syncTimer.unref()
-    }
+    if (this.sync === 'interval') this.syncTimer = setInterval(() => this.syncNow(), SYNC_INTERVAL_MS).unref()
+    this.listTimer = setInterval(() => listReleased(this.segments.values(), (err) => this.writeFailed(err)), LIST_EVERY_MS).unref()
     return { batches, found, damaged, setAside, small }
   }
 
@@ -149,7 +147,7 @@ class Journal {
     const segment = new Segment(seq, file, null, buf.length)
     const live = readLiveOffsets(file)
     scanRecords(buf, (record) => {
-      if (live !== null && !live.has(record.dataOffset)) return // released before a stop
+      if (listedReleased(live, record.dataOffset)) return // released before the run ended
       const batch = createBatch(record.kind, null, record.count, record.id, record.origin, record.receivedAt)
       batch.redeliver()
       batch.journaled({ segment, dataOffset: record.dataOffset, dataLength: record.dataLength })
@@ -219,8 +217,7 @@ class Journal {
       try { fs.ftruncateSync(segment.fd, segment.size) } catch {}
       this.failing = true
       if (retry && segment.live === 0 && segment.size > 0 && this.rotate()) return this.write(meta, data, count, false)
-      this.writeErrors++
-      this.lastWriteError = err
+      this.writeFailed(err)
       return null
     }
     this.failing = false
@@ -244,8 +241,7 @@ class Journal {
     try {
       this.startSegment(old.seq + 1)
     } catch (err) {
-      this.writeErrors++
-      this.lastWriteError = err
+      this.writeFailed(err)
       return false
     }
     if (old.live === 0) this.remove(old)
@@ -299,6 +295,7 @@ class Journal {
     const at = located(first, true)
     const segment = at.segment
     segment.offsets.delete(at.dataOffset)
+    segment.unlisted = true
     segment.live--
     segment.messages -= batch.count
     this.messages -= batch.count
@@ -319,11 +316,8 @@ class Journal {
     if (segment.file === null) return // its name went with its directory
     try {
       removeFiles(segment.file)
-    } catch (err) {
-      // A file that cannot be deleted (EACCES, EROFS) only takes disk space:
-      // its records were all released. Counted, never thrown at an acknowledgement.
-      this.writeErrors++
-      this.lastWriteError = err
+    } catch (err) { // a file that cannot be deleted (EACCES, EROFS) only takes room: counted, never thrown at an acknowledgement
+      this.writeFailed(err)
     }
   }
 
@@ -338,8 +332,7 @@ class Journal {
       this.syncs++
       if (segment === this.active) this.dirty = false
     } catch (err) {
-      this.writeErrors++
-      this.lastWriteError = err
+      this.writeFailed(err)
     }
   }
 
@@ -350,6 +343,7 @@ class Journal {
    */
   close () {
     clearInterval(this.syncTimer)
+    clearInterval(this.listTimer)
     this.syncTimer = null
     if (this.active && this.sync !== 'none') this.syncNow()
     // What stays is still counted (segments, bytes) for the summary after stop.
@@ -376,9 +370,13 @@ class Journal {
     try {
       writeJsonFile(segment.file + LIVE_SUFFIX, { offsets: [...segment.offsets] })
     } catch (err) {
-      this.writeErrors++
-      this.lastWriteError = err
+      this.writeFailed(err)
     }
+  }
+
+  writeFailed (err) {
+    this.writeErrors++
+    this.lastWriteError = err
   }
 
   /** For stats(): `{ dir, bytes, maxBytes, segments, records, messages, sync, syncs, writeErrors }`. */
