@@ -23,6 +23,11 @@ function notMongoLine (where) {
   return `${where} accepts connections but does not answer as MongoDB (another program has the port?)`
 }
 
+/** The line said of host:port when it accepts and says nothing: a stalled server as much as another program. */
+function silentLine (where, timeoutMs) {
+  return `${where} accepts connections but answers nothing within ${timeoutMs} ms (a MongoDB stalled or overloaded, or another program that says nothing)`
+}
+
 // { hello: 1, $db: 'admin' } as BSON, in an OP_MSG (one kind-0 section).
 function helloMessage () {
   const doc = Buffer.concat([
@@ -49,10 +54,12 @@ function answersAsMongo (head) {
 
 /**
  * What listens on host:port: 'none' (no connection within timeoutMs, or
- * one closed without a byte), 'mongodb' (a MongoDB reply to hello), or
- * 'other' (it accepted, then answered garbage, or nothing within timeoutMs).
+ * one closed without a byte), 'mongodb' (a MongoDB reply to hello),
+ * 'other' (it accepted, then answered garbage) or 'silent' (it accepted,
+ * then answered nothing within timeoutMs: a MongoDB stalled, SIGSTOPped or
+ * overloaded reads so too, not only another program).
  * @param {{ host: string, port: number, tls?: boolean, timeoutMs?: number }} target
- * @returns {Promise<'none'|'mongodb'|'other'>}
+ * @returns {Promise<'none'|'mongodb'|'other'|'silent'>}
  */
 function probeWire ({ host, port, tls: secure = false, timeoutMs = 2000 }) {
   return new Promise((resolve) => {
@@ -65,7 +72,7 @@ function probeWire ({ host, port, tls: secure = false, timeoutMs = 2000 }) {
       socket.destroy()
       resolve(verdict)
     }
-    const timer = setTimeout(() => done(connected ? 'other' : 'none'), timeoutMs)
+    const timer = setTimeout(() => done(connected ? (received.length > 0 ? 'other' : 'silent') : 'none'), timeoutMs)
     socket.once(secure ? 'secureConnect' : 'connect', () => {
       connected = true
       socket.write(helloMessage())
@@ -100,8 +107,9 @@ function uriHosts (uri) {
 }
 
 /**
- * notMongoLine for the first host of `uri` that accepts connections and is
- * not MongoDB, or null (each is MongoDB, or nothing listens there).
+ * notMongoLine for the first host of `uri` that accepts connections and
+ * answers as something else, else silentLine for the first that answers
+ * nothing; null when each is MongoDB, or nothing listens there.
  * @param {string} uri
  * @param {{ timeoutMs?: number }} [options]
  * @returns {Promise<string|null>}
@@ -109,10 +117,12 @@ function uriHosts (uri) {
 async function findNotMongo (uri, { timeoutMs = 2000 } = {}) {
   const { hosts, tls: secure } = uriHosts(uri)
   const verdicts = await Promise.all(hosts.map((h) => probeWire({ ...h, tls: secure, timeoutMs })))
-  const index = verdicts.indexOf('other')
+  const other = verdicts.indexOf('other')
+  const index = other >= 0 ? other : verdicts.indexOf('silent')
   if (index < 0) return null
   const { host, port } = hosts[index]
-  return notMongoLine(`${net.isIPv6(host) ? `[${host}]` : host}:${port}`)
+  const where = `${net.isIPv6(host) ? `[${host}]` : host}:${port}`
+  return other >= 0 ? notMongoLine(where) : silentLine(where, timeoutMs)
 }
 
-module.exports = { notMongoLine, probeWire, uriHosts, findNotMongo }
+module.exports = { notMongoLine, silentLine, probeWire, uriHosts, findNotMongo }
