@@ -262,6 +262,24 @@ test('--max-storage just after midnight with only today\'s data and kept state s
   assert.equal(await db.collection('flows').countDocuments(), 200, 'today\'s flows stay')
 })
 
+// A misspelt expireBy (`recievedAt`) turned retention off with one info line to show for it.
+test('documents none of which carries a date in the field retention ages them by: said, they never expire', async () => {
+  const db = await freshDb()
+  await db.collection('points').insertMany([{ receivedAt: new Date(Date.now() - 3 * DAY) }, { receivedAt: new Date() }])
+  const { logger, records } = captureLogger()
+  const misspelt = keeper(db, [{ collection: 'points', field: 'recievedAt', declared: true }], { retention: DAY, retentionBy: 'sweeper' }, logger)
+  await misspelt.setUp()
+  await misspelt.measure()
+  const warning = records.find((r) => r.level === 'warn' && /none with a date in recievedAt/.test(r.msg))
+  assert.ok(warning, records.map((r) => r.msg).join('\n'))
+  assert.match(warning.msg, /^points: 2 documents and none with a date in recievedAt: none expires by retention/)
+  const right = captureLogger()
+  const spelt = keeper(db, [{ collection: 'points', field: 'receivedAt', declared: true }], { retentionBy: 'sweeper' }, right.logger)
+  await spelt.setUp()
+  await spelt.measure()
+  assert.ok(!right.records.some((r) => /none with a date/.test(r.msg)), 'not said of documents that carry it')
+})
+
 // After an upgrade, flow_minutes of the version before lastSeen had none:
 // in no day, neither retention nor the budget took them, and the budget
 // deleted every flow older than today instead, then said today's data alone
