@@ -64,6 +64,10 @@ class CounterKeyCap {
     const mark = context.mark
     if (r !== null && r.origin === mark.origin && r.batchId === mark.batchId && r.held.has(this.store.documentId(this.otherwise, at))) return this.otherwise
     this.limit.admits(count.key, address, true)
+    // The `otherwise` document covers the batch too (nothing added): a write of
+    // the dead worker's landing after this one (its master killed, the worker
+    // still flushing) is refused there, not counted beside this.
+    this.store.increment(this.otherwise, at, 0, mark)
     return count.metric
   }
 

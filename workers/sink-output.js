@@ -38,6 +38,17 @@ function countProblem (c) {
   return null
 }
 
+/**
+ * A count of a counters sink whose keys are capped (workers/counter-key-cap.js):
+ * a keyed count is at its message's arrival, the day whose `otherwise`
+ * document a redelivered batch is read against.
+ */
+function cappedCountProblem (c) {
+  const problem = countProblem(c)
+  if (problem !== null || c.key === undefined || c.at === undefined) return problem
+  return `gave at ${describe(c.at)} with key ${describe(c.key)}: a count whose key is capped is counted at its message's arrival`
+}
+
 /** A documents sink's document. */
 function documentProblem (doc) {
   return isPlainObject(doc) ? null : `gave ${describe(doc)}, not a document (an object)`
@@ -98,4 +109,4 @@ function entriesOf (shaped, s, n) {
   return entries
 }
 
-module.exports = { updateProblem, countProblem, documentProblem, checkAll, Refusal, entriesOf }
+module.exports = { updateProblem, countProblem, cappedCountProblem, documentProblem, checkAll, Refusal, entriesOf }

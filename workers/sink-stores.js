@@ -10,7 +10,7 @@ const { guardsEveryWrite } = require('./storage/write-guard')
 const { WriteLanes } = require('./storage/write-lanes')
 const { Sink } = require('./sink')
 const { CounterKeyCap } = require('./counter-key-cap')
-const { updateProblem, countProblem, documentProblem, checkAll, Refusal } = require('./sink-output')
+const { updateProblem, countProblem, cappedCountProblem, documentProblem, checkAll, Refusal } = require('./sink-output')
 const { documentFate } = require('./storage/document-size')
 const { SERIALIZED, Serialized, serialize, serializesAsHeld, serializedInserts } = require('./storage/serialized-inserts')
 
@@ -104,6 +104,7 @@ class CountersSink extends UpdatesSink {
   constructor (spec, host = null) {
     super(spec, host)
     this.keyCap = CounterKeyCap.of(spec, host, this.store) // counts whose `key` a sender chooses
+    this.countProblem = this.keyCap === null ? countProblem : cappedCountProblem
   }
 
   createStore (spec) {
@@ -120,7 +121,7 @@ class CountersSink extends UpdatesSink {
   }
 
   shape (record, message) {
-    return checkAll(listOf(this.spec.of(record, message)), countProblem, this.spec)
+    return checkAll(listOf(this.spec.of(record, message)), this.countProblem, this.spec)
   }
 
   accept (counts, context) {
@@ -133,9 +134,7 @@ class CountersSink extends UpdatesSink {
   }
 
   // A batch delivered again: which `otherwise` documents hold it (CounterKeyCap).
-  async prepareRedelivered (messages, delivery) {
-    if (this.keyCap !== null) await this.keyCap.prepareRedelivered(messages, delivery)
-  }
+  prepareRedelivered (messages, delivery) { return this.keyCap && this.keyCap.prepareRedelivered(messages, delivery) }
 
   stats () {
     return this.keyCap === null ? super.stats() : { ...super.stats(), ...this.keyCap.stats() }

@@ -10,10 +10,12 @@ const { readJsonFile, writeJsonFile } = require('../shared/json-file')
  * records not released (`<n>.ccj.live`), its removal, whether the file
  * still has a name.
  */
-// Beside a segment: { offsets, through? } of its records not released, at
-// a stop (the whole segment) or, while the master runs, every LIST_EVERY_MS
-// when some were released since (`through`: how far the segment reached
-// then; what lies past it was not listed, and comes back).
+// Beside a segment, the data offsets of its records not released: at a
+// stop `{ offsets }`, the whole segment; while the master runs, every
+// LIST_EVERY_MS when some were released since, `{ running, through }`
+// (`through`: how far the segment reached then; what lies past it was not
+// listed, and comes back). Under another key than a stop's: a version
+// before running lists reads such a file as none, and replays all.
 const LIVE_SUFFIX = '.live'
 const LIST_EVERY_MS = 1000
 
@@ -52,8 +54,9 @@ function closeQuietly (fd) {
 // there is no list (a crash, a run before lists were kept): all come back.
 function readLiveOffsets (file) {
   const list = readJsonFile(file + LIVE_SUFFIX)
-  if (!list || !Array.isArray(list.offsets)) return null
-  return { offsets: new Set(list.offsets), through: Number.isInteger(list.through) ? list.through : Infinity }
+  if (list && Array.isArray(list.offsets)) return { offsets: new Set(list.offsets), through: Infinity }
+  if (list && Array.isArray(list.running) && Number.isInteger(list.through)) return { offsets: new Set(list.running), through: list.through }
+  return null
 }
 
 /** Whether a record (by its data offset) was released as the segment's list says: not delivered again. */
@@ -72,7 +75,7 @@ function listReleased (segments, onError) {
   for (const segment of segments) {
     if (!segment.unlisted || segment.file === null) continue
     try {
-      writeJsonFile(segment.file + LIVE_SUFFIX, { offsets: [...segment.offsets], through: segment.size })
+      writeJsonFile(segment.file + LIVE_SUFFIX, { running: [...segment.offsets], through: segment.size })
       segment.unlisted = false
     } catch (err) {
       onError(err)

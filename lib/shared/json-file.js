@@ -22,8 +22,13 @@ function readJsonFile (file) {
 /** Writes `value` as JSON (indented by `space`) to `file`, replacing it whole. */
 function writeJsonFile (file, value, space = 0) {
   const tmp = `${file}.${process.pid}.tmp`
-  fs.writeFileSync(tmp, JSON.stringify(value, null, space) + '\n', { mode: PRIVATE_FILE })
-  fs.renameSync(tmp, file)
+  try {
+    fs.writeFileSync(tmp, JSON.stringify(value, null, space) + '\n', { mode: PRIVATE_FILE })
+    fs.renameSync(tmp, file)
+  } catch (err) {
+    fs.rmSync(tmp, { force: true }) // a full disk leaves no half file behind, written again each time
+    throw err
+  }
 }
 
 module.exports = { readJsonFile, writeJsonFile }

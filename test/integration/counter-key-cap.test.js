@@ -64,5 +64,26 @@ test('a worker that died before its counts were written: its heir counts each li
   await heir.prepareRedelivered(messages, batch)
   take(heir, true)
   await heir.write(heir.take())
-  assert.deepEqual(await counted(db), { 'syslog.h1.err': 1, 'syslog.h2.err': 1 })
+  // (other hosts) covers the batch too, with nothing added: a late write of the dead worker's is refused there.
+  assert.deepEqual(await counted(db), { 'syslog.h1.err': 1, 'syslog.h2.err': 1, 'syslog.(other hosts)': 0 })
+})
+
+test('a master SIGKILLed, its worker still flushing while the next run replays: whichever writes first, each line is counted once', async () => {
+  const { db, dead, heir } = await sinkPair()
+  take(dead, false) // the orphan: h2 past its cap, under (other hosts), not written yet
+  await heir.prepareRedelivered(messages, batch)
+  take(heir, true) // the next run's worker: nothing stored yet, each under its host
+  await heir.write(heir.take())
+  await dead.write(dead.take()) // the orphan's flush lands late
+  const stored = await counted(db)
+  assert.equal(Object.values(stored).reduce((a, b) => a + b, 0), 2, JSON.stringify(stored))
+  assert.deepEqual([stored['syslog.h1.err'], stored['syslog.h2.err']], [1, 1])
+})
+
+test('a capped count cannot carry its own time: refused as the definition\'s mistake, naming the sink', () => {
+  const { sinks } = require('../..')
+  const declared = sinks.counters({ otherwise: 'other', maxNewKeysPerMinute: 10, of: (r) => ({ metric: `m.${r.host}`, key: r.host, at: r.at }) })
+  const sink = createSink(declared, {}, null)
+  assert.throws(() => sink.shape({ host: 'h1', at: Date.now() - 3 * 86400000 }, { receivedAt }), { name: 'TypeError', message: /^counters sink of counters: of\(\) gave at .* with key "h1": a count whose key is capped is counted at its message's arrival$/ })
+  assert.throws(() => sinks.counters({ maxNewKeysPerMinute: 10, of: () => null }), /needs otherwise, the metric counted past it/)
 })

@@ -283,18 +283,20 @@ test('a worker the master waits for writes what it holds back: with an hour betw
   assert.equal(collector.summary().dropped.total, 0, JSON.stringify(collector.summary().dropped))
 })
 
-test('coalesced counters through worker kills: every line stored once and counted once, a worker dying with a second of increments unwritten', { timeout: 120000 }, async (t) => {
+/**
+ * `lines` syslog lines (host `hostOf(i)`) sent while a worker is SIGKILLed
+ * every 500 ms, until each is processed or dropped: the collector's
+ * stats then, after at least two kills.
+ */
+async function underWorkerKills (t, collector, port, lines, hostOf) {
   const dgram = require('node:dgram')
   const { killLoop } = require('../helpers/kill-loop')
   const { accountedFor } = require('../../lib/master/counters')
-  const { collector, db, port } = await startCollector(t, ['--counters-interval', '1s', '--flush-interval', '50'])
   const socket = dgram.createSocket('udp4')
   t.after(() => socket.close())
-  const hosts = ['h1', 'h2', 'h3', 'h4']
-  const LINES = 3000
   const loop = killLoop(collector, 500)
-  for (let i = 0; i < LINES; i++) {
-    await new Promise((resolve) => socket.send(generateSyslog({ host: hosts[i % hosts.length], severity: 'err', message: `m${i}` }), port, '127.0.0.1', resolve))
+  for (let i = 0; i < lines; i++) {
+    await new Promise((resolve) => socket.send(generateSyslog({ host: hostOf(i), severity: 'err', message: `m${i}` }), port, '127.0.0.1', resolve))
     if (i % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 5))
   }
   const killed = await loop.stop(2)
@@ -305,7 +307,15 @@ test('coalesced counters through worker kills: every line stored once and counte
   t.diagnostic(`${killed} workers killed, ${s.replayed || 0} replayed`)
   assert.ok(killed >= 2, `workers killed: ${killed}`)
   assert.equal(s.dropped.total, 0, JSON.stringify(s.dropped))
-  assert.equal(s.processed, LINES)
+  assert.equal(s.processed, lines)
+  return s
+}
+
+test('coalesced counters through worker kills: every line stored once and counted once, a worker dying with a second of increments unwritten', { timeout: 120000 }, async (t) => {
+  const { collector, db, port } = await startCollector(t, ['--counters-interval', '1s', '--flush-interval', '50'])
+  const hosts = ['h1', 'h2', 'h3', 'h4']
+  const LINES = 3000
+  await underWorkerKills(t, collector, port, LINES, (i) => hosts[i % hosts.length])
   const messages = await db.collection('syslog').find({}, { projection: { message: 1 } }).toArray()
   assert.equal(new Set(messages.map((m) => m.message)).size, LINES)
   assert.equal(messages.length, LINES, 'each line stored once')
@@ -316,27 +326,10 @@ test('coalesced counters through worker kills: every line stored once and counte
 })
 
 test('per-host counters capped, through worker kills: every line counted once, under its host or (other hosts), never both', { timeout: 120000 }, async (t) => {
-  const dgram = require('node:dgram')
-  const { killLoop } = require('../helpers/kill-loop')
-  const { accountedFor } = require('../../lib/master/counters')
   // A flood of 40 host names against a share of 3 a minute: most lines go to (other hosts).
   const { collector, db, port } = await startCollector(t, ['--counters-interval', '1s', '--flush-interval', '50', '--max-new-hosts-per-minute', '3'])
-  const socket = dgram.createSocket('udp4')
-  t.after(() => socket.close())
   const LINES = 3000
-  const loop = killLoop(collector, 500)
-  for (let i = 0; i < LINES; i++) {
-    await new Promise((resolve) => socket.send(generateSyslog({ host: `h${i % 40}`, severity: 'err', message: `m${i}` }), port, '127.0.0.1', resolve))
-    if (i % 10 === 9) await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-  const killed = await loop.stop(2)
-  const s = await waitFor(async () => {
-    const stats = await collector.stats()
-    return stats.inFlight === 0 && accountedFor(stats) ? stats : null
-  }, { timeout: 60000, what: 'every line processed or dropped' })
-  t.diagnostic(`${killed} workers killed, ${s.replayed || 0} replayed`)
-  assert.ok(killed >= 2, `workers killed: ${killed}`)
-  assert.equal(s.processed, LINES)
+  await underWorkerKills(t, collector, port, LINES, (i) => `h${i % 40}`)
   const counters = await db.collection('counters').find().toArray()
   const other = counters.filter((c) => c.metric === 'syslog.(other hosts)').reduce((sum, c) => sum + c.daily, 0)
   const total = counters.reduce((sum, c) => sum + c.daily, 0)

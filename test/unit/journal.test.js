@@ -212,6 +212,33 @@ test('a kept segment without its list (a crash) gives back every record; with a 
   fourth.journal.close()
 })
 
+// After a crash the whole segment came back: every message of it counted
+// again. While it runs, the list is written every second (the timer's
+// work, listReleased, called here as it would be).
+test('a crash after a running list: what was released before it stays released, what was released after it or appended past it comes back; an older version reads no list and replays all', (t) => {
+  const { listReleased } = require('../../lib/master/journal-segment')
+  const dir = tempDir(t)
+  const written = [1, 2, 3, 4, 5, 6].map((n) => makeBatch(n))
+  const first = openJournal(t, dir)
+  appendAll(first.journal, written.slice(0, 4))
+  first.journal.release(written[1])
+  const errors = []
+  listReleased(first.journal.segments.values(), (err) => errors.push(err))
+  assert.deepEqual(errors, [])
+  first.journal.release(written[2]) // after the list: comes back
+  appendAll(first.journal, written.slice(4)) // past the list's through: comes back
+  // What a SIGKILL leaves: the files as they are now, no stop's list.
+  const crashed = tempDir(t)
+  fs.mkdirSync(crashed, { recursive: true, mode: 0o700 })
+  for (const name of fs.readdirSync(dir).filter((f) => /\.ccj(\.live)?$/.test(f))) fs.copyFileSync(path.join(dir, name), path.join(crashed, name))
+  const list = JSON.parse(fs.readFileSync(path.join(crashed, '0000000001.ccj.live'), 'utf8'))
+  assert.deepEqual(Object.keys(list).sort(), ['running', 'through'], 'not a stop\'s { offsets }: a version before running lists reads it as none')
+  const second = openJournal(t, crashed)
+  assertReplayed(second.journal, second.opened.batches, [written[0], written[2], written[3], written[4], written[5]])
+  second.journal.close()
+  first.journal.close()
+})
+
 test('a record cut short at the end of the last segment is skipped and counted, at any cut point', async (t) => {
   const written = []
   for (let n = 1; n <= 6; n++) written.push(makeBatch(n, { kind: n % 2 ? KIND_UDP : KIND_TCP, messages: n, dataBytes: 50 }))
