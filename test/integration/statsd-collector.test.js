@@ -111,7 +111,11 @@ test('statsd: through worker kills, counters are exact and no gauge is overwritt
   assert.ok(killed >= 2, `workers killed: ${killed}`)
   assert.equal(s.dropped.kernel || 0, 0, 'no datagram lost before the collector (the test sends slowly)')
   assert.equal(s.dropped.total, 0, JSON.stringify(s.dropped))
+  assert.deepEqual([s.received, s.processed, s.failed, s.deadLettered || 0], [rounds * metrics * 2, rounds * metrics * 2, 0, 0])
   const sums = await totals(db)
+  // A count off by one once in ~30 full-suite runs (not seen alone): said whole, to tell which path.
+  const off = [...sums].filter(([key, sum]) => sum.count !== rounds).map(([key, sum]) => `${key} ${sum.count}`)
+  if (off.length > 0) t.diagnostic(`off: ${off.join(', ')}; workers: ${JSON.stringify(s.workers)}`)
   for (let m = 0; m < metrics; m++) {
     assert.equal(sums.get(`c${m}|c`).sum, rounds, `counter c${m}: once per line sent`)
     assert.equal(sums.get(`c${m}|c`).count, rounds)
