@@ -11,7 +11,7 @@
 // (callOutcome's `now`, the reader's clock): `no-final-seen`, `no BYE seen`.
 
 const { callAnalytics, verdictProjection } = require('../../collectors/rtcp/quality-analytics')
-const { callOutcome, callEndOf, OUTCOMES, END_UNSEEN_AFTER } = require('../../collectors/hep/calls')
+const { callOutcome, callEndOf, notEndedByByeQuery, OUTCOMES, END_UNSEEN_AFTER } = require('../../collectors/hep/calls')
 const { BAND_ORDER, readWhole, byWorst } = require('./calls-read')
 
 const STREAM_PROJECTION = Object.freeze({
@@ -142,9 +142,9 @@ function sipFilter ({ number, outcome }, { now, finalUnseenAfter, byeUnseenAfter
   const notAnswered = { answeredAt: null }
   const noFinal = [notAnswered, { cancelledAt: null }, { final: null }]
   if (outcome === 'answered') and.push({ answeredAt: { $ne: null } })
-  // No stored endedAt (a call stored before per-dialog BYEs ended by one), or one
-  // whose answered dialog's BYE is not in its `byes` (rowsOf reads it: callEndOf).
-  if (outcome === 'no-bye-seen') and.push({ answeredAt: { $ne: null } }, { endedAt: null }, { lastSeen: { $lt: new Date(now - byeUnseenAfter) } })
+  // No stored endedAt (a call stored before per-dialog BYEs ended by one), and
+  // no BYE of its answered dialog in its `byes` (as callEndOf reads them).
+  if (outcome === 'no-bye-seen') and.push({ answeredAt: { $ne: null } }, { endedAt: null }, { lastSeen: { $lt: new Date(now - byeUnseenAfter) } }, notEndedByByeQuery())
   if (outcome === 'cancelled') and.push(notAnswered, { $or: [{ cancelledAt: { $ne: null } }, { final: { $mod: [1000, 487] } }] })
   if (outcome === 'failed') and.push(notAnswered, { cancelledAt: null }, { final: { $ne: null } }, { final: { $not: { $mod: [1000, 487] } } })
   if (outcome === 'no-answer') and.push(...noFinal, { lastSeen: { $gte: new Date(now - finalUnseenAfter) } })

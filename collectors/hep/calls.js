@@ -106,7 +106,7 @@ function dialogOf (tagA, tagB) {
  */
 function callEndOf (doc) {
   const legacy = { endedAt: doc.endedAt || null, byeTag: typeof doc.firstBye === 'string' ? doc.firstBye.slice(doc.firstBye.indexOf('|') + 1) : doc.byeFromTag || null }
-  if (!doc.byes || typeof doc.byes !== 'object') return { ...legacy, otherDialogByes: 0 }
+  if (!doc.byes || typeof doc.byes !== 'object' || Array.isArray(doc.byes)) return { ...legacy, otherDialogByes: 0 }
   const answered = typeof doc.firstAnswer === 'string' ? doc.firstAnswer.slice(doc.firstAnswer.indexOf('|') + 1) : null
   let end = null
   let byes = 0
@@ -122,6 +122,28 @@ function callEndOf (doc) {
   // A call answered and ended before per-dialog BYEs, another BYE stored after: the first BYE of any dialog, as then.
   if (answered === null && legacy.endedAt && (end === null || legacy.endedAt < new Date(end.time))) return { ...legacy, otherDialogByes: byes + pastCap }
   return { endedAt: end ? new Date(end.time) : null, byeTag: end ? end.fromTag || null : null, otherDialogByes: byes - (end ? 1 : 0) + pastCap }
+}
+
+/**
+ * The query on `calls` for the calls callEndOf finds not ended by a BYE
+ * (their legacy `endedAt` is asked apart): no `byes`, or none of them of
+ * the answered dialog (the two tags of a BYE's value, either way round,
+ * against those of `firstAnswer`); without a `firstAnswer`, no BYE that is
+ * text. Asked of the database so that a read bound counts only such calls
+ * (MongoDB 3.6 and later, and the embedded server, answer $expr in a find).
+ */
+function notEndedByByeQuery () {
+  const value = (text) => ({ $arrayElemAt: [{ $split: [text, '|'] }, 1] }) // what follows the capture time
+  const tag = (text, i) => ({ $arrayElemAt: [{ $split: [value(text), ' '] }, i] })
+  const answered = value('$firstAnswer')
+  // Text sorts after numbers and before documents (BSON's order): $type, which the embedded server lacks, without it.
+  const isText = (path) => ({ $and: [{ $gte: [path, ''] }, { $lt: [path, {}] }] })
+  const either = (a, b) => ({ $or: [{ $eq: [answered, { $concat: [a, ' ', b] }] }, { $eq: [answered, { $concat: [b, ' ', a] }] }] })
+  const ofAnswered = { $cond: [isText('$$bye.v'), either(tag('$$bye.v', 0), tag('$$bye.v', 1)), false] }
+  const isDocument = { $and: [{ $gte: ['$byes', {}] }, { $lt: ['$byes', []] }] }
+  const byes = { $cond: [isDocument, { $objectToArray: '$byes' }, []] }
+  const ended = { $cond: [isText('$firstAnswer'), { $anyElementTrue: [{ $map: { input: byes, as: 'bye', in: ofAnswered } }] }, { $anyElementTrue: [{ $map: { input: byes, as: 'bye', in: isText('$$bye.v') } }] }] }
+  return { $expr: { $not: [ended] } }
 }
 
 // The From tag of the BYE that ended a call (callEndOf), null while none did.
@@ -240,4 +262,4 @@ function quietOf (doc, outcome, endedAt, { now = null, mediaAt = null, finalUnse
   }
 }
 
-module.exports = { byeTagOf, callEndOf, callUpdateOf, callOutcome, dialogOf, OUTCOMES, END_UNSEEN_AFTER }
+module.exports = { byeTagOf, callEndOf, notEndedByByeQuery, callUpdateOf, callOutcome, dialogOf, OUTCOMES, END_UNSEEN_AFTER }

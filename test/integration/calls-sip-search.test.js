@@ -53,6 +53,8 @@ function callPackets (n) {
   const packets = [packet(sip('INVITE sip:bob@b.example SIP/2.0', { ...call, cseq: '1 INVITE' }), { at })]
   if (n % 2 === 1) return [...packets, packet(sip('SIP/2.0 486 Busy Here', { ...call, cseq: '1 INVITE', tagged: true }), { at: at + 100, back: true })]
   packets.push(packet(sip('SIP/2.0 200 OK', { ...call, cseq: '1 INVITE', tagged: true }), { at: at + 2000, back: true }))
+  // Every answered call but the oldest hangs up: a search for the one whose BYE never came reads past them.
+  if (n > 0) packets.push(packet(sip('BYE sip:bob@b.example SIP/2.0', { ...call, cseq: '2 BYE', tagged: true }), { at: at + 5000 }))
   if (n === 0) {
     packets.push(packet(sip('INVITE sip:bob@b.example SIP/2.0', { ...call, cseq: '2 INVITE', tagged: true }), { at: at + 3000 }))
     packets.push(packet(sip('SIP/2.0 488 Not Acceptable Here', { ...call, cseq: '2 INVITE', tagged: true }), { at: at + 3050, back: true }))
@@ -120,6 +122,9 @@ test('the SIP search finds calls past the read bound, pages through them, takes 
   t.after(() => quiet.stop())
   const lost = await (await fetch(`http://127.0.0.1:${quietPort}/sip?outcome=no-bye-seen&number=%2B493010000`)).text()
   assert.deepEqual(listed(lost), ['c0@search'])
+  // Without a number, five answered calls that hung up are more recent than it, past the read bound (LIMIT 4): asked of the database.
+  const lostAny = await (await fetch(`http://127.0.0.1:${quietPort}/sip?outcome=no-bye-seen`)).text()
+  assert.deepEqual(listed(lostAny), ['c0@search'], 'the bound counts the calls with no BYE, not every answered one')
   assert.match(lost, /<td class="l">≥1\.1s<\/td><td class="l">200, no BYE seen<\/td>/, 'at least answer to its last message (the 488), no BYE seen')
   assert.match(lost, /SIP calls 1: answered 1 \(no-bye-seen 1\)/)
   const lostPage = await (await fetch(`http://127.0.0.1:${quietPort}/sip/call?id=c0%40search`)).text()
@@ -184,4 +189,31 @@ test('the text export of a call is safe to print: a sender\'s ESC, BEL, C1, bidi
   assert.ok(body.includes('\r\nCall-ID: hostile@text\r\nCSeq: 1 INVITE\r\n'), 'the message keeps its lines')
   const pcap = Buffer.from(await (await fetch(`http://127.0.0.1:${viewPort}/sip/call.pcap?id=hostile%40text`)).arrayBuffer())
   assert.ok(pcap.includes(Buffer.from(hostile, 'utf8')), 'the pcap holds the bytes as captured')
+})
+
+test('no-bye-seen asked of the database selects exactly the calls callEndOf reads as not ended, whatever their byes hold', async (t) => {
+  const { MongoClient } = require('mongodb')
+  const { notEndedByByeQuery, callEndOf } = require('../../collectors/hep/calls')
+  const { uri } = await getTestMongo()
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  const calls = client.db(`byes_${process.pid}_${Date.now()}`).collection('calls')
+  const at = (s) => `2026-01-01T00:00:${String(s).padStart(2, '0')}.000Z`
+  const answers = [undefined, `${at(1)}|a b`, `${at(1)}|a.1 b-2`, `${at(1)}| b`, 7]
+  const byeSets = [undefined, {}, { h: `${at(5)}|b a` }, { h: `${at(5)}|a b` }, { h: `${at(5)}|a c` }, { h: `${at(5)}|a c`, i: `${at(6)}|b a` },
+    { h: `${at(5)}|b-2 a.1` }, { h: `${at(5)}| b` }, { h: 42 }, { h: `${at(5)}` }, 'text', [`${at(5)}|a b`]]
+  const docs = []
+  for (const [i, firstAnswer] of answers.entries()) {
+    for (const [j, byes] of byeSets.entries()) {
+      const doc = { callId: `${i}.${j}` }
+      if (firstAnswer !== undefined) doc.firstAnswer = firstAnswer
+      if (byes !== undefined) doc.byes = byes
+      docs.push(doc)
+    }
+  }
+  await calls.insertMany(docs.map((doc) => ({ ...doc })))
+  const found = (await calls.find(notEndedByByeQuery()).toArray()).map((doc) => doc.callId).sort()
+  const expected = docs.filter((doc) => callEndOf(doc).endedAt === null).map((doc) => doc.callId).sort()
+  assert.deepEqual({ more: found.filter((id) => !expected.includes(id)), less: expected.filter((id) => !found.includes(id)) }, { more: [], less: [] })
+  assert.ok(expected.length > 10 && expected.length < docs.length - 10, `both kinds among ${docs.length}: ${expected.length} not ended`)
 })
