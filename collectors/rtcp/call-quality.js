@@ -13,6 +13,7 @@ const { MAX_SOURCES, JITTER_BUFFER_MS } = require('./constants')
 const { WINDOW_MS, fromReceiverReports, packetOf, windowSpan, windowsOf } = require('./packet-time')
 const { BoundedMap } = require('../../lib/shared/bounded-map')
 const { minuteKey, minuteKeyOf } = require('./minute-key')
+const { allowedWindows } = require('./window-allowance')
 
 const NTP_UNIT = 65536 // LSR and DLSR count 1/65536 s (RFC 3550 §6.4.1)
 const MAX_JITTER_MS = 10000 // an interarrival jitter beyond is not a call's
@@ -25,6 +26,7 @@ const RTT_PRECISION_MS = 2 * (1 + 1000 / NTP_UNIT)
 const LSR_UNKNOWN = Symbol('lsr-unknown')
 const NO_MEDIA = Symbol('no-media')
 const LATE = Symbol('late')
+const NO_WINDOWS = Object.freeze({ span: 0, windows: Object.freeze([]), coarse: false })
 
 /** Why a report's figures are not used: counted by reason, flagged on the side. */
 const INVALID_REASONS = Object.freeze([
@@ -65,9 +67,10 @@ class CallQuality {
     this.clockRateSource = clockRate === undefined ? 'default' : 'configured'
     // Each stream's clock and codec: its SRs (reference), its call's SDP (announce, bindCall).
     this.clocks = new MediaClocks({ codec: this.codec, codecName: codec, clockRate: this.clockRate, clockRateSource: this.clockRateSource, maxSources })
-    this.sides = new BoundedMap(maxSources) // 'reporter>reported' → { seq, lost, term, termAt, minute }
+    this.sides = new BoundedMap(maxSources) // 'reporter>reported' → { seq, lost, term, termAt, minute, window, windowTokens, … }
     this.invalid = Object.fromEntries(INVALID_REASONS.map((reason) => [reason, 0]))
     this.unscoredCounts = Object.fromEntries(UNSCORED_REASONS.map((reason) => [reason, 0]))
+    this.windowsCoarse = 0 // reports booked whole to one window, over a side's allowance (window-allowance.js)
   }
 
   /**
@@ -118,7 +121,10 @@ class CallQuality {
       figures.pathMs = rttBasis === 'both-directions' ? side.term : null // this direction's part of the round trip, as the collector sees it
       const from = stats.intervalExpected > 0 ? previousSeq : undefined
       const span = windowSpan(packet.ms)
-      stats.addReport(figures, at, minuteKeyOf(at), span, windowsOf(span, from, block.highestSeq))
+      // An interval, or a measured delay, is booked to windows: as many new ones as the side's allowance lets.
+      const booked = stats.intervalExpected > 0 || figures.delayBasis === 'measured' ? allowedWindows(side, span, windowsOf(span, from, block.highestSeq), at) : NO_WINDOWS
+      if (booked.coarse) { this.windowsCoarse++; stats.windowsCoarse = 1 }
+      stats.addReport(figures, at, minuteKeyOf(at), booked.span, booked.windows)
       // The call's discard rate and burstiness, as XR says them since the start of reception: the last report's wins ($max by seq).
       if (xr) stats.xr = { seq: block.highestSeq, discardRate: xr.discardRate, burstR: figures.burstR }
       scoredFields(fields, figures, jitter / media.clockRate * 1000, packet)
@@ -327,7 +333,7 @@ class CallQuality {
   }
 
   stats () {
-    return { invalid: { ...this.invalid }, unscored: { ...this.unscoredCounts }, sdp: { ...this.clocks.sdp } }
+    return { invalid: { ...this.invalid }, unscored: { ...this.unscoredCounts }, windowsCoarse: this.windowsCoarse, sdp: { ...this.clocks.sdp } }
   }
 
   /**

@@ -104,4 +104,4 @@ function windowSpan (packetMs) {
   return Math.max(1, Math.round(WINDOW_MS / packetMs))
 }
 
-module.exports = { WINDOW_MS, PACKET_RANK, settle, fromSenderReports, fromReceiverReports, packetOf, windowSpan, windowsOf }
+module.exports = { WINDOW_MS, MAX_WINDOWS_SPANNED, PACKET_RANK, settle, fromSenderReports, fromReceiverReports, packetOf, windowSpan, windowsOf }

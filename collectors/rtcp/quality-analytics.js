@@ -116,7 +116,8 @@ function minuteBands (doc) {
  * RTT (ms, measured both ways; `rttEstimatedMs`: twice one direction),
  * delay, the endpoints' delay and this direction's term of the round trip
  * (`pathMs`, see delayByDirection) and MOS; the values at the worst MOS; reports not used and reports
- * not scored, by reason; the call-level `verdict` and the `worstWindow`.
+ * not scored, by reason; the call-level `verdict` and the `worstWindow`
+ * (`windowsCoarse`: reports booked whole to one window, window-allowance.js).
  * Null for a side that sent no report block.
  */
 function sideQuality (side) {
@@ -146,8 +147,7 @@ function sideQuality (side) {
     worst: worstOf(q.worst, clock.rate),
     verdict: overall.lossRate === null || delay === null ? null : { ...rating(codec, overall.lossRate, delay.ms, xr), loss: overall.lossRate, ...xr, delayMs: delay.ms, delayBasis: delay.basis },
     worstWindow: worstWindow(q, codec, delay, packet, xr),
-    packetMs: packet.ms,
-    packetSource: packet.source,
+    packetMs: packet.ms, packetSource: packet.source, // a pair, as stored and shown
     codec: codecName,
     codecSource: (q.codec && q.codec.source) || 'default',
     model: MODEL,
@@ -156,7 +156,8 @@ function sideQuality (side) {
     clockRate: clock.rate,
     clockRateSource: clock.source,
     invalid: q.invalid || {},
-    unscored: q.unscored || {}
+    unscored: q.unscored || {},
+    windowsCoarse: q.windowsCoarse || 0
   }
 }
 

@@ -33,6 +33,7 @@ class QualityStats {
     this.intervalExpected = 0
     this.restarts = 0
     this.excessReceived = 0 // packets received beyond those expected (Δ cumulative lost < 0)
+    this.windowsCoarse = 0 // reports booked whole to one window, over the side's allowance (window-allowance.js)
     this.clock = null // { rank, rate, source }: the best the reporter's stream is known to run at
     this.codec = null // { rank, name, source, format }
     for (const name of FIGURES) {
@@ -86,8 +87,10 @@ class QualityStats {
 
   /**
    * One report's figures at `at` (ms), with the key of its minute and the
-   * windows of media of `span` packets its interval covers (`[index,
-   * packets]`, see packet-time.js windowsOf), its loss and delay apportioned by packets. Only a
+   * windows of media of `span` packets it is booked to (`[index, packets]`,
+   * see packet-time.js windowsOf and window-allowance.js; none for a report
+   * with neither an interval nor a measured delay), its loss and delay
+   * apportioned by packets. Only a
    * MOS scored with a measured round trip enters `mos`, the worst, the
    * minute's MOS and the windows' delay; one scored on the endpoints' delay
    * alone is kept in `mosEndpoints`.
@@ -108,12 +111,10 @@ class QualityStats {
       if (this.worst === null || compareWorst(worst, this.worst) < 0) this.worst = worst
     } else this.addFigure('mosEndpoints', mos)
     this.addBucket({ key: minuteKey, mosMin: scored ? mos : Infinity, mosSum: scored ? mos : 0, reports: scored ? 1 : 0, lossMax: loss, jitterMax: jitter, rttMsMax: measuredRtt })
-    if (this.intervalExpected > 0 || scored) {
-      const expected = this.intervalExpected
-      for (const [index, packets] of windows) {
-        const share = expected > 0 ? packets / expected : 1
-        this.addWindow(`${span}.${index}`, { lost: this.intervalLost * share, expected: expected > 0 ? packets : 0, delaySum: scored ? delayMs * share : 0, delayCount: scored ? share : 0, at })
-      }
+    const expected = this.intervalExpected
+    for (const [index, packets] of windows) {
+      const share = expected > 0 ? packets / expected : 1
+      this.addWindow(`${span}.${index}`, { lost: this.intervalLost * share, expected: expected > 0 ? packets : 0, delaySum: scored ? delayMs * share : 0, delayCount: scored ? share : 0, at })
     }
   }
 
@@ -158,6 +159,7 @@ class QualityStats {
     this.intervalExpected += other.intervalExpected
     this.restarts += other.restarts
     this.excessReceived += other.excessReceived
+    this.windowsCoarse += other.windowsCoarse
     if (other.clock !== null && (this.clock === null || other.clock.rank > this.clock.rank)) this.clock = other.clock
     if (other.codec !== null && (this.codec === null || other.codec.rank > this.codec.rank)) this.codec = other.codec
     if (other.packet !== null && (this.packet === null || surer(other.packet, this.packet))) this.packet = other.packet
@@ -194,6 +196,7 @@ class QualityStats {
     }
     if (this.restarts > 0) inc[p.restarts] = this.restarts
     if (this.excessReceived > 0) inc[p.excessReceived] = this.excessReceived
+    if (this.windowsCoarse > 0) inc[p.windowsCoarse] = this.windowsCoarse
     // Documents compared field by field, rank first: the best known wins.
     if (this.clock !== null) max[p.clock] = this.clock
     if (this.codec !== null) max[p.codec] = this.codec
@@ -247,6 +250,7 @@ function pathsOf (side) {
     intervalExpected: `${q}.loss.intervalExpected`,
     restarts: `${q}.loss.restarts`,
     excessReceived: `${q}.loss.excessReceived`,
+    windowsCoarse: `${q}.windowsCoarse`,
     clock: `${q}.clock`,
     codec: `${q}.codec`,
     worst: `${q}.worst`,
