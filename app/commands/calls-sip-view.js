@@ -9,6 +9,7 @@
 // `/sip/call.txt` and `/sip/call.pcap` export them. No script; every string
 // a sender chose goes through `escape`.
 
+const { parseTime } = require('./common')
 const { listCalls, partyText, outcomeText, outcomeCounts, durationText, OUTCOME_FILTERS } = require('./calls-list')
 const { ladderOf, legsOf } = require('./calls-ladder')
 const { sipPcap } = require('./sip-pcap')
@@ -39,12 +40,12 @@ async function searchPage (db, query, { since, worst, maxRead, collections, esca
     filters[name] = value
   }
   for (const name of ['from', 'to']) {
-    if (filters[name] !== undefined && Number.isNaN(Date.parse(filters[name]))) return badQuery(`${name} is a time, e.g. 2026-11-27T05:00:00Z`, escape)
+    if (filters[name] !== undefined && Number.isNaN(parseTime(filters[name]))) return badQuery(`${name} is a time, e.g. 2026-11-27T05:00:00Z`, escape)
   }
   const page = query.get('page') || '1'
   if (!PAGE.test(page)) return badQuery('page is 1, 2, …', escape)
-  const until = filters.to === undefined ? Date.now() : Date.parse(filters.to)
-  const from = filters.from === undefined ? until - since : Date.parse(filters.from)
+  const until = filters.to === undefined ? Date.now() : parseTime(filters.to)
+  const from = filters.from === undefined ? until - since : parseTime(filters.from)
   if (!(Math.abs(from) <= MAX_TIME && Math.abs(until) <= MAX_TIME)) return badQuery('from and to are times a Date holds', escape)
   const first = (Number(page) - 1) * worst
   const { from: _, to: __, ...searched } = filters

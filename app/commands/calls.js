@@ -8,7 +8,7 @@ const { pingMongo, resolveDatabase, uriDatabase } = require('../../lib/mongo/res
 const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
 const { NAME_PATTERN } = require('../../lib/master/options')
 const { flagTypes } = require('../../lib/shared/value-types')
-const { commandConfig, usageError, formatTable, formatUptime } = require('./common')
+const { commandConfig, usageError, formatTable, formatUptime, parseTime } = require('./common')
 const { printable, printableJson } = require('../terminal-text')
 const { createNoopLogger } = require('../../lib/shared/logger')
 const { END_UNSEEN_AFTER } = require('../../collectors/hep/calls')
@@ -234,13 +234,13 @@ function timeWindow ({ since, from, to }) {
     if (to !== undefined) throw usageError('--to: needs --from (the window is --from TIME [--to TIME], or --since) (see collector calls --help)')
     return { since: now - since, until: now, now }
   }
-  const window = { since: Date.parse(from), until: to === undefined ? now : Date.parse(to), explicit: true, now }
+  const window = { since: parseTime(from), until: to === undefined ? now : parseTime(to), explicit: true, now }
   if (window.until < window.since) throw usageError(`--to: ${to} is before --from ${from} (see collector calls --help)`)
   return window
 }
 
 function timeProblem (text) {
-  return Number.isNaN(Date.parse(text)) ? 'must be a time, e.g. 2026-11-27T05:00:00Z' : undefined
+  return Number.isNaN(parseTime(text)) ? 'must be a time, e.g. 2026-11-27T05:00:00Z' : undefined
 }
 
 function callIdOf (doc) {

@@ -112,4 +112,16 @@ function formatUptime (ms) {
   return shown || '0s'
 }
 
-module.exports = { commandConfig, usageError, takePositionals, launcherOptions, defaultStatsDir, formatTable, formatUptime, formatBytes }
+// A time as an operator types it for --from/--to or the view's search form:
+// one without a zone is UTC, as every table and page prints its times
+// (`2026-11-30 04:18:33`), not the host's zone (Date.parse's reading), so a
+// time copied from them finds what it named on any host. NaN if no time.
+const ZONED = /(?:Z|UTC|GMT|[+-]\d\d:?\d\d|[+-]\d\d)$/i
+function parseTime (text) {
+  const trimmed = String(text).trim()
+  if (!/\d:\d\d/.test(trimmed) || ZONED.test(trimmed)) return Date.parse(trimmed)
+  const utc = Date.parse(`${trimmed}Z`)
+  return Number.isNaN(utc) ? Date.parse(trimmed) : utc
+}
+
+module.exports = { parseTime, commandConfig, usageError, takePositionals, launcherOptions, defaultStatsDir, formatTable, formatUptime, formatBytes }
