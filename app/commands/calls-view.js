@@ -101,7 +101,10 @@ class CallsViewServer {
       const text = path.endsWith('.txt')
       const body = text ? await sipView.callText(this.db, query.get('id'), options) : await sipView.callPcap(this.db, query.get('id'), options)
       if (body === null) return reply(res, 404, 'text/plain', 'no SIP messages stored for that Call-ID\n')
-      return reply(res, 200, text ? 'text/plain; charset=utf-8' : 'application/vnd.tcpdump.pcap', body)
+      if (text) return reply(res, 200, 'text/plain; charset=utf-8', body)
+      // Saved as a file named after the call: a sender's Call-ID, so only characters every file system and header take.
+      const name = query.get('id').replace(/[^A-Za-z0-9.-]/g, '_').slice(0, 100)
+      return reply(res, 200, 'application/vnd.tcpdump.pcap', body, { 'content-disposition': `attachment; filename="${name}.pcap"` })
     }
     return reply(res, 404, 'text/plain', 'not found: try /sip, /sip/call?id=<Call-ID>\n')
   }

@@ -279,8 +279,8 @@ function clientCertificateAccepted (check, socket) {
   return check === 'present' ? present : !present || socket.authorized
 }
 
-function reply (res, status, type, body) {
-  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' })
+function reply (res, status, type, body, headers = null) {
+  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers })
   res.end(body)
 }
 

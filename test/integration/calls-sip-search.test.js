@@ -187,7 +187,10 @@ test('the text export of a call is safe to print: a sender\'s ESC, BEL, C1, bidi
   assert.doesNotMatch(body.replace(/\r\n/g, '\n'), /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/)
   assert.ok(body.includes('Subject: \\x1b[2J\\x07 \\x9b31m paid \\u202egnp.exe\\rFAKE LINE\r\n'), body)
   assert.ok(body.includes('\r\nCall-ID: hostile@text\r\nCSeq: 1 INVITE\r\n'), 'the message keeps its lines')
-  const pcap = Buffer.from(await (await fetch(`http://127.0.0.1:${viewPort}/sip/call.pcap?id=hostile%40text`)).arrayBuffer())
+  const pcapReply = await fetch(`http://127.0.0.1:${viewPort}/sip/call.pcap?id=hostile%40text`)
+  // A browser saves it as a file named after the call, in characters any file system takes.
+  assert.equal(pcapReply.headers.get('content-disposition'), 'attachment; filename="hostile_text.pcap"')
+  const pcap = Buffer.from(await pcapReply.arrayBuffer())
   assert.ok(pcap.includes(Buffer.from(hostile, 'utf8')), 'the pcap holds the bytes as captured')
 })
 
