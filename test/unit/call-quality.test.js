@@ -17,22 +17,7 @@ const { PacketCoalescer } = require('../../workers/storage/packet-coalescer')
 const { compareWorst } = require('../../collectors/rtcp/quality-stats')
 const { writeEntry, entrySize } = require('../../lib/shared/batch-codec')
 const { oracleRatings } = require('../helpers/emodel-oracle')
-
-const block = (fields) => ({ ssrc: 2, fractionLost: 0, cumulativeLost: 0, highestSeq: 1000, jitter: 80, lsr: 0, dlsr: 0, ...fields })
-
-// A report whose LSR echoes a clock reference of the reported source seen
-// 50 ms before it, held 30 ms: 20 ms one way; the reported source's XR
-// DLRR of the reporter's RRTR says 20 ms the other way: a measured RTT of
-// 40 ms, so that it is scored with it.
-let ntpSec = 100
-function scoredReport (q, reporter, fields, at) {
-  const b = block(fields)
-  ntpSec++
-  q.clocks.reference(b.ssrc, ntpSec, 0, undefined, at - 50)
-  q.clocks.reference(reporter, ntpSec, 0, undefined, at - 50)
-  q.delayReport(b.ssrc, reporter, (ntpSec & 0xffff) << 16, 0.03 * 65536, at)
-  return q.report(reporter, { ...b, lsr: (ntpSec & 0xffff) << 16, dlsr: 0.03 * 65536 }, at)
-}
+const { block, scoredReport } = require('../helpers/scored-reports')
 
 // MongoDB's order for what the statistics hold: null below numbers,
 // Dates by time, documents field by field.

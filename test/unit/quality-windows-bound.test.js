@@ -14,20 +14,7 @@ const { windowsOf, windowSpan, WINDOW_MS } = require('../../collectors/rtcp/pack
 const { WINDOWS_PER_MS, BURST } = require('../../collectors/rtcp/window-allowance')
 const { parseSdp } = require('../../collectors/hep/sdp')
 
-const block = (fields) => ({ ssrc: 2, fractionLost: 0, cumulativeLost: 0, highestSeq: 1000, jitter: 80, lsr: 0, dlsr: 0, ...fields })
-
-// A report scored with a measured round trip (40 ms: an SR of each end 50 ms
-// before, held 30 ms), so that even a report without an interval (the first,
-// a restart) books a window with its delay.
-let ntpSec = 100
-function scoredReport (q, reporter, fields, at) {
-  const b = block(fields)
-  ntpSec++
-  q.clocks.reference(b.ssrc, ntpSec, 0, undefined, at - 50)
-  q.clocks.reference(reporter, ntpSec, 0, undefined, at - 50)
-  q.delayReport(b.ssrc, reporter, (ntpSec & 0xffff) << 16, 0.03 * 65536, at)
-  return q.report(reporter, { ...b, lsr: (ntpSec & 0xffff) << 16, dlsr: 0.03 * 65536 }, at)
-}
+const { block, scoredReport } = require('../helpers/scored-reports')
 
 // The windows the reports' updates write ('<span>.<index>' → { lost, expected }),
 // and the $inc of the other paths, summed as MongoDB's $inc would.
