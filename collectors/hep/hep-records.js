@@ -24,7 +24,7 @@ const authChecks = new WeakMap() // settings → the check of the auth key agent
 
 /**
  * A HEP3 packet (hep-decoder.js) as a record, pure: RTCP (protocol type 5,
- * JSON or raw) `{ type: 'rtcp', rtcp, at, srcIp, callId, copy }`, SIP
+ * JSON or raw) `{ type: 'rtcp', rtcp, at, arrivedAt (`receivedAt`, ms), srcIp, callId, copy }`, SIP
  * (type 1) `{ type: 'sip', call, message, at, copy }` (calls.js: the update
  * of its call; sip-messages.js: the message's document), `at` the capture
  * time, else `receivedAt`; `copy`, what copies of one capture share (its
@@ -76,7 +76,7 @@ function hepRecordOf (data, settings, receivedAt) {
   }
   const rtcp = rtcpOfHep(payload)
   if (rtcp.reason) return refusal(rtcp.reason)
-  return { type: PROTOCOL_TYPES[type], rtcp, at, srcIp: packet.srcIp, srcPort: packet.srcPort, dstIp: packet.dstIp, dstPort: packet.dstPort, callId: packet.correlationId, copy: copyKey(packet, payload) }
+  return { type: PROTOCOL_TYPES[type], rtcp, at, arrivedAt: receivedAt.getTime(), srcIp: packet.srcIp, srcPort: packet.srcPort, dstIp: packet.dstIp, dstPort: packet.dstPort, callId: packet.correlationId, copy: copyKey(packet, payload) }
 }
 
 // The part a SIP message's SDP plays (media-clocks.js announce): a

@@ -179,9 +179,9 @@ function rtcpItemsOf (record, { copies, ledger, quality, counts }) {
 
 // An RTCP record's stream items, its sides tagged with the call's Call-ID,
 // its SSRCs bound to the media stream the call's SDP names for its addresses.
-function streamItemsOf ({ rtcp: decoded, at, srcIp, srcPort, dstIp, dstPort, callId }, quality) {
+function streamItemsOf ({ rtcp: decoded, at, arrivedAt, srcIp, srcPort, dstIp, dstPort, callId }, quality) {
   if (callId) quality.clocks.bindCall(callId, { ip: srcIp, port: srcPort }, { ip: dstIp, port: dstPort }, ssrcsOf(decoded), at)
-  const items = toStreamUpdates(decoded, { address: srcIp }, at, quality)
+  const items = toStreamUpdates(decoded, { address: srcIp }, at, quality, arrivedAt)
   if (callId) for (const item of items) if (item.fields) item.fields.callId = callId
   return items
 }

@@ -75,7 +75,7 @@ class CallQuality {
 
   /**
    * The figures of one report block from `reporter` about `block.ssrc`,
-   * arriving at `at` (ms), as side statistics for the stream worker. `xr` is what the same datagram's XR VoIP
+   * at `at` (ms; over HEP the agent's capture time) and at the collector at `arrivedAt` (its windows' allowance runs on that clock), as side statistics for the stream worker. `xr` is what the same datagram's XR VoIP
    * Metrics block says of that stream, if any.
    *
    * The last values go into `fields` (given, or a new object). A report
@@ -85,7 +85,7 @@ class CallQuality {
    *
    * @returns {{ fields: object, stats: QualityStats }}
    */
-  report (reporter, block, at, xr, fields = {}) {
+  report (reporter, block, at, xr, fields = {}, arrivedAt = at) {
     const key = reportKey(reporter, block.ssrc)
     const side = this.side(key, at)
     const media = this.clocks.mediaOf(block.ssrc)
@@ -122,7 +122,7 @@ class CallQuality {
       const from = stats.intervalExpected > 0 ? previousSeq : undefined
       const span = windowSpan(packet.ms)
       // An interval, or a measured delay, is booked to windows: as many new ones as the side's allowance lets.
-      const booked = stats.intervalExpected > 0 || figures.delayBasis === 'measured' ? allowedWindows(side, span, windowsOf(span, from, block.highestSeq), at) : NO_WINDOWS
+      const booked = stats.intervalExpected > 0 || figures.delayBasis === 'measured' ? allowedWindows(side, span, windowsOf(span, from, block.highestSeq), arrivedAt) : NO_WINDOWS
       if (booked.coarse) { this.windowsCoarse++; stats.windowsCoarse = 1 }
       stats.addReport(figures, at, minuteKeyOf(at), booked.span, booked.windows)
       // The call's discard rate and burstiness, as XR says them since the start of reception: the last report's wins ($max by seq).

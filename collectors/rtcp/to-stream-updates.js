@@ -29,10 +29,13 @@ const { reportKey } = require('./call-quality')
  * @param {{ address: string }} rinfo the datagram's sender
  * @param {number|Date} [now] the time to stamp on every item
  * @param {import('./call-quality').CallQuality} [quality]
+ * @param {number|Date} [arrivedAt] when it reached the collector (`now`
+ *   is the agent's capture time over HEP, a sender's choice): quality
+ *   windows are allowed by this clock (window-allowance.js)
  * @returns {object[]}
  */
-function toStreamUpdates (decoded, rinfo, now = Date.now(), quality = null) {
-  const ctx = { IP: rinfo.address, time: +now, items: [], sides: new Map(), quality, xr: null }
+function toStreamUpdates (decoded, rinfo, now = Date.now(), quality = null, arrivedAt = now) {
+  const ctx = { IP: rinfo.address, time: +now, arrivedAt: +arrivedAt, items: [], sides: new Map(), quality, xr: null }
   if (quality) takeReferences(ctx, decoded.packets)
   for (const packet of decoded.packets) {
     const map = MAPPERS[packet.type]
@@ -141,7 +144,7 @@ function mapReports (ctx, packet, counters) {
 // false: the report is not stored (a duplicate, or late: CallQuality#skip).
 function addQuality (ctx, item, reporter, block) {
   const xr = ctx.xr && ctx.xr.get(reportKey(reporter, block.ssrc))
-  const { stats, skip } = ctx.quality.report(reporter, block, ctx.time, xr, item.fields)
+  const { stats, skip } = ctx.quality.report(reporter, block, ctx.time, xr, item.fields, ctx.arrivedAt)
   if (skip) return false
   if (xr) item.fields.xr = xr
   item.stats = stats

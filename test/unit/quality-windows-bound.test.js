@@ -95,6 +95,30 @@ test('a sender moving its highest sequence 127 windows a report, 2,000 reports 5
   assert.equal(results.filter((r) => typeof r.fields.mos === 'number').length, 2000, 'every report scored')
 })
 
+test('over HEP the capture time is the agent\'s to choose: a sender stepping it 640 s a report gets no more windows, the allowance runs on the arrival at the collector', () => {
+  const { toStreamUpdates } = require('../../collectors/rtcp/to-stream-updates')
+  const { decodeRtcp } = require('../../collectors/rtcp/decoder')
+  const { encodeReport } = require('../../collectors/rtcp/encoder')
+  const q = new CallQuality()
+  const step = 127 * 500
+  let windowsCoarse = 0
+  const keys = new Set()
+  for (let i = 0; i < 2000; i++) {
+    const datagram = encodeReport({ ssrc: 1, reports: [block({ highestSeq: 1000 + step * i, cumulativeLost: 7 * i })], cname: 'hostile' })
+    // Captured (the agent says) 640 s after the one before; reaching the collector 5 s after it.
+    for (const item of toStreamUpdates(decodeRtcp(datagram), { address: '10.0.0.9' }, 640000 * i, q, 5000 * i)) {
+      if (!item.stats) continue
+      const update = {}
+      item.stats.addTo(update, 'side')
+      for (const path of Object.keys(update.$inc)) if (path.startsWith('side.quality.spans.')) keys.add(path.replace(/\.(lost|expected|delaySum|delayCount)$/, ''))
+      windowsCoarse += update.$inc['side.quality.windowsCoarse'] || 0
+    }
+  }
+  const allowance = BURST + 5000 * 1999 * WINDOWS_PER_MS
+  assert.ok(keys.size <= allowance + 1, `${keys.size} windows, the allowance ${allowance} by the arrivals (by the capture times, about 254,000)`)
+  assert.ok(windowsCoarse > 1900, `${windowsCoarse} reports booked whole to one window`)
+})
+
 test('restarts are no way around the bound: a report that starts the numbering over each second opens windows at the allowance\'s pace', () => {
   const q = new CallQuality()
   const results = []
