@@ -142,9 +142,8 @@ function sipFilter ({ number, outcome }, { now, finalUnseenAfter, byeUnseenAfter
   const notAnswered = { answeredAt: null }
   const noFinal = [notAnswered, { cancelledAt: null }, { final: null }]
   if (outcome === 'answered') and.push({ answeredAt: { $ne: null } })
-  // No stored endedAt (a call stored before per-dialog BYEs ended by one), and
-  // no BYE of its answered dialog in its `byes` (as callEndOf reads them).
-  if (outcome === 'no-bye-seen') and.push({ answeredAt: { $ne: null } }, { endedAt: null }, { lastSeen: { $lt: new Date(now - byeUnseenAfter) } }, notEndedByByeQuery())
+  // Not ended as callEndOf reads it: no BYE of its answered dialog, no legacy endedAt where that is read.
+  if (outcome === 'no-bye-seen') and.push({ answeredAt: { $ne: null } }, { lastSeen: { $lt: new Date(now - byeUnseenAfter) } }, notEndedByByeQuery())
   if (outcome === 'cancelled') and.push(notAnswered, { $or: [{ cancelledAt: { $ne: null } }, { final: { $mod: [1000, 487] } }] })
   if (outcome === 'failed') and.push(notAnswered, { cancelledAt: null }, { final: { $ne: null } }, { final: { $not: { $mod: [1000, 487] } } })
   if (outcome === 'no-answer') and.push(...noFinal, { lastSeen: { $gte: new Date(now - finalUnseenAfter) } })

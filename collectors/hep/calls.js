@@ -125,24 +125,27 @@ function callEndOf (doc) {
 }
 
 /**
- * The query on `calls` for the calls callEndOf finds not ended by a BYE
- * (their legacy `endedAt` is asked apart): no `byes`, or none of them of
- * the answered dialog (the two tags of a BYE's value, either way round,
- * against those of `firstAnswer`); without a `firstAnswer`, no BYE that is
- * text. Asked of the database so that a read bound counts only such calls
+ * The query on `calls` for the calls callEndOf finds not ended: no BYE of
+ * the answered dialog in `byes` (a BYE's two tags as dialogOf orders them,
+ * against what follows the first | of `firstAnswer`); without a
+ * `firstAnswer` or a `byes` document, no legacy `endedAt` and, without a
+ * `firstAnswer`, no BYE that is text. Asked of the database so that a read bound counts only such calls
  * (MongoDB 3.6 and later, and the embedded server, answer $expr in a find).
  */
 function notEndedByByeQuery () {
-  const value = (text) => ({ $arrayElemAt: [{ $split: [text, '|'] }, 1] }) // what follows the capture time
-  const tag = (text, i) => ({ $arrayElemAt: [{ $split: [value(text), ' '] }, i] })
-  const answered = value('$firstAnswer')
+  // What follows the first | (callEndOf's slice; all of it without one), and a tag of it, '' when none (dialogOf).
+  const value = (text) => ({ $substrCP: [text, { $add: [{ $indexOfCP: [text, '|'] }, 1] }, { $strLenCP: text }] })
+  const tag = (text, i) => ({ $ifNull: [{ $arrayElemAt: [{ $split: [value(text), ' '] }, i] }, ''] })
   // Text sorts after numbers and before documents (BSON's order): $type, which the embedded server lacks, without it.
   const isText = (path) => ({ $and: [{ $gte: [path, ''] }, { $lt: [path, {}] }] })
-  const either = (a, b) => ({ $or: [{ $eq: [answered, { $concat: [a, ' ', b] }] }, { $eq: [answered, { $concat: [b, ' ', a] }] }] })
-  const ofAnswered = { $cond: [isText('$$bye.v'), either(tag('$$bye.v', 0), tag('$$bye.v', 1)), false] }
+  const dialog = (a, b) => ({ $cond: [{ $lt: [a, b] }, { $concat: [a, ' ', b] }, { $concat: [b, ' ', a] }] })
+  const ofAnswered = { $cond: [isText('$$bye.v'), { $eq: [value('$firstAnswer'), dialog(tag('$$bye.v', 0), tag('$$bye.v', 1))] }, false] }
   const isDocument = { $and: [{ $gte: ['$byes', {}] }, { $lt: ['$byes', []] }] }
   const byes = { $cond: [isDocument, { $objectToArray: '$byes' }, []] }
-  const ended = { $cond: [isText('$firstAnswer'), { $anyElementTrue: [{ $map: { input: byes, as: 'bye', in: ofAnswered } }] }, { $anyElementTrue: [{ $map: { input: byes, as: 'bye', in: isText('$$bye.v') } }] }] }
+  const anyBye = (test) => ({ $anyElementTrue: [{ $map: { input: byes, as: 'bye', in: test } }] })
+  const legacy = { $cond: [{ $ifNull: ['$endedAt', false] }, true, false] } // callEndOf's endedAt of a call stored before per-dialog BYEs
+  // Answered and with byes, its dialog's BYE alone ends it (a legacy endedAt is not read); else a legacy endedAt or any BYE.
+  const ended = { $cond: [{ $and: [isText('$firstAnswer'), isDocument] }, anyBye(ofAnswered), { $or: [legacy, anyBye(isText('$$bye.v'))] }] }
   return { $expr: { $not: [ended] } }
 }
 

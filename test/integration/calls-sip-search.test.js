@@ -202,16 +202,21 @@ test('no-bye-seen asked of the database selects exactly the calls callEndOf read
   t.after(() => client.close())
   const calls = client.db(`byes_${process.pid}_${Date.now()}`).collection('calls')
   const at = (s) => `2026-01-01T00:00:${String(s).padStart(2, '0')}.000Z`
-  const answers = [undefined, `${at(1)}|a b`, `${at(1)}|a.1 b-2`, `${at(1)}| b`, 7]
+  // A tag may hold a | (sip.js takes tag=[^;\s]+): the value is what follows the first one.
+  const answers = [undefined, `${at(1)}|a b`, `${at(1)}|a.1 b-2`, `${at(1)}| b`, 7, `${at(1)}|p q|r`, `${at(1)}|p|x q`]
   const byeSets = [undefined, {}, { h: `${at(5)}|b a` }, { h: `${at(5)}|a b` }, { h: `${at(5)}|a c` }, { h: `${at(5)}|a c`, i: `${at(6)}|b a` },
-    { h: `${at(5)}|b-2 a.1` }, { h: `${at(5)}| b` }, { h: 42 }, { h: `${at(5)}` }, 'text', [`${at(5)}|a b`]]
+    { h: `${at(5)}|b-2 a.1` }, { h: `${at(5)}| b` }, { h: 42 }, { h: `${at(5)}` }, 'text', [`${at(5)}|a b`], { h: `${at(5)}|p q|s` }, { h: `${at(5)}|q p|r` }, { h: `${at(5)}|p|x q` }]
   const docs = []
   for (const [i, firstAnswer] of answers.entries()) {
     for (const [j, byes] of byeSets.entries()) {
-      const doc = { callId: `${i}.${j}` }
-      if (firstAnswer !== undefined) doc.firstAnswer = firstAnswer
-      if (byes !== undefined) doc.byes = byes
-      docs.push(doc)
+      // A call stored before per-dialog BYEs has an endedAt, read only where callEndOf reads it.
+      for (const [k, endedAt] of [undefined, new Date(at(4))].entries()) {
+        const doc = { callId: `${i}.${j}.${k}` }
+        if (firstAnswer !== undefined) doc.firstAnswer = firstAnswer
+        if (byes !== undefined) doc.byes = byes
+        if (endedAt !== undefined) doc.endedAt = endedAt
+        docs.push(doc)
+      }
     }
   }
   await calls.insertMany(docs.map((doc) => ({ ...doc })))
