@@ -115,13 +115,22 @@ function formatUptime (ms) {
 // A time as an operator types it for --from/--to or the view's search form:
 // one without a zone is UTC, as every table and page prints its times
 // (`2026-11-30 04:18:33`), not the host's zone (Date.parse's reading), so a
-// time copied from them finds what it named on any host. NaN if no time.
-const ZONED = /(?:Z|UTC|GMT|[+-]\d\d:?\d\d|[+-]\d\d)$/i
+// time copied from them finds what it named on any host. A zone it names
+// stands: an offset after the time (`+01:00`, `-0500`), a name (`Z`, `UTC`,
+// `GMT+0100`, `EST`), Date#toString's with its comment (`(Central European
+// Standard Time)`). Date.parse reads a date alone (`2026-11-30`) as UTC
+// already, and every other form without a zone (`2026/11/30`, `Nov 30
+// 2026`, `04:18 PM`) in the host's zone: that reading is moved by the host's
+// offset at that time. NaN if no time.
+const OFFSET = /\d:\d\d(?::\d\d(?:\.\d+)?)?\s*[+-]\d\d(?::?\d\d)?$/
+const NAMED = /(?:^|[\d\s])(?:Z|UT|UTC|GMT|[ECMP][SD]T)(?:[+-]\d{1,4}(?::\d\d)?)?$/i
+const ISO_DATE = /^[+-]?\d{4,6}(?:-\d\d(?:-\d\d)?)?$/
 function parseTime (text) {
   const trimmed = String(text).trim()
-  if (!/\d:\d\d/.test(trimmed) || ZONED.test(trimmed)) return Date.parse(trimmed)
-  const utc = Date.parse(`${trimmed}Z`)
-  return Number.isNaN(utc) ? Date.parse(trimmed) : utc
+  const read = Date.parse(trimmed)
+  const bare = trimmed.replace(/\s*\([^()]*\)$/, '') // Date#toString's zone name, a comment
+  if (Number.isNaN(read) || OFFSET.test(bare) || NAMED.test(bare) || ISO_DATE.test(trimmed)) return read
+  return read - new Date(read).getTimezoneOffset() * 60000
 }
 
 module.exports = { parseTime, commandConfig, usageError, takePositionals, launcherOptions, defaultStatsDir, formatTable, formatUptime, formatBytes }

@@ -1,0 +1,43 @@
+'use strict'
+
+// collector calls' --from/--to and the view's search form (app/commands/common.js
+// parseTime): a time without a zone is UTC, one naming its zone keeps it,
+// on a host whose zone is neither (New York, and Berlin).
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const { spawnSync } = require('node:child_process')
+const path = require('node:path')
+
+const CASES = [
+  ['2026-11-30 04:18:33', '2026-11-30T04:18:33.000Z'], // as the tables print it
+  ['2026-11-30T04:18:33', '2026-11-30T04:18:33.000Z'],
+  ['2026-11-30 04:18:33 PM', '2026-11-30T16:18:33.000Z'],
+  ['04:18 2026-11-30', '2026-11-30T04:18:00.000Z'],
+  ['2026-11-30', '2026-11-30T00:00:00.000Z'],
+  ['2026/11/30', '2026-11-30T00:00:00.000Z'],
+  ['Nov 30 2026', '2026-11-30T00:00:00.000Z'],
+  ['2026-07-01 12:00', '2026-07-01T12:00:00.000Z'], // summer time on the host: its offset then
+  ['2026-11-30T04:18:33Z', '2026-11-30T04:18:33.000Z'],
+  ['2026-11-30T05:18:33+01:00', '2026-11-30T04:18:33.000Z'],
+  ['2026-11-30 05:18:33 +0100', '2026-11-30T04:18:33.000Z'],
+  ['2026-11-29T23:18:33-05:00', '2026-11-30T04:18:33.000Z'],
+  ['2026-11-30 04:18:33 UTC', '2026-11-30T04:18:33.000Z'],
+  ['Mon Nov 30 2026 05:18:33 GMT+0100 (Central European Standard Time)', '2026-11-30T04:18:33.000Z'],
+  ['Sun, 29 Nov 2026 23:18:33 EST', '2026-11-30T04:18:33.000Z'],
+  ['1h', null],
+  ['yesterday', null],
+  ['', null]
+]
+
+for (const zone of ['America/New_York', 'Europe/Berlin']) {
+  test(`parseTime on a host in ${zone}: no zone is UTC, a named zone stands`, () => {
+    const script = `const { parseTime } = require(${JSON.stringify(path.join(__dirname, '../../app/commands/common'))})
+      const cases = ${JSON.stringify(CASES.map(([text]) => text))}
+      process.stdout.write(JSON.stringify(cases.map((text) => { const t = parseTime(text); return Number.isNaN(t) ? null : new Date(t).toISOString() })))`
+    const run = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, TZ: zone }, encoding: 'utf8' })
+    assert.equal(run.status, 0, run.stderr)
+    const read = JSON.parse(run.stdout)
+    assert.deepEqual(CASES.map(([text], i) => [text, read[i]]), CASES)
+  })
+}
