@@ -102,9 +102,7 @@ class CallsViewServer {
       const body = text ? await sipView.callText(this.db, query.get('id'), options) : await sipView.callPcap(this.db, query.get('id'), options)
       if (body === null) return reply(res, 404, 'text/plain', 'no SIP messages stored for that Call-ID\n')
       if (text) return reply(res, 200, 'text/plain; charset=utf-8', body)
-      // Saved as a file named after the call: a sender's Call-ID, so only characters every file system and header take.
-      const name = query.get('id').replace(/[^A-Za-z0-9.-]/g, '_').slice(0, 100)
-      return reply(res, 200, 'application/vnd.tcpdump.pcap', body, { 'content-disposition': `attachment; filename="${name}.pcap"` })
+      return reply(res, 200, 'application/vnd.tcpdump.pcap', body, { 'content-disposition': `attachment; filename="${pcapFileName(query.get('id'))}"` })
     }
     return reply(res, 404, 'text/plain', 'not found: try /sip, /sip/call?id=<Call-ID>\n')
   }
@@ -321,4 +319,10 @@ function escape (text) {
   return visibleOnPage(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
-module.exports = { CallsViewServer }
+// The name a call's pcap is saved under: its Call-ID, a sender's, in
+// characters every file system and header take, neither hidden nor an option.
+function pcapFileName (callId) {
+  return `${callId.replace(/[^A-Za-z0-9.-]/g, '_').replace(/^[.-]/, '_').slice(0, 100)}.pcap`
+}
+
+module.exports = { pcapFileName, CallsViewServer }

@@ -174,3 +174,12 @@ test('the pcap export: a message stored cut says its whole size, as a capture cu
   assert.deepEqual([len, capLen, ipLen, udpLen].map(Number), [20042, 42 + raw.length, 20028, 20008])
   assert.match(short || '', /limited during capture/i, 'tshark: cut short by the capture, not malformed')
 })
+
+test('a call\'s pcap is saved under its Call-ID in file-name-safe characters, never hidden nor taken for an option', () => {
+  const { pcapFileName } = require('../../app/commands/calls-view')
+  assert.equal(pcapFileName('a84b4c76e66710@pc33.atlanta.example.com'), 'a84b4c76e66710_pc33.atlanta.example.com.pcap')
+  assert.equal(pcapFileName('.hidden'), '_hidden.pcap')
+  assert.equal(pcapFileName('-rf /'), '_rf__.pcap')
+  assert.equal(pcapFileName('x"\r\nSet-Cookie: a=b'), 'x___Set-Cookie__a_b.pcap')
+  assert.equal(pcapFileName('é'.repeat(300)).length, 105)
+})
