@@ -104,7 +104,8 @@ const DECODE_REASONS = Object.freeze([
   'nonzero-padding',
   'sdes-bad-priv',
   'too-many-sources',
-  'too-many-items'
+  'too-many-items',
+  'srtcp'
 ])
 
 /**

@@ -8,6 +8,7 @@ const {
   SDES_NAME, SDES_END, SDES_PRIV, DECODE_REASONS, TOLERABLE_REASONS, MAX_COMPOUND_SOURCES, MAX_COMPOUND_ITEMS
 } = require('./constants')
 const { decodeXrBlock } = require('./xr-blocks')
+const { looksLikeSrtcp } = require('./srtcp')
 
 const MIN_COMPOUND = 8 // an RR with no report blocks
 const SR_HEAD = 4 + SENDER_INFO_SIZE
@@ -34,6 +35,9 @@ let textInvalid = false
 let deviations = null
 // Per call: SDES items and XR blocks the compound may still carry.
 let itemsLeft = 0
+// Per call: whether a packet after the first was of type 0 with no count,
+// which no RTCP is and an SRTCP index word read as a header is (srtcp.js).
+let indexWordSeen = false
 
 function fail (reason, at) {
   failReason = reason
@@ -91,7 +95,10 @@ function tryDecodeRtcp (buf, options) {
   }
   deviations = null
   itemsLeft = MAX_COMPOUND_ITEMS
+  indexWordSeen = false
   const packets = decodePackets(buf, options === undefined ? 0 : toleranceBits(options))
+  // Encrypted RTCP: refused by its name, not by the noise its ciphertext reads as, nor taken as figures.
+  if ((packets === null || indexWordSeen) && looksLikeSrtcp(buf)) return { packets: null, reason: 'srtcp', offset: 8, length: buf.length }
   if (packets === null) return { packets: null, reason: failReason, offset: failAt, length: buf.length }
   const result = { packets }
   if (deviations !== null) result.deviations = deviations
@@ -142,6 +149,7 @@ function decodePackets (buf, tolerate) {
       if (end !== length || padding === 0 || (padding & 3) !== 0 || padding > end - offset - HEADER_SIZE) return fail('bad-padding', offset)
       bodyEnd = end - padding
     }
+    if (first === 0x80 && pt === 0 && offset > 0) indexWordSeen = true
     const packet = decodePacket(buf, pt, first & 0x1f, offset + HEADER_SIZE, bodyEnd, tolerate)
     if (packet === null) return null
     if (packet !== undefined) {

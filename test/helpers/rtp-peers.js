@@ -108,16 +108,18 @@ function waitForOutput (child, output, text, ms) {
 
 /**
  * ffmpeg sending `seconds` of a PCMU sine as RTP to rtpPort, in real time,
- * with its RTCP (SR + SDES CNAME, SR + SDES + BYE at the end) to rtcpPort.
+ * with its RTCP (SR + SDES CNAME, SR + SDES + BYE at the end) to rtcpPort;
+ * with `srtp` (a suite: AES_CM_128_HMAC_SHA1_80 or _32) both encrypted (RFC 3711).
  */
-function startFfmpegSender (t, { rtpPort, rtcpPort, seconds = 3, cname = 'ffmpeg@test' }) {
+function startFfmpegSender (t, { rtpPort, rtcpPort, seconds = 3, cname = 'ffmpeg@test', srtp = null }) {
   requireBinary('ffmpeg', 'ffmpeg')
+  const keys = srtp === null ? [] : ['-srtp_out_suite', srtp, '-srtp_out_params', Buffer.alloc(30, 7).toString('base64')]
   return spawnPeer(t, 'ffmpeg', [
     '-hide_banner', '-nostdin', '-loglevel', 'error', '-re',
     '-f', 'lavfi', '-i', `sine=frequency=440:sample_rate=8000:duration=${seconds}`,
     '-c:a', 'pcm_mulaw', '-ac', '1',
     '-cname', cname, '-rtpflags', 'send_bye',
-    '-f', 'rtp', `rtp://${HOST}:${rtpPort}?rtcpport=${rtcpPort}&pkt_size=172`
+    '-f', 'rtp', ...keys, `${srtp === null ? 'rtp' : 'srtp'}://${HOST}:${rtpPort}?rtcpport=${rtcpPort}&pkt_size=172`
   ])
 }
 

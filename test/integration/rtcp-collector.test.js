@@ -187,3 +187,22 @@ test('RFC 5506 reduced-size RTCP (a lone NACK, PLI, SDES or BYE) is decoded and 
     }
   }
 })
+
+test('SRTCP (RFC 3711) from ffmpeg is refused as srtcp, with either tag length, nothing of its ciphertext stored; its plain RTCP is stored', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startCollector(t)
+  for (const srtp of ['AES_CM_128_HMAC_SHA1_80', 'AES_CM_128_HMAC_SHA1_32']) {
+    const ffmpeg = peers.startFfmpegSender(t, { rtpPort: await peers.freeUdpPort(), rtcpPort: port, seconds: 2, srtp })
+    const exit = await ffmpeg.exited
+    assert.equal(exit.code, 0, `ffmpeg failed:\n${ffmpeg.output()}`)
+  }
+  const s = await waitFor(() => { const s = collector.summary(); return s.received >= 4 && s.inFlight === 0 ? s : null }, { what: 'the SRTCP datagrams counted' })
+  assert.equal(s.dropped.srtcp, s.received, JSON.stringify(s.dropped))
+  assert.equal(s.processed, 0)
+  assert.equal(await db.collection('streams').countDocuments(), 0, 'no stream of ciphertext')
+  // The same sender without SRTP: its reports are stored (the srtcp test does not refuse plain RTCP).
+  const plain = peers.startFfmpegSender(t, { rtpPort: await peers.freeUdpPort(), rtcpPort: port, seconds: 2 })
+  assert.equal((await plain.exited).code, 0)
+  const after = await waitFor(() => { const a = collector.summary(); return a.processed >= 2 && a.inFlight === 0 ? a : null }, { what: 'the plain RTCP processed' })
+  assert.equal(after.dropped.srtcp, s.dropped.srtcp)
+  assert.equal(after.processed, after.received - s.received)
+})

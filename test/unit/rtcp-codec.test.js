@@ -183,12 +183,39 @@ test('validation failures carry stable reasons', async (t) => {
     'nonzero-padding': ['SDES fill octets after END not null', () => Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(1, ascii('ab')), 0, 7, 0, 0])])],
     'sdes-bad-priv': ['PRIV prefix length beyond the item', () => Buffer.concat([emptyRr(), raw(0x81, 202, [...ssrcBytes(1), ...item(8, [5, 0x61]), 0, 0, 0, 0])])],
     'too-many-sources': ['two RRs of 31 and 1 report blocks', () => encodeRtcp([rr(Array.from({ length: 31 }, (_, i) => block(i + 1))), rr([block(99)])])],
-    'too-many-items': ['one chunk of 249 empty NOTE items', () => Buffer.concat([emptyRr(), sdesChunk(249)])]
+    'too-many-items': ['one chunk of 249 empty NOTE items', () => Buffer.concat([emptyRr(), sdesChunk(249)])],
+    srtcp: ['an RR whose body and SDES are ciphertext, then the E flag and index 1 and an 80-bit tag', () => srtcp(encodeRtcp([rr([block(5)]), { type: 'SDES', chunks: [{ ssrc: 1, items: { cname: 'a@b' } }] }]), 10)]
   }
   assert.deepEqual(Object.keys(cases).sort(), [...DECODE_REASONS].sort(), 'every exported reason has a case')
   for (const [reason, [label, make]] of Object.entries(cases)) {
     await t.test(`${reason}: ${label}`, () => rejects(make(), reason))
   }
+})
+
+/**
+ * `compound` as SRTCP (RFC 3711 §3.4) would carry it: its first eight bytes
+ * in clear, the rest noise in place of ciphertext, then the E flag with
+ * SRTCP index `index` and a `tag`-byte authentication tag.
+ */
+function srtcp (compound, tag, index = 1) {
+  const out = Buffer.concat([compound, Buffer.alloc(4 + tag, 0xa5)])
+  for (let i = 8; i < compound.length; i++) out[i] = (i * 167 + 13) & 255
+  out.writeUInt32BE((0x80000000 | index) >>> 0, compound.length)
+  return out
+}
+
+test('SRTCP: refused as srtcp with a 10-, 4- or 16-byte tag, even where its ciphertext would read as RTCP; plain RTCP ending in such a word is not SRTCP', () => {
+  const sr = encodeRtcp([{ type: 'SR', ssrc: 0x1234, ntpSec: 1, ntpFrac: 2, rtpTimestamp: 3, packetCount: 4, octetCount: 5, reports: [] }])
+  // FFmpeg's SRTCP with HMAC-SHA1-32: a lone SR, index 1 and 4 bytes of tag read as a packet of type 0 that fits: taken whole before.
+  const readable = srtcp(sr, 4)
+  assert.equal(tryDecodeRtcp(readable).reason, 'srtcp')
+  for (const tag of [10, 4, 16]) assert.equal(tryDecodeRtcp(srtcp(encodeRtcp([rr([block(5)])]), tag, 70000 & 0xffff)).reason, 'srtcp', `a ${tag}-byte tag`)
+  // Plain RTCP: a lone SR (nothing after its first packet), and an SR and SDES whose CNAME bytes fill the places an index would be.
+  assert.equal(tryDecodeRtcp(sr).reason, undefined)
+  const withCname = encodeRtcp([{ type: 'SR', ssrc: 1, ntpSec: 1, ntpFrac: 2, rtpTimestamp: 3, packetCount: 4, octetCount: 5, reports: [] }, { type: 'SDES', chunks: [{ ssrc: 1, items: { cname: 'user@host.example.com' } }] }])
+  assert.equal(tryDecodeRtcp(withCname).reason, undefined)
+  // An unknown packet type after the first is passed over, as before, when nothing ends as SRTCP does.
+  assert.equal(tryDecodeRtcp(Buffer.concat([emptyRr(), raw(0x80, 0, [1, 2, 3, 4, 5, 6, 7, 8])])).reason, undefined)
 })
 
 /** One SDES packet, one chunk of `n` empty NOTE items and its END word. */
