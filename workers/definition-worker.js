@@ -8,6 +8,7 @@ const DecodeError = require('../exceptions/decode-error')
 const { NewKeyLimit } = require('./new-key-limit')
 const { KeptState } = require('./kept-state')
 const { Tallies } = require('./tallies')
+const { DefinitionWarm } = require('./definition-warm')
 
 /**
  * The worker of a collector definition (lib/collector/define-collector.js):
@@ -30,10 +31,9 @@ const { Tallies } = require('./tallies')
  * `newKeys.refused`; the message is stored with the records left, and
  * refused (`newKeyLimit`) when none is left.
  *
- * Nothing is read on the way in: each sink's writes are exactly once by
- * themselves (inserts by message key; updates whose `$inc` is conditional
- * on the batch watermark), so a redelivered batch goes the same way as a
- * first one.
+ * Nothing is read on the way in (but `warm`'s read at the start): each sink's writes are exactly
+ * once by themselves (inserts by message key; updates whose `$inc` is
+ * conditional on the batch watermark): a batch delivered again goes as a first one.
  */
 // No batch for this long: the input paused, a coalescing sink is written (writePending).
 const QUIET_MS = 100
@@ -59,6 +59,7 @@ class DefinitionWorker extends MongoWorker {
       ? new NewKeyLimit({ share: Math.ceil(this.settings.maxNewKeysPerMinute / this.settings.newKeyShares), known: this.settings.maxKnownKeys })
       : null
     this.kept = this.definition.keep ? KeptState.of(this.definition) : null
+    this.warm = DefinitionWarm.of(this.definition, this) // the definition's warm-up of enrichState: messages wait for it
     // Everything the worker writes and acknowledges through: the sinks, and
     // what the definition keeps, written last: a message whose sinks were
     // written but not its kept state is delivered again to a state that
@@ -73,18 +74,20 @@ class DefinitionWorker extends MongoWorker {
       many: false, // the message gave an array of records
       record: 0, // the place of the record being stored among them, as decode gave them
       key: () => this.messageKey(),
-      message: { receivedAt: null, remote: null, kept: null }
+      message: { receivedAt: null, remote: null, kept: null, key: () => this.messageKey() }
     }
   }
 
   async prepare () {
     for (const store of this.stores) await store.prepare(this.connection.db)
+    if (this.warm !== null) this.warm.start(this.connection.db)
   }
 
   // A message whose scope of kept state this worker has not read yet waits
   // for that read (doWork returns its promise: the runtime holds the next
   // message until it is done).
   doWork (message) {
+    if (this.warm !== null && !this.warm.done) return this.warm.ready.then(() => this.doWork(message))
     if (this.kept === null) return this.work(message, null)
     const { scope, ready } = this.kept.scopeReady(message)
     if (ready) return this.work(message, scope)
@@ -176,11 +179,10 @@ class DefinitionWorker extends MongoWorker {
     return out
   }
 
-  // Every record through every sink's `of` (checked: sink-output.js)
-  // before any sink holds one: a definition's mistake (an `of` that throws
-  // or gives what its sink cannot store) fails the message whole, nothing
-  // of it held. shaped[r * sinks + s]: record r, sink s. A sink's Refusal
-  // (what the message carries cannot be stored) is the answer instead.
+  // Every record through every sink's `of` (checked: sink-output.js) before any sink holds one: a
+  // definition's mistake (an `of` that throws or gives what its sink cannot store) fails the message
+  // whole, nothing of it held. shaped[r * sinks + s]: record r, sink s. A sink's Refusal (what the
+  // message carries cannot be stored) is the answer instead.
   shapeAll (records, message) {
     const list = Array.isArray(records) ? records : [records]
     const shaped = new Array(list.length * this.sinks.length)

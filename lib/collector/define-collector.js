@@ -8,9 +8,9 @@ const { KINDS } = require('./sinks')
 const { closestName } = require('../shared/closest-name')
 
 // Listener options a definition may set (LoadBalancer options, with a flag).
-const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split', 'distribution', 'maxFrameBytes'])
+const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split', 'distribution', 'affinity', 'maxFrameBytes'])
 // Its optional functions.
-const HOOKS = Object.freeze(['key', 'affinity', 'state', 'enrich', 'stats', 'memory', 'cardinality'])
+const HOOKS = Object.freeze(['key', 'affinity', 'state', 'warm', 'enrich', 'stats', 'memory', 'cardinality'])
 // Records one message may give when its definition says nothing: more than
 // any one datagram of the protocols here carries (RTCP: 31 report blocks a
 // packet; NetFlow v5: 30 flows), few enough that one hostile message cannot
@@ -154,7 +154,7 @@ function definedWorker (definition, settings) {
 
 // What a definition may say (docs/writing-collectors.md): a key not among
 // them is a typo (`kep`, `maxRecord`) refused at load, not ignored.
-const DEFINITION_KEYS = Object.freeze(['name', 'description', 'usage', 'listen', 'settings', 'key', 'affinity', 'decode', 'keep', 'state', 'enrich',
+const DEFINITION_KEYS = Object.freeze(['name', 'description', 'usage', 'listen', 'settings', 'key', 'affinity', 'decode', 'keep', 'state', 'warm', 'enrich',
   'stats', 'memory', 'tally', 'maxRecords', 'cardinality', 'sinks', 'file'])
 
 function checkDefinition (d) {

@@ -1,0 +1,54 @@
+'use strict'
+
+// Runs in a definition's worker: its `warm(state, db, settings)` hook, once
+// the database is prepared, before the worker takes its first message, so
+// that what a worker remembers per key (`state`) starts from what the
+// database holds rather than from nothing: the HEP collector reads back the
+// SIP messages that arrived within its copy window, so that a copy of one
+// the worker before it stored, arriving after that worker died, is known
+// as a copy (docs/hep.md, Duplicates). What the hook reads is only worth
+// reading soon after the start: messages wait for it WARM_WAIT_MS at most
+// (a database away at the start does not hold them longer), and a read
+// that fails is logged, not retried.
+
+const WARM_WAIT_MS = 3000
+
+class DefinitionWarm {
+  /** A definition's warm-up in `worker` (a DefinitionWorker), or null when it has no `warm` hook. */
+  static of (definition, worker) {
+    return typeof definition.warm === 'function' ? new DefinitionWarm(definition, worker) : null
+  }
+
+  constructor (definition, worker) {
+    this.definition = definition
+    this.worker = worker
+    this.started = false
+    this.done = false
+    this.ready = new Promise((resolve) => {
+      this.finish = () => {
+        this.done = true
+        clearTimeout(this.timer)
+        resolve()
+      }
+    })
+    this.timer = setTimeout(() => {
+      if (!this.done) this.worker.logger.warn({ waitedMs: WARM_WAIT_MS }, `warm-up: the database did not give what this worker remembers within ${WARM_WAIT_MS} ms; messages go on without it`)
+      this.finish()
+    }, WARM_WAIT_MS)
+    this.timer.unref()
+  }
+
+  /** Reads, once, from `db` (the worker's database, prepared). */
+  start (db) {
+    if (this.started || this.done) return
+    this.started = true
+    const began = Date.now()
+    Promise.resolve()
+      .then(() => this.definition.warm(this.worker.enrichState, db, this.worker.settings))
+      .then((warmed) => this.worker.logger.info({ warmed, ms: Date.now() - began }, 'warm-up: read back what this worker remembers'),
+        (err) => this.worker.logger.warn({ error: err && err.message }, `warm-up failed (${err && err.message}); messages go on without it`))
+      .finally(() => this.finish())
+  }
+}
+
+module.exports = { DefinitionWarm }
