@@ -59,6 +59,42 @@ class CopyWindow {
 
 const MAX_TIMES = 8
 
+/**
+ * The SIP messages a worker read back as it started (copy-warmup.js): by
+ * copy key, the capture time and `_id` of each, so that a copy of one the
+ * worker before it stored is known as one. Not the message itself delivered
+ * again (its key is that `_id`: a worker that died after storing it and
+ * before its acknowledgement), whose other writes may not have landed.
+ * Forgotten once `until` passes: by then a copy would have come.
+ */
+class StoredCopies {
+  constructor () {
+    this.byKey = new Map() // copy key → [[at, id (hex)], …]
+    this.until = 0
+  }
+
+  add (fingerprint, at, id) {
+    const seen = this.byKey.get(fingerprint)
+    if (seen) seen.push([at, id])
+    else this.byKey.set(fingerprint, [[at, id]])
+  }
+
+  /** Whether the message of `fingerprint` captured at `at` copies one stored within `windowMs`; `idOf()` gives its own key (hex), asked only then. */
+  isCopy (fingerprint, at, windowMs, idOf, now = Date.now()) {
+    if (this.byKey.size === 0) return false
+    if (now > this.until) {
+      this.byKey.clear()
+      return false
+    }
+    const seen = this.byKey.get(fingerprint)
+    if (seen === undefined) return false
+    for (const [time, id] of seen) if (Math.abs(at - time) <= windowMs && id !== idOf()) return true
+    return false
+  }
+
+  get size () { return this.byKey.size }
+}
+
 // Dialogs of one call whose BYE is stored: a forked INVITE brings one per
 // phone that answered, a handful.
 const MAX_BYE_DIALOGS = 8
@@ -151,4 +187,4 @@ class CallLedger {
   get size () { return this.calls.size }
 }
 
-module.exports = { CopyWindow, CallLedger }
+module.exports = { CopyWindow, StoredCopies, CallLedger }

@@ -91,7 +91,18 @@ function sdpRole (sip) {
 }
 
 function copyKey (packet, payload) {
-  return `${packet.protocolType} ${packet.srcIp}:${packet.srcPort} ${packet.dstIp}:${packet.dstPort} ${hash('sha1', payload, 'base64')}`
+  return `${packet.protocolType} ${endpoint(packet.srcIp, packet.srcPort)} ${endpoint(packet.dstIp, packet.dstPort)} ${hash('sha1', payload, 'base64')}`
+}
+
+/**
+ * The copy key of a SIP message as sip-messages.js stored it (its `src`,
+ * `dst` and `raw`, made by the same `endpoint`), or null when its raw text
+ * was cut (`truncated`): what its copies share, read back (warm-up).
+ */
+function storedCopyKey (doc) {
+  if (doc.truncated || !doc.raw || typeof doc.src !== 'string' || typeof doc.dst !== 'string') return null
+  const raw = typeof doc.raw === 'string' ? Buffer.from(doc.raw, 'utf8') : Buffer.from(doc.raw.buffer || doc.raw)
+  return `1 ${doc.src} ${doc.dst} ${hash('sha1', raw, 'base64')}`
 }
 
 const correlationHeaders = new WeakMap() // settings → the correlation headers' names, lower-cased, read once
@@ -108,4 +119,4 @@ function authCheckOf (settings) {
   return check
 }
 
-module.exports = { hepRecordOf }
+module.exports = { hepRecordOf, storedCopyKey }

@@ -11,7 +11,8 @@ const { toStreamUpdates, ssrcsNamed } = require('../rtcp/to-stream-updates')
 const { callQualityOf } = require('../rtcp/rtcp-records')
 const { SIP_MESSAGES } = require('./sip-messages')
 const { CALL_LOGS } = require('./call-logs')
-const { CopyWindow, CallLedger } = require('./call-memory')
+const { CopyWindow, StoredCopies, CallLedger } = require('./call-memory')
+const { warmCopies } = require('./copy-warmup')
 
 const CALLS = 'calls' // the SIP calls' collection, by default
 
@@ -38,7 +39,7 @@ module.exports = defineCollector({
   name: 'hep',
   description: 'HEP3 (HOMER encapsulation) collector: SIP calls by Call-ID, every SIP message, and their RTCP call quality from rtpengine, Kamailio, Asterisk, FreeSWITCH, heplify',
   usage: 'collector run hep [options]',
-  listen: { protocol: 'udp', port: 9060, framing: 'hep', maxFrameBytes: 65535, distribution: 'hash' },
+  listen: { protocol: 'udp', port: 9060, framing: 'hep', maxFrameBytes: 65535, distribution: 'hash', affinity: 'strict' },
   // The RTCP collector's settings apply to the RTCP it carries.
   settings: {
     ...rtcp.settings.worker,
@@ -59,15 +60,18 @@ module.exports = defineCollector({
   state: (settings) => ({
     quality: callQualityOf(settings),
     copies: new CopyWindow({ windowMs: settings.hepCopyWindow }),
+    stored: new StoredCopies(),
     ledger: new CallLedger(),
     messagesPerCall: settings.hepMessagesPerCall,
     counts: { duplicates: { sip: 0, rtcp: 0, log: 0 }, overCap: 0, otherDialogByes: 0 }
   }),
-  enrich: (record, state) => record.call ? sipItemsOf(record, state) : record.log ? logItemsOf(record, state) : rtcpItemsOf(record, state),
+  // A worker's copy memory starts from what arrived in its last seconds: copies of what the worker before it stored.
+  warm: (state, db, settings) => warmCopies(state, db, settings),
+  enrich: (record, state, message) => record.call ? sipItemsOf(record, state, message) : record.log ? logItemsOf(record, state) : rtcpItemsOf(record, state),
   stats: ({ quality, counts }) => ({ quality: quality.stats(), duplicates: { ...counts.duplicates }, overCap: counts.overCap, otherDialogByes: counts.otherDialogByes }),
-  memory: ({ quality, copies, ledger }) => {
+  memory: ({ quality, copies, stored, ledger }) => {
     const memory = quality.memory()
-    return { held: { ...memory.held, copies: copies.size, calls: ledger.size }, evicted: { ...memory.evicted, copies: copies.evicted, calls: ledger.evicted } }
+    return { held: { ...memory.held, copies: copies.size, storedCopies: stored.size, calls: ledger.size }, evicted: { ...memory.evicted, copies: copies.evicted, calls: ledger.evicted } }
   },
   sinks: [
     sinks.streams({ analytics: callAnalytics, of: (item) => item.call ? item.ends : item.log ? null : item }),
@@ -115,9 +119,9 @@ function callUpdate ({ call, duplicate, overCap, byePastCap }, receivedAt) {
 // copy only counts; a message past the call's cap updates the call without
 // its document. Its SDP's media is told to the worker's call-quality memory
 // first: the clock and codec of the call's RTCP that follows.
-function sipItemsOf (record, { copies, ledger, messagesPerCall, counts, quality }) {
+function sipItemsOf (record, { copies, stored, ledger, messagesPerCall, counts, quality }, message) {
   const callId = record.call.callId
-  if (copies.isCopy(record.copy, record.at)) {
+  if (copies.isCopy(record.copy, record.at) || stored.isCopy(record.copy, record.at, copies.windowMs, () => message.key().toString('hex'))) {
     counts.duplicates.sip++
     return { call: record.call, duplicate: true }
   }

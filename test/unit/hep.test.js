@@ -243,3 +243,31 @@ test('the master\'s call key: a call\'s SIP (Call-ID header, long or compact) an
   assert.equal(key(HEPjs.encapsulate('{"ssrc":1}', { ...RCINFO, correlation_id: `${callId}\0\0` })), keys[0], 'trailing NULs, which the worker strips')
   assert.equal(key(sip(`Call-ID:\r\n ${callId}`)), keys[0], 'a folded Call-ID, as the worker joins it')
 })
+
+test('a stored SIP message\'s copy key is the one its copies carry (IPv4 and IPv6); one whose raw text was cut has none', () => {
+  const { hepRecordOf, storedCopyKey } = require('../../collectors/hep/hep-records')
+  const { BSON } = require('mongodb')
+  const text = ['INVITE sip:bob@b.example SIP/2.0', 'Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK1', 'From: <sip:alice@a.example>;tag=a1', 'To: <sip:bob@b.example>', 'Call-ID: warm@x', 'CSeq: 1 INVITE', 'Content-Length: 0', '', ''].join('\r\n')
+  const settings = { hepCorrelationHeaders: [] }
+  for (const [family, srcIp, dstIp] of [[2, '10.0.0.1', '10.0.0.2'], [10, '2001:db8::1', '2001:db8::2']]) {
+    const record = hepRecordOf(HEPjs.encapsulate(text, { ...RCINFO, protocolFamily: family, srcIp, dstIp, payloadType: 1, capturePass: undefined }), settings, new Date())
+    assert.equal(record.type, 'sip', JSON.stringify(record))
+    // As the database gives it back: raw a BSON Binary.
+    const stored = BSON.deserialize(BSON.serialize({ ...record.message, _id: 1 }))
+    assert.equal(storedCopyKey(stored), record.copy)
+    assert.equal(storedCopyKey({ ...stored, truncated: true }), null)
+  }
+})
+
+test('what a HEP worker read back as it started: a copy of a stored message within the window is a copy; that message itself delivered again is not; past its reach nothing is', () => {
+  const { StoredCopies } = require('../../collectors/hep/call-memory')
+  const stored = new StoredCopies()
+  stored.add('k', 1000, 'aa')
+  stored.until = 5000
+  assert.equal(stored.isCopy('k', 1150, 200, () => 'bb', 2000), true, 'another message, 150 ms apart')
+  assert.equal(stored.isCopy('k', 1150, 200, () => 'aa', 2000), false, 'the stored message itself, delivered again')
+  assert.equal(stored.isCopy('k', 1300, 200, () => 'bb', 2000), false, 'past the window: a retransmission')
+  assert.equal(stored.isCopy('other', 1000, 200, () => 'bb', 2000), false)
+  assert.equal(stored.isCopy('k', 1000, 200, () => 'bb', 5001), false, 'past its reach')
+  assert.equal(stored.size, 0, 'and forgotten')
+})

@@ -1,0 +1,82 @@
+'use strict'
+
+// Two capture agents copying one SIP path (each message twice, the second
+// agent's copy 150 ms behind), with a worker SIGKILLed while calls go on:
+// every message stored once and every copy counted, where the copy and
+// its original meet in no one worker's memory (docs/hep.md, Duplicates).
+
+const test = require('node:test')
+const assert = require('node:assert/strict')
+const dgram = require('node:dgram')
+const HEPjs = require('hep-js')
+const hep = require('../../collectors/hep')
+const { startTestCollector } = require('../helpers/collector')
+const { waitFor } = require('../helpers/streams')
+const { accountedFor } = require('../../lib/master/counters')
+
+const HOST = '127.0.0.1'
+const T0 = Math.floor(Date.now() / 1000) * 1000 - 600000
+const LAG_MS = 150
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+// One SIP message of call `callId` as agent `agent` captured it at `at` (ms), its microseconds `usec`.
+function packet (text, { at, usec, agent, back }) {
+  return HEPjs.encapsulate(text, {
+    protocolFamily: 2, protocol: 17, srcIp: back ? '10.0.0.2' : '10.0.0.1', srcPort: 5060, dstIp: back ? '10.0.0.1' : '10.0.0.2', dstPort: 5060,
+    timeSeconds: Math.floor(at / 1000), timeUseconds: (at % 1000) * 1000 + usec, payloadType: 1, captureId: agent, hepNodeName: `agent-${agent}`
+  })
+}
+
+// The five messages of an answered call, in order: [text, captured at, callee to caller].
+function callMessages (n) {
+  const callId = `copy-${n}@kill`
+  const at = T0 + n * 40
+  const line = (first, cseq, tagged, from = '<sip:alice@a.example>;tag=a1', to = `<sip:bob@b.example>${tagged ? ';tag=b1' : ''}`) =>
+    [first, 'Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK' + n, `From: ${from}`, `To: ${to}`, `Call-ID: ${callId}`, `CSeq: ${cseq}`, 'Content-Length: 0', '', ''].join('\r\n')
+  return [
+    [line('INVITE sip:bob@b.example SIP/2.0', '1 INVITE', false), at, false],
+    [line('SIP/2.0 180 Ringing', '1 INVITE', true), at + 5, true],
+    [line('SIP/2.0 200 OK', '1 INVITE', true), at + 10, true],
+    [line('ACK sip:bob@b.example SIP/2.0', '1 ACK', true), at + 15, false],
+    [line('BYE sip:alice@a.example SIP/2.0', '2 BYE', true, '<sip:bob@b.example>;tag=b1', '<sip:alice@a.example>;tag=a1'), at + 20, true]
+  ]
+}
+
+test('two agents copying one path, a worker SIGKILLed mid-stream: every SIP message stored once, every copy counted', { timeout: 120000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const send = (p) => new Promise((resolve, reject) => socket.send(p, port, HOST, (err) => err ? reject(err) : resolve()))
+  const calls = 400
+  const later = [] // the second agent's copies, LAG_MS behind
+  let killed = 0
+  const started = Date.now()
+  for (let n = 0; n < calls; n++) {
+    for (const [text, at, back] of callMessages(n)) {
+      await send(packet(text, { at, usec: 200, agent: 1, back }))
+      later.push([Date.now() + LAG_MS, packet(text, { at, usec: 700, agent: 2, back })])
+    }
+    while (later.length > 0 && later[0][0] <= Date.now()) await send(later.shift()[1])
+    // A worker killed a third and two thirds of the way through, each slot once.
+    if (n === Math.floor(calls / 3) || n === Math.floor(2 * calls / 3)) {
+      const ready = (await collector.stats()).workers.filter((w) => w.state === 'ready')
+      process.kill(ready[killed % ready.length].pid, 'SIGKILL')
+      killed++
+    }
+    await sleep(10)
+  }
+  for (const [due, p] of later) {
+    await sleep(Math.max(0, due - Date.now()))
+    await send(p)
+  }
+  const sent = calls * 5 * 2
+  const s = await waitFor(async () => { const s = await collector.stats(); return s.received === sent && accountedFor(s) ? s : null }, { timeout: 60000, what: 'every copy processed' })
+  t.diagnostic(`${sent} packets in ${Date.now() - started} ms; killed ${killed}; processed ${s.processed}, dropped ${JSON.stringify(s.dropped)}`)
+  assert.equal(s.processed, sent, JSON.stringify(s.dropped))
+  const perCall = new Map()
+  for (const m of await db.collection('sip_messages').find({}, { projection: { callId: 1 } }).toArray()) perCall.set(m.callId, (perCall.get(m.callId) || 0) + 1)
+  const twice = [...perCall].filter(([, n]) => n !== 5)
+  assert.deepEqual({ calls: perCall.size, notFive: twice.length }, { calls, notFive: 0 }, `stored other than once: ${twice.slice(0, 5).map(([id, n]) => `${id} ${n}`).join(', ')}`)
+  const duplicates = (await db.collection('calls').find().toArray()).reduce((sum, doc) => sum + (doc.duplicates || 0), 0)
+  assert.equal(duplicates, calls * 5, 'each copy counted once in its call')
+})
