@@ -195,21 +195,27 @@ test('validation failures carry stable reasons', async (t) => {
 /**
  * `compound` as SRTCP (RFC 3711 §3.4) would carry it: its first eight bytes
  * in clear, the rest noise in place of ciphertext, then the E flag with
- * SRTCP index `index` and a `tag`-byte authentication tag.
+ * SRTCP index `index`, an `mki`-byte MKI and a `tag`-byte authentication
+ * tag; with `aead` (AES-GCM, RFC 7714 §17) the 16-byte tag is encrypted
+ * with the rest, before the index word, which ends the datagram.
  */
-function srtcp (compound, tag, index = 1) {
-  const out = Buffer.concat([compound, Buffer.alloc(4 + tag, 0xa5)])
-  for (let i = 8; i < compound.length; i++) out[i] = (i * 167 + 13) & 255
-  out.writeUInt32BE((0x80000000 | index) >>> 0, compound.length)
+function srtcp (compound, tag, index = 1, { mki = 0, aead = false } = {}) {
+  const sealed = aead ? Buffer.concat([compound, Buffer.alloc(16)]) : compound
+  const out = Buffer.concat([sealed, Buffer.alloc(4 + mki + (aead ? 0 : tag), 0xa5)])
+  for (let i = 8; i < sealed.length; i++) out[i] = (i * 167 + 13) & 255
+  out.writeUInt32BE((0x80000000 | index) >>> 0, sealed.length)
   return out
 }
 
-test('SRTCP: refused as srtcp with a 10-, 4- or 16-byte tag, even where its ciphertext would read as RTCP; plain RTCP ending in such a word is not SRTCP', () => {
+test('SRTCP: refused as srtcp with a 10- or 4-byte tag or AES-GCM (tag before the index), with or without an MKI, even where its ciphertext would read as RTCP; plain RTCP ending in such a word is not SRTCP', () => {
   const sr = encodeRtcp([{ type: 'SR', ssrc: 0x1234, ntpSec: 1, ntpFrac: 2, rtpTimestamp: 3, packetCount: 4, octetCount: 5, reports: [] }])
   // FFmpeg's SRTCP with HMAC-SHA1-32: a lone SR, index 1 and 4 bytes of tag read as a packet of type 0 that fits: taken whole before.
   const readable = srtcp(sr, 4)
   assert.equal(tryDecodeRtcp(readable).reason, 'srtcp')
-  for (const tag of [10, 4, 16]) assert.equal(tryDecodeRtcp(srtcp(encodeRtcp([rr([block(5)])]), tag, 70000 & 0xffff)).reason, 'srtcp', `a ${tag}-byte tag`)
+  for (const tag of [10, 4]) {
+    for (const mki of tag === 4 ? [0] : [0, 1, 4]) assert.equal(tryDecodeRtcp(srtcp(encodeRtcp([rr([block(5)])]), tag, 70000 & 0xffff, { mki })).reason, 'srtcp', `a ${tag}-byte tag, a ${mki}-byte MKI`)
+  }
+  for (const mki of [0, 4]) assert.equal(tryDecodeRtcp(srtcp(encodeRtcp([rr([block(5)])]), 16, 70000 & 0xffff, { mki, aead: true })).reason, 'srtcp', `AES-GCM, a ${mki}-byte MKI`)
   // Plain RTCP: a lone SR (nothing after its first packet), and an SR and SDES whose CNAME bytes fill the places an index would be.
   assert.equal(tryDecodeRtcp(sr).reason, undefined)
   const withCname = encodeRtcp([{ type: 'SR', ssrc: 1, ntpSec: 1, ntpFrac: 2, rtpTimestamp: 3, packetCount: 4, octetCount: 5, reports: [] }, { type: 'SDES', chunks: [{ ssrc: 1, items: { cname: 'user@host.example.com' } }] }])
