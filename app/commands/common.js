@@ -116,20 +116,23 @@ function formatUptime (ms) {
 // one without a zone is UTC, as every table and page prints its times
 // (`2026-11-30 04:18:33`), not the host's zone (Date.parse's reading), so a
 // time copied from them finds what it named on any host. A zone it names
-// stands: an offset after the time (`+01:00`, `-0500`), a name (`Z`, `UTC`,
-// `GMT+0100`, `EST`), Date#toString's with its comment (`(Central European
-// Standard Time)`). Date.parse reads a date alone (`2026-11-30`) as UTC
-// already, and every other form without a zone (`2026/11/30`, `Nov 30
-// 2026`, `04:18 PM`) in the host's zone: that reading is moved by the host's
-// offset at that time. NaN if no time.
-const OFFSET = /\d:\d\d(?::\d\d(?:\.\d+)?)?\s*[+-]\d\d(?::?\d\d)?$/
-const NAMED = /(?:^|[\d\s])(?:Z|UT|UTC|GMT|[ECMP][SD]T)(?:[+-]\d{1,4}(?::\d\d)?)?$/i
-const ISO_DATE = /^[+-]?\d{4,6}(?:-\d\d(?:-\d\d)?)?$/
+// stands, as Date.parse reads it: an offset after the time (`+01:00`,
+// `-0500`, `+530`), a name (`Z`, `UTC`, `GMT+0100`, `UTC +01:00`, `EST`),
+// Date#toString's with its comment (`(Central European Standard Time)`).
+// Without one the text is read with GMT after it (the table's form, `04:18
+// PM`, `2026/11/30`, `Nov 30 2026`), or Z (ISO's `T` forms): UTC as written,
+// the hour a host's clock skips in spring included. NaN if no time.
+const OFFSET = /\d:\d\d(?::\d\d(?:\.\d+)?)?\s*(?:[AP]M\s*)?[+-]\d{1,4}(?::\d\d)?$/i
+const NAMED = /(?:^|[\d\s])(?:Z|UT|UTC|GMT|[ECMP][SD]T)(?:\s*[+-]\d{1,4}(?::\d\d)?)?$/i
 function parseTime (text) {
   const trimmed = String(text).trim()
   const read = Date.parse(trimmed)
   const bare = trimmed.replace(/\s*\([^()]*\)$/, '') // Date#toString's zone name, a comment
-  if (Number.isNaN(read) || OFFSET.test(bare) || NAMED.test(bare) || ISO_DATE.test(trimmed)) return read
+  if (Number.isNaN(read) || OFFSET.test(bare) || NAMED.test(bare)) return read
+  for (const zoned of [`${bare} GMT`, `${bare}Z`]) {
+    const utc = Date.parse(zoned)
+    if (!Number.isNaN(utc)) return utc
+  }
   return read - new Date(read).getTimezoneOffset() * 60000
 }
 
