@@ -6,10 +6,11 @@
 // database holds rather than from nothing: the HEP collector reads back the
 // SIP messages that arrived within its copy window, so that a copy of one
 // the worker before it stored, arriving after that worker died, is known
-// as a copy (docs/hep.md, Duplicates). What the hook reads is only worth
-// reading soon after the start: messages wait for it WARM_WAIT_MS at most
-// (a database away at the start does not hold them longer), and a read
-// that fails is logged, not retried.
+// as a copy (docs/hep.md, Duplicates). Messages wait for it WARM_WAIT_MS at
+// most from the worker's start (a database away or slow at the start does
+// not hold them longer); the hook still runs once the database is there,
+// later than they waited (what it reads may still be of use: the HEP
+// collector's is). A read that fails is logged, not retried.
 
 const WARM_WAIT_MS = 3000
 
@@ -22,32 +23,33 @@ class DefinitionWarm {
   constructor (definition, worker) {
     this.definition = definition
     this.worker = worker
-    this.started = false
-    this.done = false
+    this.started = false // the hook was called
+    this.done = false // messages no longer wait for it
     this.ready = new Promise((resolve) => {
-      this.finish = () => {
+      this.release = () => {
         this.done = true
         clearTimeout(this.timer)
         resolve()
       }
     })
     this.timer = setTimeout(() => {
-      if (!this.done) this.worker.logger.warn({ waitedMs: WARM_WAIT_MS }, `warm-up: the database did not give what this worker remembers within ${WARM_WAIT_MS} ms; messages go on without it`)
-      this.finish()
+      this.worker.logger.warn({ waitedMs: WARM_WAIT_MS, started: this.started },
+        `warm-up: ${this.started ? 'still reading' : 'the database not ready'} after ${WARM_WAIT_MS} ms; messages go on without it${this.started ? '' : ', and it runs once the database is there'}`)
+      this.release()
     }, WARM_WAIT_MS)
     this.timer.unref()
   }
 
-  /** Reads, once, from `db` (the worker's database, prepared). */
+  /** Calls the hook, once, with `db` (the worker's database, prepared). */
   start (db) {
-    if (this.started || this.done) return
+    if (this.started) return
     this.started = true
     const began = Date.now()
     Promise.resolve()
       .then(() => this.definition.warm(this.worker.enrichState, db, this.worker.settings))
       .then((warmed) => this.worker.logger.info({ warmed, ms: Date.now() - began }, 'warm-up: read back what this worker remembers'),
         (err) => this.worker.logger.warn({ error: err && err.message }, `warm-up failed (${err && err.message}); messages go on without it`))
-      .finally(() => this.finish())
+      .finally(() => this.release())
   }
 }
 

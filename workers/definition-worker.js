@@ -310,7 +310,7 @@ class DefinitionWorker extends MongoWorker {
   // that one would be stored under the batch's watermark, and the $inc of
   // those after it then taken as applied already.
   async batchThrough () {
-    if (this.kept === null) return // doWork is synchronous: a write never comes part way through a batch
+    if (this.kept === null) return // doWork is synchronous (a first message's wait for warm holds none of its batch before it)
     for (let delivery = this.delivery(); delivery && !this.finished(delivery.seq); delivery = this.delivery()) {
       await new Promise((resolve) => setImmediate(resolve))
     }
