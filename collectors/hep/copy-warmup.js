@@ -11,7 +11,7 @@
 
 const { storedCopyKey } = require('./hep-records')
 
-// The most read back: what a CopyWindow holds in one generation.
+// The most read back, the newest first: what a CopyWindow holds in one generation.
 const MAX_WARMED = 100000
 
 /**
@@ -24,7 +24,7 @@ async function warmCopies (state, db, settings) {
   if (copies.windowMs <= 0) return 0
   const { mongo: { ObjectId } } = require('mongoose') // in the worker only (the master loads no driver): the one mongoose uses
   const since = ObjectId.createFromTime(Math.floor((Date.now() - 2 * copies.span) / 1000) - 1)
-  const cursor = db.collection(settings.sipMessagesCollection).find({ _id: { $gte: since } }, { projection: { src: 1, dst: 1, raw: 1, truncated: 1, at: 1 }, limit: MAX_WARMED })
+  const cursor = db.collection(settings.sipMessagesCollection).find({ _id: { $gte: since } }, { projection: { src: 1, dst: 1, raw: 1, truncated: 1, at: 1 }, sort: { _id: -1 }, limit: MAX_WARMED })
   let warmed = 0
   for await (const doc of cursor) {
     const key = storedCopyKey(doc)

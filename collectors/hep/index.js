@@ -104,14 +104,15 @@ function callDocuments (collection, setting, field) {
 
 // The calls sink's update of a SIP item: a copy, a message past the cap
 // and a BYE past the call's dialogs count in the call (once per message:
-// `inc` is watermarked).
+// `inc` is watermarked). A copy writes its call's fields as its original
+// does (the same bytes, each field order-free).
 function callUpdate ({ call, duplicate, overCap, byePastCap }, receivedAt) {
   const max = { lastReceivedAt: receivedAt }
-  if (duplicate) return { callId: call.callId, inc: { duplicates: 1 }, max }
   const inc = {}
+  if (duplicate) inc.duplicates = 1
   if (overCap) inc.overCap = 1
   if (byePastCap) inc.byesPastCap = 1
-  return { callId: call.callId, min: call.min, max: { ...call.max, ...max }, set: call.set, ...(overCap || byePastCap ? { inc } : {}) }
+  return { callId: call.callId, min: call.min, max: { ...call.max, ...max }, set: call.set, ...(duplicate || overCap || byePastCap ? { inc } : {}) }
 }
 
 // A SIP record's item, always one (so that the documents sink keys its
@@ -123,7 +124,8 @@ function sipItemsOf (record, { copies, stored, ledger, messagesPerCall, counts, 
   const callId = record.call.callId
   if (copies.isCopy(record.copy, record.at) || stored.isCopy(record.copy, record.at, copies.windowMs, () => message.key().toString('hex'))) {
     counts.duplicates.sip++
-    return { call: record.call, duplicate: true }
+    // Its call's fields too (the same, order-free): the copy taken first may be one whose own update a dead worker never wrote.
+    return { call: record.call.bye && !ledger.admitBye(callId, record.call.dialog) ? withoutBye(record.call) : record.call, duplicate: true }
   }
   if (record.sdp) quality.clocks.announce(record.sdp.callId, record.sdp.media, record.sdp.role, record.sdp.at)
   const admitted = ledger.admitMessage(callId, messagesPerCall)
@@ -149,8 +151,13 @@ function dialogEffects ({ call, at }, ledger, counts) {
   if (ledger.byeEndsCall(call.callId, call.dialog)) ends = ledger.ssrcsOf(call.callId).map((ssrc) => ({ endID: ssrc, callId: call.callId, timestamp: new Date(at) }))
   else counts.otherDialogByes++
   if (ledger.admitBye(call.callId, call.dialog)) return { call, ends }
+  return { call: withoutBye(call), ends, byePastCap: true }
+}
+
+// A BYE's call update without its dialog's entry in `byes` (past the call's bound).
+function withoutBye (call) {
   const { [call.bye]: _, ...min } = call.min
-  return { call: { ...call, min }, ends, byePastCap: true }
+  return { ...call, min }
 }
 
 // An agent's own log line (type 100) is no capture: two alike within the

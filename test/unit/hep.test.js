@@ -271,3 +271,26 @@ test('what a HEP worker read back as it started: a copy of a stored message with
   assert.equal(stored.isCopy('k', 1000, 200, () => 'bb', 5001), false, 'past its reach')
   assert.equal(stored.size, 0, 'and forgotten')
 })
+
+test('a copy writes its call\'s fields as its original does: whichever of the two a worker takes as the copy (a message delivered again after another worker stored it, its copy taken first), the call gets them', () => {
+  const hep = require('../../collectors/hep')
+  const { hepRecordOf } = require('../../collectors/hep/hep-records')
+  const { definition } = hep
+  const settings = { hepCopyWindow: 200, hepMessagesPerCall: 1000, hepCorrelationHeaders: [], sipMessagesCollection: 'sip_messages' }
+  const state = definition.state(settings)
+  const calls = definition.sinks.find((sink) => sink.collection === 'calls')
+  const text = ['INVITE sip:bob@b.example SIP/2.0', 'Via: SIP/2.0/UDP 10.0.0.1:5060;branch=z9hG4bK1', 'From: <sip:alice@a.example>;tag=a1', 'To: <sip:bob@b.example>', 'Call-ID: first@copy', 'CSeq: 1 INVITE', 'Content-Length: 0', '', ''].join('\r\n')
+  const copyOf = (usec) => hepRecordOf(HEPjs.encapsulate(text, { ...RCINFO, payloadType: 1, capturePass: undefined, timeUseconds: usec }), settings, new Date())
+  // The original M, stored by a worker that died before acknowledging it; its copy M' arrives first here.
+  const original = copyOf(123000)
+  state.stored.add(original.copy, original.at, 'aa')
+  state.stored.until = Date.now() + 10000
+  const items = [definition.enrich(copyOf(123400), state, { key: () => Buffer.from('bb', 'hex') }), definition.enrich(original, state, { key: () => Buffer.from('aa', 'hex') })]
+  assert.deepEqual(items.map((item) => item.duplicate), [true, true], 'M\' a copy of M stored, then M a copy of M\' seen')
+  for (const item of items) {
+    const update = calls.of(item, { receivedAt: new Date() })
+    assert.equal(update.inc.duplicates, 1)
+    assert.deepEqual(update.set.caller, { user: 'alice', host: 'a.example' }, 'the call\'s fields with the count')
+    assert.ok(update.min.invitedAt instanceof Date)
+  }
+})
