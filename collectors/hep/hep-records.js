@@ -4,7 +4,7 @@ const { hash } = require('node:crypto')
 const DecodeError = require('../../exceptions/decode-error')
 const { decodeHep, payloadOf, captureTime, PROTOCOL_TYPES } = require('./hep-decoder')
 const { rtcpOfHep } = require('./rtcp-json')
-const { parseSip, TOO_LONG, NOT_TEXT } = require('./sip')
+const { parseSip, sipMessagesOf, TOO_LONG, NOT_TEXT } = require('./sip')
 const { callUpdateOf } = require('./calls')
 const { sdpOfSip } = require('./sdp')
 const { sipMessageOf, endpoint } = require('./sip-messages')
@@ -26,7 +26,9 @@ const authChecks = new WeakMap() // settings → the check of the auth key agent
  * A HEP3 packet (hep-decoder.js) as a record, pure: RTCP (protocol type 5,
  * JSON or raw) `{ type: 'rtcp', rtcp, at, arrivedAt (`receivedAt`, ms), srcIp, callId, copy }`, SIP
  * (type 1) `{ type: 'sip', call, message, at, copy }` (calls.js: the update
- * of its call; sip-messages.js: the message's document), `at` the capture
+ * of its call; sip-messages.js: the message's document; an array of them,
+ * each `coalesced`, when the payload held several messages: a TCP segment
+ * an agent copied whole, sip.js sipMessagesOf), `at` the capture
  * time, else `receivedAt`; `copy`, what copies of one capture share (its
  * protocol type, addresses and ports, and a SHA-1 of its payload:
  * call-memory.js's CopyWindow); a log line (type 100) or a vq-rtcpxr
@@ -58,17 +60,14 @@ function hepRecordOf (data, settings, receivedAt) {
   if (payload === undefined || payload.length === 0) return refusal('hep-missing-payload')
   const at = captureTime(packet) ?? receivedAt.getTime()
   if (type === 1) {
-    const sip = parseSip(payload, correlationHeadersOf(settings))
+    const headers = correlationHeadersOf(settings)
+    const sip = parseSip(payload, headers)
     if (sip === TOO_LONG) return refusal('hep-sip-too-long')
     if (sip === NOT_TEXT) return refusal('hep-sip-call-id')
     if (!sip) return refusal('hep-sip')
-    // The agent's correlation id on SIP names the bridged leg when no header does.
-    if (!sip.linkedId && packet.correlationId && packet.correlationId !== sip.callId && packet.correlationId.length <= 1024) sip.linkedId = packet.correlationId
-    const record = { type: PROTOCOL_TYPES[type], call: callUpdateOf(sip, at), message: sipMessageOf(packet, sip, payload, at), at, copy: copyKey(packet, payload) }
-    // The media of the call, for its RTCP's clock and codec (media-clocks.js announce).
-    const media = sdpOfSip(payload)
-    if (media) record.sdp = { callId: sip.callId, role: sdpRole(sip), media, at }
-    return record
+    const messages = sip.length === payload.length ? null : sipMessagesOf(payload, sip, headers)
+    if (messages === null || messages.length === 1) return sipRecordOf(packet, sip, payload, at)
+    return messages.map((m) => sipRecordOf(packet, m.sip, payload.subarray(m.start, m.end), at, true))
   }
   if (type !== 5) {
     const { log, reason } = callLogOf(packet, payload, at, endpoint)
@@ -77,6 +76,18 @@ function hepRecordOf (data, settings, receivedAt) {
   const rtcp = rtcpOfHep(payload)
   if (rtcp.reason) return refusal(rtcp.reason)
   return { type: PROTOCOL_TYPES[type], rtcp, at, arrivedAt: receivedAt.getTime(), srcIp: packet.srcIp, srcPort: packet.srcPort, dstIp: packet.dstIp, dstPort: packet.dstPort, callId: packet.correlationId, copy: copyKey(packet, payload) }
+}
+
+// One SIP message's record, `payload` its bytes; `coalesced` when the HEP packet held several.
+function sipRecordOf (packet, sip, payload, at, coalesced) {
+  // The agent's correlation id on SIP names the bridged leg when no header does.
+  if (!sip.linkedId && packet.correlationId && packet.correlationId !== sip.callId && packet.correlationId.length <= 1024) sip.linkedId = packet.correlationId
+  const record = { type: PROTOCOL_TYPES[1], call: callUpdateOf(sip, at), message: sipMessageOf(packet, sip, payload, at), at, copy: copyKey(packet, payload) }
+  if (coalesced) record.coalesced = true
+  // The media of the call, for its RTCP's clock and codec (media-clocks.js announce).
+  const media = sdpOfSip(payload)
+  if (media) record.sdp = { callId: sip.callId, role: sdpRole(sip), media, at }
+  return record
 }
 
 // The part a SIP message's SDP plays (media-clocks.js announce): a

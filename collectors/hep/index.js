@@ -63,12 +63,13 @@ module.exports = defineCollector({
     stored: new StoredCopies(),
     ledger: new CallLedger(),
     messagesPerCall: settings.hepMessagesPerCall,
-    counts: { duplicates: { sip: 0, rtcp: 0, log: 0 }, overCap: 0, otherDialogByes: 0 }
+    counts: { duplicates: { sip: 0, rtcp: 0, log: 0 }, overCap: 0, otherDialogByes: 0, coalesced: 0 }
   }),
   // A worker's copy memory starts from what arrived in its last seconds: copies of what the worker before it stored.
   warm: (state, db, settings) => warmCopies(state, db, settings),
-  enrich: (record, state, message) => record.call ? sipItemsOf(record, state, message) : record.log ? logItemsOf(record, state) : rtcpItemsOf(record, state),
-  stats: ({ quality, counts }) => ({ quality: quality.stats(), duplicates: { ...counts.duplicates }, overCap: counts.overCap, otherDialogByes: counts.otherDialogByes }),
+  // A SIP payload holding several messages gave one record each (hep-records.js): an item each.
+  enrich: (records, state, message) => Array.isArray(records) ? records.map((record) => itemsOf(record, state, message)) : itemsOf(records, state, message),
+  stats: ({ quality, counts }) => ({ quality: quality.stats(), duplicates: { ...counts.duplicates }, overCap: counts.overCap, otherDialogByes: counts.otherDialogByes, coalesced: counts.coalesced }),
   memory: ({ quality, copies, stored, ledger }) => {
     const memory = quality.memory()
     return { held: { ...memory.held, copies: copies.size, storedCopies: stored.size, calls: ledger.size }, evicted: { ...memory.evicted, copies: copies.evicted, calls: ledger.evicted } }
@@ -89,6 +90,11 @@ module.exports = defineCollector({
     callDocuments(CALL_LOGS, 'callLogsCollection', 'log')
   ]
 })
+
+function itemsOf (record, state, message) {
+  if (record.coalesced) state.counts.coalesced++
+  return record.call ? sipItemsOf(record, state, message) : record.log ? logItemsOf(record, state) : rtcpItemsOf(record, state)
+}
 
 // A document per SIP message or agent's log line (`field` of an item), kept
 // with its call: read by Call-ID in capture order, expired by arrival.

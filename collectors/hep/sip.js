@@ -6,8 +6,8 @@ const { isUtf8 } = require('node:buffer')
 // are matched without case and in their compact forms (i, f, t); the body
 // is never read.
 
-const COMPACT = { i: 'call-id', f: 'from', t: 'to' }
-const WANTED = new Set(['call-id', 'from', 'to', 'cseq'])
+const COMPACT = { i: 'call-id', f: 'from', t: 'to', l: 'content-length' }
+const WANTED = new Set(['call-id', 'from', 'to', 'cseq', 'content-length'])
 // What is read of a message (its start line and headers), and how long a
 // value we keep may be: a Call-ID is unbounded in RFC 3261 but tens of
 // bytes in practice (Asterisk, Kamailio, FreeSWITCH), a user, host or tag
@@ -22,7 +22,10 @@ const MAX_PART = 256
  * `cseq` (`{ seq, method }`), and `linkedId`: the value of the first of
  * `correlationHeaders` (lower-case names: X-CID and the like, which a
  * B2BUA sets on a leg to the Call-ID of the leg it bridges) the message
- * carries (absent when none). Returns null when it is not a SIP message with those
+ * carries (absent when none), and `length`: the bytes of `payload` the
+ * message takes, its headers and the body its Content-Length gives (all
+ * of `payload` when it gives none, or more than is there: a datagram's
+ * body runs to its end). Returns null when it is not a SIP message with those
  * four headers, TOO_LONG when one of the values kept is longer than we
  * store (MAX_CALL_ID, MAX_PART), and NOT_TEXT when its Call-ID is not UTF-8.
  *
@@ -45,7 +48,45 @@ function parseSip (payload, correlationHeaders = []) {
   const to = nameAddress(headers.to)
   const linkedId = linked ? headers[linked] : null
   if (callIdTooLong(headers['call-id']) || (linkedId && callIdTooLong(linkedId)) || tooLong(from) || tooLong(to)) return TOO_LONG
-  return { ...start, callId: headers['call-id'], from, to, cseq: { seq: Number(cseq[1]), method: cseq[2].toUpperCase() }, ...(linkedId ? { linkedId } : {}) }
+  const length = messageLength(end, headers['content-length'], payload.length)
+  return { ...start, callId: headers['call-id'], from, to, cseq: { seq: Number(cseq[1]), method: cseq[2].toUpperCase() }, ...(linkedId ? { linkedId } : {}), length }
+}
+
+// Where a message whose headers end at `headersEnd` (its blank line's
+// first byte, -1 when not found) ends by its Content-Length (RFC 3261
+// §18.3, §20.14: mandatory on streams, where several messages follow each
+// other); `size` past the end of what is there or when none is given.
+function messageLength (headersEnd, contentLength, size) {
+  if (headersEnd === -1 || contentLength === undefined || !/^\d{1,10}$/.test(contentLength)) return size
+  return Math.min(headersEnd + 4 + Number(contentLength), size)
+}
+
+/**
+ * The SIP messages one payload holds, each `{ sip, start, end }` (parseSip's
+ * reading of payload[start, end)): one, or several when an agent copied a
+ * TCP segment that carried several (a proxy's trunk sends back to back).
+ * A message ends where its Content-Length says; what follows is another
+ * only when it parses as one whole (the CRLFs a stream keeps alive with
+ * skipped), else it stays with the message before, as sent. The last
+ * message runs to the payload's end. The first's reading is `first`.
+ */
+function sipMessagesOf (payload, first, correlationHeaders = []) {
+  const messages = []
+  let sip = first
+  let start = 0
+  for (;;) {
+    const next = start + sip.length < payload.length ? nextMessage(payload, start + sip.length, correlationHeaders) : null
+    messages.push({ sip, start, end: next ? start + sip.length : payload.length })
+    if (!next) return messages
+    ;({ sip, start } = next)
+  }
+}
+
+function nextMessage (payload, offset, correlationHeaders) {
+  while (offset < payload.length && (payload[offset] === 0x0d || payload[offset] === 0x0a)) offset++
+  if (offset === payload.length) return null
+  const sip = parseSip(payload.subarray(offset), correlationHeaders)
+  return sip && sip !== TOO_LONG && sip !== NOT_TEXT ? { sip, start: offset } : null
 }
 
 // The first value of each header wanted (WANTED, and `correlationHeaders`) of the lines after the start line.
@@ -144,4 +185,4 @@ function decodeURIComponentSafe (text) {
   }
 }
 
-module.exports = { parseSip, TOO_LONG, NOT_TEXT, callIdTooLong }
+module.exports = { parseSip, sipMessagesOf, TOO_LONG, NOT_TEXT, callIdTooLong }

@@ -190,7 +190,8 @@ test('SIP: requests and responses, compact headers, name-addresses with tags', (
     callId: 'a84b4c76e66710@pc33.example.com',
     from: { user: 'alice', host: 'a.example.com', tag: '1928301774' },
     to: { user: '+4930123', host: 'b.example.com', tag: null },
-    cseq: { seq: 314159, method: 'INVITE' }
+    cseq: { seq: 314159, method: 'INVITE' },
+    length: 288 // its bytes: headers and its Content-Length's body
   })
   const ok = parseSip(Buffer.from('SIP/2.0 200 OK\r\nCall-ID: x1\r\nFrom: sip:a@h;tag=9\r\nTo: <tel:+15551234>;tag=8\r\nCSeq: 2 INVITE\r\n\r\nv=0\r\n'))
   assert.deepEqual([ok.status, ok.reason, ok.to.user, ok.to.tag, ok.from.tag], [200, 'OK', '+15551234', '8', '9'])
