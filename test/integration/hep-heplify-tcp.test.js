@@ -17,7 +17,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const net = require('node:net')
 const path = require('node:path')
-const { spawn, execFileSync } = require('node:child_process')
+const { execFileSync } = require('node:child_process')
 const { once } = require('node:events')
 const hep = require('../../collectors/hep')
 const { startTestCollector } = require('../helpers/collector')
@@ -26,23 +26,10 @@ const { heplifyBinary } = require('../helpers/heplify')
 const { freePortPair } = require('../helpers/ports')
 const { waitFor } = require('../helpers/streams')
 const { removeDir } = require('../helpers/temp-dir')
+const { runPeer: run, exitCode } = require('../helpers/peer-process')
 
 const HOST = '127.0.0.1'
 const CALLS = 4
-
-function run (t, command, args) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
-  for (const stream of [child.stdout, child.stderr]) stream.setEncoding('utf8').on('data', (chunk) => { output = (output + chunk).slice(-20000) })
-  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
-  return { child, output: () => output }
-}
-
-async function exitCode (proc) {
-  if (proc.child.exitCode !== null) return proc.child.exitCode
-  const [code] = await once(proc.child, 'exit')
-  return code
-}
 
 // The SIP messages of a stream's bytes so far: [messages, the bytes left].
 function framed (buffer) {

@@ -17,8 +17,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const dgram = require('node:dgram')
 const path = require('node:path')
-const { spawn, execFileSync } = require('node:child_process')
-const { once } = require('node:events')
+const { execFileSync } = require('node:child_process')
 const hep = require('../../collectors/hep')
 const callsCommand = require('../../app/commands/calls')
 const { startTestCollector } = require('../helpers/collector')
@@ -28,22 +27,9 @@ const { freePortPair } = require('../helpers/ports')
 const { waitFor } = require('../helpers/streams')
 const { SCENARIOS } = require('../fixtures/sipp-scenarios')
 const { removeDir } = require('../helpers/temp-dir')
+const { runPeer: run, exitCode } = require('../helpers/peer-process')
 
 const HOST = '127.0.0.1'
-
-function run (t, command, args, options = {}) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options })
-  let output = ''
-  for (const stream of [child.stdout, child.stderr]) stream.setEncoding('utf8').on('data', (chunk) => { output = (output + chunk).slice(-20000) })
-  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL') })
-  return { child, output: () => output }
-}
-
-async function exitCode (proc) {
-  if (proc.child.exitCode !== null) return proc.child.exitCode
-  const [code] = await once(proc.child, 'exit')
-  return code
-}
 
 // One SIPp call: the callee (scenario or built-in) waits, the caller calls it.
 async function sippCall (t, dir, { uas, uac, user, uacPort, uasPort }) {
