@@ -65,3 +65,23 @@ test('a packet of several SIP messages delivered again stores each once though t
   for (const doc of await messages.find().toArray()) perCall[doc.callId] = (perCall[doc.callId] || 0) + 1
   assert.deepEqual(perCall, { 'a@x': 2, 'b@x': 1, 'c@x': 2 })
 })
+
+test('a copy of a segment of several SIP messages that comes after the worker storing its original died is known as one (the warm-up reads them back)', { timeout: 120000 }, async (t) => {
+  const { warmCopies } = require('../../collectors/hep/copy-warmup')
+  const { proxy, db, port } = await startBehindProxy(t, ['-i', '1'])
+  proxy.hold = false
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const segment = sip('SIP/2.0 100 Trying', 'a@x', '1 INVITE') + sip('SIP/2.0 180 Ringing', 'a@x', '1 INVITE')
+  socket.send(HEPjs.encapsulate(sip('INVITE sip:bob@b.example SIP/2.0', 'a@x', '1 INVITE'), rcinfo(T0 - 10)), port, '127.0.0.1')
+  socket.send(HEPjs.encapsulate(segment, rcinfo(T0)), port, '127.0.0.1')
+  await waitFor(async () => (await db.collection('sip_messages').countDocuments()) === 3, { what: 'the INVITE and the segment\'s two messages' })
+  // The worker after it: its copy memory read back from the database, then the copy of the segment another agent sent.
+  const settings = { hepCopyWindow: 200, hepMessagesPerCall: 1000, hepCorrelationHeaders: [], sipMessagesCollection: 'sip_messages' }
+  const state = hep.definition.state(settings)
+  assert.equal(await warmCopies(state, db, settings), 3, 'the INVITE alone and the segment\'s two, each once')
+  const { hepRecordOf } = require('../../collectors/hep/hep-records')
+  const copy = hepRecordOf(HEPjs.encapsulate(segment, { ...rcinfo(T0), captureId: 8 }), settings, new Date())
+  const items = hep.definition.enrich(copy, state, { key: () => Buffer.alloc(12, 1) })
+  assert.deepEqual(items.map((item) => item.duplicate === true), [true, true])
+})
