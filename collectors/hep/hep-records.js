@@ -67,7 +67,8 @@ function hepRecordOf (data, settings, receivedAt) {
     if (!sip) return refusal('hep-sip')
     const messages = sip.length === payload.length ? null : sipMessagesOf(payload, sip, headers)
     if (messages === null || messages.length === 1) return sipRecordOf(packet, sip, payload, at)
-    return messages.map((m) => sipRecordOf(packet, m.sip, payload.subarray(m.start, m.end), at, true))
+    // The agent's correlation id is the packet's: of the call it read, its first message's, not another call's in the segment.
+    return messages.map((m) => sipRecordOf(packet, m.sip, payload.subarray(m.start, m.end), at, true, m.sip.callId === sip.callId))
   }
   if (type !== 5) {
     const { log, reason } = callLogOf(packet, payload, at, endpoint)
@@ -78,10 +79,11 @@ function hepRecordOf (data, settings, receivedAt) {
   return { type: PROTOCOL_TYPES[type], rtcp, at, arrivedAt: receivedAt.getTime(), srcIp: packet.srcIp, srcPort: packet.srcPort, dstIp: packet.dstIp, dstPort: packet.dstPort, callId: packet.correlationId, copy: copyKey(packet, payload) }
 }
 
-// One SIP message's record, `payload` its bytes; `coalesced` when the HEP packet held several.
-function sipRecordOf (packet, sip, payload, at, coalesced) {
+// One SIP message's record, `payload` its bytes; `coalesced` when the HEP packet held several;
+// `correlated` when the packet's correlation id is of the message's call.
+function sipRecordOf (packet, sip, payload, at, coalesced = false, correlated = true) {
   // The agent's correlation id on SIP names the bridged leg when no header does.
-  if (!sip.linkedId && packet.correlationId && packet.correlationId !== sip.callId && packet.correlationId.length <= 1024) sip.linkedId = packet.correlationId
+  if (!sip.linkedId && correlated && packet.correlationId && packet.correlationId !== sip.callId && packet.correlationId.length <= 1024) sip.linkedId = packet.correlationId
   const record = { type: PROTOCOL_TYPES[1], call: callUpdateOf(sip, at), message: sipMessageOf(packet, sip, payload, at), at, copy: copyKey(packet, payload) }
   if (coalesced) record.coalesced = true
   // The media of the call, for its RTCP's clock and codec (media-clocks.js announce).

@@ -50,6 +50,12 @@ test('one message, alone or with what is not one whole after it, stays one recor
   }
 })
 
+test('the packet\'s correlation id names the bridged leg of its first message\'s call only, not of another call in the segment', () => {
+  const payload = message('INVITE sip:bob@b.example SIP/2.0', 'one@x', '1 INVITE') + message('INVITE sip:bob@b.example SIP/2.0', 'two@x', '1 INVITE') + message('SIP/2.0 100 Trying', 'one@x', '1 INVITE')
+  const records = hepRecordOf(HEPjs.encapsulate(payload, { ...RCINFO, correlation_id: 'leg@b2bua' }), SETTINGS, new Date())
+  assert.deepEqual(records.map((r) => [r.call.callId, r.call.set.linkedId]), [['one@x', 'leg@b2bua'], ['two@x', undefined], ['one@x', undefined]], 'a response names none (calls.js)')
+})
+
 test('the HEP definition takes a payload\'s messages as a message\'s records: an item each, each message a document of its own, counted', () => {
   const { definition } = require('../../collectors/hep')
   const settings = { ...SETTINGS, hepCopyWindow: 200, hepMessagesPerCall: 1000, sipMessagesCollection: 'sip_messages' }
