@@ -12,6 +12,7 @@ const { callLogOf, KINDS: LOG_KINDS } = require('./call-logs')
 const { readAuthKey, authKeyCheck } = require('./auth-key')
 
 const IP_TCP = 6 // the IP protocol of a HEP packet's capture (chunk 0x02)
+const IP_UDP = 17
 const refusals = new Map()
 
 // One DecodeError per reason, made once (a refusal costs no stack capture).
@@ -86,7 +87,8 @@ function sipRecordsOf (packet, payload, at, headers) {
     }
   }
   if (!sip) return refusal('hep-sip')
-  const messages = sip.length === whole.length ? null : sipMessagesOf(whole, sip, headers)
+  // A UDP datagram is one message: bytes past its body are discarded (RFC 3261 §18.3), never read as another.
+  const messages = sip.length === whole.length || packet.ipProtocol === IP_UDP ? null : sipMessagesOf(whole, sip, headers)
   if (messages === null || messages.length === 1) return sipRecordOf(packet, sip, whole, at)
   // The agent's correlation id is the packet's: of the call it read, its first message's, not another call's in the segment.
   return messages.map((m) => sipRecordOf(packet, m.sip, whole.subarray(m.start, m.end), at, true, m.sip.callId === sip.callId))

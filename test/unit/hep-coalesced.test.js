@@ -85,3 +85,11 @@ test('a TCP segment that begins inside a message (the segment before began it) g
   assert.equal(recordOf('a=sendrecv\r\n\r\nSIP/2.0 200 OK\r\nVia: SIP/2.0/TCP 10.0.0.1;bra').reason, 'hep-sip')
   assert.equal(hepRecordOf(HEPjs.encapsulate(second, { ...RCINFO, protocol: 17 }), SETTINGS, new Date()).reason, 'hep-sip')
 })
+
+test('a UDP datagram is one SIP message: bytes past its Content-Length that read as another (a BYE after a re-INVITE) are not one, as its receiver discards them (RFC 3261 §18.3)', () => {
+  const payload = message('INVITE sip:bob@b.example SIP/2.0', 'one@x', '2 INVITE') + message('BYE sip:bob@b.example SIP/2.0', 'one@x', '3 BYE')
+  const record = hepRecordOf(HEPjs.encapsulate(payload, { ...RCINFO, protocol: 17 }), SETTINGS, new Date())
+  assert.ok(!Array.isArray(record))
+  assert.deepEqual([record.message.cseq, record.message.raw.toString('latin1'), record.call.bye], ['2 INVITE', payload, undefined])
+  assert.equal(recordOf(payload).length, 2, 'over TCP, two messages')
+})
