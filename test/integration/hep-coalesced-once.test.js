@@ -51,8 +51,12 @@ test('a packet of several SIP messages delivered again stores each once though t
   t.after(() => socket.close())
   const send = async (payload, at) => { socket.send(HEPjs.encapsulate(payload, rcinfo(at)), port, '127.0.0.1'); await new Promise((resolve) => setTimeout(resolve, 100)) }
   // Calls a and c take the worker's share of new calls; b, new, is left out of the segment.
+  proxy.hold = false
   await send(sip('INVITE sip:bob@b.example SIP/2.0', 'a@x', '1 INVITE'), T0)
   await send(sip('INVITE sip:bob@b.example SIP/2.0', 'c@x', '1 INVITE'), T0 + 1)
+  await waitFor(async () => (await db.collection('calls').countDocuments()) === 2, { what: 'calls a and c stored' })
+  // From here the worker's writes of the calls hang (their inserts stored): it dies holding the segment.
+  proxy.hold = true
   await send(sip('SIP/2.0 100 Trying', 'a@x', '1 INVITE') + sip('INVITE sip:bob@b.example SIP/2.0', 'b@x', '1 INVITE') + sip('SIP/2.0 100 Trying', 'c@x', '1 INVITE'), T0 + 2)
   const messages = db.collection('sip_messages')
   await waitFor(async () => (await messages.countDocuments()) === 4, { what: 'the first delivery\'s documents' })
