@@ -142,11 +142,14 @@ class DefinitionWorker extends MongoWorker {
     }
     this.tallies.add(records) // the decoded records taken (before enrich)
     if (this.definition.enrich) {
+      const given = records
       records = this.run('enrich', () => this.definition.enrich(records, this.enrichState, context.message))
       if (records === REFUSED) return false
       if (records === null || records === REFUSED_KEEPING) return true
       if (this.tooMany(records, context)) return false
-      places = null // enrich's answer is numbered as it comes
+      // An item per record given (an array as long) keeps its record's place, else numbered as it comes:
+      // a redelivered message takes every key (withKnownKeys), and its items must land where they did.
+      if (!Array.isArray(given) || !Array.isArray(records) || records.length !== given.length) places = null
       context.many = context.many || Array.isArray(records)
     }
     const shaped = this.shapeAll(records, context.message)
@@ -316,13 +319,9 @@ class DefinitionWorker extends MongoWorker {
     }
   }
 
-  hasPending () {
-    return this.stores.some((sink) => sink.size > 0)
-  }
+  hasPending () { return this.stores.some((sink) => sink.size > 0) }
 
-  hasBacklog () {
-    return this.sinks.some((sink) => sink.hasBacklog())
-  }
+  hasBacklog () { return this.sinks.some((sink) => sink.hasBacklog()) }
 
   oldestPending () {
     let min = Infinity

@@ -18,19 +18,29 @@ const MAX_WARMED = 100000
  * Reads back into `state.stored` (call-memory.js StoredCopies) what arrived
  * within the copy memory's reach (two generations of its span, and the
  * second the oldest of them began in), held as long again; gives how many.
+ * A message of a packet that held several (a TCP segment, sip.js
+ * sipMessagesOf) is stored as `{ m: <the packet's key>, r }`: read too, by
+ * that key, which its packet delivered again has (not a copy of itself).
  */
 async function warmCopies (state, db, settings) {
   const { copies, stored } = state
   if (copies.windowMs <= 0) return 0
   const { mongo: { ObjectId } } = require('mongoose') // in the worker only (the master loads no driver): the one mongoose uses
   const since = ObjectId.createFromTime(Math.floor((Date.now() - 2 * copies.span) / 1000) - 1)
-  const cursor = db.collection(settings.sipMessagesCollection).find({ _id: { $gte: since } }, { projection: { src: 1, dst: 1, raw: 1, truncated: 1, at: 1 }, sort: { _id: -1 }, limit: MAX_WARMED })
+  const collection = db.collection(settings.sipMessagesCollection)
+  const projection = { src: 1, dst: 1, raw: 1, truncated: 1, at: 1 }
   let warmed = 0
-  for await (const doc of cursor) {
-    const key = storedCopyKey(doc)
-    if (key === null || !(doc.at instanceof Date) || !(doc._id instanceof ObjectId)) continue
-    stored.add(key, doc.at.getTime(), doc._id.toHexString())
-    warmed++
+  // A range on _id takes one BSON type: the messages alone (an ObjectId), then those of several (a document).
+  for (const range of [{ $gte: since }, { $gte: { m: since } }]) {
+    const cursor = collection.find({ _id: range }, { projection, sort: { _id: -1 }, limit: MAX_WARMED - warmed })
+    for await (const doc of cursor) {
+      const key = storedCopyKey(doc)
+      const id = doc._id instanceof ObjectId ? doc._id : doc._id && doc._id.m
+      if (key === null || !(doc.at instanceof Date) || !(id instanceof ObjectId)) continue
+      stored.add(key, doc.at.getTime(), id.toHexString())
+      warmed++
+    }
+    if (warmed >= MAX_WARMED) break
   }
   stored.until = Date.now() + 2 * copies.span
   return warmed

@@ -4,13 +4,15 @@ const { hash } = require('node:crypto')
 const DecodeError = require('../../exceptions/decode-error')
 const { decodeHep, payloadOf, captureTime, PROTOCOL_TYPES } = require('./hep-decoder')
 const { rtcpOfHep } = require('./rtcp-json')
-const { parseSip, sipMessagesOf, TOO_LONG, NOT_TEXT } = require('./sip')
+const { parseSip, sipMessagesOf, messageAfterTail, TOO_LONG, NOT_TEXT } = require('./sip')
 const { callUpdateOf } = require('./calls')
 const { sdpOfSip } = require('./sdp')
 const { sipMessageOf, endpoint } = require('./sip-messages')
 const { callLogOf, KINDS: LOG_KINDS } = require('./call-logs')
 const { readAuthKey, authKeyCheck } = require('./auth-key')
 
+const IP_TCP = 6 // the IP protocol of a HEP packet's capture (chunk 0x02)
+const IP_UDP = 17
 const refusals = new Map()
 
 // One DecodeError per reason, made once (a refusal costs no stack capture).
@@ -59,16 +61,7 @@ function hepRecordOf (data, settings, receivedAt) {
   if (payload instanceof DecodeError) return payload
   if (payload === undefined || payload.length === 0) return refusal('hep-missing-payload')
   const at = captureTime(packet) ?? receivedAt.getTime()
-  if (type === 1) {
-    const headers = correlationHeadersOf(settings)
-    const sip = parseSip(payload, headers)
-    if (sip === TOO_LONG) return refusal('hep-sip-too-long')
-    if (sip === NOT_TEXT) return refusal('hep-sip-call-id')
-    if (!sip) return refusal('hep-sip')
-    const messages = sip.length === payload.length ? null : sipMessagesOf(payload, sip, headers)
-    if (messages === null || messages.length === 1) return sipRecordOf(packet, sip, payload, at)
-    return messages.map((m) => sipRecordOf(packet, m.sip, payload.subarray(m.start, m.end), at, true))
-  }
+  if (type === 1) return sipRecordsOf(packet, payload, at, correlationHeadersOf(settings))
   if (type !== 5) {
     const { log, reason } = callLogOf(packet, payload, at, endpoint)
     return reason ? refusal(reason) : { type: PROTOCOL_TYPES[type], log, at, copy: copyKey(packet, payload) }
@@ -78,10 +71,34 @@ function hepRecordOf (data, settings, receivedAt) {
   return { type: PROTOCOL_TYPES[type], rtcp, at, arrivedAt: receivedAt.getTime(), srcIp: packet.srcIp, srcPort: packet.srcPort, dstIp: packet.dstIp, dstPort: packet.dstPort, callId: packet.correlationId, copy: copyKey(packet, payload) }
 }
 
-// One SIP message's record, `payload` its bytes; `coalesced` when the HEP packet held several.
-function sipRecordOf (packet, sip, payload, at, coalesced) {
+// A SIP payload's record, or one per message when it held several (sip.js
+// sipMessagesOf). A TCP segment may begin inside a message whose start the
+// segment before carried: the whole messages after that tail are read.
+function sipRecordsOf (packet, payload, at, headers) {
+  let sip = parseSip(payload, headers)
+  if (sip === TOO_LONG) return refusal('hep-sip-too-long')
+  if (sip === NOT_TEXT) return refusal('hep-sip-call-id')
+  let whole = payload
+  if (!sip && packet.ipProtocol === IP_TCP) {
+    const after = messageAfterTail(payload, headers)
+    if (after !== null) {
+      sip = after.sip
+      whole = payload.subarray(after.start)
+    }
+  }
+  if (!sip) return refusal('hep-sip')
+  // A UDP datagram is one message: bytes past its body are discarded (RFC 3261 §18.3), never read as another.
+  const messages = sip.length === whole.length || packet.ipProtocol === IP_UDP ? null : sipMessagesOf(whole, sip, headers)
+  if (messages === null || messages.length === 1) return sipRecordOf(packet, sip, whole, at)
+  // The agent's correlation id is the packet's: of the call it read, its first message's, not another call's in the segment.
+  return messages.map((m) => sipRecordOf(packet, m.sip, whole.subarray(m.start, m.end), at, true, m.sip.callId === sip.callId))
+}
+
+// One SIP message's record, `payload` its bytes; `coalesced` when the HEP packet held several;
+// `correlated` when the packet's correlation id is of the message's call.
+function sipRecordOf (packet, sip, payload, at, coalesced = false, correlated = true) {
   // The agent's correlation id on SIP names the bridged leg when no header does.
-  if (!sip.linkedId && packet.correlationId && packet.correlationId !== sip.callId && packet.correlationId.length <= 1024) sip.linkedId = packet.correlationId
+  if (!sip.linkedId && correlated && packet.correlationId && packet.correlationId !== sip.callId && packet.correlationId.length <= 1024) sip.linkedId = packet.correlationId
   const record = { type: PROTOCOL_TYPES[1], call: callUpdateOf(sip, at), message: sipMessageOf(packet, sip, payload, at), at, copy: copyKey(packet, payload) }
   if (coalesced) record.coalesced = true
   // The media of the call, for its RTCP's clock and codec (media-clocks.js announce).

@@ -11,6 +11,9 @@ const { BSON } = require('mongodb')
 
 const OP_MSG = 2013
 const HEADER_BYTES = 16
+// What `answer` gives for a command the proxy neither forwards nor answers:
+// its reply never comes (a server that stored and went silent).
+const HOLD = Symbol('hold')
 
 /**
  * @param {object} options
@@ -20,7 +23,7 @@ const HEADER_BYTES = 16
  * @param {number} [options.port=0] its port (0: ephemeral)
  * @param {(name: string, command: object) => object|undefined} options.answer
  *   the reply for a command the proxy answers itself (`name` is the
- *   command's first key), or undefined to forward it
+ *   command's first key), undefined to forward it, or HOLD to swallow it
  * @returns {Promise<{ port: number, uri: string, answered: Map<string, number>, close: () => Promise<void> }>}
  */
 async function createWireProxy ({ targetPort, targetHost = '127.0.0.1', host = '127.0.0.1', port: listenPort = 0, answer }) {
@@ -48,6 +51,7 @@ async function createWireProxy ({ targetPort, targetHost = '127.0.0.1', host = '
         pending = pending.subarray(length)
         const command = readCommand(message)
         const reply = command && answer(Object.keys(command)[0], command)
+        if (reply === HOLD) continue
         if (!reply) {
           upstream.write(message)
           continue
@@ -94,4 +98,4 @@ function opMsg (document, requestId, responseTo) {
   return Buffer.concat([header, body])
 }
 
-module.exports = { createWireProxy }
+module.exports = { createWireProxy, HOLD }

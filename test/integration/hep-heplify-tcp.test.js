@@ -48,7 +48,7 @@ function framed (buffer) {
 // A callee over TCP that answers every INVITE (100, 180, 200) and BYE
 // (200), writing what it has queued every `flushMs` in one write: the
 // responses of one call, and of calls in flight together, share segments.
-function batchingCallee (flushMs) {
+function batchingCallee (flushMs, { splitFirst = false } = {}) {
   const header = (msg, name) => (new RegExp(`^${name}\\s*:\\s*(.*)$`, 'im').exec(msg) || [])[1]
   const response = (msg, status, reason, tag) => [
     `SIP/2.0 ${status} ${reason}`,
@@ -64,7 +64,15 @@ function batchingCallee (flushMs) {
   const server = net.createServer((socket) => {
     let pending = Buffer.alloc(0)
     let queue = []
-    const timer = setInterval(() => { if (queue.length) socket.write(queue.join('')); queue = [] }, flushMs)
+    socket.setNoDelay(true)
+    const timer = setInterval(() => {
+      const data = queue.join('')
+      // splitFirst: the flush's first message cut in two writes, 20 ms apart: the second segment begins with its tail.
+      const cut = splitFirst && queue.length ? Math.floor(queue[0].length / 2) : data.length
+      if (data.length) socket.write(data.slice(0, cut))
+      if (cut < data.length) setTimeout(() => socket.write(data.slice(cut)), 20)
+      queue = []
+    }, flushMs)
     socket.on('close', () => clearInterval(timer)).on('error', () => {})
     socket.on('data', (chunk) => {
       const [messages, rest] = framed(Buffer.concat([pending, chunk]))
@@ -92,18 +100,16 @@ function tsharkSip (file, port) {
   })
 }
 
-test('heplify copying SIP over TCP whole segments: every message of a segment that carries several is stored once, with its own bytes, and every call answered as tshark reads it', { timeout: 120000 }, async (t) => {
+// SIPp's calls over TCP to `callee`, captured by tcpdump: the capture's path and the callee's port.
+async function capturedCalls (t, callee) {
   for (const [binary, pkg] of [['sipp', 'sip-tester'], ['tcpdump', 'tcpdump'], ['tshark', 'tshark'], ['go', 'golang-go']]) requireBinary(binary, pkg)
-  const heplify = heplifyBinary()
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-heplify-'))
   t.after(() => removeDir(dir))
-  const callee = batchingCallee(150)
   callee.listen(0, HOST)
   await once(callee, 'listening')
   t.after(() => callee.close())
   const { port: calleePort } = callee.address()
   const callerPort = await freePortPair()
-
   const capture = path.join(dir, 'tcp.pcap')
   const tcpdump = run(t, 'tcpdump', ['-U', '-n', '-i', 'lo', '-w', capture, `tcp port ${calleePort}`])
   await waitFor(() => /listening on/.test(tcpdump.output()), { what: 'tcpdump listening', timeout: 20000 })
@@ -113,7 +119,22 @@ test('heplify copying SIP over TCP whole segments: every message of a segment th
   await new Promise((resolve) => setTimeout(resolve, 500)) // the last frames written
   tcpdump.child.kill('SIGINT')
   assert.equal(await exitCode(tcpdump), 0, tcpdump.output())
+  return { capture, calleePort }
+}
 
+// heplify (no -tcpassembly) replaying `capture` to a collector: its database, summary and workers' figures once stopped.
+async function replayed (t, capture, calleePort, segments) {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const agent = run(t, heplifyBinary(), ['-t', 'pcap', '-rf', capture, '-eof-exit', '-hs', `${HOST}:${port}`, '-nt', 'udp', '-m', 'SIP', '-pr', `${calleePort}-${calleePort}`, '-e'])
+  assert.equal(await exitCode(agent), 0, `heplify: ${agent.output().slice(-1500)}`)
+  await waitFor(() => collector.summary().processed + collector.summary().dropped.total >= segments, { what: `the ${segments} SIP segments heplify sent taken`, timeout: 30000 })
+  const workers = (await collector.stats()).workers.map((w) => w.custom)
+  await collector.stop()
+  return { db, summary: collector.summary(), workers }
+}
+
+test('heplify copying SIP over TCP whole segments: every message of a segment that carries several is stored once, with its own bytes, and every call answered as tshark reads it', { timeout: 120000 }, async (t) => {
+  const { capture, calleePort } = await capturedCalls(t, batchingCallee(150))
   const oracle = tsharkSip(capture, calleePort)
   const callIds = [...new Set(oracle.map((m) => m.callId))]
   assert.equal(callIds.length, CALLS, 'SIPp placed every call')
@@ -123,17 +144,10 @@ test('heplify copying SIP over TCP whole segments: every message of a segment th
   assert.ok(shared >= 3 * CALLS, `segments carrying several messages (${shared} messages in them)`)
   assert.ok([...frames.keys()].some((frame) => new Set(oracle.filter((m) => m.frame === frame).map((m) => m.callId)).size > 1), 'a segment carrying two calls\' messages')
 
-  const { collector, db, port } = await startTestCollector(t, hep)
-  const agent = run(t, heplify, ['-t', 'pcap', '-rf', capture, '-eof-exit', '-hs', `${HOST}:${port}`, '-nt', 'udp', '-m', 'SIP', '-pr', `${calleePort}-${calleePort}`, '-e'])
   const segments = frames.size
-  assert.equal(await exitCode(agent), 0, `heplify: ${agent.output().slice(-1500)}`)
-  await waitFor(() => collector.summary().processed >= segments, { what: `the ${segments} SIP segments heplify sent processed`, timeout: 30000 })
-  const workers = (await collector.stats()).workers.map((w) => w.custom)
-  await collector.stop()
-  const summary = collector.summary()
+  const { db, summary, workers } = await replayed(t, capture, calleePort, segments)
   assert.equal(summary.processed, segments, 'one HEP packet per segment')
   assert.equal(summary.dropped.total, 0, JSON.stringify(summary.dropped))
-
   const stored = await db.collection('sip_messages').find().sort({ at: 1, atMicros: 1, _id: 1 }).toArray()
   const read = (list) => list.map((m) => `${m.callId} ${m.cseq}`)
   assert.deepEqual(read(stored), read(oracle), 'every message once, in capture order, as tshark reads the segments')
@@ -149,4 +163,17 @@ test('heplify copying SIP over TCP whole segments: every message of a segment th
     assert.ok(call.ringingAt instanceof Date && call.answeredAt instanceof Date && Object.keys(call.byes || {}).length === 1, JSON.stringify(call))
   }
   assert.equal(workers.reduce((n, w) => n + w.coalesced, 0), shared, 'the workers count the messages that came several to a packet')
+})
+
+test('heplify copying a TCP stream cut inside a message: the segment that begins with its tail gives the whole messages after it, and every call is answered', { timeout: 120000 }, async (t) => {
+  const { capture, calleePort } = await capturedCalls(t, batchingCallee(150, { splitFirst: true }))
+  const segments = Number(execFileSync('tshark', ['-r', capture, '-Y', 'tcp.len > 0 && tcp.srcport == ' + calleePort, '-T', 'fields', '-e', 'frame.number'], { encoding: 'utf8' }).trim().split('\n').length)
+  const { db, summary } = await replayed(t, capture, calleePort, segments)
+  const calls = await db.collection('calls').find().toArray()
+  assert.equal(calls.length, CALLS)
+  for (const call of calls) assert.equal(call.answerStatus, 200, `${call.callId} answered: its 180 and 200 followed the tail of its 100 in one segment`)
+  const stored = await db.collection('sip_messages').find({ status: { $in: [180, 200] }, cseq: /INVITE$/ }).toArray()
+  assert.equal(stored.length, 2 * CALLS, 'each call\'s 180 and 200 once')
+  // What is refused is a first half without its Call-ID (hep-sip), nothing else.
+  assert.equal(summary.dropped.total, summary.dropped['hep-sip'] || 0, JSON.stringify(summary.dropped))
 })

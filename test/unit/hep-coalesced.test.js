@@ -50,6 +50,12 @@ test('one message, alone or with what is not one whole after it, stays one recor
   }
 })
 
+test('the packet\'s correlation id names the bridged leg of its first message\'s call only, not of another call in the segment', () => {
+  const payload = message('INVITE sip:bob@b.example SIP/2.0', 'one@x', '1 INVITE') + message('INVITE sip:bob@b.example SIP/2.0', 'two@x', '1 INVITE') + message('SIP/2.0 100 Trying', 'one@x', '1 INVITE')
+  const records = hepRecordOf(HEPjs.encapsulate(payload, { ...RCINFO, correlation_id: 'leg@b2bua' }), SETTINGS, new Date())
+  assert.deepEqual(records.map((r) => [r.call.callId, r.call.set.linkedId]), [['one@x', 'leg@b2bua'], ['two@x', undefined], ['one@x', undefined]], 'a response names none (calls.js)')
+})
+
 test('the HEP definition takes a payload\'s messages as a message\'s records: an item each, each message a document of its own, counted', () => {
   const { definition } = require('../../collectors/hep')
   const settings = { ...SETTINGS, hepCopyWindow: 200, hepMessagesPerCall: 1000, sipMessagesCollection: 'sip_messages' }
@@ -61,4 +67,29 @@ test('the HEP definition takes a payload\'s messages as a message\'s records: an
   assert.ok(items[1].call.min.answeredAt instanceof Date, 'the 200 answers its call')
   assert.equal(definition.stats(state).coalesced, 2)
   assert.deepEqual(records.map((record) => definition.cardinality(record)), ['one@x', 'one@x'])
+})
+
+test('a TCP segment that begins inside a message (the segment before began it) gives the whole messages after that tail; a UDP datagram that is no message is still refused', () => {
+  const ok = (callId) => message('SIP/2.0 200 OK', callId, '1 INVITE', SDP, ['Content-Type: application/sdp'])
+  const [five, six] = ['five@x', 'six@x'].map((callId) => message('BYE sip:bob@b.example SIP/2.0', callId, '2 BYE'))
+  // A proxy's back-to-back writes cut by TCP: the second segment starts in the body of four@x's 200.
+  const stream = ['one@x', 'two@x', 'three@x', 'four@x'].map(ok).join('') + five + six
+  const second = stream.slice(stream.indexOf('m=audio', stream.indexOf('Call-ID: four@x')))
+  const records = recordOf(second)
+  assert.deepEqual(records.map((r) => [r.call.callId, r.message.raw.toString('latin1')]), [['five@x', five], ['six@x', six]])
+  assert.deepEqual(records.map((r) => r.copy), [recordOf(five).copy, recordOf(six).copy], 'each known as its copy sent alone')
+  // A tail before one message: that message, its bytes alone.
+  const one = recordOf('a=sendrecv\r\n' + five)
+  assert.deepEqual([one.call.callId, one.message.raw.toString('latin1'), one.coalesced], ['five@x', five, undefined])
+  // A tail and no whole message after it; over UDP a datagram is one message or none.
+  assert.equal(recordOf('a=sendrecv\r\n\r\nSIP/2.0 200 OK\r\nVia: SIP/2.0/TCP 10.0.0.1;bra').reason, 'hep-sip')
+  assert.equal(hepRecordOf(HEPjs.encapsulate(second, { ...RCINFO, protocol: 17 }), SETTINGS, new Date()).reason, 'hep-sip')
+})
+
+test('a UDP datagram is one SIP message: bytes past its Content-Length that read as another (a BYE after a re-INVITE) are not one, as its receiver discards them (RFC 3261 §18.3)', () => {
+  const payload = message('INVITE sip:bob@b.example SIP/2.0', 'one@x', '2 INVITE') + message('BYE sip:bob@b.example SIP/2.0', 'one@x', '3 BYE')
+  const record = hepRecordOf(HEPjs.encapsulate(payload, { ...RCINFO, protocol: 17 }), SETTINGS, new Date())
+  assert.ok(!Array.isArray(record))
+  assert.deepEqual([record.message.cseq, record.message.raw.toString('latin1'), record.call.bye], ['2 INVITE', payload, undefined])
+  assert.equal(recordOf(payload).length, 2, 'over TCP, two messages')
 })

@@ -10,6 +10,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const zlib = require('node:zlib')
+const { execFileSync } = require('node:child_process')
 const { hepRecordOf } = require('../../collectors/hep/hep-records')
 const { authKeyCheck } = require('../../collectors/hep/auth-key')
 const { rtcpOfHep } = require('../../collectors/hep/rtcp-json')
@@ -138,6 +139,24 @@ test('SIP values too long to keep are refused by name; the header block is read 
   assert.equal(reasonOf(hepRecordOf(hepPacket({ type: 1, payload: message({ callId: 'y'.repeat(100000) }).subarray(0, 60000) }), settings, RECEIVED)), 'hep-sip')
   const long = message({ callId: 'y'.repeat(5000) })
   assert.equal(reasonOf(hepRecordOf(hepPacket({ type: 1, payload: long }), settings, RECEIVED)), 'hep-sip-too-long')
+})
+
+// Parsed in a child under a hang guard, not a measurement (a test's timeout
+// cannot stop synchronous code): quadratic, these 30 packets took 23 s on a
+// 2-core machine (four messages with 12 KB of spaces inside a header's name
+// each); linear, 15 ms and the child's start. The guard is 10 s.
+test('a TCP segment of four messages, each with 12 KB of spaces inside a header\'s name, costs what its bytes do: four records', () => {
+  const script = `
+    const { hepRecordOf } = require(${JSON.stringify(require.resolve('../../collectors/hep/hep-records'))})
+    const packet = Buffer.from(process.argv[1], 'base64')
+    let ids
+    for (let i = 0; i < 30; i++) ids = hepRecordOf(packet, {}, new Date()).map((record) => record.call.callId)
+    process.stdout.write(JSON.stringify(ids))`
+  const payload = [0, 1, 2, 3].map((i) => `INVITE sip:a SIP/2.0\r\ni:${i}\r\nf:<sip:a>\r\nt:<sip:a>\r\nCSeq:1 A\r\nX${' '.repeat(12000)}y: v\r\nSubject: a${' \t'.repeat(1000)}b\r\nl:0\r\n\r\n`).join('')
+  const packet = hepPacket({ type: 1, payload })
+  assert.ok(packet.length <= 65535, `${packet.length} bytes`)
+  const out = JSON.parse(execFileSync(process.execPath, ['-e', script, packet.toString('base64')], { timeout: 10000, encoding: 'utf8' }))
+  assert.deepEqual(out, ['0', '1', '2', '3'])
 })
 
 test('a Call-ID whose bytes are not UTF-8 is refused (hep-sip-call-id): read as text, bad-\\xff and bad-\\xfe were one call (QA)', () => {
