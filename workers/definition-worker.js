@@ -60,11 +60,8 @@ class DefinitionWorker extends MongoWorker {
       : null
     this.kept = this.definition.keep ? KeptState.of(this.definition) : null
     this.warm = DefinitionWarm.of(this.definition, this) // the definition's warm-up of enrichState: messages wait for it
-    // Everything the worker writes and acknowledges through: the sinks, and
-    // what the definition keeps, written last: a message whose sinks were
-    // written but not its kept state is delivered again to a state that
-    // has not moved past it (a sequence number a definition tracks counts
-    // no gap twice), and one whose state was written is acknowledged.
+    // Everything the worker writes and acknowledges through: the sinks, and what the definition
+    // keeps, written last (a message delivered again meets a state that has not moved past it).
     this.stores = this.kept ? [...this.sinks, this.kept] : this.sinks
     this.context = {
       mark: null,
@@ -83,9 +80,8 @@ class DefinitionWorker extends MongoWorker {
     if (this.warm !== null) this.warm.start(this.connection.db)
   }
 
-  // A message whose scope of kept state this worker has not read yet waits
-  // for that read (doWork returns its promise: the runtime holds the next
-  // message until it is done).
+  // A message whose scope of kept state this worker has not read yet waits for that read
+  // (doWork returns its promise: the runtime holds the next message until it is done).
   doWork (message) {
     if (this.warm !== null && !this.warm.done) return this.warm.ready.then(() => this.doWork(message))
     if (this.kept === null) return this.work(message, null)
@@ -94,9 +90,8 @@ class DefinitionWorker extends MongoWorker {
     return this.readKept(scope).then(() => this.work(message, scope))
   }
 
-  // A scope's kept state, read once the database is there; a failed read is
-  // tried again with the flush backoff (the message waits: it cannot be
-  // decoded without it, and is not refused for a database that is away).
+  // A scope's kept state, read once the database is there; a failed read is tried again with the flush backoff
+  // (the message waits: it cannot be decoded without it, and is not refused for a database that is away).
   async readKept (scope) {
     for (;;) {
       await this.whenPrepared()
@@ -109,8 +104,7 @@ class DefinitionWorker extends MongoWorker {
     }
   }
 
-  // The kept state a message changed is kept with it: dropped when it is
-  // refused or fails, as the message is.
+  // The kept state a message changed is kept with it: dropped when it is refused or fails, as the message is.
   work (message, scope) {
     this.counts.messages++
     const context = this.contextOf(message)
@@ -222,8 +216,7 @@ class DefinitionWorker extends MongoWorker {
     if (this.kept) this.kept.forgetStored()
   }
 
-  // A message giving more records than the definition's maxRecords is refused whole.
-  tooMany (records, context) {
+  tooMany (records, context) { // more records than the definition's maxRecords: refused whole
     if (!Array.isArray(records) || records.length <= this.definition.maxRecords) return false
     this.refuse('tooManyRecords')
     this.logAtMost('tooManyRecords', 'warn', () => ({ records: records.length, maxRecords: this.definition.maxRecords, remote: addressOf(context) }),
@@ -270,6 +263,13 @@ class DefinitionWorker extends MongoWorker {
     context.index = this.messageIndex()
     context.message.remote = message.rinfo || message.remote || null
     return context
+  }
+
+  // Before each batch (the runtime asks): a sink over half its maxPending, which messages of many records fill long
+  // before the master's in-flight bound (in messages), has the batch wait for a write rather than be refused (workerFull).
+  holdsTooMuch () {
+    const half = Math.ceil(this.settings.maxPending / 2)
+    return this.sinks.some((sink) => !sink.roomFor(half, this.settings.maxPending))
   }
 
   drop () {

@@ -18,13 +18,27 @@ const OBJECT_PARTS = Object.freeze(['min', 'max', 'last', 'set', 'setOnInsert'])
 function updateProblem (u, key) {
   if (!isPlainObject(u)) return `gave ${describe(u)}, not an update object`
   if (u[key] === undefined || u[key] === null) return `gave an update without its key (${key})`
+  // The key is the upsert's filter: an object of operators ({ $ne: 'x' }, from a sender's JSON)
+  // would match another key's document and count there.
+  const operator = isPlainObject(u[key]) && u[key]._bsontype === undefined ? dollarField(u[key]) : null
+  if (operator !== null) return `gave ${key} an object with operator ${operator}, not a value`
   if (u.inc !== undefined) {
     if (!isPlainObject(u.inc)) return `gave inc ${describe(u.inc)}, not an object of numbers`
     for (const field in u.inc) if (!isIncrement(u.inc[field])) return `gave inc.${field} ${describe(u.inc[field])}, not a finite number`
   }
-  for (const part of OBJECT_PARTS) {
-    if (u[part] !== undefined && u[part] !== null && !isPlainObject(u[part])) return `gave ${part} ${describe(u[part])}, not an object`
+  for (const part of ['inc', ...OBJECT_PARTS]) {
+    if (u[part] === undefined || u[part] === null) continue
+    if (!isPlainObject(u[part])) return `gave ${part} ${describe(u[part])}, not an object`
+    // A field the server refuses for good, the messages already counted processed.
+    const field = dollarField(u[part])
+    if (field !== null) return `gave ${part}.${field}: a field name starting with $`
   }
+  return null
+}
+
+// The first own field name of `object` that starts with $, or null.
+function dollarField (object) {
+  for (const field in object) if (field.charCodeAt(0) === 36) return field
   return null
 }
 

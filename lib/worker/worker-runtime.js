@@ -21,20 +21,16 @@ const RECEIVED_REPORT_MS = 50
  * arrival order, acknowledges them in that order, answers stats requests,
  * and on SHUTDOWN finishes the queue, flushes, closes and reports CLOSED.
  *
- * Acknowledgement: a worker whose `acknowledge` is 'processed' (the
- * default) has a batch acknowledged once doWork returned (or settled) for
- * each of its messages. A worker that buffers sets it to 'stored' and
- * reports `stored(checkpoint)` when everything up to a checkpoint is
- * durable; until then the master keeps the batches (and hands them to
- * another worker if this one dies).
+ * Acknowledgement: a worker whose `acknowledge` is 'processed' (the default) has a batch acknowledged
+ * once doWork returned (or settled) for each of its messages. A worker that buffers sets it to 'stored'
+ * and reports `stored(checkpoint)` when everything up to a checkpoint is durable; until then the master
+ * keeps the batches (and hands them to another worker if this one dies).
  *
- * With receive 'reuseport' the worker binds the port itself (`listen()`,
- * lib/worker/reuseport-listener.js): what its socket brings is queued as a
- * batch of its own, processed and acknowledged like one from the master,
- * in the same order, under its own run id and batch ids. Nobody else
- * holds those datagrams, so the ACK only reports them: how many came, how
- * many were refused at the door (queueFull past maxInFlight), how many the
- * kernel dropped, and how many of them are done.
+ * With receive 'reuseport' the worker binds the port itself (`listen()`, lib/worker/reuseport-listener.js):
+ * what its socket brings is queued as a batch of its own, processed and acknowledged like one from the
+ * master, in the same order, under its own run id and batch ids. Nobody else holds those datagrams, so the
+ * ACK only reports them: how many came, how many were refused at the door (queueFull past maxInFlight),
+ * how many the kernel dropped, and how many of them are done.
  */
 class WorkerRuntime {
   /** worker: the user's Worker; channel: the IPC channel to the master; settings: { minLevel (the master's log level, an index in LEVELS), progressFile (where to say how many batches are finished, else over IPC) } */
@@ -144,8 +140,7 @@ class WorkerRuntime {
     }
   }
 
-  // The BATCH message as it came; run() decodes it in turn.
-  enqueue (message) {
+  enqueue (message) { // the BATCH message as it came; run() decodes it in turn
     this.queue.push(message)
     if (!this.running) this.run()
   }
@@ -153,6 +148,7 @@ class WorkerRuntime {
   async run () {
     this.running = true
     while (this.queue.length > 0) {
+      if (this.worker.holdsTooMuch && !this.shuttingDown) await this.roomForBatch()
       const [, kind, where, count, id, origin, redelivered, receivedAt, local, waits] = this.queue.shift()
       const bytes = Buffer.isBuffer(where) ? where : this.readBuffered(where)
       if (bytes === null) return // this worker exits (readBuffered)
@@ -184,6 +180,12 @@ class WorkerRuntime {
     for (const resolve of this.idleWaiters.splice(0)) resolve()
   }
 
+  // A worker whose stores hold too much (`holdsTooMuch()`: a database away) takes its next batch once a write made
+  // room: the master holds what comes (in flight, then on disk), where the worker refused it. Not at stop.
+  async roomForBatch () {
+    while (!this.shuttingDown && this.worker.holdsTooMuch()) await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+
   // A batch's bytes where the master wrote them in the disk buffer; null when they cannot be read there:
   // the master is told and this worker exits, so that the master delivers what it held again, with the bytes.
   readBuffered (where) {
@@ -208,8 +210,7 @@ class WorkerRuntime {
     }
   }
 
-  // A synchronous doWork stays synchronous; a returned promise is awaited
-  // before the next message, so messages are processed one at a time, in order.
+  // A synchronous doWork stays synchronous; a returned promise is awaited before the next message.
   process (message, batch) {
     let result
     this.dropReason = null
@@ -279,8 +280,7 @@ class WorkerRuntime {
     this.acknowledge()
   }
 
-  // One ACK for every finished batch up to the stored checkpoint, oldest
-  // first: the master's counted in `batches`, the worker's own in `done`.
+  // One ACK for every finished batch up to the stored checkpoint, oldest first: the master's counted in `batches`, the worker's own in `done`.
   acknowledge () {
     const through = Math.min(this.storedThrough, this.completed)
     let n = 0

@@ -37,3 +37,15 @@ test('a document is an object; checkAll names the sink in its TypeError', () => 
   assert.equal(documentProblem([1]), 'gave an array, not a document (an object)')
   assert.throws(() => checkAll([{ a: 1 }, 'x'], documentProblem, { kind: 'documents', collection: 'logs' }), { name: 'TypeError', message: 'documents sink of logs: of() gave "x", not a document (an object)' })
 })
+
+test('an update whose key is an object of query operators, or whose fields start with $, is a problem', () => {
+  const { ObjectId } = require('mongodb')
+  // A sender's {"device":{"$ne":"x"}} as the _id matched another device's document and $inc'ed it.
+  assert.equal(updateProblem({ _id: { $ne: 'zzz' }, inc: { n: 1 } }, '_id'), 'gave _id an object with operator $ne, not a value')
+  assert.equal(updateProblem({ name: { a: 1, $in: ['a'] } }, 'name'), 'gave name an object with operator $in, not a value')
+  assert.equal(updateProblem({ _id: { sensor: 's1', minute: 5 }, inc: { n: 1 } }, '_id'), null, 'a compound key')
+  assert.equal(updateProblem({ _id: new ObjectId(), max: { at: new Date() } }, '_id'), null)
+  // The server refuses these for good, after the messages were counted processed.
+  assert.equal(updateProblem({ _id: 'a', inc: { $n: 1 } }, '_id'), 'gave inc.$n: a field name starting with $')
+  assert.equal(updateProblem({ _id: 'a', set: { ok: 1, $where: 'x' } }, '_id'), 'gave set.$where: a field name starting with $')
+})
