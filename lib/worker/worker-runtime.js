@@ -12,8 +12,7 @@ const { DiskBufferReads } = require('./disk-buffer-reads')
 const { HeldSince } = require('./held-since')
 
 const FAILURE_LOG_INTERVAL_MS = 1000
-// receive 'reuseport': what the worker's own socket brought reaches the
-// master's counters with the next ACK, or this long after it came.
+// receive 'reuseport': what the worker's own socket brought reaches the master's counters with the next ACK, or this long after it came.
 const RECEIVED_REPORT_MS = 50
 
 /**
@@ -148,7 +147,7 @@ class WorkerRuntime {
   async run () {
     this.running = true
     while (this.queue.length > 0) {
-      if (this.worker.holdsTooMuch && !this.shuttingDown) await this.roomForBatch()
+      if (this.worker.holdsTooMuch) await this.roomForBatch()
       const [, kind, where, count, id, origin, redelivered, receivedAt, local, waits] = this.queue.shift()
       const bytes = Buffer.isBuffer(where) ? where : this.readBuffered(where)
       if (bytes === null) return // this worker exits (readBuffered)
@@ -180,10 +179,11 @@ class WorkerRuntime {
     for (const resolve of this.idleWaiters.splice(0)) resolve()
   }
 
-  // A worker whose stores hold too much (`holdsTooMuch()`: a database away) takes its next batch once a write made
-  // room: the master holds what comes (in flight, then on disk), where the worker refused it. Not at stop.
+  // A worker whose stores hold too much (`holdsTooMuch()`: a database away) takes its next batch once a write made room:
+  // the master holds what comes (in flight, then on disk), where the worker refused it. Not at a stop the master asked for;
+  // always once it is gone: what an orphan stores after a drop (uncounted) raises the watermark past it (docs/delivery.md).
   async roomForBatch () {
-    while (!this.shuttingDown && this.worker.holdsTooMuch()) await new Promise((resolve) => setTimeout(resolve, 50))
+    while ((!this.shuttingDown || this.channel.connected === false) && this.worker.holdsTooMuch()) await new Promise((resolve) => setTimeout(resolve, 50))
   }
 
   // A batch's bytes where the master wrote them in the disk buffer; null when they cannot be read there:
@@ -354,8 +354,8 @@ class WorkerRuntime {
     return new Promise((resolve) => this.idleWaiters.push(resolve))
   }
 
-  // The master is gone: nobody will ever kill this worker, so finishing what it was given is bounded by
-  // the worker's orphanTimeout (also when a stop the master asked for is under way); then flush, close, exit.
+  // The master is gone: nobody will kill this worker, so finishing what it was given is bounded by its orphanTimeout
+  // (also when a stop the master asked for is under way); then flush, close, exit. Batches still wait for room (roomForBatch).
   orphaned () {
     const ms = Number.isFinite(this.worker.orphanTimeout) && this.worker.orphanTimeout >= 0 ? this.worker.orphanTimeout : ipc.ORPHAN_TIMEOUT_MS
     const timer = setTimeout(() => this.stopWaiting(ms), ms)
