@@ -187,7 +187,16 @@ test('round-trip times are the wire\'s while the master stalls: each datagram ar
     assert.ok(stored.min >= Math.max(0, lowest - TOLERANCE_MS) && stored.max <= highest + TOLERANCE_MS,
       `call ${a}: every stored RTT (${stored.min}–${stored.max} ms) within ${TOLERANCE_MS.toFixed(2)} ms of the wire's (${lowest.toFixed(3)}–${highest.toFixed(3)} ms)`)
   }
+  // The test's ends compute DLSR from their own whole-ms clock, and a busy
+  // machine can delay a send after its time was taken: the wire itself then
+  // shows a LAN round trip (or its one-direction estimate) below zero. The
+  // collector's whole-ms arrival times move a round trip by under 2 ms and
+  // it refuses only those below -2.03 ms: a refusal needs one below zero
+  // on the wire. (Batch times instead of the kernel's put the 40 ms calls
+  // outside the wire's range above, by up to a stall.)
+  const wireNegative = [...oracle.values()].flatMap((c) => [...c.rtts, ...c.estimated]).filter((v) => v < 0).length
   const stats = await master.ask('stats')
   const invalid = stats.workers.reduce((n, w) => n + ((w.custom.quality && w.custom.quality.invalid && w.custom.quality.invalid['rtt-negative']) || 0), 0)
-  assert.equal(invalid, 0, 'no round trip came out negative')
+  t.diagnostic(`round trips refused as negative: ${invalid}; below zero on the wire: ${wireNegative}`)
+  assert.ok(invalid <= wireNegative, `no round trip came out negative that the wire shows at or above zero (${invalid} refused, ${wireNegative} negative on the wire)`)
 })
