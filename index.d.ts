@@ -231,6 +231,8 @@ export class LoadBalancer extends EventEmitter {
   /** optional: the key `key()` gives, read from the batch entry at `offset` (native receive path; see lib/shared/batch-codec.js) */
   /** the key() of the message in the batch entry at `offset`, read in place: its bytes are buf[batchEntry.dataStart(buf, offset), batchEntry.dataEnd(buf, offset)) */
   entryKey? (buf: Buffer, offset: number): string | number
+  /** optional: the parts of the message whose bytes are buf[start, end), each distributed and counted on its own with the whole's sender and arrival; null keeps it whole */
+  parts? (buf: Buffer, start: number, end: number): Buffer[] | null
   /** subclass hook, once per start: `await super.doStart()` binds and forks (prepare what workers need before it) */
   protected doStart (): Promise<void>
   /** subclass hook: `await super.doStop()` drains; release what doStart acquired after it */
@@ -645,6 +647,8 @@ export interface CollectorDefinition<R = any> {
   key? (data: Buffer): string | number | null | undefined
   /** instead of key, when the key needs memory: made once per master from the workers' settings; `evicted(map)` counts an entry it forgot (events.stateEvicted) */
   affinity? (settings: Record<string, any>, evicted: (map: string) => void): { key (buf: Buffer, start: number, end: number): string | number | null | undefined }
+  /** in the master, before the key: the parts of the message whose bytes are buf[start, end), each distributed and counted on its own; null keeps it whole */
+  parts? (buf: Buffer, start: number, end: number): Buffer[] | null
   /** pure; return or throw a DecodeError to refuse the message. `arrival`: when the message arrived (the same when delivered again) and its sender */
   decode (message: Message, settings: Record<string, any>, arrival: RecordSource): OneOrMore<any> | DecodeError
   /** each worker's initial state for enrich (default {}) */

@@ -10,7 +10,7 @@ const { closestName } = require('../shared/closest-name')
 // Listener options a definition may set (LoadBalancer options, with a flag).
 const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split', 'distribution', 'affinity', 'maxFrameBytes'])
 // Its optional functions.
-const HOOKS = Object.freeze(['key', 'affinity', 'state', 'warm', 'enrich', 'stats', 'memory', 'cardinality'])
+const HOOKS = Object.freeze(['key', 'affinity', 'parts', 'state', 'warm', 'enrich', 'stats', 'memory', 'cardinality'])
 // Records one message may give when its definition says nothing: more than
 // any one datagram of the protocols here carries (RTCP: 31 report blocks a
 // packet; NetFlow v5: 30 flows), few enough that one hostile message cannot
@@ -35,6 +35,11 @@ const MAX_RECORDS = 1000
  *   memory: called once per master with the workers' settings (defaults
  *   applied) and `evicted(map)`, which counts one entry forgotten
  *   (`events.stateEvicted`); gives `{ key(data) }`, used as `key` is;
+ * - `parts(buf, start, end)`: optional, computed in the master before the
+ *   key: null keeps the message (its bytes `buf[start, end)`, read in
+ *   place) whole, else the bytes of its parts, each a message of its own
+ *   (its own key, counted as one) with the whole's sender and arrival
+ *   (HEP: a TCP segment holding several calls' SIP messages);
  * - `decode(message, settings, arrival)`: pure; a record, an array of
  *   them, or null for nothing to store; returns or throws a DecodeError to
  *   refuse the message (returning one made once costs no unwinding).
@@ -154,7 +159,7 @@ function definedWorker (definition, settings) {
 
 // What a definition may say (docs/writing-collectors.md): a key not among
 // them is a typo (`kep`, `maxRecord`) refused at load, not ignored.
-const DEFINITION_KEYS = Object.freeze(['name', 'description', 'usage', 'listen', 'settings', 'key', 'affinity', 'decode', 'keep', 'state', 'warm', 'enrich',
+const DEFINITION_KEYS = Object.freeze(['name', 'description', 'usage', 'listen', 'settings', 'key', 'affinity', 'parts', 'decode', 'keep', 'state', 'warm', 'enrich',
   'stats', 'memory', 'tally', 'maxRecords', 'cardinality', 'sinks', 'file'])
 
 function checkDefinition (d) {

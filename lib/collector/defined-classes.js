@@ -28,6 +28,8 @@ function definedCollector (definition, settings) {
       return k === null || k === undefined ? MongoCollector.prototype.key.call(this, datagramAt(buf, offset)) : k
     }
   }
+  // Its split of a message into parts, each distributed on its own (LoadBalancer#parts).
+  if (definition.parts) Collector.prototype.parts = function parts (buf, start, end) { return definition.parts(buf, start, end) }
   if (definition.keep && !definition.key && !definition.affinity) {
     // Kept state is scoped by sender address (unless keep.scope says
     // otherwise, with a key to match): one sender's messages meet their state

@@ -1,10 +1,10 @@
 'use strict'
 
 const { strategies, keyHash, entryStrategy, entryKeyHash } = require('./distribution')
-const { entryEnd, entryDataLength, entryAddressStart, entryAddressLength, datagramAt } = require('../shared/batch-codec')
+const { entryEnd, entryDataStart, entryDataLength, entryAddressStart, entryAddressLength, datagramAt } = require('../shared/batch-codec')
 const { AllowList } = require('../shared/allow-list')
 const LogLimiter = require('../shared/log-limiter')
-const { splitterOf } = require('./split')
+const { splitterOf, partMessages } = require('./split')
 
 // Sources refused by `allow` are logged at most once per LogLimiter interval, per kind.
 const NOT_ALLOWED_LINES = {
@@ -60,7 +60,7 @@ class Dispatcher {
     this.notAllowedLog = new LogLimiter()
     this.capacityWaiters = []
     this.plan = { strategy: null, describe: 'per message (not started)' }
-    this.split = splitterOf(host.options.split)
+    this.split = splitterOf(host.options.split, host.parts && ((buf, start, end) => this.partsOf(buf, start, end)))
     this.strict = host.options.affinity === 'strict' && host.strategy === strategies.hash
   }
 
@@ -92,7 +92,8 @@ class Dispatcher {
   /** Chooses the entry path once, before any traffic: see entryPlan. */
   prepare (declared) {
     this.plan = entryPlan(this.host, declared)
-    if (this.split !== null) this.plan = { strategy: null, describe: `per line (split ${this.options.split}), then ${this.plan.strategy === null ? this.plan.describe : 'the distribution'}` }
+    if (this.options.split === 'lines') this.plan = { strategy: null, describe: `per line (split lines), then ${this.plan.strategy === null ? this.plan.describe : 'the distribution'}` }
+    else if (this.split !== null) this.plan = { ...this.plan, describe: `${this.plan.describe}; a message ${this.host.name}'s parts() splits, per part` }
   }
 
   /**
@@ -102,7 +103,10 @@ class Dispatcher {
    * `force` goes past maxInFlight rather than refuse (data already accepted).
    */
   dispatch (message, force) {
-    if (this.split !== null) return this.dispatchParts(this.split(message), force)
+    if (this.split !== null) {
+      const datas = this.split(message.data, 0, message.data.length)
+      if (datas !== null) return this.dispatchParts(partMessages(message, datas), force)
+    }
     return this.dispatchOne(message, force)
   }
 
@@ -173,8 +177,9 @@ class Dispatcher {
     const strategy = this.plan.strategy
     while (offset < end) {
       const next = entryEnd(buf, offset)
-      if (this.split !== null) {
-        if (!this.dispatch(datagramAt(buf, offset), false)) this.dropRefused()
+      const datas = this.split === null ? null : this.split(buf, entryDataStart(buf, offset), next)
+      if (datas !== null) {
+        if (!this.dispatchParts(this.entryParts(buf, offset, datas), false)) this.dropRefused()
         offset = next
         continue
       }
@@ -187,6 +192,15 @@ class Dispatcher {
       }
       offset = next
     }
+  }
+
+  // The parts of the entry at `offset` as messages: those that view the
+  // receiver's buffer (reused once this returns) view the message's own
+  // copy, as a message built from an entry has (a distribute() may keep it).
+  entryParts (buf, offset, datas) {
+    const message = datagramAt(buf, offset)
+    const base = buf.byteOffset + entryDataStart(buf, offset)
+    return partMessages(message, datas.map((d) => d.buffer === buf.buffer ? message.data.subarray(d.byteOffset - base, d.byteOffset - base + d.length) : d))
   }
 
   pickEntry (strategy, buf, offset) {
@@ -257,6 +271,26 @@ class Dispatcher {
     }
     if (workers.includes(worker)) return worker
     return this.distributeFailed(workers, new TypeError(`distribute() returned ${worker === null ? 'null' : typeof worker}, not one of the workers it was given`))
+  }
+
+  // A parts() of the balancer's may throw, or give what is not an array
+  // of Buffers: the message stays whole, counted (events.partsErrors) and
+  // logged once, the master up. Null or undefined keeps it whole.
+  partsOf (buf, start, end) {
+    let parts
+    try {
+      parts = this.host.parts(buf, start, end)
+    } catch (err) {
+      return this.partsFailed(err)
+    }
+    if (parts === null || parts === undefined) return null
+    if (!Array.isArray(parts) || !parts.every(Buffer.isBuffer)) return this.partsFailed(new TypeError(`parts() returned ${Array.isArray(parts) ? 'an array with something other than a Buffer' : typeof parts}, not null or an array of Buffers`))
+    return parts
+  }
+
+  partsFailed (err) {
+    if (this.counters.event('partsErrors') === 1) this.logger.error({ err }, 'parts() failed; a message it fails on stays whole (counted in events.partsErrors)')
+    return null
   }
 
   distributeFailed (workers, err) {

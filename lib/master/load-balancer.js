@@ -30,6 +30,9 @@ const MetricsEndpoint = require('./metrics-endpoint')
  * need not build a message per datagram (which of these the native path
  * can use without a message per datagram is decided in one place,
  * dispatcher.js entryPlan, and logged at start as `dispatch`);
+ * define `parts(buf, start, end)` to split a message (its bytes
+ * `buf[start, end)`) into parts distributed and counted each on its own,
+ * the sender's and arrival shared: null keeps it whole (lib/master/split.js);
  * override `destination()` to say what the workers write to (the disk
  * buffer and the dead letters record it, see docs/disk-buffer.md);
  * extend `doStart()` (runs once per start: `await super.doStart()` binds and
@@ -71,6 +74,7 @@ class LoadBalancer extends EventEmitter {
       name: this.constructor.name,
       distribute: (workers, message) => this.distribute(workers, message),
       entryKey: (buf, offset) => this.entryKey(buf, offset),
+      parts: typeof this.parts === 'function' ? (buf, start, end) => this.parts(buf, start, end) : null,
       pool: () => this.pool,
       journal: () => this.journal,
       balancer: this // the `this` of a distribution strategy (DistributeFn)
@@ -117,7 +121,8 @@ class LoadBalancer extends EventEmitter {
     return {
       distribute: this.distribute !== LoadBalancer.prototype.distribute,
       key: this.key !== LoadBalancer.prototype.key,
-      entryKey: typeof this.entryKey === 'function'
+      entryKey: typeof this.entryKey === 'function',
+      parts: typeof this.parts === 'function'
     }
   }
 

@@ -13,6 +13,7 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * balancer overrides (LoadBalancer#_declared).
  */
 function checkChoices (declared, className) {
+  if (declared.parts) throw new InvalidOptionError('receive', 'reuseport', `cannot honour a parts() of ${className}, which the master does: in this mode the master sees no datagram`)
   for (const method of ['distribute', 'key']) {
     if (declared[method]) throw new InvalidOptionError('receive', 'reuseport', `cannot honour a ${method}() of ${className}: the kernel picks the worker by the sender's address and port, so no affinity across senders (one call's two directions) holds`)
   }

@@ -1,37 +1,56 @@
 'use strict'
 
+const InvalidOptionError = require('../../exceptions/invalid-option-error')
+
 /**
  * How the master splits a received message (a datagram, a TCP frame)
- * before distribution, the `split` option: `none` keeps it whole; `lines`
- * makes each non-empty line (`\n`, an optional `\r` before it) a message of
- * its own, with the sender of the whole, so that each is distributed on its
- * own (StatsD sends several metrics per datagram, each with its own
- * affinity key). The one owner of that split.
+ * before distribution, each part distributed on its own (its own key) and
+ * counted as a message: the `split` option, `none` or `lines` (each
+ * non-empty line, `\n` with an optional `\r` before it: StatsD sends
+ * several metrics per datagram, each with its own affinity key), or a
+ * balancer's `parts(buf, start, end)` (a collector definition's `parts`:
+ * HEP's TCP segments holding several calls' SIP messages). A splitter
+ * reads `buf[start, end)` in place and gives null to keep the message
+ * whole, else its parts' bytes. The one owner of that split.
  */
 const SPLITS = Object.freeze(['none', 'lines'])
 
 const LF = 0x0a
 const CR = 0x0d
 
-/** The non-empty lines of `message` as messages sharing its sender and arrival; `data` views its bytes. */
-function splitLines (message) {
-  const data = message.data
+/** The non-empty lines of buf[start, end), views of its bytes. */
+function lineParts (buf, start, end) {
   const parts = []
-  let start = 0
-  while (start < data.length) {
-    let end = data.indexOf(LF, start)
-    if (end < 0) end = data.length
-    const next = end + 1
-    if (end > start && data[end - 1] === CR) end--
-    if (end > start) parts.push(message.rinfo ? { data: data.subarray(start, end), rinfo: message.rinfo, receivedAt: message.receivedAt } : { data: data.subarray(start, end), remote: message.remote, receivedAt: message.receivedAt })
+  while (start < end) {
+    let lineEnd = buf.indexOf(LF, start)
+    if (lineEnd < 0 || lineEnd > end) lineEnd = end
+    const next = lineEnd + 1
+    if (lineEnd > start && buf[lineEnd - 1] === CR) lineEnd--
+    if (lineEnd > start) parts.push(buf.subarray(start, lineEnd))
     start = next
   }
   return parts
 }
 
-/** The splitter of a `split` choice, or null for none. */
-function splitterOf (split) {
-  return split === 'lines' ? splitLines : null
+/** The messages of `message`'s parts (`datas`, views of its bytes), each sharing its sender and arrival. */
+function partMessages (message, datas) {
+  return datas.map((data) => message.rinfo ? { data, rinfo: message.rinfo, receivedAt: message.receivedAt } : { data, remote: message.remote, receivedAt: message.receivedAt })
 }
 
-module.exports = { SPLITS, splitterOf, splitLines }
+/** The non-empty lines of `message` as messages sharing its sender and arrival; `data` views its bytes. */
+function splitLines (message) {
+  return partMessages(message, lineParts(message.data, 0, message.data.length))
+}
+
+/**
+ * The splitter of a `split` choice, or of a balancer's `parts()` (null
+ * when it has none); null for neither. Both at once are refused: a
+ * balancer that splits its messages itself has already said what a message is.
+ */
+function splitterOf (split, parts) {
+  if (split === 'lines' && parts) throw new InvalidOptionError('split', split, 'cannot be combined with a collector that splits its messages itself (a parts() of its own)')
+  if (split === 'lines') return lineParts
+  return parts || null
+}
+
+module.exports = { SPLITS, splitterOf, splitLines, partMessages }
