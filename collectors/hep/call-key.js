@@ -18,54 +18,105 @@ const TYPE_PROTOCOL = 0x0b
 const TYPE_PAYLOAD = 0x0f
 const TYPE_CORRELATION = 0x11
 const SIP = 1
-// "call-id:" and the compact "i:" at a line start, lower-cased.
-const CALL_ID = Buffer.from('\ncall-id:')
-const COMPACT = Buffer.from('\ni:')
+const TYPE_IP_PROTOCOL = 0x02
+// Header names at a line start, lower-cased, with their compact forms:
+// Call-ID (i) and Content-Length (l).
+const CALL_ID_NAMES = [Buffer.from('\ncall-id:'), Buffer.from('\ni:')]
+const LENGTH_NAMES = [Buffer.from('\ncontent-length:'), Buffer.from('\nl:')]
+const BLANK_LINE = Buffer.from('\r\n\r\n')
 
-/** The call key of the HEP3 packet in `buf[start, end)`, or -1. */
-function callKeyOf (buf, start, end) {
-  if (end - start < CHUNK_HEADER || buf.readUInt32BE(start) !== MAGIC) return -1
-  let protocol = -1
-  let payloadAt = -1
-  let payloadEnd = -1
-  let correlationAt = -1
-  let correlationEnd = -1
+/**
+ * Where the chunks the master reads lie in the HEP3 packet `buf[start,
+ * end)`, written into the one `chunks` object (no allocation per packet;
+ * read it before the next call): the protocol type (1 SIP), the IP
+ * protocol of the capture (6 TCP), the (last) payload, how many payload
+ * chunks, the correlation id. False when it is not a well-formed HEP3 packet.
+ */
+const chunks = { protocol: -1, ipProtocol: -1, payloadAt: -1, payloadEnd: -1, payloads: 0, correlationAt: -1, correlationEnd: -1 }
+
+function readChunks (buf, start, end) {
+  if (end - start < CHUNK_HEADER || buf.readUInt32BE(start) !== MAGIC) return false
+  chunks.protocol = chunks.ipProtocol = chunks.payloadAt = chunks.payloadEnd = chunks.correlationAt = chunks.correlationEnd = -1
+  chunks.payloads = 0
   for (let at = start + CHUNK_HEADER; at + CHUNK_HEADER <= end;) {
     const length = buf.readUInt16BE(at + 4)
-    if (length < CHUNK_HEADER || at + length > end) return -1
+    if (length < CHUNK_HEADER || at + length > end) return false
     if (buf.readUInt16BE(at) === 0) {
       const type = buf.readUInt16BE(at + 2)
       if (type === TYPE_CORRELATION) {
-        correlationAt = at + CHUNK_HEADER
-        correlationEnd = at + length
-      } else if (type === TYPE_PROTOCOL && length === CHUNK_HEADER + 1) protocol = buf[at + CHUNK_HEADER]
+        chunks.correlationAt = at + CHUNK_HEADER
+        chunks.correlationEnd = at + length
+      } else if (type === TYPE_PROTOCOL && length === CHUNK_HEADER + 1) chunks.protocol = buf[at + CHUNK_HEADER]
+      else if (type === TYPE_IP_PROTOCOL && length === CHUNK_HEADER + 1) chunks.ipProtocol = buf[at + CHUNK_HEADER]
       else if (type === TYPE_PAYLOAD) {
-        payloadAt = at + CHUNK_HEADER
-        payloadEnd = at + length
+        chunks.payloadAt = at + CHUNK_HEADER
+        chunks.payloadEnd = at + length
+        chunks.payloads++
       }
     }
     at += length
   }
-  const sip = protocol === SIP && payloadAt >= 0 ? sipCallKey(buf, payloadAt, payloadEnd) : -1
+  return true
+}
+
+/** The call key of the HEP3 packet in `buf[start, end)`, or -1. */
+function callKeyOf (buf, start, end) {
+  if (!readChunks(buf, start, end)) return -1
+  const { correlationAt } = chunks
+  let correlationEnd = chunks.correlationEnd
+  const sip = chunks.protocol === SIP && chunks.payloadAt >= 0 ? sipHeaders(buf, chunks.payloadAt, chunks.payloadEnd).key : -1
   if (sip >= 0) return sip
   while (correlationEnd > correlationAt && buf[correlationEnd - 1] === 0) correlationEnd--
   return correlationEnd > correlationAt ? hashBytes(buf, correlationAt, correlationEnd) : -1
 }
 
-// The value of the first Call-ID header (either form, any case), trimmed.
-function sipCallKey (buf, start, end) {
-  const headersEnd = indexOfText(buf, '\r\n\r\n', start, end)
+/**
+ * Of the SIP message at `buf[start, end)`: the key of its first Call-ID
+ * header (either form, any case, trimmed; -1 when none or empty) and, with
+ * `withEnd`, where it ends by its Content-Length (RFC 3261 §18.3; `end`
+ * when its headers do not end or it gives none, as the worker's sip.js
+ * reads a message's length), written into the one `headers` object.
+ */
+const headers = { key: -1, end: -1 }
+
+function sipHeaders (buf, start, end, withEnd = false) {
+  const headersEnd = blankLineAt(buf, start, end)
   const limit = headersEnd === -1 ? end : headersEnd
-  for (let at = buf.indexOf(0x0a, start); at !== -1 && at < limit; at = buf.indexOf(0x0a, at + 1)) {
-    const nameLength = headerMatch(buf, at, limit)
-    if (nameLength === 0) continue
-    let key = lineKey(buf, at + nameLength, limit)
-    // A value folded onto the next line (RFC 3261 §7.3.1), as the worker's parser joins it.
-    const next = buf.indexOf(0x0a, at + 1)
-    if (key === -1 && next !== -1 && next + 1 < limit && (buf[next + 1] === 0x20 || buf[next + 1] === 0x09)) key = lineKey(buf, next + 1, limit)
-    return key
+  let callId = false
+  let length = withEnd ? -1 : 0
+  headers.key = -1
+  for (let at = buf.indexOf(0x0a, start); at !== -1 && at < limit && (!callId || length === -1); at = buf.indexOf(0x0a, at + 1)) {
+    const nameLength = callId ? 0 : headerMatch(buf, at, limit, CALL_ID_NAMES)
+    if (nameLength !== 0) {
+      callId = true
+      headers.key = lineKey(buf, at + nameLength, limit)
+      // A value folded onto the next line (RFC 3261 §7.3.1), as the worker's parser joins it.
+      const next = buf.indexOf(0x0a, at + 1)
+      if (headers.key === -1 && next !== -1 && next + 1 < limit && (buf[next + 1] === 0x20 || buf[next + 1] === 0x09)) headers.key = lineKey(buf, next + 1, limit)
+    } else if (length === -1) {
+      const lengthName = headerMatch(buf, at, limit, LENGTH_NAMES)
+      // The first Content-Length counts; one that is no number gives none (-2: no further look).
+      if (lengthName !== 0) length = lineNumber(buf, at + lengthName, limit)
+      if (lengthName !== 0 && length === -1) length = -2
+    }
   }
-  return -1
+  headers.end = withEnd && headersEnd !== -1 && length >= 0 ? Math.min(headersEnd + 4 + length, end) : end
+  return headers
+}
+
+// The decimal number (up to 10 digits) that is the line's whole value, trimmed; -1 when it is not one.
+function lineNumber (buf, from, limit) {
+  let to = buf.indexOf(0x0a, from)
+  if (to === -1 || to > limit) to = limit
+  while (from < to && (buf[from] === 0x20 || buf[from] === 0x09)) from++
+  while (to > from && (buf[to - 1] === 0x0d || buf[to - 1] === 0x20 || buf[to - 1] === 0x09)) to--
+  if (to === from || to - from > 10) return -1
+  let n = 0
+  for (let i = from; i < to; i++) {
+    if (buf[i] < 0x30 || buf[i] > 0x39) return -1
+    n = n * 10 + buf[i] - 0x30
+  }
+  return n
 }
 
 // The hash of the text from `from` to the line's end, trimmed; -1 when empty.
@@ -77,9 +128,9 @@ function lineKey (buf, from, limit) {
   return to > from ? hashBytes(buf, from, to) : -1
 }
 
-// The length of "\ncall-id:" or "\ni:" (any case, spaces before the colon) at `at`, else 0.
-function headerMatch (buf, at, limit) {
-  for (const name of [CALL_ID, COMPACT]) {
+// The length of "\n<name>:" (one of `names`, any case, spaces before the colon) at `at`, else 0.
+function headerMatch (buf, at, limit, names) {
+  for (const name of names) {
     let i = 1
     while (i < name.length - 1 && at + i < limit && (buf[at + i] | 0x20) === name[i]) i++
     if (i < name.length - 1) continue
@@ -90,9 +141,12 @@ function headerMatch (buf, at, limit) {
   return 0
 }
 
-function indexOfText (buf, text, start, end) {
-  const at = buf.indexOf(text, start, 'latin1')
-  return at === -1 || at >= end ? -1 : at
+// Where the blank line that ends a message's headers starts in
+// buf[start, end), or -1: searched within those bytes only (on the native
+// path `buf` is a whole batch of datagrams).
+function blankLineAt (buf, start, end) {
+  const at = buf.subarray(start, end).indexOf(BLANK_LINE)
+  return at === -1 ? -1 : start + at
 }
 
 // FNV-1a over the bytes, as lib/master/distribution.js's fnv1a over a string.
@@ -105,4 +159,4 @@ function hashBytes (buf, start, end) {
   return h >>> 0
 }
 
-module.exports = { callKeyOf }
+module.exports = { callKeyOf, readChunks, chunks, sipHeaders, blankLineAt }

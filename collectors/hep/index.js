@@ -5,6 +5,7 @@ const sinks = require('../../lib/collector/sinks')
 const rtcp = require('../rtcp')
 const { callAnalytics } = require('../rtcp/quality-analytics')
 const { callKeyOf } = require('./call-key')
+const { callPartsOf } = require('./call-parts')
 const { authKeyFileProblem } = require('./auth-key')
 const { hepRecordOf } = require('./hep-records')
 const { toStreamUpdates, ssrcsNamed } = require('../rtcp/to-stream-updates')
@@ -51,6 +52,8 @@ module.exports = defineCollector({
     sipMessagesCollection: { flag: false, type: 'string', default: SIP_MESSAGES, group: 'Storage', description: 'collection of the SIP messages' },
     callLogsCollection: { flag: false, type: 'string', default: CALL_LOGS, group: 'Storage', description: 'collection of the agents\' log lines (HEP type 100) and vq-rtcpxr reports (type 35), by call' }
   },
+  // A TCP segment copied whole holding several calls' SIP messages: a packet per call (call-parts.js).
+  parts: callPartsOf,
   // The call of a HEP packet; for anything else (-1) its sender.
   affinity: () => ({ key: (buf, start, end) => { const key = callKeyOf(buf, start, end); return key >= 0 ? key : null } }),
   decode: (message, settings, { receivedAt }) => hepRecordOf(message.data, settings, receivedAt),

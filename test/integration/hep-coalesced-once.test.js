@@ -1,11 +1,13 @@
 'use strict'
 
 // A HEP packet holding several SIP messages (a TCP segment heplify copied
-// whole) is one message of several records: each stored once when it is
-// delivered again to another worker, whatever the new-key cap left out of
-// it the first time. The calls' upserts are held unanswered by a proxy in
-// front of the database (their inserts stored), so that the worker that
-// took the packet dies before its acknowledgement.
+// whole): of three calls, the master makes it three messages
+// (collectors/hep/call-parts.js); of one call, it is one message of
+// several records. Each is stored once when it is delivered again to
+// another worker, whatever the new-key cap left out the first time. The
+// calls' upserts are held unanswered by a proxy in front of the database
+// (their inserts stored), so that the worker that took the packet dies
+// before its acknowledgement.
 
 const test = require('node:test')
 const assert = require('node:assert/strict')

@@ -1,0 +1,96 @@
+'use strict'
+
+// The master's split of a HEP packet whose TCP segment holds several
+// calls' SIP messages (collectors/hep/call-parts.js): one HEP packet per
+// run of one call's messages, each read by the worker as that run alone
+// would be, keyed by its own call.
+
+const { test } = require('node:test')
+const assert = require('node:assert/strict')
+const { execFileSync } = require('node:child_process')
+const HEPjs = require('hep-js')
+const { callPartsOf } = require('../../collectors/hep/call-parts')
+const { callKeyOf } = require('../../collectors/hep/call-key')
+const { hepRecordOf } = require('../../collectors/hep/hep-records')
+const { decodeHep } = require('../../collectors/hep/hep-decoder')
+
+const RCINFO = { type: 'HEP', version: 3, payload_type: 1, payloadType: 1, captureId: 2001, ip_family: 2, protocolFamily: 2, protocol: 6, srcIp: '10.0.0.1', dstIp: '10.0.0.2', srcPort: 5060, dstPort: 5060, timeSeconds: 1700000000, timeUseconds: 5000 }
+const SETTINGS = { hepCorrelationHeaders: [] }
+
+function message (first, callId, cseq, body = '') {
+  return [first, 'Via: SIP/2.0/TCP 10.0.0.1:5060;branch=z9hG4bK1', 'From: <sip:alice@a.example>;tag=a1', `To: <sip:bob@b.example>${first.startsWith('SIP/') ? ';tag=b1' : ''}`, `Call-ID: ${callId}`, `CSeq: ${cseq}`, `Content-Length: ${Buffer.byteLength(body)}`, '', body].join('\r\n')
+}
+
+const SDP = ['v=0', 'o=- 1 1 IN IP4 10.0.0.1', 's=-', 'c=IN IP4 10.0.0.1', 't=0 0', 'm=audio 4000 RTP/AVP 8', 'a=rtpmap:8 PCMA/8000', ''].join('\r\n')
+const packetOf = (payload, info = {}) => HEPjs.encapsulate(payload, { ...RCINFO, ...info })
+const partsOf = (packet) => callPartsOf(packet, 0, packet.length)
+const recordsOf = (packet) => [hepRecordOf(packet, SETTINGS, new Date())].flat()
+
+test('a segment of three calls\' messages: a packet per run of one call, each read as its messages alone, keyed by its own call', () => {
+  const msgs = [message('INVITE sip:bob@b.example SIP/2.0', 'one@x', '1 INVITE', SDP), message('SIP/2.0 100 Trying', 'one@x', '1 INVITE'),
+    message('SIP/2.0 180 Ringing', 'two@x', '1 INVITE'), message('BYE sip:bob@b.example SIP/2.0', 'three@x', '2 BYE'), message('SIP/2.0 200 OK', 'one@x', '1 INVITE')]
+  const whole = packetOf(msgs[0] + msgs[1] + '\r\n\r\n' + msgs[2] + msgs[3] + msgs[4], { correlation_id: 'leg@b2bua' })
+  const parts = partsOf(whole)
+  assert.equal(parts.length, 4)
+  const expected = [[msgs[0], msgs[1]], [msgs[2]], [msgs[3]], [msgs[4]]]
+  parts.forEach((part, i) => {
+    const alone = recordsOf(packetOf(expected[i].join('')))
+    const records = recordsOf(part)
+    assert.deepEqual(records.map((r) => [r.call.callId, r.message.cseq, r.message.raw.toString('latin1'), r.copy]), alone.map((r) => [r.call.callId, r.message.cseq, r.message.raw.toString('latin1'), r.copy]), `part ${i}`)
+    assert.equal(callKeyOf(part, 0, part.length), callKeyOf(packetOf(expected[i][0]), 0, packetOf(expected[i][0]).length), `part ${i} goes where its call does`)
+    const decoded = decodeHep(part)
+    assert.deepEqual([decoded.captureId, decoded.srcIp, decoded.dstPort, decoded.timeSec, decoded.timeUsec, decoded.ipProtocol], [2001, '10.0.0.1', 5060, 1700000000, 5000, 6], 'the whole\'s other chunks')
+    // The correlation id is the first message's call's (hep-records.js): kept with its runs only.
+    assert.equal(decoded.correlationId, i === 0 || i === 3 ? 'leg@b2bua' : undefined, `part ${i}`)
+  })
+  // Every message of the whole once, in order, across the parts.
+  assert.deepEqual(parts.flatMap((p) => recordsOf(p).map((r) => r.message.raw.toString('latin1'))), msgs)
+})
+
+test('kept whole (null): one call\'s messages, one message, UDP, compressed or no payload, not HEP, too many runs', () => {
+  const invite = message('INVITE sip:bob@b.example SIP/2.0', 'one@x', '1 INVITE', SDP)
+  const ringing = message('SIP/2.0 180 Ringing', 'two@x', '1 INVITE')
+  assert.equal(partsOf(packetOf(invite + message('SIP/2.0 100 Trying', 'one@x', '1 INVITE'))), null, 'one call')
+  assert.equal(partsOf(packetOf(invite)), null, 'one message')
+  assert.equal(partsOf(packetOf(invite + '\r\n\r\n')), null, 'one message and a keepalive')
+  assert.equal(partsOf(packetOf(invite + ringing, { protocol: 17 })), null, 'UDP: a datagram is one message (RFC 3261 §18.3)')
+  assert.equal(partsOf(packetOf(invite + ringing, { payload_type: 5, payloadType: 5 })), null, 'not SIP')
+  assert.equal(partsOf(Buffer.from('not a HEP packet at all')), null)
+  const truncated = packetOf(invite + ringing)
+  assert.equal(callPartsOf(truncated, 0, truncated.length - 3), null, 'a packet whose chunks overrun it')
+  // Past 256 runs the whole goes as one packet (the worker's maxRecords bounds it): no fan-out in the master.
+  const tiny = (i) => `OPTIONS sip:a SIP/2.0\r\ni:${i % 2}\r\nl:0\r\n\r\n`
+  const many = packetOf(Array.from({ length: 300 }, (_, i) => tiny(i)).join(''))
+  assert.equal(partsOf(many), null)
+  assert.equal(partsOf(packetOf(Array.from({ length: 256 }, (_, i) => tiny(i)).join(''))).length, 256)
+})
+
+test('a segment that begins inside a message: the runs start at the first whole message, as the worker reads it', () => {
+  const invite = message('INVITE sip:bob@b.example SIP/2.0', 'one@x', '1 INVITE', SDP)
+  const tail = invite.slice(invite.indexOf('From:'))
+  const msgs = [message('SIP/2.0 180 Ringing', 'two@x', '1 INVITE'), message('SIP/2.0 200 OK', 'three@x', '1 INVITE')]
+  const parts = partsOf(packetOf(tail + msgs.join('')))
+  assert.deepEqual(parts.map((p) => recordsOf(p).map((r) => r.message.raw.toString('latin1'))), [[msgs[0]], [msgs[1]]])
+  // What follows a message and is not a message of a call stays with it, as sent.
+  const junk = 'SIP/2.0 200 OK\r\nX: no call here\r\n\r\n'
+  const kept = partsOf(packetOf(msgs[0] + msgs[1] + junk))
+  assert.deepEqual(kept.map((p) => decodeHep(p).payload.toString('latin1')), [msgs[0], msgs[1] + junk])
+})
+
+// In a child under a hang guard, not a measurement (a test's timeout cannot
+// stop synchronous code): 64 KB of short lines that end as a start line
+// does, and of messages that each begin one, are read on their bytes.
+test('a sender\'s 64 KB of start-line-like lines costs the master what its bytes do', () => {
+  const script = `
+    const { callPartsOf } = require(${JSON.stringify(require.resolve('../../collectors/hep/call-parts'))})
+    const packets = process.argv.slice(1).map((b) => Buffer.from(b, 'base64'))
+    const out = []
+    for (const packet of packets) { let parts; for (let i = 0; i < 200; i++) parts = callPartsOf(packet, 0, packet.length); out.push(parts === null ? null : parts.length) }
+    process.stdout.write(JSON.stringify(out))`
+  const lines = 'x' + '\r\n\r\n' + 'a b SIP/2.0 c SIP/2.0\r\n'.repeat(2600)
+  const starts = Array.from({ length: 2000 }, (_, i) => `A a SIP/2.0\r\ni:${i}\r\n\r\n`).join('')
+  const packets = [packetOf(lines), packetOf(starts)]
+  for (const p of packets) assert.ok(p.length <= 65535, `${p.length} bytes`)
+  const out = JSON.parse(execFileSync(process.execPath, ['-e', script, ...packets.map((p) => p.toString('base64'))], { timeout: 10000, encoding: 'utf8' }))
+  assert.deepEqual(out, [null, null])
+})
