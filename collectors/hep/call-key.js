@@ -30,15 +30,18 @@ const BLANK_LINE = Buffer.from('\r\n\r\n')
  * end)`, written into the one `chunks` object (no allocation per packet;
  * read it before the next call): the protocol type (1 SIP), the IP
  * protocol of the capture (6 TCP), the (last) payload, how many payload
- * chunks, the correlation id. False when it is not a well-formed HEP3 packet.
+ * chunks, the correlation id. False when it is not a well-formed HEP3 packet
+ * (the worker refuses it whole).
  */
 const chunks = { protocol: -1, ipProtocol: -1, payloadAt: -1, payloadEnd: -1, payloads: 0, correlationAt: -1, correlationEnd: -1 }
 
 function readChunks (buf, start, end) {
-  if (end - start < CHUNK_HEADER || buf.readUInt32BE(start) !== MAGIC) return false
+  // As hep-decoder.js: the header's length is the packet's (hep-bad-length), its chunks fill it (hep-truncated-chunk).
+  if (end - start < CHUNK_HEADER || buf.readUInt32BE(start) !== MAGIC || buf.readUInt16BE(start + 4) !== end - start) return false
   chunks.protocol = chunks.ipProtocol = chunks.payloadAt = chunks.payloadEnd = chunks.correlationAt = chunks.correlationEnd = -1
   chunks.payloads = 0
-  for (let at = start + CHUNK_HEADER; at + CHUNK_HEADER <= end;) {
+  let at = start + CHUNK_HEADER
+  while (at + CHUNK_HEADER <= end) {
     const length = buf.readUInt16BE(at + 4)
     if (length < CHUNK_HEADER || at + length > end) return false
     if (buf.readUInt16BE(at) === 0) {
@@ -56,7 +59,7 @@ function readChunks (buf, start, end) {
     }
     at += length
   }
-  return true
+  return at === end
 }
 
 /** The call key of the HEP3 packet in `buf[start, end)`, or -1. */

@@ -94,3 +94,18 @@ test('a sender\'s 64 KB of start-line-like lines costs the master what its bytes
   const out = JSON.parse(execFileSync(process.execPath, ['-e', script, ...packets.map((p) => p.toString('base64'))], { timeout: 10000, encoding: 'utf8' }))
   assert.deepEqual(out, [null, null])
 })
+
+// The worker refuses a packet whose header's length is not its own
+// (hep-bad-length) or that ends inside a chunk header: the master must not
+// make well-formed packets, each stored, out of one.
+test('a packet the worker refuses as not well-formed is not split into packets it accepts', () => {
+  const msgs = [message('SIP/2.0 180 Ringing', 'two@x', '1 INVITE'), message('SIP/2.0 200 OK', 'three@x', '1 INVITE')]
+  const whole = packetOf(msgs.join(''))
+  const longer = Buffer.concat([whole, Buffer.from('abc')])
+  assert.equal(recordsOf(longer)[0].reason, 'hep-bad-length')
+  assert.equal(partsOf(longer), null, 'bytes past its length')
+  const misstated = Buffer.from(whole)
+  misstated.writeUInt16BE(whole.length - 1, 4)
+  assert.equal(recordsOf(misstated)[0].reason, 'hep-bad-length')
+  assert.equal(partsOf(misstated), null, 'a length that is not its own')
+})
