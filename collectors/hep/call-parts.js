@@ -17,7 +17,7 @@
 // once) costs a scan for a second blank line and allocates nothing.
 
 const { readChunks, chunks, sipHeaders, blankLineAt } = require('./call-key')
-const { startLine } = require('./sip')
+const { startLine, MAX_HEADER_BYTES } = require('./sip')
 
 const SIP = 1
 const IP_TCP = 6
@@ -78,9 +78,14 @@ function afterTail (buf, at, end) {
   return -1
 }
 
+// Whether a message starts at `at`, its start line read as sip.js parseSip
+// reads a message's: UTF-8, the line whole within MAX_HEADER_BYTES. Read as
+// latin1, or cut at MAX_START_LINE, a request URI with a UTF-8 à (C3 A0: a
+// no-break space in latin1) or of 1,100 bytes was no start line: a first
+// message was passed over as a segment's tail, in no part.
 function startLineAt (buf, at, end) {
   const lineEnd = endOfLine(buf, at, end)
-  return sipVersionAt(buf, at, lineEnd) && lineEnd - at <= MAX_START_LINE && startLine(buf.latin1Slice(at, lineEnd)) !== null
+  return sipVersionAt(buf, at, lineEnd) && startLine(buf.utf8Slice(at, Math.min(lineEnd, at + MAX_HEADER_BYTES))) !== null
 }
 
 // Where the line at `at` ends, before its CR.

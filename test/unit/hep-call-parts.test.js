@@ -109,3 +109,28 @@ test('a packet the worker refuses as not well-formed is not split into packets i
   assert.equal(recordsOf(misstated)[0].reason, 'hep-bad-length')
   assert.equal(partsOf(misstated), null, 'a length that is not its own')
 })
+
+// The first message's start line is read as the worker's parseSip reads it
+// (UTF-8, the whole line): read as latin1 and cut at 1024 bytes, a request
+// line longer than that, or with a UTF-8 character holding byte 0xA0
+// (à: C3 A0, read as Ã and a no-break space, which \s matches), was taken
+// for a segment's leading tail and passed over: the runs began at the
+// second message, and the first, which the worker stores from the whole,
+// was in no part (lost).
+test('a first message with a long or UTF-8 request line is in a part, as the worker reads it from the whole', () => {
+  const others = [message('SIP/2.0 180 Ringing', 'two@x', '1 INVITE'), message('SIP/2.0 200 OK', 'three@x', '1 INVITE')]
+  // hep-js writes a string's UTF-8 in its length in characters: the à's two bytes are written into the packet made with 'XX'.
+  const utf8PacketOf = (text) => {
+    const packet = packetOf(text.replace('à', 'XX'))
+    if (text.includes('à')) Buffer.from('à').copy(packet, packet.indexOf('voilXX') + 4)
+    return packet
+  }
+  for (const first of ['INVITE sip:' + 'x'.repeat(1100) + '@b.example SIP/2.0', 'INVITE sip:voilà@b.example SIP/2.0']) {
+    const msgs = [message(first, 'one@x', '1 INVITE'), ...others]
+    const whole = utf8PacketOf(msgs.join(''))
+    const stored = recordsOf(whole).map((r) => r.message.raw.toString('latin1'))
+    assert.deepEqual(stored, msgs.map((m) => Buffer.from(m).toString('latin1')), 'the worker stores all three from the whole')
+    const parts = partsOf(whole)
+    assert.deepEqual(parts.flatMap((p) => recordsOf(p).map((r) => r.message.raw.toString('latin1'))), stored, first.slice(0, 30))
+  }
+})
