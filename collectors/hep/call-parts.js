@@ -29,6 +29,13 @@ const TYPE_CORRELATION = 0x11
 // bounds its messages): one packet must not fan out into thousands of
 // messages in the master. A 64 KB segment of 500-byte messages is 130.
 const MAX_PARTS = 256
+// What the parts repeat of the whole (its header, its other chunks, a
+// payload chunk's header, once a part) may come to this much: a sender's
+// 60 KB of other chunks (9,000 six-byte vendor chunks, or one of 50 KB)
+// in a packet of 256 runs made 13 MB of parts of one datagram and, chunk
+// by chunk, 0.4 s of the master's time. An agent's chunks are a hundred
+// bytes or two: 256 runs of them are well under it.
+const MAX_REPEATED_BYTES = 65536
 // Lines of a leading tail tried as a start line, as sip.js messageAfterTail.
 const MAX_TAIL_TRIES = 4
 const MAX_START_LINE = 1024
@@ -40,13 +47,15 @@ function callPartsOf (buf, start, end) {
   const { payloadAt, payloadEnd } = chunks
   const first = blankLineAt(buf, payloadAt, payloadEnd)
   if (first === -1 || blankLineAt(buf, first + 4, payloadEnd) === -1) return null
-  const runs = callRuns(buf, payloadAt, payloadEnd)
+  const maxRuns = Math.min(MAX_PARTS, Math.floor(MAX_REPEATED_BYTES / (end - start - (payloadEnd - payloadAt))))
+  if (maxRuns < 2) return null
+  const runs = callRuns(buf, payloadAt, payloadEnd, maxRuns)
   if (runs === null || runs.length < 2) return null
   return runs.map((run) => hepPart(buf, start, end, run, run.key === runs[0].key))
 }
 
-/** The runs of messages of one call in the payload `buf[at, end)`, `{ start, end, key }`; null when none is read or too many. */
-function callRuns (buf, at, end) {
+/** The runs of messages of one call in the payload `buf[at, end)`, `{ start, end, key }`; null when more than `maxRuns`. */
+function callRuns (buf, at, end, maxRuns) {
   let offset = startLineAt(buf, at, end) ? at : afterTail(buf, at, end)
   const runs = []
   while (offset !== -1) {
@@ -54,7 +63,7 @@ function callRuns (buf, at, end) {
     if (key === -1) break // not a message of a call: stays with the one before (or the whole stays one packet)
     const last = runs[runs.length - 1]
     if (last && last.key === key) last.end = messageEnd
-    else if (runs.push({ start: offset, end: messageEnd, key }) > MAX_PARTS) return null
+    else if (runs.push({ start: offset, end: messageEnd, key }) > maxRuns) return null
     offset = messageEnd
     while (offset < end && (buf[offset] === 0x0d || buf[offset] === 0x0a)) offset++ // a stream's keep-alive CRLFs
     if (offset === end || !startLineAt(buf, offset, end)) break

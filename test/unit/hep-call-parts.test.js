@@ -134,3 +134,28 @@ test('a first message with a long or UTF-8 request line is in a part, as the wor
     assert.deepEqual(parts.flatMap((p) => recordsOf(p).map((r) => r.message.raw.toString('latin1'))), stored, first.slice(0, 30))
   }
 })
+
+// A part repeats the whole's other chunks: a sender's 60 KB of them (9,000
+// six-byte vendor chunks, or one of 50 KB) in a packet of 256 runs made
+// 256 copies, 13 MB of parts from one datagram and, chunk by chunk, 0.4 s
+// of the master's time: what the parts repeat is bounded, past it the whole
+// stays one packet.
+test('a packet whose other chunks the parts would repeat past a bound stays whole', () => {
+  const tiny = (i) => `OPTIONS sip:a SIP/2.0\r\ni:${i % 2}\r\nl:0\r\n\r\n`
+  const base = packetOf(Array.from({ length: 256 }, (_, i) => tiny(i)).join(''))
+  const withVendorChunks = (count, size) => {
+    const extra = Buffer.alloc(count * size)
+    for (let i = 0; i < count; i++) {
+      extra.writeUInt16BE(1, i * size) // vendor 1: the worker skips it
+      extra.writeUInt16BE(1, i * size + 2)
+      extra.writeUInt16BE(size, i * size + 4)
+    }
+    const packet = Buffer.concat([base.subarray(0, 6), extra, base.subarray(6)])
+    packet.writeUInt16BE(packet.length, 4)
+    return packet
+  }
+  assert.equal(partsOf(withVendorChunks(9000, 6)), null, 'many small chunks')
+  assert.equal(partsOf(withVendorChunks(1, 50000)), null, 'one large chunk')
+  // An agent's chunks (a hundred bytes or so) in a packet of 256 runs: split.
+  assert.equal(partsOf(withVendorChunks(1, 64)).length, 256)
+})
