@@ -78,9 +78,10 @@ function callKeyOf (buf, start, end) {
  * header (either form, any case, trimmed; -1 when none or empty) and, with
  * `withEnd`, where it ends by its Content-Length (RFC 3261 §18.3; `end`
  * when its headers do not end or it gives none, as the worker's sip.js
- * reads a message's length), written into the one `headers` object.
+ * reads a message's length) and whether its headers end, written into the
+ * one `headers` object.
  */
-const headers = { key: -1, end: -1 }
+const headers = { key: -1, end: -1, ended: false }
 
 function sipHeaders (buf, start, end, withEnd = false) {
   const headersEnd = blankLineAt(buf, start, end)
@@ -104,6 +105,7 @@ function sipHeaders (buf, start, end, withEnd = false) {
     }
   }
   headers.end = withEnd && headersEnd !== -1 && length >= 0 ? Math.min(headersEnd + 4 + length, end) : end
+  headers.ended = headersEnd !== -1
   return headers
 }
 

@@ -17,7 +17,7 @@
 // once) costs a scan for a second blank line and allocates nothing.
 
 const { readChunks, chunks, sipHeaders, blankLineAt } = require('./call-key')
-const { startLine, MAX_HEADER_BYTES } = require('./sip')
+const { startLine, parseSip, TOO_LONG, NOT_TEXT, MAX_HEADER_BYTES } = require('./sip')
 
 const SIP = 1
 const IP_TCP = 6
@@ -59,8 +59,9 @@ function callRuns (buf, at, end, maxRuns) {
   let offset = startLineAt(buf, at, end) ? at : afterTail(buf, at, end)
   const runs = []
   while (offset !== -1) {
-    const { key, end: messageEnd } = sipHeaders(buf, offset, end, true)
+    const { key, end: messageEnd, ended } = sipHeaders(buf, offset, end, true)
     if (key === -1) break // not a message of a call: stays with the one before (or the whole stays one packet)
+    if (!ended && runs.length > 0 && !parsesWhole(buf, offset, end)) break // a segment's cut last message, as the worker reads it
     const last = runs[runs.length - 1]
     if (last && last.key === key) last.end = messageEnd
     else if (runs.push({ start: offset, end: messageEnd, key }) > maxRuns) return null
@@ -70,6 +71,14 @@ function callRuns (buf, at, end, maxRuns) {
   }
   if (runs.length > 0) runs[runs.length - 1].end = end // the last runs to the payload's end, as in sip.js
   return runs
+}
+
+// Whether the worker reads buf[at, end) as a message (sip.js parseSip):
+// asked of a last one whose headers do not end, cut at the segment's end,
+// which it keeps with the message before unless it has what a message needs.
+function parsesWhole (buf, at, end) {
+  const sip = parseSip(buf.subarray(at, end))
+  return sip !== null && sip !== TOO_LONG && sip !== NOT_TEXT
 }
 
 // The first line past a segment's leading tail that starts a message, or

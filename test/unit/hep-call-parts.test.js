@@ -159,3 +159,23 @@ test('a packet whose other chunks the parts would repeat past a bound stays whol
   // An agent's chunks (a hundred bytes or so) in a packet of 256 runs: split.
   assert.equal(partsOf(withVendorChunks(1, 64)).length, 256)
 })
+
+// A segment cut inside its last message's headers (an agent that copies
+// segments as sent): the worker reads what is there as a message only when
+// it parses as one, else it stays with the message before. A start line
+// and a Call-ID made it a part of its own: refused (hep-sip, counted
+// failed on ordinary traffic), and the message before stored without it.
+test('a last message cut inside its headers stays with the message before, as the worker reads the whole', () => {
+  const ringing = message('SIP/2.0 180 Ringing', 'two@x', '1 INVITE')
+  const cut = ringing.slice(0, ringing.indexOf('CSeq'))
+  const msgs = [message('INVITE sip:bob@b.example SIP/2.0', 'one@x', '1 INVITE', SDP), message('SIP/2.0 200 OK', 'three@x', '1 INVITE')]
+  const whole = packetOf(msgs.join('') + cut)
+  const stored = recordsOf(whole).map((r) => r.message.raw.toString('latin1'))
+  assert.deepEqual(stored, [msgs[0], msgs[1] + cut])
+  const parts = partsOf(whole)
+  assert.deepEqual(parts.map((p) => recordsOf(p).map((r) => r.message.raw.toString('latin1'))), [[msgs[0]], [msgs[1] + cut]])
+  // Cut after all it needs, it is a message of its own, as in the worker.
+  const longer = ringing.slice(0, ringing.indexOf('Content-Length'))
+  const kept = partsOf(packetOf(msgs.join('') + longer))
+  assert.deepEqual(kept.map((p) => recordsOf(p).map((r) => r.message.raw.toString('latin1'))), [[msgs[0]], [msgs[1]], [longer]])
+})
