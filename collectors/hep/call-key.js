@@ -109,13 +109,30 @@ function sipHeaders (buf, start, end, withEnd = false) {
   return headers
 }
 
-// The decimal number (up to 10 digits) that is the line's whole value, trimmed; -1 when it is not one.
+// The decimal number (up to 10 digits) that is the header's whole value,
+// trimmed, with its continuation lines (RFC 3261 §7.3.1) joined as the
+// worker's parser joins them: one of them the number, the others blank; -1
+// when it is not one. Read from the line alone, a Content-Length folded
+// onto the next line was none: the messages after it went with its call.
 function lineNumber (buf, from, limit) {
-  let to = buf.indexOf(0x0a, from)
-  if (to === -1 || to > limit) to = limit
+  let n = -1
+  for (let line = from; ;) {
+    let to = buf.indexOf(0x0a, line)
+    if (to === -1 || to > limit) to = limit
+    const value = numberIn(buf, line, to)
+    if (value === -1 || (value >= 0 && n >= 0)) return -1
+    if (value >= 0) n = value
+    line = to + 1
+    if (line >= limit || (buf[line] !== 0x20 && buf[line] !== 0x09)) return n
+  }
+}
+
+// The number buf[from, to) holds, trimmed: -1 when it is not one, -2 when blank.
+function numberIn (buf, from, to) {
   while (from < to && (buf[from] === 0x20 || buf[from] === 0x09)) from++
   while (to > from && (buf[to - 1] === 0x0d || buf[to - 1] === 0x20 || buf[to - 1] === 0x09)) to--
-  if (to === from || to - from > 10) return -1
+  if (to === from) return -2
+  if (to - from > 10) return -1
   let n = 0
   for (let i = from; i < to; i++) {
     if (buf[i] < 0x30 || buf[i] > 0x39) return -1

@@ -179,3 +179,19 @@ test('a last message cut inside its headers stays with the message before, as th
   const kept = partsOf(packetOf(msgs.join('') + longer))
   assert.deepEqual(kept.map((p) => recordsOf(p).map((r) => r.message.raw.toString('latin1'))), [[msgs[0]], [msgs[1]], [longer]])
 })
+
+// A Content-Length folded onto the next line (RFC 3261 §7.3.1) is the
+// worker's length of the message (sip.js unfolds it): read from its line
+// alone it was none, and the messages after it went with its call.
+test('a folded Content-Length ends its message as the worker reads it', () => {
+  const folded = message('INVITE sip:bob@b.example SIP/2.0', 'one@x', '1 INVITE').replace('Content-Length: 0', 'Content-Length:\r\n 0')
+  const msgs = [folded, message('SIP/2.0 180 Ringing', 'two@x', '1 INVITE'), message('SIP/2.0 200 OK', 'three@x', '1 INVITE')]
+  const whole = packetOf(msgs.join(''))
+  assert.deepEqual(recordsOf(whole).map((r) => r.message.raw.toString('latin1')), msgs)
+  const parts = partsOf(whole)
+  assert.deepEqual(parts.map((p) => recordsOf(p).map((r) => r.message.raw.toString('latin1'))), [[msgs[0]], [msgs[1]], [msgs[2]]])
+  // Folded with a second value, it is no number to the worker either: the rest stays with it.
+  const twice = message('INVITE sip:bob@b.example SIP/2.0', 'one@x', '1 INVITE').replace('Content-Length: 0', 'Content-Length: 0\r\n 1')
+  assert.equal(partsOf(packetOf([twice, ...msgs.slice(1)].join(''))), null)
+  assert.equal(recordsOf(packetOf([twice, ...msgs.slice(1)].join(''))).length, 1)
+})
