@@ -24,6 +24,7 @@ const TYPE_IP_PROTOCOL = 0x02
 const CALL_ID_NAMES = [Buffer.from('\ncall-id:'), Buffer.from('\ni:')]
 const LENGTH_NAMES = [Buffer.from('\ncontent-length:'), Buffer.from('\nl:')]
 const BLANK_LINE = Buffer.from('\r\n\r\n')
+const MAX_HEADER_BYTES = 16384 // what sip.js parseSip reads of a message
 
 /**
  * Where the chunks the master reads lie in the HEP3 packet `buf[start,
@@ -93,10 +94,7 @@ function sipHeaders (buf, start, end, withEnd = false) {
     const nameLength = callId ? 0 : headerMatch(buf, at, limit, CALL_ID_NAMES)
     if (nameLength !== 0) {
       callId = true
-      headers.key = lineKey(buf, at + nameLength, limit)
-      // A value folded onto the next line (RFC 3261 §7.3.1), as the worker's parser joins it.
-      const next = buf.indexOf(0x0a, at + 1)
-      if (headers.key === -1 && next !== -1 && next + 1 < limit && (buf[next + 1] === 0x20 || buf[next + 1] === 0x09)) headers.key = lineKey(buf, next + 1, limit)
+      headers.key = valueKey(buf, at + nameLength, limit, Math.min(limit, start + MAX_HEADER_BYTES))
     } else if (length === -1) {
       const lengthName = headerMatch(buf, at, limit, LENGTH_NAMES)
       // The first Content-Length counts; one that is no number gives none (-2: no further look).
@@ -139,6 +137,62 @@ function numberIn (buf, from, to) {
     n = n * 10 + buf[i] - 0x30
   }
   return n
+}
+
+// The hash of a header's value from `from`, trimmed; -1 when empty. A
+// value folded onto continuation lines (RFC 3261 §7.3.1, rare) is hashed
+// as the worker's sip.js unfold joins it (lws(first + ' ' + lws(next) …)),
+// streamed: keyed by its first line alone, a Call-ID on two lines sent its
+// message to another worker than its call's. Continuation lines are read
+// within `foldLimit`: the worker reads a message's first MAX_HEADER_BYTES.
+function valueKey (buf, from, limit, foldLimit) {
+  let lf = lineFeed(buf, from, limit)
+  if (lf + 1 >= foldLimit || !isLws(buf[lf + 1])) return lineKey(buf, from, limit)
+  let text = lineText(buf, from, lf)
+  while (from < text && isLws(buf[from])) from++
+  let valueEnd = text
+  while (valueEnd > from && isLws(buf[valueEnd - 1])) valueEnd--
+  let h = fnv(0x811c9dc5, buf, from, valueEnd)
+  let any = valueEnd > from
+  let spaces = 0 // held back (trailing until more text follows): buf[valueEnd, text), then `spaces` spaces
+  for (let line = lf + 1; line < foldLimit && isLws(buf[line]); line = lf + 1) {
+    lf = lineFeed(buf, line, foldLimit)
+    let at = line
+    let to = lineText(buf, line, lf)
+    while (at < to && isLws(buf[at])) at++
+    while (to > at && isLws(buf[to - 1])) to--
+    spaces++
+    if (to === at) continue
+    if (any) {
+      h = fnv(h, buf, valueEnd, text)
+      for (; spaces > 0; spaces--) h = Math.imul(h ^ 0x20, 0x01000193)
+    }
+    h = fnv(h, buf, at, to)
+    any = true
+    valueEnd = text = spaces = 0
+  }
+  return any ? h >>> 0 : -1
+}
+
+function isLws (byte) {
+  return byte === 0x20 || byte === 0x09
+}
+
+// FNV-1a of `h` continued over buf[from, to).
+function fnv (h, buf, from, to) {
+  for (let i = from; i < to; i++) h = Math.imul(h ^ buf[i], 0x01000193)
+  return h
+}
+
+// Where the line at `from` ends (its LF, or `limit`).
+function lineFeed (buf, from, limit) {
+  const lf = buf.indexOf(0x0a, from)
+  return lf === -1 || lf > limit ? limit : lf
+}
+
+// Where the line's text ends: before one CR before its LF, as sip.js splits lines.
+function lineText (buf, from, lf) {
+  return lf > from && buf[lf - 1] === 0x0d ? lf - 1 : lf
 }
 
 // The hash of the text from `from` to the line's end, trimmed; -1 when empty.

@@ -195,3 +195,21 @@ test('a folded Content-Length ends its message as the worker reads it', () => {
   assert.equal(partsOf(packetOf([twice, ...msgs.slice(1)].join(''))), null)
   assert.equal(recordsOf(packetOf([twice, ...msgs.slice(1)].join(''))).length, 1)
 })
+
+// A Call-ID whose value runs on onto continuation lines is the worker's
+// value joined (sip.js unfold: 'a@x' + ' ' + 'b'): keyed by its first line
+// alone, the message went to another worker than its call's.
+test('a Call-ID folded across lines is keyed by the value the worker reads', () => {
+  const plain = message('SIP/2.0 180 Ringing', 'one@x more', '1 INVITE')
+  const folded = message('SIP/2.0 200 OK', 'one@x', '1 INVITE').replace('Call-ID: one@x', 'Call-ID: one@x\r\n\tmore')
+  const onNext = message('SIP/2.0 183 Progress', 'one@x', '1 INVITE').replace('Call-ID: one@x', 'Call-ID:\r\n one@x\r\n  more  ')
+  const other = message('SIP/2.0 100 Trying', 'two@x', '1 INVITE')
+  const parts = partsOf(packetOf(other + folded + other + onNext))
+  assert.equal(parts.length, 4)
+  const keyOf = (p) => callKeyOf(p, 0, p.length)
+  const plainKey = keyOf(packetOf(plain))
+  assert.deepEqual(recordsOf(parts[1]).map((r) => r.call.callId), ['one@x more'])
+  assert.equal(keyOf(parts[1]), plainKey, 'value on two lines')
+  assert.deepEqual(recordsOf(parts[3]).map((r) => r.call.callId), ['one@x more'])
+  assert.equal(keyOf(parts[3]), plainKey, 'value on the next lines')
+})
