@@ -17,7 +17,7 @@
 // once) costs a scan for a second blank line and allocates nothing.
 
 const { readChunks, chunks, sipHeaders, blankLineAt } = require('./call-key')
-const { startLine } = require('./sip')
+const { startLine, parseSip, TOO_LONG, NOT_TEXT, MAX_HEADER_BYTES } = require('./sip')
 
 const SIP = 1
 const IP_TCP = 6
@@ -29,6 +29,13 @@ const TYPE_CORRELATION = 0x11
 // bounds its messages): one packet must not fan out into thousands of
 // messages in the master. A 64 KB segment of 500-byte messages is 130.
 const MAX_PARTS = 256
+// What the parts repeat of the whole (its header, its other chunks, a
+// payload chunk's header, once a part) may come to this much: a sender's
+// 60 KB of other chunks (9,000 six-byte vendor chunks, or one of 50 KB)
+// in a packet of 256 runs made 13 MB of parts of one datagram and, chunk
+// by chunk, 0.4 s of the master's time. An agent's chunks are a hundred
+// bytes or two: 256 runs of them are well under it.
+const MAX_REPEATED_BYTES = 65536
 // Lines of a leading tail tried as a start line, as sip.js messageAfterTail.
 const MAX_TAIL_TRIES = 4
 const MAX_START_LINE = 1024
@@ -40,27 +47,38 @@ function callPartsOf (buf, start, end) {
   const { payloadAt, payloadEnd } = chunks
   const first = blankLineAt(buf, payloadAt, payloadEnd)
   if (first === -1 || blankLineAt(buf, first + 4, payloadEnd) === -1) return null
-  const runs = callRuns(buf, payloadAt, payloadEnd)
+  const maxRuns = Math.min(MAX_PARTS, Math.floor(MAX_REPEATED_BYTES / (end - start - (payloadEnd - payloadAt))))
+  if (maxRuns < 2) return null
+  const runs = callRuns(buf, payloadAt, payloadEnd, maxRuns)
   if (runs === null || runs.length < 2) return null
   return runs.map((run) => hepPart(buf, start, end, run, run.key === runs[0].key))
 }
 
-/** The runs of messages of one call in the payload `buf[at, end)`, `{ start, end, key }`; null when none is read or too many. */
-function callRuns (buf, at, end) {
+/** The runs of messages of one call in the payload `buf[at, end)`, `{ start, end, key }`; null when more than `maxRuns`. */
+function callRuns (buf, at, end, maxRuns) {
   let offset = startLineAt(buf, at, end) ? at : afterTail(buf, at, end)
   const runs = []
   while (offset !== -1) {
-    const { key, end: messageEnd } = sipHeaders(buf, offset, end, true)
+    const { key, end: messageEnd, ended } = sipHeaders(buf, offset, end, true)
     if (key === -1) break // not a message of a call: stays with the one before (or the whole stays one packet)
+    if (!ended && runs.length > 0 && !parsesWhole(buf, offset, end)) break // a segment's cut last message, as the worker reads it
     const last = runs[runs.length - 1]
     if (last && last.key === key) last.end = messageEnd
-    else if (runs.push({ start: offset, end: messageEnd, key }) > MAX_PARTS) return null
+    else if (runs.push({ start: offset, end: messageEnd, key }) > maxRuns) return null
     offset = messageEnd
     while (offset < end && (buf[offset] === 0x0d || buf[offset] === 0x0a)) offset++ // a stream's keep-alive CRLFs
     if (offset === end || !startLineAt(buf, offset, end)) break
   }
   if (runs.length > 0) runs[runs.length - 1].end = end // the last runs to the payload's end, as in sip.js
   return runs
+}
+
+// Whether the worker reads buf[at, end) as a message (sip.js parseSip):
+// asked of a last one whose headers do not end, cut at the segment's end,
+// which it keeps with the message before unless it has what a message needs.
+function parsesWhole (buf, at, end) {
+  const sip = parseSip(buf.subarray(at, end))
+  return sip !== null && sip !== TOO_LONG && sip !== NOT_TEXT
 }
 
 // The first line past a segment's leading tail that starts a message, or
@@ -78,9 +96,14 @@ function afterTail (buf, at, end) {
   return -1
 }
 
+// Whether a message starts at `at`, its start line read as sip.js parseSip
+// reads a message's: UTF-8, the line whole within MAX_HEADER_BYTES. Read as
+// latin1, or cut at MAX_START_LINE, a request URI with a UTF-8 à (C3 A0: a
+// no-break space in latin1) or of 1,100 bytes was no start line: a first
+// message was passed over as a segment's tail, in no part.
 function startLineAt (buf, at, end) {
   const lineEnd = endOfLine(buf, at, end)
-  return sipVersionAt(buf, at, lineEnd) && lineEnd - at <= MAX_START_LINE && startLine(buf.latin1Slice(at, lineEnd)) !== null
+  return sipVersionAt(buf, at, lineEnd) && startLine(buf.utf8Slice(at, Math.min(lineEnd, at + MAX_HEADER_BYTES))) !== null
 }
 
 // Where the line at `at` ends, before its CR.

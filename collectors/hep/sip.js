@@ -215,4 +215,4 @@ function decodeURIComponentSafe (text) {
   }
 }
 
-module.exports = { parseSip, sipMessagesOf, messageAfterTail, startLine, TOO_LONG, NOT_TEXT, callIdTooLong }
+module.exports = { parseSip, sipMessagesOf, messageAfterTail, startLine, TOO_LONG, NOT_TEXT, callIdTooLong, MAX_HEADER_BYTES }

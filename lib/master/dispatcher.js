@@ -91,6 +91,11 @@ class Dispatcher {
 
   /** Chooses the entry path once, before any traffic: see entryPlan. */
   prepare (declared) {
+    // A parts() the constructor did not see (a class field, one set in a subclass's constructor) is the balancer's too.
+    if (declared.parts && !this.host.parts) {
+      this.host.parts = (buf, start, end) => this.host.balancer.parts(buf, start, end)
+      this.split = splitterOf(this.options.split, (buf, start, end) => this.partsOf(buf, start, end))
+    }
     this.plan = entryPlan(this.host, declared)
     if (this.options.split === 'lines') this.plan = { strategy: null, describe: `per line (split lines), then ${this.plan.strategy === null ? this.plan.describe : 'the distribution'}` }
     else if (this.split !== null) this.plan = { ...this.plan, describe: `${this.plan.describe}; a message ${this.host.name}'s parts() splits, per part` }

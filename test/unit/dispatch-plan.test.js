@@ -93,3 +93,22 @@ test('a distribution function of the user\'s builds a message per datagram', () 
   assert.deepEqual(taken, [12, 0])
   assert.deepEqual(seen, DATAGRAMS.map((d) => d.address))
 })
+
+// parts() as a class field (or set in a subclass's constructor) exists only
+// once LoadBalancer's constructor has returned: the dispatcher, which read
+// it there, never split, while the balancer declared it (reuseport refused it).
+class FieldParts extends LoadBalancer {
+  parts = (buf, start, end) => [buf.subarray(start, start + 6), buf.subarray(start + 6, end)]
+}
+
+test('a parts() given as a class field splits as a method does', () => {
+  const lb = new FieldParts({ worker: WORKER })
+  const taken = []
+  lb.pool = { rotation: [0, 1].map((slot) => ({ slot, state: 'ready', saturated: false, inFlight: 0, push: (message) => taken.push(message.data.toString('latin1')), pushEntry: (buf, offset, next) => taken.push('whole') })) }
+  lb.dispatcher.prepare(lb._declared())
+  const { buf, end } = batchOf(DATAGRAMS)
+  lb.ctx.dispatchEntries(buf, end)
+  assert.equal(lb.summary(null).dispatched, DATAGRAMS.length * 2, 'each datagram two parts, each counted')
+  assert.deepEqual(taken.slice(0, 2), ['call-0', ' #0'])
+  assert.throws(() => new FieldParts({ worker: WORKER, split: 'lines' }).dispatcher.prepare({ parts: true }), /split.*cannot be combined with a collector that splits its messages itself/)
+})
