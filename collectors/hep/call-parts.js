@@ -51,7 +51,8 @@ function callPartsOf (buf, start, end) {
   if (maxRuns < 2) return null
   const runs = callRuns(buf, payloadAt, payloadEnd, maxRuns)
   if (runs === null || runs.length < 2) return null
-  return runs.map((run) => hepPart(buf, start, end, run, run.key === runs[0].key))
+  const [correlated, other] = repeatedChunks(buf, start, end)
+  return runs.map((run) => hepPart(buf, start, run, run.key === runs[0].key ? correlated : other))
 }
 
 /** The runs of messages of one call in the payload `buf[at, end)`, `{ start, end, key }`; null when more than `maxRuns`. */
@@ -123,26 +124,40 @@ function versionAt (buf, at) {
   return true
 }
 
-// The packet `buf[start, end)` with `run`'s bytes of its payload as its
-// payload, its correlation id only when `correlated`.
-function hepPart (buf, start, end, run, correlated) {
-  const kept = []
-  let size = HEP_HEADER
+// What each part repeats of the packet `buf[start, end)`: its chunks but
+// the payload, with the correlation id (for the first message's call) and
+// without it, as byte ranges merged where adjacent (one copy for an
+// agent's run of chunks), and their size with the packet's header.
+function repeatedChunks (buf, start, end) {
+  const correlated = { ranges: [], size: HEP_HEADER }
+  const other = { ranges: [], size: HEP_HEADER }
   for (let at = start + HEP_HEADER; at + CHUNK_HEADER <= end;) {
     const length = buf.readUInt16BE(at + 4)
     const type = buf.readUInt16BE(at) === 0 ? buf.readUInt16BE(at + 2) : -1
-    if (type !== TYPE_PAYLOAD && (type !== TYPE_CORRELATION || correlated)) {
-      kept.push(at, length)
-      size += length
-    }
+    if (type !== TYPE_PAYLOAD) keepRange(correlated, at, length)
+    if (type !== TYPE_PAYLOAD && type !== TYPE_CORRELATION) keepRange(other, at, length)
     at += length
   }
+  return [correlated, other]
+}
+
+function keepRange (into, at, length) {
+  const ranges = into.ranges
+  if (ranges.length > 0 && ranges[ranges.length - 1] === at) ranges[ranges.length - 1] = at + length
+  else ranges.push(at, at + length)
+  into.size += length
+}
+
+// A HEP packet of `repeated`'s chunks of `buf` (its header's magic at
+// `start`) and `run`'s bytes as its payload.
+function hepPart (buf, start, run, repeated) {
   const payloadLength = run.end - run.start
-  const part = Buffer.allocUnsafe(size + CHUNK_HEADER + payloadLength)
+  const part = Buffer.allocUnsafe(repeated.size + CHUNK_HEADER + payloadLength)
   buf.copy(part, 0, start, start + 4) // HEP3
   part.writeUInt16BE(part.length, 4)
   let out = HEP_HEADER
-  for (let i = 0; i < kept.length; i += 2) out += buf.copy(part, out, kept[i], kept[i] + kept[i + 1])
+  const ranges = repeated.ranges
+  for (let i = 0; i < ranges.length; i += 2) out += buf.copy(part, out, ranges[i], ranges[i + 1])
   part.writeUInt16BE(0, out)
   part.writeUInt16BE(TYPE_PAYLOAD, out + 2)
   part.writeUInt16BE(CHUNK_HEADER + payloadLength, out + 4)
