@@ -110,7 +110,7 @@ class Dispatcher {
   dispatch (message, force) {
     if (this.split !== null) {
       const datas = this.split(message.data, 0, message.data.length)
-      if (datas !== null) return this.dispatchParts(partMessages(message, datas), force)
+      if (datas !== null) return this.dispatchParts(partMessages(message, datas), force, message.data.length)
     }
     return this.dispatchOne(message, force)
   }
@@ -127,10 +127,11 @@ class Dispatcher {
    * The parts of a split message (option `split`), each distributed on its
    * own: all of them or, when a part finds no worker, none (the caller
    * waits, or counts the whole as one message refused). A message with no
-   * part (only line ends) is `dropped.empty`.
+   * part (only line ends) is `dropped.empty`. Each part counts as a
+   * message received; `bytes`, the whole's as it came, count once (parts
+   * may repeat some of it, HEP's its chunks, or leave some out, line ends).
    */
-  dispatchParts (parts, force) {
-    if (parts.length === 1) return this.dispatchOne(parts[0], force)
+  dispatchParts (parts, force, bytes) {
     if (parts.length === 0) {
       this.counters.dropped('empty')
       return true
@@ -139,7 +140,7 @@ class Dispatcher {
     if (workers.includes(null)) return false
     for (let i = 0; i < parts.length; i++) {
       workers[i].push(parts[i])
-      this.counters.accepted(parts[i].data.length)
+      this.counters.accepted(i === 0 ? bytes : 0)
     }
     return true
   }
@@ -184,7 +185,7 @@ class Dispatcher {
       const next = entryEnd(buf, offset)
       const datas = this.split === null ? null : this.split(buf, entryDataStart(buf, offset), next)
       if (datas !== null) {
-        if (!this.dispatchParts(this.entryParts(buf, offset, datas), false)) this.dropRefused()
+        if (!this.dispatchParts(this.entryParts(buf, offset, datas), false, entryDataLength(buf, offset))) this.dropRefused()
         offset = next
         continue
       }

@@ -57,6 +57,7 @@ for (const udpReceiver of ['native', 'dgram']) {
     // Each part a message; a whole one, the one parts() threw on and the one it gave strings for, one each.
     const summary = await waitFor(() => lb.summary().processed === 3 * sent.length + 3 && lb.summary(), { what: `${3 * sent.length + 3} messages processed` })
     assert.deepEqual(summary.events.partsErrors, 2)
+    assert.equal(summary.bytes, [...sent, 'whole-no-comma', '!,throws', '?,strings'].reduce((n, text) => n + text.length, 0), 'the bytes that came, once (not the parts\' sum, short of the commas)')
     const records = await recorded(lb)
     const digest = (text) => crypto.createHash('sha256').update(text).digest('hex')
     const expected = [...sent.flatMap((s) => s.split(',')), 'whole-no-comma', '!,throws', '?,strings']
