@@ -61,6 +61,15 @@ class ByPrefix extends LoadBalancer {
 }
 void ByPrefix
 
+// Each comma-separated part of a message distributed on its own; null keeps it whole.
+class ByParts extends LoadBalancer {
+  parts (buf: Buffer, start: number, end: number): Buffer[] | null {
+    const comma = buf.indexOf(0x2c, start)
+    return comma === -1 || comma >= end ? null : [buf.subarray(start, comma), buf.subarray(comma + 1, end)]
+  }
+}
+void ByParts
+
 async function main (): Promise<void> {
   const config = new LoadBalancerConfig(['-p', '8125', '-i', '2']).getConfig()
   const lb = new ByName({ ...config, worker: __filename, framing: 'length-prefixed:16', udpReceiver: 'auto', buffer: true, bufferDir: '/var/lib/statsd/buffer', bufferMaxBytes: 256 * 1024 ** 2, bufferSync: 'batch' })
