@@ -13,8 +13,9 @@
 // what follows a segment's leading tail is a message, are read as the
 // worker's sip.js reads them (its Content-Length, a start line); the
 // correlation id stays with the first message's call (hep-records.js).
-// Read from the bytes: a packet with at most one message (the headers end
-// once) costs a scan for a second blank line and allocates nothing.
+// Read from the bytes: a packet that is not SIP over TCP costs a walk of
+// its chunks; one with at most one message (the headers end once), a scan
+// for a second blank line (two views of its payload, no copy).
 
 const { readChunks, chunks, sipHeaders, blankLineAt } = require('./call-key')
 const { startLine, parseSip, TOO_LONG, NOT_TEXT, MAX_HEADER_BYTES } = require('./sip')
