@@ -14,7 +14,10 @@
 // counted), the medians and HEP/RTCP ratios (target: HEP stores ≥ 0.9 of
 // RTCP's rate), then one JSON line.
 // Usage: node benchmarks/hep-e2e.js [--reports 60000] [--rate 10000]
-//   [--calls 500] [--rounds 3]
+//   [--calls 500] [--rounds 3] [--memory-budget SIZE]
+// --memory-budget is both collectors' (default theirs, 8m): the bytes in
+// flight to the workers, so a HEP report (~550 bytes) has fewer of them in
+// flight than a bare one (~85), and each database write coalesces fewer.
 const os = require('node:os')
 const path = require('node:path')
 const fs = require('node:fs')
@@ -27,7 +30,7 @@ const RtcpSimulator = require('../collectors/rtcp/simulator')
 const { startJavaServer } = require('../lib/mongo/java-server')
 const { accountedFor } = require('../lib/master/counters')
 
-const args = minimist(process.argv.slice(2), { default: { reports: 60000, rate: 10000, calls: 500, rounds: 3 } })
+const args = minimist(process.argv.slice(2), { string: ['memory-budget'], default: { reports: 60000, rate: 10000, calls: 500, rounds: 3 } })
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 if (process.argv[2] === '--sender') sender()
@@ -48,8 +51,27 @@ function sender () {
         ? raw
         : HEPjs.encapsulate(rtpengineJson(decodeRtcp(raw).packets), { protocolFamily: 2, protocol: 17, srcIp: '10.0.0.1', dstIp: '10.0.0.2', srcPort: 30001, dstPort: 40001, timeSeconds: Math.floor(Date.now() / 1000), timeUseconds: 0, payloadType: 5, captureId: 1, hepNodeName: 'bench', correlation_id: `call-${call}@bench` }))
     }
-    sendPaced(datagrams, port, rate)
+    // A capture agent stamps each packet when it captured it (rtpengine: when
+    // it sent the report, to the µs), as the RTCP collector takes each
+    // datagram's arrival: whole seconds would make a second's reports one
+    // instant to the call-quality model, and the two variants' work unlike.
+    sendPaced(datagrams, port, rate, variant === 'rtcp' ? null : stampCaptureTime)
   })
+}
+
+const HEP_HEADER = 6 // "HEP3" and the packet's length
+const TIME_SECONDS = 0x0009 // generic chunks (vendor 0): capture time, seconds and microseconds
+const TIME_MICROSECONDS = 0x000a
+
+// Writes `ms` into a HEP3 packet's time chunks, in place.
+function stampCaptureTime (packet, ms) {
+  for (let offset = HEP_HEADER; offset + 6 <= packet.length;) {
+    const type = packet.readUInt16BE(offset + 2)
+    const length = packet.readUInt16BE(offset + 4)
+    if (packet.readUInt16BE(offset) === 0 && type === TIME_SECONDS) packet.writeUInt32BE(Math.floor(ms / 1000), offset + 6)
+    if (packet.readUInt16BE(offset) === 0 && type === TIME_MICROSECONDS) packet.writeUInt32BE((ms % 1000) * 1000, offset + 6)
+    offset += length
+  }
 }
 
 // An RTCP compound as rtpengine writes it into HEP type 5 (daemon/rtcp.c's homer handlers).
@@ -71,7 +93,7 @@ function rtpengineJson (packets) {
 async function runOnce (variant, uri, round) {
   const module = variant === 'rtcp' ? rtcp : hep
   const bufferDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-bench-'))
-  const config = new module.Config(['--port', '0', '-i', '2', '--database', `bench_${variant}_${round}_${Date.now()}`, '--buffer-dir', bufferDir]).getConfig()
+  const config = new module.Config(['--port', '0', '-i', '2', '--database', `bench_${variant}_${round}_${Date.now()}`, '--buffer-dir', bufferDir, ...(args['memory-budget'] ? ['--memory-budget', args['memory-budget']] : [])]).getConfig()
   const collector = new module.Collector({ ...config, workerOptions: { mongoUri: uri } })
   await collector.start()
   const child = fork(__filename, ['--sender'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
@@ -136,5 +158,5 @@ async function main () {
   summary.storedRatio = Math.round(summary.hep.storedPerSec / summary.rtcp.storedPerSec * 100) / 100
   summary.masterCpuRatio = Math.round(summary.hep.masterUsPerReport / summary.rtcp.masterUsPerReport * 100) / 100
   console.log(`median: HEP ${summary.hep.storedPerSec}/s vs RTCP ${summary.rtcp.storedPerSec}/s stored (ratio ${summary.storedRatio}, target ≥ 0.9); master CPU per report ${summary.hep.masterUsPerReport} vs ${summary.rtcp.masterUsPerReport} µs (ratio ${summary.masterCpuRatio})`)
-  console.log(JSON.stringify({ bench: 'hep-e2e', node: process.version, args: { reports: args.reports, rate: args.rate, calls: args.calls, rounds: args.rounds }, results, summary }))
+  console.log(JSON.stringify({ bench: 'hep-e2e', node: process.version, args: { reports: args.reports, rate: args.rate, calls: args.calls, rounds: args.rounds, memoryBudget: args['memory-budget'] || null }, results, summary }))
 }
