@@ -10,6 +10,8 @@
 //   storedPerSec  reports / (last acknowledgement − first send)
 //   callsPerSec   storedPerSec / 2 reports per call per round of reports
 //   masterUsPerReport  the master's CPU (this process) / reports
+//   workersUsPerReport, databaseUsPerReport  the workers' CPU (both), the
+//     embedded server's, / reports (from /proc: where a budget's writes go)
 // Prints a table per round (after a warm-up round of each variant, not
 // counted), the medians and HEP/RTCP ratios (target: HEP stores ≥ 0.9 of
 // RTCP's rate), then one JSON line.
@@ -22,6 +24,7 @@ const os = require('node:os')
 const path = require('node:path')
 const fs = require('node:fs')
 const { fork } = require('node:child_process')
+const cluster = require('node:cluster')
 const { sendPaced } = require('./paced-sender')
 const minimist = require('minimist')
 const rtcp = require('../collectors/rtcp')
@@ -29,6 +32,7 @@ const hep = require('../collectors/hep')
 const RtcpSimulator = require('../collectors/rtcp/simulator')
 const { startJavaServer } = require('../lib/mongo/java-server')
 const { accountedFor } = require('../lib/master/counters')
+const { procStat } = require('./proc-tree')
 
 const args = minimist(process.argv.slice(2), { string: ['memory-budget'], default: { reports: 60000, rate: 10000, calls: 500, rounds: 3 } })
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -90,7 +94,7 @@ function rtpengineJson (packets) {
 
 // ---- the master: one run per variant and round ----
 
-async function runOnce (variant, uri, round) {
+async function runOnce (variant, { uri, pid: databasePid }, round) {
   const module = variant === 'rtcp' ? rtcp : hep
   const bufferDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-bench-'))
   const config = new module.Config(['--port', '0', '-i', '2', '--database', `bench_${variant}_${round}_${Date.now()}`, '--buffer-dir', bufferDir, ...(args['memory-budget'] ? ['--memory-budget', args['memory-budget']] : [])]).getConfig()
@@ -102,6 +106,10 @@ async function runOnce (variant, uri, round) {
   child.send({ variant, port: collector.address().port, reports: args.reports, rate: args.rate, calls: args.calls })
   while (!messages.some((m) => m.ready)) await sleep(20)
   const cpuBefore = process.cpuUsage()
+  const workerPids = Object.values(cluster.workers).map((w) => w.process.pid)
+  const cpuOf = (pids) => pids.reduce((sum, pid) => sum + (procStat(pid)?.cpu || 0), 0)
+  const workersBefore = cpuOf(workerPids)
+  const databaseBefore = cpuOf([databasePid])
   while (!messages.some((m) => m.done)) await sleep(50)
   const deadline = Date.now() + 120000
   let s = collector.summary()
@@ -111,6 +119,8 @@ async function runOnce (variant, uri, round) {
   }
   const finished = Date.now()
   const cpu = process.cpuUsage(cpuBefore)
+  const workersCpu = cpuOf(workerPids) - workersBefore
+  const databaseCpu = cpuOf([databasePid]) - databaseBefore
   const started = messages.find((m) => m.done).started
   await collector.stop()
   fs.rmSync(bufferDir, { recursive: true, force: true })
@@ -124,7 +134,9 @@ async function runOnce (variant, uri, round) {
     dropped: s.dropped.total,
     storedPerSec,
     callsPerSec: Math.round(storedPerSec / 2),
-    masterUsPerReport: Math.round((cpu.user + cpu.system) / args.reports * 100) / 100
+    masterUsPerReport: Math.round((cpu.user + cpu.system) / args.reports * 100) / 100,
+    workersUsPerReport: Math.round(workersCpu * 1e6 / args.reports * 10) / 10,
+    databaseUsPerReport: Math.round(databaseCpu * 1e6 / args.reports * 10) / 10
   }
 }
 
@@ -142,9 +154,9 @@ async function main () {
     // A warm-up of each variant first, not counted: the first run pays for the JIT and the server's start.
     for (let round = -1; round < args.rounds; round++) {
       for (const variant of round % 2 ? ['hep', 'rtcp'] : ['rtcp', 'hep']) {
-        const r = await runOnce(variant, server.uri, round)
+        const r = await runOnce(variant, server, round)
         if (round >= 0) results.push(r)
-        console.log(`${round < 0 ? 'warm-up' : `round ${round}`} ${variant.padEnd(4)} sent ${r.sent} processed ${r.processed} dropped ${r.dropped} stored/s ${r.storedPerSec} calls/s ${r.callsPerSec} master µs/report ${r.masterUsPerReport}`)
+        console.log(`${round < 0 ? 'warm-up' : `round ${round}`} ${variant.padEnd(4)} sent ${r.sent} processed ${r.processed} dropped ${r.dropped} stored/s ${r.storedPerSec} calls/s ${r.callsPerSec} µs/report: master ${r.masterUsPerReport} workers ${r.workersUsPerReport} database ${r.databaseUsPerReport}`)
       }
     }
   } finally {
@@ -152,11 +164,12 @@ async function main () {
   }
   const of = (variant, field) => median(results.filter((r) => r.variant === variant).map((r) => r[field]))
   const summary = {
-    rtcp: { storedPerSec: of('rtcp', 'storedPerSec'), masterUsPerReport: of('rtcp', 'masterUsPerReport') },
-    hep: { storedPerSec: of('hep', 'storedPerSec'), masterUsPerReport: of('hep', 'masterUsPerReport') }
+    rtcp: {},
+    hep: {}
   }
+  for (const variant of ['rtcp', 'hep']) for (const field of ['storedPerSec', 'masterUsPerReport', 'workersUsPerReport', 'databaseUsPerReport']) summary[variant][field] = of(variant, field)
   summary.storedRatio = Math.round(summary.hep.storedPerSec / summary.rtcp.storedPerSec * 100) / 100
   summary.masterCpuRatio = Math.round(summary.hep.masterUsPerReport / summary.rtcp.masterUsPerReport * 100) / 100
-  console.log(`median: HEP ${summary.hep.storedPerSec}/s vs RTCP ${summary.rtcp.storedPerSec}/s stored (ratio ${summary.storedRatio}, target ≥ 0.9); master CPU per report ${summary.hep.masterUsPerReport} vs ${summary.rtcp.masterUsPerReport} µs (ratio ${summary.masterCpuRatio})`)
+  console.log(`median: HEP ${summary.hep.storedPerSec}/s vs RTCP ${summary.rtcp.storedPerSec}/s stored (ratio ${summary.storedRatio}, target ≥ 0.9); master CPU per report ${summary.hep.masterUsPerReport} vs ${summary.rtcp.masterUsPerReport} µs (ratio ${summary.masterCpuRatio}); workers ${summary.hep.workersUsPerReport} vs ${summary.rtcp.workersUsPerReport}, database ${summary.hep.databaseUsPerReport} vs ${summary.rtcp.databaseUsPerReport} µs`)
   console.log(JSON.stringify({ bench: 'hep-e2e', node: process.version, args: { reports: args.reports, rate: args.rate, calls: args.calls, rounds: args.rounds, memoryBudget: args['memory-budget'] || null }, results, summary }))
 }
