@@ -11,6 +11,8 @@
  * null.
  */
 
+const { leftOutPath } = require('./storage/document-size')
+
 // Checked per record: nothing allocated per call but a problem's text.
 const OBJECT_PARTS = Object.freeze(['min', 'max', 'last', 'set', 'setOnInsert'])
 
@@ -32,6 +34,8 @@ function updateProblem (u, key) {
     // A field the server refuses for good, the messages already counted processed.
     const field = dollarField(u[part])
     if (field !== null) return `gave ${part}.${field}: a field name starting with $`
+    const leftOut = leftOutPath(u[part])
+    if (leftOut !== null) return `gave ${part}.${leftOut} a function or a symbol, which BSON leaves out (a method not called?)`
   }
   return null
 }
@@ -66,6 +70,15 @@ function cappedCountProblem (c) {
 /** A documents sink's document. */
 function documentProblem (doc) {
   return isPlainObject(doc) ? null : `gave ${describe(doc)}, not a document (an object)`
+}
+
+/**
+ * A document holding a function or a symbol (storage/document-size.js
+ * 'leftOut'): BSON would store it without that field, without a word.
+ */
+function leftOutProblem (doc) {
+  const path = leftOutPath(doc)
+  return path === null ? null : `gave a document whose ${path} is a function or a symbol, which BSON leaves out (a method not called?): not stored`
 }
 
 /**
@@ -123,4 +136,4 @@ function entriesOf (shaped, s, n) {
   return entries
 }
 
-module.exports = { updateProblem, countProblem, cappedCountProblem, documentProblem, checkAll, Refusal, entriesOf }
+module.exports = { updateProblem, countProblem, cappedCountProblem, documentProblem, leftOutProblem, checkAll, Refusal, entriesOf }

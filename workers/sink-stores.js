@@ -10,7 +10,7 @@ const { guardsEveryWrite } = require('./storage/write-guard')
 const { WriteLanes } = require('./storage/write-lanes')
 const { Sink } = require('./sink')
 const { CounterKeyCap } = require('./counter-key-cap')
-const { updateProblem, countProblem, cappedCountProblem, documentProblem, checkAll, Refusal } = require('./sink-output')
+const { updateProblem, countProblem, cappedCountProblem, documentProblem, leftOutProblem, checkAll, Refusal } = require('./sink-output')
 const { documentFate } = require('./storage/document-size')
 const { SERIALIZED, Serialized, serialize, serializesAsHeld, serializedInserts } = require('./storage/serialized-inserts')
 
@@ -196,6 +196,7 @@ class DocumentsSink extends Sink {
   storable (doc) {
     const fate = documentFate(doc)
     if (fate === 'fits') return true
+    if (fate === 'leftOut') checkAll([doc], leftOutProblem, this.spec) // throws: the definition's mistake fails the message
     this.counts[fate]++
     this.refusal = REFUSALS[fate]
     return false

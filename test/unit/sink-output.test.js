@@ -49,3 +49,22 @@ test('an update whose key is an object of query operators, or whose fields start
   assert.equal(updateProblem({ _id: 'a', inc: { $n: 1 } }, '_id'), 'gave inc.$n: a field name starting with $')
   assert.equal(updateProblem({ _id: 'a', set: { ok: 1, $where: 'x' } }, '_id'), 'gave set.$where: a field name starting with $')
 })
+
+test('a function or a symbol where a value goes, at any depth, is a problem: the driver\'s BSON would store the rest without it', () => {
+  const { BSON } = require('mongodb')
+  const { leftOutProblem } = require('../../workers/sink-output')
+  const { documentFate } = require('../../workers/storage/document-size')
+  const doc = { a: 1, at: Date.now, deep: { list: [1, Symbol('s')] } }
+  // The premise, from the driver: both are gone from what it stores, without an error.
+  const stored = BSON.deserialize(BSON.serialize(doc))
+  assert.equal('at' in stored, false)
+  assert.deepEqual(stored.deep.list, [1])
+  assert.equal(documentFate(doc), 'leftOut')
+  assert.equal(leftOutProblem(doc), 'gave a document whose at is a function or a symbol, which BSON leaves out (a method not called?): not stored')
+  assert.match(leftOutProblem({ deep: { list: [1, Symbol('s')] } }), /whose deep\.list\.1 is/)
+  assert.equal(documentFate({ a: 1n, b: undefined, c: null }), 'fits', 'a bigint is stored (a Long), undefined as null')
+  assert.equal(documentFate({ 'k\u0000': 1 }), 'unstorable', 'a NUL in a key stays unstorable')
+  assert.equal(updateProblem({ _id: 'a', set: { last: { line: ''.trim } } }, '_id'), 'gave set.last.line a function or a symbol, which BSON leaves out (a method not called?)')
+  assert.equal(updateProblem({ _id: 'a', max: { at: Symbol('t') } }, '_id'), 'gave max.at a function or a symbol, which BSON leaves out (a method not called?)')
+  assert.equal(updateProblem({ _id: 'a', set: { at: new Date(), n: 2n, list: [1, 'x'] } }, '_id'), null)
+})

@@ -14,14 +14,17 @@ const FIXED = Object.freeze({ ObjectId: 12, ObjectID: 12, Long: 8, Double: 8, In
  * (over MAX_DOCUMENT_BYTES); 'unstorable' (BSON cannot hold it: a key
  * with a NUL byte, a value that refers to itself). Either of the last two
  * is never stored, so it is refused when taken rather than written again
- * for ever. An upper bound of its BSON from a walk that allocates nothing
- * (each string at 3 bytes per UTF-16 unit, its most; NaN for a NUL in a
- * key) settles nearly every document; past it, or for a value the walk
- * does not know, the driver computes the exact size.
+ * for ever. 'leftOut': it holds a function or a symbol, which BSON leaves
+ * out without a word (the field, or the array's element, is not stored):
+ * a mistake of the code that made it (leftOutPath says where). An upper
+ * bound of its BSON from a walk that allocates nothing (each string at 3
+ * bytes per UTF-16 unit, its most; NaN for a NUL in a key, a function or
+ * a symbol) settles nearly every document; past it, or for a value the
+ * walk does not know, the driver computes the exact size.
  */
 function documentFate (doc) {
   const bound = objectBound(doc, 0)
-  if (Number.isNaN(bound)) return 'unstorable'
+  if (Number.isNaN(bound)) return leftOutPath(doc) === null ? 'unstorable' : 'leftOut'
   if (bound + ID_BYTES <= MAX_DOCUMENT_BYTES) return 'fits'
   try {
     return mongo.BSON.calculateObjectSize(doc, { serializeFunctions: false, ignoreUndefined: false }) + ID_BYTES <= MAX_DOCUMENT_BYTES ? 'fits' : 'tooLarge'
@@ -53,7 +56,8 @@ function valueBound (value, depth) {
     case 'string': return 5 + 3 * value.length
     case 'number': case 'bigint': return 8
     case 'boolean': return 1
-    case 'undefined': case 'function': case 'symbol': return 0
+    case 'undefined': return 0
+    case 'function': case 'symbol': return NaN
   }
   if (value === null) return 0
   if (value instanceof Date) return 8
@@ -64,4 +68,24 @@ function valueBound (value, depth) {
   return objectBound(value, depth + 1)
 }
 
-module.exports = { MAX_DOCUMENT_BYTES, documentFate }
+/**
+ * The path (`a.b.0`) of the first function or symbol in `object` that a
+ * walk as deep as documentFate's meets, or null: what BSON would leave out.
+ */
+function leftOutPath (object, depth = 0) {
+  if (depth > MAX_DEPTH || object === null || typeof object !== 'object' || !(Array.isArray(object) || isPlain(object))) return null
+  for (const key in object) {
+    const value = object[key]
+    if (typeof value === 'function' || typeof value === 'symbol') return key
+    const inner = leftOutPath(value, depth + 1)
+    if (inner !== null) return `${key}.${inner}`
+  }
+  return null
+}
+
+function isPlain (object) {
+  const proto = Object.getPrototypeOf(object)
+  return proto === Object.prototype || proto === null
+}
+
+module.exports = { MAX_DOCUMENT_BYTES, documentFate, leftOutPath }
