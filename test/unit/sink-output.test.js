@@ -67,4 +67,9 @@ test('a function or a symbol where a value goes, at any depth, is a problem: the
   assert.equal(updateProblem({ _id: 'a', set: { last: { line: ''.trim } } }, '_id'), 'gave set.last.line a function or a symbol, which BSON leaves out (a method not called?)')
   assert.equal(updateProblem({ _id: 'a', max: { at: Symbol('t') } }, '_id'), 'gave max.at a function or a symbol, which BSON leaves out (a method not called?)')
   assert.equal(updateProblem({ _id: 'a', set: { at: new Date(), n: 2n, list: [1, 'x'] } }, '_id'), null)
+  // An object that says what it stores: its toBSON is the driver's to call, not a value left out.
+  const said = { a: { toBSON: () => 5 } }
+  assert.deepEqual(BSON.deserialize(BSON.serialize(said)), { a: 5 })
+  assert.equal(documentFate(said), 'fits')
+  assert.equal(updateProblem({ _id: 'a', set: said }, '_id'), null)
 })

@@ -38,7 +38,8 @@ function objectBound (object, depth) {
   if (depth > MAX_DEPTH) return Infinity
   const proto = Object.getPrototypeOf(object)
   const array = Array.isArray(object)
-  if (!array && proto !== Object.prototype && proto !== null) return Infinity
+  // An object of a class, or one that says what it stores (toBSON): the driver measures it.
+  if ((!array && proto !== Object.prototype && proto !== null) || typeof object.toBSON === 'function') return Infinity
   let bytes = 5 // its length and terminator
   if (array) {
     for (let i = 0; i < object.length; i++) bytes += 12 + valueBound(object[i], depth) // type, index key (≤ 10 digits), NUL
@@ -73,7 +74,7 @@ function valueBound (value, depth) {
  * walk as deep as documentFate's meets, or null: what BSON would leave out.
  */
 function leftOutPath (object, depth = 0) {
-  if (depth > MAX_DEPTH || object === null || typeof object !== 'object' || !(Array.isArray(object) || isPlain(object))) return null
+  if (depth > MAX_DEPTH || object === null || typeof object !== 'object' || !(Array.isArray(object) || isPlain(object)) || typeof object.toBSON === 'function') return null
   for (const key in object) {
     const value = object[key]
     if (typeof value === 'function' || typeof value === 'symbol') return key
