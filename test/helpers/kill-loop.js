@@ -15,6 +15,11 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
  *   SIGKILL is no evidence against a batch now, see docs/delivery.md, and
  *   stormLoop below kills without waiting.) On a busy machine a replacement
  *   can take seconds to store what it inherited, hence `stop(minimum)`.
+ *   Once nothing is in flight anywhere, nothing is owed: the victim's
+ *   batches may have gone to another worker, and with the input over its
+ *   heir would never come to store as much (stop(minimum) waited for ever).
+ * It ends, whatever is owed, once the balancer is stopping: a test that
+ * failed before stop() leaves no loop keeping its file's process alive.
  * Used by the delivery tests and benchmarks/chaos.js.
  */
 function killLoop (balancer, everyMs) {
@@ -25,8 +30,10 @@ function killLoop (balancer, everyMs) {
   const done = (async () => {
     while (!stopped || killed < minimum) {
       await sleep(everyMs)
-      if (stopped && killed >= minimum) break
-      const workers = (await balancer.stats()).workers.filter((w) => w.state === 'ready')
+      if ((stopped && killed >= minimum) || ended(balancer)) break
+      const stats = await balancer.stats().catch((err) => { if (!ended(balancer)) throw err })
+      if (ended(balancer)) break
+      const workers = stats.workers.filter((w) => w.state === 'ready')
       if (workers.length < balancer.options.instances || !settledInheritances(workers, owed)) continue
       const victim = workers[killed % workers.length]
       try {
@@ -43,6 +50,7 @@ function killLoop (balancer, everyMs) {
 // Whether each slot's replacement acknowledged what its killed predecessor
 // held (redelivered first, and acknowledgements come in order).
 function settledInheritances (workers, owed) {
+  if (workers.every((w) => w.inFlight === 0)) owed.clear()
   for (const [slot, { pid, held }] of owed) {
     const heir = workers.find((w) => w.slot === slot && w.pid !== pid)
     if (!heir || heir.processed + heir.failed < held) return false
@@ -64,7 +72,7 @@ function stormLoop (balancer, everyMs) {
   const done = (async () => {
     while (!stopped) {
       await sleep(everyMs)
-      if (stopped) break
+      if (stopped || ended(balancer)) break
       const ready = balancer.pool ? balancer.pool.rotation : []
       const victim = ready[killed % Math.max(1, ready.length)]
       if (!victim) continue
@@ -77,5 +85,8 @@ function stormLoop (balancer, everyMs) {
   })()
   return { stop: () => { stopped = true; return done } }
 }
+
+// Whether the balancer is stopping or stopped (its stop() called: by the test, or by its after hook).
+const ended = (balancer) => balancer.state === 'stopping' || balancer.state === 'stopped'
 
 module.exports = { killLoop, stormLoop }
