@@ -36,10 +36,9 @@ function documentFate (doc) {
 // A document's or array's bytes at most (Infinity: not known here).
 function objectBound (object, depth) {
   if (depth > MAX_DEPTH) return Infinity
-  const proto = Object.getPrototypeOf(object)
   const array = Array.isArray(object)
   // An object of a class, or one that says what it stores (toBSON): the driver measures it.
-  if ((!array && proto !== Object.prototype && proto !== null) || typeof object.toBSON === 'function') return Infinity
+  if ((!array && !isPlain(object)) || typeof object.toBSON === 'function') return Infinity
   let bytes = 5 // its length and terminator
   if (array) {
     for (let i = 0; i < object.length; i++) bytes += 12 + valueBound(object[i], depth) // type, index key (≤ 10 digits), NUL
