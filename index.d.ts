@@ -293,6 +293,8 @@ export class Worker {
   onLeader (isLeader: boolean): void | Promise<void>
   /** the master has nearly this worker's share of maxInFlight or memoryBudget in flight: write what is held back now */
   onMasterWaiting (): void
+  /** the bytes held of messages taken and not stored, counted against the worker's share of memoryBudget instead of the bytes of the batches it has been through; null (the default): not said */
+  heldBytes (): number | null
 }
 
 export type StreamItem =
@@ -612,6 +614,8 @@ export interface SinkStore {
   /** holds what shape() gave; never throws */
   accept (shaped: unknown, context: SinkContext): void
   readonly size: number
+  /** the bytes its entries take: a document as its BSON, an update or a count as HELD_ENTRY_BYTES (1 KiB) */
+  readonly heldBytes: number
   /** whether it takes `needed` more entries within `bound` (maxPending); a message some sink has no room for is dropped whole (workerFull) */
   roomFor (needed: number, bound: number): boolean
   hasBacklog (): boolean

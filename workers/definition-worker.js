@@ -29,11 +29,11 @@ const { DefinitionWarm } = require('./definition-warm')
  * beyond this worker's share of `maxNewKeysPerMinute` is left out (before
  * enrich and the tallies: it costs no state either), counted in
  * `newKeys.refused`; the message is stored with the records left, and
- * refused (`newKeyLimit`) when none is left.
+ * refused (`newKeyLimit`) when none is left. What the sinks hold
+ * (heldBytes) the master counts against this worker's share of memoryBudget.
  *
- * Nothing is read on the way in (but `warm`'s read at the start): each sink's writes are exactly
- * once by themselves (inserts by message key; updates whose `$inc` is
- * conditional on the batch watermark): a batch delivered again goes as a first one.
+ * Nothing is read on the way in (but `warm`'s at the start): each sink's writes are exactly once by themselves
+ * (inserts by message key; updates whose `$inc` is conditional on the batch watermark): a batch delivered again goes as a first one.
  */
 // No batch for this long: the input paused, a coalescing sink is written (writePending).
 const QUIET_MS = 100
@@ -121,8 +121,7 @@ class DefinitionWorker extends MongoWorker {
     }
   }
 
-  // Decoded, shaped and held by the sinks, or nothing to store: true; false
-  // when the message is refused (true if its refusal keeps its kept state).
+  // Decoded, shaped and held by the sinks, or nothing to store: true; false when the message is refused (true if its refusal keeps its kept state).
   hold (message, context) {
     let records = this.run('decode', () => this.definition.decode(message, this.settings, context.message))
     if (records === REFUSED) return false
@@ -208,8 +207,7 @@ class DefinitionWorker extends MongoWorker {
     }
   }
 
-  // A batch delivered again: a worker that died with it may have stored
-  // kept state since this one read it, so each scope is read again.
+  // A batch delivered again: a worker that died with it may have stored kept state since this one read it, so each scope is read again.
   async prepareRedelivered (messages, delivery) {
     await super.prepareRedelivered(messages, delivery)
     for (const sink of this.sinks) if (sink.prepareRedelivered) await sink.prepareRedelivered(messages, delivery)
@@ -271,6 +269,9 @@ class DefinitionWorker extends MongoWorker {
     const half = Math.ceil(this.settings.maxPending / 2)
     return this.sinks.some((sink) => !sink.roomFor(half, this.settings.maxPending))
   }
+
+  // The bytes its sinks hold of what it took and has not stored (Sink#heldBytes; kept state has its own bound).
+  heldBytes () { return this.sinks.reduce((bytes, sink) => bytes + sink.heldBytes, 0) }
 
   drop () {
     this.counts.dropped++

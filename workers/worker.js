@@ -146,9 +146,25 @@ class Worker {
    * memoryBudget) in flight: it sends little more until acknowledgements
    * come. A worker that acknowledges once stored and holds writes back for
    * a while should write what it holds now. Called after the batch that
-   * says so has been through doWork.
+   * says so has been through doWork; with heldBytes, not when only
+   * memoryBudget is near and it holds under 3/4 of its share of it.
    */
   onMasterWaiting () {
+  }
+
+  /**
+   * The bytes this worker holds of the messages it took and has not
+   * stored, or null (the default): the master then counts, against its
+   * share of memoryBudget, every batch it was sent and has not acknowledged
+   * as the batch's own bytes. A worker whose messages shrink or grow once
+   * decoded (coalesced into a few updates, or held as larger documents)
+   * says so here, and the master counts this instead of the bytes of the
+   * batches it has been through (lib/master/in-flight-bytes.js). Asked
+   * with every acknowledgement and after a batch that says the master
+   * waits: keep it cheap.
+   */
+  heldBytes () {
+    return null
   }
 }
 

@@ -18,6 +18,19 @@ const POISON_STRIKES = 3
 const CRASH_SIGNALS = new Set(['SIGABRT', 'SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE', 'SIGTRAP', 'SIGSYS'])
 
 /**
+ * Of the batches a worker (its WorkerHandle) was sent and has not
+ * acknowledged: those it has been through (awaiting storage: `finished`,
+ * or `finishedBatches` from its progress file) and the one it is
+ * processing, the first after them (null when none). One not begun counts
+ * as processing too: the evidence is the order, the worker processes its
+ * batches one at a time as they come.
+ */
+function progress (handle, finishedBatches = 0) {
+  const through = Math.min(Math.max(handle.finished, finishedBatches, handle.acked) - handle.acked, handle.unacked.length)
+  return { finished: handle.unacked.slice(0, through), processing: handle.unacked[through] || null }
+}
+
+/**
  * The evidence against the batches of a worker that just ended: those it
  * had been through (doWork done, awaiting storage; `finishedBatches`, what
  * its progress file says, or what it said over IPC) are cleared; the one
@@ -27,7 +40,7 @@ const CRASH_SIGNALS = new Set(['SIGABRT', 'SIGSEGV', 'SIGBUS', 'SIGILL', 'SIGFPE
  * are taken back.
  */
 function judge (handle, finishedBatches, expected, code, signal) {
-  const { finished, processing } = handle.progress(finishedBatches)
+  const { finished, processing } = progress(handle, finishedBatches)
   for (const batch of finished) batch.cleared()
   if (expected || processing === null || (signal !== null && !CRASH_SIGNALS.has(signal))) return null
   return { batch: processing, cause: signal !== null ? `signal ${signal}` : `exit code ${code}` }

@@ -7,6 +7,7 @@ const { KIND_UDP } = require('../shared/batch-codec')
 const { originOf } = require('../shared/batch-ids')
 const { createBatch } = require('./batch')
 const { FillingBatch, entryAlone, BATCH_BYTES } = require('./filling-batch')
+const { InFlightBytes } = require('./in-flight-bytes')
 
 // While batches wait in the disk buffer, a new one waits this long to fill
 // (not batchDelay): latency is moot then, and fuller batches mean fewer
@@ -14,8 +15,6 @@ const { FillingBatch, entryAlone, BATCH_BYTES } = require('./filling-batch')
 // short: a batch is on disk only once formed, so a master killed meanwhile
 // loses the one being filled.
 const BACKLOG_BATCH_DELAY_MS = 25
-// In flight past this share of a bound, a BATCH tells the worker the master waits (ipc BATCH `waits`).
-const WAITS_AT = 0.75
 
 /**
  * The master's view of one forked worker: its counters, the batch being
@@ -31,9 +30,10 @@ const WAITS_AT = 0.75
  * the buffer (`backlog`, its bytes on disk only: `buffered` messages) and is
  * sent, in order, as acknowledgements make room. A batch sent keeps its
  * bytes on disk only as well (read back if it must be delivered again), and
- * the worker is full also once the bytes it was sent and has not
- * acknowledged reach its share of `memoryBudget`: what the database has not
- * taken waits on disk, not in the worker's memory nor the master's.
+ * the worker is full also once the bytes it holds reach its share of
+ * `memoryBudget` (those of the batches it has not taken yet, plus what it
+ * says it holds of those it took: in-flight-bytes.js): what the database
+ * has not taken waits on disk, not in the worker's memory nor the master's.
  *
  * With receive 'reuseport' the worker receives on its own socket: its ACKs
  * report what came (`received`; counted in `dispatched` and `inFlight`
@@ -73,8 +73,7 @@ class WorkerHandle extends EventEmitter {
     this.batchDelay = batchDelay
     this.maxInFlight = maxInFlight
     // The slot's share of memoryBudget, with the buffer on (without it, what lies past the budget would be dropped).
-    this.maxInFlightBytes = journal !== null && memoryBudget > 0 ? Math.max(1, Math.floor(memoryBudget / instances)) : Infinity
-    this.sentBytes = 0 // of the batches sent and not acknowledged
+    this.bytes = new InFlightBytes(journal !== null && memoryBudget > 0 ? Math.max(1, Math.floor(memoryBudget / instances)) : Infinity)
     this.batchIds = batchIds
     this.dispatched = 0
     this.processed = 0
@@ -103,14 +102,14 @@ class WorkerHandle extends EventEmitter {
 
   /** Full: at maxInFlight or its share of memoryBudget, or batches wait in the buffer (new ones must queue behind them). */
   get saturated () {
-    return this.inFlight >= this.maxInFlight || this.sentBytes >= this.maxInFlightBytes || this.backlog.length > 0
+    return this.inFlight >= this.maxInFlight || this.bytes.full || this.backlog.length > 0
   }
 
   // Whether `batch`, not counted in inFlight yet, may be sent now: it fits
   // under both bounds, or nothing is in flight (a batch larger than a bound
   // still goes, alone).
   fits (batch) {
-    return this.inFlight === 0 || (this.inFlight + batch.count <= this.maxInFlight && this.sentBytes + batch.size <= this.maxInFlightBytes)
+    return this.inFlight === 0 || (this.inFlight + batch.count <= this.maxInFlight && this.bytes.fits(batch))
   }
 
   /**
@@ -262,9 +261,9 @@ class WorkerHandle extends EventEmitter {
   sendBatch (batch) {
     batch.sent()
     this.unacked.push(batch)
-    this.sentBytes += batch.size
+    this.bytes.sentBatch(batch)
     this.send([ipc.BATCH, batch.kind, this.sendsWhere(batch) ? this.journal.where(batch) : batch.bytes, batch.count, batch.id, batch.origin, batch.redelivered, batch.receivedAt, false,
-      this.inFlight >= WAITS_AT * this.maxInFlight || this.sentBytes >= WAITS_AT * this.maxInFlightBytes])
+      (this.inFlight >= ipc.WAITS_AT * this.maxInFlight ? ipc.WAITS_COUNT : 0) | (this.bytes.near ? ipc.WAITS_BYTES : 0), this.bytes.shareSent])
     batch.shelved()
   }
 
@@ -302,7 +301,7 @@ class WorkerHandle extends EventEmitter {
     this.backlog = []
     this.buffered = 0
     this.inFlight = 0
-    this.sentBytes = 0
+    this.bytes.reset()
     return batches
   }
 
@@ -324,7 +323,7 @@ class WorkerHandle extends EventEmitter {
   onMessage (message) {
     if (!Array.isArray(message)) return
     switch (message[0]) {
-      case ipc.ACK: return this.onAck(message[1], message[2], message[3], message[4], message[5])
+      case ipc.ACK: return this.onAck(message[1], message[2], message[3], message[4], message[5], message[6], message[7])
       case ipc.READY:
         this.address = message[1] || null
         return this.emit('ready')
@@ -337,33 +336,21 @@ class WorkerHandle extends EventEmitter {
       case ipc.BUFFER_UNREADABLE:
         this.journal.readableByWorkers = false
         return this.emit('log', 'error', { worker: this.id }, `${message[1]}: the worker exits, and batches go to workers with their bytes from now on`)
-      case ipc.FINISHED:
-        if (message[1] > this.finished) this.finished = message[1]
+      case ipc.FINISHED: return this.onFinished(message[1], message[2])
     }
   }
 
-  /**
-   * Of the batches it was sent and has not acknowledged: those it has been
-   * through (awaiting storage: `finished`, or `finishedBatches` from its
-   * progress file) and the one it is processing, the first after them (null
-   * when none). One not begun counts as processing too: the evidence is the
-   * order, the worker processes its batches one at a time as they come.
-   */
-  progress (finishedBatches = 0) {
-    const through = Math.min(Math.max(this.finished, finishedBatches, this.acked) - this.acked, this.unacked.length)
-    return { finished: this.unacked.slice(0, through), processing: this.unacked[through] || null }
-  }
-
-  onAck (batches, processed, failed, dropped, received) {
+  onAck (batches, processed, failed, dropped, received, taken, held) {
     let messages = 0
     if (received) {
       this.onReceived(received)
       messages += received.done
     }
+    const done = this.unacked.splice(0, batches)
+    this.bytes.acknowledged(done, this.acked, taken, held, this.unacked)
     this.acked += batches
-    for (const batch of this.unacked.splice(0, batches)) {
+    for (const batch of done) {
       messages += batch.count
-      this.sentBytes -= batch.size
       if (this.journal !== null) this.journal.release(batch)
     }
     this.processed += processed
@@ -373,6 +360,14 @@ class WorkerHandle extends EventEmitter {
     this.pump()
     this.emit('ack')
     if (this.inFlight === 0) this.emit('idle')
+  }
+
+  // It has been through `through` batches, and holds `held` bytes of them (ipc.FINISHED): room, maybe, for more.
+  onFinished (through, held = null) {
+    if (through > this.finished) this.finished = through
+    if (held === null) return
+    this.bytes.reported(through, held, this.unacked, this.acked)
+    this.pump()
   }
 
   // What the worker's own socket brought (receive 'reuseport'), see ipc.ACK.

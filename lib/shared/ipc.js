@@ -10,7 +10,7 @@ const { LEVELS } = require('./logger')
 // Tags of the arrays exchanged between the master and its workers over the
 // cluster IPC channel (advanced serialization, so Buffers travel as bytes).
 const TAGS = Object.freeze({
-  // master → worker: [BATCH, kind, bytes, count, batchId, origin, redelivered, receivedAt, false, waits]
+  // master → worker: [BATCH, kind, bytes, count, batchId, origin, redelivered, receivedAt, false, waits, byteShare]
   // bytes: the batch's, or where they lie in the disk buffer, [file, offset,
   // length] (a batch sent the first time while the master can use that,
   // see WorkerHandle#sendBatch: the worker reads them there);
@@ -18,11 +18,14 @@ const TAGS = Object.freeze({
   // of the worker it was first sent to; redelivered: a worker holding it died;
   // receivedAt: when its first message arrived (epoch ms; each message's own is in its entry);
   // (false: not formed by the worker itself, see worker-runtime.js);
-  // waits: with it, the worker's share of maxInFlight or memoryBudget is
-  // nearly all in flight, so the master sends little more until it
-  // acknowledges (Worker#onMasterWaiting).
+  // waits: 0, or the bounds of which the worker's share is nearly all in
+  // flight (WAITS_COUNT: maxInFlight, WAITS_BYTES: memoryBudget), so the
+  // master sends little more until it hears back: a worker that says what
+  // it holds (Worker#heldBytes) answers FINISHED, and writes what it holds
+  // (Worker#onMasterWaiting) unless only the bytes bound is near and it
+  // holds under WAITS_AT of byteShare (its share of memoryBudget, bytes).
   BATCH: 1,
-  // worker → master: [ACK, batches, processed, failed, dropped | null, received | null]
+  // worker → master: [ACK, batches, processed, failed, dropped | null, received | null, taken, held | null]
   // acknowledges the oldest `batches` unacknowledged batches, in order;
   // dropped: { reason: n } for messages the worker refused by name;
   // received (receive 'reuseport' only, see worker-runtime.js): what the
@@ -30,6 +33,7 @@ const TAGS = Object.freeze({
   // dropped: { reason: n } | null (refused at the door), kernelDrops (its
   // socket's count so far), done (messages of its own batches acknowledged
   // by this ACK, beside `batches`) }. processed and failed count both kinds.
+  // taken, held: as FINISHED's, after the write that stored these.
   ACK: 2,
   READY: 3, // worker → master: [READY, address | null] (address: of the worker's own socket, receive 'reuseport')
   INIT_FAILED: 4, // worker → master: [INIT_FAILED, message, { file, line } | null (where the worker module failed to load), code | null]
@@ -41,14 +45,18 @@ const TAGS = Object.freeze({
   ROLE: 10, // master → worker: [ROLE, { leader }]
   UNLISTEN: 11, // master → worker: [UNLISTEN] close your own socket (receive 'reuseport'); everything read from it is still processed
   UNLISTENED: 12, // worker → master: [UNLISTENED] the socket is closed, the last ACK carried its final counts
-  // worker → master: [FINISHED, batches] how many of the master's batches
-  // this worker has been through (doWork for each message) since it
-  // started, sent when a batch is finished and not acknowledged with it (a
-  // worker that acknowledges once stored). Of the batches it holds, those
-  // are only awaiting storage; the next one is the one it is processing
-  // (the evidence for poison, see lib/master/batch-fate.js). Only when the
-  // worker has no progress file (lib/shared/progress-file.js): it writes
-  // the count there instead.
+  // worker → master: [FINISHED, batches, held | null] how many of the
+  // master's batches this worker has been through (doWork for each message)
+  // since it started, sent when a batch is finished and not acknowledged
+  // with it (a worker that acknowledges once stored). Of the batches it
+  // holds, those are only awaiting storage; the next one is the one it is
+  // processing (the evidence for poison, see lib/master/batch-fate.js).
+  // Only when the worker has no progress file (lib/shared/progress-file.js,
+  // where it writes the count instead), or after a batch that said the
+  // master waits: then with `held`, the bytes it holds of what it took and
+  // has not stored (Worker#heldBytes; null: it does not say), which the
+  // master counts instead of those batches' own against its share of
+  // memoryBudget (lib/master/in-flight-bytes.js).
   FINISHED: 13,
   // worker → master: [BUFFER_UNREADABLE, message] the worker could not read
   // a batch where the master said it lies in the disk buffer, and exits;
@@ -63,6 +71,11 @@ const TAGS = Object.freeze({
   HELD_REQ: 15,
   HELD_RES: 16
 })
+
+// In flight past this share of a bound, a BATCH tells the worker the master waits: `waits` ORs these.
+const WAITS_AT = 0.75
+const WAITS_COUNT = 1
+const WAITS_BYTES = 2
 
 /**
  * Every variable the master sets for a worker. All share a prefix that no
@@ -160,4 +173,4 @@ function envError (key, problem) {
   return new WorkerDownError(`worker environment: ${variable} ${problem}`, { variable })
 }
 
-module.exports = Object.freeze({ ...TAGS, ORPHAN_TIMEOUT_MS, WORKER_ENV, WORKER_ENV_PREFIX, workerEnv, workerArgs, readWorkerEnv })
+module.exports = Object.freeze({ ...TAGS, ORPHAN_TIMEOUT_MS, WAITS_AT, WAITS_COUNT, WAITS_BYTES, WORKER_ENV, WORKER_ENV_PREFIX, workerEnv, workerArgs, readWorkerEnv })

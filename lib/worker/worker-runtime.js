@@ -7,7 +7,7 @@ const { OwnSocketIntake } = require('./own-socket-intake')
 const { LEVELS } = require('../shared/logger')
 const { printable, printableLines } = require('../shared/printable-text')
 const { RUNTIME } = require('../shared/symbols') // where a Worker finds the runtime that drives it
-const { ProgressWriter } = require('../shared/progress-file')
+const { ProgressToMaster } = require('./progress-to-master')
 const { DiskBufferReads } = require('./disk-buffer-reads')
 const { HeldSince } = require('./held-since')
 
@@ -20,10 +20,9 @@ const RECEIVED_REPORT_MS = 50
  * arrival order, acknowledges them in that order, answers stats requests,
  * and on SHUTDOWN finishes the queue, flushes, closes and reports CLOSED.
  *
- * Acknowledgement: a worker whose `acknowledge` is 'processed' (the default) has a batch acknowledged
- * once doWork returned (or settled) for each of its messages. A worker that buffers sets it to 'stored'
- * and reports `stored(checkpoint)` when everything up to a checkpoint is durable; until then the master
- * keeps the batches (and hands them to another worker if this one dies).
+ * Acknowledgement: a worker whose `acknowledge` is 'processed' (the default) has a batch acknowledged once doWork
+ * returned (or settled) for each of its messages. One that buffers sets it to 'stored' and reports
+ * `stored(checkpoint)` when all up to a checkpoint is durable; until then the master keeps the batches.
  *
  * With receive 'reuseport' the worker binds the port itself (`listen()`, lib/worker/reuseport-listener.js):
  * what its socket brings is queued as a batch of its own, processed and acknowledged like one from the
@@ -53,10 +52,8 @@ class WorkerRuntime {
     this.seq = 0 // batches received; the checkpoint of a message is its batch's seq
     this.completed = 0 // every batch up to this seq has been through doWork
     this.storedThrough = 0
-    this.finishedBatches = 0 // of the master's batches, those through doWork (see ipc.FINISHED)
-    this.progress = new ProgressWriter(progressFile)
+    this.progress = new ProgressToMaster(worker, (message) => this.send(message), progressFile)
     this.bufferReads = new DiskBufferReads()
-    this.ackedBatches = 0 // of the master's batches, those acknowledged
     this.unacked = [] // { seq, processed, failed, dropped } of batches done but not yet acknowledged
     this.batch = null // the batch being processed: { seq, id, origin, redelivered }
     this.index = 0 // of the message being processed, in its batch
@@ -148,7 +145,7 @@ class WorkerRuntime {
     this.running = true
     while (this.queue.length > 0) {
       if (this.worker.holdsTooMuch) await this.roomForBatch()
-      const [, kind, where, count, id, origin, redelivered, receivedAt, local, waits] = this.queue.shift()
+      const [, kind, where, count, id, origin, redelivered, receivedAt, local, waits, byteShare] = this.queue.shift()
       const bytes = Buffer.isBuffer(where) ? where : this.readBuffered(where)
       if (bytes === null) return // this worker exits (readBuffered)
       const batch = { seq: ++this.seq, id, origin, redelivered: Boolean(redelivered), processed: 0, failed: 0, dropped: null, local: local ? count : 0 }
@@ -167,12 +164,10 @@ class WorkerRuntime {
       }
       this.completed = batch.seq
       this.unacked.push(batch)
-      if (batch.local === 0) this.finishedBatches++
       if (this.worker.acknowledge !== 'stored') this.storedThrough = batch.seq
       this.acknowledge()
-      // At once, not later in this turn: the next batch may end the process.
-      if (this.ackedBatches < this.finishedBatches && !this.progress.write(this.finishedBatches)) this.send([ipc.FINISHED, this.finishedBatches])
-      if (waits && typeof this.worker.onMasterWaiting === 'function') this.worker.onMasterWaiting()
+      if (batch.local === 0) this.progress.batchFinished()
+      if (waits) this.progress.answerWaits(waits, byteShare)
     }
     this.bufferReads.close()
     this.running = false
@@ -298,8 +293,8 @@ class WorkerRuntime {
     if (n === 0) return
     const ownBatches = own > 0 ? this.unacked.slice(0, n).filter((batch) => batch.local > 0).length : 0
     this.unacked.splice(0, n)
-    this.ackedBatches += n - ownBatches
-    this.send([ipc.ACK, n - ownBatches, processed, failed, dropped, this.takeReceived(own)])
+    this.progress.acked += n - ownBatches
+    this.send([ipc.ACK, n - ownBatches, processed, failed, dropped, this.takeReceived(own), this.progress.finished, this.progress.held()])
   }
 
   /** Identity of the message being processed, stable across redelivery: 12 bytes (an ObjectId's worth) from the master's run, the batch and the message's place in it. */

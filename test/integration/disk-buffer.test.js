@@ -313,7 +313,7 @@ test('past the memory budget, what the workers have not acknowledged waits on di
   assert.equal(held.dropped.total, 0)
   assert.ok(held.buffered > 0, `past the budget they wait in the buffer (${held.buffered} of ${held.inFlight + held.buffered}, maxInFlight ${lb.options.maxInFlight})`)
   for (const handle of lb.pool.current.filter(Boolean)) {
-    assert.ok(handle.sentBytes <= memoryBudget / 2 || handle.unacked.length === 1, `worker ${handle.slot}: ${handle.sentBytes} bytes sent and unacknowledged, its share ${memoryBudget / 2}`)
+    assert.ok(handle.bytes.value <= memoryBudget / 2 || handle.unacked.length === 1, `worker ${handle.slot}: ${handle.bytes.value} bytes sent and unacknowledged, its share ${memoryBudget / 2}`)
     assert.ok(handle.unacked.length > 0, 'it was sent some')
     assert.ok(handle.unacked.every((batch) => batch.bytes === null), 'the master keeps no bytes of a batch sent: they are on disk')
   }
