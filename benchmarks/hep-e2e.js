@@ -17,9 +17,11 @@
 // RTCP's rate), then one JSON line.
 // Usage: node benchmarks/hep-e2e.js [--reports 60000] [--rate 10000]
 //   [--calls 500] [--rounds 3] [--memory-budget SIZE]
-// --memory-budget is both collectors' (default theirs, 8m): the bytes in
-// flight to the workers, so a HEP report (~550 bytes) has fewer of them in
-// flight than a bare one (~85), and each database write coalesces fewer.
+// --memory-budget is both collectors' (default theirs, 8m): what the workers
+// hold of what they took (a stream's update, however many reports it
+// coalesces), plus the bytes of batches not taken yet: before it counted the
+// bytes sent, a HEP report (~550 bytes) had fewer of them in flight than a
+// bare one (~85), and each database write coalesced fewer (docs/hep.md).
 const os = require('node:os')
 const path = require('node:path')
 const fs = require('node:fs')
