@@ -6,7 +6,7 @@ const { counterSchema } = require('./storage/schemas')
 const { StreamsSink } = require('./streams-sink')
 const { DocumentsSink } = require('./documents-sink')
 const { guardsEveryWrite } = require('./storage/write-guard')
-const { Sink } = require('./sink')
+const { Sink, HELD_ENTRY_BYTES } = require('./sink')
 const { CounterKeyCap } = require('./counter-key-cap')
 const { updateProblem, countProblem, cappedCountProblem, checkAll } = require('./sink-output')
 const { createIndexes, ageTarget } = require('./sink-collections')
@@ -70,6 +70,7 @@ class UpdatesSink extends Sink {
   }
 
   get size () { return this.store.size }
+  get heldBytes () { return this.store.held * HELD_ENTRY_BYTES } // those of a write in progress too
   hasBacklog () { return this.size >= this.maxBatch }
   // `taken`: what take() took earlier (by default, what is pending now).
   write (taken) { return this.store.flush(taken) }

@@ -9,7 +9,7 @@ const { defineModels, missingIndexes } = require('./storage/schemas')
 const { streamAnalytics } = require('./storage/stream-analytics')
 const { guardsEveryWrite } = require('./storage/write-guard')
 const { pairKey } = require('./storage/stream-key')
-const { Sink } = require('./sink')
+const { Sink, HELD_ENTRY_BYTES } = require('./sink')
 
 /**
  * The store of a streams sink (lib/collector/sinks.js `streams`):
@@ -219,6 +219,7 @@ class StreamsSink extends Sink {
   }
 
   get size () { return this.coalescer.size + this.counterStore.size }
+  get heldBytes () { return (this.coalescer.size + this.writing.length + this.counterStore.held) * HELD_ENTRY_BYTES } // a write's too
 
   // Its own bound too: pending items with the write in progress (PacketCoalescer#add).
   roomFor (needed, bound) {

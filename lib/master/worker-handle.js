@@ -74,6 +74,7 @@ class WorkerHandle extends EventEmitter {
     this.maxInFlight = maxInFlight
     // The slot's share of memoryBudget, with the buffer on (without it, what lies past the budget would be dropped).
     this.bytes = new InFlightBytes(journal !== null && memoryBudget > 0 ? Math.max(1, Math.floor(memoryBudget / instances)) : Infinity)
+    this.askedToWrite = false // ipc.WRITE sent since the last acknowledgement
     this.batchIds = batchIds
     this.dispatched = 0
     this.processed = 0
@@ -221,6 +222,7 @@ class WorkerHandle extends EventEmitter {
       this.inFlight += batch.count
       this.sendBatch(batch)
     }
+    if (this.backlog.length > 0 && this.state === 'ready' && this.bytes.held !== null && !this.askedToWrite) this.askedToWrite = this.send([ipc.WRITE])
   }
 
   // The bytes of a batch waiting on disk. A segment cut short or removed
@@ -302,6 +304,7 @@ class WorkerHandle extends EventEmitter {
     this.buffered = 0
     this.inFlight = 0
     this.bytes.reset()
+    this.askedToWrite = false
     return batches
   }
 
@@ -348,6 +351,7 @@ class WorkerHandle extends EventEmitter {
     }
     const done = this.unacked.splice(0, batches)
     this.bytes.acknowledged(done, this.acked, taken, held, this.unacked)
+    if (batches > 0) this.askedToWrite = false
     this.acked += batches
     for (const batch of done) {
       messages += batch.count

@@ -69,7 +69,13 @@ const TAGS = Object.freeze({
   // waiting for room or for a slot's next worker, or being formed into a
   // batch (lib/master/pool-counters.js heldSince).
   HELD_REQ: 15,
-  HELD_RES: 16
+  HELD_RES: 16,
+  // master → worker: [WRITE] the next batch waits for room only a write can
+  // make (what the worker holds, with the batches it has not taken, leaves
+  // too little of its share of memoryBudget), and the worker, holding under
+  // WAITS_AT of its share, did not write on `waits`: write now
+  // (Worker#onMasterWaiting). Once until the next acknowledgement.
+  WRITE: 17
 })
 
 // In flight past this share of a bound, a BATCH tells the worker the master waits: `waits` ORs these.

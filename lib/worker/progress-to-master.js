@@ -42,8 +42,12 @@ class ProgressToMaster {
   answerWaits (waits, byteShare) {
     const held = this.held()
     if (held !== null) this.send([ipc.FINISHED, this.finished, held])
-    const write = held === null || (waits & ipc.WAITS_COUNT) !== 0 || held >= ipc.WAITS_AT * byteShare
-    if (write && typeof this.worker.onMasterWaiting === 'function') this.worker.onMasterWaiting()
+    if (held === null || (waits & ipc.WAITS_COUNT) !== 0 || held >= ipc.WAITS_AT * byteShare) this.write()
+  }
+
+  // The master waits for a write (ipc BATCH `waits`, or ipc.WRITE: it cannot send the next batch until then).
+  write () {
+    if (typeof this.worker.onMasterWaiting === 'function') this.worker.onMasterWaiting()
   }
 }
 

@@ -131,6 +131,7 @@ class WorkerRuntime {
       case ipc.STATS_REQ: return this.replyStats(message[1])
       case ipc.ROLE: return this.setLeader(Boolean(message[1] && message[1].leader))
       case ipc.HELD_RES: return this.held.answer(message[1], message[2])
+      case ipc.WRITE: return this.progress.write()
       case ipc.SHUTDOWN: return this.shutdown()
       case ipc.UNLISTEN: return this.unlisten().then(() => this.send([ipc.UNLISTENED]))
     }

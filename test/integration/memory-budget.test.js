@@ -22,18 +22,19 @@ const LINES = 300
 const LINE_BYTES = 2000
 const BUDGET = 64 * 1024 // one worker: its share is all of it
 
-// A collector with one worker behind a proxy to the test server, the database cut once its first flush is done.
-async function startAway (t, collectorModule) {
+// A collector with one worker behind a proxy to the test server, the database cut once its first flush is done
+// (`away`); `budget` and `flags` its own.
+async function startAway (t, collectorModule, { away = true, budget = BUDGET, flags = [] } = {}) {
   const { uri, server } = await getTestMongo()
   const proxy = await createTcpProxy({ targetPort: server.port })
   t.after(() => proxy.close())
   const database = uniqueDbName('budget')
-  const flags = ['--port', '0', '-i', '1', '--database', database, '--buffer-dir', tempBufferDir(t), '--memory-budget', String(BUDGET), '--batch-size', '8']
-  const collector = new collectorModule.Collector({ ...new collectorModule.Config(flags).getConfig(), workerOptions: { mongoUri: proxy.uri, serverSelectionTimeoutMS: 1500, dbRetryDelay: 100 } })
+  const argv = ['--port', '0', '-i', '1', '--database', database, '--buffer-dir', tempBufferDir(t), '--memory-budget', String(budget), '--batch-size', '8', ...flags]
+  const collector = new collectorModule.Collector({ ...new collectorModule.Config(argv).getConfig(), workerOptions: { mongoUri: proxy.uri, serverSelectionTimeoutMS: 1500, dbRetryDelay: 100 } })
   t.after(() => collector.stop())
   await collector.start()
   await waitFor(async () => (await collector.stats()).workers[0].custom.flushes >= 1, { what: 'the first flush' })
-  proxy.cut()
+  if (away) proxy.cut()
   const client = await new MongoClient(uri).connect()
   t.after(() => client.close())
   return { collector, proxy, db: client.db(database) }
@@ -103,4 +104,16 @@ test('--memory-budget: messages held as documents of their size stop at the budg
   const lines = (await db.collection('syslog').find().toArray()).map((doc) => /line(\d+)/.exec(doc.message)[1])
   assert.equal(lines.length, LINES, 'each stored once')
   assert.equal(new Set(lines).size, LINES)
+})
+
+test('--memory-budget: a worker holding little, whose next batch does not fit beside what it holds, is asked to write (ipc.WRITE) rather than left to its flush timer', { timeout: 120000 }, async (t) => {
+  // Batches of 8 lines of 2,000 bytes, each near the 20,000-byte budget: one in flight at a time, and a worker
+  // holding 4 updates (4 KiB, under 3/4 of its share) does not write on `waits`. Its own timer, every 5 s, would take
+  // 38 × 5 s for the 38 batches; the last batch waits for it (nothing after it waits for room).
+  const coalescing = require('../fixtures/coalescing-definition')
+  const { collector, db } = await startAway(t, coalescing, { away: false, budget: 20000, flags: ['--flush-interval', '5s'] })
+  await sendLines(collector, (i) => `k${i % 4}`)
+  await waitFor(() => collector.summary().processed === LINES, { timeout: 30000, what: `all ${LINES} stored, a write asked for each batch that waited` })
+  const docs = await db.collection('keys').find().sort({ _id: 1 }).toArray()
+  assert.deepEqual(docs.map((doc) => [doc._id, doc.n]), [['k0', 75], ['k1', 75], ['k2', 75], ['k3', 75]])
 })

@@ -77,3 +77,18 @@ test('in-flight bytes: no budget (Infinity) never fills and tells the worker its
   assert.equal(w.bytes.near, false)
   assert.equal(w.bytes.shareSent, 0)
 })
+
+test('held bytes: an updates sink counts the entries of a write in progress, as the documents sink counts its documents', () => {
+  const { createSink } = require('../../workers/sink-stores')
+  const { HELD_ENTRY_BYTES } = require('../../workers/sink')
+  const sink = createSink({ kind: 'updates', collection: 'c', of: (record) => record })
+  sink.accept([{ _id: 'a', inc: { n: 1 } }, { _id: 'b', inc: { n: 1 } }, { _id: 'a', inc: { n: 1 } }], { mark: null, index: 0 })
+  assert.equal(sink.heldBytes, 2 * HELD_ENTRY_BYTES, 'two keys, however many updates')
+  const taken = sink.take()
+  assert.equal(sink.size, 0, 'nothing pending while the write is in progress')
+  assert.equal(sink.heldBytes, 2 * HELD_ENTRY_BYTES, 'what is being written is still held')
+  sink.accept([{ _id: 'c', inc: { n: 1 } }], { mark: null, index: 1 })
+  assert.equal(sink.heldBytes, 3 * HELD_ENTRY_BYTES)
+  sink.putBack(taken)
+  assert.equal(sink.heldBytes, 3 * HELD_ENTRY_BYTES, 'a write that failed gives them back: counted once')
+})

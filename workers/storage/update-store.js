@@ -125,6 +125,11 @@ class UpdateStore {
     return this.pending.size
   }
 
+  /** Entries held: pending, and of the write in progress. */
+  get held () {
+    return this.pending.size + (this.writing === null ? 0 : this.writing.size)
+  }
+
   /** The smallest checkpoint (`mark.seq`) of the changes held, pending or being written; Infinity if none. */
   oldestPending () {
     let min = Infinity
