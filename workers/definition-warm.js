@@ -10,7 +10,10 @@
 // most from the worker's start (a database away or slow at the start does
 // not hold them longer); the hook still runs once the database is there,
 // later than they waited (what it reads may still be of use: the HEP
-// collector's is). A read that fails is logged, not retried.
+// collector's is), and the worker's writes wait for it, WARM_WAIT_MS at
+// most again: what it reads is what the database held before this worker
+// wrote (a message that went on without it is written after the read, not
+// raced against it). A read that fails is logged, not retried.
 
 const WARM_WAIT_MS = 3000
 
@@ -40,16 +43,18 @@ class DefinitionWarm {
     this.timer.unref()
   }
 
-  /** Calls the hook, once, with `db` (the worker's database, prepared). */
+  /** Calls the hook, once, with `db` (the worker's database, prepared); resolves once it settled, or WARM_WAIT_MS later. */
   start (db) {
-    if (this.started) return
+    if (this.started) return this.settled
     this.started = true
     const began = Date.now()
-    Promise.resolve()
+    const read = Promise.resolve()
       .then(() => this.definition.warm(this.worker.enrichState, db, this.worker.settings))
       .then((warmed) => this.worker.logger.info({ warmed, ms: Date.now() - began }, 'warm-up: read back what this worker remembers'),
         (err) => this.worker.logger.warn({ error: err && err.message }, `warm-up failed (${err && err.message}); messages go on without it`))
       .finally(() => this.release())
+    this.settled = Promise.race([read, new Promise((resolve) => setTimeout(resolve, WARM_WAIT_MS).unref())])
+    return this.settled
   }
 }
 

@@ -77,7 +77,7 @@ class DefinitionWorker extends MongoWorker {
 
   async prepare () {
     for (const store of this.stores) await store.prepare(this.connection.db)
-    if (this.warm !== null) this.warm.start(this.connection.db)
+    if (this.warm !== null) await this.warm.start(this.connection.db) // before any write: it reads what was there
   }
 
   // A message whose scope of kept state this worker has not read yet waits for that read
