@@ -73,7 +73,8 @@ test('loss, jitter in ms, RTT and MOS of closed calls are what the calls carried
       // The first end's first block names no SR yet (LSR 0): no RTT for it.
       // Until the other end has echoed an SR too, an RTT is twice one direction: kept apart.
       const estimated = side.rttEstimatedMs ? side.rttEstimatedMs.count : 0
-      assert.equal(side.rttMs.count + estimated, doc.from.ID === String(call.a) && name === 'from' ? 11 : 12, `an RTT for every block with an LSR: ${name} ${JSON.stringify([side.rttMs, side.rttEstimatedMs, side.unscored, side.mos])}`)
+      // The first end is call.a, whichever side the stream document names it (the one whose report came first: ci4 B's).
+      assert.equal(side.rttMs.count + estimated, doc[name].ID === String(call.a) ? 11 : 12, `an RTT for every block with an LSR: ${name} ${JSON.stringify([side.rttMs, side.rttEstimatedMs, side.unscored, side.mos])}`)
       assert.ok(estimated <= 1, `${estimated} one-direction estimates: only before both directions are known`)
       const onEndpoints = side.mosEndpoints ? side.mosEndpoints.count : 0
       assert.equal(side.mos.count + onEndpoints, 12, `a block before any measured RTT is scored on the endpoints' delay, apart: ${JSON.stringify([side.mos, side.mosEndpoints, side.loss, side.rttMs, side.rttEstimatedMs])}`)
