@@ -116,12 +116,15 @@ function callDocuments (collection, setting, field) {
 // `inc` is watermarked). A copy writes its call's fields as its original
 // does (the same bytes, each field order-free).
 function callUpdate ({ call, duplicate, overCap, byePastCap }, receivedAt) {
-  const max = { lastReceivedAt: receivedAt }
-  const inc = {}
-  if (duplicate) inc.duplicates = 1
-  if (overCap) inc.overCap = 1
-  if (byePastCap) inc.byesPastCap = 1
-  return { callId: call.callId, min: call.min, max: { ...call.max, ...max }, set: call.set, ...(duplicate || overCap || byePastCap ? { inc } : {}) }
+  const max = { ...call.max }
+  max.lastReceivedAt = receivedAt
+  const update = { callId: call.callId, min: call.min, max, set: call.set }
+  if (!duplicate && !overCap && !byePastCap) return update
+  update.inc = {}
+  if (duplicate) update.inc.duplicates = 1
+  if (overCap) update.inc.overCap = 1
+  if (byePastCap) update.inc.byesPastCap = 1
+  return update
 }
 
 // A SIP record's item, always one (so that the documents sink keys its

@@ -34,23 +34,41 @@ const MAX_TAIL_TRIES = 4
  * @param {string[]} [correlationHeaders]
  */
 function parseSip (payload, correlationHeaders = []) {
-  const end = payload.indexOf('\r\n\r\n')
+  const end = payload.indexOf(HEADERS_END)
   const limit = Math.min(end === -1 ? payload.length : end, MAX_HEADER_BYTES)
-  const lines = unfold(payload.toString('utf8', 0, limit).split(/\r?\n/))
-  const start = startLine(lines[0])
+  const text = payload.toString('utf8', 0, limit)
+  const firstEnd = lineEnd(text, 0)
+  const start = startLine(text.slice(0, lineStop(text, 0, firstEnd)))
   if (!start) return null
-  const headers = headersOf(lines, correlationHeaders)
+  const headers = headersOf(text, firstEnd + 1, correlationHeaders)
   const linked = correlationHeaders.find((name) => headers[name])
   const cseq = /^(\d{1,10})\s+([A-Za-z]+)$/.exec(headers.cseq || '')
   if (!headers['call-id'] || !headers.from || !headers.to || !cseq) return null
   // Bytes that are not UTF-8 read as U+FFFD: two such Call-IDs would name one call.
-  if (headers['call-id'].includes('\uFFFD') && !isUtf8(Buffer.from(headersOf(unfold(payload.toString('latin1', 0, limit).split(/\r?\n/)), [])['call-id'], 'latin1'))) return NOT_TEXT
+  if (headers['call-id'].includes('\uFFFD') && !isUtf8(Buffer.from(latin1CallId(payload, limit), 'latin1'))) return NOT_TEXT
   const from = nameAddress(headers.from)
   const to = nameAddress(headers.to)
   const linkedId = linked ? headers[linked] : null
   if (callIdTooLong(headers['call-id']) || (linkedId && callIdTooLong(linkedId)) || tooLong(from) || tooLong(to)) return TOO_LONG
   const length = messageLength(end, headers['content-length'], payload.length)
-  return { ...start, callId: headers['call-id'], from, to, cseq: { seq: Number(cseq[1]), method: cseq[2].toUpperCase() }, ...(linkedId ? { linkedId } : {}), length }
+  // Built a field at a time, not spread: an object literal with two spreads
+  // took V8's slow path, half of this function's time (10 of 20 µs a message).
+  const message = start
+  message.callId = headers['call-id']
+  message.from = from
+  message.to = to
+  message.cseq = { seq: Number(cseq[1]), method: cseq[2].toUpperCase() }
+  if (linkedId) message.linkedId = linkedId
+  message.length = length
+  return message
+}
+
+const HEADERS_END = Buffer.from('\r\n\r\n')
+
+// The Call-ID of the headers read as latin1 (a character a byte): its bytes as sent.
+function latin1CallId (payload, limit) {
+  const text = payload.toString('latin1', 0, limit)
+  return headersOf(text, lineEnd(text, 0) + 1, [])['call-id']
 }
 
 // Where a message whose headers end at `headersEnd` (its blank line's
@@ -113,31 +131,81 @@ function messageAfterTail (payload, correlationHeaders = []) {
   return null
 }
 
-// The first value of each header wanted (WANTED, and `correlationHeaders`) of the lines after the start line.
-function headersOf (lines, correlationHeaders) {
+// The first value of each header wanted (WANTED, and `correlationHeaders`)
+// of the header lines of `text` from `from` (after the start line). Lines
+// end at LF, a CR before it left out; a line that begins with a space or a
+// tab continues the header above it (RFC 3261 §7.3.1), but for the first
+// (nothing but the start line is above it): a continuation was read as a
+// header of its own (' to: <sip:x>' under a Subject taken for To) and a
+// folded To lost its tag. Read in place: a line is cut out of `text` only
+// when its name may be wanted (its first letter), and each character is
+// searched once for a colon, however many lines have none.
+function headersOf (text, from, correlationHeaders) {
   const headers = {}
-  for (let i = 1; i < lines.length; i++) {
-    const colon = lines[i].indexOf(':')
-    if (colon <= 0) continue
-    const raw = lws(lines[i].slice(0, colon)).toLowerCase()
-    const name = COMPACT[raw] || raw
-    if ((WANTED.has(name) || correlationHeaders.includes(name)) && headers[name] === undefined) headers[name] = lws(lines[i].slice(colon + 1))
+  const letters = firstLetters(correlationHeaders)
+  let colon = -1 // the first colon at or after the line read (text.length when none)
+  for (let at = from; at <= text.length;) {
+    const end = lineEnd(text, at)
+    if (isContinuation(text, end + 1)) {
+      // A header folded over the lines that follow: joined, as RFC 3261 reads it.
+      let line = text.slice(at, lineStop(text, at, end))
+      let next = end + 1
+      while (isContinuation(text, next)) {
+        const nextEnd = lineEnd(text, next)
+        line += ' ' + lws(text.slice(next, lineStop(text, next, nextEnd)))
+        next = nextEnd + 1
+      }
+      const folded = line.indexOf(':')
+      if (folded > 0) takeHeader(headers, line, 0, folded, line.length, letters, correlationHeaders)
+      at = next
+      continue
+    }
+    const stop = lineStop(text, at, end)
+    if (colon < at) colon = indexOrEnd(text, ':', at)
+    if (colon > at && colon < stop) takeHeader(headers, text, at, colon, stop, letters, correlationHeaders)
+    at = end + 1
   }
   return headers
 }
 
-// Header lines with their continuations joined (RFC 3261 §7.3.1: a line
-// that begins with a space or a tab continues the header above it): a
-// continuation was read as a header of its own (' to: <sip:x>' under a
-// Subject taken for To) and a folded To lost its tag.
-function unfold (lines) {
-  const out = [lines[0]]
-  for (let i = 1; i < lines.length; i++) {
-    const line = lines[i]
-    if ((line[0] === ' ' || line[0] === '\t') && out.length > 1) out[out.length - 1] += ' ' + lws(line)
-    else out.push(line)
-  }
-  return out
+// The header of text[at, stop), its name ending at `colon`: kept when its name is wanted and not yet taken.
+function takeHeader (headers, text, at, colon, stop, letters, correlationHeaders) {
+  let first = at
+  while (first < colon && (text.charCodeAt(first) === 0x20 || text.charCodeAt(first) === 0x09)) first++
+  const letter = text.charCodeAt(first)
+  // ASCII lower-cases to ASCII, a letter by 0x20: a name whose first character is no wanted name's is none of them.
+  if (letter < 0x80 && !letters.has(letter | 0x20)) return
+  const raw = lws(text.slice(at, colon)).toLowerCase()
+  const name = COMPACT[raw] || raw
+  if ((WANTED.has(name) || correlationHeaders.includes(name)) && headers[name] === undefined) headers[name] = lws(text.slice(colon + 1, stop))
+}
+
+const WANTED_LETTERS = [...WANTED, ...Object.keys(COMPACT)].map((name) => name.charCodeAt(0) | 0x20)
+const lettersOf = new WeakMap() // correlationHeaders → the first letters of every name wanted
+
+function firstLetters (correlationHeaders) {
+  let letters = lettersOf.get(correlationHeaders)
+  if (!letters) lettersOf.set(correlationHeaders, (letters = new Set([...WANTED_LETTERS, ...correlationHeaders.map((name) => name.charCodeAt(0) | 0x20)])))
+  return letters
+}
+
+// Where the line from `at` ends: its LF, or the end of the text.
+function lineEnd (text, at) {
+  return indexOrEnd(text, '\n', at)
+}
+
+function indexOrEnd (text, character, at) {
+  const found = text.indexOf(character, at)
+  return found === -1 ? text.length : found
+}
+
+// The end of a line's text: a CR before its LF is not part of it (one at the text's end, with no LF after, is).
+function lineStop (text, at, end) {
+  return end < text.length && end > at && text.charCodeAt(end - 1) === 0x0d ? end - 1 : end
+}
+
+function isContinuation (text, at) {
+  return at < text.length && (text.charCodeAt(at) === 0x20 || text.charCodeAt(at) === 0x09)
 }
 
 // Without SIP's linear white space (spaces and tabs) at either end: no other
