@@ -7,7 +7,10 @@
 // is known as one here too, not stored again. What arrived is found by
 // `_id`, whose leading seconds are the batch's arrival (batch-ids.js):
 // the index every collection has. A message whose raw text was cut
-// (`truncated`) is left out: its copies' hash is of the whole.
+// (`truncated`) is left out: its copies' hash is of the whole. RTCP keeps
+// no document per report: a stream's side holds its last report's copy key
+// (`lastCapture`, index.js rtcpItemsOf), read back from the streams written
+// in those seconds (by `metadata.lastUpdated`, which every write moves).
 
 const { storedCopyKey } = require('./hep-records')
 
@@ -42,7 +45,27 @@ async function warmCopies (state, db, settings) {
     }
     if (warmed >= MAX_WARMED) break
   }
+  if (warmed < MAX_WARMED) warmed += await warmReports(stored, db.collection(settings.streamsCollection), since.getTimestamp(), MAX_WARMED - warmed)
   stored.until = Date.now() + 2 * copies.span
+  return warmed
+}
+
+// The last report of each side of the streams written since `since`, at
+// most `limit`: into `stored` by its copy key, with its message's key. The
+// range is on the index { active, metadata.lastUpdated } (ended streams too:
+// a BYE may have ended one since).
+async function warmReports (stored, streams, since, limit) {
+  const filter = { active: { $in: [true, false] }, 'metadata.lastUpdated': { $gte: since } }
+  const cursor = streams.find(filter, { projection: { 'from.lastCapture': 1, 'to.lastCapture': 1 }, sort: { 'metadata.lastUpdated': -1 }, limit })
+  let warmed = 0
+  for await (const stream of cursor) {
+    for (const side of [stream.from, stream.to]) {
+      const capture = side && side.lastCapture
+      if (!capture || typeof capture.key !== 'string' || !(capture.at instanceof Date) || typeof capture.message !== 'string') continue
+      stored.add(capture.key, capture.at.getTime(), capture.message)
+      warmed++
+    }
+  }
   return warmed
 }
 

@@ -96,7 +96,7 @@ module.exports = defineCollector({
 
 function itemsOf (record, state, message) {
   if (record.coalesced) state.counts.coalesced++
-  return record.call ? sipItemsOf(record, state, message) : record.log ? logItemsOf(record, state) : rtcpItemsOf(record, state)
+  return record.call ? sipItemsOf(record, state, message) : record.log ? logItemsOf(record, state) : rtcpItemsOf(record, state, message)
 }
 
 // A document per SIP message or agent's log line (`field` of an item), kept
@@ -190,14 +190,28 @@ function logItemsOf (record, { copies, ledger, messagesPerCall, counts }) {
   return record
 }
 
-// An RTCP record's stream items (none for a copy), the call's SSRCs remembered.
-function rtcpItemsOf (record, { copies, ledger, quality, counts }) {
-  if (copies.isCopy(record.copy, record.at)) {
+// An RTCP record's stream items (none for a copy), the call's SSRCs
+// remembered. Each report block's item carries what a copy of the report
+// shares (`lastCapture`, written on its side of the stream with the
+// report's counts, in one update): a worker that starts reads it back
+// (copy-warmup.js), so that a copy of a report the worker before it stored
+// counts once here too.
+function rtcpItemsOf (record, { copies, stored, ledger, quality, counts }, message) {
+  const messageKey = () => message.key().toString('hex')
+  if (copies.isCopy(record.copy, record.at) || stored.isCopy(record.copy, record.at, copies.windowMs, messageKey)) {
     counts.duplicates.rtcp++
     return []
   }
   if (record.callId) for (const packet of record.rtcp.packets) if (packet.ssrc !== undefined) ledger.addSsrc(record.callId, String(packet.ssrc))
-  return streamItemsOf(record, quality)
+  const items = streamItemsOf(record, quality)
+  if (copies.windowMs > 0) {
+    let capture = null
+    for (const item of items) {
+      if (item.fromID === undefined) continue
+      item.fields.lastCapture = capture || (capture = { key: record.copy, at: new Date(record.at), message: messageKey() })
+    }
+  }
+  return items
 }
 
 // An RTCP record's stream items, its sides tagged with the call's Call-ID,

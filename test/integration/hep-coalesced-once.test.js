@@ -83,7 +83,7 @@ test('a copy of a segment of several SIP messages that comes after the worker st
   socket.send(HEPjs.encapsulate(segment, rcinfo(T0)), port, '127.0.0.1')
   await waitFor(async () => (await db.collection('sip_messages').countDocuments()) === 3, { what: 'the INVITE and the segment\'s two messages' })
   // The worker after it: its copy memory read back from the database, then the copy of the segment another agent sent.
-  const settings = { hepCopyWindow: 200, hepMessagesPerCall: 1000, hepCorrelationHeaders: [], sipMessagesCollection: 'sip_messages' }
+  const settings = { hepCopyWindow: 200, hepMessagesPerCall: 1000, hepCorrelationHeaders: [], sipMessagesCollection: 'sip_messages', streamsCollection: 'streams' }
   const state = hep.definition.state(settings)
   assert.equal(await warmCopies(state, db, settings), 3, 'the INVITE alone and the segment\'s two, each once')
   const { hepRecordOf } = require('../../collectors/hep/hep-records')
