@@ -206,7 +206,8 @@ function partyText (party) {
 }
 
 /**
- * A call's SIP outcome as one text: `200, callee hung up`, `200, no BYE
+ * A call's SIP outcome as one text: `200, callee hung up` (`200, hung up`
+ * when who sent the BYE is not known), `200, no BYE
  * seen` (quiet past its bound), `200` (in progress), `486 failed`, `487
  * cancelled`, `ringing`, `no answer`, `no final response seen`; and how
  * many of its messages were past the per-call cap, when any were (`…; 40
@@ -214,7 +215,7 @@ function partyText (party) {
  */
 function outcomeText (o) {
   let text = o.status === null ? o.outcome : `${o.status} ${o.outcome}`
-  if (o.outcome === 'answered') text = o.endedBy ? `${o.status}, ${o.endedBy} hung up` : o.endUnseen ? `${o.status}, no BYE seen` : String(o.status)
+  if (o.outcome === 'answered') text = o.endedBy ? `${o.status}, ${o.endedBy} hung up` : o.endedAt ? `${o.status}, hung up` : o.endUnseen ? `${o.status}, no BYE seen` : String(o.status)
   else if (o.outcome === 'no-answer') text = o.ringing ? 'ringing' : 'no answer'
   else if (o.outcome === 'no-final-seen') text = 'no final response seen'
   return o.overCap > 0 ? `${text}; ${o.overCap} past the cap` : text

@@ -26,7 +26,9 @@ const { hash } = require('node:crypto')
 // `byeFromTag`.
 // `ringingAt` (the first 18x or 2xx to an INVITE),
 // `cancelledAt` (the first CANCEL); `final`, the final response to the
-// latest INVITE transaction as CSeq × 1000 + status; `callerTag`;
+// latest INVITE transaction as CSeq × 1000 + status; `callerTag`, and
+// `firstReplyFrom` (the time and From tag of the first response to an
+// INVITE: the caller's tag when the INVITE itself was not captured);
 // `firstSeen`, `lastSeen`;
 // `duplicates` (copies of a SIP message stored once, collectors/hep/call-memory.js)
 // and `overCap` (messages past the per-call cap, not stored); `linkedId`,
@@ -51,6 +53,8 @@ const { hash } = require('node:crypto')
  *   $max keeps the response to the latest INVITE transaction; a 2xx also
  *   `answeredAt`, `answerStatus` and `firstAnswer` (its time and dialog);
  *   an 18x or a 2xx `ringingAt`;
+ * - any response to an INVITE: `firstReplyFrom`, its time and From tag
+ *   (the INVITE's sender's: the caller's, for the first);
  * - a CANCEL: `cancelledAt`;
  * - a BYE: its dialog's first BYE in `byes`, its time, From tag and To tag;
  * - an initial INVITE naming another leg (`sip.linkedId`): `linkedId`;
@@ -82,7 +86,20 @@ function callUpdateOf (sip, at) {
     update.bye = `byes.${hash('sha1', update.dialog, 'hex').slice(0, 16)}`
     update.min[update.bye] = `${time.toISOString()}|${sip.from.tag || ''} ${sip.to.tag || ''}`
   }
+  if (sip.status !== undefined && sip.cseq.method === 'INVITE' && sip.from.tag) update.min.firstReplyFrom = `${time.toISOString()}|${sip.from.tag}`
   return update
+}
+
+/**
+ * The caller's tag: the initial INVITE's From tag; without that INVITE
+ * stored (captured after it, or lost), the From tag of the first response
+ * to an INVITE, which carries its request's (a re-INVITE the callee sent
+ * comes later); null when neither is there.
+ */
+function callerTagOf (doc) {
+  if (doc.callerTag) return doc.callerTag
+  const reply = doc.firstReplyFrom
+  return typeof reply === 'string' && reply.includes('|') ? reply.slice(reply.indexOf('|') + 1) || null : null
 }
 
 /**
@@ -192,7 +209,7 @@ const END_UNSEEN_AFTER = Object.freeze({ final: 4 * 60000, bye: 60 * 60000 })
  * another final response, 3xx to 6xx; 'no-answer': no final response yet;
  * 'no-final-seen': none, and quiet past finalUnseenAfter),
  * ringing (an 18x came and no final response yet), answered, endedBy
- * ('caller', 'callee' or null), invitedAt, ringingAt, answeredAt,
+ * ('caller', 'callee', or null: not ended, or the caller's tag unknown, callerTagOf), invitedAt, ringingAt, answeredAt,
  * cancelledAt, endedAt (the BYE that ended the answered dialog, callEndOf),
  * durationMs (answer to BYE, from SIP; null while either is missing),
  * ringingMs (INVITE to the first 18x or answer), otherDialogByes (BYEs of
@@ -210,7 +227,9 @@ const END_UNSEEN_AFTER = Object.freeze({ final: 4 * 60000, bye: 60 * 60000 })
  */
 function callOutcome (doc, reading = {}) {
   const { endedAt, byeTag, otherDialogByes } = callEndOf(doc)
-  const endedBy = byeTag ? (byeTag === doc.callerTag ? 'caller' : 'callee') : null
+  const callerTag = byeTag ? callerTagOf(doc) : null
+  // Who sent the BYE, when the caller's tag is known: else not guessed.
+  const endedBy = callerTag ? (byeTag === callerTag ? 'caller' : 'callee') : null
   // An answered call's status is its answer's: a later re-INVITE's 488 is not the call's outcome.
   const final = typeof doc.final === 'number' ? doc.final % 1000 : null
   const status = doc.answeredAt && typeof doc.answerStatus === 'number' ? doc.answerStatus : final

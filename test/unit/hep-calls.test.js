@@ -119,6 +119,45 @@ test('the status an answered call lists is its answer\'s, whatever a later re-IN
   assert.deepEqual([refused.min.answerStatus, refused.max.final], [undefined, 2488])
 })
 
+// A call whose INVITE was not captured (the agent started mid-call, or lost
+// it) was said to be hung up by the callee whoever sent the BYE: the
+// caller's tag came from the INVITE alone (QA).
+test('who hung up without the INVITE: the caller\'s tag from the first response to an INVITE, else not guessed', () => {
+  const sip = (fields) => ({ callId: 'x', from: {}, to: {}, ...fields })
+  const reply = (status, seq, from, to) => sip({ status, cseq: { seq, method: 'INVITE' }, from: { tag: from }, to: { tag: to } })
+  const bye = (from, to) => sip({ method: 'BYE', cseq: { seq: 9, method: 'BYE' }, from: { tag: from }, to: { tag: to } })
+  // What MongoDB does with the updates: $min, $max, $set on dotted paths.
+  const stored = (...updates) => {
+    const doc = {}
+    for (const update of updates) {
+      for (const [op, pick] of [['min', (a, b) => b < a], ['max', (a, b) => b > a], ['set', () => true]]) {
+        for (const [path, value] of Object.entries(update[op])) {
+          const keys = path.split('.')
+          let at = doc
+          for (const key of keys.slice(0, -1)) at = at[key] ?? (at[key] = {})
+          const key = keys.at(-1)
+          if (at[key] === undefined || pick(at[key], value)) at[key] = value
+        }
+      }
+    }
+    return doc
+  }
+  const T = 1e12
+  const answered = [callUpdateOf(reply(180, 1, 'ft1', 'tt1'), T), callUpdateOf(reply(200, 1, 'ft1', 'tt1'), T + 1000)]
+  const byCaller = callOutcome(stored(...answered, callUpdateOf(bye('ft1', 'tt1'), T + 9000)))
+  assert.deepEqual([byCaller.endedBy, outcomeText(byCaller)], ['caller', '200, caller hung up'])
+  const byCallee = callOutcome(stored(callUpdateOf(bye('tt1', 'ft1'), T + 9000), ...answered))
+  assert.deepEqual([byCallee.endedBy, outcomeText(byCallee)], ['callee', '200, callee hung up'], 'in any order')
+  // The callee's re-INVITE (its tag in From) answered later does not make it the caller.
+  const reinvited = callOutcome(stored(callUpdateOf(reply(200, 5, 'tt1', 'ft1'), T + 5000), ...answered, callUpdateOf(bye('ft1', 'tt1'), T + 9000)))
+  assert.equal(reinvited.endedBy, 'caller')
+  // A document without either (stored before firstReplyFrom): ended, by whom not said.
+  const unknown = stored(...answered, callUpdateOf(bye('ft1', 'tt1'), T + 9000))
+  delete unknown.firstReplyFrom
+  const o = callOutcome(unknown)
+  assert.deepEqual([o.endedBy, +o.endedAt, outcomeText(o)], [null, T + 9000, '200, hung up'])
+})
+
 test('a number search: by text, or by its digits as a suffix less leading zeros (00 and 0 dialling prefixes); text that is not a number matches only whole (QA)', () => {
   const call = { caller: { user: '+4930999111', host: 'a' }, callee: { user: 'alice', host: 'b' } }
   for (const number of ['+4930999111', '4930999111', '0030999111', '030999111', '999111', '+49 (30) 999-111', 'alice']) assert.ok(matchesNumber(call, number), number)
