@@ -235,7 +235,9 @@ function timeWindow ({ since, from, to }) {
     return { since: now - since, until: now, now }
   }
   const window = { since: parseTime(from), until: to === undefined ? now : parseTime(to), explicit: true, now }
-  if (window.until < window.since) throw usageError(`--to: ${to} is before --from ${from} (see collector calls --help)`)
+  if (window.until < window.since) {
+    throw usageError(to === undefined ? `--from: ${from} is in the future (give --to for a window ending later) (see collector calls --help)` : `--to: ${to} is before --from ${from} (see collector calls --help)`)
+  }
   return window
 }
 

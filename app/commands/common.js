@@ -121,11 +121,36 @@ function formatUptime (ms) {
 // Date#toString's with its comment (`(Central European Standard Time)`).
 // Without one the text is read with GMT after it (the table's form, `04:18
 // PM`, `2026/11/30`, `Nov 30 2026`), or Z (ISO's `T` forms): UTC as written,
-// the hour a host's clock skips in spring included. NaN if no time.
+// the hour a host's clock skips in spring included. NaN if no time: one
+// without a year of four digits (Date.parse reads `1` as 2001), or a day
+// its month has not (`2026-02-30`, `Feb 30 2026`: read as March by Date.parse).
 const OFFSET = /\d:\d\d(?::\d\d(?:\.\d+)?)?\s*(?:[AP]M\s*)?[+-]\d{1,4}(?::\d\d)?$/i
 const NAMED = /(?:^|[\d\s])(?:Z|UT|UTC|GMT|[ECMP][SD]T)(?:\s*[+-]\d{1,4}(?::\d\d)?)?$/i
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec']
+const NUMERIC_DATE = /\b(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?!\d)/
+const NAMED_DATE = /\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})\b|\b(\d{1,2})\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)/i
+const YEAR = /(?:^|\D)(\d{4})(?!\d)/
+
+// Whether the date the text writes is a day of the calendar (the month has that day).
+function isCalendarDate (text) {
+  const year = YEAR.exec(text)
+  if (year === null) return false
+  let date = NUMERIC_DATE.exec(text)
+  if (date !== null) return isDay(+date[1], +date[2], +date[3])
+  date = NAMED_DATE.exec(text)
+  if (date === null) return true // Date.parse's other forms: it checks them itself
+  const month = MONTHS.indexOf((date[1] || date[4]).toLowerCase()) + 1
+  return isDay(+year[1], month, +(date[2] || date[3]))
+}
+
+function isDay (year, month, day) {
+  const date = new Date(Date.UTC(year, month - 1, day))
+  return month >= 1 && month <= 12 && day >= 1 && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+}
+
 function parseTime (text) {
   const trimmed = String(text).trim()
+  if (!isCalendarDate(trimmed)) return NaN
   const read = Date.parse(trimmed)
   const bare = trimmed.replace(/\s*\([^()]*\)$/, '') // Date#toString's zone name, a comment
   if (Number.isNaN(read) || OFFSET.test(bare) || NAMED.test(bare)) return read

@@ -58,4 +58,14 @@ test('--from/--to and the search form read a time without a zone as UTC, as the 
   const zoned = await runCli(env, 'calls', '--database', db.databaseName, '--from', `${from}-05:00`, '--to', `${to}-05:00`, '--json')
   assert.equal(zoned.stdout.trim(), '', 'five hours later: not the call')
   await view.stop()
+  // A day its month has not, a bare number, a window that starts after now: one line each, exit 2 (QA).
+  for (const [args, message] of [
+    [['--from', '2026-02-30T00:00Z'], /^collector: --from: must be a time, e\.g\. 2026-11-27T05:00:00Z/],
+    [['--from', '1'], /^collector: --from: must be a time/],
+    [['--from', '2099-01-01T00:00Z'], /^collector: --from: 2099-01-01T00:00Z is in the future \(give --to for a window ending later\)/]
+  ]) {
+    const refused = await runCli(env, 'calls', '--database', db.databaseName, ...args)
+    assert.deepEqual([refused.code, refused.stdout, refused.stderr.trim().split('\n').length], [2, '', 1], `${args.join(' ')}: ${refused.stderr}`)
+    assert.match(refused.stderr, message)
+  }
 })

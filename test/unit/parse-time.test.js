@@ -32,6 +32,14 @@ const CASES = [
   ['Mon Nov 30 2026 05:18:33 GMT+0100 (Central European Standard Time)', '2026-11-30T04:18:33.000Z'],
   ['Sun, 29 Nov 2026 23:18:33 EST', '2026-11-30T04:18:33.000Z'],
   ['1h', null],
+  ['1', null], // Date.parse: 2001-01-01
+  ['12:00', null],
+  ['2026-02-30T00:00Z', null], // Date.parse: March 2
+  ['2026-02-29', null],
+  ['2028-02-29', '2028-02-29T00:00:00.000Z'],
+  ['2026-13-01', null],
+  ['Feb 30 2026', null],
+  ['30 Feb 2026 10:00 UTC', null],
   ['yesterday', null],
   ['', null]
 ]
