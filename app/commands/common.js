@@ -127,16 +127,24 @@ function formatUptime (ms) {
 const OFFSET = /\d:\d\d(?::\d\d(?:\.\d+)?)?\s*(?:[AP]M\s*)?[+-]\d{1,4}(?::\d\d)?$/i
 const NAMED = /(?:^|[\d\s])(?:Z|UT|UTC|GMT|[ECMP][SD]T)(?:\s*[+-]\d{1,4}(?::\d\d)?)?$/i
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec']
-const NUMERIC_DATE = /\b(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?!\d)/
-const NAMED_DATE = /\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})\b|\b(\d{1,2})\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)/i
-const YEAR = /(?:^|\D)(\d{4})(?!\d)/
+// Dates as Date.parse reads them: year first (2026-11-30, 2026/11/30,
+// 2026.11.30), month first (11/30/2026), a month's name before or after
+// its day (Nov 30 2026, 30 Nov 2026; not the minutes of a time before it,
+// `10:00 Nov 30 2026`).
+const NUMERIC_DATE = /(?<![\d.])(\d{4})([-/.])(\d{1,2})\2(\d{1,2})(?!\d)/
+const MONTH_FIRST = /(?<![\d.:])(\d{1,2})([-/.])(\d{1,2})\2(\d{4})(?!\d)/
+const NAMED_DATE = /\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})\b|(?<![\d:.])(\d{1,2})\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)/i
+const YEAR = /(?:^|\D)(\d{4})(?!\d)|^[+-]\d{6}-/
 
 // Whether the date the text writes is a day of the calendar (the month has that day).
 function isCalendarDate (text) {
   const year = YEAR.exec(text)
   if (year === null) return false
   let date = NUMERIC_DATE.exec(text)
-  if (date !== null) return isDay(+date[1], +date[2], +date[3])
+  if (date !== null) return isDay(+date[1], +date[3], +date[4])
+  date = MONTH_FIRST.exec(text)
+  if (date !== null) return isDay(+date[4], +date[1], +date[3])
+  if (year[1] === undefined) return true // an expanded year (+002026-11-30): Date.parse's own ISO check
   date = NAMED_DATE.exec(text)
   if (date === null) return true // Date.parse's other forms: it checks them itself
   const month = MONTHS.indexOf((date[1] || date[4]).toLowerCase()) + 1

@@ -92,6 +92,21 @@ class StoredCopies {
     return false
   }
 
+  /**
+   * Whether the message of `fingerprint` whose key is `idOf()` is itself
+   * one read back: delivered again (its worker died before acknowledging
+   * it), so not a copy whatever else came first: its writes are applied
+   * once by their guards, and what of them had not landed lands now.
+   */
+  holds (fingerprint, idOf, now = Date.now()) {
+    if (this.byKey.size === 0 || now > this.until) return false
+    const seen = this.byKey.get(fingerprint)
+    if (seen === undefined) return false
+    const id = idOf()
+    for (const entry of seen) if (entry[1] === id) return true
+    return false
+  }
+
   get size () { return this.byKey.size }
 }
 

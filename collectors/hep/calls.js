@@ -27,8 +27,9 @@ const { hash } = require('node:crypto')
 // `ringingAt` (the first 18x or 2xx to an INVITE),
 // `cancelledAt` (the first CANCEL); `final`, the final response to the
 // latest INVITE transaction as CSeq × 1000 + status; `callerTag`, and
-// `firstReplyFrom` (the time and From tag of the first response to an
-// INVITE: the caller's tag when the INVITE itself was not captured);
+// `firstReplyFrom` (the time and From tag of the first provisional
+// response to the initial INVITE: the caller's tag when the INVITE itself
+// was not captured);
 // `firstSeen`, `lastSeen`;
 // `duplicates` (copies of a SIP message stored once, collectors/hep/call-memory.js)
 // and `overCap` (messages past the per-call cap, not stored); `linkedId`,
@@ -53,8 +54,9 @@ const { hash } = require('node:crypto')
  *   $max keeps the response to the latest INVITE transaction; a 2xx also
  *   `answeredAt`, `answerStatus` and `firstAnswer` (its time and dialog);
  *   an 18x or a 2xx `ringingAt`;
- * - any response to an INVITE: `firstReplyFrom`, its time and From tag
- *   (the INVITE's sender's: the caller's, for the first);
+ * - a provisional response of the initial INVITE (a 100 without a To
+ *   tag, which an in-dialog request's has; an 18x, which a re-INVITE does
+ *   not get): `firstReplyFrom`, its time and From tag, the caller's;
  * - a CANCEL: `cancelledAt`;
  * - a BYE: its dialog's first BYE in `byes`, its time, From tag and To tag;
  * - an initial INVITE naming another leg (`sip.linkedId`): `linkedId`;
@@ -86,15 +88,16 @@ function callUpdateOf (sip, at) {
     update.bye = `byes.${hash('sha1', update.dialog, 'hex').slice(0, 16)}`
     update.min[update.bye] = `${time.toISOString()}|${sip.from.tag || ''} ${sip.to.tag || ''}`
   }
-  if (sip.status !== undefined && sip.cseq.method === 'INVITE' && sip.from.tag) update.min.firstReplyFrom = `${time.toISOString()}|${sip.from.tag}`
+  if (sip.status < 200 && (sip.status >= 180 || !sip.to.tag) && sip.cseq.method === 'INVITE' && sip.from.tag) update.min.firstReplyFrom = `${time.toISOString()}|${sip.from.tag}`
   return update
 }
 
 /**
  * The caller's tag: the initial INVITE's From tag; without that INVITE
- * stored (captured after it, or lost), the From tag of the first response
- * to an INVITE, which carries its request's (a re-INVITE the callee sent
- * comes later); null when neither is there.
+ * stored (captured after it, or lost), the From tag of a provisional
+ * response to it, which carries its request's; null when neither is there
+ * (a 2xx is not read: it may answer a re-INVITE the callee sent, its tag
+ * in From, as an agent that started mid-call captures first).
  */
 function callerTagOf (doc) {
   if (doc.callerTag) return doc.callerTag

@@ -63,7 +63,7 @@ async function warmReports (stored, streams, since, limit) {
       const capture = side && side.lastCapture
       if (!capture || typeof capture.key !== 'string' || !(capture.at instanceof Date) || typeof capture.message !== 'string') continue
       stored.add(capture.key, capture.at.getTime(), capture.message)
-      warmed++
+      if (++warmed >= limit) return warmed
     }
   }
   return warmed

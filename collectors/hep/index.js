@@ -134,7 +134,7 @@ function callUpdate ({ call, duplicate, overCap, byePastCap }, receivedAt) {
 // first: the clock and codec of the call's RTCP that follows.
 function sipItemsOf (record, { copies, stored, ledger, messagesPerCall, counts, quality }, message) {
   const callId = record.call.callId
-  if (copies.isCopy(record.copy, record.at) || stored.isCopy(record.copy, record.at, copies.windowMs, () => message.key().toString('hex'))) {
+  if (isCopy(record, copies, stored, message)) {
     counts.duplicates.sip++
     // Its call's fields too (the same, order-free): the copy taken first may be one whose own update a dead worker never wrote.
     return { call: record.call.bye && !ledger.admitBye(callId, record.call.dialog) ? withoutBye(record.call) : record.call, duplicate: true }
@@ -190,25 +190,37 @@ function logItemsOf (record, { copies, ledger, messagesPerCall, counts }) {
   return record
 }
 
+// Whether a SIP or RTCP record copies one this worker took (the copy
+// window, which remembers it if not), or one the worker before it stored
+// (read back as it started, StoredCopies); not when it is that stored
+// message itself delivered again (its worker died before acknowledging
+// it), even after a copy of it came: its writes, guarded, land once, and
+// whatever of them had not landed lands now.
+function isCopy (record, copies, stored, message) {
+  const messageKey = () => message.key().toString('hex')
+  const copied = copies.isCopy(record.copy, record.at) || stored.isCopy(record.copy, record.at, copies.windowMs, messageKey)
+  return copied && !stored.holds(record.copy, messageKey)
+}
+
 // An RTCP record's stream items (none for a copy), the call's SSRCs
-// remembered. Each report block's item carries what a copy of the report
-// shares (`lastCapture`, written on its side of the stream with the
-// report's counts, in one update): a worker that starts reads it back
+// remembered (a copy's too: the worker after one that died learns them
+// from whichever comes). Each report block's item carries what a copy of
+// the report shares (`lastCapture`, written on its side of the stream with
+// the report's counts, in one update): a worker that starts reads it back
 // (copy-warmup.js), so that a copy of a report the worker before it stored
 // counts once here too.
 function rtcpItemsOf (record, { copies, stored, ledger, quality, counts }, message) {
-  const messageKey = () => message.key().toString('hex')
-  if (copies.isCopy(record.copy, record.at) || stored.isCopy(record.copy, record.at, copies.windowMs, messageKey)) {
+  if (record.callId) for (const packet of record.rtcp.packets) if (packet.ssrc !== undefined) ledger.addSsrc(record.callId, String(packet.ssrc))
+  if (isCopy(record, copies, stored, message)) {
     counts.duplicates.rtcp++
     return []
   }
-  if (record.callId) for (const packet of record.rtcp.packets) if (packet.ssrc !== undefined) ledger.addSsrc(record.callId, String(packet.ssrc))
   const items = streamItemsOf(record, quality)
   if (copies.windowMs > 0) {
     let capture = null
     for (const item of items) {
       if (item.fromID === undefined) continue
-      item.fields.lastCapture = capture || (capture = { key: record.copy, at: new Date(record.at), message: messageKey() })
+      item.fields.lastCapture = capture || (capture = { key: record.copy, at: new Date(record.at), message: message.key().toString('hex') })
     }
   }
   return items

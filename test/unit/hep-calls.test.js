@@ -122,7 +122,7 @@ test('the status an answered call lists is its answer\'s, whatever a later re-IN
 // A call whose INVITE was not captured (the agent started mid-call, or lost
 // it) was said to be hung up by the callee whoever sent the BYE: the
 // caller's tag came from the INVITE alone (QA).
-test('who hung up without the INVITE: the caller\'s tag from the first response to an INVITE, else not guessed', () => {
+test('who hung up without the INVITE: the caller\'s tag from a provisional response to it, else not guessed (not from a 2xx, which may answer the callee\'s re-INVITE)', () => {
   const sip = (fields) => ({ callId: 'x', from: {}, to: {}, ...fields })
   const reply = (status, seq, from, to) => sip({ status, cseq: { seq, method: 'INVITE' }, from: { tag: from }, to: { tag: to } })
   const bye = (from, to) => sip({ method: 'BYE', cseq: { seq: 9, method: 'BYE' }, from: { tag: from }, to: { tag: to } })
@@ -148,14 +148,18 @@ test('who hung up without the INVITE: the caller\'s tag from the first response 
   assert.deepEqual([byCaller.endedBy, outcomeText(byCaller)], ['caller', '200, caller hung up'])
   const byCallee = callOutcome(stored(callUpdateOf(bye('tt1', 'ft1'), T + 9000), ...answered))
   assert.deepEqual([byCallee.endedBy, outcomeText(byCallee)], ['callee', '200, callee hung up'], 'in any order')
-  // The callee's re-INVITE (its tag in From) answered later does not make it the caller.
-  const reinvited = callOutcome(stored(callUpdateOf(reply(200, 5, 'tt1', 'ft1'), T + 5000), ...answered, callUpdateOf(bye('ft1', 'tt1'), T + 9000)))
-  assert.equal(reinvited.endedBy, 'caller')
-  // A document without either (stored before firstReplyFrom): ended, by whom not said.
-  const unknown = stored(...answered, callUpdateOf(bye('ft1', 'tt1'), T + 9000))
-  delete unknown.firstReplyFrom
-  const o = callOutcome(unknown)
-  assert.deepEqual([o.endedBy, +o.endedAt, outcomeText(o)], [null, T + 9000, '200, hung up'])
+  const trying = callOutcome(stored(callUpdateOf(reply(100, 1, 'ft1', undefined), T - 100), callUpdateOf(reply(200, 1, 'ft1', 'tt1'), T + 1000), callUpdateOf(bye('ft1', 'tt1'), T + 9000)))
+  assert.equal(trying.endedBy, 'caller', 'a 100 without a To tag: of the initial INVITE')
+  // Captured from mid-call: the callee's re-INVITE (its tag in From) and its 200, then a BYE: not guessed.
+  const reinvite = [callUpdateOf(reply(100, 5, 'tt1', 'ft1'), T + 5000), callUpdateOf(reply(200, 5, 'tt1', 'ft1'), T + 5010)]
+  for (const [from, to] of [['ft1', 'tt1'], ['tt1', 'ft1']]) {
+    const o = callOutcome(stored(...reinvite, callUpdateOf(bye(from, to), T + 9000)))
+    assert.deepEqual([o.endedBy, +o.endedAt, outcomeText(o)], [null, T + 9000, '200, hung up'], `BYE from ${from}`)
+  }
+  assert.equal(callOutcome(stored(...reinvite, ...answered, callUpdateOf(bye('tt1', 'ft1'), T + 9000))).endedBy, 'callee', 'the initial INVITE\'s 180 says who the caller is')
+  // Only the 200 and the BYE (the helper's trial): not guessed either.
+  const bare = callOutcome(stored(callUpdateOf(reply(200, 1, 'ft1', 'tt1'), T + 1000), callUpdateOf(bye('ft1', 'tt1'), T + 9000)))
+  assert.deepEqual([bare.endedBy, outcomeText(bare)], [null, '200, hung up'])
 })
 
 test('a number search: by text, or by its digits as a suffix less leading zeros (00 and 0 dialling prefixes); text that is not a number matches only whole (QA)', () => {

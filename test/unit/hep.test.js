@@ -273,7 +273,7 @@ test('what a HEP worker read back as it started: a copy of a stored message with
   assert.equal(stored.size, 0, 'and forgotten')
 })
 
-test('a copy writes its call\'s fields as its original does: whichever of the two a worker takes as the copy (a message delivered again after another worker stored it, its copy taken first), the call gets them', () => {
+test('a copy writes its call\'s fields as its original does; the original delivered again after another worker stored it is a message, not a copy, though its copy came first', () => {
   const hep = require('../../collectors/hep')
   const { hepRecordOf } = require('../../collectors/hep/hep-records')
   const { definition } = hep
@@ -287,11 +287,35 @@ test('a copy writes its call\'s fields as its original does: whichever of the tw
   state.stored.add(original.copy, original.at, 'aa')
   state.stored.until = Date.now() + 10000
   const items = [definition.enrich(copyOf(123400), state, { key: () => Buffer.from('bb', 'hex') }), definition.enrich(original, state, { key: () => Buffer.from('aa', 'hex') })]
-  assert.deepEqual(items.map((item) => item.duplicate), [true, true], 'M\' a copy of M stored, then M a copy of M\' seen')
-  for (const item of items) {
-    const update = calls.of(item, { receivedAt: new Date() })
-    assert.equal(update.inc.duplicates, 1)
-    assert.deepEqual(update.set.caller, { user: 'alice', host: 'a.example' }, 'the call\'s fields with the count')
+  assert.deepEqual(items.map((item) => item.duplicate), [true, undefined], 'M\' a copy of M stored; M itself again a message (its writes land once), though M\' came first')
+  assert.ok(items[1].message, 'M keeps its message document (stored once by its key)')
+  assert.equal(state.counts.duplicates.sip, 1, 'one copy counted')
+  const [copy, again] = items.map((item) => calls.of(item, { receivedAt: new Date() }))
+  assert.equal(copy.inc.duplicates, 1)
+  assert.equal(again.inc, undefined, 'M counts no duplicate')
+  for (const update of [copy, again]) {
+    assert.deepEqual(update.set.caller, { user: 'alice', host: 'a.example' }, 'the call\'s fields, with the count or not')
     assert.ok(update.min.invitedAt instanceof Date)
   }
+})
+
+test('RTCP: a copy of a report the worker before stored counts once; that report itself delivered again, after its copy, makes its stream items (written once by their guards); a copy still names the call\'s SSRCs', () => {
+  const hep = require('../../collectors/hep')
+  const { hepRecordOf } = require('../../collectors/hep/hep-records')
+  const { definition } = hep
+  const settings = { hepCopyWindow: 200, hepMessagesPerCall: 1000, hepCorrelationHeaders: [], sipMessagesCollection: 'sip_messages' }
+  const state = definition.state(settings)
+  const json = JSON.stringify({ ssrc: 11, type: 201, report_count: 1, report_blocks: [{ source_ssrc: 12, highest_seq_no: 900, fraction_lost: 0, ia_jitter: 40, packets_lost: 1, lsr: 0, dlsr: 0 }] })
+  const reportOf = (usec) => hepRecordOf(HEPjs.encapsulate(json, { ...RCINFO, capturePass: undefined, correlation_id: 'call-r@x', timeUseconds: usec }), settings, new Date())
+  const original = reportOf(123000)
+  state.stored.add(original.copy, original.at, 'aa')
+  state.stored.until = Date.now() + 10000
+  const copyItems = definition.enrich(reportOf(123400), state, { key: () => Buffer.from('bb', 'hex') })
+  assert.deepEqual([copyItems, state.counts.duplicates.rtcp], [[], 1], 'the copy: no items, counted')
+  assert.deepEqual(state.ledger.ssrcsOf('call-r@x'), ['11'], 'its call\'s SSRC known from the copy: a BYE ends the stream')
+  const items = definition.enrich(original, state, { key: () => Buffer.from('aa', 'hex') })
+  assert.equal(items.filter((item) => item.fromID === '11').length, 1, 'the report itself: its stream item')
+  assert.deepEqual(items.find((item) => item.fromID === '11').fields.lastCapture, { key: original.copy, at: new Date(original.at), message: 'aa' }, 'with what a copy of it shares')
+  assert.equal(state.counts.duplicates.rtcp, 1)
+  assert.deepEqual(definition.enrich(reportOf(123100), state, { key: () => Buffer.from('cc', 'hex') }), [], 'another copy: still one')
 })
