@@ -25,12 +25,20 @@ const DEFAULTS = Object.freeze({ maxRecords: 1000, maxPerScope: 4096 })
 function runDefinition (definition, settings, messages, capture = (outputs) => outputs) {
   const kept = definition.keep ? new Map() : null
   const state = definition.enrich && definition.state ? definition.state(settings) : {}
-  const outcomes = messages.map((message) => outcomeOf(definition, settings, message, { kept, state, capture }))
+  const outcomes = messages.map((message, n) => outcomeOf(definition, settings, message, { kept, state, capture, n }))
   return { outcomes, kept }
 }
 
-function outcomeOf (definition, settings, message, { kept, state, capture }) {
-  const arrival = { receivedAt: message.receivedAt, remote: message.rinfo || message.remote || null, kept: null }
+// A message's 12-byte key (arrival.key(), the contract's): its place in the
+// run here, distinct per message as the cluster's keys are (not equal to them).
+function keyOf (n) {
+  const key = Buffer.alloc(12)
+  key.writeUInt32BE(n, 8)
+  return key
+}
+
+function outcomeOf (definition, settings, message, { kept, state, capture, n }) {
+  const arrival = { receivedAt: message.receivedAt, remote: message.rinfo || message.remote || null, kept: null, key: () => keyOf(n) }
   if (kept) arrival.kept = keptView(kept, scopeOf(definition.keep, message), definition.keep.maxPerScope || DEFAULTS.maxPerScope)
   const maxRecords = definition.maxRecords || DEFAULTS.maxRecords
   let out = attempt(() => definition.decode(message, settings, arrival), maxRecords)
