@@ -32,7 +32,10 @@ class CopyWindow {
   /** Whether the packet of `fingerprint` captured at `at` (ms) is a copy of one seen; remembers it if not. */
   isCopy (fingerprint, at, now = Date.now()) {
     if (this.windowMs <= 0) return false
-    if (now - this.rotatedAt >= this.span || this.current.size >= this.half) this.rotate(now)
+    // Two spans or more since the last rotation (an idle worker): both
+    // generations are of what arrived that long ago, none a copy's.
+    if (now - this.rotatedAt >= 2 * this.span) this.forget(now)
+    else if (now - this.rotatedAt >= this.span || this.current.size >= this.half) this.rotate(now)
     const times = this.current.get(fingerprint)
     if (isNear(times, at, this.windowMs) || isNear(this.previous.get(fingerprint), at, this.windowMs)) return true
     // The capture times of one packet's bytes: a number, the usual case, or
@@ -51,6 +54,12 @@ class CopyWindow {
     if (now - this.rotatedAt < this.span) this.evicted += this.previous.size
     this.previous = this.current
     this.current = new Map()
+    this.rotatedAt = now
+  }
+
+  forget (now) {
+    if (this.previous.size > 0) this.previous = new Map()
+    if (this.current.size > 0) this.current = new Map()
     this.rotatedAt = now
   }
 

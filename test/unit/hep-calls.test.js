@@ -43,6 +43,20 @@ test('the copy window forgets by arrival: two generations, rotated on time or wh
   assert.equal(copies.isCopy('e', 1, now + 2000), false, 'two spans later, gone')
 })
 
+// An idle worker rotated once at its next packet, so the generation of
+// what arrived before the pause became the previous one and still matched:
+// a capture sent again 6 s (or 44 s) later was taken for a copy (QA).
+test('the copy window forgets what arrived two spans ago or more, however long the worker was idle', () => {
+  const copies = new CopyWindow({ windowMs: 200 })
+  const start = copies.rotatedAt
+  assert.equal(copies.isCopy('invite', 5000, start), false)
+  assert.equal(copies.isCopy('invite', 5000, start + 1500), true, 'a span later: still held (the previous generation)')
+  assert.equal(copies.isCopy('bye', 7000, start + 1600), false)
+  assert.equal(copies.isCopy('bye', 7000, start + 1600 + 6000), false, 'sent again 6 s later, nothing between: stored again')
+  assert.equal(copies.isCopy('invite', 5000, start + 1600 + 6000 + 44000), false, 'and 44 s later')
+  assert.equal(copies.evicted, 0, 'forgotten on time, not early')
+})
+
 test('the call ledger caps the messages stored per call and remembers the SSRCs its RTCP named', () => {
   const ledger = new CallLedger({ maxCalls: 2 })
   assert.deepEqual([1, 2, 3].map(() => ledger.admitMessage('c1', 2)), [true, true, false])
