@@ -37,7 +37,11 @@ function frameOf ({ at, atMicros, src, dst, raw, bytes }) {
   const udp = Buffer.alloc(8)
   udp.writeUInt16BE(from.port, 0)
   udp.writeUInt16BE(to.port, 2)
-  udp.writeUInt16BE(Math.min(0xffff, 8 + whole), 4) // checksum 0: none (IPv4); Wireshark does not check it by default
+  udp.writeUInt16BE(Math.min(0xffff, 8 + whole), 4)
+  // Over IPv6 a UDP checksum is required (RFC 8200 §8.1: 0 is illegal
+  // there); over IPv4 it is written too. Of the bytes stored: a message
+  // stored cut has none a reader could check it against.
+  if (whole === payload.length) udp.writeUInt16BE(udpChecksum(from, to, udp, payload), 6)
   const ip = from.v6 ? ipv6Header(from, to, 8 + whole) : ipv4Header(from, to, 8 + whole)
   const ethernet = Buffer.alloc(14)
   ethernet.writeUInt16BE(from.v6 ? 0x86dd : 0x0800, 12)
@@ -49,6 +53,22 @@ function frameOf ({ at, atMicros, src, dst, raw, bytes }) {
   record.writeUInt32LE(frame.length, 8)
   record.writeUInt32LE(frame.length + whole - payload.length, 12)
   return Buffer.concat([record, frame])
+}
+
+// The one's-complement sum of the pseudo-header (RFC 768 for IPv4, RFC 8200
+// §8.1 for IPv6: the addresses, the protocol and the UDP length), the UDP
+// header (its checksum field 0) and the payload; 0 is sent as 0xffff.
+function udpChecksum (from, to, udp, payload) {
+  const length = udp.length + payload.length
+  let sum = 17 + (length >>> 16) + (length & 0xffff)
+  for (const part of [from.bytes, to.bytes, udp, payload]) {
+    for (let i = 0; i + 1 < part.length; i += 2) sum += part.readUInt16BE(i)
+    if (part.length % 2 === 1) sum += part[part.length - 1] << 8
+    sum = (sum & 0xffff) + (sum >>> 16)
+  }
+  while (sum > 0xffff) sum = (sum & 0xffff) + (sum >>> 16)
+  const checksum = ~sum & 0xffff
+  return checksum === 0 ? 0xffff : checksum
 }
 
 function ipv4Header (from, to, length) {

@@ -232,6 +232,24 @@ test('the pcap export: a message stored cut says its whole size, as a capture cu
   assert.match(short || '', /limited during capture/i, 'tshark: cut short by the capture, not malformed')
 })
 
+// IPv6 frames had UDP checksum 0, illegal over IPv6 (RFC 8200): tshark
+// flagged each at Error level, and a replay tool may drop them (QA).
+test('the pcap export: UDP checksums right over IPv6 and IPv4, odd lengths too (tshark checks them)', () => {
+  const messages = [
+    { at: new Date(1795756864123), src: '[2001:db8::1]:5060', dst: '[2001:db8::2]:5062', raw: 'SIP/2.0 200 OK\r\nCall-ID: v6\r\n\r\n' },
+    { at: new Date(1795756864124), src: '[2001:db8::2]:5062', dst: '[2001:db8::1]:5060', raw: 'ACK sip:a@b SIP/2.0\r\nCall-ID: v6\r\n\r\nx' },
+    { at: new Date(1795756864125), src: '10.0.0.1:5060', dst: '10.0.0.2:5060', raw: 'BYE sip:a@b SIP/2.0\r\nCall-ID: v6\r\n\r\n' }
+  ]
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pcap-')), 'v6.pcap')
+  fs.writeFileSync(file, sipPcap(messages))
+  const read = spawnSync('tshark', ['-r', file, '-o', 'udp.check_checksum:TRUE', '-T', 'fields', '-e', 'udp.checksum.status', '-e', '_ws.expert.message'], { encoding: 'utf8' })
+  fs.rmSync(path.dirname(file), { recursive: true })
+  assert.equal(read.status, 0, read.stderr)
+  const rows = read.stdout.trim().split('\n').map((line) => line.split('\t'))
+  assert.deepEqual(rows.map(([status]) => status), ['1', '1', '1'], `tshark: each checksum good (1), got ${read.stdout}`)
+  assert.ok(rows.every(([, expert]) => !expert), `no expert message: ${read.stdout}`)
+})
+
 test('a call\'s pcap is saved under its Call-ID in file-name-safe characters, never hidden nor taken for an option', () => {
   const { pcapFileName } = require('../../app/commands/calls-view')
   assert.equal(pcapFileName('a84b4c76e66710@pc33.atlanta.example.com'), 'a84b4c76e66710_pc33.atlanta.example.com.pcap')
