@@ -11,11 +11,11 @@ function defineMetrics (registry, lb) {
   const register = [registry]
   const total = (name, help, read, labelNames = []) => new client.Counter({
     name, help, labelNames, registers: register,
-    async collect () { this.reset(); for (const [labels, value] of await read()) this.inc(labels, value) }
+    async collect () { fill(this, await read(), (labels, value) => this.inc(labels, value)) }
   })
   const gauge = (name, help, read, labelNames = []) => new client.Gauge({
     name, help, labelNames, registers: register,
-    async collect () { this.reset(); for (const [labels, value] of await read()) this.set(labels, value) }
+    async collect () { fill(this, await read(), (labels, value) => this.set(labels, value)) }
   })
   // One stats() per scrape, shared by every series: the totals and the
   // per-worker series of one scrape are one moment's (they add up).
@@ -30,6 +30,17 @@ function defineMetrics (registry, lb) {
   if (lb.summary().buffer !== null) defineBufferSeries({ total, gauge }, stats)
   defineWorkerSeries({ total, gauge }, stats)
   defineStorageSeries({ total, gauge }, stats)
+}
+
+// A metric's series, those `rows` give ([labels, value]). prom-client's
+// reset() puts back a 0 for a metric without labels (prom-client 15), so
+// one with nothing to say (no budget, no streams) served `… 0` where its
+// help says it has no series: its values are emptied then (`hashMap`, the
+// store its get() reads).
+function fill (metric, rows, put) {
+  metric.reset()
+  if (rows.length === 0 && metric.labelNames.length === 0) metric.hashMap = {}
+  for (const [labels, value] of rows) put(labels, value)
 }
 
 // The balancer's own series: what the master received, handed out and lost.

@@ -173,6 +173,11 @@ test('capacity: collector status and /metrics give per collection documents, byt
   assert.match(body, /collector_storage_max_bytes\{collector="syslog"\} 1073741824/)
   assert.match(body, /collector_storage_index_bytes\{collection="syslog",collector="syslog"\} \d+/)
   assert.match(body, /collector_storage_oldest_timestamp_seconds\{collection="syslog",collector="syslog"\} \d/)
+  // No growth measured yet: no days left; syslog has no streams: nothing held back. Each read 0 before (QA: an alert on days_left < 3 fired).
+  assert.equal(storage.daysLeft ?? null, null)
+  assert.doesNotMatch(body, /^collector_storage_days_left[{ ]/m, 'no series without growth')
+  assert.doesNotMatch(body, /^collector_streams_held_back_seconds[{ ]/m, 'no series without streams')
+  assert.match(body, /^# HELP collector_storage_days_left /m, 'the metric still described')
 })
 
 // What a QA pass found running statsd with a short retention and a budget:
