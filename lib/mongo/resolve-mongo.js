@@ -71,8 +71,50 @@ async function resolveMongo ({ uri, env = process.env, logger = createNoopLogger
     skipped.push(`${where} (nothing answers there)`)
   }
   const choice = await chooseEmbeddedServer({ env, logger })
-  const server = await startOnPreferredPort({ host, port: local.taken ? 0 : port, env, logger, unref, dbPath, choice, skipped, warn: local.taken })
-  return { uri: server.uri, server }
+  return startOrJoin({ host, port: local.taken ? 0 : port, env, logger, unref, dbPath, choice, skipped, warn: local.taken }, localUri, probeTimeoutMs)
+}
+
+// How long a collector whose embedded server could not start on the usual
+// port waits for one that collector-cluster started there meanwhile (a
+// server starting takes seconds: the Java one 5 to 10 here).
+const RACE_WAIT_MS = 20000
+
+// Starts the embedded server on the usual port, else on an ephemeral one.
+// Two collectors started at the same moment both find the port free: the
+// second's server fails on the port or on the data folder's lock, which
+// the first's holds; the first's server is then used, as by a collector
+// started a second later (before, the second's ephemeral server failed on
+// that lock too, and the collector with it).
+async function startOrJoin (options, localUri, probeTimeoutMs) {
+  try {
+    const server = await startEmbeddedServer(options)
+    return { uri: server.uri, server }
+  } catch (err) {
+    if (options.port === 0) throw err
+    const { host, port, logger } = options
+    const theirs = await ourServerAppears(localUri, host, port, probeTimeoutMs, /lock/i.test(err.message))
+    if (theirs) {
+      const { kind, pid } = theirs.started
+      logger.info({ uri: localUri, kind, serverPid: pid }, `using the embedded database collector-cluster started at ${localUri} meanwhile (${kind}, pid ${pid}): this collector's own could not start there (${err.message})`)
+      return { uri: localUri, server: null }
+    }
+    logger.warn({ port, err: err.message }, 'could not start the embedded server on its usual port; trying an ephemeral one')
+    const server = await startEmbeddedServer({ ...options, port: 0 })
+    return { uri: server.uri, server }
+  }
+}
+
+// The probe of host:port once a server collector-cluster started answers
+// there; null when none does within RACE_WAIT_MS, or at once when the port
+// is free and the data folder was not locked (no server of ours starting).
+async function ourServerAppears (localUri, host, port, probeTimeoutMs, locked) {
+  const until = Date.now() + RACE_WAIT_MS
+  for (;;) {
+    const local = await probeLocal(localUri, host, port, probeTimeoutMs)
+    if (local.started) return local
+    if ((!local.taken && !locked) || Date.now() >= until) return null
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
 }
 
 // A URI whose server is another program (the port taken): said at start, in
@@ -173,14 +215,4 @@ async function pingMongo (uri, timeoutMs = PROBE_TIMEOUT_MS) {
 }
 
 // Between the probe and the bind another process may take the port.
-async function startOnPreferredPort (options) {
-  try {
-    return await startEmbeddedServer(options)
-  } catch (err) {
-    if (options.port === 0) throw err
-    options.logger.warn({ port: options.port, err: err.message }, 'could not start the embedded server on its usual port; trying an ephemeral one')
-    return startEmbeddedServer({ ...options, port: 0 })
-  }
-}
-
 module.exports = { resolveMongo, resolveDatabase, uriDatabase, DEFAULT_DATABASE, pingMongo, isListening, redactUri, assertNoPassword }

@@ -155,3 +155,26 @@ test('a server is ours only while its record names the pid it reports and the po
   recordServer({ pid: process.pid, host: '127.0.0.1', port: 40001, kind: 'java', dbPath: null }, { dir })()
   assert.deepEqual(fs.readdirSync(dir), [])
 })
+
+// Two collectors started at the same moment on a free port with one data
+// folder (an operator's `collector run syslog & collector run statsd &`):
+// the second's server failed on the port or the folder's lock, then its
+// ephemeral one on the lock, and the collector died (QA).
+test('two collectors resolving at the same moment: one starts the embedded server, the other uses it', { skip: NEEDS_JAVA, timeout: 180000 }, async (t) => {
+  const port = await freePort()
+  const dbPath = fs.mkdtempSync(path.join(os.tmpdir(), 'race-db-'))
+  t.after(() => removeDir(dbPath))
+  const logs = [captureLogger(), captureLogger()]
+  const env = { ...process.env }
+  delete env.MONGODB_URI
+  const results = await Promise.all(logs.map(({ logger }) => resolveMongo({ env, port, logger, dbPath })))
+  for (const { server } of results) if (server) t.after(() => server.stop())
+  const said = logs.map(({ records }) => lines(records).join('\n'))
+  assert.deepEqual(results.map((r) => r.uri), [`mongodb://127.0.0.1:${port}`, `mongodb://127.0.0.1:${port}`], said.join('\n---\n'))
+  assert.equal(results.filter((r) => r.server).length, 1, 'one server started')
+  const joined = said[results.findIndex((r) => !r.server)]
+  assert.match(joined, /using the embedded database collector-cluster started at mongodb:\/\/127\.0\.0\.1:\d+ (meanwhile )?\(java, pid \d+/, joined)
+  const client = await new MongoClient(results[0].uri).connect()
+  t.after(() => client.close())
+  assert.equal((await client.db('admin').command({ ping: 1 })).ok, 1)
+})
