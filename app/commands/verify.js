@@ -3,7 +3,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { commandConfig, takePositionals, usageError } = require('./common')
-const { BUILT_INS } = require('../collector-registry')
+const { BUILT_INS, resolveCollector } = require('../collector-registry')
 
 const USAGE = 'collector verify <collector> [--sample FILE ...] [--duration 10s] [--kills 4] [--json] [-- collector flags]'
 const Config = commandConfig(USAGE, {
@@ -35,6 +35,7 @@ async function run (argv) {
   const { values: [collector], rest } = takePositionals(own, ['collector'], USAGE)
   const config = Config.parse(rest)
   if (config.help) return Config.printHelp()
+  resolveCollector(collector) // an unknown collector is said first (ERR_UNKNOWN_COLLECTOR), before what it would need
   const samples = config.sample && config.sample.length ? config.sample : builtInSamples(collector)
   const quiet = config.quiet || config.json
   const { verifyCollector } = require('../verify/verify-collector')

@@ -98,6 +98,10 @@ test('bad flags exit 2 with the message naming each flag, no stack', async () =>
   assert.equal(unknown.code, 2)
   assert.match(unknown.stderr, /unknown collector "no-such-collector"/)
   assertNoStack(unknown.stderr)
+  // verify said "--sample is required" of a collector that does not exist (QA).
+  const verified = await cli(['verify', 'no-such-collector']).done
+  assert.deepEqual([verified.code, verified.stderr.split('\n').length], [2, 2], verified.stderr)
+  assert.match(verified.stderr, /^collector: unknown collector "no-such-collector"/)
 })
 
 // Retention mistakes delete data or nothing: refused at start, exit 2, one
