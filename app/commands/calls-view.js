@@ -57,7 +57,7 @@ class CallsViewServer {
    */
   constructor (streams, { host, port, webConfig, since, worst, limit = READ_LIMIT, logger, table, db = null, collections = null, bounds = {} }) {
     // The search form submits to the view itself (GET /sip).
-    this.http = new MetricsServer(null, { host, port, name: 'calls', webConfig, logger, contentSecurity: { 'style-src': STYLE_SRC, 'form-action': "'self'" }, route: (path, req, res) => this.route(path, req, res) })
+    this.http = new MetricsServer(null, { host, port, name: 'calls', webConfig, logger, what: 'calls view', webConfigFlag: '--web-config', contentSecurity: { 'style-src': STYLE_SRC, 'form-action': "'self'" }, route: (path, req, res) => this.route(path, req, res) })
     Object.assign(this, { streams, since, worst, limit, table, db, collections, bounds })
     this.previous = null // the last read with more calls than a page: where the next may narrow its range (recentCalls)
     this.reading = new Map() // cursor (null: the newest) → the read under way

@@ -64,8 +64,10 @@ class MetricsServer {
    *   binding, TLS, basic auth, refusal counting and headers, its own pages;
    *   reply() writes a response)
    */
-  constructor (balancer, { host, port, name, webConfig, logger, contentSecurity, route = null }) {
+  constructor (balancer, { host, port, name, webConfig, logger, contentSecurity, route = null, what = 'metrics endpoint', webConfigFlag = '--metrics-web-config, option metricsWebConfig' }) {
     this.balancer = balancer
+    this.what = what // what the warnings call it, and the flag that gives it TLS and basic auth
+    this.webConfigFlag = webConfigFlag
     this.route = route
     this.headers = securityHeaders(contentSecurity)
     this.host = host
@@ -183,7 +185,7 @@ class MetricsServer {
     if (!this.server || isLoopback(this.host)) return
     const missing = [!(this.web && this.web.tls) && 'TLS', !this.auth && 'basic auth'].filter(Boolean)
     if (missing.length === 0) return
-    this.logger.warn({ metrics: this.address(), webConfig: this.webConfigFile }, `metrics endpoint on ${this.host} has no ${missing.join(' and ')}: anyone who reaches port ${this.port} can read it${this.auth ? ', and passwords cross the network in the clear' : ''} (see metricsWebConfig)`)
+    this.logger.warn({ metrics: this.address(), webConfig: this.webConfigFile }, `${this.what} on ${this.host} has no ${missing.join(' and ')}: anyone who reaches port ${this.port} can read it${this.auth ? ', and passwords cross the network in the clear' : ''} (see ${this.webConfigFlag})`)
   }
 
   _reject (reason, peer, detail) {

@@ -396,5 +396,5 @@ test('bound beyond loopback, a restart() that drops TLS warns as the start does'
   assert.equal(warnings().length, 0)
   fx.write(yamlOf(users))
   await lb.restart()
-  assert.deepEqual(warnings().map((l) => l.message), [`metrics endpoint on 0.0.0.0 has no TLS: anyone who reaches port ${lb.metricsAddress().port} can read it, and passwords cross the network in the clear (see metricsWebConfig)`])
+  assert.deepEqual(warnings().map((l) => l.message), [`metrics endpoint on 0.0.0.0 has no TLS: anyone who reaches port ${lb.metricsAddress().port} can read it, and passwords cross the network in the clear (see --metrics-web-config, option metricsWebConfig)`])
 })
