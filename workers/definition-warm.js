@@ -49,7 +49,7 @@ class DefinitionWarm {
     this.started = true
     const began = Date.now()
     const read = Promise.resolve()
-      .then(() => this.definition.warm(this.worker.enrichState, db, this.worker.settings))
+      .then(() => this.definition.warm(this.worker.enrichState, db, this.worker.settings, { heldSince: () => this.worker.heldSince() }))
       .then((warmed) => this.worker.logger.info({ warmed, ms: Date.now() - began }, 'warm-up: read back what this worker remembers'),
         (err) => this.worker.logger.warn({ error: err && err.message }, `warm-up failed (${err && err.message}); messages go on without it`))
       .finally(() => this.release())

@@ -15,8 +15,10 @@
  * other (by the capture times the agents stamp). A SIP retransmission is the
  * same bytes too, but sent again after T1 (500 ms, RFC 3261 §17.1.1.2) or
  * later: a window under that keeps it. Held by arrival in two generations
- * that rotate every `max(1 s, 2 × windowMs)` of wall time (a copy comes
- * within milliseconds of its original) or when one holds `maxHeld / 2`.
+ * that rotate every `max(1 s, 2 × windowMs)` of arrival time (`now`: when
+ * the packet reached the master; a copy comes within milliseconds of its
+ * original) or when one holds `maxHeld / 2`; both forgotten after two such
+ * spans without a packet.
  */
 class CopyWindow {
   constructor ({ windowMs, maxHeld = 200000 }) {
@@ -29,7 +31,7 @@ class CopyWindow {
     this.evicted = 0 // entries forgotten because a generation filled up before its time
   }
 
-  /** Whether the packet of `fingerprint` captured at `at` (ms) is a copy of one seen; remembers it if not. */
+  /** Whether the packet of `fingerprint` captured at `at` (ms), arrived at `now`, is a copy of one seen; remembers it if not. */
   isCopy (fingerprint, at, now = Date.now()) {
     if (this.windowMs <= 0) return false
     // Two spans or more since the last rotation (an idle worker): both
@@ -74,7 +76,8 @@ const MAX_TIMES = 8
  * worker before it stored is known as one. Not the message itself delivered
  * again (its key is that `_id`: a worker that died after storing it and
  * before its acknowledgement), whose other writes may not have landed.
- * Forgotten once `until` passes: by then a copy would have come.
+ * Forgotten once a message that arrived after `until` comes (`now`, its
+ * arrival): a copy of one read back arrived before that.
  */
 class StoredCopies {
   constructor () {

@@ -20,16 +20,17 @@ const MAX_WARMED = 100000
 /**
  * Reads back into `state.stored` (call-memory.js StoredCopies) what arrived
  * within the copy memory's reach (two generations of its span, and the
- * second the oldest of them began in), held as long again; gives how many.
+ * second the oldest of them began in; from before the oldest message the
+ * master holds when older, `heldSince()`), held as long again; gives how many.
  * A message of a packet that held several (a TCP segment, sip.js
  * sipMessagesOf) is stored as `{ m: <the packet's key>, r }`: read too, by
  * that key, which its packet delivered again has (not a copy of itself).
  */
-async function warmCopies (state, db, settings) {
+async function warmCopies (state, db, settings, { heldSince } = {}) {
   const { copies, stored } = state
   if (copies.windowMs <= 0) return 0
   const { mongo: { ObjectId } } = require('mongoose') // in the worker only (the master loads no driver): the one mongoose uses
-  const since = ObjectId.createFromTime(Math.floor((Date.now() - 2 * copies.span) / 1000) - 1)
+  const since = ObjectId.createFromTime(Math.floor(await readFrom(copies.span, heldSince) / 1000) - 1)
   const collection = db.collection(settings.sipMessagesCollection)
   const projection = { src: 1, dst: 1, raw: 1, truncated: 1, at: 1 }
   let warmed = 0
@@ -48,6 +49,16 @@ async function warmCopies (state, db, settings) {
   if (warmed < MAX_WARMED) warmed += await warmReports(stored, db.collection(settings.streamsCollection), since.getTimestamp(), MAX_WARMED - warmed)
   stored.until = Date.now() + 2 * copies.span
   return warmed
+}
+
+// Where the read back starts: two spans before now, or before the oldest
+// message the master still holds when it is older (the worker before this
+// one left them unacknowledged: their copies' originals arrived just
+// before them, however long this worker took to start).
+async function readFrom (span, heldSince) {
+  const from = Date.now() - 2 * span
+  const held = typeof heldSince === 'function' ? await heldSince() : Infinity
+  return held > 0 && Number.isFinite(held) ? Math.min(from, held - 2 * span) : from
 }
 
 // The last report of each side of the streams written since `since`, at

@@ -69,7 +69,7 @@ module.exports = defineCollector({
     counts: { duplicates: { sip: 0, rtcp: 0, log: 0 }, overCap: 0, otherDialogByes: 0, coalesced: 0 }
   }),
   // A worker's copy memory starts from what arrived in its last seconds: copies of what the worker before it stored.
-  warm: (state, db, settings) => warmCopies(state, db, settings),
+  warm: (state, db, settings, context) => warmCopies(state, db, settings, context),
   // A SIP payload holding several messages gave one record each (hep-records.js): an item each.
   enrich: (records, state, message) => Array.isArray(records) ? records.map((record) => itemsOf(record, state, message)) : itemsOf(records, state, message),
   stats: ({ quality, counts }) => ({ quality: quality.stats(), duplicates: { ...counts.duplicates }, overCap: counts.overCap, otherDialogByes: counts.otherDialogByes, coalesced: counts.coalesced }),
@@ -96,7 +96,7 @@ module.exports = defineCollector({
 
 function itemsOf (record, state, message) {
   if (record.coalesced) state.counts.coalesced++
-  return record.call ? sipItemsOf(record, state, message) : record.log ? logItemsOf(record, state) : rtcpItemsOf(record, state, message)
+  return record.call ? sipItemsOf(record, state, message) : record.log ? logItemsOf(record, state, message) : rtcpItemsOf(record, state, message)
 }
 
 // A document per SIP message or agent's log line (`field` of an item), kept
@@ -177,9 +177,9 @@ function withoutBye (call) {
 // only at the same capture time to the millisecond (one packet sent twice;
 // an agent that sends no time has its arrival instead, never equal); a
 // captured vq-rtcpxr report is copied as SIP is.
-function logItemsOf (record, { copies, ledger, messagesPerCall, counts }) {
+function logItemsOf (record, { copies, ledger, messagesPerCall, counts }, message) {
   const copy = record.log.kind === 'log' ? `${record.copy} ${record.at}` : record.copy
-  if (copies.isCopy(copy, record.at)) {
+  if (copies.isCopy(copy, record.at, arrivalOf(message))) {
     counts.duplicates.log++
     return []
   }
@@ -198,8 +198,18 @@ function logItemsOf (record, { copies, ledger, messagesPerCall, counts }) {
 // whatever of them had not landed lands now.
 function isCopy (record, copies, stored, message) {
   const messageKey = () => message.key().toString('hex')
-  const copied = copies.isCopy(record.copy, record.at) || stored.isCopy(record.copy, record.at, copies.windowMs, messageKey)
-  return copied && !stored.holds(record.copy, messageKey)
+  const arrived = arrivalOf(message)
+  const copied = copies.isCopy(record.copy, record.at, arrived) || stored.isCopy(record.copy, record.at, copies.windowMs, messageKey, arrived)
+  return copied && !stored.holds(record.copy, messageKey, arrived)
+}
+
+// The clock the copy memories keep time by: when the message reached the
+// master (its arrival, which a copy's is within milliseconds of), not when
+// this worker got to it: a worker that stalled between a packet and its
+// copy (its first write, a backlog, a redelivery) still knows the copy.
+function arrivalOf (message) {
+  const at = message && message.receivedAt ? +message.receivedAt : NaN
+  return Number.isFinite(at) ? at : Date.now()
 }
 
 // An RTCP record's stream items (none for a copy), the call's SSRCs
