@@ -4,6 +4,7 @@ const fs = require('node:fs')
 const { readStats } = require('../stats-file')
 const { listDeadLetters, queueForReplay } = require('../../lib/master/dead-letters')
 const { defaultBufferDir, defaultDeadLetterDir } = require('../../lib/shared/state-dir')
+const CollectorError = require('../../exceptions/collector-error')
 const { commandConfig, takePositionals, defaultStatsDir, usageError } = require('./common')
 
 const USAGE = 'collector replay <name> [file...] [--dead-letter-dir DIR]'
@@ -25,6 +26,11 @@ async function run (argv) {
   const config = Config.parse(firstFlag === -1 ? [] : rest.slice(firstFlag))
   if (config.help) return Config.printHelp()
   const dir = config.deadLetterDir || await deadLetterDirOf(name)
+  if (!fs.existsSync(dir)) {
+    // Nothing ever dead-lettered there: a name mistyped, or a collector
+    // started with another directory (or PM2_HOME) than the one looked in.
+    throw new CollectorError(`no dead-letter directory ${dir}${config.deadLetterDir ? '' : ` for ${name}: is the name right (see \`collector ls\`)? one started with another --dead-letter-dir, PM2_HOME or COLLECTOR_STATS_DIR: give the same`}`, 'ERR_NO_DEAD_LETTERS', { name, dir })
+  }
   let queued
   try {
     queued = queueForReplay(dir, files)

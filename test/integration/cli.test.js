@@ -104,6 +104,23 @@ test('bad flags exit 2 with the message naming each flag, no stack', async () =>
   assert.match(verified.stderr, /^collector: unknown collector "no-such-collector"/)
 })
 
+// `replay` of a name nothing was kept for said "no dead letters", exit 0,
+// as it does of a collector with none: a mistyped name looked like success.
+test('replay of a name with no dead-letter directory exits 1 naming the directory it looked in', async (t) => {
+  const { dir, env } = tempEnv(t)
+  const r = await cli(['replay', 'nosuch'], env).done
+  assert.equal(r.code, 1, r.stderr)
+  assert.match(r.stderr, /^collector: no dead-letter directory \S+nosuch for nosuch: is the name right/)
+  assert.equal(r.stderr.split('\n').length, 2)
+  const given = await cli(['replay', 'nosuch', '--dead-letter-dir', path.join(dir, 'none')], env).done
+  assert.equal(given.code, 1)
+  assert.match(given.stderr, /^collector: no dead-letter directory \S+none\n$/)
+  const empty = path.join(dir, 'empty')
+  fs.mkdirSync(empty)
+  const none = await cli(['replay', 'nosuch', '--dead-letter-dir', empty], env).done
+  assert.deepEqual([none.code, none.stdout], [0, `collector: no dead letters for nosuch in ${empty}\n`])
+})
+
 // Retention mistakes delete data or nothing: refused at start, exit 2, one
 // line. A bare number is milliseconds (`--retention 30` meant as days would
 // delete every message as it is stored); a --retention-for naming a
