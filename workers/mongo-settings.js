@@ -2,6 +2,7 @@
 
 const { declareSettings } = require('../lib/shared/settings')
 const { RISKS } = require('../lib/mongo/server-identity')
+const { databaseNameProblem } = require('../lib/mongo/database-name')
 const { retentionProblem, retentionForProblem } = require('./storage/retention')
 
 /*
@@ -24,7 +25,7 @@ const MONGO_SETTINGS = declareSettings({
   },
   // No default: a value given must be told apart from none, when the URI's
   // database wins (lib/collector/mongo-collector.js).
-  database: { type: 'string', group: 'Storage', description: 'database name (default: the one the URI names, else collector)' },
+  database: { type: 'string', validate: databaseNameProblem, group: 'Storage', description: 'database name (default: the one the URI names, else collector)' },
   flushInterval: { type: 'duration', default: 250, range: [1, 3600000], group: 'Storage', description: 'how long updates are coalesced before one bulk write' },
   allowServer: { type: 'list', default: [], choices: () => Object.keys(RISKS), group: 'Storage', description: 'write to a server known to break a guarantee the collector relies on (ferretdb: concurrent updates to one document are not atomic); without it such a server is refused, nothing written' },
   maxPending: { type: 'integer', default: 100000, range: [1, 1e9], group: 'Storage', description: 'pending updates kept per worker while the database is away; more are dropped and counted' },

@@ -6,6 +6,7 @@ const { listCalls, partyText, outcomeText, outcomeCounts, OUTCOME_FILTERS } = re
 const { ladderOf, legsOf, printLadder, SIP_MESSAGES, CALL_LOGS } = require('./calls-ladder')
 const { pingMongo, resolveDatabase, uriDatabase } = require('../../lib/mongo/resolve-mongo')
 const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
+const { databaseNameProblem } = require('../../lib/mongo/database-name')
 const { NAME_PATTERN } = require('../../lib/master/options')
 const { flagTypes } = require('../../lib/shared/value-types')
 const { commandConfig, usageError, formatTable, formatUptime, parseTime } = require('./common')
@@ -84,7 +85,7 @@ const Config = commandConfig(USAGE, {
   host: { type: 'string', default: '127.0.0.1', description: 'address of --serve (loopback unless given)' },
   webConfig: { type: 'path', description: 'TLS and basic auth of --serve, as --metrics-web-config (the Prometheus exporter toolkit\'s web config)' },
   json: { type: 'boolean', default: false, description: 'one JSON object per call (its identifying fields, its SIP outcome, analytics as a closed stream stores them; with --call-id its legs, SIP messages and agents\' logs); the footer goes to stderr' },
-  database: { type: 'string', description: 'database name (default: the one the URI names, else collector)' },
+  database: { type: 'string', validate: databaseNameProblem, description: 'database name (default: the one the URI names, else collector)' },
   mongoUri: {
     type: 'string',
     secret: true,

@@ -98,6 +98,13 @@ test('bad flags exit 2 with the message naming each flag, no stack', async () =>
   assert.equal(unknown.code, 2)
   assert.match(unknown.stderr, /unknown collector "no-such-collector"/)
   assertNoStack(unknown.stderr)
+  // A database name MongoDB refuses was taken, and failed as write errors.
+  for (const [args, name] of [[['calls', '--database', 'bad/name'], 'bad/name'], [['run', 'syslog', '--database', 'a.b'], 'a.b'], [['run', 'syslog', '--database', 'x'.repeat(64)], 'x'.repeat(64)]]) {
+    const r = await cli(args).done
+    assert.equal(r.code, 2, r.stderr)
+    assert.match(r.stderr, new RegExp(`--database: (a database name cannot hold "[/.]"|MongoDB takes database names of at most 63 bytes, this has 64).*, got "${name.replace('.', '\\.')}"`))
+    assertNoStack(r.stderr)
+  }
   // verify said "--sample is required" of a collector that does not exist (QA).
   const verified = await cli(['verify', 'no-such-collector']).done
   assert.deepEqual([verified.code, verified.stderr.split('\n').length], [2, 2], verified.stderr)
