@@ -222,4 +222,15 @@ async function callPcap (db, callId, { collections }) {
   return messages.length === 0 ? null : sipPcap(messages)
 }
 
-module.exports = { searchPage, callPage, callText, callPcap, ladderSvg }
+/**
+ * The /sip search of `collector calls`'s flags (`{ callId, number, … }`, as
+ * the command's config names them), or undefined when none is given:
+ * `--serve` opens the view, and says where these flags' search is.
+ * @returns {string|undefined}
+ */
+function searchPath (config) {
+  const params = SEARCH_PARAMS.filter(([, name]) => config[name] !== undefined).map(([param, name]) => `${param}=${encodeURIComponent(config[name])}`)
+  return params.length === 0 ? undefined : `/sip?${params.join('&')}`
+}
+
+module.exports = { searchPath, searchPage, callPage, callText, callPcap, ladderSvg }

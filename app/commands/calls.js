@@ -101,6 +101,7 @@ function crossChecks (config, given) {
   const problems = []
   if (given.has('since') && (given.has('from') || given.has('to'))) problems.push({ flag: 'since', message: 'one window: --since, or --from TIME [--to TIME], not both' })
   const ignored = config.perMinute ? Object.keys(NOT_PER_MINUTE).filter((name) => given.has(name)) : []
+  if (config.serve !== undefined && config.json) problems.push({ flag: 'json', message: 'is for the terminal; --serve shows the view as HTML (its one-call pages link their exports)' })
   if (ignored.length > 0) problems.push({ flag: 'per-minute', message: `counts every call with media of the --since window by band, and takes no ${ignored.map((name) => `--${NOT_PER_MINUTE[name]}`).join(', ')}` })
   return problems
 }
@@ -267,6 +268,7 @@ function sipRow (outcome, doc) {
 // The HTML view until SIGINT or SIGTERM (calls-view.js).
 async function serve (db, config, out, err) {
   const { CallsViewServer } = require('./calls-view')
+  const { searchPath } = require('./calls-sip-view')
   const collections = { calls: CALLS, streams: STREAMS, messages: SIP_MESSAGES, logs: CALL_LOGS }
   // What the view has to say (a failed page, a refused login) goes to stderr, a line each.
   const logger = createNoopLogger()
@@ -275,7 +277,11 @@ async function serve (db, config, out, err) {
   const server = new CallsViewServer(db.collection(STREAMS), { host: config.host, port: config.serve, webConfig: config.webConfig, since: config.since, worst: config.worst, logger, table: TABLE, db, collections, bounds })
   const { address, port } = await server.start()
   const web = server.web
-  out.write(`serving the calls at ${web && web.tls ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}/ (Ctrl-C stops)\n`)
+  const base = `${web && web.tls ? 'https' : 'http'}://${address.includes(':') ? `[${address}]` : address}:${port}`
+  out.write(`serving the calls at ${base}/ (Ctrl-C stops)\n`)
+  // Search flags beside --serve were ignored without a word: where their search is.
+  const search = searchPath({ ...config, order: config.order === 'time' ? 'time' : undefined })
+  if (search !== undefined) out.write(`the calls your flags ask for: ${base}${search}\n`)
   await new Promise((resolve) => {
     process.once('SIGINT', resolve)
     process.once('SIGTERM', resolve)

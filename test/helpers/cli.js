@@ -36,7 +36,7 @@ async function serveView (t, env, args) {
     child.kill('SIGTERM')
     return exited
   }
-  return { url, stop, stderr: () => stderr }
+  return { url, stop, stdout: () => stdout, stderr: () => stderr }
 }
 
 module.exports = { runCli, serveView, CLI }

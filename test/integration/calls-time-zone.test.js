@@ -58,6 +58,14 @@ test('--from/--to and the search form read a time without a zone as UTC, as the 
   const zoned = await runCli(env, 'calls', '--database', db.databaseName, '--from', `${from}-05:00`, '--to', `${to}-05:00`, '--json')
   assert.equal(zoned.stdout.trim(), '', 'five hours later: not the call')
   await view.stop()
+  // Search flags beside --serve were ignored without a word (QA): it says the search page they ask for; --json is refused.
+  const searched = await serveView(t, env, ['--database', db.databaseName, '--serve', '0', '--from', from, '--to', to, '--outcome', 'failed'])
+  const search = await waitFor(() => /^the calls your flags ask for: (\S+)$/m.exec(searched.stdout()), { what: 'the search line' })
+  assert.equal(search[1], `${searched.url}sip?outcome=failed&from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`)
+  assert.match(await (await fetch(search[1])).text(), /<p id="summary">1 call/)
+  await searched.stop()
+  const json = await runCli(env, 'calls', '--database', db.databaseName, '--serve', '0', '--json')
+  assert.deepEqual([json.code, json.stderr], [2, 'collector: --json: is for the terminal; --serve shows the view as HTML (its one-call pages link their exports) (see collector calls --help)\n'])
   // A day its month has not, a bare number, a window that starts after now: one line each, exit 2 (QA).
   for (const [args, message] of [
     [['--from', '2026-02-30T00:00Z'], /^collector: --from: must be a time, e\.g\. 2026-11-27T05:00:00Z/],
