@@ -18,7 +18,7 @@ const DB_ENTRY = path.join(__dirname, 'database-entry.js')
  * collectors started with `collector start` share one server that none of
  * them stops. Resolves once it listens; rejects with its own one-line reason
  * (and leaves no PM2 app behind) when it cannot start.
- * @param {string[]} argv its flags (app/database-entry.js: --port, --host, --db-path, --db-memory)
+ * @param {string[]} argv its flags (app/database-entry.js: --port, --host, --db-path, --db-memory); none, of one stopped: the flags it had
  * @param {{ pm2Home?: string, env?: object, logger?: object }} [options] logger: the choice's progress (a fetch, a build)
  * @returns {Promise<{ name: string, pid: number, status: string, args: string[], choice: import('../lib/mongo/choose-server').ServerChoice }>}
  */
@@ -33,12 +33,15 @@ async function startDatabase (argv = [], options = {}) {
   return withPm2(options, async (api) => {
     const existing = await findApp(api, DB_APP)
     if (existing && existing.pm2_env.status === 'online') throw new CollectorError(`the database is already running under PM2 (pid ${existing.pid}); see \`collector db status\``, 'ERR_DB_RUNNING')
+    // Stopped, it is started again where it was (`db stop` keeps the app
+    // for that): its data in the --db-path it was given, on its port.
+    const args = existing && argv.length === 0 ? [].concat(existing.pm2_env.args || []) : argv
     if (existing) await call(api, 'delete', DB_APP)
     const app = {
       ...APP_DEFAULTS,
       name: DB_APP,
       script: DB_ENTRY,
-      args: argv,
+      args,
       listen_timeout: 60000,
       kill_timeout: 15000,
       env: { ...options.env, ...keep, ...startWaiterEnv() }
@@ -51,17 +54,21 @@ async function startDatabase (argv = [], options = {}) {
       await removeApp(api, DB_APP)
       throw new CollectorError(reason.replace(/^collector db: /, ''), 'ERR_DB_START')
     }
-    return { name: DB_APP, pid: proc.pid, status: proc.pm2_env.status, args: [].concat(proc.pm2_env.args || []), choice }
+    return { name: DB_APP, pid: proc.pid, status: proc.pm2_env.status, args: [].concat(proc.pm2_env.args || []), choice, again: args !== argv }
   })
 }
 
-/** Stops the database PM2 runs (it commits its data) and removes its app: `{ inMemory }`, whether its data went with it. */
+/**
+ * Stops the database PM2 runs (it commits its data), keeping its app, so
+ * that `collector db start` with no flags starts it again where it was (its
+ * data directory, its port): `{ inMemory }`, whether its data went with it.
+ */
 function stopDatabase (options = {}) {
   return withPm2(options, async (api) => {
     const proc = await findApp(api, DB_APP)
     if (!proc) throw new CollectorError('the database is not running under PM2 (start it with `collector db start`)', 'ERR_NO_SUCH_COLLECTOR')
+    if (proc.pm2_env.status !== 'online') throw new CollectorError('the database under PM2 is already stopped (`collector db start` starts it again with the flags it had)', 'ERR_COLLECTOR_NOT_RUNNING')
     await call(api, 'stop', DB_APP)
-    await call(api, 'delete', DB_APP)
     return { inMemory: [].concat(proc.pm2_env.args || []).includes('--db-memory') }
   })
 }

@@ -34,12 +34,13 @@ async function run (argv) {
 
 async function start (argv) {
   const { Config, logger } = require('../database-entry')
-  const config = Config.parse(argv) // a bad flag fails here, not in a PM2 log
-  if (config.help) return Config.printHelp()
+  if (Config.parse(argv).help) return Config.printHelp() // a bad flag fails here, not in a PM2 log
   const proc = await launcher.startDatabase(argv, { ...launcherOptions(), logger })
   const { choice } = proc
+  const config = Config.parse(proc.args, {})
   const skipped = choice.skipped.length ? `; skipped: ${choice.skipped.join(', ')}` : ''
-  process.stdout.write(`started the database under PM2 (pid ${proc.pid}): ${serverName(choice)}, ${describeStorage(config, choice.kind)}${choice.source ? ` (${choice.source})` : ''}${skipped}; see \`collector db status\`\n`)
+  const again = proc.again && proc.args.length > 0 ? ` again with its flags (${proc.args.join(' ')})` : ''
+  process.stdout.write(`started the database under PM2${again} (pid ${proc.pid}): ${serverName(choice)}, ${describeStorage(config, choice.kind)}${choice.source ? ` (${choice.source})` : ''}${skipped}; see \`collector db status\`\n`)
   return 0
 }
 
@@ -67,6 +68,7 @@ async function status (argv) {
     ...(server ? [`server  ${serverName(server)}, pid ${server.pid}`] : []),
     `data  ${describeStorage(config, server && server.kind)}`,
     `logs  ${proc.logs.out}`,
+    ...(proc.status === 'online' ? [] : ['(`collector db start` starts it again with the flags it had)']),
     ''
   ].join('\n'))
   return answers ? 0 : 1
