@@ -1,6 +1,6 @@
 'use strict'
 
-const { OPTIONS, NAME_PATTERN, envNameOf } = require('../lib/master/options')
+const { OPTIONS, nameProblem, envNameOf } = require('../lib/master/options')
 const { deepFreeze } = require('./flag-definitions')
 const { allowListProblem } = require('../lib/shared/allow-list')
 
@@ -39,7 +39,7 @@ const optionFlags = Object.fromEntries(
   Object.values(OPTIONS).filter((decl) => decl.flag).map((decl) => [decl.flag, flagOf(decl)])
 )
 optionFlags.workername.required = true
-optionFlags.name.validate = (name) => NAME_PATTERN.test(name) ? undefined : 'use letters, digits, ".", "_" and "-" only, starting with a letter or digit'
+optionFlags.name.validate = nameProblem
 optionFlags.allow.validate = (list) => {
   const problem = list.length === 0 ? { reason: 'lists no address or prefix' } : allowListProblem(list)
   // the message shows the value given: name the entry only when there are several

@@ -7,7 +7,7 @@ const { ladderOf, legsOf, printLadder, SIP_MESSAGES, CALL_LOGS } = require('./ca
 const { pingMongo, resolveDatabase, uriDatabase } = require('../../lib/mongo/resolve-mongo')
 const { redactUri, hasPassword } = require('../../lib/mongo/redact-uri')
 const { databaseNameProblem } = require('../../lib/mongo/database-name')
-const { NAME_PATTERN } = require('../../lib/master/options')
+const { nameProblem } = require('../../lib/master/options')
 const { flagTypes } = require('../../lib/shared/value-types')
 const { commandConfig, usageError, formatTable, formatUptime, parseTime } = require('./common')
 const { printable, printableJson } = require('../terminal-text')
@@ -129,7 +129,7 @@ async function run (argv, { env = process.env, out = process.stdout, err = proce
   if (argv[0] === '--help' || argv[0] === '-h') return printHelp(out)
   const named = argv.length > 0 && !argv[0].startsWith('-')
   const name = named ? argv[0] : 'rtcp'
-  if (!NAME_PATTERN.test(name)) throw usageError(`NAME ${JSON.stringify(name)}: must be letters, digits, ".", "_" and "-", starting with a letter or digit`)
+  if (nameProblem(name)) throw usageError(`NAME ${JSON.stringify(name)}: ${nameProblem(name)}`)
   const config = parseFlags(named ? argv.slice(1) : argv, env)
   if (config.help) return printHelp(out)
   timeWindow(config) // its mistakes before any connection

@@ -31,6 +31,16 @@ const DGRAM_REUSE_PORT_SINCE = [22, 12]
 // benchmarks/chaos.js --only syslog-run; flags present in Node 20 to 26).
 const WORKERS_NODE_ARGS = Object.freeze(['--max-semi-space-size=2', '--heap-growing-percent=20'])
 const NAME_PATTERN = /^[A-Za-z0-9][\w.-]*$/
+// A name becomes file and directory names (stats, disk buffer, dead
+// letters, PM2's logs: `<name>-out.log`), each at most 255 bytes.
+const MAX_NAME_LENGTH = 100
+
+/** What is wrong with a collector name, or undefined. */
+function nameProblem (name) {
+  if (typeof name !== 'string' || !NAME_PATTERN.test(name)) return 'must be letters, digits, ".", "_" and "-", starting with a letter or digit'
+  if (name.length > MAX_NAME_LENGTH) return `must be at most ${MAX_NAME_LENGTH} characters (it names files), this has ${name.length}`
+  return undefined
+}
 const AFFINITIES = Object.freeze(['prefer', 'strict'])
 // The protocols whose listeners check `allow`.
 const ALLOW_PROTOCOLS = ['udp', 'tcp_server']
@@ -249,11 +259,12 @@ function checkChoices (options) {
   if (options.udpReceiver === 'native' && options.protocol === 'udp' && !NativeUdpSocket.available) {
     throw new InvalidOptionError('udpReceiver', options.udpReceiver, `needs the native receiver, which is not built (${NativeUdpSocket.unavailableReason()}); run \`node native/build.js\` or use 'auto'`)
   }
-  if (typeof options.name !== 'string' || !NAME_PATTERN.test(options.name)) throw new InvalidOptionError('name', options.name, 'must be letters, digits, ".", "_" and "-", starting with a letter or digit')
+  const badName = nameProblem(options.name)
+  if (badName) throw new InvalidOptionError('name', options.name, badName)
   for (const key of ['host', 'metricsHost']) {
     if (typeof options[key] !== 'string' || options[key].length === 0) throw new InvalidOptionError(key, options[key], 'must be a host name or address')
   }
   if (!options.workerOptions || typeof options.workerOptions !== 'object') throw new InvalidOptionError('workerOptions', options.workerOptions, 'must be an object')
 }
 
-module.exports = { OPTIONS, DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS, RECEIVE_MODES, NAME_PATTERN, nodeHasDgramReusePort, ALLOW_PROTOCOLS, normalizeOptions, envNameOf }
+module.exports = { OPTIONS, DEFAULTS, INTEGER_RANGES, UDP_RECEIVERS, RECEIVE_MODES, nameProblem, nodeHasDgramReusePort, ALLOW_PROTOCOLS, normalizeOptions, envNameOf }

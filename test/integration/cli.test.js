@@ -105,6 +105,10 @@ test('bad flags exit 2 with the message naming each flag, no stack', async () =>
     assert.match(r.stderr, new RegExp(`--database: (a database name cannot hold "[/.]"|MongoDB takes database names of at most 63 bytes, this has 64).*, got "${name.replace('.', '\\.')}"`))
     assertNoStack(r.stderr)
   }
+  // A name too long for the files it names failed once the database had started (QA).
+  const long = await cli(['run', 'syslog', '--name', 'n'.repeat(300)]).done
+  assert.equal(long.code, 2, long.stderr)
+  assert.match(long.stderr, /--name: must be at most 100 characters \(it names files\), this has 300/)
   // verify said "--sample is required" of a collector that does not exist (QA).
   const verified = await cli(['verify', 'no-such-collector']).done
   assert.deepEqual([verified.code, verified.stderr.split('\n').length], [2, 2], verified.stderr)
