@@ -100,6 +100,15 @@ class Entry {
   }
 
   async start () {
+    try {
+      const release = stats.claimName(this.dir, this.config.name)
+      process.once('exit', release)
+    } catch (err) {
+      if (!err || err.code !== 'ERR_NAME_IN_USE') throw err
+      this.ctx.stderr.write(`collector: ${err.message}\n`)
+      await stats.writeFailure(this.dir, this.config.name, err).catch(() => {}) // for `collector start`'s report
+      return this.ctx.exit(EXIT.startFailedCode(this.ctx.env))
+    }
     this.installHandlers()
     try {
       await this.collector.start()

@@ -5,6 +5,8 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../lib/shared/make-dir')
 const { stateHome } = require('../lib/shared/state-dir')
+const { takeClaim, releaseClaim } = require('../lib/shared/pid-claim')
+const CollectorError = require('../exceptions/collector-error')
 
 /** Version of the stats-file layout; bumped on incompatible changes. */
 const FORMAT = 1
@@ -217,8 +219,25 @@ function buildSnapshot (meta, stats, rates) {
   }
 }
 
+/**
+ * Claims a collector name in the stats directory for this process
+ * (`<dir>/<name>.pid`), so that two collectors of one name (two `collector
+ * run`, or a `run` beside a `start`) do not write one stats file, disk
+ * buffer and dead letters; a claim left by a process that is gone is taken
+ * over. Returns its release (it releases only this process's claim).
+ * @throws {CollectorError} ERR_NAME_IN_USE, with the pid of the holder
+ */
+function claimName (dir, name) {
+  makeDir(dir, PRIVATE_DIR)
+  const file = path.join(dir, `${name}.pid`)
+  const holder = takeClaim(file)
+  if (holder !== null) throw new CollectorError(`a collector named ${name} runs already (pid ${holder}): give this one another --name, or stop that one`, 'ERR_NAME_IN_USE', { name, pid: holder })
+  return () => releaseClaim(file)
+}
+
 module.exports = {
   FORMAT,
+  claimName,
   statsDir,
   statsPath,
   writeStats,

@@ -23,6 +23,7 @@ const ERROR_CODES = Object.freeze({
   ERR_COLLECTOR_EXISTS: { class: 'CollectorError', by: 'the launcher', when: '`collector start` of a name PM2 already has' },
   ERR_NO_SUCH_COLLECTOR: { class: 'CollectorError', by: 'the launcher', when: 'a command names a collector PM2 does not have' },
   ERR_NO_DEAD_LETTERS: { class: 'CollectorError', by: 'the CLI', when: '`collector replay`: the dead-letter directory looked in does not exist (a mistyped name, or a collector started with another directory)' },
+  ERR_NAME_IN_USE: { class: 'CollectorError', by: 'the CLI', when: 'a collector starts under a name another running collector has (in the same stats directory): exit 1, nothing started' },
   ERR_COLLECTOR_NOT_RUNNING: { class: 'CollectorError', by: 'the launcher', when: 'a command that needs a running collector found it stopped' },
   ERR_COLLECTOR_START: { class: 'CollectorError', by: 'the launcher', when: 'the collector did not become ready (its log says why)' },
   ERR_COLLECTOR_RUNNING: { class: 'CollectorError', by: 'the launcher', when: '`collector start NAME` of one already online' },

@@ -3,9 +3,9 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const BufferError = require('../../exceptions/buffer-error')
-const { makeDir, PRIVATE_DIR, PRIVATE_FILE } = require('../shared/make-dir')
+const { makeDir, PRIVATE_DIR } = require('../shared/make-dir')
 const { readJsonFile, writeJsonFile } = require('../shared/json-file')
-const { isAlive } = require('../shared/is-alive')
+const { takeClaim, releaseClaim, claimedBy } = require('../shared/pid-claim')
 
 /*
  * Who holds a disk buffer's directory (lib/master/journal.js), and for
@@ -23,30 +23,23 @@ const DESTINATION_FILE = 'destination.json'
  * @throws {BufferError} held by another live process, or not writable
  */
 function takeLock (dir) {
-  const file = path.join(dir, LOCK_FILE)
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: PRIVATE_FILE })
-      return true
-    } catch (err) {
-      if (err.code !== 'EEXIST') throw new BufferError(dir, `cannot write in the directory (${err.code || err.message})`, err)
-    }
-    const holder = Number.parseInt(readText(file), 10)
-    if (holder && holder !== process.pid && isAlive(holder)) {
-      throw new BufferError(dir, `in use by process ${holder}: each collector needs a buffer directory of its own (--buffer-dir)`)
-    }
-    fs.rmSync(file, { force: true }) // left by a process that is gone
+  let holder
+  try {
+    holder = takeClaim(path.join(dir, LOCK_FILE))
+  } catch (err) {
+    throw new BufferError(dir, err.code === 'EAGAIN' ? 'could not take the lock file' : `cannot write in the directory (${err.code || err.message})`, err)
   }
-  throw new BufferError(dir, 'could not take the lock file')
+  if (holder !== null) throw new BufferError(dir, `in use by process ${holder}: each collector needs a buffer directory of its own (--buffer-dir)`)
+  return true
 }
 
 /** The pid the directory's lock names, or null (no lock). */
 function lockHolder (dir) {
-  return Number.parseInt(readText(path.join(dir, LOCK_FILE)), 10) || null
+  return claimedBy(path.join(dir, LOCK_FILE))
 }
 
 function releaseLock (dir) {
-  fs.rmSync(path.join(dir, LOCK_FILE), { force: true })
+  releaseClaim(path.join(dir, LOCK_FILE))
 }
 
 /**
@@ -80,10 +73,6 @@ function setAsideForOther (dir, destination) {
   }
   if (before !== destination) writeJsonFile(file, { destination })
   return moved
-}
-
-function readText (file) {
-  try { return fs.readFileSync(file, 'utf8') } catch { return '' }
 }
 
 // The bytes free to this process on the directory's file system (Infinity

@@ -193,6 +193,12 @@ test('run in the foreground: status --json, top --once, then SIGINT drains and e
   assert.match(top.stdout, /^ {2}worker 1 /m)
   assert.doesNotMatch(top.stdout, /BUFFERED|REPLAYED/, 'no buffer columns while no collector has one')
 
+  // A second collector of the same name (no disk buffer to refuse it) was
+  // accepted and wrote the same stats file (QA): refused, nothing started.
+  const second = await cli(['run', ECHO, '--port', '0', '--name', name], env).done
+  assert.deepEqual([second.code, second.stderr], [1, `collector: a collector named ${name} runs already (pid ${ready.pid}): give this one another --name, or stop that one\n`])
+  assert.equal((await readStats(name, dir)).pid, ready.pid, 'the stats file is still the first one\'s')
+
   // 200 messages x 30 ms over 2 workers: still in flight when the signal lands.
   run.child.kill('SIGINT')
   const exit = await run.done
@@ -202,6 +208,7 @@ test('run in the foreground: status --json, top --once, then SIGINT drains and e
   assert.equal(final.state, 'stopped')
   assert.equal(final.stats.processed, 200, 'everything received was processed before exit')
   assert.equal(final.stats.lost, 0)
+  assert.equal(fs.existsSync(path.join(dir, `${name}.pid`)), false, 'its name released at exit')
 })
 
 test('status of a collector whose master was SIGKILLed says it is gone, not running', { timeout: 60000 }, async (t) => {

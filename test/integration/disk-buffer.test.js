@@ -148,7 +148,7 @@ test('the buffer directory deleted during an outage: made again within a second 
   await waitFor(async () => { const s = await first.stats(); return s.buffer.messages === 6000 }, { what: 'every line on disk', timeout: 30000 })
   fs.rmSync(bufferDir, { recursive: true, force: true }) // a cleanup script, an operator's rm -rf
   await waitFor(async () => { const s = await first.stats(); return (s.events.bufferDirRestored || 0) === 1 }, { what: 'the directory made again', timeout: 10000 })
-  assert.equal(Number(fs.readFileSync(path.join(bufferDir, 'lock'), 'utf8')), first.pid, 'its lock taken again')
+  assert.equal(Number.parseInt(fs.readFileSync(path.join(bufferDir, 'lock'), 'utf8'), 10), first.pid, 'its lock taken again')
   const restored = await first.stats()
   assert.equal(restored.buffer.messages, 6000, 'what it held is in the directory again')
   assert.deepEqual(restored.eventReasons.bufferDirRestored, { deleted: 1 })

@@ -114,7 +114,7 @@ test('unreleased batches come back at the next open, oldest first, with their id
     assert.deepEqual(opened.found, { segments: 1, records: written.length, messages, bytes: size })
     assert.deepEqual(opened.damaged, { records: 0, bytes: 0 })
     assertReplayed(journal, opened.batches, written)
-    assert.equal(Number(fs.readFileSync(path.join(dir, 'lock'), 'utf8')), process.pid)
+    assert.equal(Number.parseInt(fs.readFileSync(path.join(dir, 'lock'), 'utf8'), 10), process.pid)
     const stats = journal.stats()
     assert.deepEqual([stats.segments, stats.records, stats.messages, stats.bytes], [2, written.length, messages, size], 'the old segment and a new, empty, active one')
     journal.close()
@@ -351,11 +351,20 @@ test('the directory of another live process is refused; a lock left by a dead on
   assert.equal(fs.readFileSync(lock, 'utf8'), `${holder.pid}\n`, 'the holder keeps its lock')
   assert.deepEqual(segmentFiles(dir), [], 'nothing written')
 
+  // The same pid with another start time: a process that reused the pid of
+  // one gone (after a reboot), not the holder (PM2 resurrecting a collector
+  // at boot was refused its own buffer).
+  fs.writeFileSync(lock, `${holder.pid} 1\n`)
+  const reused = openJournal(t, dir)
+  assert.equal(Number.parseInt(fs.readFileSync(lock, 'utf8'), 10), process.pid, 'a lock naming a reused pid is taken over')
+  reused.journal.close()
+  fs.writeFileSync(lock, `${holder.pid}\n`)
+
   holder.kill('SIGKILL')
   await once(holder, 'exit')
   const { journal, opened } = openJournal(t, dir)
   assert.deepEqual(opened.batches, [])
-  assert.equal(fs.readFileSync(lock, 'utf8'), `${process.pid}\n`, 'a dead holder\'s lock is taken over')
+  assert.match(fs.readFileSync(lock, 'utf8'), new RegExp(`^${process.pid} \\d+\n$`), 'a dead holder\'s lock is taken over, naming this process and its start time')
   assert.equal(journal.append(makeBatch(1)), true)
 })
 
@@ -601,7 +610,7 @@ test('a directory deleted while open: made again with its lock, the records not 
   waiting.push(nameless)
   const moved = journal.restoreLost()
   assert.deepEqual(moved, { segments: before.length, records: waiting.length, messages: sum(waiting, (b) => b.count), left: 0 }, 'every record not released, the nameless write included')
-  assert.equal(Number(fs.readFileSync(path.join(dir, 'lock'), 'utf8')), process.pid, 'the lock taken again')
+  assert.equal(Number.parseInt(fs.readFileSync(path.join(dir, 'lock'), 'utf8'), 10), process.pid, 'the lock taken again')
   const after = segmentFiles(dir)
   assert.ok(after.every((name) => !before.includes(name)), `new names only (${before} then ${after})`)
   assert.equal(bytesOnDisk(dir), sum(waiting, recordSize), 'the records not released, each once, and nothing else')
@@ -631,7 +640,7 @@ test('a lock file deleted while open is taken again; a directory another live pr
   appendAll(journal, [first])
   fs.rmSync(path.join(dir, 'lock'))
   assert.deepEqual(journal.restoreLost(), { segments: 0, records: 0, messages: 0, left: 0 })
-  assert.equal(fs.readFileSync(path.join(dir, 'lock'), 'utf8'), `${process.pid}\n`)
+  assert.equal(Number.parseInt(fs.readFileSync(path.join(dir, 'lock'), 'utf8'), 10), process.pid)
 
   const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' })
   t.after(() => holder.kill('SIGKILL'))
