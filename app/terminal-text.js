@@ -16,13 +16,24 @@ const ZERO_WIDTH = /[\p{Mn}\p{Me}]/u
  * `text` as a page shows it (the calls view, before HTML escaping): what
  * printable() escapes (bidi overrides that reverse the text around them,
  * invisible characters, controls) as the same escape text, but line
- * breaks, tabs and backslashes, which a page does not act on: a raw SIP
- * message keeps its lines.
+ * breaks and tabs, which a page does not act on: a raw SIP message keeps
+ * its lines. Backslashes stay as they are in a text with nothing to
+ * escape (a SIP display name's quoted pair reads as sent), and are doubled
+ * in one with escapes, so that a sender's own `\x1b` text is told apart
+ * from an ESC shown as escape text.
  * @param {*} text
  * @returns {string}
  */
 function visibleOnPage (text) {
-  return String(text).replace(ESCAPED, (c) => c === '\n' || c === '\r' || c === '\t' || c === '\\' ? c : escapeOne(c))
+  const string = String(text)
+  const keep = (c) => c === '\n' || c === '\r' || c === '\t'
+  let escapes = false
+  const shown = string.replace(ESCAPED, (c) => {
+    if (keep(c) || c === '\\') return c
+    escapes = true
+    return escapeOne(c)
+  })
+  return escapes ? string.replace(ESCAPED, (c) => keep(c) ? c : escapeOne(c)) : shown
 }
 
 /**

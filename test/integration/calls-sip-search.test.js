@@ -169,7 +169,7 @@ test('the SIP search finds calls past the read bound, pages through them, takes 
 
 test('the text export of a call is safe to print: a sender\'s ESC, BEL, C1, bidi and lone CR are escape text, its lines stay lines; the pcap keeps the bytes (QA)', { timeout: 60000 }, async (t) => {
   const { collector, db, port } = await startTestCollector(t, hep)
-  const hostile = 'Subject: \u001b[2J\u0007 \u009b31m paid \u202egnp.exe\rFAKE LINE'
+  const hostile = 'Subject: \u001b[2J\u0007 \u009b31m paid \u202egnp.exe\rFAKE LINE \\x1b typed'
   const text = sip('INVITE sip:bob@b.example SIP/2.0', { callId: 'hostile@text', caller: 'sip:eve@a.example', cseq: '1 INVITE' }).replace('Content-Length: 0', `${hostile}\r\nContent-Length: 0`)
   await send(port, [packet(text, { at: T0 })])
   await waitFor(() => collector.summary().processed === 1, { what: 'the packet stored' })
@@ -185,7 +185,8 @@ test('the text export of a call is safe to print: a sender\'s ESC, BEL, C1, bidi
   // Nothing a terminal acts on or hides but the lines' own CR LF, LF and tabs.
   // eslint-disable-next-line no-control-regex
   assert.doesNotMatch(body.replace(/\r\n/g, '\n'), /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/)
-  assert.ok(body.includes('Subject: \\x1b[2J\\x07 \\x9b31m paid \\u202egnp.exe\\rFAKE LINE\r\n'), body)
+  // The sender's own "\x1b" text: its backslash doubled, told apart from the ESC shown as \x1b.
+  assert.ok(body.includes('Subject: \\x1b[2J\\x07 \\x9b31m paid \\u202egnp.exe\\rFAKE LINE \\\\x1b typed\r\n'), body)
   assert.ok(body.includes('\r\nCall-ID: hostile@text\r\nCSeq: 1 INVITE\r\n'), 'the message keeps its lines')
   const pcapReply = await fetch(`http://127.0.0.1:${viewPort}/sip/call.pcap?id=hostile%40text`)
   // A browser saves it as a file named after the call, in characters any file system takes.

@@ -10,7 +10,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const pino = require('pino')
-const { printable, printableJson, displayWidth } = require('../../app/terminal-text')
+const { printable, printableJson, displayWidth, visibleOnPage } = require('../../app/terminal-text')
 const { formatTable } = require('../../app/commands/common')
 const { lineFormatter, prettyStream } = require('../../app/pretty-log')
 const { removeDir } = require('../helpers/temp-dir')
@@ -35,6 +35,12 @@ test('printable leaves printable text as it is, and doubles a backslash so a typ
   assert.equal(printable('\\x1b'), '\\\\x1b')
   assert.notEqual(printable('\\x1b'), printable('\x1b'))
   assert.equal(printable(42), '42')
+})
+
+test('visibleOnPage keeps lines, tabs and a SIP quoted pair as sent; in a text it escapes, a backslash is doubled so a sender\'s "\\x1b" differs from an ESC', () => {
+  assert.equal(visibleOnPage('From: "A\\"B" <sip:a@b>\r\n\tX: y'), 'From: "A\\"B" <sip:a@b>\r\n\tX: y')
+  assert.equal(visibleOnPage('S: \\x1b typed, \u001b sent\r\n'), 'S: \\\\x1b typed, \\x1b sent\r\n')
+  assert.equal(visibleOnPage('\u202eevil'), '\\u202eevil')
 })
 
 test('every code point up to U+FFFF and the tag characters: printable output has no forbidden character', () => {
