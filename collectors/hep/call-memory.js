@@ -122,6 +122,47 @@ class StoredCopies {
   get size () { return this.byKey.size }
 }
 
+/**
+ * Per stream side (a reporter and the source it reports on), the copy keys
+ * of its RTCP reports that arrived within the last `span` (CopyWindow's),
+ * written with each report on its side (`recentCaptures`, index.js), so
+ * that a worker that starts reads back every report whose copy may still
+ * come (copy-warmup.js), not the side's last alone: a side that reports
+ * faster than its copies lag behind (WebRTC's RTCP, a few a second) has
+ * others after the one a copy is of. Two generations by arrival, as
+ * CopyWindow's: a side silent for two spans is forgotten.
+ */
+class SideCaptures {
+  constructor ({ span, maxPerSide = 16 }) {
+    this.span = span
+    this.maxPerSide = maxPerSide
+    this.current = new Map()
+    this.previous = new Map()
+    this.rotatedAt = Date.now()
+  }
+
+  /** Adds a report's capture (`{ key, at, message }`) of `side`, arrived at `now`; returns the side's captures that arrived within a span of it, oldest first. */
+  add (side, capture, now = Date.now()) {
+    if (now - this.rotatedAt >= 2 * this.span) {
+      this.previous = new Map()
+      this.current = new Map()
+      this.rotatedAt = now
+    } else if (now - this.rotatedAt >= this.span) {
+      this.previous = this.current
+      this.current = new Map()
+      this.rotatedAt = now
+    }
+    const held = this.current.get(side) || this.previous.get(side) || []
+    const kept = held.filter((entry) => now - entry.arrived <= this.span)
+    kept.push({ capture, arrived: now })
+    if (kept.length > this.maxPerSide) kept.shift()
+    this.current.set(side, kept)
+    return kept.map((entry) => entry.capture)
+  }
+
+  get size () { return this.current.size + this.previous.size }
+}
+
 // Dialogs of one call whose BYE is stored: a forked INVITE brings one per
 // phone that answered, a handful.
 const MAX_BYE_DIALOGS = 8
@@ -214,4 +255,4 @@ class CallLedger {
   get size () { return this.calls.size }
 }
 
-module.exports = { CopyWindow, StoredCopies, CallLedger }
+module.exports = { CopyWindow, StoredCopies, SideCaptures, CallLedger }

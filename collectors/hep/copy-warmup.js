@@ -8,9 +8,10 @@
 // `_id`, whose leading seconds are the batch's arrival (batch-ids.js):
 // the index every collection has. A message whose raw text was cut
 // (`truncated`) is left out: its copies' hash is of the whole. RTCP keeps
-// no document per report: a stream's side holds its last report's copy key
-// (`lastCapture`, index.js rtcpItemsOf), read back from the streams written
-// in those seconds (by `metadata.lastUpdated`, which every write moves).
+// no document per report: a stream's side holds the copy keys of its
+// reports of the last moment (`recentCaptures`, index.js rtcpItemsOf), read
+// back from the streams written in those seconds (by
+// `metadata.lastUpdated`, which every write moves).
 
 const { storedCopyKey } = require('./hep-records')
 
@@ -61,20 +62,23 @@ async function readFrom (span, heldSince) {
   return held > 0 && Number.isFinite(held) ? Math.min(from, held - 2 * span) : from
 }
 
-// The last report of each side of the streams written since `since`, at
-// most `limit`: into `stored` by its copy key, with its message's key. The
+// The recent reports of each side of the streams written since `since`, at
+// most `limit`: into `stored` by their copy keys, with their messages' keys. The
 // range is on the index { active, metadata.lastUpdated } (ended streams too:
 // a BYE may have ended one since).
 async function warmReports (stored, streams, since, limit) {
   const filter = { active: { $in: [true, false] }, 'metadata.lastUpdated': { $gte: since } }
-  const cursor = streams.find(filter, { projection: { 'from.lastCapture': 1, 'to.lastCapture': 1 }, sort: { 'metadata.lastUpdated': -1 }, limit })
+  const cursor = streams.find(filter, { projection: { 'from.recentCaptures': 1, 'to.recentCaptures': 1, 'from.lastCapture': 1, 'to.lastCapture': 1 }, sort: { 'metadata.lastUpdated': -1 }, limit })
   let warmed = 0
   for await (const stream of cursor) {
     for (const side of [stream.from, stream.to]) {
-      const capture = side && side.lastCapture
-      if (!capture || typeof capture.key !== 'string' || !(capture.at instanceof Date) || typeof capture.message !== 'string') continue
-      stored.add(capture.key, capture.at.getTime(), capture.message)
-      if (++warmed >= limit) return warmed
+      // lastCapture: the one report a side held before recentCaptures.
+      const captures = side ? [].concat(Array.isArray(side.recentCaptures) ? side.recentCaptures : [], side.lastCapture || []) : []
+      for (const capture of captures) {
+        if (!capture || typeof capture.key !== 'string' || !(capture.at instanceof Date) || typeof capture.message !== 'string') continue
+        stored.add(capture.key, capture.at.getTime(), capture.message)
+        if (++warmed >= limit) return warmed
+      }
     }
   }
   return warmed

@@ -12,7 +12,7 @@ const { toStreamUpdates, ssrcsNamed } = require('../rtcp/to-stream-updates')
 const { callQualityOf } = require('../rtcp/rtcp-records')
 const { SIP_MESSAGES } = require('./sip-messages')
 const { CALL_LOGS } = require('./call-logs')
-const { CopyWindow, StoredCopies, CallLedger } = require('./call-memory')
+const { CopyWindow, StoredCopies, SideCaptures, CallLedger } = require('./call-memory')
 const { warmCopies } = require('./copy-warmup')
 
 const CALLS = 'calls' // the SIP calls' collection, by default
@@ -60,22 +60,18 @@ module.exports = defineCollector({
   // A new call (SIP) or reporter SSRC (RTCP) is new documents and memory: capped per minute.
   cardinality: (record) => record.call ? record.call.callId : record.log ? record.log.callId : ssrcsNamed(record.rtcp),
   tally: { types: (record) => record.type },
-  state: (settings) => ({
-    quality: callQualityOf(settings),
-    copies: new CopyWindow({ windowMs: settings.hepCopyWindow }),
-    stored: new StoredCopies(),
-    ledger: new CallLedger(),
-    messagesPerCall: settings.hepMessagesPerCall,
-    counts: { duplicates: { sip: 0, rtcp: 0, log: 0 }, overCap: 0, otherDialogByes: 0, coalesced: 0 }
-  }),
+  state: (settings) => {
+    const copies = new CopyWindow({ windowMs: settings.hepCopyWindow })
+    return stateOf(settings, copies, new SideCaptures({ span: copies.span }))
+  },
   // A worker's copy memory starts from what arrived in its last seconds: copies of what the worker before it stored.
   warm: (state, db, settings, context) => warmCopies(state, db, settings, context),
   // A SIP payload holding several messages gave one record each (hep-records.js): an item each.
   enrich: (records, state, message) => Array.isArray(records) ? records.map((record) => itemsOf(record, state, message)) : itemsOf(records, state, message),
   stats: ({ quality, counts }) => ({ quality: quality.stats(), duplicates: { ...counts.duplicates }, overCap: counts.overCap, otherDialogByes: counts.otherDialogByes, coalesced: counts.coalesced }),
-  memory: ({ quality, copies, stored, ledger }) => {
+  memory: ({ quality, copies, sides, stored, ledger }) => {
     const memory = quality.memory()
-    return { held: { ...memory.held, copies: copies.size, storedCopies: stored.size, calls: ledger.size }, evicted: { ...memory.evicted, copies: copies.evicted, calls: ledger.evicted } }
+    return { held: { ...memory.held, copies: copies.size, copySides: sides.size, storedCopies: stored.size, calls: ledger.size }, evicted: { ...memory.evicted, copies: copies.evicted, calls: ledger.evicted } }
   },
   sinks: [
     sinks.streams({ analytics: callAnalytics, of: (item) => item.call ? item.ends : item.log ? null : item }),
@@ -203,6 +199,19 @@ function isCopy (record, copies, stored, message) {
   return copied && !stored.holds(record.copy, messageKey, arrived)
 }
 
+// A worker's memory between messages (call-memory.js).
+function stateOf (settings, copies, sides) {
+  return {
+    quality: callQualityOf(settings),
+    copies,
+    sides,
+    stored: new StoredCopies(),
+    ledger: new CallLedger(),
+    messagesPerCall: settings.hepMessagesPerCall,
+    counts: { duplicates: { sip: 0, rtcp: 0, log: 0 }, overCap: 0, otherDialogByes: 0, coalesced: 0 }
+  }
+}
+
 // The clock the copy memories keep time by: when the message reached the
 // master (its arrival, which a copy's is within milliseconds of), not when
 // this worker got to it: a worker that stalled between a packet and its
@@ -215,11 +224,12 @@ function arrivalOf (message) {
 // An RTCP record's stream items (none for a copy), the call's SSRCs
 // remembered (a copy's too: the worker after one that died learns them
 // from whichever comes). Each report block's item carries what a copy of
-// the report shares (`lastCapture`, written on its side of the stream with
-// the report's counts, in one update): a worker that starts reads it back
+// the report shares, with that of the side's other reports of the last
+// moment (`recentCaptures`, written on its side of the stream with the
+// report's counts, in one update): a worker that starts reads them back
 // (copy-warmup.js), so that a copy of a report the worker before it stored
 // counts once here too.
-function rtcpItemsOf (record, { copies, stored, ledger, quality, counts }, message) {
+function rtcpItemsOf (record, { copies, sides, stored, ledger, quality, counts }, message) {
   if (record.callId) for (const packet of record.rtcp.packets) if (packet.ssrc !== undefined) ledger.addSsrc(record.callId, String(packet.ssrc))
   if (isCopy(record, copies, stored, message)) {
     counts.duplicates.rtcp++
@@ -230,7 +240,8 @@ function rtcpItemsOf (record, { copies, stored, ledger, quality, counts }, messa
     let capture = null
     for (const item of items) {
       if (item.fromID === undefined) continue
-      item.fields.lastCapture = capture || (capture = { key: record.copy, at: new Date(record.at), message: message.key().toString('hex') })
+      capture = capture || { key: record.copy, at: new Date(record.at), message: message.key().toString('hex') }
+      item.fields.recentCaptures = sides.add(`${item.fromID}>${item.toID}`, capture, arrivalOf(message))
     }
   }
   return items

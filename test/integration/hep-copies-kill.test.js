@@ -103,17 +103,15 @@ test('two agents copying one path, a worker SIGKILLed mid-stream: every SIP mess
 // A stream keeps no document per report: its side holds the last report's
 // copy key, which a starting worker reads back. Before, a report whose copy
 // reached the worker after the one that stored it died counted twice.
-test('two agents copying RTCP, a worker SIGKILLed mid-stream: every report counted once in its stream', { timeout: 120000 }, async (t) => {
+async function copiedReports (t, { calls, reports, every }) {
   const { collector, db, port } = await startTestCollector(t, hep)
-  const calls = 150
-  const reports = 4 // a side's, every 5 s of capture time
   const rounds = calls * reports
   await sendCopied(t, collector, port, rounds, (i) => {
     const n = i % calls
     const r = Math.floor(i / calls)
     const callId = `rtcp-${n}@kill`
     const ssrc = 100000 + 2 * n
-    const at = T0 + n * 7 + r * 5000
+    const at = T0 + n * 7 + r * every
     const side = (back) => [false, true].map((_, agent) => report({ callId, ssrc: back ? ssrc + 1 : ssrc, source: back ? ssrc : ssrc + 1, seq: 1000 + 250 * r, at: at + (back ? 100 : 0), usec: agent ? 700 : 200, agent: agent + 1, back }))
     return [side(false), side(true)]
   })
@@ -123,4 +121,16 @@ test('two agents copying RTCP, a worker SIGKILLed mid-stream: every report count
     `counted other than once: ${wrong.slice(0, 5).map((s) => `${s.from.ID}/${s.to.ID} ${s.from.packets}+${s.to.packets}`).join(', ')}`)
   const workers = (await collector.stats()).workers.map((w) => w.custom)
   t.diagnostic(`duplicates.rtcp of the running workers: ${workers.map((w) => w && w.duplicates.rtcp).join(', ')}`)
+}
+
+test('two agents copying RTCP, a worker SIGKILLed mid-stream: every report counted once in its stream', { timeout: 120000 }, async (t) => {
+  await copiedReports(t, { calls: 150, reports: 4, every: 5000 }) // a side's report every 5 s of capture time, 1.5 s apart as sent
+})
+
+// A side reporting faster than its copies come (WebRTC's RTCP, every 100 ms
+// here, the second agent's copy 150 ms behind): a side's report is not its
+// last when its copy comes. Before, a side kept the last report's copy key
+// alone, and a report whose copy reached the next worker counted twice.
+test('two agents copying RTCP of sides that report faster than the copies lag, a worker SIGKILLed: every report counted once', { timeout: 120000 }, async (t) => {
+  await copiedReports(t, { calls: 10, reports: 40, every: 100 })
 })

@@ -6,7 +6,7 @@
 
 const test = require('node:test')
 const assert = require('node:assert/strict')
-const { CopyWindow, CallLedger } = require('../../collectors/hep/call-memory')
+const { CopyWindow, SideCaptures, CallLedger } = require('../../collectors/hep/call-memory')
 const { callOutcome, callUpdateOf } = require('../../collectors/hep/calls')
 const { matchesNumber, partyText, durationText, outcomeText, outcomeCounts } = require('../../app/commands/calls-list')
 const fs = require('node:fs')
@@ -55,6 +55,21 @@ test('the copy window forgets what arrived two spans ago or more, however long t
   assert.equal(copies.isCopy('bye', 7000, start + 1600 + 6000), false, 'sent again 6 s later, nothing between: stored again')
   assert.equal(copies.isCopy('invite', 5000, start + 1600 + 6000 + 44000), false, 'and 44 s later')
   assert.equal(copies.evicted, 0, 'forgotten on time, not early')
+})
+
+test('a side\'s recent captures: its reports of the last span, at most 16, oldest first; a side silent for two spans is forgotten', () => {
+  const sides = new SideCaptures({ span: 1000 })
+  const start = sides.rotatedAt
+  const keys = (list) => list.map((c) => c.key)
+  assert.deepEqual(keys(sides.add('a>b', { key: 'r1' }, start)), ['r1'])
+  assert.deepEqual(keys(sides.add('a>b', { key: 'r2' }, start + 100)), ['r1', 'r2'], 'a report 100 ms later: both')
+  assert.deepEqual(keys(sides.add('b>a', { key: 'x1' }, start + 150)), ['x1'], 'each side its own')
+  assert.deepEqual(keys(sides.add('a>b', { key: 'r3' }, start + 1050)), ['r2', 'r3'], 'r1 arrived over a span before r3')
+  assert.deepEqual(keys(sides.add('a>b', { key: 'r4' }, start + 1900)), ['r3', 'r4'], 'held across a rotation')
+  for (let i = 5; i <= 25; i++) sides.add('a>b', { key: `r${i}` }, start + 1900 + i)
+  assert.deepEqual(keys(sides.add('a>b', { key: 'r26' }, start + 1930)), Array.from({ length: 16 }, (_, i) => `r${i + 11}`), 'at most 16')
+  assert.deepEqual(keys(sides.add('c>d', { key: 'y' }, start + 5000)), ['y'])
+  assert.equal(sides.size, 1, 'two spans without a report: the other sides forgotten')
 })
 
 test('the call ledger caps the messages stored per call and remembers the SSRCs its RTCP named', () => {

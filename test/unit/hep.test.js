@@ -315,7 +315,7 @@ test('RTCP: a copy of a report the worker before stored counts once; that report
   assert.deepEqual(state.ledger.ssrcsOf('call-r@x'), ['11'], 'its call\'s SSRC known from the copy: a BYE ends the stream')
   const items = definition.enrich(original, state, { key: () => Buffer.from('aa', 'hex') })
   assert.equal(items.filter((item) => item.fromID === '11').length, 1, 'the report itself: its stream item')
-  assert.deepEqual(items.find((item) => item.fromID === '11').fields.lastCapture, { key: original.copy, at: new Date(original.at), message: 'aa' }, 'with what a copy of it shares')
+  assert.deepEqual(items.find((item) => item.fromID === '11').fields.recentCaptures, [{ key: original.copy, at: new Date(original.at), message: 'aa' }], 'with what a copy of it shares')
   assert.equal(state.counts.duplicates.rtcp, 1)
   assert.deepEqual(definition.enrich(reportOf(123100), state, { key: () => Buffer.from('cc', 'hex') }), [], 'another copy: still one')
 })
