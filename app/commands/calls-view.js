@@ -21,7 +21,8 @@ const { callAnalytics, minuteJitterMs } = require('../../collectors/rtcp/quality
 const { flagTypes } = require('../../lib/shared/value-types')
 const { BAND_ORDER, recentCalls, readWhole, tallyMinutes, byWorst } = require('./calls-read')
 const sipView = require('./calls-sip-view')
-const { visibleOnPage } = require('../terminal-text')
+const { visibleOnPage, printable } = require('../terminal-text')
+const { isUnreachable } = require('../../lib/mongo/unreachable')
 
 const reply = MetricsServer.reply
 const HTML = 'text/html; charset=utf-8'
@@ -58,7 +59,8 @@ class CallsViewServer {
   constructor (streams, { host, port, webConfig, since, worst, limit = READ_LIMIT, logger, table, db = null, collections = null, bounds = {} }) {
     // The search form submits to the view itself (GET /sip).
     this.http = new MetricsServer(null, { host, port, name: 'calls', webConfig, logger, what: 'calls view', webConfigFlag: '--web-config', contentSecurity: { 'style-src': STYLE_SRC, 'form-action': "'self'" }, route: (path, req, res) => this.route(path, req, res) })
-    Object.assign(this, { streams, since, worst, limit, table, db, collections, bounds })
+    Object.assign(this, { streams, since, worst, limit, table, db, collections, bounds, logger: this.http.logger })
+    this.unreachable = false // the last page found the database down (said once in the log)
     this.previous = null // the last read with more calls than a page: where the next may narrow its range (recentCalls)
     this.reading = new Map() // cursor (null: the newest) → the read under way
   }
@@ -77,7 +79,23 @@ class CallsViewServer {
     return this.http.web
   }
 
+  // A page the database cannot answer now (down, restarting): 503, to try
+  // again, said as such; which server and why is the log's (a page anyone
+  // who reaches the port reads), once per outage. Other failures: 500.
   async route (path, req, res) {
+    try {
+      const served = await this.page(path, req, res)
+      this.unreachable = false
+      return served
+    } catch (err) {
+      if (!isUnreachable(err)) throw err
+      if (!this.unreachable) this.logger.warn({ error: printable(err.message) }, `calls view: the database does not answer (${printable(err.message)}); pages answer 503 until it does`)
+      this.unreachable = true
+      return reply(res, 503, 'text/plain', 'the database does not answer now: try again shortly (the log of `collector calls --serve` says more)\n', { 'retry-after': '5' })
+    }
+  }
+
+  async page (path, req, res) {
     const query = new URL(req.url, 'http://view').searchParams
     if (path === '/call') return this.callPage(query.get('id'), res)
     if (path.startsWith('/sip') && this.db) return this.sipRoute(path, query, res)
