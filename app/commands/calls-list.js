@@ -38,8 +38,11 @@ function isOutcome (o, wanted) {
 /**
  * The calls of a window, filtered and ordered, `limit` of them from
  * `offset` (0) read whole; `readAll` false when `maxRead` bounded the read.
- * A SIP call is in the window when its last message's capture time
- * (`lastSeen`) is; a stream when its last report (endTime) is. `callId`
+ * A SIP call is in the window when it was active in it (its first
+ * message, `firstSeen`, by the window's end; its last, `lastSeen`, at or
+ * after its start, and within a day of its end: activeIn); a stream alike
+ * by its first and last reports (startTime, endTime). Only calls: SIP of
+ * no INVITE's dialog is counted apart (`otherSip`). `callId`
  * reads that call whatever its time. `now` (the reader's clock, ms; now by
  * default), `finalUnseenAfter` and `byeUnseenAfter` (ms) tell the calls whose end
  * was never seen (callOutcome).
@@ -47,7 +50,7 @@ function isOutcome (o, wanted) {
  * @param {{ since: number, until?: number, callId?: string, number?: string, outcome?: string, band?: string,
  *   order?: 'verdict'|'time', offset?: number, limit: number, maxRead?: number, collections: { calls: string, streams: string },
  *   now?: number, finalUnseenAfter?: number, byeUnseenAfter?: number }} options
- * @returns {Promise<{ total: number, sipTotal: number, bands: object, outcomes: object, readAll: boolean,
+ * @returns {Promise<{ total: number, sipTotal: number, otherSip: number, bands: object, outcomes: object, readAll: boolean,
  *   shown: Array<{ outcome: object|null, doc: object|null, analytics: object|null, streams: number }> }>}
  */
 async function listCalls (db, options) {
@@ -70,7 +73,7 @@ async function listCalls (db, options) {
     const stream = row.stream ? whole.get(String(row.stream._id)) : null
     return { outcome: row.outcome, doc: stream ? stream.doc : null, analytics: stream ? stream.analytics : null, streams: row.streams }
   })
-  return { total: kept.length, sipTotal: kept.filter((row) => row.sip).length, bands, outcomes, shown, readAll: read.readAll }
+  return { total: kept.length, sipTotal: kept.filter((row) => row.sip).length, bands, outcomes, shown, readAll: read.readAll, otherSip: read.otherSip }
 }
 
 // The SIP calls and the streams (their verdicts) of the window, or of the one call.
@@ -83,12 +86,14 @@ async function listCalls (db, options) {
 // SIP is quiet past byeUnseenAfter (its media may have gone on past the window:
 // the call is live).
 async function readWindow (db, { callId, since, until, collections, maxRead = 0, number, outcome, reading }) {
-  const window = { $gte: new Date(callId === undefined ? since : 0), $lte: new Date(callId === undefined ? (until ?? Date.now()) : 8.64e15) }
   const calls = db.collection(collections.calls)
   const streams = db.collection(collections.streams)
   const bounded = (field) => maxRead > 0 ? { sort: { [field]: -1 }, limit: maxRead } : {}
   const filter = sipFilter({ number, outcome }, reading)
-  const sipDocs = await calls.find(callId === undefined ? { lastSeen: window, ...filter } : { callId }, bounded('lastSeen')).toArray()
+  const sipWindow = activeIn('firstSeen', 'lastSeen', since, until ?? reading.now)
+  const sipDocs = await calls.find(callId === undefined ? { ...sipWindow, ...filter } : { callId }, bounded('lastSeen')).toArray()
+  // What the window holds of SIP that is no call (no INVITE: OPTIONS pings, REGISTER), said, not listed.
+  const otherSip = callId === undefined && number === undefined && outcome === undefined ? await calls.countDocuments({ ...sipWindow, $nor: CALL_SIGNS }) : 0
   const found = new Set(sipDocs.map((doc) => doc.callId))
   const streamDocs = []
   const seen = new Set()
@@ -100,7 +105,7 @@ async function readWindow (db, { callId, since, until, collections, maxRead = 0,
     }
   }
   if (callId !== undefined) await take({ $or: [{ 'from.callId': callId }, { 'to.callId': callId }] })
-  else await take({ endTime: window }, bounded('endTime'))
+  else await take(activeIn('startTime', 'endTime', since, until ?? reading.now), bounded('endTime'))
   const inWindow = streamDocs.length
   if (callId === undefined) {
     const quietBye = sipDocs.filter((doc) => doc.answeredAt && callEndOf(doc).endedAt === null && reading.now - doc.lastSeen > reading.byeUnseenAfter).map((doc) => doc.callId)
@@ -112,8 +117,28 @@ async function readWindow (db, { callId, since, until, collections, maxRead = 0,
   const more = [...new Set(streamDocs.map((s) => s.callId).filter((id) => id !== null && !found.has(id)))]
   for (const ids of inChunks(more)) sipDocs.push(...await calls.find({ callId: { $in: ids }, ...filter }).toArray())
   const readAll = !(maxRead > 0) || (found.size < maxRead && inWindow < maxRead)
-  return { sipDocs, streamDocs, readAll }
+  return { sipDocs, streamDocs, readAll, otherSip }
 }
+
+// How long past a window's end a call's last message (or report) may be
+// and the call still be read as active in it: a day. Unbounded, a window a
+// month ago would read every call since.
+const LONGEST_CALL_MS = 24 * 3600 * 1000
+
+// A call (or stream) is in the window when it was active in it: begun by
+// its end, last heard at or after its start (not only a call whose last
+// message is in it: "which calls were up at 10:03?" found none that went
+// on past 10:05). The range is on the last time's index.
+function activeIn (first, last, since, until) {
+  return { [last]: { $gte: new Date(since), $lte: new Date(until + LONGEST_CALL_MS) }, [first]: { $lte: new Date(until) } }
+}
+
+// A call document is a call when its SIP is of an INVITE's dialog: an
+// initial INVITE, a response to one, a CANCEL, a BYE (a capture that began
+// mid-call), or fields of calls stored before (endedAt, firstBye). A
+// Call-ID of OPTIONS pings or a REGISTER has none of them: found by
+// --call-id, not listed nor counted among the calls.
+const CALL_SIGNS = Object.freeze(['invitedAt', 'final', 'ringingAt', 'answeredAt', 'cancelledAt', 'firstReplyFrom', 'byes', 'endedAt', 'firstBye'].map((field) => ({ [field]: { $ne: null } })))
 
 const IN_CHUNK = 1000
 
@@ -131,7 +156,7 @@ function inChunks (values) {
  * which matchesNumber and rowsOf then check as before.
  */
 function sipFilter ({ number, outcome }, { now, finalUnseenAfter, byeUnseenAfter }) {
-  const and = []
+  const and = [{ $or: CALL_SIGNS }]
   if (number !== undefined) {
     const digits = numberDigits(number)
     const either = (test) => [{ 'caller.user': test }, { 'callee.user': test }]
@@ -148,7 +173,7 @@ function sipFilter ({ number, outcome }, { now, finalUnseenAfter, byeUnseenAfter
   if (outcome === 'failed') and.push(notAnswered, { cancelledAt: null }, { final: { $ne: null } }, { final: { $not: { $mod: [1000, 487] } } })
   if (outcome === 'no-answer') and.push(...noFinal, { lastSeen: { $gte: new Date(now - finalUnseenAfter) } })
   if (outcome === 'no-final-seen') and.push(...noFinal, { lastSeen: { $lt: new Date(now - finalUnseenAfter) } })
-  return and.length === 0 ? {} : { $and: and }
+  return { $and: and }
 }
 
 // One row per SIP call (its worst stream's verdict, its outcome as of the

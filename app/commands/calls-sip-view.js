@@ -47,12 +47,16 @@ async function searchPage (db, query, { since, worst, maxRead, collections, esca
   const until = filters.to === undefined ? Date.now() : parseTime(filters.to)
   const from = filters.from === undefined ? until - since : parseTime(filters.from)
   if (!(Math.abs(from) <= MAX_TIME && Math.abs(until) <= MAX_TIME)) return badQuery('from and to are times a Date holds', escape)
+  // As `collector calls` refuses it (QA: the page listed "0 calls from 10:10 to 10:00").
+  if (until < from) return badQuery(filters.to === undefined ? 'from is in the future (give to for a window ending later)' : 'to is before from', escape)
   const first = (Number(page) - 1) * worst
   const { from: _, to: __, ...searched } = filters
   const report = await listCalls(db, { ...searched, since: from, until, offset: first, limit: worst, maxRead, collections, ...bounds })
   const rows = report.shown.map((shown) => sipRow(shown, table))
   const counts = outcomeCounts(report.outcomes)
-  const when = `from ${new Date(from).toISOString()} to ${new Date(until).toISOString()}`
+  // A Call-ID is read whatever its time: the window is not named (QA: one named and not applied).
+  const when = filters.callId !== undefined ? `with Call-ID ${escape(filters.callId)}` : `active from ${new Date(from).toISOString()} to ${new Date(until).toISOString()}`
+  const other = report.otherSip > 0 ? `; ${report.otherSip} SIP exchange${report.otherSip === 1 ? '' : 's'} of no call (no INVITE: OPTIONS, REGISTER, …) not listed` : ''
   const bound = report.readAll ? '' : ` (the ${maxRead} most recent that match read: narrow the time range for older ones)`
   const showing = report.total > rows.length ? ` Showing ${rows.length ? `${first + 1}–${first + rows.length}` : 'none'}.` : ''
   return {
@@ -61,7 +65,7 @@ async function searchPage (db, query, { since, worst, maxRead, collections, esca
     parts: [
       '<h1>Find a call</h1><p><a href="/">Calls by quality</a></p>',
       form(filters, escape),
-      `<p id="summary">${report.total} calls ${when}${bound}; SIP calls ${report.sipTotal}: ${counts}.${showing}</p>`,
+      `<p id="summary">${report.total} call${report.total === 1 ? '' : 's'} ${when}${bound}; SIP calls ${report.sipTotal}: ${counts}${other}.${showing}</p>`,
       resultTable(rows, escape),
       // The next pages read the same window: `to` fixed at this page's now.
       searchPager({ ...filters, to: filters.to ?? new Date(until).toISOString() }, Number(page), first + worst < report.total)

@@ -97,11 +97,15 @@ const Config = commandConfig(USAGE, {
 // Flags that cannot go together: two windows; --per-minute (every call with
 // media of --since, by band) beside a flag it would not apply.
 const NOT_PER_MINUTE = Object.freeze({ callId: 'call-id', number: 'number', outcome: 'outcome', band: 'band', order: 'order', worst: 'worst', from: 'from', to: 'to', serve: 'serve', finalUnseenAfter: 'final-unseen-after', byeUnseenAfter: 'bye-unseen-after' })
+const NOT_WITH_CALL_ID = Object.freeze({ number: 'number', outcome: 'outcome', band: 'band', order: 'order', worst: 'worst', since: 'since', from: 'from', to: 'to' })
 function crossChecks (config, given) {
   const problems = []
   if (given.has('since') && (given.has('from') || given.has('to'))) problems.push({ flag: 'since', message: 'one window: --since, or --from TIME [--to TIME], not both' })
   const ignored = config.perMinute ? Object.keys(NOT_PER_MINUTE).filter((name) => given.has(name)) : []
   if (config.serve !== undefined && config.json) problems.push({ flag: 'json', message: 'is for the terminal; --serve shows the view as HTML (its one-call pages link their exports)' })
+  // One call, whatever its time: the window and the filters of a list would be ignored, or half applied (QA).
+  const withCallId = config.callId !== undefined && !config.perMinute ? Object.keys(NOT_WITH_CALL_ID).filter((name) => given.has(name)) : []
+  if (withCallId.length > 0) problems.push({ flag: 'call-id', message: `reads that one call whatever its time, and takes no ${withCallId.map((name) => `--${NOT_WITH_CALL_ID[name]}`).join(', ')}` })
   if (ignored.length > 0) problems.push({ flag: 'per-minute', message: `counts every call with media of the --since window by band, and takes no ${ignored.map((name) => `--${NOT_PER_MINUTE[name]}`).join(', ')}` })
   return problems
 }
@@ -151,7 +155,7 @@ async function run (argv, { env = process.env, out = process.stdout, err = proce
     }
     const streams = client.db(database).collection(STREAMS)
     if (config.serve !== undefined) return await serve(client.db(database), config, out, err)
-    if (config.perMinute) return printMinutes(await callsByMinute(streams, { since: Date.now() - config.since }), config, out)
+    if (config.perMinute) return printMinutes(await callsByMinute(streams, { since: Date.now() - config.since }), config, out, err)
     return await printCalls(client.db(database), config, { out, err })
   } finally {
     await client.close().catch(() => {})
@@ -192,7 +196,10 @@ async function printCalls (db, config, { out, err }) {
   const report = await listCalls(db, { ...config, ...window, now: window.now, limit: config.worst, collections: { calls: CALLS, streams: STREAMS } })
   const legs = config.callId !== undefined ? await legsOf(db.collection(CALLS), config.callId) : null
   const ladder = legs ? await ladderOf(db.collection(SIP_MESSAGES), config.callId, db.collection(CALL_LOGS), { legs }) : null
-  const searchedSip = report.sipTotal > 0 || config.number !== undefined || config.outcome !== undefined || config.callId !== undefined
+  // SIP was searched where the collector stores calls (the hep collector's), whatever matched.
+  const searchedSip = report.sipTotal > 0 || report.otherSip > 0 || config.number !== undefined || config.outcome !== undefined || config.callId !== undefined ||
+    // (named again here: mongo-java-server answers every collection, whatever the filter)
+    (await db.listCollections({ name: CALLS }, { nameOnly: true }).toArray()).some((c) => c.name === CALLS)
   const where = searchedSip ? `${db.databaseName}.${CALLS} and ${STREAMS}` : `${db.databaseName}.${STREAMS}`
   if (config.callId !== undefined && report.total === 0 && ladder.messages.length === 0) {
     const none = `no call with Call-ID ${printable(config.callId)} is stored in ${db.databaseName} (${CALLS}, ${STREAMS}, ${SIP_MESSAGES})`
@@ -203,7 +210,7 @@ async function printCalls (db, config, { out, err }) {
     // An agent's log naming a call whose SIP was not captured here: found all the same.
     err.write(`collector: ${none}; ${ladder.logs.length} line${ladder.logs.length === 1 ? '' : 's'} that agents logged name it (${CALL_LOGS})\n`)
   }
-  const footer = footerLine(report, { since: config.since, window, where, order: config.order, callId: config.callId, searchedSip })
+  const footer = footerLine(report, { since: config.since, window, where, order: config.order, callId: config.callId, searchedSip, filters: { number: config.number, outcome: config.outcome, band: config.band } })
   if (config.json) {
     for (const shown of report.shown) out.write(printableJson(jsonLine(shown, ladder)) + '\n')
     // What is stored of a call with no call document (its messages or agents' logs alone).
@@ -290,15 +297,17 @@ async function serve (db, config, out, err) {
   return 0
 }
 
-function printMinutes (minutes, config, out) {
+function printMinutes (minutes, config, out, err) {
+  const footer = `${minutes.length} minute${minutes.length === 1 ? '' : 's'} with calls in the last ${formatWindow(config.since)}`
   if (config.json) {
     for (const minute of minutes) out.write(printableJson(minute) + '\n')
+    err.write(footer + '\n') // as the list's footer: on stderr, the JSON lines alone on stdout
     return 0
   }
   const at = (key) => `${key.slice(0, 4)}-${key.slice(4, 6)}-${key.slice(6, 8)} ${key.slice(8, 10)}:${key.slice(10, 12)}`
   const columns = [{ key: 'minute', title: 'MINUTE (UTC)', align: 'left' }, ...BAND_ORDER.map((band) => ({ key: band, title: band.toUpperCase() }))]
   if (minutes.length > 0) out.write(formatTable(columns, minutes.map((m) => ({ ...m, minute: at(m.minute) }))))
-  out.write(`${minutes.length} minute${minutes.length === 1 ? '' : 's'} with calls in the last ${formatWindow(config.since)}\n`)
+  out.write(footer + '\n')
   return 0
 }
 
@@ -385,13 +394,17 @@ function ladderJson (ladder) {
   return { legs: ladder.legs, messages: ladder.messages, messagesShown: ladder.messages.length, messagesStored: ladder.stored, logs: ladder.logs }
 }
 
-function footerLine ({ total, bands, shown, sipTotal = 0, outcomes = null }, { since, window = null, where, order = 'verdict', callId, searchedSip = false }) {
+function footerLine ({ total, bands, shown, sipTotal = 0, outcomes = null, otherSip = 0 }, { since, window = null, where, order = 'verdict', callId, searchedSip = false, filters = {} }) {
   const counts = `good ${bands.good} (MOS ≥ 4.0), fair ${bands.fair} (3.6–4.0), poor ${bands.poor} (< 3.6), unknown ${bands.unknown} (no MOS${bands.unknown ? ', listed last' : ''})`
   const showing = total > shown.length ? `; showing the ${order === 'time' ? 'newest' : 'worst'} ${shown.length}` : ''
-  const when = callId !== undefined ? `with Call-ID ${printable(callId)}` : window && window.explicit ? `from ${new Date(window.since).toISOString()} to ${new Date(window.until).toISOString()}` : `in the last ${formatWindow(since)}`
+  const when = callId !== undefined ? `with Call-ID ${printable(callId)}` : window && window.explicit ? `active from ${new Date(window.since).toISOString()} to ${new Date(window.until).toISOString()}` : `in the last ${formatWindow(since)}`
   const sip = sipTotal > 0 ? `; SIP calls ${sipTotal}: ${outcomeCounts(outcomes)}` : ''
+  const other = otherSip > 0 ? `; ${otherSip} SIP exchange${otherSip === 1 ? '' : 's'} of no call (no INVITE: OPTIONS, REGISTER, …) not listed, --call-id reads one` : ''
   const what = sipTotal > 0 || searchedSip ? 'with SIP or a report' : 'with a report'
-  return `${total} call${total === 1 ? '' : 's'} ${what} ${when} in ${where}: ${counts}${sip}${showing}`
+  // The filters that chose them, as given (QA: a --number that matched nothing went unnamed).
+  const chosen = Object.entries(filters).filter(([, value]) => value !== undefined).map(([name, value]) => `${name} ${printable(value)}`)
+  const by = chosen.length > 0 ? `, ${chosen.join(', ')},` : ''
+  return `${total} call${total === 1 ? '' : 's'} ${what} ${when}${by} in ${where}: ${counts}${sip}${other}${showing}`
 }
 
 function oneLine (text) {

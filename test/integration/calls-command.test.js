@@ -107,6 +107,7 @@ test('collector calls lists the worst calls first, with their loss, and --json c
   const minutes = perMinute.stdout.trimEnd().split('\n').map((line) => JSON.parse(line))
   assert.ok(minutes.length >= 1 && minutes.length <= 2, perMinute.stdout)
   for (const m of minutes) assert.equal(m.good + m.fair + m.poor + m.unknown, CALLS.length, `every call once in minute ${m.minute}`)
+  assert.match(perMinute.stderr, new RegExp(`^${minutes.length} minutes? with calls in the last 1h\n$`), 'the footer on stderr (QA: none, and an empty window printed nothing at all)')
   const perMinuteTable = await runCli(env, 'calls', ...where, '--per-minute')
   assert.match(perMinuteTable.stdout, /^MINUTE \(UTC\)\s+GOOD\s+FAIR\s+POOR\s+UNKNOWN\n/)
 })
@@ -161,10 +162,11 @@ test('collector calls: calls scored on the endpoints\' delay are counted in thei
   }
 })
 
-test('collector calls: --worst 0, --since soon, --from yesterday, --outcome busy, --band great, --order random, --to alone or before --from, --since with --from, --per-minute with a filter it does not take exit 2 with one line naming the flag', async () => {
+test('collector calls: --worst 0, --since soon, --from yesterday, --outcome busy, --band great, --order random, --to alone or before --from, --since with --from, --per-minute or --call-id with a filter it does not take exit 2 with one line naming the flag', async () => {
   for (const [flag, value, ...more] of [['--worst', '0'], ['--since', 'soon'], ['--from', 'yesterday'], ['--outcome', 'busy'], ['--band', 'great'], ['--order', 'random'],
     ['--to', '2026-11-27T05:00Z'], ['--to', '2026-11-27T05:00Z', '--from', '2026-11-27T06:00Z'],
-    ['--since', '2h', '--from', '2026-11-27T05:00Z'], ['--per-minute', '--call-id', 'x'], ['--per-minute', '--outcome', 'failed', '--band', 'poor']]) {
+    ['--since', '2h', '--from', '2026-11-27T05:00Z'], ['--per-minute', '--call-id', 'x'], ['--per-minute', '--outcome', 'failed', '--band', 'poor'],
+    ['--call-id', 'x', '--number', '999'], ['--call-id', 'x', '--outcome', 'failed'], ['--call-id', 'x', '--from', '2020-01-01T00:00Z', '--to', '2020-01-02T00:00Z']]) {
     const r = await runCli({ ...process.env, MONGODB_URI: 'mongodb://127.0.0.1:1' }, 'calls', flag, value, ...more)
     assert.equal(r.code, 2, `${flag} ${value}: ${r.stderr}`)
     assert.equal(r.stdout, '')
@@ -172,4 +174,7 @@ test('collector calls: --worst 0, --since soon, --from yesterday, --outcome busy
     assert.equal(lines.length, 1, `one line: ${r.stderr}`)
     assert.match(lines[0], new RegExp(`^collector: ${flag}: `))
   }
+  // The one call whatever its time (QA: --number and --outcome were ignored, or half applied).
+  const one = await runCli({ ...process.env, MONGODB_URI: 'mongodb://127.0.0.1:1' }, 'calls', '--call-id', 'x', '--outcome', 'failed', '--since', '2h')
+  assert.equal(one.stderr, 'collector: --call-id: reads that one call whatever its time, and takes no --outcome, --since (see collector calls --help)\n')
 })

@@ -100,7 +100,7 @@ test('the SIP search finds calls past the read bound, pages through them, takes 
   assert.deepEqual(listed(await page(`number=${encodeURIComponent('<b>1</b>')}`)), [], 'text that is not a number matches only whole')
   // Every failed call, WORST a page; the read bound (LIMIT) counts calls that match.
   const failedFirst = await page('outcome=failed&order=time')
-  assert.match(failedFirst, /<p id="summary">4 calls from .* \(the 4 most recent that match read: narrow the time range for older ones\); SIP calls 4: answered 0, failed 4/)
+  assert.match(failedFirst, /<p id="summary">4 calls active from .* \(the 4 most recent that match read: narrow the time range for older ones\); SIP calls 4: answered 0, failed 4/)
   const next = /<a id="next" href="\/sip\?(outcome=failed&amp;order=time&amp;to=[^"&]+&amp;page=2)">/.exec(failedFirst)
   assert.ok(next, 'a link to the next page of the same window (to fixed)')
   const failedSecond = await page(next[1].replace(/&amp;/g, '&'))
@@ -109,7 +109,7 @@ test('the SIP search finds calls past the read bound, pages through them, takes 
   // A time range reaches the older failed calls.
   const older = await page(`outcome=failed&order=time&from=${new Date(T0).toISOString()}&to=${new Date(T0 + 45000).toISOString()}`)
   assert.deepEqual(listed(older), ['c3@search', 'c1@search'])
-  assert.match(older, /<p id="summary">2 calls from [^;]*; SIP calls 2/, 'all of the range read: no bound said')
+  assert.match(older, /<p id="summary">2 calls active from [^;]*; SIP calls 2/, 'all of the range read: no bound said')
   const answered = await page('outcome=answered&number=%2B493010000')
   assert.deepEqual(listed(answered), ['c0@search'])
   assert.match(answered, /<td class="l">200<\/td>/, 'an answered call lists its answer')
@@ -147,7 +147,7 @@ test('the SIP search finds calls past the read bound, pages through them, takes 
 
   // The CLI: a 00-dialled number, a tel: caller, a call only an agent's log names.
   const env = { ...process.env, MONGODB_URI: uri }
-  const where = ['--database', db.databaseName, '--since', '1h']
+  const where = ['--database', db.databaseName]
   const byNumber = await runCli(env, 'calls', ...where, '--number', '0030 10005')
   assert.equal(byNumber.code, 0, byNumber.stderr)
   assert.match(byNumber.stdout, /c5@search/)
@@ -156,7 +156,7 @@ test('the SIP search finds calls past the read bound, pages through them, takes 
   assert.match(tel.stdout, / \+493010000808 /, 'a tel: caller has no host to print')
   assert.doesNotMatch(tel.stdout, /\+493010000808@/)
   const none = await runCli(env, 'calls', ...where, '--number', '+4999')
-  assert.match(none.stdout, /^0 calls with SIP or a report in the last 1h in \S+\.calls and streams/m, 'a number search says it searched the SIP calls')
+  assert.match(none.stdout, /^0 calls with SIP or a report in the last 1h, number \+4999, in \S+\.calls and streams/m, 'a number search says it searched the SIP calls, and for what')
   const logged = await runCli(env, 'calls', ...where, '--call-id', 'logged-only@search')
   assert.equal(logged.code, 0, logged.stderr)
   assert.match(logged.stderr, /no call with Call-ID logged-only@search is stored .*; 1 line that agents logged name it \(call_logs\)/)
@@ -225,4 +225,98 @@ test('no-bye-seen asked of the database selects exactly the calls callEndOf read
   const expected = docs.filter((doc) => callEndOf(doc).endedAt === null).map((doc) => doc.callId).sort()
   assert.deepEqual({ more: found.filter((id) => !expected.includes(id)), less: expected.filter((id) => !found.includes(id)) }, { more: [], less: [] })
   assert.ok(expected.length > 10 && expected.length < docs.length - 10, `both kinds among ${docs.length}: ${expected.length} not ended`)
+})
+
+// What a QA pass found of windows and of SIP that is no call: OPTIONS pings
+// and a REGISTER were listed and counted as unanswered calls; a window
+// within a long call did not find it (a call's last message had to be in
+// it); the page took a window that ends before it begins; and a page the
+// database could not answer was a bare 500.
+test('OPTIONS and REGISTER are no calls (counted apart, found by --call-id); a call is in a window it was active in; the page refuses to before from; a database down answers 503', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const at = T0
+  const long = { callId: 'long@window', caller: 'sip:+4915001@a.example' }
+  const packets = [
+    packet(sip('INVITE sip:bob@b.example SIP/2.0', { ...long, cseq: '1 INVITE' }), { at }),
+    packet(sip('SIP/2.0 200 OK', { ...long, cseq: '1 INVITE', tagged: true }), { at: at + 1000, back: true }),
+    packet(sip('BYE sip:bob@b.example SIP/2.0', { ...long, cseq: '2 BYE', tagged: true }), { at: at + 600000 }) // 10 minutes later
+  ]
+  for (let n = 0; n < 3; n++) {
+    const ping = { callId: `ping-${n}@trunk`, caller: 'sip:trunk1@a.example' }
+    packets.push(packet(sip('OPTIONS sip:bob@b.example SIP/2.0', { ...ping, cseq: '1 OPTIONS' }), { at: at + 300000 + n * 30000 }))
+    packets.push(packet(sip('SIP/2.0 200 OK', { ...ping, cseq: '1 OPTIONS', tagged: true }), { at: at + 300010 + n * 30000, back: true }))
+  }
+  const reg = { callId: 'reg@trunk', caller: 'sip:trunk1@a.example' }
+  packets.push(packet(sip('REGISTER sip:b.example SIP/2.0', { ...reg, cseq: '1 REGISTER' }), { at: at + 310000 }))
+  packets.push(packet(sip('SIP/2.0 200 OK', { ...reg, cseq: '1 REGISTER', tagged: true }), { at: at + 310010, back: true }))
+  await send(port, packets)
+  await waitFor(() => collector.summary().processed === packets.length, { what: 'every packet processed' })
+  await waitFor(async () => (await db.collection('calls').countDocuments()) === 5, { what: 'five Call-IDs stored' })
+
+  const { uri } = await getTestMongo()
+  const env = { ...process.env, MONGODB_URI: uri }
+  const where = ['--database', db.databaseName]
+  const iso = (ms) => new Date(ms).toISOString()
+  // The last hour: the call alone, the 4 exchanges of no call said apart.
+  const all = await runCli(env, 'calls', ...where, '--json')
+  assert.equal(all.code, 0, all.stderr)
+  assert.deepEqual(all.stdout.trim().split('\n').map((line) => JSON.parse(line).callId), ['long@window'])
+  assert.match(all.stderr, /^1 call with SIP or a report in the last 1h in .*; SIP calls 1: answered 1, .*; 4 SIP exchanges of no call \(no INVITE: OPTIONS, REGISTER, …\) not listed, --call-id reads one\n$/)
+  const noAnswer = await runCli(env, 'calls', ...where, '--outcome', 'no-answer')
+  assert.match(noAnswer.stdout, /^0 calls with SIP or a report in the last 1h, outcome no-answer, in /m, 'no ping counted as a call unanswered')
+  const ping = await runCli(env, 'calls', ...where, '--call-id', 'ping-1@trunk')
+  assert.equal(ping.code, 0, ping.stderr)
+  assert.match(ping.stdout, /OPTIONS sip:bob@b\.example/, 'its ladder, by --call-id')
+
+  // Five minutes into the call, one minute long: the call was active then.
+  const inside = await runCli(env, 'calls', ...where, '--from', iso(at + 300000), '--to', iso(at + 360000), '--number', '4915001', '--json')
+  assert.equal(inside.code, 0, inside.stderr)
+  assert.deepEqual(inside.stdout.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line).callId), ['long@window'])
+  assert.match(inside.stderr, new RegExp(`^1 call with SIP or a report active from ${iso(at + 300000)} to ${iso(at + 360000)}, number 4915001, in `))
+  // Before it began, after it ended: not.
+  for (const [from, to] of [[at - 120000, at - 60000], [at + 660000, at + 720000]]) {
+    const outside = await runCli(env, 'calls', ...where, '--from', iso(from), '--to', iso(to), '--json')
+    assert.equal(outside.stdout, '', `${iso(from)}–${iso(to)}`)
+  }
+
+  const view = new CallsViewServer(db.collection('streams'), { host: '127.0.0.1', port: 0, since: 3600000, worst: WORST, limit: LIMIT, table: TABLE, db, collections: COLLECTIONS })
+  const { port: viewPort } = await view.start()
+  t.after(() => view.stop())
+  const page = await (await fetch(`http://127.0.0.1:${viewPort}/sip?number=4915001&from=${iso(at + 300000)}&to=${iso(at + 360000)}`)).text()
+  assert.deepEqual(listed(page), ['long@window'])
+  assert.match(page, /<p id="summary">1 call active from /)
+  const backwards = await fetch(`http://127.0.0.1:${viewPort}/sip?from=${iso(at + 600000)}&to=${iso(at)}`)
+  assert.equal(backwards.status, 400)
+  assert.match(await backwards.text(), /bad query: to is before from/)
+  const byId = await (await fetch(`http://127.0.0.1:${viewPort}/sip?call-id=long%40window`)).text()
+  assert.match(byId, /<p id="summary">1 call with Call-ID long@window;/, 'the window a Call-ID search does not apply is not named')
+
+  // The view's database stops (a server of this test's own), then comes
+  // back on its port: 503 meanwhile, try again, said once in the log; not
+  // a bare 500. Then the pages again.
+  const { MongoClient } = require('mongodb')
+  const { startJavaServer } = require('../../lib/mongo/java-server')
+  const own = await startJavaServer({ port: 0 })
+  t.after(() => own.stop())
+  const client = new MongoClient(`mongodb://127.0.0.1:${own.port}`, { serverSelectionTimeoutMS: 500 })
+  await client.connect()
+  t.after(() => client.close())
+  const warnings = []
+  const logger = { info () {}, error () {}, debug () {}, warn: (fields, msg) => warnings.push(msg) }
+  const down = new CallsViewServer(client.db('x').collection('streams'), { host: '127.0.0.1', port: 0, since: 3600000, worst: WORST, limit: LIMIT, table: TABLE, db: client.db('x'), collections: COLLECTIONS, logger })
+  const { port: downPort } = await down.start()
+  t.after(() => down.stop())
+  assert.equal((await fetch(`http://127.0.0.1:${downPort}/sip`)).status, 200)
+  await own.stop()
+  for (const route of ['/', '/sip', '/sip?number=1']) {
+    const r = await fetch(`http://127.0.0.1:${downPort}${route}`)
+    assert.equal(r.status, 503, route)
+    assert.equal(r.headers.get('retry-after'), '5')
+    assert.match(await r.text(), /^the database does not answer now: try again shortly/)
+  }
+  assert.equal(warnings.length, 1, `said once in the log: ${warnings.join(' | ')}`)
+  assert.match(warnings[0], /^calls view: the database does not answer \(/)
+  const back = await startJavaServer({ port: own.port })
+  t.after(() => back.stop())
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${downPort}/sip`)).status === 200, { what: 'the pages again once it is back' })
 })

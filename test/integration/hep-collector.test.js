@@ -131,7 +131,7 @@ async function callsCommandOn (db) {
   const { uri } = await getTestMongo()
   return async (...argv) => {
     let out = ''
-    const window = argv.includes('--from') ? [] : ['--since', '1d']
+    const window = argv.includes('--from') || argv.includes('--call-id') ? [] : ['--since', '1d']
     const code = await callsCommand.run([...argv, ...window, '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
     assert.equal(code, 0)
     return out
@@ -295,7 +295,7 @@ test('every SIP message stored once in sip_messages; copies from a second agent 
   assert.deepEqual(tableRows(await callsOf('--outcome', 'no-answer', '--final-unseen-after', '2h')).map((r) => r['CALL-ID']), ['ringing@a'])
   assert.deepEqual(tableRows(await callsOf('--number', '30555')).map((r) => r['CALL-ID']), ['rejected@a'], 'by the digits the number ends with')
   const iso = (ms) => new Date(ms).toISOString()
-  assert.deepEqual(tableRows(await callsOf('--from', iso(T0 + 5000), '--to', iso(T0 + 8000), '--order', 'time')).map((r) => r['CALL-ID']), ['ringing@a', 'cancelled@a'], 'the calls whose last message is in the range')
+  assert.deepEqual(tableRows(await callsOf('--from', iso(T0 + 5000), '--to', iso(T0 + 8000), '--order', 'time')).map((r) => r['CALL-ID']), ['ringing@a', 'cancelled@a', answered], 'the calls active in the range: the answered one spans it, the rejected one ended before')
   assert.deepEqual(tableRows(await callsOf('--number', '0049 30 666')).map((r) => r['CALL-ID']), ['cancelled@a'], 'dialled with 00: leading zeros are a prefix')
   assert.deepEqual(tableRows(await callsOf('--number', '4930 667')).map((r) => r['CALL-ID']), [], 'digits that are not a suffix find none')
 
@@ -419,7 +419,7 @@ test('log lines (HEP type 100) and vq-rtcpxr reports (type 35) are stored with t
   ], 'each once, with its call')
   const { uri } = await getTestMongo()
   let out = ''
-  await callsCommand.run(['--call-id', callId, '--since', '1d', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
+  await callsCommand.run(['--call-id', callId, '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
   assert.match(out, /What agents logged or reported of logged@a\.example\.com \(3\):/)
   assert.match(out, /log\s+kamailio-1\s+INFO: <script> dispatching to gw2/)
   assert.match(out, /vq-rtcpxr\s+test-agent\s+VQSessionReport: CallTerm\\r\\nCallID:/, 'a report\'s line ends escaped for the terminal')
@@ -444,7 +444,7 @@ test('legs a B2BUA bridges (an X-CID header, or the HEP correlation id) are show
   const { uri } = await getTestMongo()
   const callsOf = async (...argv) => {
     let out = ''
-    await callsCommand.run([...argv, '--since', '1d', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
+    await callsCommand.run([...argv, ...(argv.includes('--call-id') ? [] : ['--since', '1d']), '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
     return out
   }
   for (const callId of ['leg-a@pbx', 'leg-b@pbx', 'leg-c@pbx']) {

@@ -123,7 +123,7 @@ test('sngrep replaying a doubled capture of SIPp calls (rejected, cancelled, ans
   const { uri } = await getTestMongo()
   const callsOf = async (...argv) => {
     let out = ''
-    const code = await callsCommand.run([...argv, '--since', '1d', '--json', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
+    const code = await callsCommand.run([...argv, ...(argv.includes('--call-id') ? [] : ['--since', '1d']), '--json', '--database', db.databaseName], { env: { MONGODB_URI: uri }, out: { write: (text) => { out += text } }, err: { write: () => {} } })
     assert.equal(code, 0)
     return out.trim() === '' ? [] : out.trim().split('\n').map((line) => JSON.parse(line))
   }
