@@ -362,7 +362,7 @@ function fixed (value, digits) {
 }
 
 function formatDuration (ms) {
-  if (!(ms > 0)) return '0s'
+  if (!(ms > 0)) return '0.0s' // as the rest under a minute: one column, one format
   return ms < 60000 ? `${(ms / 1000).toFixed(1)}s` : formatUptime(ms)
 }
 

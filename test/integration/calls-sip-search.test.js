@@ -273,6 +273,9 @@ test('OPTIONS and REGISTER are no calls (counted apart, found by --call-id); a c
   assert.equal(inside.code, 0, inside.stderr)
   assert.deepEqual(inside.stdout.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line).callId), ['long@window'])
   assert.match(inside.stderr, new RegExp(`^1 call with SIP or a report active from ${iso(at + 300000)} to ${iso(at + 360000)}, number 4915001, in `))
+  // An address pasted whole is its user part (QA: found nothing).
+  const pasted = await runCli(env, 'calls', ...where, '--number', 'sip:+4915001@a.example', '--json')
+  assert.deepEqual(pasted.stdout.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line).callId), ['long@window'], pasted.stderr)
   // Before it began, after it ended: not.
   for (const [from, to] of [[at - 120000, at - 60000], [at + 660000, at + 720000]]) {
     const outside = await runCli(env, 'calls', ...where, '--from', iso(from), '--to', iso(to), '--json')
