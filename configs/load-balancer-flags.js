@@ -23,12 +23,15 @@ function flagOf (decl) {
  * @param {{ defaults?: object, master?: object, worker?: object }} settings
  * @returns {Object<string, object>}
  */
-function settingsFlags ({ defaults = {}, master = {}, worker = {} }) {
+function settingsFlags ({ defaults = {}, fixed = [], master = {}, worker = {} }) {
   const flags = {}
   for (const [option, value] of Object.entries(defaults)) {
     const decl = OPTIONS[option]
     if (!decl || !decl.flag) throw new TypeError(`collector default ${option}: not a LoadBalancer option with a flag`)
     flags[decl.flag] = option === 'worker' ? { default: value, required: false } : { default: value }
+    // A value the collector's format needs (NetFlow datagrams read whole):
+    // another is refused at start, not a stream of drops (QA).
+    if (fixed.includes(option)) flags[decl.flag].validate = (given) => given === value ? undefined : `the ${defaults.name} collector reads its input with ${decl.flag} ${value} only`
   }
   // Each from COLLECTOR_<FLAG> too, as every LoadBalancer option is.
   for (const [name, decl] of Object.entries({ ...worker, ...master })) if (decl.flag !== false) flags[name] = { ...flagOf(decl), env: envNameOf(name) }

@@ -60,7 +60,9 @@ const UPTIME_SLACK_MS = 30000
 module.exports = defineCollector({
   name: 'netflow',
   description: 'NetFlow v5, v9 and IPFIX flows over UDP: every flow record once, per-minute totals per source/destination and interface, exporter-side loss',
-  listen: { protocol: 'udp', port: 2055 },
+  // A datagram is one export message, read whole; over TCP (IPFIX only,
+  // RFC 7011 §10.4) each message carries its length.
+  listen: { protocol: 'udp', port: 2055, framing: 'ipfix', split: 'none', fixed: ['split', 'framing'] },
   // Templates and sequence numbers belong to a transport session (RFC 7011
   // §8: for UDP, the exporter's address and port) and its domain: two
   // exporters behind one address (two softflowd on a router, or a NAT) had

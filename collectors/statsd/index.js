@@ -20,7 +20,7 @@ const PREFIX = /^([A-Za-z0-9_-]+\.)*$/
 module.exports = defineCollector({
   name: 'statsd',
   description: 'StatsD metrics (name:value|c|ms|g[|@rate]) over UDP into per-minute documents in MongoDB',
-  listen: { protocol: 'udp', port: 8125, split: 'lines' },
+  listen: { protocol: 'udp', port: 8125, split: 'lines', fixed: ['split'] }, // a datagram carries several metrics, a line each
   settings: {
     prefix: {
       type: 'string',

@@ -8,7 +8,7 @@ const { KINDS } = require('./sinks')
 const { closestName } = require('../shared/closest-name')
 
 // Listener options a definition may set (LoadBalancer options, with a flag).
-const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split', 'distribution', 'affinity', 'maxFrameBytes'])
+const LISTEN_KEYS = Object.freeze(['protocol', 'host', 'port', 'framing', 'split', 'distribution', 'affinity', 'maxFrameBytes', 'fixed'])
 // Its optional functions.
 const HOOKS = Object.freeze(['key', 'affinity', 'parts', 'state', 'warm', 'enrich', 'stats', 'memory', 'cardinality'])
 // Records one message may give when its definition says nothing: more than
@@ -25,7 +25,9 @@ const MAX_RECORDS = 1000
  * - `name`, `description`, `usage` (the help's first line; default
  *   `collector run <name> [options]`);
  * - `listen`: its LoadBalancer defaults (`protocol`, `port`, `framing`,
- *   `split`: 'lines' makes each line of a datagram a message of its own);
+ *   `split`: 'lines' makes each line of a datagram a message of its own),
+ *   and `fixed`, those of them its format needs (`['split']`): another
+ *   value given is refused at start;
  * - `settings`: the worker settings it adds (declared as
  *   workers/mongo-settings.js declares them: each gets a flag);
  * - `key(data)`: the affinity key of a message's (or line's) bytes,
@@ -109,13 +111,14 @@ function defineCollector (definition) {
 function collectorSettings (definition, file) {
   const { MONGO_SETTINGS, NEW_KEY_SETTINGS } = require('../../workers/mongo-settings')
   const { DATABASE_SETTINGS } = require('./database-settings')
-  const listen = definition.listen || {}
+  const { fixed = [], ...listen } = definition.listen || {}
   const defaults = { name: definition.name, ...listen, worker: file }
   if ((definition.key || definition.affinity || definition.keep) && !listen.distribution) defaults.distribution = 'hash'
   // Kept state is one worker's per key: a key's messages wait for its worker rather than meet another.
   if (definition.keep) defaults.affinity = 'strict'
   return Object.freeze({
     defaults: Object.freeze(defaults),
+    fixed: Object.freeze([...fixed]),
     master: DATABASE_SETTINGS,
     worker: declareSettings({ ...MONGO_SETTINGS, ...(definition.cardinality ? NEW_KEY_SETTINGS : {}), ...definition.settings })
   })
@@ -179,6 +182,8 @@ function checkDefinition (d) {
   const collections = d.sinks.map((sink) => sink.collection)
   if (new Set(collections).size !== collections.length) refuse(`two sinks write to one collection (${collections.join(', ')})`)
   for (const key of Object.keys(d.listen || {})) if (!LISTEN_KEYS.includes(key)) refuse(`listen takes ${LISTEN_KEYS.join(', ')}, not ${key}`)
+  const fixed = (d.listen && d.listen.fixed) || []
+  if (!Array.isArray(fixed) || fixed.some((key) => key === 'fixed' || !LISTEN_KEYS.includes(key) || typeof d.listen[key] !== 'string')) refuse(`listen.fixed lists listen keys given a value here (a name, not a function), got ${JSON.stringify(fixed)}`)
   for (const [name, count] of Object.entries(d.tally || {})) if (typeof count !== 'function') refuse(`tally.${name} must be a function of a record`)
   if (d.maxRecords !== undefined && !(Number.isInteger(d.maxRecords) && d.maxRecords >= 1)) refuse(`maxRecords must be a positive integer (got ${JSON.stringify(d.maxRecords)})`)
   if (d.keep !== undefined) checkKeep(d.keep, collections, refuse)
@@ -191,6 +196,7 @@ function checkDefinition (d) {
 function checkForMaster (d) {
   const refuse = (what) => { throw InvalidOptionError.problem('definition', `collector ${d.name} ${what}`) }
   for (const [key, value] of Object.entries(d.listen || {})) {
+    if (key === 'fixed') continue
     const problem = listenProblem(key, value)
     if (problem) refuse(`listen.${key} ${problem} (got ${JSON.stringify(value)})`)
   }

@@ -117,29 +117,41 @@ class LengthPrefixedFramer extends Framer {
   }
 }
 
-// HEP3 over a stream (HOMER's TCP input, and TLS): each packet carries its
-// own total length after the magic "HEP3", header included, so packets are
-// simply concatenated. A frame is the whole packet, header included: the
-// packet's decoder owns the format. Bytes that do not start a packet are one
-// badFrame, skipped up to the next magic.
-const HEP3 = Buffer.from('HEP3')
+// Messages that carry their own total length in their header, after a
+// magic number, simply concatenated on a stream: HEP3 (HOMER's TCP input,
+// and TLS: "HEP3", then the length, header included) and IPFIX (RFC 7011
+// §10.4: version 10, then the message's length; NetFlow v5 and v9 have no
+// stream transport). A frame is the whole message, header included: the
+// message's decoder owns the format. Bytes that do not start a message are
+// one badFrame, skipped up to the next magic.
+const HEADERS = Object.freeze({
+  hep: { magic: Buffer.from('HEP3'), minLength: 6 },
+  ipfix: { magic: Buffer.from([0x00, 0x0a]), minLength: 16 }
+})
 
-class HepFramer extends Framer {
+class HeaderLengthFramer extends Framer {
+  constructor (max, sink, { magic, minLength }) {
+    super(max, sink)
+    this.magic = magic
+    this.minLength = minLength
+    this.header = magic.length + 2 // the magic, then the length (16 bits)
+  }
+
   parse (buf) {
     let offset = 0
-    while (buf.length - offset >= 6) {
-      if (buf.readUInt32BE(offset) !== 0x48455033) {
+    while (buf.length - offset >= this.header) {
+      if (buf.compare(this.magic, 0, this.magic.length, offset, offset + this.magic.length) !== 0) {
         offset = this.resync(buf, offset)
         continue
       }
       this.resyncing = false
-      const len = buf.readUInt16BE(offset + 4)
-      if (len < 6) {
+      const len = buf.readUInt16BE(offset + this.magic.length)
+      if (len < this.minLength) {
         offset = this.resync(buf, offset)
         continue
       }
       if (len > this.max) {
-        offset = this.skipFrame(buf, offset + 6, len - 6)
+        offset = this.skipFrame(buf, offset + this.header, len - this.header)
         continue
       }
       if (buf.length - offset < len) {
@@ -149,7 +161,7 @@ class HepFramer extends Framer {
       this.emit(buf.subarray(offset, offset + len))
       offset += len
     }
-    if (offset < buf.length && !this.resyncing) this.need(6)
+    if (offset < buf.length && !this.resyncing) this.need(this.header)
     return offset
   }
 
@@ -158,9 +170,9 @@ class HepFramer extends Framer {
   // cut off at the end of what arrived.
   resync (buf, offset) {
     if (!this.resyncing) this.sink.drop('badFrame')
-    const next = buf.indexOf(HEP3, offset + 1)
+    const next = buf.indexOf(this.magic, offset + 1)
     this.resyncing = next === -1
-    return next === -1 ? Math.max(offset + 1, buf.length - 3) : next
+    return next === -1 ? Math.max(offset + 1, buf.length - (this.magic.length - 1)) : next
   }
 
   holding () {
@@ -214,7 +226,7 @@ class FunctionFramer extends Framer {
 
 const THREW = Symbol('threw')
 
-const NAMED = ['newline', 'octet-counting', 'auto', 'length-prefixed', 'length-prefixed:16', 'length-prefixed:32', 'hep']
+const NAMED = ['newline', 'octet-counting', 'auto', 'length-prefixed', 'length-prefixed:16', 'length-prefixed:32', 'hep', 'ipfix']
 
 /** Checks a framing option early, with the bad value in the error. */
 function validateFraming (framing) {
@@ -232,7 +244,8 @@ function createFramer (framing, maxFrameBytes, sink) {
     case 'length-prefixed:16': return new LengthPrefixedFramer(maxFrameBytes, sink, 2)
     case 'length-prefixed':
     case 'length-prefixed:32': return new LengthPrefixedFramer(maxFrameBytes, sink, 4)
-    case 'hep': return new HepFramer(maxFrameBytes, sink)
+    case 'hep':
+    case 'ipfix': return new HeaderLengthFramer(maxFrameBytes, sink, HEADERS[framing])
   }
   validateFraming(framing)
 }

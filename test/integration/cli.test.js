@@ -105,6 +105,14 @@ test('bad flags exit 2 with the message naming each flag, no stack', async () =>
     assert.match(r.stderr, new RegExp(`--database: (a database name cannot hold "[/.]"|MongoDB takes database names of at most 63 bytes, this has 64).*, got "${name.replace('.', '\\.')}"`))
     assertNoStack(r.stderr)
   }
+  // A split or framing a collector's format cannot be read with was taken, and every message dropped (QA).
+  for (const [args, message] of [[['run', 'statsd', '--split', 'none'], /--split: the statsd collector reads its input with split lines only, got "none"/],
+    [['run', 'netflow', '--split', 'lines'], /--split: the netflow collector reads its input with split none only, got "lines"/],
+    [['run', 'netflow', '--protocol', 'tcp_server', '--framing', 'newline'], /--framing: the netflow collector reads its input with framing ipfix only, got "newline"/]]) {
+    const r = await cli(args).done
+    assert.equal(r.code, 2, r.stderr)
+    assert.match(r.stderr, message)
+  }
   // A name too long for the files it names failed once the database had started (QA).
   const long = await cli(['run', 'syslog', '--name', 'n'.repeat(300)]).done
   assert.equal(long.code, 2, long.stderr)

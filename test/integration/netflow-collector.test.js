@@ -130,6 +130,36 @@ test('netflow: v5, v9 and IPFIX from softflowd stored as nfdump stores them, eac
   await checkStored(db, exports)
 })
 
+// IPFIX over TCP (RFC 7011 §10.4): messages back to back on one
+// connection, each carrying its length. Before, the stream was cut at
+// newline bytes (the framework's default framing) and every message was
+// dropped as netflow-bad-version (QA).
+test('netflow: IPFIX over TCP, messages cut across writes anywhere, stored as nfdump stores them from UDP', { skip, timeout: 120000 }, async (t) => {
+  const ipfix = (await exportsAndOracle(t, 1000)).filter((e) => e.version === 10)
+  const { collector, db, port } = await startTestCollector(t, netflow, ['--protocol', 'tcp_server'])
+  const net = require('node:net')
+  const socket = net.connect(port, '127.0.0.1')
+  t.after(() => socket.destroy())
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject))
+  const stream = Buffer.concat(ipfix[0].datagrams)
+  let seed = 7
+  for (let at = 0; at < stream.length;) {
+    seed = (seed * 1103515245 + 12345) % 2147483648
+    const size = 1 + seed % 700
+    await new Promise((resolve, reject) => socket.write(stream.subarray(at, at + size), (err) => err ? reject(err) : resolve()))
+    at += size
+    if (seed % 5 === 0) await sleep(2)
+  }
+  const sent = ipfix[0].datagrams.length
+  const s = await waitFor(async () => {
+    const stats = await collector.stats()
+    return stats.received === sent && stats.inFlight === 0 && accountedFor(stats) ? stats : null
+  }, { timeout: 60000, what: 'every message processed' })
+  assert.equal(s.dropped.total, 0, JSON.stringify(s.dropped))
+  assert.equal(s.processed, sent)
+  await checkStored(db, ipfix)
+})
+
 test('netflow: a master SIGKILLed mid-stream with the disk buffer, started again: every flow once, templates kept', { skip, timeout: 240000 }, async (t) => {
   const { runCollector, withDatabase } = require('../fixtures/foreground-run')
   const exports = await exportsAndOracle(t, 1500)

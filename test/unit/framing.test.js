@@ -168,6 +168,27 @@ test('hep: packets framed by their own length, split anywhere; garbage is one ba
   assert.deepEqual(frame('hep', [a.subarray(0, 8)]), { frames: [], drops: ['partial'] })
 })
 
+// IPFIX messages as a stream carries them (RFC 7011 §10.4): version 10,
+// total length, export time, sequence, domain, then sets.
+function ipfixMessage (sets, sequence = 1) {
+  const head = Buffer.alloc(16)
+  head.writeUInt16BE(10, 0)
+  head.writeUInt16BE(16 + sets.length, 2)
+  head.writeUInt32BE(sequence, 8)
+  return Buffer.concat([head, Buffer.from(sets, 'latin1')])
+}
+
+test('ipfix: messages framed by their own length, split anywhere; a v9 header or garbage is one badFrame up to the next version 10; a length under the header broken; oversize skipped', () => {
+  const a = ipfixMessage('\u0001\u0000\u0000\u0008abcd')
+  const b = ipfixMessage('', 2)
+  const v9 = Buffer.from('\u0000\u0009\u0000\u0001junk', 'latin1') // NetFlow v9 has no stream transport
+  const text = Buffer.concat([a, v9, b, ipfixMessage('x'.repeat(200), 3), a]).toString('latin1')
+  assertEverySplit('ipfix', text, { frames: [a, b, a].map((m) => m.toString('latin1')), drops: ['badFrame', 'oversize'] })
+  const broken = Buffer.from('\u0000\u000a\u0000\u0008', 'latin1')
+  assertEverySplit('ipfix', Buffer.concat([broken, b]).toString('latin1'), { frames: [b.toString('latin1')], drops: ['badFrame'] })
+  assert.deepEqual(frame('ipfix', [a.subarray(0, 10)]), { frames: [], drops: ['partial'] })
+})
+
 // A frame delivered a byte at a time was copied and scanned whole at every
 // byte (Buffer.concat of what was held and the new byte): its size squared
 // in the master's CPU, half a second for one 64 KiB line. Counted here in
