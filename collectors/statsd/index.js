@@ -6,6 +6,7 @@ const { decodeStatsdLine, statsdName } = require('./statsd-decoder')
 
 // The metric-name prefix: empty, or name parts ending in '.'.
 const PREFIX = /^([A-Za-z0-9_-]+\.)*$/
+const MAX_PREFIX = 64 // a stored name is the prefix and a line's name of at most 255
 
 /**
  * StatsD over UDP (port 8125): each line of a datagram is a metric,
@@ -26,8 +27,8 @@ module.exports = defineCollector({
       type: 'string',
       default: '',
       group: 'StatsD',
-      description: 'prepended to every metric name, e.g. "prod." (name parts ending in ".")',
-      validate: (prefix) => PREFIX.test(prefix) ? undefined : 'must be dot-separated name parts ending in "." (letters, digits, "_", "-")'
+      description: 'prepended to every metric name, e.g. "prod." (name parts ending in ".", at most 64 characters)',
+      validate: (prefix) => !PREFIX.test(prefix) ? 'must be dot-separated name parts ending in "." (letters, digits, "_", "-")' : prefix.length > MAX_PREFIX ? `must be at most ${MAX_PREFIX} characters, a name's 255 come after it (this has ${prefix.length})` : undefined
     }
   },
   key: (data) => statsdName(data),

@@ -108,7 +108,9 @@ test('bad flags exit 2 with the message naming each flag, no stack', async () =>
   // A split or framing a collector's format cannot be read with was taken, and every message dropped (QA).
   for (const [args, message] of [[['run', 'statsd', '--split', 'none'], /--split: the statsd collector reads its input with split lines only, got "none"/],
     [['run', 'netflow', '--split', 'lines'], /--split: the netflow collector reads its input with split none only, got "lines"/],
-    [['run', 'netflow', '--protocol', 'tcp_server', '--framing', 'newline'], /--framing: the netflow collector reads its input with framing ipfix only, got "newline"/]]) {
+    [['run', 'netflow', '--protocol', 'tcp_server', '--framing', 'newline'], /--framing: the netflow collector reads its input with framing ipfix only, got "newline"/],
+    // A 300-character prefix stored names past the 255 the docs promise (QA).
+    [['run', 'statsd', '--prefix', `${'x'.repeat(299)}.`], /--prefix: must be at most 64 characters, a name's 255 come after it \(this has 300\)/]]) {
     const r = await cli(args).done
     assert.equal(r.code, 2, r.stderr)
     assert.match(r.stderr, message)
