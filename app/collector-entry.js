@@ -236,9 +236,10 @@ class Entry {
     const current = await this.collector.stats()
     const now = Date.now()
     const rates = stats.computeRates(current, this.previous, now - this.previousAt)
+    this.retiredWrites = (this.retiredWrites || 0) + stats.retiredWritesOf(current, this.previous)
     this.previous = current
     this.previousAt = now
-    const meta = { name: this.config.name, collector: this.target, pid: process.pid, interval: STATS_INTERVAL_MS, restartFailed: this.restartFailed || null }
+    const meta = { name: this.config.name, collector: this.target, pid: process.pid, interval: STATS_INTERVAL_MS, restartFailed: this.restartFailed || null, retiredWrites: this.retiredWrites }
     const snapshot = stats.buildSnapshot(meta, current, rates)
     await stats.writeStats(this.dir, snapshot)
     this.metrics.update(snapshot)

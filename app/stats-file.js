@@ -179,6 +179,20 @@ function workerRates (worker, before, per) {
 }
 
 /**
+ * The database writes of the workers in `previous` that are gone from
+ * `current` (replaced: respawned, or rolled), as last reported: what the
+ * collector's total keeps of them, so that it only grows (QA: `top`'s
+ * WRITES fell when a worker respawned). What a worker wrote after its last
+ * report before it died is not counted.
+ */
+function retiredWritesOf (current, previous) {
+  if (!previous) return 0
+  let writes = 0
+  for (const w of previous.workers) if (!findWorker(current, w)) writes += writesOf(w) || 0
+  return writes
+}
+
+/**
  * Database writes a worker reports through its own stats() (`dbWrites`,
  * the one name every built-in worker uses), or undefined.
  * @param {object} worker one entry of stats().workers
@@ -214,6 +228,8 @@ function buildSnapshot (meta, stats, rates) {
     state: stats.state,
     // The last rolling restart that failed ({ message, at }), null while none did.
     restartFailed: meta.restartFailed || null,
+    // Database writes of workers since replaced (retiredWritesOf): with the live workers', the collector's total.
+    retiredWrites: meta.retiredWrites || 0,
     stats,
     rates
   }
@@ -247,6 +263,7 @@ module.exports = {
   computeRates,
   buildSnapshot,
   writesOf,
+  retiredWritesOf,
   writeFailure,
   readFailure,
   removeFailure

@@ -80,7 +80,8 @@ function rows (snap) {
   const { stats: s, rates: r } = snap
   const workers = s.workers.map((w) => workerRow(w, r))
   const writes = sum(workers.map((w) => w.writes))
-  const writesTotal = sum(workers.map((w) => w.writesTotal))
+  const live = sum(workers.map((w) => w.writesTotal))
+  const writesTotal = live === null ? null : live + (snap.retiredWrites || 0) // and those of workers since replaced
   const collector = {
     name: snap.name,
     pid: snap.pid,
