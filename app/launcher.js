@@ -125,7 +125,7 @@ function notOnline (name, proc, errLogFrom) {
  * wrote none (it was not running).
  * @param {string} name
  * @param {{ pm2Home?: string }} [options]
- * @returns {Promise<CollectorProcess & { left: { dropped: number, kept: number } | null }>}
+ * @returns {Promise<CollectorProcess & { left: { dropped: number, kept: number, buffered: number } | null }>}
  */
 function stop (name, options = {}) {
   return withPm2(options, async (api) => {
@@ -136,7 +136,7 @@ function stop (name, options = {}) {
     const final = await stats.readStats(name, before.statsDir || statsDirOf(options))
     const count = (n) => Number.isFinite(n) ? n : 0
     const left = final && final.state === 'stopped' && final.timestamp >= since && final.stats
-      ? { dropped: count(final.stats.dropped && final.stats.dropped.shutdown), kept: count(final.stats.deadLetteredBy && final.stats.deadLetteredBy.shutdown) }
+      ? { dropped: count(final.stats.dropped && final.stats.dropped.shutdown), kept: count(final.stats.deadLetteredBy && final.stats.deadLetteredBy.shutdown), buffered: count(final.stats.buffer && final.stats.buffered) }
       : null
     return proc ? { ...proc, left } : proc
   })

@@ -250,6 +250,23 @@ test('stop of a collector that dropped messages at shutdown: says how many and e
   assert.match(keptStop.stderr, /^collector: sk: 30 messages not stored before the workers' flushTimeout were kept as dead letters \(deadLetteredBy\.shutdown\); collector replay sk queues them/)
 })
 
+// A stop while the database is away: what waits in the disk buffer is safe
+// and stored at the next start, and the stop said nothing of it (QA).
+test('stop while the database does not answer: says how many messages wait in the disk buffer for the next start, exit 0', { timeout: 120000 }, async (t) => {
+  const env = pm2Env(t)
+  const away = await freePort() // nothing listens there
+  const started = await cli(env, 'start', 'syslog', '--name', 'away', '--port', '0', '--instances', '1', '--mongo-uri', `mongodb://127.0.0.1:${away}/logs`)
+  assert.equal(started.code, 0, started.stderr)
+  const running = await waitFor(async () => { const s = await readStats('away', env.COLLECTOR_STATS_DIR); return s && s.state === 'running' && s.stats.address ? s : null }, { what: 'the collector running' })
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  for (let i = 0; i < 40; i++) await new Promise((resolve, reject) => socket.send(`<14>Nov 30 23:00:00 host app: line ${i}`, running.stats.address.port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  await waitFor(async () => (await readStats('away', env.COLLECTOR_STATS_DIR)).stats.received === 40, { what: 'the 40 lines received' })
+  const stopped = await cli(env, 'stop', 'away')
+  assert.deepEqual([stopped.code, stopped.stderr], [0, ''])
+  assert.equal(stopped.stdout, 'stopped away (stopped); 40 messages not yet stored wait in its disk buffer, stored at its next start (collector start away)\n')
+})
+
 // A PM2_HOME on a read-only mount: about 100 lines of PM2 stack traces and
 // an uncaught exception, for start and for ls.
 test('a PM2 home that cannot be written: start and ls say so in one line (ERR_PM2_HOME), naming it and the fix', { timeout: 60000 }, async (t) => {
