@@ -195,6 +195,10 @@ function databaseState (custom) {
   if (!custom || typeof custom.dbDown !== 'boolean') return '-'
   if (custom.dbDown) return 'down'
   if (custom.dbStalled) return `stalled ${Math.round((custom.writeInProgressMs || 0) / 1000)}s`
+  // A worker that has not reached its database yet (just started, or
+  // respawned while it is away) is not known to be ok (QA: it read ok
+  // until its first connect failed, seconds later).
+  if (custom.connected === false) return custom.connecting ? 'connecting' : 'not connected yet'
   return 'ok'
 }
 

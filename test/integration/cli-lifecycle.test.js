@@ -262,6 +262,10 @@ test('stop while the database does not answer: says how many messages wait in th
   t.after(() => socket.close())
   for (let i = 0; i < 40; i++) await new Promise((resolve, reject) => socket.send(`<14>Nov 30 23:00:00 host app: line ${i}`, running.stats.address.port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
   await waitFor(async () => (await readStats('away', env.COLLECTOR_STATS_DIR)).stats.received === 40, { what: 'the 40 lines received' })
+  // Its worker never reached the database: never "ok" (QA: a worker read ok until its first connect failed).
+  const status = await cli(env, 'status', 'away')
+  const row = status.stdout.split('\n').find((line) => /^ +0 +\d+ +ready /.test(line))
+  assert.match(row, / (connecting|not connected yet|down)$/, status.stdout)
   const stopped = await cli(env, 'stop', 'away')
   assert.deepEqual([stopped.code, stopped.stderr], [0, ''])
   assert.equal(stopped.stdout, 'stopped away (stopped); 40 messages not yet stored wait in its disk buffer, stored at its next start (collector start away)\n')
