@@ -383,8 +383,7 @@ class MongoWorker extends Worker {
       writeInProgressMs: writeMs,
       flushes: this.dbCounts.flushes,
       retryInMs: this.dbDown ? Math.max(0, this.retryAt - Date.now()) : 0, // the next attempt, while down
-      connecting: Boolean(this.preparing),
-      connected: this.prepared, // its first connect and preparation done: until then it has not written
+      connecting: Boolean(this.preparing), connected: this.prepared, // until its first connect and preparation, not known to be ok
       // The leader's: what each collection holds, keeps and deleted (null in the others).
       storage: this.keeper ? this.keeper.stats() : null
     }
