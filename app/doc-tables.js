@@ -9,7 +9,7 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { OPTIONS } = require('../lib/master/options')
+const { OPTIONS, envNameOf } = require('../lib/master/options')
 const { toKebab } = require('../configs/flag-definitions')
 const { MONGO_COLLECTOR_SETTINGS } = require('../lib/collector/database-settings')
 const { ERROR_CODES } = require('../exceptions/codes')
@@ -68,7 +68,8 @@ function tableMarkers (id, source) {
 
 function settingRow (name, decl, where) {
   const flag = decl.flag === false ? `code only${where === 'worker' ? ' (`workerOptions`)' : ''}` : `\`--${toKebab(name)}\``
-  const env = decl.env ? `\`${decl.env}\`` : ''
+  // Every setting with a flag is read from COLLECTOR_<FLAG> too (configs/load-balancer-flags.js settingsFlags).
+  const env = decl.flag === false ? '' : `\`${envNameOf(name)}\``
   return `| \`${name}\` | ${flag} | ${env} | ${valueText(decl.default)}${rangeText(decl)} | ${decl.description}${choicesText(decl)} |`
 }
 
