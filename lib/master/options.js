@@ -211,7 +211,10 @@ function checkReceive (options) {
   if (!RECEIVE_MODES.includes(options.receive)) throw new InvalidOptionError('receive', options.receive, `must be one of ${RECEIVE_MODES.join(', ')}`)
   if (!SPLITS.includes(options.split)) throw new InvalidOptionError('split', options.split, `must be one of ${SPLITS.join(', ')}`)
   if (options.receive === 'master') return
-  const refuse = (why) => { throw new InvalidOptionError('receive', options.receive, why) }
+  // Every reason at once (QA: StatsD's were said one per try, the last one
+  // its split lines, which it cannot do without).
+  const reasons = []
+  const refuse = (why) => reasons.push(why)
   if (options.protocol !== 'udp') refuse(`applies to protocol udp only (${options.protocol} connections are accepted by the master)`)
   if (process.platform !== 'linux') refuse(`needs Linux, whose kernel spreads one port's datagrams over several sockets (running on ${process.platform})`)
   if (options.buffer) refuse('cannot be combined with the disk buffer (on by default for the CLI\'s MongoDB collectors: --no-buffer): the workers receive, the master never holds a datagram to write there')
@@ -219,6 +222,7 @@ function checkReceive (options) {
   if (options.allow !== undefined) refuse('cannot be combined with allow, which the master checks: in this mode the master sees no datagram')
   if (options.split !== 'none') refuse(`cannot be combined with split ${options.split}, which the master does: in this mode the master sees no datagram`)
   if (receiverFor(options.udpReceiver) === 'dgram' && !nodeHasDgramReusePort()) refuse(`needs Node >= ${DGRAM_REUSE_PORT_SINCE.join('.')} for node:dgram's reusePort (running ${process.versions.node}), or the native receiver (node native/build.js)`)
+  if (reasons.length > 0) throw new InvalidOptionError('receive', options.receive, reasons.join('; and it '))
 }
 
 function nodeHasDgramReusePort (version = process.versions.node) {
