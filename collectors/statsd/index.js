@@ -2,7 +2,7 @@
 
 const { defineCollector } = require('../../lib/collector/define-collector')
 const sinks = require('../../lib/collector/sinks')
-const { decodeStatsdLine, statsdName } = require('./statsd-decoder')
+const { decodeStatsdBytes, statsdName } = require('./statsd-decoder')
 
 // The metric-name prefix: empty, or name parts ending in '.'.
 const PREFIX = /^([A-Za-z0-9_-]+\.)*$/
@@ -33,7 +33,7 @@ module.exports = defineCollector({
   },
   key: (data) => statsdName(data),
   decode: (message, settings) => {
-    const metric = decodeStatsdLine(message.data.toString('utf8'))
+    const metric = decodeStatsdBytes(message.data)
     metric.name = settings.prefix + metric.name
     return metric
   },

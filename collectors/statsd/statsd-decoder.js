@@ -1,5 +1,6 @@
 'use strict'
 
+const { isUtf8 } = require('node:buffer')
 const DecodeError = require('../../exceptions/decode-error')
 
 /**
@@ -15,7 +16,10 @@ const DecodeError = require('../../exceptions/decode-error')
  * the sender sampled it from). Refusals name their reason:
  * badLine, badValue, badRate, unsupportedType, gaugeDelta, valueRange.
  */
-const LINE = /^([^\s:|@]{1,255}):([^|]*)\|([a-z]+)(?:\|@([^|]*))?$/
+// A name holds no white space, `:`, `|`, `@`, nor a control character (a
+// NUL, an ESC: two names apart only by one, or one that writes to an
+// operator's terminal).
+const LINE = /^([^\s:|@\p{Cc}]{1,255}):([^|]*)\|([a-z]+)(?:\|@([^|]*))?$/u
 const TYPES = Object.freeze(['c', 'ms', 'g'])
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
 
@@ -32,6 +36,15 @@ const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/
 // rounded as doubles are. A value too small for a double (`1e-400`) is 0.
 const MAX_VALUE = Number.MAX_SAFE_INTEGER
 const MAX_SUMMED = 2 ** 32
+
+/**
+ * A line's bytes: refused whole (badLine) when they are not UTF-8, which
+ * decoding would replace with U+FFFD, making names whose bytes differ one.
+ */
+function decodeStatsdBytes (data) {
+  if (!isUtf8(data)) throw new DecodeError('badLine', `not UTF-8: ${JSON.stringify(data.latin1Slice(0, Math.min(data.length, 80)))}`)
+  return decodeStatsdLine(data.toString('utf8'))
+}
 
 /** @returns {{ name: string, type: 'c'|'ms'|'g', value: number, rate: number }} */
 function decodeStatsdLine (text) {
@@ -60,4 +73,4 @@ function statsdName (data) {
   return data.latin1Slice(0, colon < 0 ? data.length : colon)
 }
 
-module.exports = { decodeStatsdLine, statsdName, TYPES, MAX_VALUE, MAX_SUMMED }
+module.exports = { decodeStatsdLine, decodeStatsdBytes, statsdName, TYPES, MAX_VALUE, MAX_SUMMED }

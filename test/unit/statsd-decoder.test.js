@@ -50,3 +50,18 @@ test('statsd decoder: a refusal says which number and which bound', () => {
   assert.throws(() => decodeStatsdLine('t:1|ms|@1e-12'), (err) => err.reason === 'valueRange' && /t: a timer at rate 1e-12 counts 1000000000000 lines, beyond 2\^32/.test(err.message))
   assert.throws(() => decodeStatsdLine('g:1e400|g'), (err) => err.reason === 'valueRange' && /g: 1e400 is beyond ±2\^53 - 1/.test(err.message))
 })
+
+// Bytes that are not UTF-8 were decoded with U+FFFD in their place, so
+// names whose bytes differ became one metric; a NUL or an ESC was taken in
+// a name (QA).
+test('statsd decoder: a line that is not UTF-8 is refused as badLine, not stored under U+FFFD; a name with a control character too; other UTF-8 names are taken', () => {
+  const { decodeStatsdBytes } = require('../../collectors/statsd/statsd-decoder')
+  const reason = (bytes) => { try { decodeStatsdBytes(bytes); return null } catch (err) { return err.reason } }
+  assert.equal(reason(Buffer.from('b.bad\xff:1|c', 'latin1')), 'badLine')
+  assert.equal(reason(Buffer.from('b.bad\xfe:1|c', 'latin1')), 'badLine', 'another byte: not the same metric, not stored either')
+  assert.equal(reason(Buffer.from('b.\u0000nul:1|c')), 'badLine')
+  assert.equal(reason(Buffer.from('a\u001b[2J:1|c')), 'badLine')
+  assert.equal(reason(Buffer.from('a\u009b31m:1|c')), 'badLine', 'a C1 control')
+  assert.deepEqual(decodeStatsdBytes(Buffer.from('café.hits:2|c')), { name: 'café.hits', type: 'c', value: 2, rate: 1 })
+  assert.equal(decodeStatsdBytes(Buffer.from('b.\ufffd:1|g')).name, 'b.\ufffd', 'U+FFFD sent as UTF-8 is a character like any')
+})
