@@ -12,6 +12,10 @@ const { callLogOf, KINDS: LOG_KINDS } = require('./call-logs')
 const { readAuthKey, authKeyCheck } = require('./auth-key')
 
 const IP_TCP = 6 // the IP protocol of a HEP packet's capture (chunk 0x02)
+// A capture time further ahead of the packet's arrival than this is an
+// agent's clock set wrong (an agent sends what it captured, never before
+// it captured it): the arrival stands for it (`clockAhead`).
+const CLOCK_AHEAD_MS = 2000
 const IP_UDP = 17
 const refusals = new Map()
 
@@ -35,7 +39,9 @@ const authChecks = new WeakMap() // settings → the check of the auth key agent
  * protocol type, addresses and ports, and a SHA-1 of its payload:
  * call-memory.js's CopyWindow); a log line (type 100) or a vq-rtcpxr
  * report (type 35) `{ type, log, at, copy }` (call-logs.js), refused
- * (`hep-no-call`) when it names no call. Refused, by reason, what carries no
+ * (`hep-no-call`) when it names no call; each `clockAhead` when its capture
+ * time was more than CLOCK_AHEAD_MS ahead of its arrival, `at` the arrival
+ * then (a call stamped an hour ahead would be listed an hour late). Refused, by reason, what carries no
  * call data: a packet that is not well-formed HEP3 (its structural reason:
  * its key cannot be read), then a packet without the auth key of
  * `settings.hepPasswordFile` or COLLECTOR_HEP_PASSWORD (`hep-auth`,
@@ -60,7 +66,14 @@ function hepRecordOf (data, settings, receivedAt) {
   const payload = payloadOf(packet)
   if (payload instanceof DecodeError) return payload
   if (payload === undefined || payload.length === 0) return refusal('hep-missing-payload')
-  const at = captureTime(packet) ?? receivedAt.getTime()
+  const arrived = receivedAt.getTime()
+  const captured = captureTime(packet)
+  const ahead = captured !== undefined && captured - arrived > CLOCK_AHEAD_MS
+  const record = recordOf(packet, type, payload, captured === undefined || ahead ? arrived : captured, arrived, settings)
+  return ahead ? clockAhead(record) : record
+}
+
+function recordOf (packet, type, payload, at, arrived, settings) {
   if (type === 1) return sipRecordsOf(packet, payload, at, correlationHeadersOf(settings))
   if (type !== 5) {
     const { log, reason } = callLogOf(packet, payload, at, endpoint)
@@ -68,7 +81,14 @@ function hepRecordOf (data, settings, receivedAt) {
   }
   const rtcp = rtcpOfHep(payload)
   if (rtcp.reason) return refusal(rtcp.reason)
-  return { type: PROTOCOL_TYPES[type], rtcp, at, arrivedAt: receivedAt.getTime(), srcIp: packet.srcIp, srcPort: packet.srcPort, dstIp: packet.dstIp, dstPort: packet.dstPort, callId: packet.correlationId, copy: copyKey(packet, payload) }
+  return { type: PROTOCOL_TYPES[type], rtcp, at, arrivedAt: arrived, srcIp: packet.srcIp, srcPort: packet.srcPort, dstIp: packet.dstIp, dstPort: packet.dstPort, callId: packet.correlationId, copy: copyKey(packet, payload) }
+}
+
+// The record(s) of a packet stamped with its arrival for a clock ahead.
+function clockAhead (record) {
+  if (record instanceof DecodeError) return record
+  for (const one of Array.isArray(record) ? record : [record]) one.clockAhead = true
+  return record
 }
 
 // A SIP payload's record, or one per message when it held several (sip.js
@@ -147,4 +167,4 @@ function authCheckOf (settings) {
   return check
 }
 
-module.exports = { hepRecordOf, storedCopyKey }
+module.exports = { CLOCK_AHEAD_MS, hepRecordOf, storedCopyKey }

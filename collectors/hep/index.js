@@ -68,7 +68,7 @@ module.exports = defineCollector({
   warm: (state, db, settings, context) => warmCopies(state, db, settings, context),
   // A SIP payload holding several messages gave one record each (hep-records.js): an item each.
   enrich: (records, state, message) => Array.isArray(records) ? records.map((record) => itemsOf(record, state, message)) : itemsOf(records, state, message),
-  stats: ({ quality, counts }) => ({ quality: quality.stats(), duplicates: { ...counts.duplicates }, overCap: counts.overCap, otherDialogByes: counts.otherDialogByes, coalesced: counts.coalesced }),
+  stats: ({ quality, counts }) => ({ quality: quality.stats(), duplicates: { ...counts.duplicates }, overCap: counts.overCap, otherDialogByes: counts.otherDialogByes, coalesced: counts.coalesced, clockAhead: counts.clockAhead }),
   memory: ({ quality, copies, sides, stored, ledger }) => {
     const memory = quality.memory()
     return { held: { ...memory.held, copies: copies.size, copySides: sides.size, storedCopies: stored.size, calls: ledger.size }, evicted: { ...memory.evicted, copies: copies.evicted, calls: ledger.evicted } }
@@ -92,6 +92,7 @@ module.exports = defineCollector({
 
 function itemsOf (record, state, message) {
   if (record.coalesced) state.counts.coalesced++
+  if (record.clockAhead) state.counts.clockAhead++
   return record.call ? sipItemsOf(record, state, message) : record.log ? logItemsOf(record, state, message) : rtcpItemsOf(record, state, message)
 }
 
@@ -208,7 +209,7 @@ function stateOf (settings, copies, sides) {
     stored: new StoredCopies(),
     ledger: new CallLedger(),
     messagesPerCall: settings.hepMessagesPerCall,
-    counts: { duplicates: { sip: 0, rtcp: 0, log: 0 }, overCap: 0, otherDialogByes: 0, coalesced: 0 }
+    counts: { duplicates: { sip: 0, rtcp: 0, log: 0 }, overCap: 0, otherDialogByes: 0, coalesced: 0, clockAhead: 0 }
   }
 }
 

@@ -323,3 +323,26 @@ test('OPTIONS and REGISTER are no calls (counted apart, found by --call-id); a c
   t.after(() => back.stop())
   await waitFor(async () => (await fetch(`http://127.0.0.1:${downPort}/sip`)).status === 200, { what: 'the pages again once it is back' })
 })
+
+test('a call from an agent whose clock runs an hour ahead is listed now, stamped with its arrival, and the workers count it (clockAhead)', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const ahead = Date.now() + 3600 * 1000
+  const call = { callId: 'ahead@clock', caller: 'sip:+4917001@a.example' }
+  const packets = [
+    packet(sip('INVITE sip:bob@b.example SIP/2.0', { ...call, cseq: '1 INVITE' }), { at: ahead }),
+    packet(sip('SIP/2.0 486 Busy Here', { ...call, cseq: '1 INVITE', tagged: true }), { at: ahead + 100, back: true })
+  ]
+  const sent = Date.now()
+  await send(port, packets)
+  await waitFor(() => collector.summary().processed === packets.length, { what: 'both processed' })
+  await waitFor(async () => (await db.collection('sip_messages').countDocuments({ callId: call.callId })) === 2, { what: 'both messages stored' })
+  const { uri } = await getTestMongo()
+  const listedNow = await runCli({ ...process.env, MONGODB_URI: uri }, 'calls', '--database', db.databaseName, '--json')
+  assert.equal(listedNow.code, 0, listedNow.stderr)
+  const rows = listedNow.stdout.trim().split('\n').filter(Boolean).map((line) => JSON.parse(line))
+  assert.deepEqual(rows.map((row) => row.callId), [call.callId], 'in the last hour, not an hour from now')
+  const stored = await db.collection('calls').findOne({ callId: call.callId })
+  assert.ok(stored.invitedAt.getTime() >= sent - 1000 && stored.invitedAt.getTime() <= Date.now(), `stamped with its arrival: ${stored.invitedAt.toISOString()}`)
+  const counted = (await collector.stats()).workers.reduce((n, w) => n + w.custom.clockAhead, 0)
+  assert.equal(counted, 2, 'each message counted')
+})
