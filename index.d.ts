@@ -559,8 +559,8 @@ export class BufferError extends CollectorError {
 
 export function resolveMongo (options?: { uri?: string, env?: NodeJS.ProcessEnv, logger?: Logger, port?: number, host?: string }): Promise<{ uri: string, server: { uri: string, stop (): Promise<void> } | null }>
 
-/** Where a definition's record came from: when its message arrived (the same when delivered again), and its sender; with `keep`, the message's kept state (in decode). */
-export interface RecordSource { receivedAt: Date, remote: { address: string, port: number } | null, kept?: KeptState | null }
+/** Where a definition's record came from: when its message arrived (the same when delivered again), and its sender; with `keep`, the message's kept state (in decode); `redelivered` when the message was delivered before, to a worker or a master that died (its kept changes may be in `kept` already); `key()` its 12-byte key, the same when delivered again. */
+export interface RecordSource { receivedAt: Date, remote: { address: string, port: number } | null, kept?: KeptState | null, redelivered?: boolean, key? (): Buffer | null }
 /** A definition's kept state for one scope (by default the sender's address): plain JSON values, kept by the framework across a worker's death. */
 export interface KeptState { get (name: string): unknown, set (name: string, value: unknown): void, delete (name: string): void, keys (prefix?: string): string[] }
 type OneOrMore<T> = T | T[] | null | undefined

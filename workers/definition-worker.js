@@ -71,7 +71,7 @@ class DefinitionWorker extends MongoWorker {
       many: false, // the message gave an array of records
       record: 0, // the place of the record being stored among them, as decode gave them
       key: () => this.messageKey(),
-      message: { receivedAt: null, remote: null, kept: null, key: () => this.messageKey() }
+      message: { receivedAt: null, remote: null, kept: null, redelivered: false, key: () => this.messageKey() }
     }
   }
 
@@ -252,7 +252,7 @@ class DefinitionWorker extends MongoWorker {
       context.mark = delivery
       this.lastBatchAt = Date.now()
       context.seq = delivery.seq
-      context.redelivered = Boolean(delivery.redelivered)
+      context.redelivered = context.message.redelivered = Boolean(delivery.redelivered) // decode's too: it may meet kept state it changed
     }
     // The message's own arrival; one Date for a run of messages of one time
     // (a Date is kept by what a sink holds: never changed once given).

@@ -15,7 +15,7 @@ const LINES = [
   ['logs <name> [--lines N] [--follow]', 'its log (PM2\'s files), readable; --json as written'],
   ['top [--once] [--interval 1s]', 'live per-collector, per-worker rates, drops and DB writes'],
   ['calls [NAME] [--call-id ID] [--number N] [--outcome O] [--worst 10] [--since 1h] [--json] [--serve PORT]', 'find a call (SIP calls, failed ones too, and RTCP streams): one by Call-ID with its SIP ladder, by number or outcome; the worst by their verdict with loss, jitter, RTT; calls by band (--per-minute); an HTML view'],
-  ['db run|start [--db-path DIR] | db stop|status', 'the embedded database: foreground, or under PM2 shared by collectors'],
+  ['db run|start [--port N] [--db-path DIR] [--db-memory] | db stop|status', 'the embedded database: foreground, or under PM2 shared by collectors'],
   ['simulate rtcp|syslog --target host:port', 'send test traffic (see collector simulate --help)'],
   ['verify <collector> --sample FILE [--json]', 'check that a collector stores each sample record exactly once, workers and master killed (CI)'],
   ['demo [--streams N] [--rate R] [--duration 10s]', 'RTCP collector + embedded database + simulated calls (npm start)'],

@@ -151,3 +151,27 @@ test('retention takes the kept state of a sender gone quiet, and keeps that of o
   const fromSender = { seq: { $regex: '^\\d+$' }, bytes: { $exists: true } }
   await waitFor(async () => (await db.collection('rows').countDocuments(fromSender)) === sent * ROWS, { what: `every record decoded throughout: ${sent * ROWS} (the quiet one's ${ROWS} included)`, timeout: 20000 })
 })
+
+test('a message that meets kept state already ahead of it (its own change, stored before its worker died) is told it is delivered again (arrival.redelivered)', { timeout: 180000 }, async (t) => {
+  const sequenced = require('../fixtures/sequence-definition')
+  const { collector, db, port } = await startTestCollector(t, sequenced)
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const send = (text) => new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  const messages = 1500
+  const loop = killLoop(collector, 400)
+  for (let n = 0; n < messages; n++) {
+    await send(`S ${n}`)
+    if (n % 10 === 9) await sleep(5)
+  }
+  const killed = await loop.stop(3)
+  await waitFor(async () => {
+    const stats = await collector.stats()
+    return stats.inFlight === 0 && accountedFor(stats) && stats.processed === messages ? stats : null
+  }, { timeout: 90000, what: 'every message processed' })
+  assert.ok(killed >= 3, `workers killed: ${killed}`)
+  assert.equal(await db.collection('sequence').countDocuments(), messages, 'each stored once')
+  const ahead = await db.collection('sequence_ahead').find().toArray()
+  assert.deepEqual(ahead.filter((doc) => doc._id === 'untold'), [], 'no message met state ahead of it untold')
+  t.diagnostic(`${killed} workers killed; a redelivered message met its own change: ${ahead.some((doc) => doc._id === 'told')}`)
+})
