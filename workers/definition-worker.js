@@ -58,7 +58,7 @@ class DefinitionWorker extends MongoWorker {
     this.newKeys = this.definition.cardinality && this.settings.maxNewKeysPerMinute > 0
       ? new NewKeyLimit({ share: Math.ceil(this.settings.maxNewKeysPerMinute / this.settings.newKeyShares), known: this.settings.maxKnownKeys })
       : null
-    this.kept = this.definition.keep ? KeptState.of(this.definition) : null
+    this.kept = this.definition.keep ? KeptState.of(this.definition, () => this.heldSince()) : null
     this.warm = DefinitionWarm.of(this.definition, this) // the definition's warm-up of enrichState: messages wait for it
     // Everything the worker writes and acknowledges through: the sinks, and what the definition
     // keeps, written last (a message delivered again meets a state that has not moved past it).

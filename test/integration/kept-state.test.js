@@ -175,3 +175,28 @@ test('a message that meets kept state already ahead of it (its own change, store
   assert.deepEqual(ahead.filter((doc) => doc._id === 'untold'), [], 'no message met state ahead of it untold')
   t.diagnostic(`${killed} workers killed; a redelivered message met its own change: ${ahead.some((doc) => doc._id === 'told')}`)
 })
+
+test('names a definition deletes (a chunked message once whole) do not stay behind as documents: purged once no older message can come again', { timeout: 120000 }, async (t) => {
+  const chunked = require('../fixtures/chunk-definition')
+  const { collector, db, port } = await startTestCollector(t, chunked)
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const send = (text) => new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  const messages = 300
+  // Two chunks of each first, stored (a name set and deleted in one flush is never written), then the third.
+  for (let id = 0; id < messages; id++) for (let part = 0; part < 2; part++) await send(`C ${id} ${part} 3 ${id}-${part};`)
+  await waitFor(async () => (await db.collection('chunked_kept').countDocuments({ 'value.value.1': { $exists: true } })) === messages, { what: 'the first chunks kept' })
+  for (let id = 0; id < messages; id++) await send(`C ${id} 2 3 ${id}-2;`)
+  await waitFor(async () => (await db.collection('joined').countDocuments()) === messages, { what: 'every message joined and stored' })
+  const joined = await db.collection('joined').find({ id: '7' }).toArray()
+  assert.deepEqual(joined.map((doc) => doc.text), ['7-0;7-1;7-2;'])
+  // Keep the scope in use, so that its worker comes to purge (every keep.seenEvery, at a flush).
+  let left = -1
+  await waitFor(async () => {
+    await send(`C last-${Date.now()} 0 1 x`)
+    left = await db.collection('chunked_kept').countDocuments()
+    return left === 0
+  }, { timeout: 30000, what: 'the deleted names purged' })
+  // Counted in the worker's stats (which the master asks for now and then).
+  await waitFor(async () => (await collector.stats()).workers.reduce((n, w) => n + w.custom.sinks.chunked_kept.purged, 0) >= messages, { what: 'the purge counted' })
+})
