@@ -32,7 +32,7 @@ async function measureCollection (db, target) {
   const stats = await storageStats(db, collection)
   const documents = stats.count || 0
   const out = { documents, dataBytes: 0, indexBytes: 0, freeBytes: 0, usedBytes: 0, estimated: false, oldest: null, newest: null }
-  if (documents > 0) [out.oldest, out.newest] = await extremes(collection, target.field)
+  if (documents > 0) [out.oldest, out.newest] = await extremes(collection, target.field, !(stats.storageSize > 0))
   if (stats.storageSize > 0) {
     out.dataBytes = stats.storageSize
     out.indexBytes = stats.totalIndexSize || 0
@@ -66,11 +66,33 @@ async function storageStats (db, collection) {
   }
 }
 
-async function extremes (collection, field) {
-  const first = (order) => collection.find({ [field]: { $type: 'date' } }, { projection: { [field]: 1 } }).sort({ [field]: order }).limit(1).toArray()
-  const [[oldest], [newest]] = await Promise.all([first(1), first(-1)])
-  const date = (doc) => doc && valueAt(doc, field) instanceof Date ? valueAt(doc, field) : null
-  return [date(oldest), date(newest)]
+// The oldest and newest dates in `field`, by its index; `unsorted` on a
+// server that keeps no index to sort by (mongo-java-server, which reports no
+// storage size either): its sorted find read and sorted the whole
+// collection under the collection's lock, every write waiting (12 s at
+// 400,000 documents, two a minute per collector: a trial's three collectors
+// on one collection stalled for minutes); there, those of the first and
+// last SAMPLE documents in natural (insertion, which is arrival) order.
+async function extremes (collection, field, unsorted) {
+  const dated = { [field]: { $type: 'date' } }
+  const [first, last] = await Promise.all(unsorted
+    ? [{ $natural: 1 }, { $natural: -1 }].map((order) => collection.find(dated, { projection: { [field]: 1 } }).sort(order).limit(SAMPLE).toArray())
+    : [1, -1].map((order) => collection.find(dated, { projection: { [field]: 1 } }).sort({ [field]: order }).limit(1).toArray()))
+  const dates = [...first, ...last].map((doc) => valueAt(doc, field)).filter((value) => value instanceof Date)
+  if (dates.length === 0) return [null, null]
+  return [new Date(Math.min(...dates)), new Date(Math.max(...dates))]
+}
+
+/**
+ * The oldest date in `field` of the documents matching `filter` (epoch
+ * ms), or null; `unsorted` as for extremes: of the first SAMPLE documents
+ * in natural order that match.
+ */
+async function oldestOf (collection, filter, field, unsorted) {
+  const options = { projection: { [field]: 1 } }
+  const docs = await (unsorted ? collection.find(filter, options).limit(SAMPLE) : collection.find(filter, options).sort({ [field]: 1 }).limit(1)).toArray()
+  const dates = docs.map((doc) => valueAt(doc, field)).filter((value) => value instanceof Date)
+  return dates.length === 0 ? null : Math.min(...dates)
 }
 
 function valueAt (doc, path) {
@@ -119,4 +141,7 @@ function trimSamples (samples) {
   return samples.slice(samples.findIndex((s) => last.at - s.at <= GROWTH_WINDOW_MS))
 }
 
-module.exports = { measureCollection, growthPerDay, trimSamples }
+/** Whether a measure found a server with no index to sort by (estimated: it reports no storage size). */
+const unsorted = (measured) => Boolean(measured && measured.estimated)
+
+module.exports = { measureCollection, oldestOf, unsorted, growthPerDay, trimSamples }

@@ -1,7 +1,7 @@
 'use strict'
 
 const { DAY_MS, spanOf, retentionsOf, cutoffOf, planAgeIndex, hasTtlMonitor, formatRetention } = require('./retention')
-const { measureCollection, growthPerDay, trimSamples } = require('./capacity')
+const { measureCollection, oldestOf: oldestIn, unsorted, growthPerDay, trimSamples } = require('./capacity')
 const { formatBytes } = require('../../lib/shared/format-bytes')
 
 // Documents one range delete aims at: the slice of time it covers follows
@@ -230,6 +230,8 @@ class StorageKeeper {
     const collection = this.db.collection(target.collection)
     const oldest = await this.oldestOf(t, before)
     if (oldest === null) return 0
+    // Without an index each delete reads the whole collection: one, not a slice of time each.
+    if (unsorted(t.measured)) return (await collection.deleteMany({ ...target.partial, [target.field]: { $lt: new Date(before) } })).deletedCount
     let from = oldest
     let slice = t.sliceMs || initialSlice(t.measured)
     let total = 0
@@ -250,9 +252,7 @@ class StorageKeeper {
   async oldestOf (t, before = null) {
     const { field, partial } = t.target
     const range = before === null ? { $type: 'date' } : { $lt: new Date(before) }
-    const [doc] = await this.db.collection(t.target.collection).find({ ...partial, [field]: range }, { projection: { [field]: 1 } }).sort({ [field]: 1 }).limit(1).toArray()
-    const value = doc && field.split('.').reduce((v, part) => v == null ? v : v[part], doc)
-    return value instanceof Date ? value.getTime() : null
+    return oldestIn(this.db.collection(t.target.collection), { ...partial, [field]: range }, field, unsorted(t.measured))
   }
 
   /** Measures every collection, then holds them to the budget. */
