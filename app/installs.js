@@ -11,7 +11,10 @@ const path = require('node:path')
 /*
  * What every version of the launcher gives a collector's PM2 app: a script
  * named collector-entry.js (lib/, lib/ops/, app/ over time) and
- * COLLECTOR_STATS_DIR in its environment. The database app (database-entry.js)
+ * COLLECTOR_STATS_DIR in its environment. An app started from an ecosystem
+ * file (examples/ecosystem.config.js) has the script only, in an install of
+ * this package: a collector too (`collector ls` said none, and restart,
+ * stop and logs did not know it). The database app (database-entry.js)
  * and a user's own apps have neither.
  */
 const ENTRY_FILE = 'collector-entry.js'
@@ -21,7 +24,15 @@ const MARK_ENV = 'COLLECTOR_STATS_DIR'
 function isCollectorApp (p) {
   const env = p && p.pm2_env
   if (!env || typeof env.pm_exec_path !== 'string' || path.basename(env.pm_exec_path) !== ENTRY_FILE) return false
-  return Boolean((env.env && env.env[MARK_ENV]) || env[MARK_ENV])
+  return Boolean((env.env && env.env[MARK_ENV]) || env[MARK_ENV]) || isPackageDir(installOf(env.pm_exec_path))
+}
+
+function isPackageDir (dir) {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).name === 'collector-cluster'
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -32,11 +43,7 @@ function isCollectorApp (p) {
  */
 function installOf (entry) {
   let dir = path.dirname(entry)
-  for (let up = 0; up < 4; up++, dir = path.dirname(dir)) {
-    try {
-      if (JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).name === 'collector-cluster') return dir
-    } catch {}
-  }
+  for (let up = 0; up < 4; up++, dir = path.dirname(dir)) if (isPackageDir(dir)) return dir
   return path.dirname(entry)
 }
 

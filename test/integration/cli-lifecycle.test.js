@@ -286,3 +286,25 @@ test('a PM2 home that cannot be written: start and ls say so in one line (ERR_PM
     await assert.rejects(launcher.list({ pm2Home: home }), { code: 'ERR_PM2_HOME', home })
   }
 })
+
+test('a collector started by pm2 from an ecosystem file (no COLLECTOR_STATS_DIR in its environment) is one the CLI lists, restarts and stops (QA: "no collector named")', { timeout: 120000 }, async (t) => {
+  const { COLLECTOR_STATS_DIR: _, ...shell } = pm2Env(t) // as an operator's shell has it: PM2_HOME only
+  const pm2 = (...args) => new Promise((resolve, reject) => {
+    const child = spawn(PM2_BIN, args, { env: shell, stdio: ['ignore', 'pipe', 'pipe'] })
+    let err = ''
+    child.stderr.on('data', (d) => { err += d })
+    child.on('close', (code) => code === 0 ? resolve() : reject(new Error(`pm2 ${args.join(' ')} exited ${code}: ${err}`)))
+  })
+  const port = await freePort()
+  const file = path.join(path.dirname(shell.PM2_HOME), 'ecosystem.config.js')
+  // examples/ecosystem.config.js's shape, on the echo collector.
+  require('node:fs').writeFileSync(file, `module.exports = { apps: [{ name: 'eco', script: ${JSON.stringify(path.join(__dirname, '..', '..', 'app', 'collector-entry.js'))}, args: [${JSON.stringify(ECHO)}, '--name', 'eco', '--port', '${port}', '--host', '127.0.0.1'], exec_mode: 'fork', wait_ready: true, listen_timeout: 60000, kill_timeout: 35000, autorestart: true, env: {} }] }\n`)
+  await pm2('start', file)
+  const listed = await waitFor(async () => { const r = await cli(shell, 'ls'); return /^eco\s+online/m.test(r.stdout) && r }, { timeout: 30000, what: 'collector ls lists it' })
+  assert.equal(listed.code, 0, listed.stderr)
+  const restarted = await cli(shell, 'restart', 'eco')
+  assert.equal(restarted.code, 0, restarted.stderr)
+  const stopped = await cli(shell, 'stop', 'eco')
+  assert.equal(stopped.code, 0, stopped.stderr)
+  assert.match(stopped.stdout, /stopped eco/)
+})
