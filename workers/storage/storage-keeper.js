@@ -1,6 +1,7 @@
 'use strict'
 
 const { DAY_MS, spanOf, retentionsOf, cutoffOf, planAgeIndex, hasTtlMonitor, formatRetention } = require('./retention')
+const { isUnreachable } = require('../../lib/mongo/unreachable')
 const { measureCollection, oldestOf: oldestIn, unsorted, growthPerDay, trimSamples } = require('./capacity')
 const { formatBytes } = require('../../lib/shared/format-bytes')
 
@@ -94,9 +95,8 @@ class StorageKeeper {
   tickSoon () {
     if (this.running || this.stopped) return this.running
     this.running = this.tick().catch((err) => {
-      if (this.stopped) return
-      this.counts.errors++
-      this.host.logAtMost('storage', 'warn', { err: { message: err.message } }, 'retention or capacity pass failed; will retry')
+      if (!this.stopped) this.counts.errors++
+      if (!this.stopped && !isUnreachable(err)) this.host.logAtMost('storage', 'warn', { error: err.message }, `retention or capacity pass failed (${err.message}); will retry`) // a database away: the worker says it
     }).finally(() => { this.running = null })
     return this.running
   }
@@ -223,14 +223,14 @@ class StorageKeeper {
    * Deletes the target's documents whose age field is before `before`
    * (epoch ms), and only those matching its partial filter, oldest first,
    * by range deletes of a slice of time each (about DELETE_BATCH
-   * documents). Resolves with how many it deleted.
+   * documents); one delete without an index (each reads the whole
+   * collection). Resolves with how many it deleted.
    */
   async deleteBefore (t, before) {
     const { target } = t
     const collection = this.db.collection(target.collection)
     const oldest = await this.oldestOf(t, before)
     if (oldest === null) return 0
-    // Without an index each delete reads the whole collection: one, not a slice of time each.
     if (unsorted(t.measured)) return (await collection.deleteMany({ ...target.partial, [target.field]: { $lt: new Date(before) } })).deletedCount
     let from = oldest
     let slice = t.sliceMs || initialSlice(t.measured)

@@ -1,6 +1,7 @@
 'use strict'
 
 const AdaptiveBatch = require('./adaptive-batch')
+const { isUnreachable } = require('../../lib/mongo/unreachable')
 const InvalidOptionError = require('../../exceptions/invalid-option-error')
 const { pairKey, closedKey } = require('./stream-key')
 const { streamAnalytics } = require('./stream-analytics')
@@ -87,7 +88,8 @@ class StreamSweeper {
     if (this.running) return
     this.running = this.sweep().catch((err) => {
       this.stats.errors++
-      this.logger && this.logger.warn({ err: { message: err.message } }, 'stream sweep failed; will retry')
+      // A database away is said by the worker, once a while; one line otherwise (err: a block with an empty stack).
+      if (this.logger && !isUnreachable(err)) this.logger.warn({ error: err.message }, `stream sweep failed (${err.message}); will retry`)
     }).finally(() => { this.running = null })
   }
 
