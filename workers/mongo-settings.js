@@ -38,7 +38,7 @@ const MONGO_SETTINGS = declareSettings({
   retention: { type: 'duration', default: 0, validate: retentionProblem, group: 'Retention', description: 'delete what is older than this (30s, 12h, 7d) in every collection the collector writes, each by its own date field (a stream or call by its last activity); 0: nothing expires, said at start' },
   retentionFor: { type: 'list', default: [], validate: retentionForProblem, group: 'Retention', description: 'per-collection retention over --retention: COLLECTION=DURATION or COLLECTION=off, e.g. flows=7d,flow_minutes=90d' },
   maxStorage: { type: 'size', default: 0, group: 'Retention', description: 'storage budget of the collector\'s collections, data and indexes as the server reports them (e.g. 10g): over it the oldest day of every collection is deleted first, logged and counted; 0: none' },
-  storageInterval: { flag: false, type: 'duration', default: 60000, range: [100, 86400000], group: 'Retention', description: 'how often the leader worker measures the collections and holds them to maxStorage; it sweeps expired documents at least every tenth of the shortest retention' },
+  storageInterval: { type: 'duration', default: 60000, range: [100, 86400000], group: 'Retention', description: 'how often the leader worker measures the collections and holds them to maxStorage; it sweeps expired documents at least every tenth of the shortest retention' },
   retentionBy: { flag: false, type: 'string', default: 'auto', choices: ['auto', 'ttl', 'sweeper'], group: 'Retention', description: 'how documents expire: TTL indexes where the server has a TTL monitor (auto), else range deletes by the leader worker' }
 })
 

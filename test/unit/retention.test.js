@@ -106,3 +106,10 @@ test('expireBy is a field name of an updates or documents sink; counters and str
   assert.throws(() => sinks.counters({ expireBy: 'at', of: (r) => r }), /names in expireBy the date field of an updates or documents sink's documents \(got "at" on a counters sink\)/)
   assert.throws(() => sinks.updates({ collection: 'x', expireBy: 5, of: (r) => r }), /expireBy/)
 })
+
+test('--storage-interval is a flag (collector status and the docs name it): a duration, within its range', () => {
+  const syslog = require('../../collectors/syslog')
+  const config = new syslog.Config(['--storage-interval', '5m'], {}).getConfig()
+  assert.equal(config.storageInterval, 300000)
+  assert.throws(() => new syslog.Config(['--storage-interval', '2d'], {}).getConfig(), /--storage-interval/)
+})
