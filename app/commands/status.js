@@ -65,6 +65,7 @@ function render (snap) {
       { what: 'per second', received: r.received, processed: r.processed, failed: r.failed, dropped: r.dropped, lost: null, inFlight: null }
     ]).trimEnd(),
     `dropped by reason: ${dropped || 'none'}`,
+    ...eventLines(s),
     ...bufferLines(s, snap.pid !== null && snap.alive !== false),
     ...deadLetterLines(snap.name, s),
     ...storageLines(storageOf(s)),
@@ -86,6 +87,19 @@ const COUNTER_COLUMNS = [
   { key: 'lost', title: 'LOST' },
   { key: 'inFlight', title: 'IN-FLIGHT' }
 ]
+
+// What befell connections and the machinery (docs/counters.md events),
+// those that happened, each with its reasons: a TLS client refused, a
+// connection over a limit, a frame timed out showed in --json and /metrics
+// only, and this said "dropped by reason: none".
+function eventLines (s) {
+  const reasons = s.eventReasons || {}
+  const told = Object.entries(s.events || {}).filter(([, n]) => n > 0).map(([event, n]) => {
+    const why = Object.entries(reasons[event] || {}).filter(([, m]) => m > 0).map(([reason, m]) => `${reason} ${m}`)
+    return `${event} ${n}${why.length ? ` (${why.join(', ')})` : ''}`
+  })
+  return told.length ? [`events: ${told.join(', ')}`] : []
+}
 
 // The disk buffer, when on (stats files of collectors without it, or from
 // before it, have buffer null or none: no line); `receiving`: the collector

@@ -189,6 +189,12 @@ test('TLS without --tls-ca takes any client (no certificate asked for) and refus
   const s = await settled(lb)
   assert.equal(s.processed, 2)
   assert.deepEqual(s.eventReasons.tlsRejected, { plaintext: 1 })
+  // collector status says it too (QA: "dropped by reason: none", and nothing of the refusal).
+  const { render } = require('../../app/commands/status')
+  const { buildSnapshot, computeRates } = require('../../app/stats-file')
+  const stats = await lb.stats()
+  const text = render(buildSnapshot({ name: 'tls', collector: 'syslog', pid: process.pid, interval: 1000 }, stats, computeRates(stats)))
+  assert.match(text, /^events: connections 1, tlsRejected 1 \(plaintext 1\)$/m)
 })
 
 /** A Node TLS server requiring client certificates from `ca`, sending `lines` to each client. */
