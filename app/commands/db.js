@@ -32,9 +32,17 @@ async function run (argv) {
   }
 }
 
+// `db stop --help`, `db status --help`: their usage, exit 0 (as every other command's --help), not a mistake.
+function asksHelp (argv, action) {
+  if (argv.length !== 1 || (argv[0] !== '--help' && argv[0] !== '-h')) return false
+  process.stdout.write(`usage: collector db ${action}\n\n${action === 'stop' ? 'Stops' : 'Describes'} the one database \`collector db start\` runs under PM2, at the port and path it was started with; no options.\n`)
+  return true
+}
+
 async function start (argv) {
   const { Config, logger } = require('../database-entry')
-  if (Config.parse(argv).help) return Config.printHelp() // a bad flag fails here, not in a PM2 log
+  // A bad flag fails here, not in a PM2 log; the help names `db start`, with run's flags.
+  if (Config.parse(argv).help) return (class extends Config { static usage = Config.usage.replace('db run', 'db start') }).printHelp()
   const proc = await launcher.startDatabase(argv, { ...launcherOptions(), logger })
   const { choice } = proc
   const config = Config.parse(proc.args, {})
@@ -45,6 +53,7 @@ async function start (argv) {
 }
 
 async function stop (argv) {
+  if (asksHelp(argv, 'stop')) return 0
   if (argv.length) throw usageError(`unexpected argument(s): ${argv.join(' ')}; collector db stop ${ONE_DATABASE}\nusage: collector db stop`)
   const { inMemory } = await launcher.stopDatabase(launcherOptions())
   process.stdout.write(inMemory ? 'stopped the database (it was in memory: its data is gone)\n' : 'stopped the database (its data is kept)\n')
@@ -52,6 +61,7 @@ async function stop (argv) {
 }
 
 async function status (argv) {
+  if (asksHelp(argv, 'status')) return 0
   if (argv.length) throw usageError(`unexpected argument(s): ${argv.join(' ')}; collector db status ${ONE_DATABASE}\nusage: collector db status`)
   const proc = await launcher.describeDatabase(launcherOptions())
   if (!proc) {

@@ -461,3 +461,17 @@ test('demo (the main job): two at once, each on a private embedded database of i
   })
   assert.notEqual(uris[0], uris[1], 'each demo started its own server')
 })
+
+test('db stop --help and db status --help print their usage, exit 0 (they said "unexpected argument", exit 2); db start --help names db start (QA)', async (t) => {
+  const env = { ...process.env, PM2_HOME: pm2Home(t) }
+  for (const action of ['stop', 'status']) {
+    const { code, stdout, stderr } = await cli(['db', action, '--help'], env).done
+    assert.equal(code, 0, stderr)
+    assert.match(stdout, new RegExp(`^usage: collector db ${action}\\n`))
+  }
+  const start = await cli(['db', 'start', '--help'], env).done
+  assert.equal(start.code, 0, start.stderr)
+  assert.match(start.stdout, /^Usage: collector db start \[--port 27017\]/)
+  const bad = await cli(['db', 'stop', '--port', '1'], env).done
+  assert.equal(bad.code, 2, 'an option to stop is still a mistake')
+})
