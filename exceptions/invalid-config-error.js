@@ -8,7 +8,8 @@ const CollectorError = require('./collector-error')
 class InvalidConfigError extends CollectorError {
   constructor (problems) {
     const list = problems.map((p) => (p.flag ? `--${p.flag}: ${p.message}` : p.message))
-    super(`invalid configuration:\n  ${list.join('\n  ')}`, 'ERR_INVALID_CONFIG', { problems })
+    // One line for one problem (the CLI prints the message as it is); one line each for several.
+    super(list.length === 1 ? `invalid configuration: ${list[0]}` : `invalid configuration:\n  ${list.join('\n  ')}`, 'ERR_INVALID_CONFIG', { problems })
   }
 }
 

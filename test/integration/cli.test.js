@@ -153,7 +153,7 @@ test('run: a retention under 1s, a bare number, or a --retention-for collection 
   const { uri } = await getTestMongo()
   const withDb = { ...env, MONGODB_URI: uri }
   for (const [flags, extra, message] of [
-    [['--retention', '30'], {}, /^collector: invalid configuration:\n {2}--retention: must be 0 \(nothing expires\) or at least 1s; give a unit, as in 30d \(a bare number is milliseconds\), got "30"\n$/],
+    [['--retention', '30'], {}, /^collector: invalid configuration: --retention: must be 0 \(nothing expires\) or at least 1s; give a unit, as in 30d \(a bare number is milliseconds\), got "30"\n$/],
     [['--retention-for', 'syslog=7'], {}, /--retention-for: syslog: must be 0 .* got "syslog=7"\n$/],
     [[], { COLLECTOR_RETENTION: '90' }, /--retention: must be 0 .*got "90" \(from environment variable COLLECTOR_RETENTION\)\n$/],
     [['--retention-for', 'flows=7d', '--port', '0'], {}, /^collector: invalid configuration: option "retentionFor" names flows, which is not one of the collections retention reaches \(syslog, counters\), got "flows=7d"\n$/]

@@ -279,7 +279,7 @@ test('the CLI refuses a bad web config before starting anything: exit 2 and one 
   fx.write(yamlOf('tls_server_config:', '  cert_file: ../server.pem'))
   const bad = await runCli(process.env, 'run', echo, '--port', '0', '--metrics-port', '0', '--metrics-web-config', fx.webConfig)
   assert.equal(bad.code, 2, bad.stderr)
-  assert.equal(bad.stderr, `collector: invalid configuration:\n  --metrics-web-config: ${fx.webConfig}: tls_server_config.key_file is missing (the private key of cert_file, PEM)\n`)
+  assert.equal(bad.stderr, `collector: invalid configuration: --metrics-web-config: ${fx.webConfig}: tls_server_config.key_file is missing (the private key of cert_file, PEM)\n`)
   const env = { ...process.env, COLLECTOR_METRICS_WEB_CONFIG: fx.webConfig }
   const noPort = await runCli(env, 'run', echo, '--port', '0')
   assert.equal(noPort.code, 2, noPort.stderr)
