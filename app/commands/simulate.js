@@ -39,7 +39,7 @@ async function run (argv) {
   const config = Config.parse(rest)
   if (config.help) return Config.printHelp()
   if (kind === 'rtcp' && config.protocol !== 'udp') throw usageError('--protocol: RTCP is sent over UDP only')
-  const target = parseTarget(config.target)
+  const target = await resolved(parseTarget(config.target))
   const generator = GENERATORS[kind](config)
   const total = config.count || Math.max(1, Math.round(config.rate * config.duration / 1000))
   const transport = await openTransport(config.protocol, target)
@@ -106,12 +106,26 @@ function syslogGenerator ({ streams }) {
 
 // ------------------------------------------------------------ transports
 
+// The target's address, looked up once: looked up per packet, a name that
+// does not resolve sent nothing and counted every packet an error (a slow
+// resolver: 98 of 500 packets in 20 s), and progress said all were sent.
+async function resolved (target) {
+  if (net.isIP(target.host)) return target
+  try {
+    const { address } = await require('node:dns').promises.lookup(target.host)
+    return { ...target, address }
+  } catch (err) {
+    throw usageError(`--target: ${target.host} does not resolve (${err.code || err.message})`)
+  }
+}
+
 function openTransport (protocol, target) {
   return protocol === 'tcp' ? openTcp(target) : openUdp(target)
 }
 
 // Loopback targets get a socket bound to 127.0.0.1, never a wildcard.
-function openUdp ({ host, port }) {
+function openUdp ({ host: name, port, address }) {
+  const host = address || name
   const socket = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4')
   const stats = { pending: 0, errors: 0, lastError: null }
   const waiters = []
@@ -133,7 +147,8 @@ function openUdp ({ host, port }) {
 }
 
 // RFC 6587 octet counting: "<length> <message>".
-function openTcp ({ host, port }) {
+function openTcp ({ host: name, port, address }) {
+  const host = address || name
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host, port }, () => {
       socket.off('error', reject)

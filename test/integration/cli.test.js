@@ -475,3 +475,16 @@ test('db stop --help and db status --help print their usage, exit 0 (they said "
   const bad = await cli(['db', 'stop', '--port', '1'], env).done
   assert.equal(bad.code, 2, 'an option to stop is still a mistake')
 })
+
+test('simulate to a target name that does not resolve: refused once in one line, exit 2, nothing sent (it looked the name up per packet and counted each an error) (QA)', async (t) => {
+  // In a network namespace of its own, so that the lookup leaves this machine for no resolver.
+  const child = spawn('unshare', ['-n', process.execPath, CLI, 'simulate', 'rtcp', '--target', 'nohost.example:9', '--duration', '5s', '--rate', '100'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => { stdout += d })
+  child.stderr.on('data', (d) => { stderr += d })
+  const code = await new Promise((resolve) => child.on('close', resolve))
+  assert.equal(code, 2, stderr)
+  assert.equal(stdout, '')
+  assert.match(stderr, /^collector: --target: nohost\.example does not resolve \(\w+\)\n$/)
+})
