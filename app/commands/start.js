@@ -15,7 +15,8 @@ async function run (argv) {
   const { values: [collector], rest } = takePositionals(argv, ['collector'], USAGE)
   if (rest.includes('--help') || rest.includes('-h')) {
     const { Config } = loadCollector(collector)
-    process.stdout.write(new Config(rest).help())
+    // The collector's usage says `collector run`: the same flags, said for start.
+    process.stdout.write(new Config(rest).help().replace(/^Usage: collector run /, 'Usage: collector start '))
     return 0
   }
   const options = launcherOptions()

@@ -462,7 +462,7 @@ test('demo (the main job): two at once, each on a private embedded database of i
   assert.notEqual(uris[0], uris[1], 'each demo started its own server')
 })
 
-test('db stop --help and db status --help print their usage, exit 0 (they said "unexpected argument", exit 2); db start --help names db start (QA)', async (t) => {
+test('db stop --help and db status --help print their usage, exit 0 (they said "unexpected argument", exit 2); db start --help and start <collector> --help name start (QA)', async (t) => {
   const env = { ...process.env, PM2_HOME: pm2Home(t) }
   for (const action of ['stop', 'status']) {
     const { code, stdout, stderr } = await cli(['db', action, '--help'], env).done
@@ -472,6 +472,8 @@ test('db stop --help and db status --help print their usage, exit 0 (they said "
   const start = await cli(['db', 'start', '--help'], env).done
   assert.equal(start.code, 0, start.stderr)
   assert.match(start.stdout, /^Usage: collector db start \[--port 27017\]/)
+  const collectorStart = await cli(['start', 'syslog', '--help'], env).done
+  assert.match(collectorStart.stdout, /^Usage: collector start syslog \[options\]\n/, 'start\'s help names start')
   const bad = await cli(['db', 'stop', '--port', '1'], env).done
   assert.equal(bad.code, 2, 'an option to stop is still a mistake')
 })
