@@ -277,9 +277,11 @@ class KeptState extends UpdatesSink {
    * collector that deletes as it goes (a message's chunks, once whole) left
    * one per deletion for good (85,102 documents for 7,741 names in a trial),
    * each read again with its scope. Every seenEvery, those of the scopes
-   * this worker holds are deleted once no such message can come: written
-   * (`seenAt`, moved forward since perhaps) before the master received the
-   * oldest message it still holds. A failure is counted and tried again.
+   * this worker holds are deleted once no such message can come: the
+   * deletion's batch formed a second before the master received the oldest
+   * message it still holds. A failure is counted and
+   * tried again. A dead letter replayed later (`collector replay`) may set
+   * a name deleted since: its change is older than the deletion.
    */
   async purgeDeleted (now = Date.now()) {
     if (this.heldSince === null || now - this.purgedAt < this.seenEvery || this.scopes.size === 0) return
@@ -287,10 +289,13 @@ class KeptState extends UpdatesSink {
     try {
       const held = await this.heldSince()
       if (!(held > 0)) return // it cannot say
-      const before = new Date(Math.min(held, now))
-      const scopes = [...this.scopes.keys()]
+      // By the deletion's own order (its batch id: the second the batch was formed × 65,536 + n), not seenAt,
+      // which moves forward while the scope is in use: a batch formed a second before the oldest held arrival.
+      const before = (Math.floor(Math.min(held, now) / 1000) - 1) * 0x10000
+      // With scopeBefore, never a scope's last document: a scope found empty reads what an earlier version kept.
+      const scopes = [...this.scopes].filter(([, values]) => this.scopeBefore === null || values.size > 0).map(([scope]) => scope)
       for (let i = 0; i < scopes.length; i += 1000) {
-        const { deletedCount } = await this.collection.deleteMany({ scope: { $in: scopes.slice(i, i + 1000) }, 'value.value': null, seenAt: { $lt: before } })
+        const { deletedCount } = await this.collection.deleteMany({ scope: { $in: scopes.slice(i, i + 1000) }, 'value.value': null, 'value.batch': { $lt: before } })
         this.counts.purged += deletedCount || 0
       }
     } catch {

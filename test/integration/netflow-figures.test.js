@@ -168,7 +168,7 @@ test('netflow: a datagram refused for want of its template is not counted lost b
 })
 
 test('netflow: per-minute totals age by their last write, not the exporter\'s clock: a minute a day old written now survives --retention 1h; one not written for longer goes', { timeout: 90000 }, async (t) => {
-  const { collector, db, port } = await startTestCollector(t, netflow, ['--retention', '1h'], { instances: 1, workerOptions: { storageInterval: 1000 } })
+  const { collector, db, port } = await startTestCollector(t, netflow, ['--retention', '1h', '--storage-interval', '1s'], { instances: 1 })
   const dayAgo = Math.floor(Date.now() / 1000) - 86400 // a router without NTP, a day behind
   await sendInOrder(t, port, [v5Packet({ secs: dayAgo, sysUptime: 60000, records: [{ first: 50000, last: 59000, bytes: 1500, packets: 3 }] })])
   await processed(collector, 1)

@@ -38,7 +38,7 @@ const countOf = (db, tag) => db.collection('syslog').countDocuments({ message: n
 
 test('syslog with --retention 3s: messages older than 3 s by arrival are deleted by the leader, through worker SIGKILLs; the day\'s counters stay exact', { timeout: 90000 }, async (t) => {
   const { logger, records } = captureLogger()
-  const { collector, db, port } = await startTestCollector(t, syslog, ['--retention', '3s'], { logger, workerOptions: { storageInterval: 1000 } })
+  const { collector, db, port } = await startTestCollector(t, syslog, ['--retention', '3s', '--storage-interval', '1s'], { logger })
   const kills = killLoop(collector, 700)
   await sendLines(port, 'old', 300)
   await waitFor(async () => await countOf(db, 'old') === 300, { what: 'the first 300 messages stored', timeout: 30000 })

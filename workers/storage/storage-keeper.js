@@ -229,9 +229,9 @@ class StorageKeeper {
   async deleteBefore (t, before) {
     const { target } = t
     const collection = this.db.collection(target.collection)
+    if (unsorted(t.measured)) return (await collection.deleteMany({ ...target.partial, [target.field]: { $lt: new Date(before) } })).deletedCount
     const oldest = await this.oldestOf(t, before)
     if (oldest === null) return 0
-    if (unsorted(t.measured)) return (await collection.deleteMany({ ...target.partial, [target.field]: { $lt: new Date(before) } })).deletedCount
     let from = oldest
     let slice = t.sliceMs || initialSlice(t.measured)
     let total = 0
@@ -261,7 +261,7 @@ class StorageKeeper {
     for (const t of this.targets) {
       t.measured = await measureCollection(this.db, t.target)
       t.samples = trimSamples([...t.samples, { at, documents: t.measured.documents, usedBytes: t.measured.usedBytes }])
-      if ((t.retentionMs > 0 || this.settings.maxStorage > 0) && t.measured.documents > 0 && t.measured.oldest === null) this.host.logAtMost(`undated:${t.target.collection}`, 'warn', { collection: t.target.collection, field: t.target.field }, `${t.target.collection}: ${t.measured.documents} documents and none with a date in ${t.target.field}: none expires by retention, and the storage budget cannot delete them by day (is the sink's expireBy the name of its documents' date field?)`)
+      if ((t.retentionMs > 0 || this.settings.maxStorage > 0) && t.measured.documents > 0 && t.measured.datesRead && t.measured.oldest === null) this.host.logAtMost(`undated:${t.target.collection}`, 'warn', { collection: t.target.collection, field: t.target.field }, `${t.target.collection}: ${t.measured.documents} documents and none with a date in ${t.target.field}: none expires by retention, and the storage budget cannot delete them by day (is the sink's expireBy the name of its documents' date field?)`)
     }
     this.measuredAt = at
     if (this.ttlBase !== null) this.ttlDeleted = ttlCount(await this.db.admin().command({ serverStatus: 1 }).catch(() => null)) - this.ttlBase
