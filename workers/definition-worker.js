@@ -277,7 +277,7 @@ class DefinitionWorker extends MongoWorker {
     this.counts.dropped++
     this.dropMessage('workerFull')
     this.logAtMost('drop', 'error', { maxPending: this.settings.maxPending, dropped: this.counts.dropped },
-      'a sink holds maxPending entries while the database is unavailable; dropping messages (dropped.workerFull)')
+      'a message brings more entries than a sink has room for under maxPending (the database away or slower, or one message of many records); dropping it (dropped.workerFull)')
     return false
   }
 
