@@ -11,10 +11,10 @@ const { startEmbeddedServer } = require('../../lib/mongo/embedded-server')
 const { redactUri } = require('../../lib/mongo/redact-uri')
 
 /**
- * @param {{ name: string, env?: object, logger?: object }} options name: the collector's, in the database's name
+ * @param {{ name: string, env?: object, logger?: object, keep?: boolean }} options name: the collector's, in the database's name; keep: not dropped
  * @returns {Promise<{ uri: string, database: string, db: object, where: string, close(): Promise<void> }>}
  */
-async function privateDatabase ({ name, env = process.env, logger }) {
+async function privateDatabase ({ name, env = process.env, logger, keep = false }) {
   const database = `verify_${name.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 24)}_${process.pid}_${Date.now().toString(36)}`
   const server = env.MONGODB_URI ? null : await startEmbeddedServer({ port: 0, env, logger })
   const uri = server ? server.uri : env.MONGODB_URI
@@ -30,7 +30,7 @@ async function privateDatabase ({ name, env = process.env, logger }) {
     uri,
     database,
     db,
-    where: server ? `a private ${server.kind} server in memory` : `database ${database} at MONGODB_URI ${redactUri(uri)}, dropped afterwards`,
+    where: server ? `a private ${server.kind} server in memory` : `database ${database} at MONGODB_URI ${redactUri(uri)}, ${keep ? 'kept (--keep)' : 'dropped afterwards'}`,
     /** Drops the database (unless `keep`) and stops the private server. */
     async close (keep = false) {
       if (!server && !keep) await db.dropDatabase().catch(() => {})

@@ -87,7 +87,10 @@ function formatReport (r) {
   for (const s of [...r.sinks, ...(r.kept ? [r.kept] : [])]) lines.push(...sinkLines(s))
   lines.push(...countLines(r.counts), '')
   for (const doubt of r.doubts) lines.push(`  note: ${doubt}`)
-  lines.push(`verdict: ${verdictLine(r)}`, `  (${(r.timings.totalMs / 1000).toFixed(1)} s)`, '')
+  lines.push(`verdict: ${verdictLine(r)}`, `  (${(r.timings.totalMs / 1000).toFixed(1)} s)`)
+  // --keep kept it whatever the verdict (a mismatch names its logs in the verdict).
+  if (r.workDir && r.verdict === 'exactly once') lines.push(`  work directory kept: ${r.workDir}`)
+  lines.push('')
   return lines.join('\n')
 }
 

@@ -42,7 +42,7 @@ async function verifyCollector (options) {
   let database = null
   try {
     options.progress(`${samples.messages.length} sample messages at ${Math.round(rate)}/s; starting the database`)
-    database = await privateDatabase({ name: loaded.definition.name })
+    database = await privateDatabase({ name: loaded.definition.name, keep: options.keep })
     const dbReady = Date.now()
     const run = await exercise({ ...options, target: loaded.target, name, messages: samples.messages, sender, database, dir, rate })
     const sent = run.sent.map((from, i) => ({ data: samples.messages[i], ...from }))

@@ -65,10 +65,22 @@ test('collector verify catches templates kept in enrich memory: the sinks that l
   assert.match(stdout, /^verdict: MISMATCH in rows, row_totals/m)
 })
 
-test('the same protocol with its templates in kept state passes on the same sample, its refusal counted', { timeout: 180000 }, async () => {
+test('the same protocol with its templates in kept state passes on the same sample, its refusal counted; --keep keeps, and names, its database and work directory', { timeout: 180000 }, async (t) => {
   const { uri } = await getTestMongo()
-  const { code, stdout, stderr } = await verify({ ...process.env, MONGODB_URI: uri }, path.join(ROOT, 'test', 'fixtures', 'template-definition.js'), '--sample', TEMPLATED)
+  const { code, stdout, stderr } = await verify({ ...process.env, MONGODB_URI: uri }, path.join(ROOT, 'test', 'fixtures', 'template-definition.js'), '--sample', TEMPLATED, '--keep')
+  const dir = /^ {2}work directory kept: (\S+)$/m.exec(stdout)
+  const database = /^ {2}ran on database (\S+) at MONGODB_URI \S+, kept \(--keep\):/m.exec(stdout)
+  const { MongoClient } = require('mongodb')
+  const client = await new MongoClient(uri).connect()
+  t.after(async () => {
+    if (dir) fs.rmSync(dir[1], { recursive: true, force: true })
+    if (database) await client.db(database[1]).dropDatabase()
+    await client.close()
+  })
   assert.equal(code, 0, stderr + stdout)
+  assert.ok(dir && fs.existsSync(path.join(dir[1], 'collector-1.log')), `the work directory named (QA: it said nothing of it): ${stdout}`)
+  assert.ok(database, 'the database said kept (QA: it said dropped afterwards, and was not)')
+  assert.equal(await client.db(database[1]).collection('rows').countDocuments(), 2400, 'and there')
   assert.match(stdout, /^ {2}rows \(documents\) +exact +2400 documents stored of 2400 expected: 0 missing, 0 stored twice, 0 not expected$/m)
   assert.match(stdout, /^ {2}row_totals \(updates\) +exact +5 documents \(5 expected\); rows 2400 of 2400; bytes \d+ of \d+$/m)
   assert.match(stdout, /^ {2}templated_kept \(kept state\) +exact/m)
