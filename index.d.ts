@@ -44,7 +44,9 @@ export interface LoadBalancerOptions {
   retry?: boolean
   retryDelay?: number
   distribution?: 'round-robin' | 'hash' | 'least-loaded' | DistributeFn
-  framing?: 'newline' | 'octet-counting' | 'auto' | 'length-prefixed' | 'length-prefixed:16' | 'length-prefixed:32' | FramingFn
+  framing?: 'newline' | 'octet-counting' | 'auto' | 'length-prefixed' | 'length-prefixed:16' | 'length-prefixed:32' | 'hep' | 'ipfix' | FramingFn
+  /** with distribution hash, while a key's worker is down or saturated: prefer another worker, or (strict) wait for its own */
+  affinity?: 'prefer' | 'strict'
   /** lines: each non-empty line of a datagram or frame is a message of its own */
   split?: 'none' | 'lines'
   maxFrameBytes?: number
@@ -560,7 +562,7 @@ export class BufferError extends CollectorError {
 export function resolveMongo (options?: { uri?: string, env?: NodeJS.ProcessEnv, logger?: Logger, port?: number, host?: string }): Promise<{ uri: string, server: { uri: string, stop (): Promise<void> } | null }>
 
 /** Where a definition's record came from: when its message arrived (the same when delivered again), and its sender; with `keep`, the message's kept state (in decode); `redelivered` when the message was delivered before, to a worker or a master that died (its kept changes may be in `kept` already); `key()` its 12-byte key, the same when delivered again. */
-export interface RecordSource { receivedAt: Date, remote: { address: string, port: number } | null, kept?: KeptState | null, redelivered?: boolean, key? (): Buffer | null }
+export interface RecordSource { receivedAt: Date, remote: { address: string, port: number } | null, kept?: KeptState | null, redelivered?: boolean, key (): Buffer | null }
 /** A definition's kept state for one scope (by default the sender's address): plain JSON values, kept by the framework across a worker's death. */
 export interface KeptState { get (name: string): unknown, set (name: string, value: unknown): void, delete (name: string): void, keys (prefix?: string): string[] }
 type OneOrMore<T> = T | T[] | null | undefined
@@ -641,11 +643,14 @@ export const sinks: {
   /** bilateral streams (StreamItem records); `fromSettings` defaults to the stream settings (streamsCollection, streamTimeout, ...), which the definition's settings then include */
   streams<R = StreamItem> (spec?: SinkOptions & { collection?: string, countersCollection?: string, counterMetric?: string, minuteFields?: string[], analytics? (doc: Record<string, any>, endedAt: Date): Record<string, unknown>, of? (record: R, source: RecordSource): OneOrMore<StreamItem> }): SinkDeclaration<R>
 }
-export interface CollectorDefinition<R = any> {
+type ListenKey = 'protocol' | 'host' | 'port' | 'framing' | 'split' | 'distribution' | 'affinity' | 'maxFrameBytes'
+/** A collector in one object (docs/writing-collectors.md). `R`: the records the sinks take; `D`: what decode gives (R unless enrich makes R of it). */
+export interface CollectorDefinition<R = any, D = R> {
   name: string
   description?: string
   usage?: string
-  listen?: Pick<LoadBalancerOptions, 'protocol' | 'host' | 'port' | 'framing' | 'split' | 'distribution'>
+  /** its LoadBalancer defaults; `fixed`: those whose value the format needs (another, from a flag or its environment variable, is refused at start) */
+  listen?: Pick<LoadBalancerOptions, ListenKey> & { fixed?: ListenKey[] }
   settings?: Record<string, SettingDeclaration>
   /** the affinity key of a message's bytes, in the master (native receive path: read from the batch entry) */
   key? (data: Buffer): string | number | null | undefined
@@ -654,11 +659,13 @@ export interface CollectorDefinition<R = any> {
   /** in the master, before the key: the parts of the message whose bytes are buf[start, end), each distributed and counted on its own; null keeps it whole */
   parts? (buf: Buffer, start: number, end: number): Buffer[] | null
   /** pure; return or throw a DecodeError to refuse the message. `arrival`: when the message arrived (the same when delivered again) and its sender */
-  decode (message: Message, settings: Record<string, any>, arrival: RecordSource): OneOrMore<any> | DecodeError
+  decode (message: Message, settings: Record<string, any>, arrival: RecordSource): OneOrMore<D> | DecodeError
   /** each worker's initial state for enrich (default {}) */
   state? (settings: Record<string, any>): Record<string, any>
   /** state per worker, gone with it (what must outlive a worker goes in `keep`); return a DecodeError to refuse the message */
-  enrich? (records: any, state: Record<string, any>, source: RecordSource): OneOrMore<R> | DecodeError
+  enrich? (records: D | D[], state: Record<string, any>, source: RecordSource): OneOrMore<R> | DecodeError
+  /** in each worker once its database is prepared, before its first message: fills `state` from what the database holds; `heldSince()`: when the master received the oldest message it still holds (epoch ms) */
+  warm? (state: Record<string, any>, db: any, settings: Record<string, any>, context: { heldSince (): Promise<number> }): Promise<void> | void
   /** state decode reads and changes through `arrival.kept`, per scope (default: the sender's address, and then distribution hash on it), written with the sinks and read by a worker's heir; collection `<name>_kept` by default; at most `maxEntries` held in memory (default 100,000; what is forgotten is read again) and `maxPerScope` names a scope (default 4,096; past it a set refuses the message: dropped.keptFull); a scope no message used for the retention plus twice `seenEvery` ms (default 5 minutes) expires */
   keep?: { scope? (message: Message): string, collection?: string, maxEntries?: number, maxPerScope?: number, seenEvery?: number, /** the scope an earlier version kept this scope's state under, read when it has none of its own */ scopeBefore? (scope: string): string }
   /** fields the worker's stats add */
@@ -687,4 +694,4 @@ export interface CollectorModule {
   /** the settings of Collector, without building it */
   readonly settings: CollectorSettings
 }
-export function defineCollector<R = any> (definition: CollectorDefinition<R>): CollectorModule
+export function defineCollector<R = any, D = R> (definition: CollectorDefinition<R, D>): CollectorModule

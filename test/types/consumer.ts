@@ -121,3 +121,23 @@ void typedCollector
 void workerSettings
 void config
 void metricsModule.Worker
+
+// What docs/writing-collectors.md documents a definition may say (QA: listen's affinity, maxFrameBytes
+// and fixed, warm, arrival.key() and redelivered, were refused or possibly undefined).
+interface Chunk { id: string, text: string, by: string }
+interface Joined { id: string, text: string }
+const joined = defineCollector<Joined, Chunk>({
+  name: 'joined',
+  listen: { protocol: 'udp', port: 12201, affinity: 'strict', maxFrameBytes: 8192, split: 'none', fixed: ['split'] },
+  keep: { seenEvery: 60000 },
+  decode: (message, settings, arrival) => {
+    const key = arrival.key()
+    const seen = arrival.redelivered === true && arrival.kept ? arrival.kept.get('last') : undefined
+    void seen
+    return { id: message.data.toString(), text: '', by: key ? key.toString('hex') : '' }
+  },
+  warm: async (state, db, settings, { heldSince }) => { state.since = await heldSince() },
+  enrich: (chunks) => (Array.isArray(chunks) ? chunks : [chunks]).map((c: Chunk) => ({ id: c.id, text: c.text })),
+  sinks: [sinks.documents<Joined>({ collection: 'joined', of: (j) => ({ ...j }) })]
+})
+void joined

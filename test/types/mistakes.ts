@@ -41,3 +41,9 @@ export class Plain extends Worker {
   // @ts-expect-error delivery() may be null outside doWork
   doWork (): void { const seq: number = this.delivery().seq; void seq }
 }
+
+interface Reading { host: string, value: number }
+// @ts-expect-error decode gives records the sinks take: a misspelled field (QA: it compiled)
+export const wrongRecord = defineCollector<Reading>({ name: 'r', decode: () => ({ hots: 'a', value: 1 }), sinks: [sinks.documents<Reading>({ collection: 'r', of: (r) => ({ ...r }) })] })
+// @ts-expect-error a listen key a definition cannot set
+export const badListen = defineCollector({ name: 'r', listen: { maxConnections: 5 }, decode: () => null, sinks: [] })
