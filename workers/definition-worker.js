@@ -9,6 +9,7 @@ const { NewKeyLimit } = require('./new-key-limit')
 const { KeptState } = require('./kept-state')
 const { Tallies } = require('./tallies')
 const { DefinitionWarm } = require('./definition-warm')
+const { definitionStats, withStoresState } = require('./definition-stats')
 
 /**
  * The worker of a collector definition (lib/collector/define-collector.js):
@@ -161,13 +162,9 @@ class DefinitionWorker extends MongoWorker {
       out = fn()
     } catch (err) {
       if (!err || typeof err.reason !== 'string') throw err
-      this.refuse(err.reason)
-      return err.keepState ? REFUSED_KEEPING : REFUSED
+      return this.refusedBy(err)
     }
-    if (out instanceof DecodeError) {
-      this.refuse(out.reason)
-      return out.keepState ? REFUSED_KEEPING : REFUSED
-    }
+    if (out instanceof DecodeError) return this.refusedBy(out)
     // A definition's mistakes, failing the message (`failed`, logged) rather
     // than storing nothing, or a Promise, as if that were what it gave.
     if (out === undefined) throw new TypeError(`${hook} returned undefined: return null when a message has nothing to store (a missing return?)`)
@@ -189,6 +186,14 @@ class DefinitionWorker extends MongoWorker {
       }
     }
     return shaped
+  }
+
+  // The definition refused the message: counted by its reason, and why (its text) and who sent it
+  // said once a while per reason (the text was in no log, status or verify report: QA).
+  refusedBy (err) {
+    this.refuse(err.reason)
+    this.logAtMost(`refused ${err.reason}`, 'info', () => ({ reason: err.reason, remote: addressOf(this.context) }), `refused (${err.reason}): ${err.message}`)
+    return err.keepState ? REFUSED_KEEPING : REFUSED
   }
 
   // A sink refused a record by name: the message is dropped, nothing of it held (false: hold's answer).
@@ -352,45 +357,10 @@ class DefinitionWorker extends MongoWorker {
     await super.close()
   }
 
-  // Beside the watermarks, what the sinks remember (streams: the sides each
-  // sender holds) and the definition's state (`memory`).
-  stateStats () {
-    const state = super.stateStats()
-    const parts = this.stores.filter((sink) => sink.stateStats).map((sink) => sink.stateStats())
-    if (this.definition.memory) parts.push(this.definition.memory(this.enrichState))
-    if (this.newKeys) parts.push({ held: { knownKeys: this.newKeys.known.size }, evicted: { knownKeys: this.newKeys.known.evicted } })
-    for (const own of parts) {
-      Object.assign(state.held, own.held)
-      Object.assign(state.evicted, own.evicted)
-    }
-    return state
-  }
+  // Beside the watermarks, what the sinks remember and the definition's state (definition-stats.js).
+  stateStats () { return withStoresState(super.stateStats(), this) }
 
-  stats () {
-    const sinks = {}
-    let dbWrites = 0
-    for (let i = 0; i < this.stores.length; i++) {
-      const s = sinks[this.stores[i].spec.collection] = this.stores[i].stats()
-      dbWrites += s.writes
-    }
-    // A streams sink's figures are the worker's own too, as StreamWorker reports them.
-    const shared = Object.assign({}, ...this.sinks.map((sink) => sink.workerStats ? sink.workerStats() : {}))
-    return {
-      ...shared,
-      messages: this.counts.messages,
-      records: this.counts.records,
-      malformed: { ...this.counts.malformed },
-      dropped: this.counts.dropped,
-      ...(this.newKeys ? { newKeys: this.newKeys.stats() } : {}),
-      ...this.tallies.stats(),
-      ...(this.definition.stats ? this.definition.stats(this.enrichState) : {}),
-      pending: this.stores.reduce((n, sink) => n + sink.size, 0),
-      sinks,
-      dbWrites,
-      ...this.dbStats(),
-      ...this.stateStats()
-    }
-  }
+  stats () { return definitionStats(this) }
 }
 
 function addressOf (context) {

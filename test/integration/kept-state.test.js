@@ -200,3 +200,24 @@ test('names a definition deletes (a chunked message once whole) do not stay behi
   // Counted in the worker's stats (which the master asks for now and then).
   await waitFor(async () => (await collector.stats()).workers.reduce((n, w) => n + w.custom.sinks.chunked_kept.purged, 0) >= messages, { what: 'the purge counted' })
 })
+
+test('a message the definition refuses: counted by its reason, and its text and sender said in the log once a while per reason (QA: the text was nowhere)', { timeout: 60000 }, async (t) => {
+  const { captureLogger } = require('../helpers/capture-logger')
+  const { logger, records } = captureLogger()
+  const { collector, port } = await startTestCollector(t, templated, [], { logger })
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  const send = (text) => new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  for (let i = 0; i < 5; i++) await send(dataDatagram(7, i * ROWS, ['src', 'dst', 'bytes', 'seq']))
+  await send('garbage')
+  await waitFor(() => collector.summary().dropped.total === 6, { what: 'six refused' })
+  const { templateUnknown, badDatagram } = collector.summary().dropped
+  assert.deepEqual([templateUnknown, badDatagram], [5, 1])
+  const said = await waitFor(() => {
+    const lines = records.filter((r) => /^refused \(/.test(r.msg))
+    return lines.length >= 2 && lines
+  }, { what: 'the refusals said' })
+  // Once per reason: the five of one said once.
+  assert.deepEqual(said.map((r) => r.msg).sort(), ['refused (badDatagram): want "T <id> <fields>" or "D <id> <rows>"', 'refused (templateUnknown): a data datagram whose template was never announced'])
+  assert.ok(said.every((r) => r.fields.remote === '127.0.0.1'), 'with the sender')
+})
