@@ -34,6 +34,8 @@ function updateProblem (u, key) {
     // A field the server refuses for good, the messages already counted processed.
     const field = dollarField(u[part])
     if (field !== null) return `gave ${part}.${field}: a field name starting with $`
+    const empty = emptyPartField(u[part])
+    if (empty !== null) return `gave ${part}.${empty}: a field path with an empty part (MongoDB refuses it)`
     const leftOut = leftOutPath(u[part])
     if (leftOut !== null) return `gave ${part}.${leftOut} a function or a symbol, which BSON leaves out (a method not called?)`
   }
@@ -43,6 +45,17 @@ function updateProblem (u, key) {
 // The first own field name of `object` that starts with $, or null.
 function dollarField (object) {
   for (const field in object) if (field.charCodeAt(0) === 36) return field
+  return null
+}
+
+// The first own field name whose dotted path has an empty part ('a..b',
+// '.a', 'a.', ''), or null: MongoDB refuses the update for good (the
+// embedded server took it, so a collector verified on it failed on
+// MongoDB); a name built from a sender's text ('by.' + plugin) can have one.
+function emptyPartField (object) {
+  for (const field in object) {
+    if (field === '' || field.charCodeAt(0) === 46 || field.charCodeAt(field.length - 1) === 46 || field.includes('..')) return JSON.stringify(field)
+  }
   return null
 }
 

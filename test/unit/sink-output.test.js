@@ -48,6 +48,9 @@ test('an update whose key is an object of query operators, or whose fields start
   // The server refuses these for good, after the messages were counted processed.
   assert.equal(updateProblem({ _id: 'a', inc: { $n: 1 } }, '_id'), 'gave inc.$n: a field name starting with $')
   assert.equal(updateProblem({ _id: 'a', set: { ok: 1, $where: 'x' } }, '_id'), 'gave set.$where: a field name starting with $')
+  // A path with an empty part: MongoDB refuses it, the embedded server took it (QA: verified there, it would fail on MongoDB).
+  for (const field of ['by.cpu.x..y', '.a', 'a.', '']) assert.equal(updateProblem({ _id: 'a', inc: { [field]: 1 } }, '_id'), `gave inc.${JSON.stringify(field)}: a field path with an empty part (MongoDB refuses it)`)
+  assert.equal(updateProblem({ _id: 'a', max: { 'by.cpu.x.y': 1 } }, '_id'), null, 'a dotted path of named parts')
 })
 
 test('a function or a symbol where a value goes, at any depth, is a problem: the driver\'s BSON would store the rest without it', () => {
