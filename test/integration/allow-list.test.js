@@ -184,7 +184,7 @@ test('collector run syslog --allow 10.0.0.0/33 exits 2 with one line naming the 
   const r = await runCli(process.env, 'run', 'syslog', '--allow', '10.0.0.0/33')
   assert.equal(r.code, 2)
   const lines = r.stderr.split('\n').filter((line) => /allow/.test(line))
-  assert.deepEqual(lines, ['  --allow: the prefix length 33 is over 32, got "10.0.0.0/33"'])
+  assert.deepEqual(lines, ['collector: invalid configuration: --allow: the prefix length 33 is over 32, got "10.0.0.0/33"'])
   assert.doesNotMatch(r.stderr, /\n\s+at .+:\d+:\d+/)
   const several = await runCli(process.env, 'run', 'syslog', '--allow', '10.0.0.0/8,fd00::/129')
   assert.equal(several.code, 2)
