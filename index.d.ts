@@ -596,7 +596,7 @@ export interface SinkHost {
   readonly leader: boolean
   readonly collectorName: string
   readonly connection: unknown
-  logAtMost (key: string, level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal', fields: object | (() => object), msg: string): void
+  logAtMost (key: string, level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal', fields: object | (() => object), msg: string | (() => string)): void
   flushSoon (): Promise<void> | null
   dropMessage (reason: string): void
   /** Worker#failMessages */

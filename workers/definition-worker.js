@@ -61,6 +61,9 @@ class DefinitionWorker extends MongoWorker {
       : null
     this.kept = this.definition.keep ? KeptState.of(this.definition, () => this.heldSince()) : null
     this.warm = DefinitionWarm.of(this.definition, this) // the definition's warm-up of enrichState: messages wait for it
+    this.refusal = null // the DecodeError of the message refused last (refusedBy)
+    this.refusalFields = () => ({ reason: this.refusal.reason, remote: addressOf(this.context) })
+    this.refusalText = () => `refused (${this.refusal.reason}): ${this.refusal.message}`
     // Everything the worker writes and acknowledges through: the sinks, and what the definition
     // keeps, written last (a message delivered again meets a state that has not moved past it).
     this.stores = this.kept ? [...this.sinks, this.kept] : this.sinks
@@ -190,9 +193,11 @@ class DefinitionWorker extends MongoWorker {
 
   // The definition refused the message: counted by its reason, and why (its text) and who sent it
   // said once a while per reason (the text was in no log, status or verify report: QA).
+  // Nothing is built per refusal unless it is said (a flood of refusals is a hot path).
   refusedBy (err) {
     this.refuse(err.reason)
-    this.logAtMost(`refused ${err.reason}`, 'info', () => ({ reason: err.reason, remote: addressOf(this.context) }), `refused (${err.reason}): ${err.message}`)
+    this.refusal = err
+    this.logAtMost(err.reason, 'info', this.refusalFields, this.refusalText)
     return err.keepState ? REFUSED_KEEPING : REFUSED
   }
 

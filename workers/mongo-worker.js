@@ -320,12 +320,12 @@ class MongoWorker extends Worker {
     this.dropMessage(reason)
   }
 
-  /** One line per `key` at most every 5 s; `fields` may be a function, called only for a line written (a hot path builds nothing). */
+  /** One line per `key` at most every 5 s; `fields` and `msg` may be functions, called only for a line written (a hot path builds nothing). */
   logAtMost (key, level, fields, msg) {
     const now = Date.now()
     if (now - (this.lastLog[key] || 0) < LOG_INTERVAL_MS) return
     this.lastLog[key] = now
-    this.logger[level](typeof fields === 'function' ? fields() : fields, msg)
+    this.logger[level](typeof fields === 'function' ? fields() : fields, typeof msg === 'function' ? msg() : msg)
   }
 
   /**
