@@ -279,9 +279,9 @@ class KeptState extends UpdatesSink {
    * each read again with its scope. Every seenEvery, those of the scopes
    * this worker holds are deleted once no such message can come: the
    * deletion's batch formed a second before the master received the oldest
-   * message it still holds. A failure is counted and
-   * tried again. A dead letter replayed later (`collector replay`) may set
-   * a name deleted since: its change is older than the deletion.
+   * message it still holds. A failure is counted and tried again. A dead
+   * letter replayed later (`collector replay`) may set a name deleted
+   * since: its change is older than the deletion.
    */
   async purgeDeleted (now = Date.now()) {
     if (this.heldSince === null || now - this.purgedAt < this.seenEvery || this.scopes.size === 0) return
