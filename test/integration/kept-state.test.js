@@ -19,6 +19,13 @@ const { accountedFor } = require('../../lib/master/counters')
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const ROWS = 30 // records per datagram, as a NetFlow v5 datagram carries
 
+// Sends one datagram to `port` on loopback at a time; the socket closes with the test.
+function udpSender (t, port) {
+  const socket = dgram.createSocket('udp4')
+  t.after(() => socket.close())
+  return (text) => new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+}
+
 function dataDatagram (template, first, order) {
   const rows = []
   for (let k = first; k < first + ROWS; k++) {
@@ -30,9 +37,7 @@ function dataDatagram (template, first, order) {
 
 test('kept state and records: 30 records a datagram stored once each, templates surviving worker SIGKILLs every 500 ms', { timeout: 180000 }, async (t) => {
   const { collector, db, port } = await startTestCollector(t, templated)
-  const socket = dgram.createSocket('udp4')
-  t.after(() => socket.close())
-  const send = (text) => new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  const send = udpSender(t, port)
   // One datagram before its template: refused by name, never stored as nothing.
   await send(dataDatagram(9, 1000000, ['src', 'dst', 'bytes', 'seq']))
   const first = ['src', 'dst', 'bytes', 'seq']
@@ -155,9 +160,7 @@ test('retention takes the kept state of a sender gone quiet, and keeps that of o
 test('a message that meets kept state already ahead of it (its own change, stored before its worker died) is told it is delivered again (arrival.redelivered)', { timeout: 180000 }, async (t) => {
   const sequenced = require('../fixtures/sequence-definition')
   const { collector, db, port } = await startTestCollector(t, sequenced)
-  const socket = dgram.createSocket('udp4')
-  t.after(() => socket.close())
-  const send = (text) => new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  const send = udpSender(t, port)
   const messages = 1500
   const loop = killLoop(collector, 400)
   for (let n = 0; n < messages; n++) {
@@ -179,9 +182,7 @@ test('a message that meets kept state already ahead of it (its own change, store
 test('names a definition deletes (a chunked message once whole) do not stay behind as documents: purged once no older message can come again', { timeout: 120000 }, async (t) => {
   const chunked = require('../fixtures/chunk-definition')
   const { collector, db, port } = await startTestCollector(t, chunked)
-  const socket = dgram.createSocket('udp4')
-  t.after(() => socket.close())
-  const send = (text) => new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  const send = udpSender(t, port)
   const messages = 300
   // Two chunks of each first, stored (a name set and deleted in one flush is never written), then the third.
   for (let id = 0; id < messages; id++) for (let part = 0; part < 2; part++) await send(`C ${id} ${part} 3 ${id}-${part};`)
@@ -205,9 +206,7 @@ test('a message the definition refuses: counted by its reason, and its text and 
   const { captureLogger } = require('../helpers/capture-logger')
   const { logger, records } = captureLogger()
   const { collector, port } = await startTestCollector(t, templated, [], { logger })
-  const socket = dgram.createSocket('udp4')
-  t.after(() => socket.close())
-  const send = (text) => new Promise((resolve, reject) => socket.send(text, port, '127.0.0.1', (err) => err ? reject(err) : resolve()))
+  const send = udpSender(t, port)
   for (let i = 0; i < 5; i++) await send(dataDatagram(7, i * ROWS, ['src', 'dst', 'bytes', 'seq']))
   await send('garbage')
   await waitFor(() => collector.summary().dropped.total === 6, { what: 'six refused' })
