@@ -17,11 +17,16 @@ const { NewKeyLimit } = require('./new-key-limit')
  * as far as the database tells: that worker's choice was its own memory's,
  * and counting it under the other metric would count it twice (each
  * document's guard sees only its own batches). Before such a batch the sink
- * reads (prepareRedelivered) whether the `otherwise` documents of its days
- * hold it already: a key the heir does not know then goes there (its
- * increment skipped there as applied, or where the dead worker put it),
- * else under its own metric (what the dead worker counted there, if
- * anything, is skipped the same way).
+ * claims it in the `otherwise` documents of its days (prepareRedelivered:
+ * their watermark raised to it in one write each, which answers whether
+ * they held it already). Held: every count of the batch goes there (its
+ * increment skipped there as applied, or where the dead worker put it).
+ * Not held: each under its own metric (what the dead worker counted there,
+ * if anything, is skipped the same way), and a write of the dead worker's
+ * still on the wire is refused in the `otherwise` documents, which it
+ * reaches only after the claim. A read instead of the claim left that
+ * write to land between the read and this worker's counts: the batch's
+ * overflow counted under `otherwise` and again under each host.
  */
 class CounterKeyCap {
   /**
@@ -62,26 +67,26 @@ class CounterKeyCap {
   redeliveredMetric (count, context, address, at) {
     const r = this.redelivered
     const mark = context.mark
-    if (r !== null && r.origin === mark.origin && r.batchId === mark.batchId && r.held.has(this.store.documentId(this.otherwise, at))) return this.otherwise
+    const claimed = r !== null && r.origin === mark.origin && r.batchId === mark.batchId
+    if (claimed && r.held.has(this.store.documentId(this.otherwise, at))) return this.otherwise
     this.limit.admits(count.key, address, true)
-    // The `otherwise` document covers the batch too (nothing added): a write of
-    // the dead worker's landing after this one (its master killed, the worker
-    // still flushing) is refused there, not counted beside this.
-    this.store.increment(this.otherwise, at, 0, mark)
+    // Not claimed (the claim failed): the `otherwise` document covers the batch
+    // too when this worker's counts are written (nothing added), so a write of
+    // the dead worker's landing after them is refused there at least.
+    if (!claimed) this.store.increment(this.otherwise, at, 0, mark)
     return count.metric
   }
 
   /**
-   * Before a redelivered batch: which of the `otherwise` documents its
+   * Before a redelivered batch: claims it in the `otherwise` documents its
    * messages may go to (by their arrival, the counts' time unless `of`
-   * gives one) hold it already, by their watermark of its origin.
+   * gives one), learning which held it already.
    */
   async prepareRedelivered (messages, delivery) {
     this.redelivered = null
     if (!this.store.collection) return
-    const ids = [...new Set(messages.map((m) => this.store.documentId(this.otherwise, m.receivedAt || delivery.receivedAt || Date.now())))]
-    const watermarks = await this.store.watermarks(ids, delivery.origin)
-    const held = new Set(ids.filter((id) => watermarks.get(id) !== null && watermarks.get(id) >= delivery.batchId))
+    const dates = messages.map((m) => m.receivedAt || delivery.receivedAt || Date.now())
+    const held = await this.store.claim(this.otherwise, dates, delivery.origin, delivery.batchId)
     this.redelivered = { origin: delivery.origin, batchId: delivery.batchId, held }
   }
 

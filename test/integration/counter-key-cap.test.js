@@ -80,6 +80,18 @@ test('a master SIGKILLed, its worker still flushing while the next run replays: 
   assert.deepEqual([stored['syslog.h1.err'], stored['syslog.h2.err']], [1, 1])
 })
 
+test('a dead worker\'s write still on the wire lands after its heir prepared the batch, before the heir\'s counts: each line counted once', async () => {
+  const { db, dead, heir } = await sinkPair()
+  take(dead, false) // h1 under its host, h2 past the cap: under (other hosts)
+  await heir.prepareRedelivered(messages, batch) // the heir decides while the dead worker's write is on its way
+  await dead.write(dead.take()) // it lands now
+  take(heir, true)
+  await heir.write(heir.take())
+  const stored = await counted(db)
+  assert.equal(Object.values(stored).reduce((a, b) => a + b, 0), 2, JSON.stringify(stored))
+  assert.equal(stored['syslog.h1.err'], 1, JSON.stringify(stored))
+})
+
 test('a capped count cannot carry its own time: refused as the definition\'s mistake, naming the sink', () => {
   const { sinks } = require('../..')
   const declared = sinks.counters({ otherwise: 'other', maxNewKeysPerMinute: 10, of: (r) => ({ metric: `m.${r.host}`, key: r.host, at: r.at }) })

@@ -105,6 +105,30 @@ class CounterStore extends UpdateStore {
     return `${dayOf(date instanceof Date ? date : new Date(date))}/${metric}`
   }
 
+  /**
+   * Claims batch `batchId` of `origin` in the document of `metric` on the
+   * day of each of `dates`: raises its watermark to the batch (creating the
+   * document, counting nothing) and answers which held the batch already
+   * (a Set of ids). A guarded write of the batch that lands after the claim
+   * is refused there (CounterKeyCap: the choice between two documents).
+   */
+  async claim (metric, dates, origin, batchId) {
+    const field = `watermarks.${origin}`
+    const held = new Set()
+    const days = new Map()
+    for (const date of dates) {
+      const d = new Date(date)
+      days.set(this.documentId(metric, d), d)
+    }
+    for (const [id, d] of days) {
+      const update = { $max: { [field]: batchId }, $setOnInsert: { ...dayFields(metric, d), daily: 0 } }
+      const before = await this.collection.findOneAndUpdate({ _id: id }, update, { upsert: true, returnDocument: 'before', projection: { watermarks: 1 } })
+      const watermark = before && before.watermarks && before.watermarks[origin]
+      if (typeof watermark === 'number' && watermark >= batchId) held.add(id)
+    }
+    return held
+  }
+
   // With probability preallocateRate, the document's next day, zeroed.
   extraOps (entry) {
     if (!(this.random() < this.preallocateRate)) return []
