@@ -83,7 +83,7 @@ class CounterWorker extends MongoWorker {
 
   // A redelivered batch: read, in one query, the counter documents it touches.
   async prepareRedelivered (messages, delivery) {
-    await this.whenPrepared()
+    await super.prepareRedelivered(messages, delivery)
     const ids = []
     for (const message of messages) {
       let counts

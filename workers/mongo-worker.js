@@ -7,6 +7,7 @@ const DatabaseError = require('../exceptions/database-error')
 const { redactUri, redactMessage } = require('../lib/mongo/redact-uri')
 const { resolveDatabase } = require('../lib/mongo/resolve-mongo')
 const { RedeliveryWatermarks } = require('./storage/redelivery-watermarks')
+const { guardsEveryWrite } = require('./storage/write-guard')
 const { raceDeadline } = require('../lib/shared/when-any')
 const { isUnreachable } = require('../lib/mongo/unreachable')
 const { findNotMongo } = require('../lib/mongo/not-mongo')
@@ -14,9 +15,8 @@ const { HeartbeatWatch } = require('../lib/mongo/heartbeat-watch')
 const { resolveSettings } = require('../lib/shared/settings')
 const { MONGO_SETTINGS } = require('./mongo-settings')
 const { identifyServer, serverLine } = require('../lib/mongo/server-identity')
-const InvalidOptionError = require('../exceptions/invalid-option-error')
 const { StorageKeeper } = require('./storage/storage-keeper')
-const { retentionsOf } = require('./storage/retention')
+const { checkRetention } = require('./storage/retention')
 
 const LOG_INTERVAL_MS = 5000
 // A flush that takes this long means the database is slower than the input (not down): logged.
@@ -133,17 +133,8 @@ class MongoWorker extends Worker {
     return []
   }
 
-  // A retentionFor naming a collection this worker does not write is a
-  // typo: refused at start, by name.
   _checkRetention () {
-    const targets = this.storageTargets()
-    try {
-      retentionsOf(targets, this.settings)
-    } catch (err) {
-      throw new InvalidOptionError('retentionFor', (this.settings.retentionFor || []).join(','), err.message)
-    }
-    const asked = this.settings.retention > 0 || this.settings.maxStorage > 0
-    if (asked && targets.length === 0 && this.slot === 0) this.logger.warn(`${this.constructor.name} names no collections for retention (storageTargets()): --retention and --max-storage delete nothing`)
+    checkRetention(this.storageTargets(), this.settings, (line) => this.slot === 0 && this.logger.warn(`${this.constructor.name} ${line}`))
   }
 
   // Every worker keeps one; only the leader's acts (storage-keeper.js).
@@ -191,6 +182,12 @@ class MongoWorker extends Worker {
    */
   redeliveredApplied (delivery, store, key, readWatermark) {
     return this.watermarks.applied(delivery, store, key, readWatermark)
+  }
+
+  // A dead worker's batches: where its first writes were not guarded, what it had sent may land yet (RedeliveryWatermarks#settle).
+  async prepareRedelivered (messages, delivery) {
+    await this.whenPrepared()
+    await this.watermarks.settle(delivery.origin, guardsEveryWrite(this.server))
   }
 
   /** Reads ahead, for a redelivered batch, the watermarks of `origin` for `keys` of one `store` (`readMany(keys, origin)` → Map). */

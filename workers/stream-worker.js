@@ -124,7 +124,7 @@ class StreamWorker extends MongoWorker {
 
   // The stream sides and counters a redelivered batch touches, read in one go each.
   async prepareRedelivered (messages, delivery) {
-    await this.whenPrepared()
+    await super.prepareRedelivered(messages, delivery)
     const items = []
     for (const message of messages) {
       let decoded

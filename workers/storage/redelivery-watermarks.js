@@ -5,6 +5,11 @@ const { BoundedMap } = require('../../lib/shared/bounded-map')
 // Watermarks read on the redelivery path, kept per origin and document (a
 // stream side: the senders' choice); forgetting one only costs a read again.
 const WATERMARK_CACHE_LIMIT = 100000
+// How long a worker given a dead worker's batches waits, where first
+// deliveries are not guarded, for what the dead one had on the wire; and
+// the dead origins remembered as waited for.
+const SETTLE_MS = 1000
+const SETTLED_LIMIT = 1024
 
 function watermarkKey (store, origin, key) {
   return `${store}\n${origin}\n${key}`
@@ -16,8 +21,25 @@ function watermarkKey (store, origin, key) {
  * from the database once (workers/mongo-worker.js redeliveredApplied).
  */
 class RedeliveryWatermarks {
-  constructor (limit = WATERMARK_CACHE_LIMIT) {
+  constructor (limit = WATERMARK_CACHE_LIMIT, settleMs = SETTLE_MS) {
     this.known = new BoundedMap(limit)
+    this.settled = new BoundedMap(SETTLED_LIMIT)
+    this.settleMs = settleMs
+  }
+
+  /**
+   * Before the first redelivered batch of `origin` (its worker died), where
+   * a first delivery's upserts are not guarded (`guarded` false:
+   * storage/write-guard.js, the embedded server): waits `settleMs` for the
+   * server to apply what the dead worker had sent. Such a write landing
+   * after this worker wrote the same batches counts them twice; the server
+   * takes the sent commands of a closed connection still, and under its
+   * lock it may take them after a command sent later on another.
+   */
+  async settle (origin, guarded) {
+    if (guarded || this.settled.has(origin)) return
+    this.settled.set(origin, true)
+    await new Promise((resolve) => setTimeout(resolve, this.settleMs))
   }
 
   /**

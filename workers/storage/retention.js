@@ -1,6 +1,7 @@
 'use strict'
 
 const { flagTypes } = require('../../lib/shared/value-types')
+const InvalidOptionError = require('../../exceptions/invalid-option-error')
 
 /*
  * Which collections expire, after how long and by which date field, and the
@@ -161,4 +162,19 @@ function formatRetention (ms) {
   return ms > 0 ? flagTypes.duration.format(ms) : 'off'
 }
 
-module.exports = { retentionProblem, DAY_MS, spanOf, retentionForProblem, parseRetentionFor, retentionsOf, cutoffOf, ttlSeconds, ageIndex, findAgeIndex, planAgeIndex, hasTtlMonitor, formatRetention }
+/**
+ * A worker's retention settings against the collections it writes
+ * (`targets`, its storageTargets()), at start: a retentionFor naming one it
+ * does not write is a typo, refused by name (InvalidOptionError). Asked for
+ * with none to reach: `warn(line)` says so.
+ */
+function checkRetention (targets, settings, warn) {
+  try {
+    retentionsOf(targets, settings)
+  } catch (err) {
+    throw new InvalidOptionError('retentionFor', (settings.retentionFor || []).join(','), err.message)
+  }
+  if ((settings.retention > 0 || settings.maxStorage > 0) && targets.length === 0) warn('names no collections for retention (storageTargets()): --retention and --max-storage delete nothing')
+}
+
+module.exports = { checkRetention, retentionProblem, DAY_MS, spanOf, retentionForProblem, parseRetentionFor, retentionsOf, cutoffOf, ttlSeconds, ageIndex, findAgeIndex, planAgeIndex, hasTtlMonitor, formatRetention }
