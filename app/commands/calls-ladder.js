@@ -14,12 +14,19 @@ const { CALL_LOGS } = require('../../collectors/hep/call-logs')
 // What one ladder shows at most: a call past it is a loop or an attack,
 // and its first messages say what happened.
 const MAX_SHOWN = 1000
+const LINE_SHOWN = 160 // characters of a message's first line a terminal row shows (a sender's 6,000-character reason made 1,071-column rows)
+const LOG_SHOWN = 200 // of a log line
+
+/** `text` at most `max` characters, its end replaced by … when cut. */
+function shortened (text, max) {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text
+}
 
 /**
  * The SIP messages of `callId` and of the legs bridged to it (`legs`, its
  * conversation: legsOf): `{ callId, legs, stored, messages: [{ at, src,
  * dst, transport, firstLine, method?, status?, cseq, bytes, truncated?,
- * raw, leg?, atMicros? }], logs }`, by capture time (to the microsecond) then arrival; at most MAX_SHOWN
+ * raw, rawBytes (of it stored), leg?, atMicros? }], logs }`, by capture time (to the microsecond) then arrival; at most MAX_SHOWN
  * of `stored`; `raw` as text, or as a Buffer with `bytes`; `leg`, the
  * message's Call-ID when the conversation has more than one; `logs`, their
  * documents in `logsCollection` (call_logs) when given.
@@ -57,7 +64,11 @@ async function legsOf (calls, callId) {
 async function inOrder (collection, filter, bytes, leg) {
   const docs = await collection.find(filter, { sort: { at: 1, atMicros: 1, _id: 1 }, limit: MAX_SHOWN }).toArray()
   const raw = bytes ? (value) => Buffer.from(value.buffer || value) : rawText
-  return docs.map(({ _id, callId, receivedAt, ...doc }) => ({ ...doc, ...(doc.raw === undefined ? {} : { raw: raw(doc.raw) }), ...(leg ? { leg: callId } : {}) }))
+  return docs.map(({ _id, callId, receivedAt, ...doc }) => ({
+    ...doc,
+    ...(doc.raw === undefined ? {} : { raw: raw(doc.raw), rawBytes: Buffer.from(doc.raw.buffer || doc.raw).length }),
+    ...(leg ? { leg: callId } : {})
+  }))
 }
 
 /** The ladder as a table: `+TIME  FROM -> TO  FIRST LINE`; then the agents' logs and reports of the call. */
@@ -72,7 +83,12 @@ function printLadder ({ callId, legs = [callId], stored, messages, logs = [] }, 
     { key: 'kind', title: 'KIND', align: 'left' },
     { key: 'node', title: 'AGENT', align: 'left' },
     { key: 'text', title: 'TEXT', align: 'left' }
-  ], logs.map((l) => ({ leg: l.leg === undefined ? null : legs.indexOf(l.leg) + 1, time: new Date(l.at).toISOString().slice(11, 23), kind: l.kind, node: l.node || l.src, text: l.text.length > 200 ? `${l.text.slice(0, 199)}…` : l.text }))))
+  ], logs.map((l) => ({ leg: l.leg === undefined ? null : legs.indexOf(l.leg) + 1, time: new Date(l.at).toISOString().slice(11, 23), kind: l.kind, node: l.node || l.src, text: shortened(l.text, LOG_SHOWN) }))))
+}
+
+/** What follows a message stored cut, in the views and the text export: how much of it is stored. */
+function cutNote (m) {
+  return m.truncated ? `\n[cut: ${m.rawBytes} of its ${m.bytes} bytes stored]` : ''
 }
 
 function printMessages ({ callId, legs = [callId], stored, messages }, out) {
@@ -85,7 +101,7 @@ function printMessages ({ callId, legs = [callId], stored, messages }, out) {
     from: m.src,
     arrow: '->',
     to: m.dst,
-    line: m.firstLine, // formatTable escapes every cell
+    line: shortened(m.firstLine, LINE_SHOWN), // formatTable escapes every cell
     leg: m.leg === undefined ? null : legs.indexOf(m.leg) + 1
   }))
   out.write(formatTable([
@@ -98,4 +114,4 @@ function printMessages ({ callId, legs = [callId], stored, messages }, out) {
   ], rows))
 }
 
-module.exports = { ladderOf, legsOf, printLadder, SIP_MESSAGES, CALL_LOGS, MAX_SHOWN }
+module.exports = { ladderOf, legsOf, printLadder, shortened, cutNote, SIP_MESSAGES, CALL_LOGS, MAX_SHOWN }

@@ -11,7 +11,7 @@
 // (callOutcome's `now`, the reader's clock): `no-final-seen`, `no BYE seen`.
 
 const { callAnalytics, verdictProjection } = require('../../collectors/rtcp/quality-analytics')
-const { callOutcome, callEndOf, notEndedByByeQuery, OUTCOMES, END_UNSEEN_AFTER } = require('../../collectors/hep/calls')
+const { callOutcome, callEndOf, notEndedByByeQuery, endedByByeQuery, OUTCOMES, END_UNSEEN_AFTER } = require('../../collectors/hep/calls')
 const { BAND_ORDER, readWhole, byWorst } = require('./calls-read')
 
 const STREAM_PROJECTION = Object.freeze({
@@ -167,13 +167,14 @@ function sipFilter ({ number, outcome }, { now, finalUnseenAfter, byeUnseenAfter
   }
   const notAnswered = { answeredAt: null }
   const noFinal = [notAnswered, { cancelledAt: null }, { final: null }]
-  if (outcome === 'answered') and.push({ answeredAt: { $ne: null } })
+  // A BYE with no final response: answered, its answer not captured (callOutcome).
+  if (outcome === 'answered') and.push({ $or: [{ answeredAt: { $ne: null } }, { $and: [...noFinal, endedByByeQuery()] }] })
   // Not ended as callEndOf reads it: no BYE of its answered dialog, no legacy endedAt where that is read.
   if (outcome === 'no-bye-seen') and.push({ answeredAt: { $ne: null } }, { lastSeen: { $lt: new Date(now - byeUnseenAfter) } }, notEndedByByeQuery())
   if (outcome === 'cancelled') and.push(notAnswered, { $or: [{ cancelledAt: { $ne: null } }, { final: { $mod: [1000, 487] } }] })
   if (outcome === 'failed') and.push(notAnswered, { cancelledAt: null }, { final: { $ne: null } }, { final: { $not: { $mod: [1000, 487] } } })
-  if (outcome === 'no-answer') and.push(...noFinal, { lastSeen: { $gte: new Date(now - finalUnseenAfter) } })
-  if (outcome === 'no-final-seen') and.push(...noFinal, { lastSeen: { $lt: new Date(now - finalUnseenAfter) } })
+  if (outcome === 'no-answer') and.push(...noFinal, notEndedByByeQuery(), { lastSeen: { $gte: new Date(now - finalUnseenAfter) } })
+  if (outcome === 'no-final-seen') and.push(...noFinal, notEndedByByeQuery(), { lastSeen: { $lt: new Date(now - finalUnseenAfter) } })
   return { $and: and }
 }
 
@@ -242,7 +243,8 @@ function partyText (party) {
 
 /**
  * A call's SIP outcome as one text: `200, callee hung up` (`200, hung up`
- * when who sent the BYE is not known), `200, no BYE
+ * when who sent the BYE is not known; `answer not seen, hung up` for a BYE
+ * with no final response captured), `200, no BYE
  * seen` (quiet past its bound), `200` (in progress), `486 failed`, `487
  * cancelled`, `ringing`, `no answer`, `no final response seen`; and how
  * many of its messages were past the per-call cap, when any were (`…; 40
@@ -250,7 +252,8 @@ function partyText (party) {
  */
 function outcomeText (o) {
   let text = o.status === null ? o.outcome : `${o.status} ${o.outcome}`
-  if (o.outcome === 'answered') text = o.endedBy ? `${o.status}, ${o.endedBy} hung up` : o.endedAt ? `${o.status}, hung up` : o.endUnseen ? `${o.status}, no BYE seen` : String(o.status)
+  const answer = o.answerUnseen ? 'answer not seen' : o.status
+  if (o.outcome === 'answered') text = o.endedBy ? `${answer}, ${o.endedBy} hung up` : o.endedAt ? `${answer}, hung up` : o.endUnseen ? `${answer}, no BYE seen` : String(answer)
   else if (o.outcome === 'no-answer') text = o.ringing ? 'ringing' : 'no answer'
   else if (o.outcome === 'no-final-seen') text = 'no final response seen'
   return o.overCap > 0 ? `${text}; ${o.overCap} past the cap` : text
@@ -286,4 +289,4 @@ function byTime (a, b) {
   return new Date(b.time || 0) - new Date(a.time || 0)
 }
 
-module.exports = { listCalls, matchesNumber, partyText, outcomeText, outcomeCounts, durationText, streamCallId, OUTCOME_FILTERS }
+module.exports = { listCalls, sipFilter, matchesNumber, partyText, outcomeText, outcomeCounts, durationText, streamCallId, OUTCOME_FILTERS }

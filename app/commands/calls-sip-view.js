@@ -11,7 +11,7 @@
 
 const { parseTime } = require('./common')
 const { listCalls, partyText, outcomeText, outcomeCounts, durationText, OUTCOME_FILTERS } = require('./calls-list')
-const { ladderOf, legsOf } = require('./calls-ladder')
+const { ladderOf, legsOf, shortened, cutNote } = require('./calls-ladder')
 const { sipPcap } = require('./sip-pcap')
 const { BAND_ORDER } = require('./calls-read')
 const { printableLines } = require('../terminal-text')
@@ -105,7 +105,7 @@ function sipRow ({ outcome, doc, analytics }, table) {
     callId: outcome.callId,
     caller: party(outcome.caller),
     callee: party(outcome.callee),
-    start: outcome.invitedAt ? outcome.invitedAt.toISOString().slice(0, 19).replace('T', ' ') : '-',
+    start: outcome.startedAt ? outcome.startedAt.toISOString().slice(0, 19).replace('T', ' ') : '-',
     duration: durationText(outcome.durationMs, { atLeastMs: outcome.minDurationMs }),
     sip: outcomeText(outcome),
     mos: cells.mos || '-',
@@ -151,7 +151,7 @@ async function callPage (db, callId, { collections, escape, media = null, bounds
       ladderSvg(ladder.messages, escape, legs),
       ladder.logs.length ? `<h2>What agents logged or reported</h2><table id="logs">${ladder.logs.map((l) => `<tr><td class="l">${escape(new Date(l.at).toISOString())}</td><td class="l">${escape(l.kind)}</td><td class="l">${escape(l.node || l.src || '-')}</td><td class="l"><pre>${escape(l.text)}</pre></td></tr>`).join('')}</table>` : '',
       '<h2>Messages</h2>',
-      ladder.messages.map((m, i) => `<h3 id="m${i + 1}">${i + 1}. ${m.leg === undefined ? '' : `[leg ${legs.indexOf(m.leg) + 1}] `}${escape(m.src)} → ${escape(m.dst)} ${escape(new Date(m.at).toISOString())}</h3><pre>${escape(m.raw)}${m.truncated ? '\n[cut at the stored size]' : ''}</pre>`).join('\n')
+      ladder.messages.map((m, i) => `<h3 id="m${i + 1}">${i + 1}. ${m.leg === undefined ? '' : `[leg ${legs.indexOf(m.leg) + 1}] `}${escape(m.src)} → ${escape(m.dst)} ${escape(new Date(m.at).toISOString())}</h3><pre>${escape(m.raw + cutNote(m))}</pre>`).join('\n')
     ]
   }
 }
@@ -189,7 +189,7 @@ function ladderSvg (messages, escape, legs = []) {
     const y = 60 + ROW * i
     const [from, to] = [x(m.src), x(m.dst)]
     const line = m.leg === undefined ? m.firstLine : `[${legs.indexOf(m.leg) + 1}] ${m.firstLine}`
-    const label = line.length > 48 ? `${line.slice(0, 47)}…` : line
+    const label = shortened(line, 48)
     const color = m.method ? '#1f77b4' : (m.status >= 300 ? '#d62728' : '#2ca02c')
     const mid = (from + to) / 2
     return `<a href="#m${i + 1}"><g class="message"><title>${escape(m.firstLine)}</title>` +
@@ -217,7 +217,7 @@ async function conversation (db, callId, collections, options = {}) {
 async function callText (db, callId, { collections }) {
   const { messages } = await conversation(db, callId, collections)
   if (messages.length === 0) return null
-  return messages.map((m) => printableLines(`${new Date(m.at).toISOString()} ${m.src} -> ${m.dst} ${m.transport || ''}\n${m.raw}${m.raw.endsWith('\n') ? '' : '\n'}`)).join('\n')
+  return messages.map((m) => printableLines(`${new Date(m.at).toISOString()} ${m.src} -> ${m.dst} ${m.transport || ''}\n${m.raw}${cutNote(m)}${m.raw.endsWith('\n') && !m.truncated ? '' : '\n'}`)).join('\n')
 }
 
 /** The call's messages (its conversation's) as a pcap file (sip-pcap.js), or null. */

@@ -264,12 +264,18 @@ function sipRow (outcome, doc) {
     callId: outcome.callId,
     caller: partyText(outcome.caller),
     callee: partyText(outcome.callee),
-    start: outcome.invitedAt ? outcome.invitedAt.toISOString().slice(0, 19).replace('T', ' ') : null,
+    start: outcome.startedAt ? outcome.startedAt.toISOString().slice(0, 19).replace('T', ' ') : null,
     ring: outcome.ringingMs === null ? null : formatDuration(outcome.ringingMs),
     sip: outcomeText(outcome),
     // A SIP call's duration is the SIP one (answer to BYE), not its media's span; with no BYE seen, at least answer to last activity.
-    ...(outcome.answered ? { duration: outcome.durationMs !== null ? formatDuration(outcome.durationMs) : outcome.endUnseen ? `≥${formatDuration(outcome.minDurationMs)}` : 'open' } : { duration: null })
+    duration: sipDuration(outcome)
   }
+}
+
+// Unknown (null) when not answered, or answered with its answer not seen; 'open' while its BYE may come.
+function sipDuration (outcome) {
+  if (!outcome.answered || outcome.answerUnseen) return null
+  return outcome.durationMs !== null ? formatDuration(outcome.durationMs) : outcome.endUnseen ? `≥${formatDuration(outcome.minDurationMs)}` : 'open'
 }
 
 // The HTML view until SIGINT or SIGTERM (calls-view.js).

@@ -153,6 +153,15 @@ function callEndOf (doc) {
  * (MongoDB 3.6 and later, and the embedded server, answer $expr in a find).
  */
 function notEndedByByeQuery () {
+  return { $expr: { $not: [endedByBye()] } }
+}
+
+/** The query on `calls` for the calls callEndOf finds ended (notEndedByByeQuery's complement; the embedded server takes no bare $cond for $expr). */
+function endedByByeQuery () {
+  return { $expr: { $eq: [endedByBye(), true] } }
+}
+
+function endedByBye () {
   // What follows the first | (callEndOf's slice; all of it without one), and a tag of it, '' when none (dialogOf).
   const value = (text) => ({ $substrCP: [text, { $add: [{ $indexOfCP: [text, '|'] }, 1] }, { $strLenCP: text }] })
   const tag = (text, i) => ({ $ifNull: [{ $arrayElemAt: [{ $split: [value(text), ' '] }, i] }, ''] })
@@ -165,8 +174,7 @@ function notEndedByByeQuery () {
   const anyBye = (test) => ({ $anyElementTrue: [{ $map: { input: byes, as: 'bye', in: test } }] })
   const legacy = { $cond: [{ $ifNull: ['$endedAt', false] }, true, false] } // callEndOf's endedAt of a call stored before per-dialog BYEs
   // Answered and with byes, its dialog's BYE alone ends it (a legacy endedAt is not read); else a legacy endedAt or any BYE.
-  const ended = { $cond: [{ $and: [isText('$firstAnswer'), isDocument] }, anyBye(ofAnswered), { $or: [legacy, anyBye(isText('$$bye.v'))] }] }
-  return { $expr: { $not: [ended] } }
+  return { $cond: [{ $and: [isText('$firstAnswer'), isDocument] }, anyBye(ofAnswered), { $or: [legacy, anyBye(isText('$$bye.v'))] }] }
 }
 
 // The From tag of the BYE that ended a call (callEndOf), null while none did.
@@ -210,10 +218,11 @@ const END_UNSEEN_AFTER = Object.freeze({ final: 4 * 60000, bye: 60 * 60000 })
  * or null while none came),
  * outcome ('answered': a 2xx; 'cancelled': a CANCEL or a 487; 'failed':
  * another final response, 3xx to 6xx; 'no-answer': no final response yet;
- * 'no-final-seen': none, and quiet past finalUnseenAfter),
+ * 'no-final-seen': none, and quiet past finalUnseenAfter; a call with a
+ * BYE and no final response is answered, `answerUnseen`, its status null),
  * ringing (an 18x came and no final response yet), answered, endedBy
  * ('caller', 'callee', or null: not ended, or the caller's tag unknown, callerTagOf), invitedAt, ringingAt, answeredAt,
- * cancelledAt, endedAt (the BYE that ended the answered dialog, callEndOf),
+ * cancelledAt, startedAt (its INVITE, else its first message), endedAt (the BYE that ended the answered dialog, callEndOf),
  * durationMs (answer to BYE, from SIP; null while either is missing),
  * ringingMs (INVITE to the first 18x or answer), otherDialogByes (BYEs of
  * dialogs other than the answered one: a forked INVITE's extra answers the
@@ -240,6 +249,10 @@ function callOutcome (doc, reading = {}) {
   if (doc.answeredAt) outcome = 'answered'
   else if (doc.cancelledAt || status === 487) outcome = 'cancelled'
   else if (status !== null && status >= 300) outcome = 'failed'
+  // A BYE and no final response: the INVITE's answer was not captured (an agent
+  // started mid-call, a master restart lost it); a BYE is sent in a dialog set up.
+  const answerUnseen = outcome === 'no-answer' && endedAt !== null
+  if (answerUnseen) outcome = 'answered'
   const quiet = quietOf(doc, outcome, endedAt, reading)
   if (outcome === 'no-answer' && quiet.endUnseen) outcome = 'no-final-seen'
   return {
@@ -249,9 +262,11 @@ function callOutcome (doc, reading = {}) {
     status,
     outcome,
     ringing: outcome === 'no-answer' && Boolean(doc.ringingAt),
-    answered: Boolean(doc.answeredAt),
+    answered: outcome === 'answered',
+    answerUnseen,
     endedBy,
     invitedAt: doc.invitedAt || null,
+    startedAt: doc.invitedAt || doc.firstSeen || null,
     ringingAt: doc.ringingAt || null,
     answeredAt: doc.answeredAt || null,
     cancelledAt: doc.cancelledAt || null,
@@ -287,4 +302,4 @@ function quietOf (doc, outcome, endedAt, { now = null, mediaAt = null, finalUnse
   }
 }
 
-module.exports = { byeTagOf, callEndOf, notEndedByByeQuery, callUpdateOf, callOutcome, dialogOf, OUTCOMES, END_UNSEEN_AFTER }
+module.exports = { byeTagOf, callEndOf, notEndedByByeQuery, endedByByeQuery, callUpdateOf, callOutcome, dialogOf, OUTCOMES, END_UNSEEN_AFTER }

@@ -195,6 +195,48 @@ test('the text export of a call is safe to print: a sender\'s ESC, BEL, C1, bidi
   assert.ok(pcap.includes(Buffer.from(hostile, 'utf8')), 'the pcap holds the bytes as captured')
 })
 
+test('a call whose INVITE was not captured reads answered and ended, from its first message; a message stored cut says how much is stored; a long first line is cut in the terminal (QA)', { timeout: 60000 }, async (t) => {
+  const { collector, db, port } = await startTestCollector(t, hep)
+  const { uri } = await getTestMongo()
+  const at = Date.now() - 60000
+  const mid = { callId: 'mid@capture', caller: 'sip:alice@a.example', tagged: true }
+  const big = sip('INVITE sip:bob@b.example SIP/2.0', { callId: 'big@capture', caller: 'sip:carol@a.example', cseq: '1 INVITE' }).replace('Content-Length: 0', `Subject: ${'x'.repeat(20000)}\r\nContent-Length: 0`)
+  await send(port, [
+    packet(sip('BYE sip:bob@b.example SIP/2.0', { ...mid, cseq: '2 BYE' }), { at }),
+    packet(sip('SIP/2.0 200 OK', { ...mid, cseq: '2 BYE' }), { at: at + 10, back: true }),
+    packet(big, { at }),
+    packet(sip(`SIP/2.0 503 ${'Overloaded '.repeat(600)}`, { callId: 'big@capture', caller: 'sip:carol@a.example', cseq: '1 INVITE', tagged: true }), { at: at + 50, back: true })
+  ])
+  await waitFor(() => collector.summary().processed === 4, { what: 'the packets stored' })
+  const env = { ...process.env, MONGODB_URI: uri }
+  const where = ['--database', db.databaseName]
+  const json = await runCli(env, 'calls', ...where, '--call-id', 'mid@capture', '--json')
+  assert.equal(json.code, 0, json.stderr)
+  const { sip: outcome } = JSON.parse(json.stdout.trim())
+  assert.deepEqual([outcome.outcome, outcome.answerUnseen, outcome.endUnseen, outcome.durationMs, outcome.startedAt], ['answered', true, false, null, new Date(at).toISOString()], json.stdout)
+  const table = await runCli(env, 'calls', ...where, '--call-id', 'mid@capture')
+  assert.match(table.stdout, /answer not seen, hung up/)
+  assert.ok(table.stdout.includes(new Date(at).toISOString().slice(0, 19).replace('T', ' ')), `started at its first message: ${table.stdout}`)
+  for (const [outcome, found] of [['answered', true], ['no-answer', false], ['no-final-seen', false]]) {
+    const listedBy = await runCli(env, 'calls', ...where, '--outcome', outcome)
+    assert.equal(/mid@capture/.test(listedBy.stdout), found, `--outcome ${outcome}: ${listedBy.stdout}`)
+  }
+  const ladder = await runCli(env, 'calls', ...where, '--call-id', 'big@capture')
+  assert.equal(ladder.code, 0, ladder.stderr)
+  const widest = Math.max(...ladder.stdout.split('\n').map((line) => line.length))
+  assert.ok(widest < 300, `a 6,600-character reason cut in the terminal: ${widest} columns`)
+  assert.match(ladder.stdout, /SIP\/2\.0 503 Overloaded Overloaded .*…/)
+  const view = new CallsViewServer(db.collection('streams'), { host: '127.0.0.1', port: 0, since: 3600000, worst: WORST, limit: LIMIT, table: TABLE, db, collections: COLLECTIONS })
+  const { port: viewPort } = await view.start()
+  t.after(() => view.stop())
+  const text = await (await fetch(`http://127.0.0.1:${viewPort}/sip/call.txt?id=big%40capture`)).text()
+  assert.match(text, new RegExp(`xxx\\n\\[cut: 8192 of its ${Buffer.byteLength(big)} bytes stored\\]\\n`), 'the text export says the message is cut')
+  const page = await (await fetch(`http://127.0.0.1:${viewPort}/sip/call?id=big%40capture`)).text()
+  assert.ok(page.includes(`[cut: 8192 of its ${Buffer.byteLength(big)} bytes stored]`), 'and the call page')
+  const midPage = await (await fetch(`http://127.0.0.1:${viewPort}/sip/call?id=mid%40capture`)).text()
+  assert.match(midPage, /answer not seen, hung up/)
+})
+
 test('no-bye-seen asked of the database selects exactly the calls callEndOf reads as not ended, whatever their byes hold', async (t) => {
   const { MongoClient } = require('mongodb')
   const { notEndedByByeQuery, callEndOf } = require('../../collectors/hep/calls')
@@ -225,6 +267,43 @@ test('no-bye-seen asked of the database selects exactly the calls callEndOf read
   const expected = docs.filter((doc) => callEndOf(doc).endedAt === null).map((doc) => doc.callId).sort()
   assert.deepEqual({ more: found.filter((id) => !expected.includes(id)), less: expected.filter((id) => !found.includes(id)) }, { more: [], less: [] })
   assert.ok(expected.length > 10 && expected.length < docs.length - 10, `both kinds among ${docs.length}: ${expected.length} not ended`)
+})
+
+test('each --outcome asked of the database selects exactly the calls callOutcome reads so: a BYE with no final response is answered, its answer not seen (QA)', async (t) => {
+  const { MongoClient } = require('mongodb')
+  const { callOutcome, END_UNSEEN_AFTER } = require('../../collectors/hep/calls')
+  const { sipFilter, OUTCOME_FILTERS } = require('../../app/commands/calls-list')
+  const { uri } = await getTestMongo()
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  const calls = client.db(`outcomes_${process.pid}_${Date.now()}`).collection('calls')
+  const now = Date.parse('2026-01-01T01:00:00Z')
+  const ago = (ms) => new Date(now - ms)
+  const bye = (ms, tags = 'a b') => ({ h: `${ago(ms).toISOString()}|${tags}` })
+  const seen = (ms) => ({ firstSeen: ago(ms + 1000), lastSeen: ago(ms) })
+  const docs = [
+    { callId: 'answered-ended', invitedAt: ago(60000), answeredAt: ago(55000), answerStatus: 200, final: 200, firstAnswer: `${ago(55000).toISOString()}|a b`, byes: bye(10000), ...seen(10000) },
+    { callId: 'answered-open', invitedAt: ago(60000), answeredAt: ago(55000), answerStatus: 200, final: 200, ...seen(50000) },
+    { callId: 'answered-no-bye-seen', invitedAt: ago(2 * 3600e3), answeredAt: ago(2 * 3600e3), answerStatus: 200, final: 200, ...seen(2 * 3600e3) },
+    { callId: 'bye-only', byes: bye(10000), ...seen(10000) },
+    { callId: 'bye-only-old', byes: bye(20 * 60000), ...seen(20 * 60000) },
+    { callId: 'legacy-bye-only', endedAt: ago(10000), ...seen(10000) },
+    { callId: 'ringing', invitedAt: ago(30000), ringingAt: ago(29000), ...seen(29000) },
+    { callId: 'no-final-seen', invitedAt: ago(20 * 60000), ...seen(20 * 60000) },
+    { callId: 'busy', invitedAt: ago(30000), final: 486, ...seen(29000) },
+    { callId: 'busy-then-bye', invitedAt: ago(30000), final: 486, byes: bye(20000), ...seen(20000) },
+    { callId: 'cancelled', invitedAt: ago(30000), cancelledAt: ago(20000), final: 487, ...seen(20000) }
+  ]
+  await calls.insertMany(docs.map((doc) => ({ ...doc })))
+  const reading = { now, finalUnseenAfter: END_UNSEEN_AFTER.final, byeUnseenAfter: END_UNSEEN_AFTER.bye }
+  const read = new Map(docs.map((doc) => [doc.callId, callOutcome(doc, reading)]))
+  assert.deepEqual([read.get('bye-only').outcome, read.get('bye-only-old').outcome, read.get('legacy-bye-only').outcome], ['answered', 'answered', 'answered'])
+  for (const outcome of OUTCOME_FILTERS) {
+    const found = (await calls.find(sipFilter({ outcome }, reading)).toArray()).map((doc) => doc.callId).sort()
+    const wanted = outcome === 'no-bye-seen' ? (o) => o.outcome === 'answered' && o.endUnseen : (o) => o.outcome === outcome
+    const expected = docs.filter((doc) => wanted(read.get(doc.callId))).map((doc) => doc.callId).sort()
+    assert.deepEqual(found, expected, outcome)
+  }
 })
 
 // What a QA pass found of windows and of SIP that is no call: OPTIONS pings

@@ -189,6 +189,14 @@ test('who hung up without the INVITE: the caller\'s tag from a provisional respo
   // Only the 200 and the BYE (the helper's trial): not guessed either.
   const bare = callOutcome(stored(callUpdateOf(reply(200, 1, 'ft1', 'tt1'), T + 1000), callUpdateOf(bye('ft1', 'tt1'), T + 9000)))
   assert.deepEqual([bare.endedBy, outcomeText(bare)], [null, '200, hung up'])
+  // Only a BYE and its 200 (the INVITE's transaction not captured: an agent started mid-call, a master restart lost it):
+  // answered, its answer not seen, ended; it read "no answer", then "no final response seen" beside its end (QA).
+  const byeOk = sip({ status: 200, cseq: { seq: 9, method: 'BYE' }, from: { tag: 'ft1' }, to: { tag: 'tt1' } })
+  const byeOnly = callOutcome(stored(callUpdateOf(bye('ft1', 'tt1'), T + 9000), callUpdateOf(byeOk, T + 9010)), { now: T + 3600e3 })
+  assert.deepEqual([byeOnly.outcome, byeOnly.answered, byeOnly.answerUnseen, byeOnly.status, byeOnly.durationMs, byeOnly.endUnseen, +byeOnly.endedAt, +byeOnly.startedAt, outcomeText(byeOnly)],
+    ['answered', true, true, null, null, false, T + 9000, T + 9000, 'answer not seen, hung up'])
+  const rejected = callOutcome(stored(callUpdateOf(reply(486, 1, 'ft1', 'tt1'), T + 1000), callUpdateOf(bye('ft1', 'tt1'), T + 9000)), { now: T + 3600e3 })
+  assert.deepEqual([rejected.outcome, rejected.answerUnseen], ['failed', false], 'a final response says the outcome, whatever BYE follows')
 })
 
 test('a number search: by text, or by its digits as a suffix less leading zeros (00 and 0 dialling prefixes); text that is not a number matches only whole (QA)', () => {

@@ -113,7 +113,7 @@ test('a forked call in progress: the BYE of the dialog the caller dropped does n
 test('a call whose answer was not captured ends at its first BYE, as before; a call stored before per-dialog BYEs reads as it did', () => {
   const messages = forkedCall('callee')
   const o = callOutcome(storedIn(['invite', 'bye-soft', 'bye-desk'], messages))
-  assert.deepEqual([o.answered, +o.endedAt, o.endedBy, o.otherDialogByes], [false, T0 + 2120, 'caller', 1])
+  assert.deepEqual([o.answered, o.answerUnseen, +o.endedAt, o.endedBy, o.otherDialogByes], [true, true, T0 + 2120, 'caller', 1], 'a BYE says it was answered')
   const old = callOutcome({ callId: 'old', callerTag: 'a1', answeredAt: new Date(T0), endedAt: new Date(T0 + 5000), firstBye: `${new Date(T0 + 5000).toISOString()}|b1` })
   assert.deepEqual([old.durationMs, old.endedBy, old.otherDialogByes], [5000, 'callee', 0])
   // Answered and ended before the upgrade, the other end's crossing BYE stored after it: the end stays the first BYE.
