@@ -136,7 +136,7 @@ class CallsViewServer {
     const callIdOf = (doc) => (doc.from && doc.from.callId) || (doc.to && doc.to.callId) || null
     const rows = shown.map(({ doc, analytics }) => ({ id: String(doc._id), cells: { ...this.table.row(doc, analytics), sipCall: this.db ? callIdOf(doc) : null } }))
     const columns = this.db ? [...this.table.columns, { key: 'sipCall', title: 'CALL-ID', align: 'left' }] : this.table.columns
-    const parts = ['<h1>Calls</h1>', this.db ? '<p><a id="find" href="/sip">Find a call (SIP: Call-ID, number, outcome)</a></p>' : '', summary(read, { window: this.since, before, first, shown: rows.length }), worstTable(columns, rows), pager(read, { page, before, more: first + this.worst < read.calls.length })]
+    const parts = ['<h1>Calls</h1>', this.db ? '<p><a id="find" href="/sip">Find a call</a>: every SIP call, answered or not, by Call-ID, number or outcome. Below, the calls\' media by its RTCP reports, worst first.</p>' : '', summary(read, { window: this.since, before, first, shown: rows.length }), worstTable(columns, rows), pager(read, { page, before, more: first + this.worst < read.calls.length })]
     if (before === null) parts.push(...await this.chart(read))
     return pageOf('Calls', parts)
   }
@@ -236,7 +236,7 @@ function summary ({ calls, older }, { window, before, first, shown }) {
   const counts = BANDS.map((band) => `${band} ${bands[band]}`).join(', ')
   const last = `the last ${formatWindow(window)}`
   const which = before === null
-    ? (older === null ? `${calls.length} calls with a report in ${last}` : `The window holds more calls than a page reads: these are the ${calls.length} most recent calls of the window (${last})`)
+    ? (older === null ? `${calls.length} calls with an RTCP report in ${last}` : `The window holds more calls than a page reads: these are the ${calls.length} most recent calls of the window (${last})`)
     : `${older === null ? calls.length : `The ${calls.length} most recent`} calls of ${last} whose last report was before ${timeLabel(before, 19)} UTC`
   const rows = shown > 0 ? ` The worst by their verdict (MOS CALL) first: ${first + 1} to ${first + shown}.` : ''
   return `<p id="summary">${which}: ${counts}.${rows}</p>`

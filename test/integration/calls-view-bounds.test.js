@@ -162,7 +162,7 @@ test('a window holding no more calls than a page reads shows them all without a 
   const url = await startView(t, streams, { limit: CALLS, worst: CALLS })
   const { body } = await load(`${url}/`)
   assert.deepEqual(rowsOf(body), worstFirst(docs))
-  assert.match(body, new RegExp(`<p id="summary">${CALLS} calls with a report in the last 1h`))
+  assert.match(body, new RegExp(`<p id="summary">${CALLS} calls with an RTCP report in the last 1h`))
   assert.doesNotMatch(body, /most recent calls of the window|id="older"|id="next"/)
   assert.match(body, /<svg id="bands"/, 'and their calls per minute by band')
 })

@@ -165,7 +165,7 @@ test('collector calls --serve finds SIP calls (form, outcome filter) and draws a
 
   const overview = await chromium(t, '--dump-dom', view.url)
   assert.match(overview, /<a class="sip" href="\/sip\/call\?id=answered%40view">answered@view<\/a>/, 'the quality view links a stream to its SIP call')
-  assert.match(overview, /<a id="find" href="\/sip">/)
+  assert.match(overview, /<a id="find" href="\/sip">Find a call<\/a>: every SIP call, answered or not/, 'the root page says where the SIP calls are: it lists media')
   const search = await chromium(t, '--dump-dom', `${view.url}sip`)
   assert.match(search, /<form id="search" method="get" action="\/sip">/)
   const rows = (dom) => [...dom.matchAll(/<tr><td class="l"><a href="\/sip\/call\?id=([^"]+)">/g)].map((m) => decodeURIComponent(m[1]))
