@@ -8,6 +8,9 @@ const { APP_DEFAULTS, withPm2, call, findApp, removeApp, errorLogMark, startFail
 const { chooseEmbeddedServer } = require('../lib/mongo/choose-server')
 const { ensureJavaServerBuilt } = require('../lib/mongo/java-build')
 const { startWaiterEnv } = require('./exit-codes')
+const { startTimeoutFor } = require('../lib/mongo/java-server')
+const { serverDataPath, defaultDbPath } = require('../lib/mongo/embedded-server')
+const { pingMongo } = require('../lib/mongo/resolve-mongo')
 
 /** The PM2 app of the shared embedded database (`collector db start`). */
 const DB_APP = 'collector-db'
@@ -36,13 +39,14 @@ async function startDatabase (argv = [], options = {}) {
     // Stopped, it is started again where it was (`db stop` keeps the app
     // for that): its data in the --db-path it was given, on its port.
     const args = existing && argv.length === 0 ? [].concat(existing.pm2_env.args || []) : argv
+    const config = require('./database-entry').Config.parse(args, {})
     if (existing) await call(api, 'delete', DB_APP)
     const app = {
       ...APP_DEFAULTS,
       name: DB_APP,
       script: DB_ENTRY,
       args,
-      listen_timeout: 60000,
+      listen_timeout: listenTimeoutOf(config, choice),
       kill_timeout: 15000,
       env: { ...options.env, ...keep, ...startWaiterEnv() }
     }
@@ -54,8 +58,30 @@ async function startDatabase (argv = [], options = {}) {
       await removeApp(api, DB_APP)
       throw new CollectorError(reason.replace(/^collector db: /, ''), 'ERR_DB_START')
     }
-    return { name: DB_APP, pid: proc.pid, status: proc.pm2_env.status, args: [].concat(proc.pm2_env.args || []), choice, again: args !== argv }
+    // PM2 takes an app as started once listen_timeout has passed too: the server is asked.
+    const answers = await answersWithin(`mongodb://${config.host}:${config.port}`, ANSWER_WAIT_MS)
+    return { name: DB_APP, pid: proc.pid, status: proc.pm2_env.status, args: [].concat(proc.pm2_env.args || []), choice, again: args !== argv, answers, errLog: proc.pm2_env.pm_err_log_path }
   })
+}
+
+const ANSWER_WAIT_MS = 10000
+const LISTEN_MARGIN_MS = 15000
+
+// PM2 waits for the entry's word that its server listens as long as the
+// entry waits for it (longer for a large data file: startTimeoutFor), and
+// a margin: past listen_timeout it would take the app as started.
+function listenTimeoutOf (config, choice) {
+  const dbPath = config.dbMemory ? null : serverDataPath(choice.kind, config.dbPath || defaultDbPath())
+  return (choice.kind === 'java' ? startTimeoutFor(dbPath) : 60000) + LISTEN_MARGIN_MS
+}
+
+async function answersWithin (uri, ms) {
+  const until = Date.now() + ms
+  while (!await pingMongo(uri)) {
+    if (Date.now() >= until) return false
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  }
+  return true
 }
 
 /**
@@ -67,7 +93,8 @@ function stopDatabase (options = {}) {
   return withPm2(options, async (api) => {
     const proc = await findApp(api, DB_APP)
     if (!proc) throw new CollectorError('the database is not running under PM2 (start it with `collector db start`)', 'ERR_NO_SUCH_COLLECTOR')
-    if (proc.pm2_env.status !== 'online') throw new CollectorError('the database under PM2 is already stopped (`collector db start` starts it again with the flags it had)', 'ERR_COLLECTOR_NOT_RUNNING')
+    // Launching or errored (PM2 trying it again) is stopped too: only a stopped one is.
+    if (proc.pm2_env.status === 'stopped') throw new CollectorError('the database under PM2 is already stopped (`collector db start` starts it again with the flags it had)', 'ERR_COLLECTOR_NOT_RUNNING')
     await call(api, 'stop', DB_APP)
     return { inMemory: [].concat(proc.pm2_env.args || []).includes('--db-memory') }
   })

@@ -49,7 +49,9 @@ async function start (argv) {
   const skipped = choice.skipped.length ? `; skipped: ${choice.skipped.join(', ')}` : ''
   const again = proc.again && proc.args.length > 0 ? ` again with its flags (${proc.args.join(' ')})` : ''
   process.stdout.write(`started the database under PM2${again} (pid ${proc.pid}): ${serverName(choice)}, ${describeStorage(config, choice.kind)}${choice.source ? ` (${choice.source})` : ''}${skipped}; see \`collector db status\`\n`)
-  return 0
+  if (proc.answers) return 0
+  process.stderr.write(`collector: the database does not answer at mongodb://${config.host}:${config.port} yet; \`collector db status\` says when it does, its log why not (${proc.errLog})\n`)
+  return 1
 }
 
 async function stop (argv) {

@@ -260,6 +260,32 @@ test('collector db start: the server killed, its port held while PM2 restarts it
   assert.equal(await countDocs(`mongodb://127.0.0.1:${port}`), 3, 'it takes writes again')
 })
 
+test('collector db stop stops a database PM2 keeps restarting (its port held): it said "already stopped" and left it trying (QA)', { timeout: 180000 }, async (t) => {
+  const home = pm2Home(t)
+  const env = { ...JAVA, PM2_HOME: home }
+  const port = await freePort()
+  const started = await cli(env, 'db', 'start', '--port', String(port), '--db-memory')
+  assert.equal(started.code, 0, started.stderr)
+  const javaPid = Number(/the Java server \(mongo-java-server\), pid (\d+)/.exec((await cli(env, 'db', 'status')).stdout)[1])
+  process.kill(javaPid, 'SIGKILL')
+  let holder = null
+  await waitFor(() => new Promise((resolve) => {
+    const server = net.createServer()
+    server.once('error', () => resolve(false))
+    server.listen(port, '127.0.0.1', () => { holder = server; resolve(true) })
+  }), { what: 'the port to be free', interval: 5 })
+  t.after(() => holder && holder.close())
+  const log = path.join(home, 'logs', 'collector-db-error.log')
+  await waitFor(() => fs.existsSync(log) && (fs.readFileSync(log, 'utf8').match(/Address already in use/g) || []).length >= 1,
+    { timeout: 60000, what: 'a restart that failed on the held port' })
+  const stopped = await cli(env, 'db', 'stop')
+  assert.deepEqual([stopped.code, stopped.stdout], [0, 'stopped the database (it was in memory: its data is gone)\n'], stopped.stderr)
+  const failures = (fs.readFileSync(log, 'utf8').match(/Address already in use/g) || []).length
+  await new Promise((resolve) => setTimeout(resolve, 3000))
+  assert.equal((fs.readFileSync(log, 'utf8').match(/Address already in use/g) || []).length, failures, 'PM2 tries it no more')
+  assert.match((await cli(env, 'db', 'status')).stdout, /^collector-db {2}stopped /)
+})
+
 test('the embedded database keeps its data private: a --db-path it creates is 0700, and bound beyond loopback it warns that it has no authentication', { timeout: 120000 }, async (t) => {
   const dbPath = path.join(tempDir(t), 'created', 'db')
   const lines = []
