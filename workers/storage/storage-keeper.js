@@ -276,8 +276,7 @@ class StorageKeeper {
    */
   async holdBudget (now) {
     const max = this.settings.maxStorage
-    const used = this.usedBytes()
-    let excess = used - max
+    let excess = this.usedBytes() - max
     if (excess <= 0) {
       this.overToday = false
       return
@@ -288,7 +287,8 @@ class StorageKeeper {
       const oldest = Math.min(...await Promise.all(this.targets.map((t) => this.oldestOf(t, now - spanOf(t.target)).then((v) => v === null ? Infinity : v))))
       if (oldest >= today) {
         // Said once while it lasts (each measure finds it again), and by status.
-        if (!this.overToday) this.host.logger.error({ usedBytes: used, maxStorage: max }, `storage over budget (${formatBytes(used)} of ${formatBytes(max)}) with nothing older than today left to delete: today's data alone is over it (raise --max-storage, or shorten --retention)`)
+        const left = Math.round(max + excess) // estimated, after what this pass deleted
+        if (!this.overToday) this.host.logger.error({ usedBytes: left, maxStorage: max }, `storage over budget (${formatBytes(left)} of ${formatBytes(max)}) with nothing older than today left to delete: today's data alone is over it (raise --max-storage, or shorten --retention)`)
         this.overToday = true
         break
       }
@@ -304,7 +304,7 @@ class StorageKeeper {
         excess -= n * bytesPerDocument(t.measured)
       }
       const day = new Date(dayEnd - DAY_MS).toISOString().slice(0, 10)
-      const before = max + excessBefore // what was estimated in use before this day went
+      const before = Math.round(max + excessBefore) // what was estimated in use before this day went
       this.host.logger.warn({ day, deleted, usedBytes: before, maxStorage: max },
         `storage over budget (${formatBytes(before)} of ${formatBytes(max)}): deleted ${day}, the oldest day (${Object.entries(deleted).map(([name, n]) => `${name} ${n}`).join(', ') || 'nothing'}), about ${formatBytes(Math.max(0, excessBefore - excess))}`)
       if (excess === excessBefore) break // nothing deleted, or of a size unknown (measured empty): the next tick measures again
