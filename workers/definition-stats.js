@@ -23,6 +23,7 @@ function definitionStats (worker) {
     dropped: worker.counts.dropped,
     ...(worker.newKeys ? { newKeys: worker.newKeys.stats() } : {}),
     ...worker.tallies.stats(),
+    tallied: worker.tallies.names, // which of these are tallies (collector status prints them)
     ...(worker.definition.stats ? worker.definition.stats(worker.enrichState) : {}),
     pending: worker.stores.reduce((n, sink) => n + sink.size, 0),
     sinks,

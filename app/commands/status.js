@@ -66,6 +66,7 @@ function render (snap) {
     ]).trimEnd(),
     `dropped by reason: ${dropped || 'none'}`,
     ...eventLines(s),
+    ...tallyLines(s.workers),
     ...bufferLines(s, snap.pid !== null && snap.alive !== false),
     ...deadLetterLines(snap.name, s),
     ...storageLines(storageOf(s)),
@@ -99,6 +100,21 @@ function eventLines (s) {
     return `${event} ${n}${why.length ? ` (${why.join(', ')})` : ''}`
   })
   return told.length ? [`events: ${told.join(', ')}`] : []
+}
+
+// What the definition tallied of the records its workers stored (its
+// `tally`: syslog's lines stored raw by reason, deviations read, text not
+// UTF-8), summed over the workers since each started: in --json only before.
+function tallyLines (workers) {
+  const sums = {}
+  for (const { custom = {} } of workers) {
+    for (const name of custom.tallied || []) {
+      const sum = sums[name] = sums[name] || {}
+      for (const [reason, n] of Object.entries(custom[name] || {})) sum[reason] = (sum[reason] || 0) + n
+    }
+  }
+  const told = Object.entries(sums).map(([name, sum]) => [name, Object.entries(sum).filter(([, n]) => n > 0)]).filter(([, parts]) => parts.length > 0)
+  return told.length ? [`tallied: ${told.map(([name, parts]) => `${name} ${parts.map(([reason, n]) => `${reason} ${n}`).join(', ')}`).join('; ')}`] : []
 }
 
 // The disk buffer, when on (stats files of collectors without it, or from

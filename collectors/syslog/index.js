@@ -42,7 +42,8 @@ module.exports = defineCollector({
   decode: (message, { strict, lenient }, { receivedAt }) => parseSyslog(message.data, { strict, lenient, receivedAt }),
   tally: {
     malformed: (record) => record.format === 'raw' ? record.error || 'unparsed' : null,
-    deviations: (record) => record.deviations
+    deviations: (record) => record.deviations,
+    encoding: (record) => record.invalidUtf8 ? 'notUtf8' : null // stored as sent, flagged (invalidUtf8, messageRaw)
   },
   sinks: [
     sinks.documents({

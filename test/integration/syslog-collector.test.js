@@ -136,7 +136,8 @@ test('deviations: read and counted by default, stored raw with their name under 
     for (const line of [noHost, notUtf8]) await new Promise((resolve) => socket.send(line, port, '127.0.0.1', resolve))
     socket.close()
     await waitFor(() => collector.summary().processed === 2)
-    const [worker] = (await collector.stats()).workers
+    const stats = await collector.stats()
+    const [worker] = stats.workers
     if (expectRaw) {
       assert.deepEqual(worker.custom.malformed, { 'no-hostname': 1 })
       assert.deepEqual(worker.custom.deviations, {})
@@ -150,6 +151,12 @@ test('deviations: read and counted by default, stored raw with their name under 
     if (!expectRaw) assert.deepEqual(su.deviations, ['no-hostname'])
     const bad = docs.find((d) => d.app === 'app')
     assert.equal(bad.invalidUtf8, true)
+    assert.deepEqual(worker.custom.encoding, { notUtf8: 1 }, 'text not UTF-8 is tallied')
+    // collector status prints the tallies (QA: in --json only, so an operator saw nothing of lines stored raw).
+    const { render } = require('../../app/commands/status')
+    const { buildSnapshot, computeRates } = require('../../app/stats-file')
+    const text = render(buildSnapshot({ name: 'syslog', collector: 'syslog', pid: process.pid, interval: 1000 }, stats, computeRates(stats)))
+    assert.match(text, new RegExp(`^tallied: ${expectRaw ? 'malformed no-hostname 1; encoding notUtf8 1' : 'deviations no-hostname 1; encoding notUtf8 1'}$`, 'm'))
     assert.deepEqual(Buffer.from(bad.messageRaw.buffer), Buffer.from([0x61, 0xff, 0x62]), 'the bytes after the BOM, as sent')
     assert.equal(bad.timestampText, '2026-11-23T10:00:00.123456Z')
   }
