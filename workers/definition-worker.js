@@ -342,7 +342,7 @@ class DefinitionWorker extends MongoWorker {
 
   abandonPending () {
     const held = this.stores.map((sink) => sink.abandon())
-    this.logger.error({ held, uri: this.uri },
+    this.logger.warn({ held, uri: this.uri },
       'database too slow or unavailable at shutdown: what the sinks held is not known stored; the master still has its messages (the slot\'s next worker takes them, or a stop keeps them in the disk buffer or as dead letters); writes not confirmed may still land')
   }
 

@@ -164,7 +164,7 @@ class StreamWorker extends MongoWorker {
 
   abandonPending () {
     const { pending, unconfirmed } = this.sink.abandon()
-    this.logger.error({ pending, unconfirmed, flushTimeout: this.settings.flushTimeout, uri: this.uri },
+    this.logger.warn({ pending, unconfirmed, flushTimeout: this.settings.flushTimeout, uri: this.uri },
       'database too slow or unavailable at shutdown: stream updates not stored; the master still has their messages (the slot\'s next worker takes them, or a stop keeps them in the disk buffer or as dead letters); unconfirmed ones may still land')
   }
 
