@@ -9,45 +9,40 @@ const { createBatch } = require('./batch')
 const { FillingBatch, entryAlone, BATCH_BYTES } = require('./filling-batch')
 const { InFlightBytes } = require('./in-flight-bytes')
 
-// While batches wait in the disk buffer, a new one waits this long to fill
-// (not batchDelay): latency is moot then, and fuller batches mean fewer
-// records on disk and fewer of them described in the master's memory. Kept
-// short: a batch is on disk only once formed, so a master killed meanwhile
-// loses the one being filled.
+// While batches wait in the disk buffer, a new one waits this long to fill (not batchDelay):
+// latency is moot then, and fuller batches mean fewer records on disk and fewer of them described
+// in the master's memory. Kept short: a batch is on disk only once formed, so a master killed
+// meanwhile loses the one being filled.
 const BACKLOG_BATCH_DELAY_MS = 25
 
 /**
- * The master's view of one forked worker: its counters, the batch being
- * filled for it, and every batch it was sent and has not acknowledged yet.
- * Those batches stay here, bytes and all, until the worker says their
- * messages are done (for a storing worker: stored), so a worker that dies
- * loses nothing: the pool hands them to another worker. The messages they
- * hold, plus the batch being filled, are its in-flight count, which
- * `maxInFlight` bounds.
+ * The master's view of one forked worker: its counters, the batch being filled for it, and every
+ * batch it was sent and has not acknowledged yet. Those batches stay here, bytes and all, until
+ * the worker says their messages are done (for a storing worker: stored), so a worker that dies
+ * loses nothing: the pool hands them to another worker. The messages they hold, plus the batch
+ * being filled, are its in-flight count, which `maxInFlight` bounds.
  *
- * With a disk buffer (`journal`, see journal.js) every batch is appended to
- * it before it is sent, and a batch formed while the worker is full waits in
- * the buffer (`backlog`, its bytes on disk only: `buffered` messages) and is
- * sent, in order, as acknowledgements make room. A batch sent keeps its
- * bytes on disk only as well (read back if it must be delivered again), and
- * the worker is full also once the bytes it holds reach its share of
- * `memoryBudget` (those of the batches it has not taken yet, plus what it
- * says it holds of those it took: in-flight-bytes.js): what the database
- * has not taken waits on disk, not in the worker's memory nor the master's.
+ * With a disk buffer (`journal`, see journal.js) every batch is appended to it before it is sent,
+ * and a batch formed while the worker is full waits in the buffer (`backlog`, its bytes on disk
+ * only: `buffered` messages) and is sent, in order, as acknowledgements make room. A batch sent
+ * keeps its bytes on disk only as well (read back if it must be delivered again), and the worker
+ * is full also once the bytes it holds reach its share of `memoryBudget` (those of the batches it
+ * has not taken yet, plus what it says it holds of those it took: in-flight-bytes.js): what the
+ * database has not taken waits on disk, not in the worker's memory nor the master's.
  *
- * With receive 'reuseport' the worker receives on its own socket: its ACKs
- * report what came (`received`; counted in `dispatched` and `inFlight`
- * until done: `ownInFlight`, lost if it dies) and its kernel drops.
+ * With receive 'reuseport' the worker receives on its own socket: its ACKs report what came
+ * (`received`; counted in `dispatched` and `inFlight` until done: `ownInFlight`, lost if it dies)
+ * and its kernel drops.
  *
- * Once the worker is gone, the handle stands for its slot's next worker
- * until that one is ready (with the disk buffer on, see WorkerPool#holders):
- * messages pushed to it form batches as before, written to the buffer and
- * handed to the pool ('held') instead of being sent.
+ * Once the worker is gone, the handle stands for its slot's next worker until that one is ready
+ * (with the disk buffer on, see WorkerPool#holders): messages pushed to it form batches as
+ * before, written to the buffer and handed to the pool ('held') instead of being sent.
  *
- * Events: 'ack', 'idle' (in-flight reached 0), 'held' (batch: formed while
- * the worker is gone), 'dropped' (reason, n: messages the worker refused by
- * name), 'received' (messages, bytes, dropped: what its own socket brought),
- * 'ready', 'initFailed' (message, where), 'closed', 'unlistened', 'log', 'stats'.
+ * A rolling restart's new worker of a slot may wait for the one before it (handover.js): `waiting`.
+ *
+ * Events: 'ack', 'idle' (in-flight reached 0), 'held' (batch: formed while the worker is gone),
+ * 'dropped' (reason, n: messages the worker refused by name), 'received' (messages, bytes, dropped:
+ * what its own socket brought), 'ready', 'initFailed' (message, where), 'closed', 'unlistened', 'log', 'stats'.
  */
 class WorkerHandle extends EventEmitter {
   /**
@@ -89,6 +84,8 @@ class WorkerHandle extends EventEmitter {
     this.journal = journal
     this.backlog = [] // batches waiting for room, oldest first; sent in this order
     this.buffered = 0 // messages in the backlog
+    this.waitingFor = null // the slot's worker before it, still draining (handover.js)
+    this.waiting = [] // batches formed meanwhile, oldest first; counted in inFlight
     this.filling = new FillingBatch() // in memory; not the disk buffer
     this.readBytes = null // batches read back from the disk buffer, one at a time (load())
     this.pendingTimer = null
@@ -177,7 +174,7 @@ class WorkerHandle extends EventEmitter {
   // that is gone stands for its slot's next one (see WorkerPool#holders):
   // what was formed for it is held for that one ('held').
   dispatchBatch (batch) {
-    if (this.journal === null && this.state !== 'gone') return this.sendBatch(batch)
+    if (this.journal === null && this.state !== 'gone' && this.waitingFor === null) return this.sendBatch(batch)
     if (this.journal !== null && !this.journal.append(batch)) {
       this.emit('bufferWriteFailed', this.journal.lastWriteError)
       batch.loaded(Buffer.from(batch.bytes)) // kept in memory, then: a copy of its own (sendPending gave a view)
@@ -188,6 +185,7 @@ class WorkerHandle extends EventEmitter {
       batch.shelved()
       return this.emit('held', batch)
     }
+    if (this.waitingFor !== null) return this.waiting.push(batch.shelved() || batch)
     this.inFlight -= batch.count
     // The bound pump() keeps: under maxInFlight was not enough, a batch of
     // 4 on top of 8 put 12 in flight past a bound of 10.
@@ -215,7 +213,7 @@ class WorkerHandle extends EventEmitter {
    * past it would be refused there (workerFull).
    */
   pump () {
-    while (this.backlog.length > 0 && this.state === 'ready' && this.fits(this.backlog[0])) {
+    while (this.backlog.length > 0 && this.state === 'ready' && this.waitingFor === null && this.fits(this.backlog[0])) {
       const batch = this.backlog.shift()
       this.buffered -= batch.count
       if (batch.bytes === null && !this.sendsWhere(batch) && !this.load(batch)) continue
@@ -279,7 +277,7 @@ class WorkerHandle extends EventEmitter {
    */
   redeliver (batch) {
     if (batch.sentAt > 0) batch.redeliver()
-    if (batch.bytes !== null && this.backlog.length === 0 && this.fits(batch)) {
+    if (batch.bytes !== null && this.backlog.length === 0 && this.waitingFor === null && this.fits(batch)) {
       this.inFlight += batch.count
       return this.sendBatch(batch)
     }
@@ -294,13 +292,14 @@ class WorkerHandle extends EventEmitter {
    */
   takeUndelivered () {
     const pending = this.takePending()
-    const batches = this.unacked.concat(this.backlog)
+    const batches = this.unacked.concat(this.backlog, this.waiting)
     if (pending) {
       if (this.journal !== null && !this.journal.append(pending)) this.emit('bufferWriteFailed', this.journal.lastWriteError)
       batches.push(pending)
     }
     this.unacked = []
     this.backlog = []
+    this.waiting = []
     this.buffered = 0
     this.inFlight = 0
     this.bytes.reset()

@@ -11,6 +11,7 @@ const { BatchIds } = require('../shared/batch-ids')
 const { ProgressFiles } = require('../shared/progress-file')
 const { snapshotOf, collectCustom, heldSince } = require('./pool-counters')
 const { POISON_STRIKES, judge, leave, giveUpPoison, crashHistory } = require('./batch-fate')
+const { waitForPrevious } = require('./handover')
 
 const STATS_TIMEOUT_MS = 1000
 // A worker that ran this long before it died was not crash-looping (an operator's kill, the OOM
@@ -18,16 +19,14 @@ const STATS_TIMEOUT_MS = 1000
 const STABLE_UPTIME_MS = 1000
 
 /**
- * Forks and supervises the workers of one balancer. Each worker owns a
- * slot (0..instances-1) that its replacement inherits, so flow affinity
- * survives respawns and rolling restarts. `rotation` lists the ready
- * workers by slot: the list handed to `distribute()`.
+ * Forks and supervises the workers of one balancer. Each worker owns a slot (0..instances-1)
+ * that its replacement inherits, so flow affinity survives respawns and rolling restarts.
+ * `rotation` lists the ready workers by slot: the list handed to `distribute()`.
  *
- * A worker that dies leaves its unacknowledged batches behind; they go to
- * its slot's replacement first thing (so hash affinity holds), or, when the
- * slot is given up, to one other worker, all of them to the same one and in
- * order (a storing worker's idempotence relies on that, see docs/delivery.md
- * "Delivery").
+ * A worker that dies leaves its unacknowledged batches behind; they go to its slot's replacement
+ * first thing (so hash affinity holds), or, when the slot is given up, to one other worker, all
+ * of them to the same one and in order (a storing worker's idempotence relies on that, see
+ * docs/delivery.md "Delivery").
  *
  * With a disk buffer (`journal`), what the pool cannot deliver while it
  * stops stays in the buffer for the next run ('kept') instead of being
@@ -130,6 +129,7 @@ class WorkerPool extends EventEmitter {
     handle.state = 'ready'
     handle.readyAt = Date.now()
     for (const batch of this.orphans[slot].splice(0)) handle.redeliver(batch)
+    if (previous && previous.state === 'ready' && this.options.affinity === 'strict') waitForPrevious(handle, previous)
     this.putInRotation(handle, previous)
     if (previous && previous.state === 'ready') this.retire(previous)
     return handle
