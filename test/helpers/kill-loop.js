@@ -89,4 +89,25 @@ function stormLoop (balancer, everyMs) {
 // Whether the balancer is stopping or stopped (its stop() called: by the test, or by its after hook).
 const ended = (balancer) => balancer.state === 'stopping' || balancer.state === 'stopped'
 
-module.exports = { killLoop, stormLoop }
+/**
+ * Rolling restarts of `balancer`'s workers (LoadBalancer#restart), one every
+ * `everyMs` after the last ended, until stopped; `stop(minimum)` lets it go
+ * on until it made at least `minimum`, then resolves with how many it made.
+ */
+function restartLoop (balancer, everyMs) {
+  let stopped = false
+  let minimum = 0
+  let restarts = 0
+  const done = (async () => {
+    while (!stopped || restarts < minimum) {
+      await sleep(everyMs)
+      if ((stopped && restarts >= minimum) || ended(balancer)) break
+      await balancer.restart()
+      restarts++
+    }
+    return restarts
+  })()
+  return { stop: (atLeast = 0) => { stopped = true; minimum = atLeast; return done } }
+}
+
+module.exports = { killLoop, stormLoop, restartLoop }

@@ -231,7 +231,12 @@ test('collector db start on a port in use: exit 1 at once with the reason, no PM
 // PM2 restarts a database that died; a restart that fails on a cause that
 // passes (here its port, held as it restarts) is tried again, not left
 // down for good with every collector holding its data (app/exit-codes.js).
-test('collector db start: the server killed, its port held while PM2 restarts it; it comes back once the port is free', { timeout: 180000 }, async (t) => {
+/**
+ * A database under PM2 whose server was SIGKILLed, its port then held so
+ * that PM2's restarts fail, until `failures` of them did:
+ * `{ env, port, failed(), release() }`, failed() counting them so far.
+ */
+async function restartingOnHeldPort (t, failures) {
   const home = pm2Home(t)
   const env = { ...JAVA, PM2_HOME: home }
   const port = await freePort()
@@ -247,10 +252,15 @@ test('collector db start: the server killed, its port held while PM2 restarts it
   }), { what: 'the port to be free', interval: 5 })
   t.after(() => holder && holder.close())
   const log = path.join(home, 'logs', 'collector-db-error.log')
-  await waitFor(() => fs.existsSync(log) && (fs.readFileSync(log, 'utf8').match(/Address already in use/g) || []).length >= 2,
-    { timeout: 60000, what: 'two restarts that failed on the held port' })
-  await new Promise((resolve) => holder.close(resolve))
-  holder = null
+  const failed = () => fs.existsSync(log) ? (fs.readFileSync(log, 'utf8').match(/Address already in use/g) || []).length : 0
+  await waitFor(() => failed() >= failures, { timeout: 60000, what: `${failures} restarts that failed on the held port` })
+  const release = () => new Promise((resolve) => holder.close(resolve)).then(() => { holder = null })
+  return { env, port, failed, release }
+}
+
+test('collector db start: the server killed, its port held while PM2 restarts it; it comes back once the port is free', { timeout: 180000 }, async (t) => {
+  const { env, port, release } = await restartingOnHeldPort(t, 2)
+  await release()
   const status = await waitFor(async () => {
     const r = await cli(env, 'db', 'status')
     return /online {2}pid \d+ {2}\S+ {2}answers ping/.test(r.stdout) && r
@@ -261,28 +271,12 @@ test('collector db start: the server killed, its port held while PM2 restarts it
 })
 
 test('collector db stop stops a database PM2 keeps restarting (its port held): it said "already stopped" and left it trying (QA)', { timeout: 180000 }, async (t) => {
-  const home = pm2Home(t)
-  const env = { ...JAVA, PM2_HOME: home }
-  const port = await freePort()
-  const started = await cli(env, 'db', 'start', '--port', String(port), '--db-memory')
-  assert.equal(started.code, 0, started.stderr)
-  const javaPid = Number(/the Java server \(mongo-java-server\), pid (\d+)/.exec((await cli(env, 'db', 'status')).stdout)[1])
-  process.kill(javaPid, 'SIGKILL')
-  let holder = null
-  await waitFor(() => new Promise((resolve) => {
-    const server = net.createServer()
-    server.once('error', () => resolve(false))
-    server.listen(port, '127.0.0.1', () => { holder = server; resolve(true) })
-  }), { what: 'the port to be free', interval: 5 })
-  t.after(() => holder && holder.close())
-  const log = path.join(home, 'logs', 'collector-db-error.log')
-  await waitFor(() => fs.existsSync(log) && (fs.readFileSync(log, 'utf8').match(/Address already in use/g) || []).length >= 1,
-    { timeout: 60000, what: 'a restart that failed on the held port' })
+  const { env, failed } = await restartingOnHeldPort(t, 1)
   const stopped = await cli(env, 'db', 'stop')
   assert.deepEqual([stopped.code, stopped.stdout], [0, 'stopped the database (it was in memory: its data is gone)\n'], stopped.stderr)
-  const failures = (fs.readFileSync(log, 'utf8').match(/Address already in use/g) || []).length
+  const failures = failed()
   await new Promise((resolve) => setTimeout(resolve, 3000))
-  assert.equal((fs.readFileSync(log, 'utf8').match(/Address already in use/g) || []).length, failures, 'PM2 tries it no more')
+  assert.equal(failed(), failures, 'PM2 tries it no more')
   assert.match((await cli(env, 'db', 'status')).stdout, /^collector-db {2}stopped /)
 })
 

@@ -13,7 +13,7 @@ const dgram = require('node:dgram')
 const templated = require('../fixtures/template-definition')
 const { startTestCollector } = require('../helpers/collector')
 const { waitFor } = require('../helpers/wait-for')
-const { killLoop } = require('../helpers/kill-loop')
+const { killLoop, restartLoop } = require('../helpers/kill-loop')
 const { accountedFor } = require('../../lib/master/counters')
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -188,23 +188,12 @@ test('rolling restarts while a sender sends: a slot\'s new worker takes nothing 
   // 40 senders (scopes), each its own sequence: a restarted slot's new worker reads many scopes at once.
   const senders = Array.from({ length: 40 }, (_, i) => udpSender(t, port, `127.0.0.${i + 2}`))
   const messages = 4000
-  let restarts = 0
-  let sending = true
-  const restarting = (async () => {
-    while (sending) {
-      await sleep(300)
-      if (!sending) break
-      await collector.restart()
-      restarts++
-    }
-  })()
+  const loop = restartLoop(collector, 300)
   for (let i = 0; i < messages; i++) {
     await senders[i % senders.length](`S ${Math.floor(i / senders.length)}`)
     if (i % 20 === 19) await sleep(5)
-    if (i === messages - 1) while (restarts < 3) await sleep(50)
   }
-  sending = false
-  await restarting
+  const restarts = await loop.stop(3)
   const stats = await waitFor(async () => {
     const s = await collector.stats()
     return s.inFlight === 0 && accountedFor(s) && s.processed === messages ? s : null

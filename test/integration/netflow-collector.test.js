@@ -22,7 +22,7 @@ const { makeFlows, writeFlowPcap } = require('../helpers/netflow-pcap')
 const { missingPeers, softflowdExport, nfdumpOf, fromNfdump, traffic, byKey } = require('../helpers/netflow-peers')
 const { startTestCollector } = require('../helpers/collector')
 const { waitFor } = require('../helpers/wait-for')
-const { killLoop } = require('../helpers/kill-loop')
+const { killLoop, restartLoop } = require('../helpers/kill-loop')
 const { accountedFor } = require('../../lib/master/counters')
 const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { tempBufferDir } = require('../helpers/buffer-dir')
@@ -294,15 +294,7 @@ test('netflow: sessions beginning through rolling restarts: a slot\'s new worker
   const template = templateSet(2, [{ id: 1024, fields: [[4, 1], [1, 4]] }]) // protocol, then 4-byte octets
   const data = (bytes) => set(1024, Buffer.concat(Array.from({ length: 30 }, (_, i) => Buffer.concat([uint(6, 1), uint(bytes + i, 4)]))))
   const DOMAINS = 120
-  let restarts = 0
-  let sending = true
-  const restarting = (async () => {
-    while (sending) {
-      await sleep(700)
-      if (sending) await collector.restart()
-      restarts++
-    }
-  })()
+  const loop = restartLoop(collector, 700)
   // A session a domain: its templates, then four data messages 10 ms apart.
   for (let domain = 1; domain <= DOMAINS; domain++) {
     await send(ipfixMessage({ exportTime: 1795600000, sequence: 0, domain, sets: [template] }))
@@ -310,10 +302,8 @@ test('netflow: sessions beginning through rolling restarts: a slot\'s new worker
       await sleep(10)
       await send(ipfixMessage({ exportTime: 1795600001 + i, sequence: i * 10, domain, sets: [data(1000 * i)] }))
     }
-    if (domain === DOMAINS) while (restarts < 3) await sleep(50)
   }
-  sending = false
-  await restarting
+  const restarts = await loop.stop(3)
   const stats = await waitFor(async () => {
     const s = await collector.stats()
     return s.inFlight === 0 && accountedFor(s) && s.received === DOMAINS * 5 ? s : null
