@@ -50,7 +50,7 @@ const UPTIME_SLACK_MS = 30000
  *   and the exporter-side loss its sequence numbers show (`lost`: flows for
  *   v5, export packets for v9, data records for IPFIX, less what came late
  *   into a gap; `late`: datagrams that came behind the sequence, out of
- *   order; `duplicates`: received already, not stored again; `restarts`: see exporterSummary);
+ *   order or twice; `restarts`: see exporterSummary);
  * - `flow_options`: per exporter, domain, options template and scope
  *   values, the options record last sent (interface names, sampling).
  * A data set whose template the exporter has not sent yet refuses its
@@ -74,7 +74,7 @@ module.exports = defineCollector({
     scopeBefore: (scope) => scope.slice(0, scope.lastIndexOf('|'))
   },
   maxRecords: MAX_RECORDS + 1, // and the exporter summary
-  decode: (message, settings, { kept, remote, redelivered }) => {
+  decode: (message, settings, { kept, remote }) => {
     const datagram = decodeNetflow(message.data, { templates: kept, maxRecords: MAX_RECORDS })
     if (datagram instanceof DecodeError) return datagram
     if (datagram.unknownTemplates > 0) {
@@ -82,11 +82,9 @@ module.exports = defineCollector({
       return netflowRefusal('netflow-unknown-template')
     }
     const exporter = remote ? remote.address : ''
-    const summary = exporterSummary(kept, exporter, datagram, redelivered)
-    if (summary.counts.duplicates > 0) return [summary] // its flows are stored already
     const records = datagram.records.map((flow) => flowDocument(flow, exporter, datagram))
     for (const options of datagram.options) records.push(optionsRecord(options, exporter, datagram))
-    records.push(summary)
+    records.push(exporterSummary(kept, exporter, datagram))
     return records
   },
   tally: {
@@ -205,13 +203,7 @@ function minuteTotal (minute, exporter, fields, pair, receivedAt) {
 // which has no uptime) a step forward past 2^32 wider than the late window
 // (a counter long past 2^31 started again from 0 reads as a gap of a
 // billion; a wrap that lost that much is not told apart, and not counted).
-//
-// A datagram behind the sequence that fills no remembered gap, while none
-// was forgotten (fewer than MAX_GAPS), is one received already, sent twice
-// (a duplicating network, a replayed export): counted in `duplicates`, its
-// flows not stored again. Not so a message delivered again after its
-// worker died (`redelivered`): the state it meets may be its own change.
-function exporterSummary (kept, exporter, datagram, redelivered = false) {
+function exporterSummary (kept, exporter, datagram) {
   const domain = `${datagram.version}|${datagram.domain}`
   const expected = kept.get(`next|${domain}`)
   const gap = expected === undefined ? 0 : sequenceGap(expected, datagram.sequence)
@@ -220,25 +212,23 @@ function exporterSummary (kept, exporter, datagram, redelivered = false) {
   const restarted = clock.restarted || gap < -window ||
     (datagram.version === 10 && gap > window && datagram.sequence < expected)
   const late = !restarted && (gap < 0 || (gap > 0 && clock.older))
-  const counts = { datagrams: 1, flows: datagram.records.length, lost: 0, late: 0, restarts: 0, duplicates: 0 }
+  const counts = { datagrams: 1, flows: datagram.records.length, lost: 0, late: 0, restarts: 0 }
   if (restarted) {
     counts.restarts = 1
     if (kept.get(`gaps|${domain}`) !== undefined) kept.delete(`gaps|${domain}`)
   } else if (late) {
-    const gaps = kept.get(`gaps|${domain}`)
-    const filled = fillGap(kept, `gaps|${domain}`, datagram)
-    if (filled === 0 && gap < 0 && !redelivered && !(Array.isArray(gaps) && gaps.length >= MAX_GAPS)) return { ...summaryOf(exporter, domain, datagram), counts: { datagrams: 1, flows: 0, lost: 0, late: 0, restarts: 0, duplicates: 1 } }
     counts.late = 1
-    counts.lost = -filled
+    counts.lost = -fillGap(kept, `gaps|${domain}`, datagram)
   } else if (gap > 0) {
     counts.lost = rememberGap(kept, `gaps|${domain}`, expected, gap)
   }
   if (!late && datagram.nextSequence !== undefined) kept.set(`next|${domain}`, datagram.nextSequence)
-  return { ...summaryOf(exporter, domain, datagram), counts }
-}
-
-function summaryOf (exporter, domain, datagram) {
-  return { [KIND]: 'exporter', id: `${exporter}|${domain}`, identity: { exporter, version: datagram.version, domain: datagram.domain } }
+  return {
+    [KIND]: 'exporter',
+    id: `${exporter}|${domain}`,
+    identity: { exporter, version: datagram.version, domain: datagram.domain },
+    counts
+  }
 }
 
 // A datagram refused for want of a template (its templates kept) had its

@@ -117,21 +117,6 @@ test('netflow: two datagrams swapped count one late and no loss; a step far back
   assert.equal(await db.collection('flows').countDocuments(), 60)
 })
 
-// An operator's trial: each datagram sent twice was stored twice (2,000
-// flows for 1,000) and counted late.
-test('netflow: a datagram received twice (a duplicating network, a replayed export) is counted a duplicate, its flows stored once; one late into a gap is still late', { timeout: 60000 }, async (t) => {
-  const { collector, db, port } = await startTestCollector(t, netflow, [], { instances: 1 })
-  // 0, 10, 10 again, 30 (20 lost), 10 a third time, 20 late into the gap, 20 again.
-  await sendInOrder(t, port, [0, 10, 10, 30, 10, 20, 20].map((sequence) => v5Datagram(sequence)))
-  await processed(collector, 7)
-  assert.equal(collector.summary().processed, 7, JSON.stringify(collector.summary().dropped))
-  const [exporter] = await db.collection('exporters').find().toArray()
-  assert.deepEqual([exporter.datagrams, exporter.flows, exporter.lost, exporter.late, exporter.duplicates], [7, 40, 0, 1, 3], JSON.stringify(exporter))
-  assert.equal(await db.collection('flows').countDocuments(), 40, 'each flow once')
-  const minutes = await db.collection('flow_minutes').find().toArray()
-  assert.equal(minutes.reduce((n, m) => n + m.flows, 0), 40, 'the per-minute totals count each flow once')
-})
-
 // Each exporter on a port of its own (its own transport session): what its
 // domain's sequence says, read back from `exporters`.
 async function exporterFigures (t, datagrams, refused = 0) {
