@@ -300,7 +300,7 @@ test('netflow: sessions beginning through rolling restarts: a slot\'s new worker
     await send(ipfixMessage({ exportTime: 1795600000, sequence: 0, domain, sets: [template] }))
     for (let i = 0; i < 4; i++) {
       await sleep(10)
-      await send(ipfixMessage({ exportTime: 1795600001 + i, sequence: i * 10, domain, sets: [data(1000 * i)] }))
+      await send(ipfixMessage({ exportTime: 1795600001 + i, sequence: i * 30, domain, sets: [data(1000 * i)] })) // IPFIX counts data records
     }
   }
   const restarts = await loop.stop(3)
