@@ -86,18 +86,37 @@ class Backlog {
       this.logger.error({ dir: journal.dir, records: damaged.records, bytes: damaged.bytes }, `disk buffer: ${damaged.records} damaged records skipped (${damaged.bytes} bytes: cut short by a crash or corrupted); the rest is replayed`)
     }
     if (batches.length === 0) return
-    this.deliver(batches, workers)
+    const unplaced = this.deliver(batches, workers)
     this.logger.warn({ dir: journal.dir, ...found }, `disk buffer: replaying ${found.messages} messages left by a previous run (${found.segments} segments, ${found.bytes} bytes); what was stored already is recognised by its key`)
+    if (unplaced > 0 && this.options.affinity === 'strict') this.logger.warn({ dir: journal.dir, batches: unplaced }, `disk buffer: ${unplaced} replayed batches were formed for a pool of another size (or by an earlier version): each goes to the worker of its origin, not of its keys, so a key's replayed messages may run beside its new ones and its kept state see them out of order; replay with the --instances that wrote them to avoid this`)
   }
 
-  // Each origin's batches to one worker, in order, as redeliveries.
+  /**
+   * Each batch, as a redelivery, to the worker of the slot it was formed
+   * for, when this pool has that many slots: its keys' slot (flow affinity),
+   * so a key's replayed messages run, ahead of its new ones, on the worker
+   * that takes those; with kept state (--affinity strict), on another the
+   * new ones met state the replayed ones had not yet written (an operator's
+   * trial: gap counts ×16 after a master SIGKILL). A batch formed for a pool
+   * of another size (or written by an earlier version) goes by its origin:
+   * each origin's batches to one worker, in order. Returns how many went so.
+   */
   deliver (batches, workers) {
-    const slots = new Map()
+    const bySlot = new Map(workers.map((worker) => [worker.slot, worker]))
+    const byOrigin = new Map()
+    let unplaced = 0
     for (const batch of batches) {
-      if (!slots.has(batch.origin)) slots.set(batch.origin, workers[slots.size % workers.length])
-      slots.get(batch.origin).redeliver(batch)
+      const formedFor = batch.formedFor
+      let worker = formedFor !== null && formedFor.of === this.options.instances ? bySlot.get(formedFor.slot) : undefined
+      if (worker === undefined) {
+        worker = byOrigin.get(batch.origin)
+        if (worker === undefined) byOrigin.set(batch.origin, worker = workers[byOrigin.size % workers.length])
+        unplaced++
+      }
+      worker.redeliver(batch)
       this.counters.replayed(batch.count)
     }
+    return unplaced
   }
 
   /**

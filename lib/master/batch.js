@@ -11,13 +11,16 @@
  * of the record, whoever holds it.
  */
 class Batch {
-  constructor (kind, bytes, count, id, origin, receivedAt) {
+  constructor (kind, bytes, count, id, origin, receivedAt, formedFor) {
     this.id = id
     this.kind = kind
     this.bytes = bytes
     this.size = bytes ? bytes.length : 0 // its bytes' length, kept while they lie on disk only
     this.count = count
     this.origin = origin
+    // { slot, of }: the worker slot it was formed for, in a pool of `of`; null when not known (a record of an
+    // earlier version). Replayed by a later run, it goes to that slot's worker: its keys' (Backlog#deliver).
+    this.formedFor = formedFor
     this.redelivered = false
     this.receivedAt = receivedAt
     this.sentAt = 0
@@ -69,8 +72,8 @@ class Batch {
   }
 }
 
-function createBatch (kind, bytes, count, id, origin, receivedAt) {
-  return new Batch(kind, bytes, count, id, origin, receivedAt)
+function createBatch (kind, bytes, count, id, origin, receivedAt, formedFor = null) {
+  return new Batch(kind, bytes, count, id, origin, receivedAt, formedFor)
 }
 
 module.exports = { createBatch, Batch }

@@ -8,15 +8,21 @@ const { createBatch } = require('./batch')
 /*
  * A batch as a record of the disk buffer's segments (journal.js) and of the
  * dead letters' files (dead-letters.js): the one owner of the format.
- *   magic u32 'CCJ1' | body length u32 | CRC-32 of the body u32 | body
+ *   magic u32 'CCJ2' | body length u32 | CRC-32 of the body u32 | body
  *   body: kind u8 | count u32 | batch id f64 | receivedAt f64 |
- *         origin length u8 | origin (latin1) | the batch's bytes
+ *         slot u16 | pool size u16 | origin length u8 | origin (latin1) |
+ *         the batch's bytes
  * (big-endian; the batch bytes are the master's batch format, see
- * lib/shared/batch-codec.js).
+ * lib/shared/batch-codec.js). Slot and pool size: the worker slot the batch
+ * was formed for, among how many (NO_SLOT, 0 when not known). Records of
+ * the earlier layout, magic 'CCJ1', have neither: they are still read.
  */
-const MAGIC = 0x43434a31
+const MAGIC = 0x43434a32
+const MAGIC_V1 = 0x43434a31
 const HEAD = 12
-const META = 1 + 4 + 8 + 8 + 1
+const META = 1 + 4 + 8 + 8 + 2 + 2 + 1
+const META_V1 = 1 + 4 + 8 + 8 + 1
+const NO_SLOT = 0xffff
 
 /**
  * A record's head (magic, length, CRC-32, then the body up to the batch's
@@ -30,7 +36,10 @@ function recordHead (batch, bytes, origin) {
   meta.writeUInt32BE(batch.count, HEAD + 1)
   meta.writeDoubleBE(batch.id, HEAD + 5)
   meta.writeDoubleBE(batch.receivedAt, HEAD + 13)
-  meta[HEAD + 21] = origin.length
+  const formedFor = batch.formedFor
+  meta.writeUInt16BE(formedFor === null ? NO_SLOT : formedFor.slot, HEAD + 21)
+  meta.writeUInt16BE(formedFor === null ? 0 : formedFor.of, HEAD + 23)
+  meta[HEAD + 25] = origin.length
   meta.latin1Write(origin, HEAD + META)
   meta.writeUInt32BE(zlib.crc32(bytes, zlib.crc32(meta.subarray(HEAD))), 8)
   return meta
@@ -70,7 +79,7 @@ function readRecordFile (file) {
   const batches = []
   const damaged = { records: 0, bytes: 0 }
   scanRecords(buf, (r) => {
-    const batch = createBatch(r.kind, buf.subarray(r.dataOffset, r.dataOffset + r.dataLength), r.count, r.id, r.origin, r.receivedAt)
+    const batch = createBatch(r.kind, buf.subarray(r.dataOffset, r.dataOffset + r.dataLength), r.count, r.id, r.origin, r.receivedAt, r.formedFor)
     batch.redeliver()
     batches.push(batch)
   }, (bytes) => {
@@ -81,8 +90,8 @@ function readRecordFile (file) {
 }
 
 /**
- * Calls `record({ kind, count, id, receivedAt, origin, start, dataOffset,
- * dataLength })` (`start`: where the record's head begins) for each record of `buf` that checks out, and
+ * Calls `record({ kind, count, id, receivedAt, formedFor, origin, start,
+ * dataOffset, dataLength })` (`start`: where the record's head begins) for each record of `buf` that checks out, and
  * `damaged(bytes)` for each stretch that does not (a torn tail, a record
  * whose checksum fails); after damage, reading resumes at the next magic
  * number whose record checks out.
@@ -109,30 +118,36 @@ function scanRecords (buf, record, damaged) {
 }
 
 function parseRecord (buf, offset) {
-  if (offset + HEAD + META > buf.length || buf.readUInt32BE(offset) !== MAGIC) return null
+  if (offset + HEAD + META_V1 > buf.length) return null
+  const magic = buf.readUInt32BE(offset)
+  if (magic !== MAGIC && magic !== MAGIC_V1) return null
+  const meta = magic === MAGIC ? META : META_V1
   const bodyLength = buf.readUInt32BE(offset + 4)
   const body = offset + HEAD
-  if (bodyLength < META || body + bodyLength > buf.length) return null
+  if (bodyLength < meta || body + bodyLength > buf.length) return null
   if (zlib.crc32(buf.subarray(body, body + bodyLength)) !== buf.readUInt32BE(offset + 8)) return null
-  const originLength = buf[body + 21]
-  const dataOffset = body + META + originLength
+  const originLength = buf[body + meta - 1]
+  const dataOffset = body + meta + originLength
   if (dataOffset > body + bodyLength) return null
+  const slot = magic === MAGIC ? buf.readUInt16BE(body + 21) : NO_SLOT
   return {
     kind: buf[body],
     count: buf.readUInt32BE(body + 1),
     id: buf.readDoubleBE(body + 5),
     receivedAt: buf.readDoubleBE(body + 13),
-    origin: buf.latin1Slice(body + META, dataOffset),
+    formedFor: slot === NO_SLOT ? null : { slot, of: buf.readUInt16BE(body + 23) },
+    origin: buf.latin1Slice(body + meta, dataOffset),
     start: offset,
     dataOffset,
     dataLength: body + bodyLength - dataOffset
   }
 }
 
-const MAGIC_BYTES = Buffer.from([MAGIC >>> 24, (MAGIC >>> 16) & 0xff, (MAGIC >>> 8) & 0xff, MAGIC & 0xff])
+// 'CCJ', the magic of either layout without its version.
+const MAGIC_PREFIX = Buffer.from('CCJ', 'latin1')
 
 function nextMagic (buf, from) {
-  const at = buf.indexOf(MAGIC_BYTES, from)
+  const at = buf.indexOf(MAGIC_PREFIX, from)
   return at < 0 ? buf.length : at
 }
 

@@ -148,7 +148,7 @@ class Journal {
     const live = readLiveOffsets(file)
     scanRecords(buf, (record) => {
       if (listedReleased(live, record.dataOffset)) return // released before the run ended
-      const batch = createBatch(record.kind, null, record.count, record.id, record.origin, record.receivedAt)
+      const batch = createBatch(record.kind, null, record.count, record.id, record.origin, record.receivedAt, record.formedFor)
       batch.redeliver()
       batch.journaled({ segment, dataOffset: record.dataOffset, dataLength: record.dataLength })
       segment.live++

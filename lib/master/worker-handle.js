@@ -59,7 +59,7 @@ class WorkerHandle extends EventEmitter {
     this.pid = clusterWorker.process.pid
     // Stamped on every batch first sent to this worker (not lb.key(), a message's flow key).
     this.origin = originOf(batchIds.runId, clusterWorker.id)
-    this.slot = slot
+    this.formedFor = Object.freeze({ slot, of: instances }) // its slot, stamped on its batches for a later run's replay
     this.state = 'starting' // → ready → closing → gone
     this.retiring = null // once asked to finish (WorkerPool#retire): the promise of its exit
     this.startedAt = Date.now()
@@ -240,13 +240,15 @@ class WorkerHandle extends EventEmitter {
     }
   }
 
+  get slot () { return this.formedFor.slot }
+
   takePending (copy = true) {
     const taken = this.filling.take(copy)
     return taken === null ? null : this.newBatch(taken.kind, taken.bytes, taken.count, taken.since)
   }
 
   newBatch (kind, bytes, count, receivedAt = Date.now()) {
-    return createBatch(kind, bytes, count, this.batchIds.next(), this.origin, receivedAt)
+    return createBatch(kind, bytes, count, this.batchIds.next(), this.origin, receivedAt, this.formedFor)
   }
 
   // A batch on its first delivery goes as where it lies in the disk buffer,

@@ -435,8 +435,8 @@ test('worker kills during a replay: every line stored exactly once', { timeout: 
 })
 
 // The records of a segment file, read by the layout docs/disk-buffer.md
-// states (magic, body length, CRC, then kind, count, id, receivedAt,
-// origin, batch bytes), with the texts of the datagrams each holds (read
+// states (magic, body length, CRC, then kind, count, id, receivedAt, slot,
+// pool size, origin, batch bytes), with the texts of the datagrams each holds (read
 // by the batch format's one owner, by the record's kind).
 function readRecords (buf) {
   const records = []
@@ -444,8 +444,8 @@ function readRecords (buf) {
   while (offset + 12 <= buf.length) {
     const bodyLength = buf.readUInt32BE(offset + 4)
     const body = offset + 12
-    const originLength = buf[body + 21]
-    const dataStart = body + 22 + originLength
+    const originLength = buf[body + 25]
+    const dataStart = body + 26 + originLength
     const end = body + bodyLength
     const texts = []
     forEachMessage(buf.subarray(dataStart, end), buf[body], (message) => texts.push(message.data.toString('latin1')))

@@ -10,11 +10,15 @@
 const test = require('node:test')
 const assert = require('node:assert/strict')
 const dgram = require('node:dgram')
+const { MongoClient } = require('mongodb')
 const templated = require('../fixtures/template-definition')
 const { startTestCollector } = require('../helpers/collector')
 const { waitFor } = require('../helpers/wait-for')
 const { killLoop, restartLoop } = require('../helpers/kill-loop')
 const { accountedFor } = require('../../lib/master/counters')
+const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
+const { tempBufferDir } = require('../helpers/buffer-dir')
+const { runCollector, withDatabase } = require('../fixtures/foreground-run')
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const ROWS = 30 // records per datagram, as a NetFlow v5 datagram carries
@@ -203,6 +207,64 @@ test('rolling restarts while a sender sends: a slot\'s new worker takes nothing 
   assert.deepEqual(await db.collection('sequence_behind').find().toArray(), [], 'no message met state behind it')
   assert.deepEqual((await db.collection('sequence_ahead').find().toArray()).map((doc) => doc._id), [], 'nor ahead: nothing was delivered twice')
   t.diagnostic(`${restarts} rolling restarts`)
+})
+
+// Sends "S <n>" for n in [from, to) from each sender in turn, paced.
+async function sendSequences (senders, from, to) {
+  for (let n = from; n < to; n++) {
+    for (const send of senders) await send(`S ${n}`)
+    if (n % 5 === 4) await sleep(5)
+  }
+}
+
+test('a master SIGKILLed while one slot\'s worker is stopped: the next run replays each batch on its keys\' slot, ahead of their new messages, so kept state never sees a sender\'s messages out of order (QA: gap counts ×16)', { timeout: 180000 }, async (t) => {
+  const { uri } = await getTestMongo()
+  const database = uniqueDbName('keptreplay')
+  const env = { MONGODB_URI: withDatabase(uri, database), COLLECTOR_BUFFER_DIR: tempBufferDir(t) }
+  const flags = ['-i', '2', '--flush-interval', '50ms']
+  const fixture = require.resolve('../fixtures/sequence-definition')
+  const first = await runCollector(t, fixture, { flags, env })
+  const addresses = Array.from({ length: 16 }, (_, i) => `127.0.0.${i + 2}`)
+  const sendersTo = (port) => addresses.map((address) => udpSender(t, port, address))
+  const before = sendersTo(first.port)
+  await sendSequences(before, 0, 40)
+  await waitFor(async () => (await first.stats()).processed === 40 * addresses.length, { what: 'the first 640 stored', timeout: 30000 })
+  // Slot 1's worker stops: its senders' next messages wait, unacknowledged, in the disk buffer.
+  const stopped = (await first.stats()).workers.find((w) => w.slot === 1).pid
+  process.kill(stopped, 'SIGSTOP')
+  t.after(() => { try { process.kill(stopped, 'SIGKILL') } catch {} })
+  await sendSequences(before, 40, 120)
+  const total = 120 * addresses.length
+  const held = await waitFor(async () => {
+    const s = await first.stats()
+    return s.received === total && s.inFlight > 0 && s.processed + s.buffer.messages === total ? s : null
+  }, { what: 'slot 0 storing its senders, slot 1 holding its own on disk', timeout: 30000 })
+  await sleep(1500) // the buffer's list of what was released written since: the next run replays slot 1's batches alone
+  process.kill(first.pid, 'SIGKILL')
+  process.kill(stopped, 'SIGKILL')
+  await first.exited
+  const second = await runCollector(t, fixture, { flags, env })
+  await sendSequences(sendersTo(second.port), 120, 160)
+  const stats = await waitFor(async () => {
+    const s = await second.stats()
+    return s.inFlight === 0 && accountedFor(s) && s.processed >= s.replayed + 40 * addresses.length ? s : null
+  }, { what: 'the replay and the new messages stored', timeout: 90000 })
+  assert.ok(stats.replayed >= held.inFlight, `replayed ${stats.replayed}, held by the stopped worker ${held.inFlight}`)
+  const client = await new MongoClient(uri).connect()
+  t.after(() => client.close())
+  const db = client.db(database)
+  assert.equal(await db.collection('sequence').countDocuments(), 160 * addresses.length, 'each message stored once')
+  assert.deepEqual((await db.collection('sequence_behind').find().toArray()).map((doc) => doc._id), [], 'no message met state behind it')
+  // Every message of a sender the second run stored (replayed or new), stored by one worker: its slot's.
+  const pids = new Set(stats.workers.map((w) => w.pid))
+  let replayedSenders = 0
+  for (const from of addresses) {
+    const docs = (await db.collection('sequence').find({ from }).toArray()).filter((doc) => pids.has(doc.pid))
+    assert.equal(new Set(docs.map((doc) => doc.pid)).size, 1, `${from}: stored by ${[...new Set(docs.map((doc) => doc.pid))]}`)
+    if (docs.some((doc) => doc.n < 120)) replayedSenders++
+  }
+  assert.ok(replayedSenders > 0, 'some sender\'s held messages were replayed')
+  t.diagnostic(`replayed ${stats.replayed} messages of ${replayedSenders} senders`)
 })
 
 test('names a definition deletes (a chunked message once whole) do not stay behind as documents: purged once no older message can come again', { timeout: 120000 }, async (t) => {

@@ -25,7 +25,7 @@ const BASE_ID = 1700000000 * 0x10000 // a batch id as lib/shared/batch-ids.js ma
 const KIB = 1024
 
 // A batch in the master's batch format; its text never holds the record
-// magic 'CCJ1', so a damaged record cannot be mistaken for the next one.
+// magic 'CCJ2' (nor 'CCJ'), so a damaged record cannot be mistaken for the next one.
 // Also sent as source to child processes: it uses only the names they define.
 function makeBatch (n, { kind = KIND_UDP, messages = 3, dataBytes = 40, origin = 'a1b2c3d4_1' } = {}) {
   const entries = []
@@ -38,10 +38,12 @@ function makeBatch (n, { kind = KIND_UDP, messages = 3, dataBytes = 40, origin =
   return createBatch(kind, bytes, messages, BASE_ID + n, origin, 1700000000000 + n * 7)
 }
 
-// From the format documented in journal.js: a 12-byte head (magic, body
-// length, CRC), 22 bytes of meta, the origin, the batch's bytes.
+// From the format documented in journal-record.js: a 12-byte head (magic,
+// body length, CRC), 26 bytes of meta (kind 1, count 4, batch id 8,
+// receivedAt 8, slot 2, pool size 2, origin length 1), the origin, the batch's bytes.
+const META = 26
 function recordSize (batch) {
-  return 12 + 22 + batch.origin.length + batch.bytes.length
+  return 12 + META + batch.origin.length + batch.bytes.length
 }
 
 function tempDir (t) {
@@ -251,9 +253,9 @@ test('a record cut short at the end of the last segment is skipped and counted, 
     'in the checksum': 11,
     'at the end of the head': 12,
     'in the meta': 12 + 9,
-    'in the origin': 12 + 22 + 3,
-    'at the start of the data': 12 + 22 + last.origin.length,
-    'in the data': 12 + 22 + last.origin.length + 100,
+    'in the origin': 12 + META + 3,
+    'at the start of the data': 12 + META + last.origin.length,
+    'in the data': 12 + META + last.origin.length + 100,
     'one byte short': lastSize - 1
   }
   for (const [where, keep] of Object.entries(cuts)) {
@@ -318,7 +320,7 @@ function assertOneRecordLost (t, written, lost, offsetInRecord, change) {
 test('a damaged record in the middle is skipped; the records before and after it come back intact', async (t) => {
   const written = []
   for (let n = 1; n <= 7; n++) written.push(makeBatch(n, { messages: 2 + n, dataBytes: 30 + n }))
-  const dataAt = 12 + 22 + written[3].origin.length
+  const dataAt = 12 + META + written[3].origin.length
   const flip = (byte) => byte ^ 0x40
   await t.test('a flipped byte in the data', (t) => assertOneRecordLost(t, written, 3, dataAt + 17, flip))
   await t.test('a flipped byte in the meta (message count)', (t) => assertOneRecordLost(t, written, 3, 12 + 4, flip))
