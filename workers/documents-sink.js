@@ -4,7 +4,7 @@ const { mongo: { ObjectId } } = require('mongoose') // the driver mongoose uses:
 const { writeAccounted, toWriteAgain, refusedForGood } = require('./storage/write-accounting')
 const { WriteLanes } = require('./storage/write-lanes')
 const { Sink, HELD_ENTRY_BYTES } = require('./sink')
-const { documentProblem, leftOutProblem, checkAll, Refusal } = require('./sink-output')
+const { documentProblem, mistakeProblem, checkAll, Refusal } = require('./sink-output')
 const { documentFate } = require('./storage/document-size')
 const { SERIALIZED, Serialized, serialize, serializesAsHeld, serializedInserts } = require('./storage/serialized-inserts')
 const { createIndexes, ageTarget } = require('./sink-collections')
@@ -74,7 +74,7 @@ class DocumentsSink extends Sink {
   storable (doc) {
     const fate = documentFate(doc)
     if (fate === 'fits') return true
-    if (fate === 'leftOut') checkAll([doc], leftOutProblem, this.spec) // throws: the definition's mistake fails the message
+    if (fate === 'mistake') checkAll([doc], mistakeProblem, this.spec) // throws: the definition's mistake fails the message
     this.counts[fate]++
     this.refusal = REFUSALS[fate]
     return false

@@ -11,7 +11,7 @@
  * null.
  */
 
-const { leftOutPath } = require('./storage/document-size')
+const { valueMistake } = require('./storage/document-size')
 
 // Checked per record: nothing allocated per call but a problem's text.
 const OBJECT_PARTS = Object.freeze(['min', 'max', 'last', 'set', 'setOnInsert'])
@@ -36,8 +36,8 @@ function updateProblem (u, key) {
     if (field !== null) return `gave ${part}.${field}: a field name starting with $`
     const empty = emptyPartField(u[part])
     if (empty !== null) return `gave ${part}.${empty}: a field path with an empty part (MongoDB refuses it)`
-    const leftOut = leftOutPath(u[part])
-    if (leftOut !== null) return `gave ${part}.${leftOut} a function or a symbol, which BSON leaves out (a method not called?)`
+    const mistake = valueMistake(u[part])
+    if (mistake !== null) return `gave an update whose ${part}.${mistake}`
   }
   return null
 }
@@ -64,7 +64,7 @@ function countProblem (c) {
   if (!isPlainObject(c)) return `gave ${describe(c)}, not a count { metric, n?, at?, key? }`
   if (typeof c.metric !== 'string' || c.metric === '') return `gave metric ${describe(c.metric)}, not a non-empty string`
   if (c.n !== undefined && !Number.isFinite(c.n)) return `gave n ${describe(c.n)}, not a finite number`
-  if (c.at !== undefined && !(c.at instanceof Date) && !Number.isFinite(c.at)) return `gave at ${describe(c.at)}, not a Date or epoch ms`
+  if (c.at !== undefined && !(c.at instanceof Date ? !Number.isNaN(c.at.getTime()) : Number.isFinite(c.at))) return `gave at ${describe(c.at)}, not a valid Date or epoch ms`
   if (c.key !== undefined && (typeof c.key !== 'string' || c.key === '')) return `gave key ${describe(c.key)}, not a non-empty string`
   return null
 }
@@ -86,12 +86,13 @@ function documentProblem (doc) {
 }
 
 /**
- * A document holding a function or a symbol (storage/document-size.js
- * 'leftOut'): BSON would store it without that field, without a word.
+ * A document holding what BSON stores other than as written
+ * (storage/document-size.js 'mistake'): a function or a symbol, left out
+ * without a word; an Invalid Date, stored as 1970-01-01.
  */
-function leftOutProblem (doc) {
-  const path = leftOutPath(doc)
-  return path === null ? null : `gave a document whose ${path} is a function or a symbol, which BSON leaves out (a method not called?): not stored`
+function mistakeProblem (doc) {
+  const mistake = valueMistake(doc)
+  return mistake === null ? null : `gave a document whose ${mistake}: not stored`
 }
 
 /**
@@ -132,6 +133,7 @@ function describe (value) {
   if (value === undefined) return 'undefined'
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
   if (Array.isArray(value)) return 'an array'
+  if (value instanceof Date && Number.isNaN(value.getTime())) return 'an Invalid Date'
   return typeof value === 'object' && value !== null ? 'an object' : String(value)
 }
 
@@ -149,4 +151,4 @@ function entriesOf (shaped, s, n) {
   return entries
 }
 
-module.exports = { updateProblem, countProblem, cappedCountProblem, documentProblem, leftOutProblem, checkAll, Refusal, entriesOf }
+module.exports = { updateProblem, countProblem, cappedCountProblem, documentProblem, mistakeProblem, checkAll, Refusal, entriesOf }

@@ -155,7 +155,7 @@ function withSettings (spec, settings) {
 // last: { field: value } → latest: { field: { order, value } }
 function lastValues (last, order) {
   const latest = {}
-  for (const field in last) latest[field] = { order, value: last[field] }
+  for (const field in last) if (last[field] !== undefined) latest[field] = { order, value: last[field] }
   return latest
 }
 

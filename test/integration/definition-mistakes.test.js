@@ -5,7 +5,8 @@
 // part-way through a message's records, or gives what its sink cannot store
 // (an update without its key, a non-numeric inc, a metric that is not a
 // name, a document that is not an object, a function where a value goes,
-// which BSON would leave out without a word), and a decode that returns
+// which BSON would leave out without a word, an Invalid Date, which it
+// would store as 1970-01-01), and a decode that returns
 // undefined or a Promise. Each fails its message whole: counted `failed`,
 // said in one log line naming the sink or the hook, nothing of the message
 // stored in any sink, and the worker goes on storing what comes after.
@@ -19,7 +20,7 @@ const { captureLogger } = require('../helpers/capture-logger')
 const { waitFor } = require('../helpers/wait-for')
 const { accountedFor } = require('../../lib/master/counters')
 
-const WRONG = ['throwat 5', 'str 2', 'badinc 4', 'noid 3', 'badmetric 2', 'undef 0', 'promise 3', 'method 2', 'setfn 2']
+const WRONG = ['throwat 5', 'str 2', 'badinc 4', 'noid 3', 'badmetric 2', 'undef 0', 'promise 3', 'method 2', 'setfn 2', 'baddate 2']
 
 test('definition mistakes fail their message whole, counted and said once, nothing of it stored, and what follows is stored', { timeout: 60000 }, async (t) => {
   const { logger, records } = captureLogger()
@@ -57,6 +58,7 @@ test('definition mistakes fail their message whole, counted and said once, nothi
     /decode returned undefined: return null when a message has nothing to store/,
     /decode returned a Promise: decode and enrich are synchronous/,
     /documents sink of mistake_docs: of\(\) gave a document whose at is a function or a symbol, which BSON leaves out/,
-    /updates sink of mistake_sums: of\(\) gave set\.last\.line a function or a symbol, which BSON leaves out/
+    /updates sink of mistake_sums: of\(\) gave an update whose set\.last\.line is a function or a symbol, which BSON leaves out/,
+    /documents sink of mistake_docs: of\(\) gave a document whose at is an Invalid Date, which BSON stores as 1970-01-01/
   ]) assert.match(said, expected)
 })

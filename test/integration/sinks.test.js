@@ -80,6 +80,22 @@ test('update store: the last value is the newest message by arrival, whatever or
   assert.deepEqual([doc.min, doc.max], [1, 9])
 })
 
+test('updates sink: a field of min, max, last, set or setOnInsert whose value is undefined is left out, not written as null', async (t) => {
+  const db = await database(t)
+  const sink = createSink({ kind: 'updates', collection: 'metrics', of: (record) => record })
+  await sink.prepare(db)
+  const take = (u, batchId, index) => sink.accept(sink.shape(u, {}), { mark: mark(batchId, index), index })
+  take({ _id: 'h', min: { low: 3 }, max: { high: 7 }, last: { line: 'a' }, set: { host: 'x' }, setOnInsert: { first: 1 } }, 1, 0)
+  await sink.write()
+  // A record whose fields did not parse: each undefined (the driver would write null, and a $min of null replaces the minimum).
+  take({ _id: 'h', min: { low: undefined }, max: { high: undefined }, last: { line: undefined }, set: { host: undefined }, setOnInsert: { first: undefined } }, 2, 0)
+  take({ _id: 'n', set: { host: undefined, ok: 1 }, setOnInsert: { first: undefined } }, 2, 1)
+  await sink.write()
+  const h = await db.collection('metrics').findOne({ _id: 'h' }, { projection: { watermarks: 0 } })
+  assert.deepEqual(h, { _id: 'h', low: 3, high: 7, line: { batch: 1, index: 0, value: 'a' }, host: 'x', first: 1 })
+  assert.deepEqual(await db.collection('metrics').findOne({ _id: 'n' }, { projection: { watermarks: 0 } }), { _id: 'n', ok: 1 })
+})
+
 test('update store: two writers of the same batches (a master SIGKILLed and its next run) apply each once', async (t) => {
   const real = await collection(t)
   const first = new UpdateStore(real)

@@ -55,24 +55,39 @@ test('an update whose key is an object of query operators, or whose fields start
 
 test('a function or a symbol where a value goes, at any depth, is a problem: the driver\'s BSON would store the rest without it', () => {
   const { BSON } = require('mongodb')
-  const { leftOutProblem } = require('../../workers/sink-output')
+  const { mistakeProblem } = require('../../workers/sink-output')
   const { documentFate } = require('../../workers/storage/document-size')
   const doc = { a: 1, at: Date.now, deep: { list: [1, Symbol('s')] } }
   // The premise, from the driver: both are gone from what it stores, without an error.
   const stored = BSON.deserialize(BSON.serialize(doc))
   assert.equal('at' in stored, false)
   assert.deepEqual(stored.deep.list, [1])
-  assert.equal(documentFate(doc), 'leftOut')
-  assert.equal(leftOutProblem(doc), 'gave a document whose at is a function or a symbol, which BSON leaves out (a method not called?): not stored')
-  assert.match(leftOutProblem({ deep: { list: [1, Symbol('s')] } }), /whose deep\.list\.1 is/)
+  assert.equal(documentFate(doc), 'mistake')
+  assert.equal(mistakeProblem(doc), 'gave a document whose at is a function or a symbol, which BSON leaves out (a method not called?): not stored')
+  assert.match(mistakeProblem({ deep: { list: [1, Symbol('s')] } }), /whose deep\.list\.1 is/)
   assert.equal(documentFate({ a: 1n, b: undefined, c: null }), 'fits', 'a bigint is stored (a Long), undefined as null')
   assert.equal(documentFate({ 'k\u0000': 1 }), 'unstorable', 'a NUL in a key stays unstorable')
-  assert.equal(updateProblem({ _id: 'a', set: { last: { line: ''.trim } } }, '_id'), 'gave set.last.line a function or a symbol, which BSON leaves out (a method not called?)')
-  assert.equal(updateProblem({ _id: 'a', max: { at: Symbol('t') } }, '_id'), 'gave max.at a function or a symbol, which BSON leaves out (a method not called?)')
+  assert.equal(updateProblem({ _id: 'a', set: { last: { line: ''.trim } } }, '_id'), 'gave an update whose set.last.line is a function or a symbol, which BSON leaves out (a method not called?)')
+  assert.equal(updateProblem({ _id: 'a', max: { at: Symbol('t') } }, '_id'), 'gave an update whose max.at is a function or a symbol, which BSON leaves out (a method not called?)')
   assert.equal(updateProblem({ _id: 'a', set: { at: new Date(), n: 2n, list: [1, 'x'] } }, '_id'), null)
   // An object that says what it stores: its toBSON is the driver's to call, not a value left out.
   const said = { a: { toBSON: () => 5 } }
   assert.deepEqual(BSON.deserialize(BSON.serialize(said)), { a: 5 })
   assert.equal(documentFate(said), 'fits')
   assert.equal(updateProblem({ _id: 'a', set: said }, '_id'), null)
+})
+
+test('an Invalid Date, at any depth, is a problem: the driver\'s BSON stores it as 1970-01-01, without an error', () => {
+  const { BSON } = require('mongodb')
+  const { mistakeProblem, countProblem } = require('../../workers/sink-output')
+  const { documentFate } = require('../../workers/storage/document-size')
+  const unparsed = new Date('27/Nov/2026:10:00:00') // a log's time Date() does not read
+  // The premise, from the driver: stored, as the epoch.
+  assert.equal(BSON.deserialize(BSON.serialize({ at: unparsed })).at.getTime(), 0)
+  assert.equal(documentFate({ line: 'x', at: unparsed }), 'mistake')
+  assert.equal(mistakeProblem({ line: 'x', meta: [{ at: unparsed }] }), 'gave a document whose meta.0.at is an Invalid Date, which BSON stores as 1970-01-01 (a time that did not parse?): not stored')
+  assert.equal(updateProblem({ _id: 'a', max: { lastSeen: unparsed } }, '_id'), 'gave an update whose max.lastSeen is an Invalid Date, which BSON stores as 1970-01-01 (a time that did not parse?)')
+  assert.equal(countProblem({ metric: 'm', at: unparsed }), 'gave at an Invalid Date, not a valid Date or epoch ms')
+  assert.equal(countProblem({ metric: 'm', at: new Date(0) }), null)
+  assert.equal(documentFate({ at: new Date(0) }), 'fits')
 })

@@ -14,17 +14,18 @@ const FIXED = Object.freeze({ ObjectId: 12, ObjectID: 12, Long: 8, Double: 8, In
  * (over MAX_DOCUMENT_BYTES); 'unstorable' (BSON cannot hold it: a key
  * with a NUL byte, a value that refers to itself). Either of the last two
  * is never stored, so it is refused when taken rather than written again
- * for ever. 'leftOut': it holds a function or a symbol, which BSON leaves
- * out without a word (the field, or the array's element, is not stored):
- * a mistake of the code that made it (leftOutPath says where). An upper
- * bound of its BSON from a walk that allocates nothing (each string at 3
- * bytes per UTF-16 unit, its most; NaN for a NUL in a key, a function or
- * a symbol) settles nearly every document; past it, or for a value the
- * walk does not know, the driver computes the exact size.
+ * for ever. 'mistake': it holds what BSON stores other than as written,
+ * without a word: a function or a symbol (left out) or an Invalid Date
+ * (stored as 1970-01-01): a mistake of the code that made it
+ * (valueMistake says where). An upper bound of its BSON from a walk that
+ * allocates nothing (each string at 3 bytes per UTF-16 unit, its most; NaN
+ * for a NUL in a key or one of those mistakes) settles nearly every
+ * document; past it, or for a value the walk does not know, the driver
+ * computes the exact size.
  */
 function documentFate (doc) {
   const bound = objectBound(doc, 0)
-  if (Number.isNaN(bound)) return leftOutPath(doc) === null ? 'unstorable' : 'leftOut'
+  if (Number.isNaN(bound)) return valueMistake(doc) === null ? 'unstorable' : 'mistake'
   if (bound + ID_BYTES <= MAX_DOCUMENT_BYTES) return 'fits'
   try {
     return mongo.BSON.calculateObjectSize(doc, { serializeFunctions: false, ignoreUndefined: false }) + ID_BYTES <= MAX_DOCUMENT_BYTES ? 'fits' : 'tooLarge'
@@ -60,7 +61,7 @@ function valueBound (value, depth) {
     case 'function': case 'symbol': return NaN
   }
   if (value === null) return 0
-  if (value instanceof Date) return 8
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? NaN : 8
   if (ArrayBuffer.isView(value)) return 5 + value.byteLength
   const fixed = FIXED[value._bsontype]
   if (fixed !== undefined) return fixed
@@ -69,15 +70,18 @@ function valueBound (value, depth) {
 }
 
 /**
- * The path (`a.b.0`) of the first function or symbol in `object` that a
- * walk as deep as documentFate's meets, or null: what BSON would leave out.
+ * The first value in `object` (a walk as deep as documentFate's) that BSON
+ * stores other than as written, said with its path (`a.b.0 is ...`), or
+ * null: a function or a symbol, which it leaves out; an Invalid Date
+ * (new Date('garbage')), which it stores as 1970-01-01.
  */
-function leftOutPath (object, depth = 0) {
+function valueMistake (object, depth = 0) {
   if (depth > MAX_DEPTH || object === null || typeof object !== 'object' || !(Array.isArray(object) || isPlain(object)) || typeof object.toBSON === 'function') return null
   for (const key in object) {
     const value = object[key]
-    if (typeof value === 'function' || typeof value === 'symbol') return key
-    const inner = leftOutPath(value, depth + 1)
+    if (typeof value === 'function' || typeof value === 'symbol') return `${key} is a function or a symbol, which BSON leaves out (a method not called?)`
+    if (value instanceof Date && Number.isNaN(value.getTime())) return `${key} is an Invalid Date, which BSON stores as 1970-01-01 (a time that did not parse?)`
+    const inner = valueMistake(value, depth + 1)
     if (inner !== null) return `${key}.${inner}`
   }
   return null
@@ -88,4 +92,4 @@ function isPlain (object) {
   return proto === Object.prototype || proto === null
 }
 
-module.exports = { MAX_DOCUMENT_BYTES, documentFate, leftOutPath }
+module.exports = { MAX_DOCUMENT_BYTES, documentFate, valueMistake }

@@ -27,6 +27,8 @@ const { writeAccounted, toWriteAgain, refusedForGood } = require('./write-accoun
  *   field by field, so a message redelivered after newer ones (its worker
  *   died; the master replays its disk buffer) never overwrites them.
  * - `setOnInsert`: fields of a new document.
+ * A field whose value is undefined is left out of each: not changed (the
+ * driver would write null: a $min of null would replace every minimum).
  *
  * Two writers of one origin's batches (the SIGKILLed master's workers still
  * flushing, the next run replaying the same batches) may both try: only one
@@ -84,7 +86,7 @@ class UpdateStore {
     if (changes.min) for (const path in changes.min) keep(segment.min, path, changes.min[path], (a, b) => a < b)
     if (changes.max) for (const path in changes.max) keep(segment.max, path, changes.max[path], (a, b) => a > b)
     if (changes.latest) for (const path in changes.latest) keep(segment.latest, path, changes.latest[path], newer)
-    if (changes.set) Object.assign(segment.set, changes.set)
+    if (changes.set) for (const path in changes.set) if (changes.set[path] !== undefined) segment.set[path] = changes.set[path]
   }
 
   /** Adds `n` to each of `paths` of document `id` (update's `inc`, without an object per call: the counters' hot path). */
@@ -106,7 +108,7 @@ class UpdateStore {
     if (this.yieldedKeys.has(key)) return null
     let entry = this.pending.get(key)
     if (!entry) {
-      entry = { id, origin, setOnInsert: typeof setOnInsert === 'function' ? setOnInsert() : setOnInsert, segments: [], minSeq: Infinity }
+      entry = { id, origin, setOnInsert: definedOnly(typeof setOnInsert === 'function' ? setOnInsert() : setOnInsert), segments: [], minSeq: Infinity }
       this.pending.set(key, entry)
     }
     if (!mark) return openSegment(entry, 0, false)
@@ -193,15 +195,15 @@ class UpdateStore {
     const guardAll = this.guardAll()
     for (const entry of entries.values()) {
       entry.guarded = guarded(entry, guardAll)
-      ops.push(upsertOp(entry, this.key))
-      opEntries.push(entry)
+      const op = upsertOp(entry, this.key) // null: its fields were all undefined, nothing to write
+      if (op !== null) { ops.push(op); opEntries.push(entry) }
       for (const op of this.extraOps(entry)) {
         ops.push(op)
         opEntries.push(null)
       }
     }
     try {
-      const error = await this.writeOps(ops, opEntries)
+      const error = ops.length === 0 ? null : await this.writeOps(ops, opEntries)
       if (error) throw error
     } finally {
       this.writing = null
@@ -351,6 +353,7 @@ function upsertOp (entry, key) {
   const field = `watermarks.${entry.origin}`
   if (counts(entry)) max[field] = entry.segments[entry.segments.length - 1].last
   if (hasAny(max)) update.$max = max
+  if (!hasAny(update)) return null
   if (!entry.guarded) return { updateOne: { filter: { [key]: entry.id }, update, upsert: true } }
   return { updateOne: { filter: { [key]: entry.id, [field]: { $not: { $gte: entry.segments[0].first } } }, update, upsert: true } }
 }
@@ -373,7 +376,14 @@ function newer (a, b) {
 }
 
 function keep (into, path, value, better) {
-  if (!(path in into) || better(value, into[path])) into[path] = value
+  if (value !== undefined && (!(path in into) || better(value, into[path]))) into[path] = value
+}
+
+// `fields` without those whose value is undefined (itself when none is; null when none is left).
+function definedOnly (fields) {
+  if (fields === null || fields === undefined || Object.values(fields).every((value) => value !== undefined)) return fields || null
+  const defined = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined))
+  return hasAny(defined) ? defined : null
 }
 
 function add (into, path, n) {
