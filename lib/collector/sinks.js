@@ -112,22 +112,30 @@ function streams (spec = {}) {
 
 const KINDS = Object.freeze(['updates', 'counters', 'documents', 'streams'])
 
-// What a sink declaration may say (the union over the kinds): a key not
-// among them is a typo (`indexs`, `expireby`) refused at load, not ignored.
-const SPEC_KEYS = Object.freeze(['collection', 'of', 'key', 'indexes', 'expireBy', 'expireSpan', 'expireFrom', 'fromSettings', 'maxBatch', 'preallocateRate', 'writeEvery',
-  'countersCollection', 'counterMetric', 'minuteFields', 'analytics', 'streamTimeout', 'byeGrace', 'streamSegment', 'maxPending', 'sweep', 'sweepInterval', 'maxNewKeysPerMinute', 'maxKnownKeys', 'otherwise'])
+// What a sink declaration of each kind may say: a key not among them is a
+// typo (`indexs`, `expireby`), or one of another kind (`otherwise` on a
+// documents sink), refused at load, not ignored.
+const COMMON_KEYS = ['collection', 'of', 'fromSettings', 'maxBatch', 'writeEvery']
+const SPEC_KEYS = Object.freeze({
+  updates: [...COMMON_KEYS, 'key', 'indexes', 'expireBy', 'expireSpan', 'expireFrom'],
+  counters: [...COMMON_KEYS, 'indexes', 'preallocateRate', 'maxNewKeysPerMinute', 'maxKnownKeys', 'otherwise'],
+  documents: [...COMMON_KEYS, 'indexes', 'expireBy', 'expireSpan'],
+  streams: [...COMMON_KEYS, 'preallocateRate', 'countersCollection', 'counterMetric', 'minuteFields', 'analytics', 'streamTimeout', 'byeGrace', 'streamSegment', 'maxPending', 'sweep', 'sweepInterval']
+})
 
 function sink (kind, spec) {
-  const refuse = (what) => { throw InvalidOptionError.problem('sinks', `${kind === 'updates' ? 'an' : 'a'} ${kind} sink${spec && typeof spec.collection === 'string' ? ` (${spec.collection})` : ''} ${what}`) }
+  const refuse = (what) => { throw InvalidOptionError.problem('sinks', `${article(kind)} ${kind} sink${spec && typeof spec.collection === 'string' ? ` (${spec.collection})` : ''} ${what}`) }
   if (!spec || (typeof spec.of !== 'function' && !(kind === 'streams' && spec.of === undefined))) refuse('needs of(record, message), the function giving what it stores')
+  const own = SPEC_KEYS[kind]
   for (const key of Object.keys(spec)) {
-    if (SPEC_KEYS.includes(key)) continue
-    const closest = closestName(key, SPEC_KEYS)
-    refuse(`takes no ${key}${closest ? `; did you mean ${closest}?` : ''} (it takes ${SPEC_KEYS.join(', ')})`)
+    if (own.includes(key)) continue
+    const others = KINDS.filter((other) => SPEC_KEYS[other].includes(key))
+    const closest = others.length === 0 ? closestName(key, own) : null
+    refuse(`takes no ${key}${others.length > 0 ? `: that is ${others.map((other) => `${article(other)} ${other} sink's`).join(' or ')}` : closest ? `; did you mean ${closest}?` : ''} (it takes ${own.join(', ')})`)
   }
   if (typeof spec.collection !== 'string' || spec.collection === '') refuse('needs the name of its collection')
-  if (spec.expireBy !== undefined && (!['updates', 'documents'].includes(kind) || typeof spec.expireBy !== 'string' || spec.expireBy === '')) {
-    refuse(`names in expireBy the date field of an updates or documents sink's documents (got ${JSON.stringify(spec.expireBy)} on ${kind === 'updates' ? 'an' : 'a'} ${kind} sink)`)
+  if (spec.expireBy !== undefined && (typeof spec.expireBy !== 'string' || spec.expireBy === '')) {
+    refuse(`names in expireBy the date field of its documents (got ${JSON.stringify(spec.expireBy)})`)
   }
   if (spec.expireFrom !== undefined && (kind !== 'updates' || spec.expireBy === undefined || typeof spec.expireFrom !== 'string' || spec.expireFrom === '')) {
     refuse(`takes expireFrom, with expireBy on an updates sink, as the date field documents written before expireBy existed take it from (got ${JSON.stringify(spec.expireFrom)})`)
@@ -142,6 +150,10 @@ function sink (kind, spec) {
     if (typeof setting !== 'string') refuse(`names a setting in fromSettings.${field} (got ${JSON.stringify(setting)})`)
   }
   return Object.freeze({ ...spec, kind })
+}
+
+function article (kind) {
+  return kind === 'updates' ? 'an' : 'a'
 }
 
 module.exports = { updates, counters, documents, streams, KINDS }

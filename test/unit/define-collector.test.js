@@ -54,6 +54,12 @@ test('defineCollector: a definition that cannot work is refused in one line that
   assert.throws(() => sinks.documents({ colection: 'x', of: decode }), /a documents sink takes no colection; did you mean collection\?/)
   assert.throws(() => sinks.updates({ collection: 'x', of: decode, indexs: [] }), /an? updates sink \(x\) takes no indexs; did you mean indexes\?/)
   assert.throws(() => sinks.documents({ collection: 'x', of: decode, expireby: 'at' }), /takes no expireby; did you mean expireBy\?/)
+  // One of another kind's options, not a typo: said so, and the list is this kind's (QA: a documents sink took otherwise and streamTimeout without a word).
+  assert.throws(() => sinks.documents({ collection: 'x', of: decode, otherwise: 'm' }), /option "sinks": a documents sink \(x\) takes no otherwise: that is a counters sink's \(it takes collection, of, fromSettings, maxBatch, writeEvery, indexes, expireBy, expireSpan\)$/)
+  assert.throws(() => sinks.documents({ collection: 'x', of: decode, streamTimeout: 5000 }), /takes no streamTimeout: that is a streams sink's/)
+  assert.throws(() => sinks.updates({ collection: 'x', of: decode, preallocateRate: 5 }), /takes no preallocateRate: that is a counters sink's or a streams sink's/)
+  assert.throws(() => sinks.streams({ indexes: [] }), /a streams sink \(streams\) takes no indexes: that is an updates sink's or a counters sink's or a documents sink's/)
+  assert.equal(sinks.counters({ of: decode, maxNewKeysPerMinute: 10, otherwise: 'o' }).otherwise, 'o')
   assert.throws(() => sinks.documents({ collection: 'x', of: decode, indexes: { dev: 1 } }), /a documents sink \(x\) takes indexes as an array of \{ key, \.\.\.options \} \(got \{"dev":1\}\)/)
   assert.throws(() => sinks.updates({ of: decode }), { message: 'option "sinks": an updates sink needs the name of its collection' })
   // A worker setting declared again, with another default, is the documented way: taken.

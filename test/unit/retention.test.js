@@ -103,7 +103,7 @@ test('growth per day: the net change over the last hour, once measurements span 
 
 test('expireBy is a field name of an updates or documents sink; counters and streams know theirs', () => {
   assert.equal(sinks.documents({ collection: 'x', expireBy: 'receivedAt', of: (r) => r }).expireBy, 'receivedAt')
-  assert.throws(() => sinks.counters({ expireBy: 'at', of: (r) => r }), /names in expireBy the date field of an updates or documents sink's documents \(got "at" on a counters sink\)/)
+  assert.throws(() => sinks.counters({ expireBy: 'at', of: (r) => r }), /a counters sink \(counters\) takes no expireBy: that is an updates sink's or a documents sink's/)
   assert.throws(() => sinks.updates({ collection: 'x', expireBy: 5, of: (r) => r }), /expireBy/)
 })
 
