@@ -75,13 +75,20 @@ function tryResolve (candidate) {
  * @returns {CollectorModule & { target: string, builtIn: boolean, modulePath: string }}
  * @throws {CollectorError} ERR_UNKNOWN_COLLECTOR or ERR_INVALID_COLLECTOR
  */
+// One line: a module not found says which file asked for it, where Node
+// adds its whole require stack (this CLI's own files among it).
+function loadProblem (err) {
+  if (err.code !== 'MODULE_NOT_FOUND' || !Array.isArray(err.requireStack) || err.requireStack.length === 0) return err.message.split('\n')[0]
+  return `${err.message.split('\n')[0]} (required by ${err.requireStack[0]}; npm install it there?)`
+}
+
 function loadCollector (target, cwd) {
   const where = resolveCollector(target, cwd)
   let exported
   try {
     exported = require(where.modulePath)
   } catch (err) {
-    throw new CollectorError(`collector ${target} failed to load: ${err.message}`, 'ERR_INVALID_COLLECTOR', { target, cause: err })
+    throw new CollectorError(`collector ${target} failed to load: ${loadProblem(err)}`, 'ERR_INVALID_COLLECTOR', { target, cause: err })
   }
   checkModule(exported, target)
   return { ...where, Collector: exported.Collector, Config: exported.Config, description: exported.description || '' }

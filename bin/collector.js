@@ -47,7 +47,7 @@ function report (err) {
     process.stdout.write(`${err.message}\n`)
     return 0
   }
-  const usage = err && (err.code === 'ERR_INVALID_CONFIG' || err.code === 'ERR_USAGE' || err.code === 'ERR_UNKNOWN_COLLECTOR')
+  const usage = err && (err.code === 'ERR_INVALID_CONFIG' || err.code === 'ERR_USAGE' || err.code === 'ERR_UNKNOWN_COLLECTOR' || err.code === 'ERR_INVALID_COLLECTOR')
   const message = err && err.message ? err.message : String(err)
   process.stderr.write(`collector: ${message}\n`)
   if (process.env.COLLECTOR_DEBUG && err && err.stack) process.stderr.write(`${err.stack}\n`)

@@ -169,12 +169,12 @@ function checkDefinition (d) {
   const refuse = (what) => { throw InvalidOptionError.problem('definition', `${d && typeof d.name === 'string' ? `collector ${d.name} ` : ''}${what}`) }
   if (!d || typeof d !== 'object') refuse('a collector definition is an object')
   if (typeof d.name !== 'string' || !/^[A-Za-z0-9][\w.-]*$/.test(d.name)) refuse('needs a name: letters, digits, ".", "_" and "-"')
-  if (typeof d.decode !== 'function') refuse('needs decode(message, settings), giving the records of a message')
-  for (const key of Object.keys(d)) {
+  for (const key of Object.keys(d)) { // before what is missing: `decoder` is a typo of decode, said so
     if (DEFINITION_KEYS.includes(key)) continue
     const closest = closestName(key, DEFINITION_KEYS)
     refuse(`takes no ${key}${closest ? `; did you mean ${closest}?` : ''}`)
   }
+  if (typeof d.decode !== 'function') refuse('needs decode(message, settings), giving the records of a message')
   for (const hook of HOOKS) if (d[hook] !== undefined && typeof d[hook] !== 'function') refuse(`${hook} must be a function`)
   if (d.key && d.affinity) refuse('takes key or affinity, not both (affinity gives the key)')
   if (!Array.isArray(d.sinks) || d.sinks.length === 0) refuse('needs at least one sink (sinks.updates, sinks.counters, sinks.documents)')

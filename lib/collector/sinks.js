@@ -156,4 +156,13 @@ function article (kind) {
   return kind === 'updates' ? 'an' : 'a'
 }
 
-module.exports = { updates, counters, documents, streams, KINDS }
+// A kind that does not exist (`sinks.timeseries(...)`) is said so by name,
+// with the kinds there are, where JavaScript said "is not a function".
+// What tools probe a module for (then, toJSON, default) stays undefined.
+const NOT_KINDS = new Set(['then', 'toJSON', 'default', '__esModule'])
+module.exports = new Proxy({ updates, counters, documents, streams, KINDS }, {
+  get (target, name) {
+    if (typeof name === 'symbol' || name in target || NOT_KINDS.has(name)) return target[name]
+    return () => { throw InvalidOptionError.problem('sinks', `there is no sinks.${name}: a sink is one of sinks.${KINDS.join(', sinks.')}`) }
+  }
+})

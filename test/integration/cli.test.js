@@ -84,6 +84,34 @@ test('--help where a command\'s name or collector is missing prints its usage, e
   assert.equal(version.stdout, `collector-cluster ${require('../../package.json').version}\n`)
 })
 
+// A new user's definition that does not load (QA: exit 2 under run, 1 under
+// start; the typo `decoder` said as a missing decode; Node's require stack
+// of this CLI's own files; "sinks.timeseries is not a function").
+test('a definition that does not load: exit 2 under run and start alike, one line naming the mistake, no stack', async (t) => {
+  const { env } = tempEnv(t)
+  const dir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'bad-definition-'))
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const write = (name, body) => {
+    const file = path.join(dir, name)
+    fs.writeFileSync(file, `const { defineCollector, sinks } = require(${JSON.stringify(path.join(__dirname, '..', '..'))})\n${body}\n`)
+    return file
+  }
+  const documents = "sinks.documents({ collection: 'x', of: (r) => r })"
+  for (const [file, said] of [
+    [write('typo.js', `module.exports = defineCollector({ name: 'typo', decoder: (m) => [m], sinks: [${documents}] })`), /collector typo takes no decoder; did you mean decode\?/],
+    [write('kind.js', "module.exports = defineCollector({ name: 'kind', decode: (m) => [m], sinks: [sinks.timeseries({ collection: 'x', of: (r) => r })] })"), /there is no sinks\.timeseries: a sink is one of sinks\.updates, sinks\.counters, sinks\.documents, sinks\.streams/],
+    [write('missing.js', "require('no-such-package-here')"), /Cannot find module 'no-such-package-here' \(required by .*missing\.js; npm install it there\?\)$/m]
+  ]) {
+    for (const command of ['run', 'start']) {
+      const r = await cli([command, file, '--port', '0'], env).done
+      assert.equal(r.code, 2, `${command} ${path.basename(file)}: ${r.stderr}`)
+      assert.match(r.stderr, said)
+      assert.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`)
+      assertNoStack(r.stderr)
+    }
+  }
+})
+
 test('bad flags exit 2 with the message naming each flag, no stack', async () => {
   const r = await cli(['run', ECHO, '--instances', 'lots', '--prot', 'udp']).done
   assert.equal(r.code, 2)
