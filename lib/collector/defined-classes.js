@@ -44,11 +44,26 @@ function definedCollector (definition, settings) {
     }
   }
   // The key of bytes data[start, end): an affinity reads them in place; a key(data) is given a view.
-  Collector.prototype._keyOf = definition.affinity
+  Collector.prototype._keyOf = guardedKey(definition.affinity
     ? affinityKey(definition, settings)
-    : (data, start, end) => definition.key(start === 0 && end === data.length ? data : data.subarray(start, end))
+    : (data, start, end) => definition.key(start === 0 && end === data.length ? data : data.subarray(start, end)))
   Object.defineProperty(Collector, 'name', { value: className(definition.name, 'Collector') })
   return Collector
+}
+
+// A key that throws on a message (JSON.parse of a sender's bytes) gives
+// null: the message goes by its sender's address, counted in
+// events.keyErrors and the first said. It crashed the master on the native
+// receive path, where a sender chooses the bytes.
+function guardedKey (keyOf) {
+  return function guarded (data, start, end) {
+    try {
+      return keyOf.call(this, data, start, end)
+    } catch (err) {
+      if (this.counters.event('keyErrors') === 1) this.logger.error({ err }, `key() failed on a message: ${err && err.message}; such messages go by their sender's address (counted in events.keyErrors)`)
+      return null
+    }
+  }
 }
 
 // key(data) of an `affinity`: made once per master, on the first message,

@@ -212,7 +212,7 @@ class Dispatcher {
   pickEntry (strategy, buf, offset) {
     const workers = this.candidates()
     if (workers.length === 0) return null
-    const worker = strategy(workers, buf, offset)
+    const worker = this.entryWorker(strategy, workers, buf, offset)
     if (worker.state === 'gone') return this.canHold(worker) ? worker : null
     if (worker.state === 'ready' && !worker.saturated) return worker
     // Strict: a key waits for its own worker while it is saturated too (on
@@ -220,8 +220,17 @@ class Dispatcher {
     // template its worker had learned and not yet written was not there.
     if (this.strict) return this.canBuffer() ? worker : null
     const open = workers.filter((w) => !w.saturated)
-    if (open.length > 0) return strategy(open, buf, offset)
+    if (open.length > 0) return this.entryWorker(strategy, open, buf, offset)
     return this.canBuffer() ? worker : null
+  }
+
+  // An entryKey() of a balancer's may throw on a sender's bytes: round-robin then, as for distribute().
+  entryWorker (strategy, workers, buf, offset) {
+    try {
+      return strategy(workers, buf, offset)
+    } catch (err) {
+      return this.distributeFailed(workers, err)
+    }
   }
 
   pick (message, force) {
