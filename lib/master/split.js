@@ -6,7 +6,8 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
  * How the master splits a received message (a datagram, a TCP frame)
  * before distribution, each part distributed on its own (its own key) and
  * counted as a message: the `split` option, `none` or `lines` (each
- * non-empty line, `\n` with an optional `\r` before it: StatsD sends
+ * line, ended by `\n` with an optional `\r` before it, that holds more
+ * than spaces, tabs and `\r`, as it is: StatsD sends
  * several metrics per datagram, each with its own affinity key), or a
  * balancer's `parts(buf, start, end)` (a collector definition's `parts`:
  * HEP's TCP segments holding several calls' SIP messages). A splitter
@@ -18,7 +19,7 @@ const SPLITS = Object.freeze(['none', 'lines'])
 const LF = 0x0a
 const CR = 0x0d
 
-/** The non-empty lines of buf[start, end), views of its bytes. */
+/** The lines of buf[start, end) that are not blank, views of their bytes. */
 function lineParts (buf, start, end) {
   const parts = []
   while (start < end) {
@@ -26,10 +27,16 @@ function lineParts (buf, start, end) {
     if (lineEnd < 0 || lineEnd > end) lineEnd = end
     const next = lineEnd + 1
     if (lineEnd > start && buf[lineEnd - 1] === CR) lineEnd--
-    if (lineEnd > start) parts.push(buf.subarray(start, lineEnd))
+    if (!blank(buf, start, lineEnd)) parts.push(buf.subarray(start, lineEnd))
     start = next
   }
   return parts
+}
+
+// Whether buf[start, end) holds nothing but spaces, tabs and CRs (or nothing): no message.
+function blank (buf, start, end) {
+  for (let i = start; i < end; i++) if (buf[i] !== 0x20 && buf[i] !== 0x09 && buf[i] !== CR) return false
+  return true
 }
 
 /** The messages of `message`'s parts (`datas`, views of its bytes), each sharing its sender and arrival. */
@@ -37,7 +44,7 @@ function partMessages (message, datas) {
   return datas.map((data) => message.rinfo ? { data, rinfo: message.rinfo, receivedAt: message.receivedAt } : { data, remote: message.remote, receivedAt: message.receivedAt })
 }
 
-/** The non-empty lines of `message` as messages sharing its sender and arrival; `data` views its bytes. */
+/** The lines of `message` that are not blank, as messages sharing its sender and arrival; `data` views its bytes. */
 function splitLines (message) {
   return partMessages(message, lineParts(message.data, 0, message.data.length))
 }

@@ -66,12 +66,14 @@ test('defineCollector: a definition that cannot work is refused in one line that
   assert.equal(defineCollector({ name: 'y', decode, sinks: [store], settings: { flushInterval: { type: 'duration', default: 50 } } }).Config.parse([]).flushInterval, 50)
 })
 
-test('split lines: each non-empty line a message of its own, CR LF and empty lines taken', () => {
+test('split lines: each line that is not blank a message of its own, CR LF, empty and blank lines taken', () => {
   const rinfo = { address: '127.0.0.1', port: 5 }
   const parts = splitLines({ data: Buffer.from('a:1|c\r\n\nb:2|g\nc:3|ms'), rinfo, receivedAt: 1764400000123.5 })
   assert.deepEqual(parts.map((p) => p.data.toString()), ['a:1|c', 'b:2|g', 'c:3|ms'])
   assert.ok(parts.every((p) => p.rinfo === rinfo && p.receivedAt === 1764400000123.5), 'each line has the sender and arrival of the whole')
   assert.deepEqual(splitLines({ data: Buffer.from('\n\r\n'), rinfo }), [])
+  // Blank lines (spaces, tabs, CRs) are no messages (QA: each became one, a decode error); a line is kept as it is.
+  assert.deepEqual(splitLines({ data: Buffer.from('  \n\t\r\n\r\r\na:1|c \n \tb:2|g\r'), rinfo }).map((p) => p.data.toString()), ['a:1|c ', ' \tb:2|g'])
   assert.throws(() => normalizeOptions({ split: 'words' }), /split.*must be one of none, lines/)
   assert.throws(() => normalizeOptions({ split: 'lines', receive: 'reuseport' }), /receive.*cannot be combined with split lines/)
 })
