@@ -183,7 +183,8 @@ function storageLines (storage) {
   const how = storage.expiry === 'ttl' ? 'the server\'s TTL indexes expire documents' : 'the leader worker deletes expired documents (no TTL monitor)'
   const rows = Object.entries(storage.collections).map(([name, c]) => ({
     name,
-    documents: c.documents,
+    // Deleted after the count was measured: said beside it, so that the two columns agree.
+    documents: c.documents === null || !(c.deletedSinceMeasured > 0) ? c.documents : `${c.documents} (${c.deletedSinceMeasured} deleted since)`,
     data: c.dataBytes === null ? null : formatBytes(c.dataBytes),
     indexes: c.indexBytes === null ? null : formatBytes(c.indexBytes),
     oldest: timeText(c.oldest),
@@ -243,4 +244,4 @@ function dbErrorLines (workers) {
   return [...slots].map(([reason, at]) => `database (slot${at.length > 1 ? 's' : ''} ${at.join(', ')}): ${printable(reason)}`)
 }
 
-module.exports = { run, render, daysLeftText }
+module.exports = { run, render, storageLines, daysLeftText }

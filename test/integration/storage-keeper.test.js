@@ -16,7 +16,7 @@ const { getTestMongo, uniqueDbName } = require('../helpers/mongo')
 const { startTestCollector } = require('../helpers/collector')
 const { waitFor } = require('../helpers/wait-for')
 const { storageOf } = require('../../lib/shared/worker-stats')
-const { render } = require('../../app/commands/status')
+const { render, storageLines } = require('../../app/commands/status')
 const { buildSnapshot, computeRates } = require('../../app/stats-file')
 
 const DAY = 86400000
@@ -342,6 +342,10 @@ test('on a server with no index to sort by, measuring and sweeping sort nothing 
   assert.deepEqual([measured.documents, measured.oldest, measured.newest], [1000, docs[0].receivedAt.getTime(), docs[999].receivedAt.getTime()])
   await k.sweep()
   assert.equal(await db.collection('logs').countDocuments(), 500, 'what is older than the retention deleted')
+  // The count is as measured, the deletions as they happen: status says how many went since the count (QA: 1000 beside 500 deleted read as 1000 left).
+  const swept = k.stats().collections.logs
+  assert.deepEqual([swept.documents, swept.deleted.retention, swept.deletedSinceMeasured], [1000, 500, 500])
+  assert.match(storageLines(k.stats()).join('\n'), /logs +1000 \(500 deleted since\) /)
   assert.equal(await db.collection('logs').countDocuments({ receivedAt: { $lt: new Date(now - 500.5 * 60000) } }), 0)
   const sortKeys = (sort) => sort instanceof Map ? [...sort.keys()] : Object.keys(sort) // the driver sends a Map
   const sorted = commands.filter((c) => c.find === 'logs' && c.sort && sortKeys(c.sort).some((key) => key !== '$natural'))
@@ -352,7 +356,7 @@ test('on a server with no index to sort by, measuring and sweeping sort nothing 
   await db.collection('logs').insertMany(fresh)
   await k.measure()
   const again = k.stats().collections.logs
-  assert.deepEqual([again.documents, again.oldest, again.newest], [600, docs[500].receivedAt.getTime(), fresh[99].receivedAt.getTime()], 'the true extremes, read whole')
+  assert.deepEqual([again.documents, again.deletedSinceMeasured, again.oldest, again.newest], [600, 0, docs[500].receivedAt.getTime(), fresh[99].receivedAt.getTime()], 'the true extremes, read whole')
   // Past 20,000 documents they are not read at all (each measure would read the collection): said as unknown, no warning of undated documents.
   const { logger, records } = captureLogger()
   const big = keeper(db, [LOGS], { retentionBy: 'sweeper' }, logger)

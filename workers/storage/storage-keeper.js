@@ -10,10 +10,9 @@ const { formatBytes } = require('../../lib/shared/format-bytes')
 const DELETE_BATCH = 5000
 const MIN_SLICE_MS = 1000
 const BACKFILL_BATCH = 1000
-// After a budget pass on a server whose sizes lag its deletes (MongoDB
-// reuses the space of deleted documents after a checkpoint, about a
-// minute): measured again only after this long, so the same excess is not
-// taken twice.
+// After a budget pass on a server whose sizes lag its deletes (MongoDB reuses
+// deleted space after a checkpoint, about a minute): the budget is held
+// again only after this long, so the same excess is not taken twice.
 const BUDGET_SETTLE_MS = 120000
 
 /**
@@ -58,7 +57,8 @@ class StorageKeeper {
       sliceMs: 0,
       samples: [],
       measured: null,
-      deleted: { retention: 0, budget: 0 }
+      deleted: { retention: 0, budget: 0 },
+      deletedWhenMeasured: 0 // deleted.retention + budget when measured: status says what went after `documents` was counted
     }))
     const shortest = Math.min(...this.targets.map((t) => t.retentionMs || Infinity))
     this.tickMs = Math.min(settings.storageInterval, Math.max(MIN_SLICE_MS, Math.floor(shortest / 10)))
@@ -101,11 +101,9 @@ class StorageKeeper {
     return this.running
   }
 
-  // Measured every storageInterval as the ticks come (their start times:
-  // taken after the sweep, a tick's time fell a few ms short of the last
-  // one's, and every other measurement was skipped); again at once after a
-  // first sweep that deleted (a start on old data showed it for a whole
-  // interval), and after the budget deleted.
+  // Measured every storageInterval by the ticks' start times (taken after
+  // the sweep, every other one was skipped); at once after a first sweep that
+  // deleted (a start on old data showed it for an interval).
   async tick () {
     const started = this.now()
     if (!this.host.isLeader()) {
@@ -260,6 +258,7 @@ class StorageKeeper {
     this.measureAgain = false
     for (const t of this.targets) {
       t.measured = await measureCollection(this.db, t.target)
+      t.deletedWhenMeasured = t.deleted.retention + t.deleted.budget
       t.samples = trimSamples([...t.samples, { at, documents: t.measured.documents, usedBytes: t.measured.usedBytes }])
       if ((t.retentionMs > 0 || this.settings.maxStorage > 0) && t.measured.documents > 0 && t.measured.datesRead && t.measured.oldest === null) this.host.logAtMost(`undated:${t.target.collection}`, 'warn', { collection: t.target.collection, field: t.target.field }, `${t.target.collection}: ${t.measured.documents} documents and none with a date in ${t.target.field}: none expires by retention, and the storage budget cannot delete them by day (is the sink's expireBy the name of its documents' date field?)`)
     }
@@ -360,7 +359,8 @@ function collectionFigures (t) {
     newest: m && m.newest ? m.newest.getTime() : null,
     growthPerDay: t.samples.length > 1 ? growthPerDay(t.samples, t.retentionMs) : null,
     // What the server's TTL monitor deletes is not counted per collection (ttlDeleted: the server's total).
-    deleted: { retention: t.expiry === 'ttl' ? null : t.deleted.retention, budget: t.deleted.budget }
+    deleted: { retention: t.expiry === 'ttl' ? null : t.deleted.retention, budget: t.deleted.budget },
+    deletedSinceMeasured: m ? t.deleted.retention + t.deleted.budget - t.deletedWhenMeasured : 0
   }
 }
 
