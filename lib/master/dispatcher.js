@@ -5,6 +5,7 @@ const { entryEnd, entryDataStart, entryDataLength, entryAddressStart, entryAddre
 const { AllowList } = require('../shared/allow-list')
 const LogLimiter = require('../shared/log-limiter')
 const { splitterOf, partMessages } = require('./split')
+const { fillingBytes } = require('./pool-counters')
 
 // Sources refused by `allow` are logged at most once per LogLimiter interval, per kind.
 const NOT_ALLOWED_LINES = {
@@ -269,8 +270,13 @@ class Dispatcher {
   // Every worker is full: with room in the disk buffer, the message goes to
   // the worker chosen for it all the same, and waits in the buffer.
   canBuffer () {
+    return this.host.journal() !== null && !this.bufferFull()
+  }
+
+  // The disk buffer at its bound, counting the batches being filled for it.
+  bufferFull () {
     const journal = this.host.journal()
-    return journal !== null && !journal.full
+    return journal !== null && journal.fullWith(fillingBytes(this.host.pool()))
   }
 
   // distribute() may be the user's: one that throws or answers with
@@ -327,8 +333,7 @@ class Dispatcher {
    * (queueFull).
    */
   dropRefused () {
-    const journal = this.host.journal()
-    this.counters.dropped(journal !== null && journal.full ? 'bufferFull' : 'queueFull')
+    this.counters.dropped(this.bufferFull() ? 'bufferFull' : 'queueFull')
   }
 
   /** `fn` runs once, when a worker (or the disk buffer) has room again, or at stop. */

@@ -180,8 +180,9 @@ class Journal {
     this.segments.set(seq, this.active)
   }
 
-  /** Whether the buffer holds maxBytes or more: new batches are refused until some are released. */
-  get full () { return this.bytes + this.unwritten >= this.maxBytes || this.unwritten >= this.segmentBytes }
+  /** Whether the buffer holds maxBytes or more (fullWith: with `forming` bytes of batches being filled for it): new batches are refused until some are released. */
+  get full () { return this.fullWith(0) }
+  fullWith (forming) { return this.bytes + this.unwritten + forming >= this.maxBytes || this.unwritten >= this.segmentBytes }
 
   // A batch whose append failed, held in memory instead: its bytes count as the buffer's until released,
   // a segment's worth at most (a full disk let the master hold all its input in memory).

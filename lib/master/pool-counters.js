@@ -141,4 +141,16 @@ function handleCounters (h, now) {
   }
 }
 
-module.exports = { snapshotOf, collectCustom, heldSince }
+/**
+ * Bytes of the batches being filled, not yet in the disk buffer: what the
+ * buffer will take once they are formed (batchDelay later), so its bound
+ * counts them before it takes more (a burst within batchDelay went past it).
+ */
+function fillingBytes (pool) {
+  let bytes = 0
+  for (const h of pool.live) bytes += h.filling.length
+  for (const h of pool.current) if (h !== null && h.state === 'gone') bytes += h.filling.length
+  return bytes
+}
+
+module.exports = { snapshotOf, collectCustom, heldSince, fillingBytes }

@@ -1,6 +1,7 @@
 'use strict'
 
 const { totalDropped } = require('./counters')
+const { fillingBytes } = require('./pool-counters')
 
 const NO_TOTALS = Object.freeze({ processed: 0, failed: 0, inFlight: 0, buffered: 0, oldestUnackedMs: 0, oldestBufferedMs: 0 })
 
@@ -35,7 +36,7 @@ function summarize (lb, snapshot) {
     deadLetteredBy: c.deadLetteredBy,
     deadLetters: lb.deadLetters ? lb.deadLetters.stats() : null,
     buffered: totals.buffered + c.buffer.kept,
-    buffer: bufferSummary(lb.options, lb.journal, totals, c.buffer),
+    buffer: bufferSummary(lb.options, lb.journal, totals, c.buffer, pool),
     lost: c.dropped.workerLost,
     dropped: { ...dropped, total: totalDropped(dropped) },
     events: c.events,
@@ -49,10 +50,11 @@ function summarize (lb, snapshot) {
 }
 
 // The disk buffer's part of the summary; null when it is off.
-function bufferSummary (options, journal, totals, c) {
+// `full` as the dispatcher decides it: the batches being filled count.
+function bufferSummary (options, journal, totals, c, pool) {
   if (!options.buffer) return null
   const disk = journal ? journal.stats() : { dir: options.bufferDir, bytes: 0, maxBytes: options.bufferMaxBytes, segments: 0, records: 0, messages: 0, sync: options.bufferSync, syncs: 0, writeErrors: 0 }
-  return { ...disk, full: journal ? journal.full : false, waiting: totals.buffered, oldestMs: totals.oldestBufferedMs, kept: c.kept, damagedRecords: c.damagedRecords, damagedBytes: c.damagedBytes }
+  return { ...disk, full: journal ? journal.fullWith(pool ? fillingBytes(pool) : 0) : false, waiting: totals.buffered, oldestMs: totals.oldestBufferedMs, kept: c.kept, damagedRecords: c.damagedRecords, damagedBytes: c.damagedBytes }
 }
 
 /**

@@ -246,6 +246,8 @@ test('a full buffer drops the newest, counted as bufferFull; the rest is deliver
   await lb.stop()
   const kept = lb.summary()
   assert.equal(kept.buffered, total - kept.dropped.bufferFull, 'what was not refused stays in the buffer')
+  // The batches being filled count against the bound: a burst within batchDelay went past it (to 2.5× here, at 10 ms).
+  assert.ok(kept.buffer.bytes < 65536 + 1024, `the bound held: ${kept.buffer.bytes} bytes of ${kept.buffer.maxBytes}`)
   const again = await holdingBalancer(t, bufferDir, out, { hold: false })
   await waitFor(() => again.summary().processed === kept.buffered, { what: 'the replay stored' })
   await again.stop()
