@@ -67,7 +67,7 @@ test('defaults fill in every base flag', () => {
     distribution: 'round-robin',
     affinity: 'prefer',
     batchSize: 256,
-    batchDelay: 2,
+    batchDelay: 10,
     maxInFlight: 100000,
     memoryBudget: 8 * 1024 ** 2,
     workersNodeArgs: ['--max-semi-space-size=2', '--heap-growing-percent=20'],
