@@ -77,12 +77,14 @@ test('nothing outside the owner can change a counter', () => {
 
 // The decision at its one place, with the pool and disk buffer the master
 // would have (a worker: saturated or not; a buffer: full or not).
-function balancer ({ workers, journal, slotsToCome = 0 }) {
+// `filling`: bytes of the batch each worker is filling; a buffer's `room`: bytes it takes before its bound.
+function balancer ({ workers, journal, slotsToCome = 0, filling = 0 }) {
   const lb = new LoadBalancer({ worker: path.join(__dirname, '..', 'fixtures', 'counting-worker.js') })
   const pushed = []
-  const holders = Array.from({ length: slotsToCome }, () => ({ state: 'gone', saturated: false, push: (m) => pushed.push(m) }))
-  lb.pool = { rotation: workers.map((saturated) => ({ state: 'ready', saturated, push: (m) => pushed.push(m) })), holders: () => holders }
-  lb.journal = journal
+  const holders = Array.from({ length: slotsToCome }, () => ({ state: 'gone', saturated: false, filling: { length: 0 }, push: (m) => pushed.push(m) }))
+  const rotation = workers.map((saturated) => ({ state: 'ready', saturated, filling: { length: filling }, push: (m) => pushed.push(m) }))
+  lb.pool = { rotation, live: rotation, current: [...rotation, ...holders], holders: () => holders }
+  lb.journal = journal && { ...journal, fullWith: (forming) => journal.full || forming >= (journal.room ?? Infinity) }
   return { lb, pushed }
 }
 
@@ -94,10 +96,11 @@ test('a refused message is counted once, under the reason the master knows', () 
     { name: 'every worker saturated, buffer full', workers: [true, true], journal: { full: true }, reason: 'bufferFull' },
     { name: 'no worker up, no buffer', workers: [], journal: null, slotsToCome: 2, reason: 'queueFull' },
     { name: 'no worker up, buffer with room, every slot given up', workers: [], journal: { full: false }, reason: 'queueFull' },
-    { name: 'no worker up, buffer full', workers: [], journal: { full: true }, slotsToCome: 2, reason: 'bufferFull' }
+    { name: 'no worker up, buffer full', workers: [], journal: { full: true }, slotsToCome: 2, reason: 'bufferFull' },
+    { name: 'every worker saturated, the batches being filled reach the buffer\'s bound', workers: [true, true], journal: { full: false, room: 100 }, filling: 50, reason: 'bufferFull' }
   ]
-  for (const { name, workers, journal, slotsToCome, reason } of cases) {
-    const { lb, pushed } = balancer({ workers, journal, slotsToCome })
+  for (const { name, workers, journal, slotsToCome, filling, reason } of cases) {
+    const { lb, pushed } = balancer({ workers, journal, slotsToCome, filling })
     assert.equal(lb.ctx.dispatch(message), false, name)
     assert.deepEqual([lb.summary(null).received, pushed.length], [0, 0], `${name}: a refusal alone counts nothing`)
     lb.ctx.dropRefused()
