@@ -5,7 +5,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 /**
  * SIGKILLs one worker of `balancer` every `everyMs` until stopped;
  * `stop(minimum)` lets it go on until it killed at least `minimum` (the
- * caller's timeout bounds that), then resolves with the number killed. A kill
+ * caller's timeout bounds that), then resolves with the number killed;
+ * `killed()` is the number so far. A kill
  * waits (the tick is skipped) until:
  * - every instance is up (one dead worker at a time: with none left, UDP has
  *   nowhere to go and is dropped as queueFull);
@@ -44,7 +45,7 @@ function killLoop (balancer, everyMs) {
     }
     return killed
   })()
-  return { stop: (atLeast = 0) => { stopped = true; minimum = atLeast; return done } }
+  return { stop: (atLeast = 0) => { stopped = true; minimum = atLeast; return done }, killed: () => killed }
 }
 
 // Whether each slot's replacement acknowledged what its killed predecessor
