@@ -4,7 +4,7 @@
 // person's terminal: the rules (what is escaped, and how) are
 // lib/shared/printable-text.js's, which the logs use too.
 
-const { printable, printableLines, escapeOne, hex, ESCAPED } = require('../lib/shared/printable-text')
+const { printable, escapeOne, hex, ESCAPED } = require('../lib/shared/printable-text')
 
 // Two columns: East Asian wide and fullwidth characters (their common
 // ranges: Hangul Jamo, CJK, kana, Hangul syllables, fullwidth forms) and
@@ -13,27 +13,28 @@ const WIDE = /[\p{Emoji_Presentation}\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u34
 const ZERO_WIDTH = /[\p{Mn}\p{Me}]/u
 
 /**
- * `text` as a page shows it (the calls view, before HTML escaping): what
- * printable() escapes (bidi overrides that reverse the text around them,
- * invisible characters, controls) as the same escape text, but line
- * breaks and tabs, which a page does not act on: a raw SIP message keeps
- * its lines. Backslashes stay as they are in a text with nothing to
- * escape (a SIP display name's quoted pair reads as sent), and are doubled
- * in one with escapes, so that a sender's own `\x1b` text is told apart
- * from an ESC shown as escape text.
+ * A sender's raw text (a SIP message) as the calls view's page and its
+ * text export show it: what printable() escapes (bidi overrides that
+ * reverse the text around them, invisible characters, controls, a CR not
+ * followed by LF, which a browser draws as a line break and a terminal
+ * acts on) as the same escape text, but line breaks (LF, CR LF) and tabs:
+ * a raw SIP message keeps its lines. Backslashes stay as they are in a
+ * text with nothing to escape (a SIP display name's quoted pair reads as
+ * sent), and are doubled in one with escapes, so that a sender's own
+ * `\x1b` text is told apart from an ESC shown as escape text.
  * @param {*} text
  * @returns {string}
  */
-function visibleOnPage (text) {
+function rawTextShown (text) {
   const string = String(text)
-  const keep = (c) => c === '\n' || c === '\r' || c === '\t'
+  const keep = (c, at) => c === '\n' || c === '\t' || (c === '\r' && string[at + 1] === '\n')
   let escapes = false
-  const shown = string.replace(ESCAPED, (c) => {
-    if (keep(c) || c === '\\') return c
+  const shown = string.replace(ESCAPED, (c, at) => {
+    if (keep(c, at) || c === '\\') return c
     escapes = true
     return escapeOne(c)
   })
-  return escapes ? string.replace(ESCAPED, (c) => keep(c) ? c : escapeOne(c)) : shown
+  return escapes ? string.replace(ESCAPED, (c, at) => keep(c, at) ? c : escapeOne(c)) : shown
 }
 
 /**
@@ -91,4 +92,4 @@ function clipWidth (text, max) {
   return kept + '…'
 }
 
-module.exports = { printable, printableLines, printableJson, visibleOnPage, displayWidth, clipWidth }
+module.exports = { printable, printableJson, rawTextShown, displayWidth, clipWidth }

@@ -14,7 +14,7 @@ const { listCalls, partyText, outcomeText, outcomeCounts, durationText, OUTCOME_
 const { ladderOf, legsOf, shortened, cutNote } = require('./calls-ladder')
 const { sipPcap } = require('./sip-pcap')
 const { BAND_ORDER } = require('./calls-read')
-const { printableLines } = require('../terminal-text')
+const { rawTextShown } = require('../terminal-text')
 
 const ORDERS = ['verdict', 'time']
 const MAX_TEXT = 1024 // a query value longer than a stored Call-ID can be finds nothing
@@ -209,15 +209,15 @@ async function conversation (db, callId, collections, options = {}) {
 
 /**
  * The call's messages (those of its conversation's legs) as text: each with
- * its time and addresses, then its raw text, safe to print as the terminal
- * views are (printableLines: what a sender put there that a terminal acts
- * on or does not show is escape text, a backslash `\\`; its lines stay
- * lines). The bytes as captured are the pcap's.
+ * its time and addresses, then its raw text, safe to print to a terminal
+ * and shown as the call's page shows it (rawTextShown: what a sender put
+ * there that a terminal acts on or does not show is escape text, and then
+ * a backslash `\\`; its lines stay lines). The bytes as captured are the pcap's.
  */
 async function callText (db, callId, { collections }) {
   const { messages } = await conversation(db, callId, collections)
   if (messages.length === 0) return null
-  return messages.map((m) => printableLines(`${new Date(m.at).toISOString()} ${m.src} -> ${m.dst} ${m.transport || ''}\n${m.raw}${cutNote(m)}${m.raw.endsWith('\n') && !m.truncated ? '' : '\n'}`)).join('\n')
+  return messages.map((m) => rawTextShown(`${new Date(m.at).toISOString()} ${m.src} -> ${m.dst} ${m.transport || ''}\n${m.raw}${cutNote(m)}${m.raw.endsWith('\n') && !m.truncated ? '' : '\n'}`)).join('\n')
 }
 
 /** The call's messages (its conversation's) as a pcap file (sip-pcap.js), or null. */

@@ -21,7 +21,7 @@ const { callAnalytics, minuteJitterMs } = require('../../collectors/rtcp/quality
 const { flagTypes } = require('../../lib/shared/value-types')
 const { BAND_ORDER, recentCalls, readWhole, tallyMinutes, byWorst } = require('./calls-read')
 const sipView = require('./calls-sip-view')
-const { visibleOnPage, printable } = require('../terminal-text')
+const { rawTextShown, printable } = require('../terminal-text')
 const { isUnreachable } = require('../../lib/mongo/unreachable')
 
 const reply = MetricsServer.reply
@@ -334,7 +334,7 @@ function fmt (value, digits) {
 // Sender text in HTML: its bidi overrides, invisible characters and
 // controls as visible escape text (terminal-text.js), then markup escaped.
 function escape (text) {
-  return visibleOnPage(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+  return rawTextShown(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
 // The name a call's pcap is saved under: its Call-ID, a sender's, in

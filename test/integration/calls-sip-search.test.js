@@ -167,12 +167,13 @@ test('the SIP search finds calls past the read bound, pages through them, takes 
   assert.equal(missing.code, 1)
 })
 
-test('the text export of a call is safe to print: a sender\'s ESC, BEL, C1, bidi and lone CR are escape text, its lines stay lines; the pcap keeps the bytes (QA)', { timeout: 60000 }, async (t) => {
+test('the text export of a call is safe to print: a sender\'s ESC, BEL, C1, bidi and lone CR are escape text, its lines stay lines, as on the call\'s page; the pcap keeps the bytes (QA)', { timeout: 60000 }, async (t) => {
   const { collector, db, port } = await startTestCollector(t, hep)
   const hostile = 'Subject: \u001b[2J\u0007 \u009b31m paid \u202egnp.exe\rFAKE LINE \\x1b typed'
   const text = sip('INVITE sip:bob@b.example SIP/2.0', { callId: 'hostile@text', caller: 'sip:eve@a.example', cseq: '1 INVITE' }).replace('Content-Length: 0', `${hostile}\r\nContent-Length: 0`)
-  await send(port, [packet(text, { at: T0 })])
-  await waitFor(() => collector.summary().processed === 1, { what: 'the packet stored' })
+  const quoted = sip('INVITE sip:bob@b.example SIP/2.0', { callId: 'quoted@text', caller: 'sip:eve@a.example', cseq: '1 INVITE' }).replace('Content-Length: 0', 'X-Name: "A \\"quoted\\" name"\r\nContent-Length: 0')
+  await send(port, [packet(text, { at: T0 }), packet(quoted, { at: T0 })])
+  await waitFor(() => collector.summary().processed === 2, { what: 'the packets stored' })
   const view = new CallsViewServer(db.collection('streams'), { host: '127.0.0.1', port: 0, since: 3600000, worst: WORST, limit: LIMIT, table: TABLE, db, collections: COLLECTIONS })
   const { port: viewPort } = await view.start()
   t.after(() => view.stop())
@@ -188,6 +189,15 @@ test('the text export of a call is safe to print: a sender\'s ESC, BEL, C1, bidi
   // The sender's own "\x1b" text: its backslash doubled, told apart from the ESC shown as \x1b.
   assert.ok(body.includes('Subject: \\x1b[2J\\x07 \\x9b31m paid \\u202egnp.exe\\rFAKE LINE \\\\x1b typed\r\n'), body)
   assert.ok(body.includes('\r\nCall-ID: hostile@text\r\nCSeq: 1 INVITE\r\n'), 'the message keeps its lines')
+  // The page shows the message as the export does: the lone CR as \r, not a line of the sender's making.
+  const page = await (await fetch(`http://127.0.0.1:${viewPort}/sip/call?id=hostile%40text`)).text()
+  assert.ok(page.includes('paid \\u202egnp.exe\\rFAKE LINE \\\\x1b typed'), page)
+  assert.doesNotMatch(page, /\rFAKE/)
+  // A message with nothing to escape keeps its backslashes as sent (a SIP quoted pair), in the export and on the page.
+  const plain = await (await fetch(`http://127.0.0.1:${viewPort}/sip/call.txt?id=quoted%40text`)).text()
+  assert.ok(plain.includes('\r\nX-Name: "A \\"quoted\\" name"\r\n'), plain)
+  const plainPage = await (await fetch(`http://127.0.0.1:${viewPort}/sip/call?id=quoted%40text`)).text()
+  assert.ok(plainPage.includes('X-Name: &#34;A \\&#34;quoted\\&#34; name&#34;'), plainPage)
   const pcapReply = await fetch(`http://127.0.0.1:${viewPort}/sip/call.pcap?id=hostile%40text`)
   // A browser saves it as a file named after the call, in characters any file system takes.
   assert.equal(pcapReply.headers.get('content-disposition'), 'attachment; filename="hostile_text.pcap"')

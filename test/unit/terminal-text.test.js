@@ -10,7 +10,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const pino = require('pino')
-const { printable, printableJson, displayWidth, visibleOnPage } = require('../../app/terminal-text')
+const { printable, printableJson, displayWidth, rawTextShown } = require('../../app/terminal-text')
 const { formatTable } = require('../../app/commands/common')
 const { lineFormatter, prettyStream } = require('../../app/pretty-log')
 const { removeDir } = require('../helpers/temp-dir')
@@ -37,10 +37,15 @@ test('printable leaves printable text as it is, and doubles a backslash so a typ
   assert.equal(printable(42), '42')
 })
 
-test('visibleOnPage keeps lines, tabs and a SIP quoted pair as sent; in a text it escapes, a backslash is doubled so a sender\'s "\\x1b" differs from an ESC', () => {
-  assert.equal(visibleOnPage('From: "A\\"B" <sip:a@b>\r\n\tX: y'), 'From: "A\\"B" <sip:a@b>\r\n\tX: y')
-  assert.equal(visibleOnPage('S: \\x1b typed, \u001b sent\r\n'), 'S: \\\\x1b typed, \\x1b sent\r\n')
-  assert.equal(visibleOnPage('\u202eevil'), '\\u202eevil')
+test('rawTextShown keeps lines, tabs and a SIP quoted pair as sent; in a text it escapes, a backslash is doubled so a sender\'s "\\x1b" differs from an ESC', () => {
+  assert.equal(rawTextShown('From: "A\\"B" <sip:a@b>\r\n\tX: y'), 'From: "A\\"B" <sip:a@b>\r\n\tX: y')
+  assert.equal(rawTextShown('S: \\x1b typed, \u001b sent\r\n'), 'S: \\\\x1b typed, \\x1b sent\r\n')
+  assert.equal(rawTextShown('\u202eevil'), '\\u202eevil')
+})
+
+test('rawTextShown writes a CR that no LF follows as escape text: a browser draws it as a line break, a terminal returns the cursor, either a line the sender made up', () => {
+  assert.equal(rawTextShown('Subject: hi\rFAKE: line\r\nX: y\r'), 'Subject: hi\\rFAKE: line\r\nX: y\\r')
+  assert.equal(rawTextShown('A: "q\\"\rB'), 'A: "q\\\\"\\rB', 'with something escaped, the backslash is doubled too')
 })
 
 test('every code point up to U+FFFF and the tag characters: printable output has no forbidden character', () => {
