@@ -33,8 +33,8 @@ function settingsFlags ({ defaults = {}, fixed = [], master = {}, worker = {} })
     // another is refused at start, not a stream of drops (QA).
     if (fixed.includes(option)) flags[decl.flag].validate = (given) => given === value ? undefined : `the ${defaults.name} collector reads its input with ${decl.flag} ${value} only`
   }
-  // Each from COLLECTOR_<FLAG> too, as every LoadBalancer option is.
-  for (const [name, decl] of Object.entries({ ...worker, ...master })) if (decl.flag !== false) flags[name] = { ...flagOf(decl), env: envNameOf(name) }
+  // Each from COLLECTOR_<FLAG> too, as every LoadBalancer option is, or from the variable its declaration names (env).
+  for (const [name, decl] of Object.entries({ ...worker, ...master })) if (decl.flag !== false) flags[name] = { ...flagOf(decl), env: decl.env || envNameOf(name) }
   return flags
 }
 

@@ -5,6 +5,7 @@ const CollectorError = require('./collector-error')
 class InvalidOptionError extends CollectorError {
   constructor (option, value, expected) {
     super(`option "${option}" ${expected}, got ${describe(value)}`, 'ERR_INVALID_OPTION', { option, value })
+    this.expected = expected // what a value of it must be, without the option and the value
   }
 
   /**

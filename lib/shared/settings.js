@@ -18,6 +18,7 @@ const InvalidOptionError = require('../../exceptions/invalid-option-error')
 const ENTRY_KEYS = new Set(['type', 'default', 'range', 'choices', 'env', 'secret', 'group', 'description', 'flag', 'validate'])
 const NUMERIC = { integer: [-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER], duration: [0, Number.MAX_SAFE_INTEGER], size: [0, Number.MAX_SAFE_INTEGER], port: [0, 65535], number: [-Infinity, Infinity] }
 const TYPES = new Set([...Object.keys(NUMERIC), 'string', 'path', 'boolean', 'list'])
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /**
  * Checks and freezes a table of settings (a mistake surfaces where it is
@@ -28,14 +29,26 @@ const TYPES = new Set([...Object.keys(NUMERIC), 'string', 'path', 'boolean', 'li
 function declareSettings (table) {
   for (const [name, entry] of Object.entries(table)) {
     const extra = Object.keys(entry).filter((key) => !ENTRY_KEYS.has(key))
-    if (extra.length) throw new TypeError(`setting ${name}: unknown key(s) ${extra.join(', ')}`)
-    if (!TYPES.has(entry.type)) throw new TypeError(`setting ${name}: type must be one of ${[...TYPES].join(', ')}`)
-    if (entry.flag !== undefined && entry.flag !== false) throw new TypeError(`setting ${name}: flag may only be false (code only)`)
-    if (entry.default !== undefined) checkSetting(name, entry, entry.default)
+    if (extra.length) throw InvalidOptionError.problem(`settings.${name}`, `unknown key(s) ${extra.join(', ')}`)
+    if (!TYPES.has(entry.type)) throw InvalidOptionError.problem(`settings.${name}`, `type must be one of ${[...TYPES].join(', ')}`)
+    if (entry.flag !== undefined && entry.flag !== false) throw InvalidOptionError.problem(`settings.${name}`, 'flag may only be false (code only)')
+    if (entry.env !== undefined && (typeof entry.env !== 'string' || !ENV_NAME.test(entry.env))) throw InvalidOptionError.problem(`settings.${name}`, `env must be the name of an environment variable (letters, digits, _), got ${JSON.stringify(entry.env)}`)
+    if (entry.default !== undefined) checkDefault(name, entry)
     Object.freeze(entry)
     if (Array.isArray(entry.default)) Object.freeze(entry.default)
   }
   return Object.freeze(table)
+}
+
+// A default that is not a value of its own setting is the declaration's mistake, said so (not as a flag given wrong).
+// (Each mistake in a declaration is an InvalidOptionError: one line, ERR_INVALID_OPTION, the CLI prints it so.)
+function checkDefault (name, entry) {
+  try {
+    checkSetting(name, entry, entry.default)
+  } catch (err) {
+    if (!(err instanceof InvalidOptionError)) throw err
+    throw InvalidOptionError.problem(`settings.${name}`, `its default ${JSON.stringify(entry.default)} is not a value of it: it ${err.expected}`)
+  }
 }
 
 /** The default of each setting that has one. */

@@ -43,7 +43,12 @@ test('defineCollector: a definition that cannot work is refused in one line that
     [{ name: 'x', decode, sinks: [store], listen: { framing: 'newlines' } }, /listen\.framing is one of newline, /],
     [{ name: 'x', decode, sinks: [store], keep: { scop: () => 'a' } }, /keep takes no scop; did you mean scope\?/],
     [{ name: 'x', decode, sinks: [store], settings: { port: { type: 'integer', default: 1 } } }, /settings\.port is one of the framework's options \(--port\): give the setting another name \(a default for it goes in listen\.port\)/],
-    [{ name: 'x', decode, sinks: [store], settings: { instances: { type: 'integer', default: 3 } } }, /settings\.instances is one of the framework's options \(--instances\)/]
+    [{ name: 'x', decode, sinks: [store], settings: { instances: { type: 'integer', default: 3 } } }, /settings\.instances is one of the framework's options \(--instances\)/],
+    // A new user's (QA): a default that is not a value of its setting read as a flag given wrong ("got" the default).
+    [{ name: 'x', decode, sinks: [store], settings: { maxTemp: { type: 'number', default: 'hot' } } }, /^option "settings\.maxTemp": its default "hot" is not a value of it: it must be a number from -Infinity to Infinity$/],
+    [{ name: 'x', decode, sinks: [store], settings: { lim: { type: 'integer', default: -1, validate: (v) => v < 0 ? 'must be 0 or more' : undefined } } }, /^option "settings\.lim": its default -1 is not a value of it: it must be 0 or more$/],
+    [{ name: 'x', decode, sinks: [store], settings: { host: { type: 'string', env: 'MY HOST' } } }, /^option "settings\.host": env must be the name of an environment variable \(letters, digits, _\), got "MY HOST"$/],
+    [{ name: 'x', decode, sinks: [store], settings: { host: { type: 'text' } } }, /^option "settings\.host": type must be one of /]
   ]
   // Those about the master's options are checked when the master's classes are built (a worker never loads them).
   for (const [definition, message] of cases) {
@@ -64,6 +69,19 @@ test('defineCollector: a definition that cannot work is refused in one line that
   assert.throws(() => sinks.updates({ of: decode }), { message: 'option "sinks": an updates sink needs the name of its collection' })
   // A worker setting declared again, with another default, is the documented way: taken.
   assert.equal(defineCollector({ name: 'y', decode, sinks: [store], settings: { flushInterval: { type: 'duration', default: 50 } } }).Config.parse([]).flushInterval, 50)
+})
+
+test('defineCollector: a setting is read from the environment variable its declaration names (env), else from COLLECTOR_<FLAG>', (t) => {
+  const module = defineCollector({ name: 'y', decode, sinks: [store], settings: { maxTemp: { type: 'number', default: 200, env: 'TRIAL_MAX_TEMP' }, minTemp: { type: 'number', default: 0 } } })
+  t.after(() => { delete process.env.TRIAL_MAX_TEMP; delete process.env.COLLECTOR_MIN_TEMP; delete process.env.COLLECTOR_MAX_TEMP })
+  process.env.TRIAL_MAX_TEMP = '5'
+  process.env.COLLECTOR_MAX_TEMP = '7' // not the one declared: not read
+  process.env.COLLECTOR_MIN_TEMP = '-3'
+  const config = module.Config.parse([])
+  assert.equal(config.maxTemp, 5)
+  assert.equal(config.minTemp, -3)
+  process.env.TRIAL_MAX_TEMP = 'abc'
+  assert.throws(() => module.Config.parse([]), /--max-temp: expected a number, got "abc" \(from environment variable TRIAL_MAX_TEMP\)/)
 })
 
 test('split lines: each line that is not blank a message of its own, CR LF, empty and blank lines taken', () => {
