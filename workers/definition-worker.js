@@ -183,6 +183,7 @@ class DefinitionWorker extends MongoWorker {
     const list = Array.isArray(records) ? records : [records]
     const shaped = new Array(list.length * this.sinks.length)
     for (let r = 0; r < list.length; r++) {
+      if (list[r] === null || typeof list[r] !== 'object') throw new TypeError(`decode or enrich gave a record that is ${list[r] === null ? 'null' : `a ${typeof list[r]}`}: a record is an object (null alone, not in an array, stores nothing)`)
       for (let s = 0; s < this.sinks.length; s++) {
         const value = shaped[r * this.sinks.length + s] = this.sinks[s].shape(list[r], message)
         if (value instanceof Refusal) return value

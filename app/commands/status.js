@@ -49,7 +49,7 @@ function render (snap) {
   const { stats: s, rates: r } = snap
   const address = s.address ? `${s.address.address}:${s.address.port}` : '-'
   const stale = snap.age > 3 * snap.interval ? `  (last update ${Math.round(snap.age / 1000)} s ago)` : ''
-  const dropped = Object.entries(s.dropped).filter(([k, v]) => k !== 'total' && v > 0).map(([k, v]) => `${k} ${v}`).join(', ')
+  const dropped = Object.entries(s.dropped).filter(([k, v]) => k !== 'total' && v > 0).map(([k, v]) => `${printable(k)} ${v}`).join(', ') // a definition's reasons may be a sender's text
   // A stopped collector's process is gone: no pid (the stats file has none).
   const head = snap.pid === null
     ? `${snap.name}  ${s.state}  ${s.protocol} ${address}  ran ${formatUptime(s.uptime)}, stopped ${snap.time}`
@@ -96,7 +96,7 @@ const COUNTER_COLUMNS = [
 function eventLines (s) {
   const reasons = s.eventReasons || {}
   const told = Object.entries(s.events || {}).filter(([, n]) => n > 0).map(([event, n]) => {
-    const why = Object.entries(reasons[event] || {}).filter(([, m]) => m > 0).map(([reason, m]) => `${reason} ${m}`)
+    const why = Object.entries(reasons[event] || {}).filter(([, m]) => m > 0).map(([reason, m]) => `${printable(reason)} ${m}`)
     return `${event} ${n}${why.length ? ` (${why.join(', ')})` : ''}`
   })
   return told.length ? [`events: ${told.join(', ')}`] : []
@@ -114,7 +114,7 @@ function tallyLines (workers) {
     }
   }
   const told = Object.entries(sums).map(([name, sum]) => [name, Object.entries(sum).filter(([, n]) => n > 0)]).filter(([, parts]) => parts.length > 0)
-  return told.length ? [`tallied: ${told.map(([name, parts]) => `${name} ${parts.map(([reason, n]) => `${reason} ${n}`).join(', ')}`).join('; ')}`] : []
+  return told.length ? [`tallied: ${told.map(([name, parts]) => `${printable(name)} ${parts.map(([reason, n]) => `${printable(reason)} ${n}`).join(', ')}`).join('; ')}`] : [] // what a definition tallies may be a sender's text
 }
 
 // The disk buffer, when on (stats files of collectors without it, or from

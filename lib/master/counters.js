@@ -1,5 +1,7 @@
 'use strict'
 
+const { MASTER_REASONS } = require('../shared/drop-reasons')
+
 /**
  * The master's own counters, and the only code that changes them (the
  * fields are private: nothing else can write them); per-worker ones live on
@@ -15,7 +17,7 @@ class MasterCounters {
   #received = 0
   #bytes = 0
   #dispatched = 0
-  #dropped = { queueFull: 0, oversize: 0, badFrame: 0, empty: 0, partial: 0, workerLost: 0, shutdown: 0, notAllowed: 0, bufferFull: 0, bufferUnreadable: 0 }
+  #dropped = Object.fromEntries(MASTER_REASONS.map((reason) => [reason, 0]))
   // Messages a previous run left in the disk buffer, delivered by this one
   // (and dead letters queued for replay).
   #replayed = 0

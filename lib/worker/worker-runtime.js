@@ -1,6 +1,8 @@
 'use strict'
 
 const ipc = require('../shared/ipc')
+const CollectorError = require('../../exceptions/collector-error')
+const { reasonProblem } = require('../shared/drop-reasons')
 const { BatchReader } = require('../shared/batch-codec')
 const { messageKey, originRunIdBytes } = require('../shared/batch-ids')
 const { OwnSocketIntake } = require('./own-socket-intake')
@@ -240,7 +242,9 @@ class WorkerRuntime {
 
   /** The worker refused the message it is processing, by name (counted as dropped, not processed). */
   dropMessage (reason) {
-    this.dropReason = String(reason)
+    const problem = reasonProblem(reason)
+    if (problem) throw new CollectorError(`dropMessage: ${problem}`, 'ERR_DECODE_REASON', { given: reason }) // the message fails, said so
+    this.dropReason = reason
   }
 
   // Messages of batch `seq` (their places in it) that a store gave up on:
@@ -319,7 +323,7 @@ class WorkerRuntime {
     this.failuresSinceLog++
     const now = Date.now()
     if (now - this.lastFailureLog < FAILURE_LOG_INTERVAL_MS) return
-    this.log('error', { err, failures: this.failuresSinceLog }, 'doWork failed')
+    this.log('error', { err, failures: this.failuresSinceLog }, `doWork failed: ${printable(String(err && err.message !== undefined ? err.message : err).split('\n')[0])}`) // what went wrong on the line itself (QA: only in err.message)
     this.lastFailureLog = now
     this.failuresSinceLog = 0
   }

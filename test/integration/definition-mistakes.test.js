@@ -20,7 +20,7 @@ const { captureLogger } = require('../helpers/capture-logger')
 const { waitFor } = require('../helpers/wait-for')
 const { accountedFor } = require('../../lib/master/counters')
 
-const WRONG = ['throwat 5', 'str 2', 'badinc 4', 'noid 3', 'badmetric 2', 'undef 0', 'promise 3', 'method 2', 'setfn 2', 'baddate 2']
+const WRONG = ['throwat 5', 'str 2', 'badinc 4', 'noid 3', 'badmetric 2', 'undef 0', 'promise 3', 'method 2', 'setfn 2', 'baddate 2', 'num 3']
 
 test('definition mistakes fail their message whole, counted and said once, nothing of it stored, and what follows is stored', { timeout: 60000 }, async (t) => {
   const { logger, records } = captureLogger()
@@ -59,8 +59,11 @@ test('definition mistakes fail their message whole, counted and said once, nothi
     /decode returned a Promise: decode and enrich are synchronous/,
     /documents sink of mistake_docs: of\(\) gave a document whose at is a function or a symbol, which BSON leaves out/,
     /updates sink of mistake_sums: of\(\) gave an update whose set\.last\.line is a function or a symbol, which BSON leaves out/,
-    /documents sink of mistake_docs: of\(\) gave a document whose at is an Invalid Date, which BSON stores as 1970-01-01/
+    /documents sink of mistake_docs: of\(\) gave a document whose at is an Invalid Date, which BSON stores as 1970-01-01/,
+    /decode or enrich gave a record that is a number: a record is an object/
   ]) assert.match(said, expected)
+  // What went wrong is on the log line itself, not in its fields only (QA).
+  assert.ok(records.some((r) => r.level === 'error' && r.msg === 'doWork failed: decode returned undefined: return null when a message has nothing to store (a missing return?)'), records.map((r) => r.msg).join('\n'))
 })
 
 // QA: on the native receive path a key() that threw on a sender's bytes

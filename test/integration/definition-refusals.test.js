@@ -20,6 +20,8 @@ const unique = require('../fixtures/unique-definition')
 const { startTestCollector } = require('../helpers/collector')
 const { waitFor } = require('../helpers/wait-for')
 const { accountedFor } = require('../../lib/master/counters')
+const { render } = require('../../app/commands/status')
+const { buildSnapshot, computeRates } = require('../../app/stats-file')
 
 async function start (t, definition = refusals) {
   const logs = []
@@ -91,4 +93,32 @@ test('a document refused as a duplicate on the definition\'s own unique index is
   assert.equal(units.stored, 2)
   assert.ok(logs.some((m) => /units inserts: the server refused 1 document for good \(11000: a document with the same serial(_1)? is stored\)/.test(m)), logs.join('\n'))
   assert.deepEqual((await db.collection('units').find().sort({ serial: 1 }).toArray()).map((d) => [d.serial, d.n]), [['s1', 1], ['s2', 3]])
+})
+
+test('a refusal under one of the framework\'s own reasons or one no counter can be named by fails its message, said why; the counters add up; collector status prints a sender\'s text escaped (QA)', async (t) => {
+  const { collector, send, settled, logs } = await start(t)
+  // kernel and total were overwritten by the master's own (received 4, processed 1, dropped 2, "dropped by reason: none").
+  await send(['refuse kernel', 'refuse total', 'refuse workerLost', 'refuse toString', 'refuse \u001b[31mred', 'refuse tooHot', 'refuse tooHot', 'k1 n 1', '\u001b[41mdev\u202e n 2'])
+  const s = await settled(9)
+  assert.equal(s.processed, 2)
+  assert.equal(s.failed, 5, 'each refusal under a name that cannot be its own fails')
+  assert.deepEqual(Object.entries(s.dropped).filter(([reason, n]) => reason !== 'total' && n > 0), [['tooHot', 2]])
+  assert.equal(s.dropped.total, 2)
+  assert.equal(s.lost, 0)
+  assert.equal(s.received, s.processed + s.failed + s.dropped.total)
+  await waitFor(() => logs.some((m) => /^doWork failed: DecodeError: "kernel" is a reason the framework counts under itself/.test(String(m))), { what: 'the reason told in the log' })
+  const stats = await collector.stats()
+  const text = render(buildSnapshot({ name: 'refusals', collector: 'refusals', pid: process.pid, interval: 1000 }, stats, computeRates(stats)))
+  assert.match(text, /^dropped by reason: tooHot 2$/m)
+  assert.match(text, /^tallied: keys k1 1, \\x1b\[41mdev\\u202e 1$/m, 'a tallied key as escape text')
+  // eslint-disable-next-line no-control-regex
+  assert.doesNotMatch(text, /[\u001b\u202e]/)
+})
+
+test('DecodeError and dropMessage take a token of their own as the reason, and say what is wrong with another in one line', () => {
+  const { DecodeError } = require('../..')
+  for (const reason of ['badLine', 'hep-type-100', 'v9.template_unknown']) assert.equal(new DecodeError(reason).reason, reason)
+  for (const [reason, message] of [['kernel', /"kernel" is a reason the framework counts under itself/], ['constructor', /"constructor" is a reason the framework/], ['two words', /a reason is a token of up to 64 letters/], [42, /got "42"/], ['x'.repeat(65), /up to 64/]]) {
+    assert.throws(() => new DecodeError(reason), (err) => err.code === 'ERR_DECODE_REASON' && message.test(err.message) && !err.message.includes('\n'))
+  }
 })

@@ -83,8 +83,9 @@ test('a worker\'s error quoting what a sender sent is logged escaped: no raw ESC
   await sendPaced(lb, socket, ['fail \u001b[2J\u009b\u202eexe.gnp'])
   const s = await settled(lb)
   assert.equal(s.failed, 1)
-  const logged = await waitFor(() => records.find((r) => r.msg === 'doWork failed'), { what: 'the doWork failed line' })
+  const logged = await waitFor(() => records.find((r) => r.msg.startsWith('doWork failed')), { what: 'the doWork failed line' })
   assert.equal(logged.fields.err.message, 'cannot store fail \\x1b[2J\\x9b\\u202eexe.gnp')
+  assert.equal(logged.msg, 'doWork failed: cannot store fail \\x1b[2J\\x9b\\u202eexe.gnp', 'what went wrong, on the line itself')
   // eslint-disable-next-line no-control-regex
   for (const text of [logged.fields.err.message, logged.fields.err.stack]) assert.doesNotMatch(text, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/)
   assert.match(logged.fields.err.stack, /\n {4}at /, 'the stack keeps its lines')
