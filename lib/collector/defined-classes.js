@@ -55,14 +55,20 @@ function definedCollector (definition, settings) {
 // null: the message goes by its sender's address, counted in
 // events.keyErrors and the first said. It crashed the master on the native
 // receive path, where a sender chooses the bytes.
+// So does a key that is not a key: anything but a string, an integer or null
+// (an object hashed as "[object Object]" sent every message to one worker).
 function guardedKey (keyOf) {
   return function guarded (data, start, end) {
+    let key
     try {
-      return keyOf.call(this, data, start, end)
+      key = keyOf.call(this, data, start, end)
     } catch (err) {
       if (this.counters.event('keyErrors') === 1) this.logger.error({ err }, `key() failed on a message: ${err && err.message}; such messages go by their sender's address (counted in events.keyErrors)`)
       return null
     }
+    if (typeof key === 'string' || Number.isInteger(key) || key === null || key === undefined) return key
+    if (this.counters.event('keyErrors') === 1) this.logger.error(`key() gave ${key === null ? 'null' : Array.isArray(key) ? 'an array' : typeof key === 'number' ? `${key}, not an integer` : `a${typeof key === 'object' ? 'n object' : ` ${typeof key}`}`}, not a key (a string or an integer); such messages go by their sender's address (counted in events.keyErrors)`)
+    return null
   }
 }
 
