@@ -3,6 +3,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const CollectorError = require('../exceptions/collector-error')
+const { whereFailed } = require('../lib/shared/where-failed')
 const LoadBalancer = require('../lib/master/load-balancer')
 const LoadBalancerConfig = require('../configs/load-balancer-config')
 
@@ -77,7 +78,11 @@ function tryResolve (candidate) {
  */
 // One line: a module not found says which file asked for it, where Node
 // adds its whole require stack (this CLI's own files among it).
-function loadProblem (err) {
+function loadProblem (err, modulePath) {
+  if (err.name === 'SyntaxError') { // where: its file and line (QA: "Unexpected end of input", in no file)
+    const where = whereFailed(err, modulePath, __dirname)
+    return `${where ? `${where.file}:${where.line}: ` : ''}SyntaxError: ${String(err.message).split('\n')[0]}`
+  }
   if (err.code !== 'MODULE_NOT_FOUND' || !Array.isArray(err.requireStack) || err.requireStack.length === 0) return err.message.split('\n')[0]
   return `${err.message.split('\n')[0]} (required by ${err.requireStack[0]}; npm install it there?)`
 }
@@ -88,7 +93,7 @@ function loadCollector (target, cwd) {
   try {
     exported = require(where.modulePath)
   } catch (err) {
-    throw new CollectorError(`collector ${target} failed to load: ${loadProblem(err)}`, 'ERR_INVALID_COLLECTOR', { target, cause: err })
+    throw new CollectorError(`collector ${target} failed to load: ${loadProblem(err, where.modulePath)}`, 'ERR_INVALID_COLLECTOR', { target, cause: err })
   }
   checkModule(exported, target)
   return { ...where, Collector: exported.Collector, Config: exported.Config, description: exported.description || '' }

@@ -1,10 +1,8 @@
 'use strict'
 
-const path = require('node:path')
-const { spawnSync } = require('node:child_process')
-const { fileURLToPath } = require('node:url')
 const InvalidOptionError = require('../../exceptions/invalid-option-error')
 const WorkerDownError = require('../../exceptions/worker-down-error')
+const { whereFailed } = require('../shared/where-failed')
 
 /**
  * Builds the worker from a module that exports a Worker subclass, a plain
@@ -65,40 +63,10 @@ function describeExport (value) {
 /** `file:line: Name: first line of the message`, the location found as `whereFailed` says. */
 function loadError (err, modulePath) {
   if (!(err instanceof Error)) return new WorkerDownError(`${modulePath}: threw ${String(err)}`, { file: modulePath, line: null, cause: err })
-  const where = whereFailed(err, modulePath)
+  const where = whereFailed(err, modulePath, __dirname)
   const first = String(err.message).split('\n')[0]
   const at = where ? `${where.file}:${where.line}` : modulePath
   return new WorkerDownError(`${at}: ${err.name}: ${first}`, { file: where ? where.file : modulePath, line: where ? where.line : null, cause: err })
-}
-
-/**
- * Where loading failed. A SyntaxError of a CommonJS file: V8 puts `file:line`
- * on the first line of the stack. A throw: the first stack frame outside
- * Node's internals and this folder (the runtime that loads the module). An
- * ES module's SyntaxError carries no location at all; `node --check` of the
- * module finds it when the fault is in the module itself.
- */
-function whereFailed (err, modulePath) {
-  const lines = typeof err.stack === 'string' ? err.stack.split('\n') : []
-  const compiled = err.name === 'SyntaxError' && /^(.+):(\d+)$/.exec(lines[0] || '')
-  if (compiled) return { file: toPath(compiled[1]), line: Number(compiled[2]) }
-  for (const line of lines) {
-    const frame = /^\s+at (?:.* \()?(.+?):(\d+):\d+\)?$/.exec(line)
-    if (!frame || frame[1].startsWith('node:')) continue
-    const file = toPath(frame[1])
-    if (path.dirname(file) !== __dirname) return { file, line: Number(frame[2]) }
-  }
-  return err.name === 'SyntaxError' ? checkSyntax(modulePath) : null
-}
-
-function checkSyntax (modulePath) {
-  const result = spawnSync(process.execPath, ['--check', modulePath], { encoding: 'utf8', timeout: 10000 })
-  const found = /^(.+):(\d+)$/m.exec(result.stderr || '')
-  return result.status !== 0 && found ? { file: toPath(found[1]), line: Number(found[2]) } : null
-}
-
-function toPath (location) {
-  return location.startsWith('file://') ? fileURLToPath(location) : location
 }
 
 module.exports = { instantiateWorker }

@@ -100,7 +100,9 @@ test('a definition that does not load: exit 2 under run and start alike, one lin
   for (const [file, said] of [
     [write('typo.js', `module.exports = defineCollector({ name: 'typo', decoder: (m) => [m], sinks: [${documents}] })`), /collector typo takes no decoder; did you mean decode\?/],
     [write('kind.js', "module.exports = defineCollector({ name: 'kind', decode: (m) => [m], sinks: [sinks.timeseries({ collection: 'x', of: (r) => r })] })"), /there is no sinks\.timeseries: a sink is one of sinks\.updates, sinks\.counters, sinks\.documents, sinks\.streams/],
-    [write('missing.js', "require('no-such-package-here')"), /Cannot find module 'no-such-package-here' \(required by .*missing\.js; npm install it there\?\)$/m]
+    [write('missing.js', "require('no-such-package-here')"), /Cannot find module 'no-such-package-here' \(required by .*missing\.js; npm install it there\?\)$/m],
+    // QA: "failed to load: Unexpected end of input", in no file
+    [write('syntax.js', "module.exports = defineCollector({ name: 'syntax',\n  decode: (m) => [m],"), /failed to load: \/.*syntax\.js:4: SyntaxError: Unexpected end of input$/m]
   ]) {
     for (const command of ['run', 'start']) {
       const r = await cli([command, file, '--port', '0'], env).done
