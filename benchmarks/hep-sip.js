@@ -15,8 +15,13 @@
 //                  process), of its workers and of the database server
 // Prints a line per run, the medians and the ratios (this tree / base),
 // then one JSON line.
+// With --backends instead of --base, this tree against itself on the two
+// backends of the embedded Java server: in memory (--db-memory, what the
+// other benchmarks use) and on disk (its H2 file, what a collector without
+// MONGODB_URI or --db-memory gets), a server each.
 // Usage: node benchmarks/hep-sip.js --base /path/to/other/tree [--calls 4000]
 //   [--rate 5000] [--rounds 3]
+//        node benchmarks/hep-sip.js --backends [--calls 4000] [--rate 5000] [--rounds 3]
 const os = require('node:os')
 const path = require('node:path')
 const fs = require('node:fs')
@@ -99,27 +104,43 @@ async function runOnce (variant, root, { uri, pid: serverPid }, round) {
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 
-async function main () {
-  if (!args.base) throw new Error('give --base DIR: the tree to compare with (e.g. a checkout of the commit before)')
-  const roots = { branch: path.join(__dirname, '..'), base: path.resolve(args.base) }
+// The two variants: [name, tree, server] each; the servers started here.
+async function variants () {
+  const here = path.join(__dirname, '..')
+  if (args.backends) {
+    const dbPath = fs.mkdtempSync(path.join(os.tmpdir(), 'hep-sip-disk-'))
+    const memory = await startJavaServer({ port: 0 })
+    const disk = await startJavaServer({ port: 0, dbPath })
+    return { list: [['disk', here, disk], ['memory', here, memory]], stop: async () => { await memory.stop(); await disk.stop(); fs.rmSync(dbPath, { recursive: true, force: true }) } }
+  }
+  if (!args.base) throw new Error('give --base DIR: the tree to compare with (e.g. a checkout of the commit before), or --backends')
   const server = await startJavaServer({ port: 0 })
+  return { list: [['branch', here, server], ['base', path.resolve(args.base), server]], stop: () => server.stop() }
+}
+
+async function main () {
+  const { list, stop } = await variants()
+  const names = list.map(([name]) => name)
   const results = []
   try {
     for (let round = -1; round < args.rounds; round++) {
-      for (const variant of round % 2 ? ['base', 'branch'] : ['branch', 'base']) {
-        const r = await runOnce(variant, roots[variant], server, round)
+      for (const [variant, root, server] of round % 2 ? [...list].reverse() : list) {
+        const r = await runOnce(variant, root, server, round)
         if (round >= 0) results.push(r)
         console.log(`${round < 0 ? 'warm-up' : `round ${round}`} ${variant.padEnd(6)} sent ${r.sent} processed ${r.processed} dropped ${r.dropped} stored/s ${r.storedPerSec} µs/packet master ${r.masterUs} workers ${r.workersUs} database ${r.serverUs}${r.dropped ? ` ${JSON.stringify(r.droppedBy)}` : ''}`)
       }
     }
   } finally {
-    await server.stop()
+    await stop()
   }
   const of = (variant, field) => median(results.filter((r) => r.variant === variant).map((r) => r[field]))
-  const summary = Object.fromEntries(['branch', 'base'].map((v) => [v, { storedPerSec: of(v, 'storedPerSec'), masterUs: of(v, 'masterUs'), workersUs: of(v, 'workersUs'), serverUs: of(v, 'serverUs'), lossFree: results.filter((r) => r.variant === v).every((r) => r.lossFree) }]))
-  summary.storedRatio = Math.round(summary.branch.storedPerSec / summary.base.storedPerSec * 100) / 100
-  summary.workersCpuRatio = Math.round(summary.branch.workersUs / summary.base.workersUs * 100) / 100
-  summary.masterCpuRatio = Math.round(summary.branch.masterUs / summary.base.masterUs * 100) / 100
-  console.log(`median: this tree ${summary.branch.storedPerSec}/s vs base ${summary.base.storedPerSec}/s (ratio ${summary.storedRatio}); CPU per packet: workers ${summary.branch.workersUs} vs ${summary.base.workersUs} µs (ratio ${summary.workersCpuRatio}), master ${summary.branch.masterUs} vs ${summary.base.masterUs} µs (ratio ${summary.masterCpuRatio})`)
-  console.log(JSON.stringify({ bench: 'hep-sip', node: process.version, args: { calls: args.calls, rate: args.rate, rounds: args.rounds }, results, summary }))
+  const [branch, base] = names
+  const summary = Object.fromEntries(names.map((v) => [v, { storedPerSec: of(v, 'storedPerSec'), masterUs: of(v, 'masterUs'), workersUs: of(v, 'workersUs'), serverUs: of(v, 'serverUs'), lossFree: results.filter((r) => r.variant === v).every((r) => r.lossFree) }]))
+  const ratio = (field) => Math.round(summary[branch][field] / summary[base][field] * 100) / 100
+  summary.storedRatio = ratio('storedPerSec')
+  summary.workersCpuRatio = ratio('workersUs')
+  summary.masterCpuRatio = ratio('masterUs')
+  summary.serverCpuRatio = ratio('serverUs')
+  console.log(`median: ${branch} ${summary[branch].storedPerSec}/s vs ${base} ${summary[base].storedPerSec}/s (ratio ${summary.storedRatio}); CPU per packet: workers ${summary[branch].workersUs} vs ${summary[base].workersUs} µs (ratio ${summary.workersCpuRatio}), master ${summary[branch].masterUs} vs ${summary[base].masterUs} µs (ratio ${summary.masterCpuRatio}), database ${summary[branch].serverUs} vs ${summary[base].serverUs} µs (ratio ${summary.serverCpuRatio})`)
+  console.log(JSON.stringify({ bench: 'hep-sip', node: process.version, args: { calls: args.calls, rate: args.rate, rounds: args.rounds, backends: Boolean(args.backends) }, results, summary }))
 }
