@@ -1,6 +1,6 @@
 'use strict'
 const CollectorError = require('./collector-error')
-const { reasonProblem } = require('../lib/shared/drop-reasons')
+const { checkReason } = require('../lib/shared/drop-reasons')
 
 /**
  * A message could not be decoded. `reason` is a short stable token
@@ -16,8 +16,7 @@ class DecodeError extends CollectorError {
    *   datagram's templates, beside data of a template not known yet)
    */
   constructor (reason, message, { keepState = false } = {}) {
-    const problem = reasonProblem(reason)
-    if (problem) throw new CollectorError(`DecodeError: ${problem}`, 'ERR_DECODE_REASON', { given: reason }) // no `reason`: not a refusal itself
+    checkReason(reason, 'DecodeError')
     super(message || reason, 'ERR_DECODE', { reason })
     if (keepState) this.keepState = true
   }

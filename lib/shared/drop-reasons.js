@@ -1,5 +1,7 @@
 'use strict'
 
+const CollectorError = require('../../exceptions/collector-error')
+
 /*
  * The reasons the master drops a message under by itself (docs/counters.md),
  * declared once: the master's counters start from them, and a reason a
@@ -29,4 +31,14 @@ function reasonProblem (reason) {
   return null
 }
 
-module.exports = { MASTER_REASONS, reasonProblem }
+let lastGood = null // a flood of refusals is one reason over and over: checked once
+
+/** Throws ERR_DECODE_REASON, naming `by` (DecodeError, dropMessage), when `reason` cannot be a collector's own (reasonProblem). */
+function checkReason (reason, by) {
+  if (reason === lastGood) return
+  const problem = reasonProblem(reason)
+  if (problem) throw new CollectorError(`${by}: ${problem}`, 'ERR_DECODE_REASON', { given: reason }) // no `reason`: not a refusal itself
+  lastGood = reason
+}
+
+module.exports = { MASTER_REASONS, reasonProblem, checkReason }

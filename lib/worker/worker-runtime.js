@@ -1,8 +1,7 @@
 'use strict'
 
 const ipc = require('../shared/ipc')
-const CollectorError = require('../../exceptions/collector-error')
-const { reasonProblem } = require('../shared/drop-reasons')
+const { checkReason } = require('../shared/drop-reasons')
 const { BatchReader } = require('../shared/batch-codec')
 const { messageKey, originRunIdBytes } = require('../shared/batch-ids')
 const { OwnSocketIntake } = require('./own-socket-intake')
@@ -242,8 +241,7 @@ class WorkerRuntime {
 
   /** The worker refused the message it is processing, by name (counted as dropped, not processed). */
   dropMessage (reason) {
-    const problem = reasonProblem(reason)
-    if (problem) throw new CollectorError(`dropMessage: ${problem}`, 'ERR_DECODE_REASON', { given: reason }) // the message fails, said so
+    checkReason(reason, 'dropMessage') // one that cannot be its own fails the message, said so
     this.dropReason = reason
   }
 
